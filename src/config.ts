@@ -1,0 +1,79 @@
+import { parseDatabaseUrl } from './store/database.js';
+
+/** Everything cmi reads from its environment, validated once at start-up. */
+export interface Config {
+  host: string;
+  port: number;
+  databaseUrl: string;
+  defaultPerPage: number;
+  maxPerPage: number;
+  logLevel: LogLevel;
+  bodyLimitBytes: number;
+  sessionMaxAgeSeconds: number;
+  adminLogin: string;
+  adminEmail: string;
+  adminPassword: string | undefined;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** A bad setting. The message is one line naming the variable, fit to print as is. */
+export class ConfigError extends Error {}
+
+type Source = Readonly<Record<string, string | undefined>>;
+
+function integer(source: Source, name: string, fallback: number, min: number, max: number): number {
+  const raw = source[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`);
+  }
+  return Number(raw);
+}
+
+function text(source: Source, name: string, fallback: string): string {
+  const raw = source[name];
+  return raw === undefined || raw === '' ? fallback : raw;
+}
+
+/**
+ * Reads the configuration from `source` (the environment, with `cmi serve` flags laid over it).
+ * Throws ConfigError on the first bad value.
+ */
+export function loadConfig(source: Source = process.env): Config {
+  const databaseUrl = text(source, 'DATABASE_URL', 'sqlite:./data/cmi.sqlite3');
+  try {
+    parseDatabaseUrl(databaseUrl);
+  } catch (error) {
+    throw new ConfigError(`DATABASE_URL ${(error as Error).message} (got ${JSON.stringify(databaseUrl)})`);
+  }
+  const logLevel = text(source, 'LOG_LEVEL', 'info');
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(logLevel)})`);
+  }
+  const host = text(source, 'HOST', '127.0.0.1');
+  if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(host)) throw new ConfigError(`HOST must be a host name or IP address (got ${JSON.stringify(host)})`);
+  const maxPerPage = integer(source, 'CMI_MAX_PER_PAGE', 1000, 1, 100_000);
+  const defaultPerPage = integer(source, 'CMI_DEFAULT_PER_PAGE', Math.min(25, maxPerPage), 1, 100_000);
+  if (defaultPerPage > maxPerPage) {
+    throw new ConfigError(`CMI_DEFAULT_PER_PAGE must not exceed CMI_MAX_PER_PAGE (${defaultPerPage} > ${maxPerPage})`);
+  }
+  const adminPassword = source.CMI_ADMIN_PASSWORD;
+  if (adminPassword !== undefined && adminPassword !== '' && [...adminPassword].length < 8) {
+    throw new ConfigError('CMI_ADMIN_PASSWORD must be at least 8 characters');
+  }
+  return {
+    host,
+    port: integer(source, 'PORT', 3000, 0, 65_535),
+    databaseUrl,
+    defaultPerPage,
+    maxPerPage,
+    logLevel: logLevel as LogLevel,
+    bodyLimitBytes: integer(source, 'CMI_BODY_LIMIT', 1_048_576, 1024, 104_857_600),
+    sessionMaxAgeSeconds: integer(source, 'CMI_SESSION_MAX_AGE', 12 * 3600, 60, 30 * 86_400),
+    adminLogin: text(source, 'CMI_ADMIN_LOGIN', 'admin'),
+    adminEmail: text(source, 'CMI_ADMIN_EMAIL', 'admin@localhost'),
+    adminPassword: adminPassword === '' ? undefined : adminPassword,
+  };
+}

@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { Clock } from './clock.js';
+import { FieldErrors } from './errors.js';
+import { limits } from './limits.js';
+import type { InfrastructureError } from './records.js';
+import { stringField, unwrapRecord } from './request-body.js';
+import type { ErrorOccurrence, InfrastructureErrorsRepository } from '../store/infrastructure-errors-repository.js';
+
+/** Line and column numbers: `:42` or `:42:17` before `:`, `)`, white space or the end; `line 42`. */
+const LINE_NUMBERS = /:\d+(?=[:)\s]|$)|\bline \d+/g;
+
+/**
+ * The fingerprint that groups occurrences of one error: SHA-256 (64 lowercase hex) of the error class
+ * and the backtrace's frames, each trimmed and stripped of line and column numbers, so the same fault
+ * at a shifted line counts as one. Without frames the message stands in for them.
+ */
+export function fingerprint(errorClass: string, backtrace: string, message: string): string {
+  const frames = backtrace
+    .split('\n')
+    .map((frame) => frame.trim().replace(LINE_NUMBERS, (match) => (match.startsWith(':') ? '' : 'line')))
+    .filter((frame) => frame !== '');
+  const identity = [errorClass.trim(), ...(frames.length > 0 ? frames : [message.trim()])].join('\n');
+  return createHash('sha256').update(identity).digest('hex');
+}
+
+const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** `    at findUser (/srv/cmi/src/store/users.ts:42:17)` or `    at /srv/cmi/src/x.ts:3:9`. */
+const V8_FRAME = /^\s*at (?:(.+?) \((.+):(\d+):\d+\)|(.+):(\d+):\d+)$/;
+
+/** A V8 stack in the spec's form: one frame per line, `src/store/users.ts:42:in 'findUser'`. */
+export function backtraceFromStack(stack: string | undefined): string {
+  if (!stack) return '';
+  const frames: string[] = [];
+  for (const line of stack.split('\n')) {
+    const match = V8_FRAME.exec(line);
+    if (!match) continue;
+    const operation = match[1] ?? '<anonymous>';
+    let location = (match[2] ?? match[4] ?? '').replace(/^file:\/\//, '');
+    if (location.startsWith(PROJECT_ROOT)) location = location.slice(PROJECT_ROOT.length);
+    frames.push(`${location}:${match[3] ?? match[5]}:in '${operation}'`);
+  }
+  return frames.join('\n');
+}
+
+const truncate = (text: string, max: number) => (text.length > max ? text.slice(0, max) : text);
+
+/** What a thrown value says about itself, as an occurrence to record. */
+export function occurrenceOfFault(fault: unknown): ErrorOccurrence {
+  const error = fault instanceof Error ? fault : new Error(String(fault));
+  const errorClass = truncate(error.name || error.constructor.name || 'Error', limits.errorClass);
+  const message = truncate(error.message, limits.errorMessage);
+  const backtrace = truncate(backtraceFromStack(error.stack), limits.backtrace);
+  return { error_class: errorClass, message, backtrace, fingerprint: fingerprint(errorClass, backtrace, message) };
+}
+
+/** A report from another component, validated; every bad field is named in one 422. */
+export function occurrenceOfReport(body: unknown): ErrorOccurrence {
+  const fields = unwrapRecord(body, 'infrastructure_error');
+  const errors = new FieldErrors();
+  const errorClass = stringField(fields, 'error_class', errors, { required: true, max: limits.errorClass });
+  const message = stringField(fields, 'message', errors, { required: false, max: limits.errorMessage }) ?? '';
+  const backtrace = stringField(fields, 'backtrace', errors, { required: false, max: limits.backtrace }) ?? '';
+  errors.throwIfAny();
+  const error_class = (errorClass as string).trim();
+  return { error_class, message, backtrace, fingerprint: fingerprint(error_class, backtrace, message) };
+}
+
+export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock) {
+  return {
+    find: (id: number): Promise<InfrastructureError | undefined> => repository.findById(id),
+    report: (body: unknown) => repository.recordOccurrence(occurrenceOfReport(body), clock()),
+    recordFault: (fault: unknown) => repository.recordOccurrence(occurrenceOfFault(fault), clock()),
+  };
+}
+
+export type InfrastructureErrors = ReturnType<typeof infrastructureErrors>;

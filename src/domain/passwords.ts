@@ -1,0 +1,27 @@
+import { Algorithm, hash, verify } from '@node-rs/argon2';
+
+/** argon2id with OWASP's minimum: 19 MiB memory, 2 passes, 1 lane. */
+const ARGON2ID = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+
+/** Longest password accepted, in bytes; longer ones are refused before any hashing. */
+export const MAX_PASSWORD_BYTES = 256;
+
+export function hashPassword(password: string): Promise<string> {
+  return hash(password, ARGON2ID);
+}
+
+let decoyHash: Promise<string> | undefined;
+
+/**
+ * Verifies `password` against `storedHash`. Without a stored hash (unknown login) it verifies against a
+ * decoy of the same cost, so a missing login takes as long to refuse as a wrong password.
+ */
+export async function verifyPassword(storedHash: string | undefined, password: string): Promise<boolean> {
+  if (Buffer.byteLength(password) > MAX_PASSWORD_BYTES) return false;
+  if (storedHash === undefined) {
+    decoyHash ??= hashPassword('decoy password that never matches');
+    await verify(await decoyHash, password).catch(() => false);
+    return false;
+  }
+  return verify(storedHash, password).catch(() => false);
+}

@@ -1,0 +1,49 @@
+/**
+ * The records cmi serves. Keys carry their wire names (snake_case), the same in the database, the
+ * JSON and the XML, so no layer renames them.
+ */
+export type Role = 'admin' | 'user';
+export type UserStatus = 'active' | 'suspended' | 'deleted';
+
+export interface User {
+  id: number;
+  login: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  status: UserStatus;
+  role: Role;
+  time_zone: string | null;
+  locale: string | null;
+  created_at: Date;
+  updated_at: Date;
+  activated_at: Date | null;
+  suspend_at: Date | null;
+  deleted_at: Date | null;
+  password_changed_at: Date | null;
+}
+
+/** What authentication needs besides the public record; never rendered. */
+export interface UserCredentials {
+  user: User;
+  password_hash: string;
+  api_key_hash: string | null;
+  session_epoch: number;
+}
+
+export interface InfrastructureError {
+  id: number;
+  backtrace: string;
+  counter: number;
+  created_at: Date;
+  error_class: string;
+  fingerprint: string;
+  message: string;
+  reported: boolean;
+  updated_at: Date;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+}

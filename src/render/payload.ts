@@ -1,0 +1,15 @@
+import type { ErrorMessages } from '../domain/errors.js';
+import type { ResourceDefinition, ResourceRecord } from '../resources/definition.js';
+
+/** What a handler answers with; one renderer turns it into JSON or XML bytes. */
+export type Payload =
+  | { kind: 'record'; resource: ResourceDefinition; record: ResourceRecord }
+  | { kind: 'list'; resource: ResourceDefinition; records: readonly ResourceRecord[] }
+  | { kind: 'errors'; messages: ErrorMessages };
+
+export type Format = 'json' | 'xml';
+
+export const CONTENT_TYPES: Record<Format, string> = {
+  json: 'application/json; charset=utf-8',
+  xml: 'application/xml; charset=utf-8',
+};

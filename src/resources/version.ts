@@ -1,0 +1,9 @@
+import type { ResourceDefinition } from './definition.js';
+
+/** `<cmi><version>1.0</version></cmi>` in XML; `{"version": "1.0"}` in JSON. */
+export const versionResource: ResourceDefinition = {
+  root: 'cmi',
+  plural: 'cmi',
+  fields: [['version', 'string']],
+  unwrappedJson: true,
+};

@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { Config } from '../config.js';
+import { authenticator } from '../domain/authentication.js';
+import { type Clock, systemClock } from '../domain/clock.js';
+import { infrastructureErrors } from '../domain/infrastructure-errors.js';
+import { newSessionSecret, sessionTokens } from '../domain/sessions.js';
+import { usersService } from '../domain/users.js';
+import { installationVersion } from '../domain/version.js';
+import type { Database } from '../store/database.js';
+import { infrastructureErrorsRepository } from '../store/infrastructure-errors-repository.js';
+import { settingsRepository } from '../store/settings-repository.js';
+import { usersRepository } from '../store/users-repository.js';
+import { registerBodyParsers } from './body-parsers.js';
+import type { AppContext } from './context.js';
+import { registerAuthentication } from './plugins/authentication.js';
+import { registerErrorHandler } from './plugins/error-handler.js';
+import { registerRequestContext, requestIdFrom, rewriteRequestUrl } from './plugins/request-context.js';
+import { registerResponseHeaders } from './plugins/response-headers.js';
+import { infrastructureErrorsRoutes } from './routes/infrastructure-errors.js';
+import { usersRoutes } from './routes/users.js';
+import { versionRoutes } from './routes/version.js';
+
+export interface AppOptions {
+  config: Config;
+  /** An open, migrated database. The app does not close it. */
+  database: Database;
+  clock?: Clock;
+  /** Fastify logger options; defaults to the configured level, without per-request lines. */
+  logger?: boolean | object;
+}
+
+/** Builds the HTTP application (never listens: the caller does, or tests inject). */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config, database } = options;
+  const clock = options.clock ?? systemClock;
+  const secret = await settingsRepository(database.db).getOrInsert('session_secret', newSessionSecret());
+  const users = usersRepository(database.db);
+  const context: AppContext = {
+    config,
+    clock,
+    users: usersService(users, clock),
+    infrastructureErrors: infrastructureErrors(infrastructureErrorsRepository(database.db), clock),
+    authenticator: authenticator(users, sessionTokens(secret, clock, config.sessionMaxAgeSeconds)),
+    version: installationVersion(),
+  };
+
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
+    // Per-request log lines halve throughput (DESIGN.md); faults are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.bodyLimitBytes,
+    routerOptions: { maxParamLength: 200 },
+    genReqId: (raw) => requestIdFrom(raw.headers['x-request-id'], randomUUID),
+    rewriteUrl: rewriteRequestUrl,
+  });
+
+  registerBodyParsers(app, config.bodyLimitBytes);
+  registerRequestContext(app);
+  registerAuthentication(app, context.authenticator);
+  registerResponseHeaders(app);
+  registerErrorHandler(app, context.infrastructureErrors, config.bodyLimitBytes);
+
+  versionRoutes(app, context);
+  usersRoutes(app, context);
+  infrastructureErrorsRoutes(app, context);
+
+  await app.ready();
+  return app;
+}

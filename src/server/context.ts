@@ -1,0 +1,31 @@
+import type { Config } from '../config.js';
+import type { Authenticator } from '../domain/authentication.js';
+import type { Clock } from '../domain/clock.js';
+import type { InfrastructureErrors } from '../domain/infrastructure-errors.js';
+import type { User } from '../domain/records.js';
+import type { UsersService } from '../domain/users.js';
+import type { Format } from '../render/payload.js';
+import type { RequestPath } from './request-path.js';
+
+/** What routes and hooks share: the configuration and the domain services. */
+export interface AppContext {
+  config: Config;
+  clock: Clock;
+  users: UsersService;
+  infrastructureErrors: InfrastructureErrors;
+  authenticator: Authenticator;
+  version: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    format: Format;
+    requestPath: RequestPath;
+    /** The authenticated user; set before any handler runs. */
+    viewer: User;
+  }
+  interface FastifyContextConfig {
+    /** The route serves a paginated list and accepts pagination path segments. */
+    paginated?: boolean;
+  }
+}

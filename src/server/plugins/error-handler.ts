@@ -1,0 +1,52 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import {
+  ClientError,
+  MalformedRequest,
+  NotFound,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+} from '../../domain/errors.js';
+import type { InfrastructureErrors } from '../../domain/infrastructure-errors.js';
+import { sendPayload } from '../respond.js';
+
+/** Fastify's own request errors (body limits, media types, bad URLs) as client errors. */
+function clientErrorOf(error: FastifyError, bodyLimit: number): ClientError | undefined {
+  if (error instanceof ClientError) return error;
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PayloadTooLarge(bodyLimit);
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new UnsupportedMediaType();
+  const status = error.statusCode ?? 500;
+  if (typeof error.code === 'string' && error.code.startsWith('FST_') && status >= 400 && status < 500) {
+    return new MalformedRequest(status, error.message);
+  }
+  return undefined;
+}
+
+/**
+ * Renders every error in the requested format. A client error gets its status and messages; anything
+ * else is a fault of the service: logged, recorded as an infrastructure error, and answered 500 with
+ * nothing but the request id.
+ */
+export function registerErrorHandler(app: FastifyInstance, infrastructureErrors: InfrastructureErrors, bodyLimit: number): void {
+  app.setNotFoundHandler((_request, _reply) => {
+    throw new NotFound();
+  });
+
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const clientError = clientErrorOf(error, bodyLimit);
+    if (clientError) {
+      reply.code(clientError.status).headers(clientError.headers);
+      return sendPayload(reply, request.format, { kind: 'errors', messages: clientError.messages });
+    }
+    request.log.error({ err: error, requestId: request.id }, 'fault');
+    try {
+      await infrastructureErrors.recordFault(error);
+    } catch (recordingError) {
+      request.log.error({ err: recordingError, requestId: request.id }, 'could not record fault');
+    }
+    reply.code(500);
+    return sendPayload(reply, request.format, {
+      kind: 'errors',
+      messages: { base: [`Internal server error (request ${request.id})`] },
+    });
+  });
+}

@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+const REVALIDATE = 'max-age=0, private, must-revalidate';
+
+/** True when If-None-Match names `etag` (weak comparison, RFC 9110) or is `*`. */
+function matchesIfNoneMatch(request: FastifyRequest, etag: string): boolean {
+  const header = request.headers['if-none-match'];
+  if (!header) return false;
+  const opaque = etag.slice(2);
+  return header.split(',').some((tag) => {
+    const trimmed = tag.trim();
+    return trimmed === '*' || trimmed === etag || trimmed === opaque;
+  });
+}
+
+/**
+ * The headers of CONTRACT.md on every response: X-Request-Id, X-Runtime, Status, and caching
+ * (a weak ETag and 304 on a matching If-None-Match for a successful GET; no-cache otherwise).
+ */
+export function registerResponseHeaders(app: FastifyInstance): void {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    let body = payload;
+    if (request.method === 'GET' && reply.statusCode === 200 && typeof payload === 'string') {
+      const etag = `W/"${createHash('sha1').update(payload).digest('hex')}"`;
+      reply.header('etag', etag);
+      reply.header('cache-control', REVALIDATE);
+      if (matchesIfNoneMatch(request, etag)) {
+        reply.code(304);
+        reply.removeHeader('content-type');
+        body = '';
+      }
+    } else {
+      reply.header('cache-control', 'no-cache');
+    }
+    reply.header('x-request-id', request.id);
+    reply.header('status', `${reply.statusCode} ${STATUS_CODES[reply.statusCode] ?? ''}`.trimEnd());
+    reply.header('x-runtime', (reply.elapsedTime / 1000).toFixed(6));
+    done(null, body);
+  });
+}

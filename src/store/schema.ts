@@ -1,0 +1,50 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Table shapes as the database holds them. Timestamps are ISO-8601 UTC text with milliseconds
+ * (`2026-11-20T10:00:00.123Z`) and flags are 0/1 integers, so both SQLite and PostgreSQL store and
+ * sort them the same way and one mapping serves both.
+ */
+export interface UsersTable {
+  id: Generated<number>;
+  login: string;
+  email: string;
+  password_hash: string;
+  first_name: string;
+  last_name: string;
+  status: string;
+  role: string;
+  time_zone: string | null;
+  locale: string | null;
+  api_key_hash: string | null;
+  session_epoch: Generated<number>;
+  created_at: string;
+  updated_at: string;
+  activated_at: string | null;
+  suspend_at: string | null;
+  deleted_at: string | null;
+  password_changed_at: string | null;
+}
+
+export interface InfrastructureErrorsTable {
+  id: Generated<number>;
+  fingerprint: string;
+  error_class: string;
+  message: string;
+  backtrace: string;
+  counter: number;
+  reported: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface Schema {
+  users: UsersTable;
+  infrastructure_errors: InfrastructureErrorsTable;
+  settings: SettingsTable;
+}

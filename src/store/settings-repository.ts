@@ -1,0 +1,22 @@
+import type { Kysely } from 'kysely';
+import type { Schema } from './schema.js';
+
+/** Installation-wide values that every process must share, such as the session signing key. */
+export function settingsRepository(db: Kysely<Schema>) {
+  return {
+    async get(key: string): Promise<string | undefined> {
+      const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
+      return row?.value;
+    },
+
+    /** Stores `value` unless the key already has one; returns the value that won. */
+    async getOrInsert(key: string, value: string): Promise<string> {
+      await db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).execute();
+      const stored = await this.get(key);
+      if (stored === undefined) throw new Error(`setting ${key} vanished after insert`);
+      return stored;
+    },
+  };
+}
+
+export type SettingsRepository = ReturnType<typeof settingsRepository>;

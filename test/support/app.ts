@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { type Config, loadConfig } from '../../src/config.js';
+import { hashPassword } from '../../src/domain/passwords.js';
+import type { Role, User } from '../../src/domain/records.js';
+import { buildApp } from '../../src/server/app.js';
+import { type Database, migrateToLatest, openDatabase } from '../../src/store/database.js';
+import { usersRepository } from '../../src/store/users-repository.js';
+import { type TestClock, testClock } from './clock.js';
+
+export const ADMIN = { login: 'admin', email: 'admin@example.com', password: 'admin-password' };
+export const ALICE = { login: 'alice', email: 'alice@example.com', password: 'alice-password' };
+
+export interface TestApp {
+  app: FastifyInstance;
+  database: Database;
+  time: TestClock;
+  config: Config;
+  admin: User;
+  alice: User;
+  /** `Basic ...` for a login and password. */
+  basic(login: string, password: string): string;
+  adminAuth: string;
+  aliceAuth: string;
+  /** Adds users that all share one password hash (hashing each would slow the suite). */
+  addUsers(count: number, role?: Role): Promise<User[]>;
+  close(): Promise<void>;
+}
+
+let sharedHash: Promise<string> | undefined;
+
+/**
+ * A fresh app on a fresh SQLite file in a temp dir, with an administrator and one ordinary user,
+ * both created at the test clock's start time.
+ */
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dir = mkdtempSync(join(tmpdir(), 'cmi-test-'));
+  const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'cmi.sqlite3')}`, LOG_LEVEL: 'silent', ...env });
+  const database = openDatabase(config.databaseUrl);
+  await migrateToLatest(database);
+  const time = testClock();
+  const repository = usersRepository(database.db);
+  const create = async (fields: { login: string; email: string; password: string }, role: Role, hash?: string) =>
+    repository.create(
+      {
+        login: fields.login,
+        email: fields.email,
+        password_hash: hash ?? (await hashPassword(fields.password)),
+        first_name: fields.login === 'admin' ? 'Ada' : 'Alice',
+        last_name: fields.login === 'admin' ? 'Admin' : 'User',
+        role,
+        time_zone: fields.login === 'admin' ? 'UTC' : null,
+        locale: fields.login === 'admin' ? 'en' : null,
+      },
+      time.clock(),
+    );
+  const admin = await create(ADMIN, 'admin');
+  const alice = await create(ALICE, 'user');
+  const app = await buildApp({ config, database, clock: time.clock, logger: false });
+  let added = 0;
+  const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;
+  return {
+    app,
+    database,
+    time,
+    config,
+    admin,
+    alice,
+    basic,
+    adminAuth: basic(ADMIN.login, ADMIN.password),
+    aliceAuth: basic(ALICE.login, ALICE.password),
+    async addUsers(count, role = 'user') {
+      sharedHash ??= hashPassword('shared-password');
+      const hash = await sharedHash;
+      const users: User[] = [];
+      for (let i = 0; i < count; i++) {
+        added += 1;
+        const login = `user${String(added).padStart(3, '0')}`;
+        users.push(await create({ login, email: `${login}@example.com`, password: '' }, role, hash));
+      }
+      return users;
+    },
+    async close() {
+      await app.close();
+      await database.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

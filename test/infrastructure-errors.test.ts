@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { fingerprint } from '../src/domain/infrastructure-errors.js';
+import { createTestApp, type TestApp } from './support/app.js';
+
+const BASE = '/sysadmin_tools/infrastructure/errors';
+const BACKTRACE = "src/store/users.ts:42:in 'findUser'\nsrc/server/routes/users.ts:18:in 'list'";
+const SHIFTED = "src/store/users.ts:57:in 'findUser'\nsrc/server/routes/users.ts:21:in 'list'";
+// The rule, written out independently of the code: class, then frames without line numbers.
+const EXPECTED_FINGERPRINT = createHash('sha256')
+  .update("TypeError\nsrc/store/users.ts:in 'findUser'\nsrc/server/routes/users.ts:in 'list'")
+  .digest('hex');
+
+describe('infrastructure errors', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  const post = (url: string, payload: string, contentType = 'application/json') =>
+    t.app.inject({ method: 'POST', url, payload, headers: { authorization: t.adminAuth, 'content-type': contentType } });
+  const get = (url: string) =>
+    t.app.inject({ method: 'GET', url, headers: { authorization: t.adminAuth, accept: 'application/json', 'content-type': 'application/json' } });
+  const rows = () => t.database.db.selectFrom('infrastructure_errors').selectAll().execute();
+
+  it('records a new error reported by another component: 201 with the record and its location', async () => {
+    const res = await post(
+      `${BASE}.json`,
+      JSON.stringify({ infrastructure_error: { error_class: 'TypeError', message: 'Cannot read properties of undefined', backtrace: BACKTRACE } }),
+    );
+    assert.equal(res.statusCode, 201);
+    assert.equal(res.headers.location, `${BASE}/1.json`);
+    assert.equal(res.headers['cache-control'], 'no-cache');
+    assert.equal(
+      res.body,
+      JSON.stringify({
+        infrastructure_error: {
+          id: 1,
+          backtrace: BACKTRACE,
+          counter: 1,
+          created_at: '2026-11-20T10:00:00+00:00',
+          error_class: 'TypeError',
+          fingerprint: EXPECTED_FINGERPRINT,
+          message: 'Cannot read properties of undefined',
+          reported: false,
+          updated_at: '2026-11-20T10:00:00+00:00',
+        },
+      }),
+    );
+    assert.equal((await rows()).length, 1);
+  });
+
+  it('counts the same error at shifted lines as one: 200, counter 2, updated_at moved, created_at kept', async () => {
+    t.time.advance(300);
+    const res = await post(
+      `${BASE}.xml`,
+      JSON.stringify({ error_class: 'TypeError', message: 'Cannot read properties of undefined', backtrace: SHIFTED }),
+    );
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers.location, undefined);
+    assert.equal(
+      res.body,
+      `<?xml version="1.0" encoding="UTF-8"?>
+<infrastructure_error>
+  <id type="integer">1</id>
+  <backtrace>${SHIFTED}</backtrace>
+  <counter type="integer">2</counter>
+  <created_at type="datetime">2026-11-20T10:00:00+00:00</created_at>
+  <error_class>TypeError</error_class>
+  <fingerprint>${EXPECTED_FINGERPRINT}</fingerprint>
+  <message>Cannot read properties of undefined</message>
+  <reported type="boolean">false</reported>
+  <updated_at type="datetime">2026-11-20T10:05:00+00:00</updated_at>
+</infrastructure_error>
+`,
+    );
+    const stored = await rows();
+    assert.equal(stored.length, 1);
+    assert.equal(stored[0]?.counter, 2);
+  });
+
+  it('answers GET in JSON and XML with exactly the nine fields of the spec', async () => {
+    const json = await get(`${BASE}/1.json`);
+    assert.equal(json.statusCode, 200);
+    assert.deepEqual(Object.keys(JSON.parse(json.body).infrastructure_error), [
+      'id', 'backtrace', 'counter', 'created_at', 'error_class', 'fingerprint', 'message', 'reported', 'updated_at',
+    ]);
+    assert.equal(JSON.parse(json.body).infrastructure_error.counter, 2);
+    const xml = await t.app.inject({ url: `${BASE}/1.xml`, headers: { authorization: t.adminAuth, accept: 'application/xml', 'content-type': 'application/xml' } });
+    assert.equal(xml.statusCode, 200);
+    assert.equal(xml.headers['content-type'], 'application/xml; charset=utf-8');
+    assert.match(xml.body, /^<\?xml version="1\.0" encoding="UTF-8"\?>\n<infrastructure_error>\n {2}<id type="integer">1<\/id>\n/);
+    assert.match(xml.body, /<counter type="integer">2<\/counter>/);
+  });
+
+  it('takes an XML report, escaping what it echoes back', async () => {
+    const res = await post(
+      `${BASE}.xml`,
+      '<?xml version="1.0" encoding="UTF-8"?><infrastructure_error><error_class>Net::ReadTimeout</error_class>' +
+        '<message>a &lt; b &amp; "c"</message><backtrace>lib/net.rb:9:in `read\'</backtrace></infrastructure_error>',
+      'application/xml',
+    );
+    assert.equal(res.statusCode, 201);
+    assert.match(res.body, /<message>a &lt; b &amp; "c"<\/message>/);
+    // Ids come from a sequence that an upsert also draws on, so they may skip; Location names the record.
+    const id = /<id type="integer">(\d+)<\/id>/.exec(res.body)?.[1];
+    assert.equal(res.headers.location, `${BASE}/${id}.xml`);
+  });
+
+  it('names each bad field of a report in one 422 and records nothing', async () => {
+    const res = await post(`${BASE}.json`, JSON.stringify({ infrastructure_error: { message: 5, backtrace: ['x'] } }));
+    assert.equal(res.statusCode, 422);
+    assert.equal(res.body, '{"errors":{"error_class":["can\'t be blank"],"message":["must be a string"],"backtrace":["must be a string"]}}');
+    assert.equal((await rows()).length, 2);
+  });
+
+  it('answers 404 for an unknown or non-integer id', async () => {
+    for (const id of ['999', 'abc', '0', '1.5']) {
+      const res = await get(`${BASE}/${id}.json`);
+      assert.equal(res.statusCode, 404, id);
+      assert.equal(res.body, '{"errors":{"base":["Resource not found"]}}');
+    }
+  });
+});
+
+describe('fingerprint rule', () => {
+  it('is SHA-256 of the class and the frames without line and column numbers', () => {
+    assert.equal(fingerprint('TypeError', BACKTRACE, 'x'), EXPECTED_FINGERPRINT);
+    assert.equal(fingerprint('TypeError', SHIFTED, 'another message'), EXPECTED_FINGERPRINT);
+    assert.match(EXPECTED_FINGERPRINT, /^[0-9a-f]{64}$/);
+  });
+
+  it('strips V8 line:column and Python line numbers, and blank lines and indentation', () => {
+    const a = fingerprint('Error', '    at findUser (/srv/cmi/src/a.ts:10:5)\n\n    at list (/srv/cmi/src/b.ts:3:1)', '');
+    const b = fingerprint('Error', 'at findUser (/srv/cmi/src/a.ts:99:12)\nat list (/srv/cmi/src/b.ts:4:2)', '');
+    assert.equal(a, b);
+    assert.equal(fingerprint('ValueError', 'File "x.py", line 3, in f', ''), fingerprint('ValueError', 'File "x.py", line 30, in f', ''));
+  });
+
+  it('tells apart other classes, other frames, and (without frames) other messages', () => {
+    assert.notEqual(fingerprint('RangeError', BACKTRACE, ''), EXPECTED_FINGERPRINT);
+    assert.notEqual(fingerprint('TypeError', "src/store/users.ts:42:in 'findAll'", ''), fingerprint('TypeError', "src/store/users.ts:42:in 'findUser'", ''));
+    assert.notEqual(fingerprint('Timeout', '', 'disk 1 full'), fingerprint('Timeout', '', 'disk 2 full'));
+  });
+});

@@ -1,0 +1,53 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CMI = fileURLToPath(new URL('../../bin/cmi.js', import.meta.url));
+
+/** Runs `cmi <args>` to completion. */
+export function runCmi(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CMI, ...args], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+export interface RunningServer {
+  child: ChildProcessWithoutNullStreams;
+  baseUrl: string;
+  /** Everything the server printed to stdout up to and including its start-up lines. */
+  output: string;
+  stop(): Promise<number | null>;
+}
+
+/** Starts `cmi serve` on a free port and waits until it says where it listens. */
+export function startServer(env: Record<string, string>): Promise<RunningServer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CMI, 'serve', '--port', '0'], { env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+    let output = '';
+    let stderr = '';
+    const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const match = /cmi listening on (http:\/\/\S+)/.exec(output);
+      if (match && /Try:|Log in with|Created administrator/.test(output.slice(match.index))) {
+        setTimeout(() => resolve({
+          child,
+          baseUrl: match[1] as string,
+          get output() { return output; },
+          stop: () => {
+            child.kill('SIGTERM');
+            return exited;
+          },
+        }), 50);
+      }
+    });
+    void exited.then((code) => reject(new Error(`cmi serve exited with ${code} before listening: ${stderr}`)));
+  });
+}

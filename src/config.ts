@@ -1,10 +1,12 @@
-import { parseDatabaseUrl } from './store/database.js';
+import { type PoolSettings, parseDatabaseUrl } from './store/database.js';
 
 /** Everything cmi reads from its environment, validated once at start-up. */
 export interface Config {
   host: string;
   port: number;
   databaseUrl: string;
+  /** PostgreSQL connection pool; SQLite has one connection per process. */
+  pool: PoolSettings;
   defaultPerPage: number;
   maxPerPage: number;
   logLevel: LogLevel;
@@ -67,6 +69,10 @@ export function loadConfig(source: Source = process.env): Config {
     host,
     port: integer(source, 'PORT', 3000, 0, 65_535),
     databaseUrl,
+    pool: {
+      size: integer(source, 'CMI_DB_POOL', 10, 1, 1000),
+      statementTimeoutMs: integer(source, 'CMI_DB_STATEMENT_TIMEOUT', 5000, 100, 3_600_000),
+    },
     defaultPerPage,
     maxPerPage,
     logLevel: logLevel as LogLevel,

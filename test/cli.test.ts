@@ -1,20 +1,23 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCmi, startServer } from './support/cli.js';
+import { type FreshDatabase, freshDatabase } from './support/database.js';
 
 const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;
 
 describe('the cmi command', () => {
-  let dir: string;
+  let first: FreshDatabase;
+  let second: FreshDatabase;
   let env: Record<string, string>;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'cmi-cli-'));
-    env = { DATABASE_URL: `sqlite:${join(dir, 'data', 'cmi.sqlite3')}`, CMI_ADMIN_PASSWORD: '' };
+  before(async () => {
+    first = await freshDatabase();
+    second = await freshDatabase();
+    env = { DATABASE_URL: first.url, CMI_ADMIN_PASSWORD: '' };
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  after(async () => {
+    await first.drop();
+    await second.drop();
+  });
 
   it('migrate creates and migrates the database, then finds it up to date', async () => {
     const first = await runCmi(['migrate'], env);
@@ -61,7 +64,7 @@ describe('the cmi command', () => {
   });
 
   it('serve takes the administrator from CMI_ADMIN_LOGIN, CMI_ADMIN_EMAIL and CMI_ADMIN_PASSWORD, and prints no password', async () => {
-    const fresh = { DATABASE_URL: `sqlite:${join(dir, 'second.sqlite3')}`, CMI_ADMIN_LOGIN: 'root', CMI_ADMIN_EMAIL: 'ops@example.com', CMI_ADMIN_PASSWORD: 'chosen-password' };
+    const fresh = { DATABASE_URL: second.url, CMI_ADMIN_LOGIN: 'root', CMI_ADMIN_EMAIL: 'ops@example.com', CMI_ADMIN_PASSWORD: 'chosen-password' };
     const server = await startServer(fresh);
     try {
       assert.match(server.output, /Created administrator "root" with the password from CMI_ADMIN_PASSWORD/);
@@ -95,7 +98,7 @@ describe('the cmi command', () => {
       [{}, ['--max-per-page', '0'], 'cmi: CMI_MAX_PER_PAGE must be an integer from 1 to 100000 (got "0")\n'],
       [{ CMI_DEFAULT_PER_PAGE: '50', CMI_MAX_PER_PAGE: '10' }, [], 'cmi: CMI_DEFAULT_PER_PAGE must not exceed CMI_MAX_PER_PAGE (50 > 10)\n'],
       [{ LOG_LEVEL: 'loud' }, [], 'cmi: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")\n'],
-      [{ DATABASE_URL: 'mysql://x' }, [], 'cmi: DATABASE_URL must start with sqlite: (e.g. sqlite:./data/cmi.sqlite3) (got "mysql://x")\n'],
+      [{ DATABASE_URL: 'mysql://x' }, [], 'cmi: DATABASE_URL must start with sqlite: or postgres:// (e.g. sqlite:./data/cmi.sqlite3) (got "mysql://x")\n'],
     ];
     for (const [overrides, flags, expected] of cases) {
       const res = await runCmi(['serve', ...flags], { ...env, ...overrides });

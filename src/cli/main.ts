@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { ClientError } from '../domain/errors.js';
-import { migrateToLatest, openDatabase, type Database } from '../store/database.js';
+import { type Database, migrateToLatest, openDatabase, type PoolSettings } from '../store/database.js';
 import { serve } from './serve.js';
 import { createUserCommand } from './users.js';
 
@@ -25,8 +25,13 @@ function configWith(flags: Record<string, string | undefined>) {
   return loadConfig({ ...process.env, ...overrides });
 }
 
+function databaseSettings(): [string, PoolSettings] {
+  const config = loadConfig();
+  return [config.databaseUrl, config.pool];
+}
+
 async function withDatabase<T>(run: (database: Database) => Promise<T>): Promise<T> {
-  const database = openDatabase(loadConfig().databaseUrl);
+  const database = openDatabase(...databaseSettings());
   try {
     await migrateToLatest(database);
     return await run(database);
@@ -51,7 +56,7 @@ program
   .command('migrate')
   .description('apply pending database migrations')
   .action(async () => {
-    const database = openDatabase(loadConfig().databaseUrl);
+    const database = openDatabase(...databaseSettings());
     try {
       const applied = await migrateToLatest(database);
       console.log(applied.length === 0 ? 'Database is up to date' : `Applied ${applied.join(', ')}`);

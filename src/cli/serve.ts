@@ -8,7 +8,7 @@ import { usersRepository } from '../store/users-repository.js';
 
 /** Opens and migrates the database, creates the first administrator if needed, and listens. */
 export async function serve(config: Config): Promise<void> {
-  const database = openDatabase(config.databaseUrl);
+  const database = openDatabase(config.databaseUrl, config.pool);
   await migrateToLatest(database);
   const first = await createFirstAdministrator(usersService(usersRepository(database.db), systemClock), {
     login: config.adminLogin,

@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
-import type { DialectName } from './dialect.js';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { type DialectName, migrationSchema } from './dialect.js';
 import { allMigrations } from './migrations/index.js';
 import type { Schema } from './schema.js';
 
@@ -12,20 +13,46 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export type DatabaseLocation = { dialect: 'sqlite'; path: string };
+export type DatabaseLocation = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
 
-/** `sqlite:<path>` (relative to the working directory). Throws with a readable reason otherwise. */
+export interface PoolSettings {
+  /** Connections per process (PostgreSQL). */
+  size: number;
+  /** Longest a statement may run before PostgreSQL cancels it, in milliseconds. */
+  statementTimeoutMs: number;
+}
+
+/**
+ * `sqlite:<path>` (relative to the working directory) or `postgres://user@host:port/db`
+ * (`postgresql://` too). Throws with a readable reason otherwise.
+ */
 export function parseDatabaseUrl(url: string): DatabaseLocation {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (path === '') throw new Error('a sqlite: URL needs a file path, e.g. sqlite:./data/cmi.sqlite3');
     return { dialect: 'sqlite', path: resolve(path) };
   }
-  throw new Error('must start with sqlite: (e.g. sqlite:./data/cmi.sqlite3)');
+  if (/^postgres(ql)?:\/\/./.test(url)) return { dialect: 'postgres', url };
+  throw new Error('must start with sqlite: or postgres:// (e.g. sqlite:./data/cmi.sqlite3)');
 }
 
-export function openDatabase(url: string): Database {
+const DEFAULT_POOL: PoolSettings = { size: 10, statementTimeoutMs: 5000 };
+
+export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Database {
   const location = parseDatabaseUrl(url);
+  if (location.dialect === 'postgres') {
+    const db = new Kysely<Schema>({
+      dialect: new PostgresDialect({
+        pool: new pg.Pool({
+          connectionString: location.url,
+          max: pool.size,
+          statement_timeout: pool.statementTimeoutMs,
+          connectionTimeoutMillis: 5000,
+        }),
+      }),
+    });
+    return { db, dialect: 'postgres', close: () => db.destroy() };
+  }
   mkdirSync(dirname(location.path), { recursive: true });
   const sqlite = new SQLite(location.path);
   // WAL lets readers run while a writer commits; busy_timeout makes concurrent writers (the CLI
@@ -42,6 +69,7 @@ export function openDatabase(url: string): Database {
 export async function migrateToLatest(database: Database): Promise<string[]> {
   const migrator = new Migrator({
     db: database.db,
+    migrationTableSchema: await migrationSchema(database.dialect, database.db),
     provider: { getMigrations: async () => allMigrations(database.dialect) },
   });
   const { error, results } = await migrator.migrateToLatest();

@@ -1,4 +1,4 @@
-import type { CreateTableBuilder } from 'kysely';
+import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
 
 /** The databases cmi runs on. Every difference between them lives in this file. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -15,7 +15,8 @@ export function withIdColumn<T extends string>(
 
 /**
  * The column a unique-constraint violation names, or undefined when `error` is something else.
- * SQLite says `UNIQUE constraint failed: users.login`.
+ * SQLite says `UNIQUE constraint failed: users.login`; PostgreSQL, code 23505 with the detail
+ * `Key (login)=(bob) already exists.`
  */
 export function uniqueViolationColumn(error: unknown): string | undefined {
   if (!(error instanceof Error)) return undefined;
@@ -23,5 +24,19 @@ export function uniqueViolationColumn(error: unknown): string | undefined {
   if (code === 'SQLITE_CONSTRAINT_UNIQUE') {
     return /UNIQUE constraint failed: \w+\.(\w+)/.exec(error.message)?.[1];
   }
+  if (code === '23505') {
+    return /^Key \((\w+)\)/.exec(String((error as { detail?: unknown }).detail))?.[1];
+  }
   return undefined;
+}
+
+/**
+ * The schema the migration bookkeeping tables live in. PostgreSQL: the connection's current schema,
+ * named explicitly because kysely would otherwise take such tables in any schema as its own.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema: this reads no table
+export async function migrationSchema(dialect: DialectName, db: Kysely<any>): Promise<string | undefined> {
+  if (dialect === 'sqlite') return undefined;
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema;
 }

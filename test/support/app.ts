@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type Config, loadConfig } from '../../src/config.js';
 import { hashPassword } from '../../src/domain/passwords.js';
@@ -9,6 +6,7 @@ import { buildApp } from '../../src/server/app.js';
 import { type Database, migrateToLatest, openDatabase } from '../../src/store/database.js';
 import { usersRepository } from '../../src/store/users-repository.js';
 import { type TestClock, testClock } from './clock.js';
+import { freshDatabase } from './database.js';
 
 export const ADMIN = { login: 'admin', email: 'admin@example.com', password: 'admin-password' };
 export const ALICE = { login: 'alice', email: 'alice@example.com', password: 'alice-password' };
@@ -32,13 +30,13 @@ export interface TestApp {
 let sharedHash: Promise<string> | undefined;
 
 /**
- * A fresh app on a fresh SQLite file in a temp dir, with an administrator and one ordinary user,
+ * A fresh app on a fresh database (see support/database.ts), with an administrator and one ordinary user,
  * both created at the test clock's start time.
  */
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const dir = mkdtempSync(join(tmpdir(), 'cmi-test-'));
-  const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'cmi.sqlite3')}`, LOG_LEVEL: 'silent', ...env });
-  const database = openDatabase(config.databaseUrl);
+  const fresh = await freshDatabase();
+  const config = loadConfig({ DATABASE_URL: fresh.url, LOG_LEVEL: 'silent', ...env });
+  const database = openDatabase(config.databaseUrl, config.pool);
   await migrateToLatest(database);
   const time = testClock();
   const repository = usersRepository(database.db);
@@ -85,7 +83,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     async close() {
       await app.close();
       await database.close();
-      rmSync(dir, { recursive: true, force: true });
+      await fresh.drop();
     },
   };
 }

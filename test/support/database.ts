@@ -1,0 +1,40 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/**
+ * The suite runs on SQLite by default and on PostgreSQL when DATABASE_URL names one
+ * (`DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test`).
+ */
+const target = process.env.DATABASE_URL;
+export const onPostgres = target !== undefined && /^postgres(ql)?:\/\//.test(target);
+
+export interface FreshDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** An empty database of its own: a SQLite file in a temp dir, or a new PostgreSQL schema. */
+export async function freshDatabase(): Promise<FreshDatabase> {
+  if (!onPostgres) {
+    const dir = mkdtempSync(join(tmpdir(), 'cmi-test-'));
+    return { url: `sqlite:${join(dir, 'cmi.sqlite3')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const schema = `cmi_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: target });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const separator = (target as string).includes('?') ? '&' : '?';
+  return {
+    url: `${target}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    async drop() {
+      const client = new pg.Client({ connectionString: target });
+      await client.connect();
+      await client.query(`DROP SCHEMA ${schema} CASCADE`);
+      await client.end();
+    },
+  };
+}

@@ -10,7 +10,7 @@ const isObject = (value: unknown): value is Fields =>
  * (`{"user": {...}}` or `{...}`; XML always arrives wrapped).
  */
 export function unwrapRecord(body: unknown, root: string): Fields {
-  if (!isObject(body)) throw new Unprocessable({ base: [`Request body must be a ${root} object`] });
+  if (!isObject(body)) throw new Unprocessable({ base: [`Request body must be an object (${root})`] });
   const keys = Object.keys(body);
   if (keys.length === 1 && keys[0] === root) {
     const inner = body[root];

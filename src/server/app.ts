@@ -14,8 +14,8 @@ import { usersRepository } from '../store/users-repository.js';
 import { registerBodyParsers } from './body-parsers.js';
 import type { AppContext } from './context.js';
 import { registerAuthentication } from './plugins/authentication.js';
-import { registerErrorHandler } from './plugins/error-handler.js';
-import { registerRequestContext, requestIdFrom, rewriteRequestUrl } from './plugins/request-context.js';
+import { answerUnroutable, registerErrorHandler } from './plugins/error-handler.js';
+import { registerPathChecks, registerRequestContext, requestIdFrom, rewriteRequestUrl } from './plugins/request-context.js';
 import { registerResponseHeaders } from './plugins/response-headers.js';
 import { infrastructureErrorsRoutes } from './routes/infrastructure-errors.js';
 import { usersRoutes } from './routes/users.js';
@@ -53,11 +53,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 200 },
     genReqId: (raw) => requestIdFrom(raw.headers['x-request-id'], randomUUID),
     rewriteUrl: rewriteRequestUrl,
+    // A URL the router cannot even take apart (bad percent-encoding, a 10,000-character id): no such resource.
+    frameworkErrors: (_error, request, reply) => answerUnroutable(request, reply),
   });
 
   registerBodyParsers(app, config.bodyLimitBytes);
   registerRequestContext(app);
   registerAuthentication(app, context.authenticator);
+  registerPathChecks(app);
   registerResponseHeaders(app);
   registerErrorHandler(app, context.infrastructureErrors, config.bodyLimitBytes);
 

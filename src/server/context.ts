@@ -20,6 +20,8 @@ export interface AppContext {
 declare module 'fastify' {
   interface FastifyRequest {
     format: Format;
+    /** performance.now() when the request arrived, for X-Runtime. */
+    startedAt: number;
     requestPath: RequestPath;
     /** The authenticated user; set before any handler runs. */
     viewer: User;

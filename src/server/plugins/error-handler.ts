@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   ClientError,
   MalformedRequest,
@@ -8,6 +8,9 @@ import {
 } from '../../domain/errors.js';
 import type { InfrastructureErrors } from '../../domain/infrastructure-errors.js';
 import { sendPayload } from '../respond.js';
+import { parseRequestPath } from '../request-path.js';
+import { formatOf } from './request-context.js';
+import { setCommonHeaders } from './response-headers.js';
 
 /** Fastify's own request errors (body limits, media types, bad URLs) as client errors. */
 function clientErrorOf(error: FastifyError, bodyLimit: number): ClientError | undefined {
@@ -49,4 +52,17 @@ export function registerErrorHandler(app: FastifyInstance, infrastructureErrors:
       messages: { base: [`Internal server error (request ${request.id})`] },
     });
   });
+}
+
+/**
+ * 404 for a request the router refused before any hook ran (fastify's frameworkErrors), with the
+ * headers every response carries.
+ */
+export function answerUnroutable(request: FastifyRequest, reply: FastifyReply): void {
+  request.startedAt = performance.now();
+  request.format = formatOf(request, parseRequestPath(request.raw.url ?? '/').extension) ?? 'json';
+  reply.code(404);
+  // Fastify runs no hooks for these requests, so the common headers are set here.
+  setCommonHeaders(request, reply);
+  sendPayload(reply, request.format, { kind: 'errors', messages: new NotFound().messages });
 }

@@ -19,7 +19,8 @@ export function rewriteRequestUrl(raw: { url?: string }): string {
   return requestPath.routed;
 }
 
-function formatOf(request: FastifyRequest, extension: string | undefined): Format | undefined {
+/** The requested format; undefined for an extension cmi does not serve. */
+export function formatOf(request: FastifyRequest, extension: string | undefined): Format | undefined {
   if (extension === 'json' || extension === 'xml') return extension;
   if (extension !== undefined) return undefined;
   const accept = request.headers.accept ?? '';
@@ -29,20 +30,31 @@ function formatOf(request: FastifyRequest, extension: string | undefined): Forma
 }
 
 /**
- * First hook of every request: the format (406 for an unknown extension, answered in JSON) and
- * pagination segments only where a list is served (404 elsewhere).
+ * First hook of every request: when it started, and its format (JSON for an unknown extension, which
+ * is refused after authentication, so the refusal is written in JSON).
  */
 export function registerRequestContext(app: FastifyInstance): void {
   app.decorateRequest('format', 'json');
+  app.decorateRequest('startedAt', 0);
   app.decorateRequest('requestPath');
   app.decorateRequest('viewer');
   app.addHook('onRequest', (request, _reply, done) => {
-    const requestPath = (request.raw as RawWithPath).cmiRequestPath ?? parseRequestPath(request.url);
-    request.requestPath = requestPath;
-    const format = formatOf(request, requestPath.extension);
-    if (format === undefined) return done(new NotAcceptable());
-    request.format = format;
-    if (requestPath.pagination.length > 0 && !request.routeOptions.config.paginated) return done(new NotFound());
+    request.startedAt = performance.now();
+    request.requestPath = (request.raw as RawWithPath).cmiRequestPath ?? parseRequestPath(request.url);
+    request.format = formatOf(request, request.requestPath.extension) ?? 'json';
+    done();
+  });
+}
+
+/**
+ * After authentication: 406 for an unknown extension, and pagination segments only where a list is
+ * served (404 elsewhere). Authentication comes first so an anonymous caller learns nothing of paths.
+ */
+export function registerPathChecks(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    const { extension, pagination } = request.requestPath;
+    if (formatOf(request, extension) === undefined) return done(new NotAcceptable());
+    if (pagination.length > 0 && !request.routeOptions.config.paginated) return done(new NotFound());
     done();
   });
 }

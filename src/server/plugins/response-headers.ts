@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 const REVALIDATE = 'max-age=0, private, must-revalidate';
 
@@ -31,12 +31,16 @@ export function registerResponseHeaders(app: FastifyInstance): void {
         reply.removeHeader('content-type');
         body = '';
       }
-    } else {
-      reply.header('cache-control', 'no-cache');
     }
-    reply.header('x-request-id', request.id);
-    reply.header('status', `${reply.statusCode} ${STATUS_CODES[reply.statusCode] ?? ''}`.trimEnd());
-    reply.header('x-runtime', (reply.elapsedTime / 1000).toFixed(6));
+    setCommonHeaders(request, reply);
     done(null, body);
   });
+}
+
+/** X-Request-Id, Status, X-Runtime, and no-cache unless a successful GET already set caching. */
+export function setCommonHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache');
+  reply.header('x-request-id', request.id);
+  reply.header('status', `${reply.statusCode} ${STATUS_CODES[reply.statusCode] ?? ''}`.trimEnd());
+  reply.header('x-runtime', ((performance.now() - request.startedAt) / 1000).toFixed(6));
 }

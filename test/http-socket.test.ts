@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict';
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createTestApp, type TestApp } from './support/app.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const SESSION_COOKIE = /^_cmi_session=([^;\s]+); path=\/; HttpOnly; SameSite=Lax$/;
+
+/** The infrastructure error of CONTRACT.md's XML sample, stored as the database holds it. */
+const CONTRACT_SAMPLE = {
+  id: 7,
+  fingerprint: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+  error_class: 'TypeError',
+  message: 'Cannot read properties of undefined',
+  backtrace: "src/store/users.ts:42:in 'findUser'\nsrc/server/routes/users.ts:18:in 'list'",
+  counter: 3,
+  reported: 0,
+  created_at: '2026-11-20T10:00:00.000Z',
+  updated_at: '2026-11-20T10:05:00.000Z',
+};
+
+const CONTRACT_SAMPLE_XML = `<?xml version="1.0" encoding="UTF-8"?>
+<infrastructure_error>
+  <id type="integer">7</id>
+  <backtrace>src/store/users.ts:42:in 'findUser'
+src/server/routes/users.ts:18:in 'list'</backtrace>
+  <counter type="integer">3</counter>
+  <created_at type="datetime">2026-11-20T10:00:00+00:00</created_at>
+  <error_class>TypeError</error_class>
+  <fingerprint>9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08</fingerprint>
+  <message>Cannot read properties of undefined</message>
+  <reported type="boolean">false</reported>
+  <updated_at type="datetime">2026-11-20T10:05:00+00:00</updated_at>
+</infrastructure_error>
+`;
+
+/** An ordinary user as `addUsers` creates it, in the JSON of a list. */
+const userJson = (id: number, login: string) =>
+  `{"user":{"id":${id},"login":"${login}","email":"${login}@example.com","first_name":"Alice","last_name":"User","status":"active",` +
+  '"time_zone":null,"locale":null,"created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00",' +
+  '"activated_at":"2026-11-20T10:00:00+00:00","suspend_at":null,"deleted_at":null,"password_changed_at":"2026-11-20T10:00:00+00:00",' +
+  '"roles":[{"role":{"id":2,"label":"User","identifier":"user"}}]}}';
+
+interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  reusedSocket: boolean;
+}
+
+/** A GET through node:http with a given agent, to see which socket carried it. */
+function rawGet(agent: Agent, port: number, path: string, headers: Record<string, string>): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ agent, host: '127.0.0.1', port, path, method: 'GET', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), reusedSocket: req.reusedSocket }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('over a real HTTP socket', () => {
+  let t: TestApp;
+  let base: string;
+  let port: number;
+  let connections = 0;
+
+  before(async () => {
+    t = await createTestApp();
+    await t.addUsers(3);
+    await t.database.db.insertInto('infrastructure_errors').values(CONTRACT_SAMPLE).execute();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as AddressInfo).port;
+    base = `http://127.0.0.1:${port}`;
+    t.app.server.on('connection', () => {
+      connections += 1;
+    });
+  });
+  after(() => t.close());
+
+  const fetchAs = (path: string, authorization: string | undefined, headers: Record<string, string> = {}) =>
+    fetch(`${base}${path}`, { headers: { ...(authorization ? { authorization } : {}), ...headers } });
+
+  it('answers the version in JSON with the contract headers', async () => {
+    const res = await fetchAs('/version.json', t.adminAuth, { accept: 'application/json', 'content-type': 'application/json' });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.equal(res.headers.get('status'), '200 OK');
+    assert.match(String(res.headers.get('x-request-id')), UUID);
+    assert.match(String(res.headers.get('x-runtime')), /^\d+\.\d{6}$/);
+    assert.match(String(res.headers.get('etag')), /^W\/"[0-9a-f]{40}"$/);
+    assert.equal(res.headers.get('cache-control'), 'max-age=0, private, must-revalidate');
+    assert.equal(await res.text(), '{"version":"1.0"}');
+  });
+
+  it('answers the version in XML', async () => {
+    const res = await fetchAs('/version.xml', t.adminAuth, { accept: 'application/xml', 'content-type': 'application/xml' });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/xml; charset=utf-8');
+    assert.equal(await res.text(), '<?xml version="1.0" encoding="UTF-8"?>\n<cmi>\n  <version>1.0</version>\n</cmi>\n');
+  });
+
+  it('keeps the client\'s X-Request-Id', async () => {
+    const res = await fetchAs('/version.json', t.adminAuth, { 'x-request-id': 'socket-test-1' });
+    assert.equal(res.headers.get('x-request-id'), 'socket-test-1');
+    await res.arrayBuffer();
+  });
+
+  it('answers a users page with X-Total, X-Limit, X-Page and a query-style Link', async () => {
+    const res = await fetchAs('/users.json?page=2&per_page=2', t.adminAuth);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-total'), '5');
+    assert.equal(res.headers.get('x-limit'), '2');
+    assert.equal(res.headers.get('x-page'), '2');
+    assert.equal(
+      res.headers.get('link'),
+      '</users.json?page=1&per_page=2>; rel="first", </users.json?page=1&per_page=2>; rel="prev", ' +
+        '</users.json?page=3&per_page=2>; rel="next", </users.json?page=3&per_page=2>; rel="last"',
+    );
+    assert.equal(await res.text(), `[${userJson(3, 'user001')},${userJson(4, 'user002')}]`);
+  });
+
+  it('answers the last users page in XML with a path-style Link and no next', async () => {
+    const res = await fetchAs('/users.xml/per_page/2/page/3', t.adminAuth);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/xml; charset=utf-8');
+    assert.equal(res.headers.get('x-total'), '5');
+    assert.equal(res.headers.get('x-limit'), '2');
+    assert.equal(res.headers.get('x-page'), '3');
+    assert.equal(
+      res.headers.get('link'),
+      '</users.xml/page/1/per_page/2>; rel="first", </users.xml/page/2/per_page/2>; rel="prev", </users.xml/page/3/per_page/2>; rel="last"',
+    );
+    const body = await res.text();
+    assert.ok(body.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<users type="array">\n  <user>\n    <id type="integer">5</id>\n'));
+    assert.equal(body.match(/<user>/g)?.length, 1);
+  });
+
+  it('answers the XML error detail exactly as CONTRACT.md shows it', async () => {
+    const res = await fetchAs('/sysadmin_tools/infrastructure/errors/7.xml', t.adminAuth, {
+      accept: 'application/xml',
+      'content-type': 'application/xml',
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/xml; charset=utf-8');
+    assert.equal(await res.text(), CONTRACT_SAMPLE_XML);
+  });
+
+  it('answers the JSON error detail wrapped in its root', async () => {
+    const res = await fetchAs('/sysadmin_tools/infrastructure/errors/7.json', t.adminAuth, {
+      accept: 'application/json',
+      'content-type': 'application/json',
+    });
+    assert.equal(res.status, 200);
+    assert.equal(
+      await res.text(),
+      '{"infrastructure_error":{"id":7,"backtrace":"src/store/users.ts:42:in \'findUser\'\\nsrc/server/routes/users.ts:18:in \'list\'",' +
+        '"counter":3,"created_at":"2026-11-20T10:00:00+00:00","error_class":"TypeError",' +
+        '"fingerprint":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",' +
+        '"message":"Cannot read properties of undefined","reported":false,"updated_at":"2026-11-20T10:05:00+00:00"}}',
+    );
+  });
+
+  it('answers 401 without credentials, with WWW-Authenticate', async () => {
+    const res = await fetchAs('/version.json', undefined);
+    assert.equal(res.status, 401);
+    assert.equal(res.headers.get('www-authenticate'), 'Basic realm="cmi"');
+    assert.equal(res.headers.get('status'), '401 Unauthorized');
+    assert.equal(res.headers.get('cache-control'), 'no-cache');
+    assert.equal(await res.text(), '{"errors":{"base":["Access denied"]}}');
+  });
+
+  it('answers 304 with an empty body to a matching If-None-Match', async () => {
+    const first = await fetchAs('/users.json', t.adminAuth);
+    await first.arrayBuffer();
+    const etag = String(first.headers.get('etag'));
+    const res = await fetchAs('/users.json', t.adminAuth, { 'if-none-match': etag });
+    assert.equal(res.status, 304);
+    assert.equal(await res.text(), '');
+  });
+
+  it('lets the session cookie alone authenticate a later request', async () => {
+    const login = await fetchAs('/version.json', t.aliceAuth);
+    await login.arrayBuffer();
+    const cookies = login.headers.getSetCookie();
+    assert.equal(cookies.length, 1);
+    const match = SESSION_COOKIE.exec(cookies[0] as string);
+    assert.ok(match);
+    const res = await fetch(`${base}/users.json`, { headers: { cookie: `_cmi_session=${match[1] as string}` } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-total'), '1');
+    await res.arrayBuffer();
+  });
+
+  it('keeps the connection alive: a second request reuses the socket', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const before = connections;
+      const first = await rawGet(agent, port, '/version.json', { authorization: t.adminAuth });
+      const second = await rawGet(agent, port, '/users.json', { authorization: t.adminAuth });
+      assert.equal(first.status, 200);
+      assert.equal(first.headers.connection, 'keep-alive');
+      assert.equal(second.status, 200);
+      assert.equal(second.reusedSocket, true);
+      assert.equal(connections - before, 1);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('keeps the connection alive after an error answer', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const before = connections;
+      const denied = await rawGet(agent, port, '/version.json', {});
+      const notFound = await rawGet(agent, port, '/no_such_thing.json', { authorization: t.adminAuth });
+      const ok = await rawGet(agent, port, '/version.json', { authorization: t.adminAuth });
+      assert.equal(denied.status, 401);
+      assert.equal(notFound.status, 404);
+      assert.equal(ok.status, 200);
+      assert.equal(ok.body, '{"version":"1.0"}');
+      assert.equal(ok.reusedSocket, true);
+      assert.equal(connections - before, 1);
+    } finally {
+      agent.destroy();
+    }
+  });
+});

@@ -12,6 +12,14 @@ export interface Config {
   logLevel: LogLevel;
   bodyLimitBytes: number;
   sessionMaxAgeSeconds: number;
+  sessionIdleSeconds: number;
+  /** Failed logins allowed per login and per address within lockoutWindowSeconds. */
+  lockoutMaxFailures: number;
+  lockoutWindowSeconds: number;
+  /** How long a verified credential is trusted without rechecking, in seconds (0 turns caching off). */
+  authCacheSeconds: number;
+  /** Whether X-Forwarded-For/-Proto from a proxy in front are believed. */
+  trustProxy: boolean;
   adminLogin: string;
   adminEmail: string;
   adminPassword: string | undefined;
@@ -32,6 +40,13 @@ function integer(source: Source, name: string, fallback: number, min: number, ma
     throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`);
   }
   return Number(raw);
+}
+
+function flag(source: Source, name: string): boolean {
+  const raw = source[name];
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(`${name} must be true, false, 1 or 0 (got ${JSON.stringify(raw)})`);
 }
 
 function text(source: Source, name: string, fallback: string): string {
@@ -78,6 +93,11 @@ export function loadConfig(source: Source = process.env): Config {
     logLevel: logLevel as LogLevel,
     bodyLimitBytes: integer(source, 'CMI_BODY_LIMIT', 1_048_576, 1024, 104_857_600),
     sessionMaxAgeSeconds: integer(source, 'CMI_SESSION_MAX_AGE', 12 * 3600, 60, 30 * 86_400),
+    sessionIdleSeconds: integer(source, 'CMI_SESSION_IDLE_TIMEOUT', 30 * 60, 60, 30 * 86_400),
+    lockoutMaxFailures: integer(source, 'CMI_LOCKOUT_MAX_FAILURES', 10, 1, 1_000_000),
+    lockoutWindowSeconds: integer(source, 'CMI_LOCKOUT_WINDOW', 15 * 60, 1, 86_400),
+    authCacheSeconds: integer(source, 'CMI_AUTH_CACHE_TTL', 5, 0, 300),
+    trustProxy: flag(source, 'CMI_TRUST_PROXY'),
     adminLogin: text(source, 'CMI_ADMIN_LOGIN', 'admin'),
     adminEmail: text(source, 'CMI_ADMIN_EMAIL', 'admin@localhost'),
     adminPassword: adminPassword === '' ? undefined : adminPassword,

@@ -67,17 +67,21 @@ describe('faults of the service', () => {
 });
 
 describe('backtraceFromStack', () => {
-  it('writes V8 frames as `location:line:in \'operation\'`, relative to the project', () => {
+  it('writes V8 frames as `location:line:in \'operation\'`, relative to the project, up to the outermost own frame', () => {
     const root = new URL('../', import.meta.url).pathname;
     const stack = [
       'TypeError: boom',
       `    at findUser (${root}src/store/users.ts:42:17)`,
       `    at async Object.list (file://${root}src/server/routes/users.ts:18:5)`,
+      '    at node_modules/kysely/dist/esm/query-executor.js:12:3',
+      `    at Object.list (${root}src/server/routes/users.ts:18:5)`,
+      '    at hookIterator (/srv/cmi/node_modules/fastify/lib/hooks.js:405:10)',
       '    at node:internal/process/task_queues:95:5',
     ].join('\n');
     assert.equal(
       backtraceFromStack(stack),
-      "src/store/users.ts:42:in 'findUser'\nsrc/server/routes/users.ts:18:in 'async Object.list'\nnode:internal/process/task_queues:95:in '<anonymous>'",
+      "src/store/users.ts:42:in 'findUser'\nsrc/server/routes/users.ts:18:in 'async Object.list'\n" +
+        "node_modules/kysely/dist/esm/query-executor.js:12:in '<anonymous>'\nsrc/server/routes/users.ts:18:in 'Object.list'",
     );
   });
 });

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import { ClientError } from '../domain/errors.js';
 import { type Database, migrateToLatest, openDatabase, type PoolSettings } from '../store/database.js';
 import { serve } from './serve.js';
-import { createUserCommand } from './users.js';
+import { userCommands } from './users.js';
 
 /** Flags of `cmi serve`, each laid over the environment variable of the same meaning. */
 const SERVE_FLAGS: Array<[flag: string, variable: string, description: string]> = [
@@ -65,21 +65,91 @@ program
     }
   });
 
-const users = program.command('users').description('manage users in the configured database');
+const users = program.command('users').description('manage users in the configured database (also without working credentials)');
+
+const onUsers = (run: (commands: ReturnType<typeof userCommands>) => Promise<string>) => async () =>
+  console.log(await withDatabase((database) => run(userCommands(database))));
+
+async function passwordFrom(options: { password?: string; passwordStdin?: boolean }): Promise<string | undefined> {
+  return options.passwordStdin ? readStdin() : options.password;
+}
+
+/** Options that set user fields, shared by create and update. */
+function userFieldOptions(command: Command): Command {
+  return command
+    .option('--first-name <name>', 'first name')
+    .option('--last-name <name>', 'last name')
+    .option('--time-zone <zone>', 'time zone, e.g. Europe/London')
+    .option('--locale <locale>', 'locale, e.g. en');
+}
+
+type UserFieldOptions = { login?: string; email?: string; firstName?: string; lastName?: string; timeZone?: string; locale?: string; admin?: boolean; user?: boolean };
+
+function userFields(options: UserFieldOptions): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    login: options.login,
+    email: options.email,
+    first_name: options.firstName,
+    last_name: options.lastName,
+    time_zone: options.timeZone,
+    locale: options.locale,
+    role: options.admin ? 'admin' : options.user ? 'user' : undefined,
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
 users
-  .command('create')
-  .description('add a user')
-  .requiredOption('--login <login>', 'login name')
-  .requiredOption('--email <email>', 'email address')
-  .addOption(new Option('--password <password>', 'password (at least 8 characters)').conflicts('passwordStdin'))
-  .option('--password-stdin', 'read the password from standard input')
-  .option('--admin', 'make the user an administrator')
-  .option('--first-name <name>', 'first name')
-  .option('--last-name <name>', 'last name')
-  .action(async (options: { login: string; email: string; password?: string; passwordStdin?: boolean; admin?: boolean; firstName?: string; lastName?: string }) => {
-    const password = options.passwordStdin ? await readStdin() : options.password;
-    if (password === undefined) throw new ConfigError('give --password or --password-stdin');
-    console.log(await withDatabase((database) => createUserCommand(database, { ...options, password })));
+  .command('list')
+  .description('list users')
+  .option('--page <n>', 'page', '1')
+  .option('--per-page <n>', 'users a page', '100')
+  .action(async (options: { page: string; perPage: string }) => {
+    const page = Number(options.page);
+    const perPage = Number(options.perPage);
+    if (!Number.isInteger(page) || page < 1 || !Number.isInteger(perPage) || perPage < 1) throw new ConfigError('--page and --per-page must be positive integers');
+    await onUsers((c) => c.list(page, perPage))();
+  });
+
+userFieldOptions(
+  users
+    .command('create')
+    .description('add a user')
+    .requiredOption('--login <login>', 'login name')
+    .requiredOption('--email <email>', 'email address')
+    .addOption(new Option('--password <password>', 'password (at least 8 characters)').conflicts('passwordStdin'))
+    .option('--password-stdin', 'read the password from standard input')
+    .option('--admin', 'make the user an administrator'),
+).action(async (options: UserFieldOptions & { password?: string; passwordStdin?: boolean }) => {
+  const password = await passwordFrom(options);
+  if (password === undefined) throw new ConfigError('give --password or --password-stdin');
+  await onUsers((c) => c.create({ ...userFields(options), password }))();
+});
+
+userFieldOptions(
+  users
+    .command('update <user>')
+    .description('change a user (by id, login or email)')
+    .option('--login <login>', 'new login name')
+    .option('--email <email>', 'new email address')
+    .addOption(new Option('--admin', 'make the user an administrator').conflicts('user'))
+    .option('--user', 'make the user an ordinary user'),
+).action(async (target: string, options: UserFieldOptions) => onUsers((c) => c.update(target, userFields(options)))());
+
+users
+  .command('delete <user>')
+  .description('mark a user deleted (its access ends); run again to remove the record')
+  .action(async (target: string) => onUsers((c) => c.remove(target))());
+users.command('suspend <user>').description('suspend a user (its access ends)').action(async (target: string) => onUsers((c) => c.suspend(target))());
+users.command('activate <user>').description('reactivate a suspended or deleted user').action(async (target: string) => onUsers((c) => c.activate(target))());
+users.command('api-key <user>').description('make a new API key (printed once; the old one stops working)').action(async (target: string) => onUsers((c) => c.apiKey(target))());
+users
+  .command('reset-password <user>')
+  .description('set a new password (a generated one, printed once, unless given); ends all sessions')
+  .addOption(new Option('--password <password>', 'the new password').conflicts('passwordStdin'))
+  .option('--password-stdin', 'read the new password from standard input')
+  .action(async (target: string, options: { password?: string; passwordStdin?: boolean }) => {
+    const password = await passwordFrom(options);
+    await onUsers((c) => c.resetPassword(target, password))();
   });
 
 try {

@@ -1,26 +1,75 @@
+import { randomBytes } from 'node:crypto';
 import { systemClock } from '../domain/clock.js';
-import { usersService } from '../domain/users.js';
+import { Unprocessable } from '../domain/errors.js';
+import type { User } from '../domain/records.js';
+import { OPERATOR, usersService } from '../domain/users.js';
 import type { Database } from '../store/database.js';
 import { usersRepository } from '../store/users-repository.js';
 
-export interface CreateUserOptions {
-  login: string;
-  email: string;
-  password: string;
-  admin?: boolean;
-  firstName?: string;
-  lastName?: string;
-}
+/**
+ * `cmi users ...`: the operator's account tools, straight on the database (safe while servers run; they
+ * see a change within CMI_AUTH_CACHE_TTL). The operator may do anything an administrator may.
+ */
+export function userCommands(database: Database) {
+  const repository = usersRepository(database.db);
+  const users = usersService(repository, systemClock);
+  const describe = (user: User) => `${user.id} "${user.login}" <${user.email}>`;
 
-/** `cmi users create`: adds a user straight to the database (safe while a server runs on it). */
-export async function createUserCommand(database: Database, options: CreateUserOptions): Promise<string> {
-  const user = await usersService(usersRepository(database.db), systemClock).create({
-    login: options.login,
-    email: options.email,
-    password: options.password,
-    role: options.admin ? 'admin' : 'user',
-    first_name: options.firstName,
-    last_name: options.lastName,
-  });
-  return `Created ${user.role === 'admin' ? 'administrator' : 'user'} ${user.id} "${user.login}" <${user.email}>`;
+  /** A user by id, login or email. */
+  async function resolve(target: string): Promise<User> {
+    const user = /^\d+$/.test(target) ? await repository.findById(Number(target)) : (await repository.findCredentials(target))?.user;
+    if (!user) throw new Unprocessable({ base: [`no user with id, login or email ${JSON.stringify(target)}`] });
+    return user;
+  }
+
+  return {
+    async list(page: number, perPage: number): Promise<string> {
+      const { items, total } = await users.list(OPERATOR, perPage, (page - 1) * perPage);
+      const rows = items.map((u) => [String(u.id), u.login, u.email, u.role, u.status]);
+      const table = [['ID', 'LOGIN', 'EMAIL', 'ROLE', 'STATUS'], ...rows];
+      const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+      const lines = table.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+      return [...lines, `${items.length} of ${total} users (page ${page})`].join('\n');
+    },
+
+    async create(fields: Record<string, unknown>): Promise<string> {
+      const user = await users.create(OPERATOR, fields);
+      return `Created ${user.role === 'admin' ? 'administrator' : 'user'} ${describe(user)}`;
+    },
+
+    async update(target: string, fields: Record<string, unknown>): Promise<string> {
+      const user = await users.update(OPERATOR, (await resolve(target)).id, fields);
+      return `Updated user ${describe(user)}`;
+    },
+
+    async remove(target: string): Promise<string> {
+      const user = await resolve(target);
+      const outcome = await users.remove(OPERATOR, user.id);
+      return outcome === 'marked'
+        ? `Marked user ${describe(user)} deleted; its access has ended (delete again to remove the record)`
+        : `Removed user ${describe(user)}`;
+    },
+
+    async suspend(target: string): Promise<string> {
+      return `Suspended user ${describe(await users.suspend(OPERATOR, (await resolve(target)).id))}`;
+    },
+
+    async activate(target: string): Promise<string> {
+      return `Activated user ${describe(await users.activate(OPERATOR, (await resolve(target)).id))}`;
+    },
+
+    async apiKey(target: string): Promise<string> {
+      const { user, apiKey } = await users.makeNewApiKey(OPERATOR, (await resolve(target)).id);
+      return `New API key for ${describe(user)} (shown once; the old one no longer works):\n${apiKey}`;
+    },
+
+    /** Sets the given password, or a generated one that is printed once. All sessions end. */
+    async resetPassword(target: string, password: string | undefined): Promise<string> {
+      const chosen = password ?? randomBytes(18).toString('base64url');
+      const user = await users.update(OPERATOR, (await resolve(target)).id, { password: chosen });
+      return password === undefined
+        ? `New password for ${describe(user)} (shown once): ${chosen}`
+        : `Password of ${describe(user)} changed; its sessions have ended`;
+    },
+  };
 }

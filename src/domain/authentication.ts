@@ -1,13 +1,26 @@
+import { apiKeyMatches } from './api-keys.js';
 import { Unauthorized } from './errors.js';
-import { verifyPassword } from './passwords.js';
+import type { Lockout } from './lockout.js';
+import { MAX_PASSWORD_BYTES, verifyPassword } from './passwords.js';
 import type { User } from './records.js';
-import { SESSION_COOKIE, type SessionTokens } from './sessions.js';
+import { SESSION_COOKIE, type SessionClaims, type SessionTokens } from './sessions.js';
+import type { VerificationCache } from './verification-cache.js';
+import type { RevokedSessionsRepository } from '../store/revoked-sessions-repository.js';
 import type { UsersRepository } from '../store/users-repository.js';
 
 export interface Authenticated {
   user: User;
-  /** A fresh session token when the request logged in with credentials. */
-  newSessionToken?: string;
+  /** Present when the request came with the session cookie. */
+  session?: SessionClaims;
+  /** A cookie value to send back: a new session after a credential login, or a refreshed one. */
+  sessionToken?: string;
+}
+
+export interface Credentials {
+  authorization?: string;
+  cookie?: string;
+  /** The client's address, for brute-force counting. */
+  address: string;
 }
 
 /** Longest login or email accepted in credentials; longer ones are refused without a lookup. */
@@ -32,34 +45,68 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined;
 }
 
+export interface AuthenticatorParts {
+  users: UsersRepository;
+  revokedSessions: RevokedSessionsRepository;
+  sessions: SessionTokens;
+  cache: VerificationCache;
+  lockout: Lockout;
+}
+
 /**
- * Who is asking: HTTP Basic (login or email, and password) when an Authorization header is present,
- * else the session cookie. Anything else, or a user who is not active, is Unauthorized.
+ * Who is asking: HTTP Basic (login or email, with the password or the API key) when an Authorization
+ * header is present, else the session cookie. Anything else, or a user who is not active, is
+ * Unauthorized; too many failures for a login or from an address is TooManyRequests.
  */
-export function authenticator(users: UsersRepository, sessions: SessionTokens) {
-  async function withPassword(authorization: string): Promise<Authenticated> {
+export function authenticator({ users, revokedSessions, sessions, cache, lockout }: AuthenticatorParts) {
+  async function withBasic(authorization: string, address: string): Promise<Authenticated> {
     const credentials = parseBasicCredentials(authorization);
     if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
+    const cached = cache.get(authorization);
+    if (cached) return { user: cached.user, sessionToken: sessions.issue(cached.user.id, cached.sessionEpoch) };
+
+    const keys = lockout.keys(credentials.login, address);
+    const { loginHasFailures } = await lockout.assertAllowed([keys.login, keys.address]);
     const found = await users.findCredentials(credentials.login);
-    const valid = await verifyPassword(found?.password_hash, credentials.password);
-    if (!found || !valid || found.user.status !== 'active') throw new Unauthorized();
-    return { user: found.user, newSessionToken: sessions.issue(found.user.id, found.session_epoch) };
+    const { password } = credentials;
+    const valid =
+      Buffer.byteLength(password) <= MAX_PASSWORD_BYTES &&
+      (apiKeyMatches(password, found?.api_key_hash ?? null) || (await verifyPassword(found?.password_hash, password)));
+    if (!found || !valid || found.user.status !== 'active') {
+      await lockout.recordFailure([keys.login, keys.address]);
+      throw new Unauthorized();
+    }
+    if (loginHasFailures) await lockout.clear(keys.login);
+    cache.set(authorization, { user: found.user, sessionEpoch: found.session_epoch });
+    return { user: found.user, sessionToken: sessions.issue(found.user.id, found.session_epoch) };
   }
 
   async function withSession(token: string): Promise<Authenticated> {
     const claims = sessions.verify(token);
     if (!claims) throw new Unauthorized();
-    const found = await users.sessionEpoch(claims.userId);
-    if (!found || found.session_epoch !== claims.epoch || found.user.status !== 'active') throw new Unauthorized();
-    return { user: found.user };
+    const cacheKey = `session ${claims.sessionId} ${claims.epoch}`;
+    let verified = cache.get(cacheKey);
+    if (!verified) {
+      const [found, revoked] = await Promise.all([users.sessionEpoch(claims.userId), revokedSessions.isRevoked(claims.sessionId)]);
+      if (!found || revoked || found.session_epoch !== claims.epoch || found.user.status !== 'active') throw new Unauthorized();
+      verified = { user: found.user, sessionEpoch: found.session_epoch };
+      cache.set(cacheKey, verified);
+    }
+    return { user: verified.user, session: claims, sessionToken: sessions.needsRefresh(claims) ? sessions.refresh(claims) : undefined };
   }
 
   return {
-    authenticate(headers: { authorization?: string; cookie?: string }): Promise<Authenticated> {
-      if (headers.authorization !== undefined) return withPassword(headers.authorization);
-      const token = readCookie(headers.cookie, SESSION_COOKIE);
+    authenticate(credentials: Credentials): Promise<Authenticated> {
+      if (credentials.authorization !== undefined) return withBasic(credentials.authorization, credentials.address);
+      const token = readCookie(credentials.cookie, SESSION_COOKIE);
       if (token !== undefined) return withSession(token);
       return Promise.reject(new Unauthorized());
+    },
+
+    /** Ends one session (logout); other sessions of the user go on. */
+    async endSession(claims: SessionClaims, now: Date): Promise<void> {
+      await revokedSessions.revoke(claims.sessionId, sessions.expiresAt(claims), now);
+      cache.forgetUser(claims.userId);
     },
   };
 }

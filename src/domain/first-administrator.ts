@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { User } from './records.js';
-import type { UsersService } from './users.js';
+import { OPERATOR, type UsersService } from './users.js';
 
 export interface FirstAdministrator {
   user: User;
@@ -19,7 +19,7 @@ export async function createFirstAdministrator(
   if ((await users.count()) > 0) return undefined;
   const generatedPassword = settings.password === undefined ? randomBytes(18).toString('base64url') : undefined;
   try {
-    const user = await users.create({
+    const user = await users.create(OPERATOR, {
       login: settings.login,
       email: settings.email,
       password: settings.password ?? generatedPassword,

@@ -29,7 +29,11 @@ const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** `    at findUser (/srv/cmi/src/store/users.ts:42:17)` or `    at /srv/cmi/src/x.ts:3:9`. */
 const V8_FRAME = /^\s*at (?:(.+?) \((.+):(\d+):\d+\)|(.+):(\d+):\d+)$/;
 
-/** A V8 stack in the spec's form: one frame per line, `src/store/users.ts:42:in 'findUser'`. */
+/**
+ * A V8 stack in the spec's form: one frame per line, `src/store/users.ts:42:in 'findUser'`. Frames
+ * below the outermost one of cmi's own code (the framework calling in) are left out: they differ with
+ * how the request got there, and would split one fault into several fingerprints.
+ */
 export function backtraceFromStack(stack: string | undefined): string {
   if (!stack) return '';
   const frames: string[] = [];
@@ -41,7 +45,8 @@ export function backtraceFromStack(stack: string | undefined): string {
     if (location.startsWith(PROJECT_ROOT)) location = location.slice(PROJECT_ROOT.length);
     frames.push(`${location}:${match[3] ?? match[5]}:in '${operation}'`);
   }
-  return frames.join('\n');
+  const outermostOwn = frames.findLastIndex((frame) => frame.startsWith('src/'));
+  return (outermostOwn === -1 ? frames : frames.slice(0, outermostOwn + 1)).join('\n');
 }
 
 const truncate = (text: string, max: number) => (text.length > max ? text.slice(0, max) : text);

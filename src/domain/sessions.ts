@@ -7,7 +7,18 @@ export interface SessionClaims {
   userId: number;
   /** The user's session epoch when the token was issued; bumping the epoch revokes every token. */
   epoch: number;
+  /** Random id of this session, for ending it alone (logout). */
+  sessionId: string;
+  /** Unix seconds: login time (absolute timeout) and last refresh (idle timeout). */
   issuedAt: number;
+  lastSeen: number;
+}
+
+export interface SessionTimeouts {
+  /** A session ends this long after login, in seconds, whatever its use. */
+  maxAgeSeconds: number;
+  /** A session ends after this long without a request, in seconds. */
+  idleSeconds: number;
 }
 
 /** A new random signing key for the installation (stored in the database, shared by all processes). */
@@ -15,30 +26,57 @@ export function newSessionSecret(): string {
   return randomBytes(32).toString('base64url');
 }
 
+/** How stale `lastSeen` may get before a request refreshes the cookie (bounds idle-timeout error). */
+export const REFRESH_AFTER_SECONDS = 60;
+
+const TOKEN = /^(\d{1,10})\.(\d{1,10})\.([A-Za-z0-9_-]{22})\.(\d{1,12})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/;
+
 /**
- * Session tokens are `<userId>.<epoch>.<issuedAt>.<HMAC-SHA256>`: checking one needs no storage and
- * issuing one writes nothing, so clients that log in on every request cost nothing extra.
+ * Session tokens are `<userId>.<epoch>.<sessionId>.<issuedAt>.<lastSeen>.<HMAC-SHA256>`. Checking one
+ * needs no storage and issuing or refreshing one writes nothing, so clients that log in on every request
+ * cost nothing extra. See docs/security.md.
  */
-export function sessionTokens(secret: string, clock: Clock, maxAgeSeconds: number) {
+export function sessionTokens(secret: string, clock: Clock, timeouts: SessionTimeouts) {
   const key = Buffer.from(secret, 'base64url');
   const sign = (body: string) => createHmac('sha256', key).update(body).digest('base64url');
+  const seconds = () => Math.floor(clock().getTime() / 1000);
+  const encode = (c: SessionClaims) => {
+    const body = `${c.userId}.${c.epoch}.${c.sessionId}.${c.issuedAt}.${c.lastSeen}`;
+    return `${body}.${sign(body)}`;
+  };
 
   return {
     issue(userId: number, epoch: number): string {
-      const body = `${userId}.${epoch}.${Math.floor(clock().getTime() / 1000)}`;
-      return `${body}.${sign(body)}`;
+      const now = seconds();
+      return encode({ userId, epoch, sessionId: randomBytes(16).toString('base64url'), issuedAt: now, lastSeen: now });
     },
 
-    /** The claims of a genuine, unexpired token; undefined for anything else. */
+    /** The same session, seen now. */
+    refresh(claims: SessionClaims): string {
+      return encode({ ...claims, lastSeen: seconds() });
+    },
+
+    needsRefresh(claims: SessionClaims): boolean {
+      return seconds() - claims.lastSeen >= REFRESH_AFTER_SECONDS;
+    },
+
+    /** When the session ends at the latest (its absolute timeout). */
+    expiresAt(claims: SessionClaims): Date {
+      return new Date((claims.issuedAt + timeouts.maxAgeSeconds) * 1000);
+    },
+
+    /** The claims of a genuine token within both timeouts; undefined for anything else. */
     verify(token: string): SessionClaims | undefined {
-      const match = /^(\d{1,10})\.(\d{1,10})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
+      const match = TOKEN.exec(token);
       if (!match) return undefined;
-      const [, userId, epoch, issuedAt, mac] = match as unknown as [string, string, string, string, string];
-      const expected = Buffer.from(sign(`${userId}.${epoch}.${issuedAt}`));
-      if (!timingSafeEqual(expected, Buffer.from(mac))) return undefined;
-      const age = clock().getTime() / 1000 - Number(issuedAt);
-      if (age < -60 || age > maxAgeSeconds) return undefined;
-      return { userId: Number(userId), epoch: Number(epoch), issuedAt: Number(issuedAt) };
+      const [, userId, epoch, sessionId, issuedAt, lastSeen, mac] = match as unknown as string[];
+      const expected = Buffer.from(sign(`${userId}.${epoch}.${sessionId}.${issuedAt}.${lastSeen}`));
+      if (!timingSafeEqual(expected, Buffer.from(mac as string))) return undefined;
+      const now = seconds();
+      const claims = { userId: Number(userId), epoch: Number(epoch), sessionId: sessionId as string, issuedAt: Number(issuedAt), lastSeen: Number(lastSeen) };
+      if (now - claims.issuedAt > timeouts.maxAgeSeconds || now - claims.lastSeen > timeouts.idleSeconds) return undefined;
+      if (claims.issuedAt > now + 60 || claims.lastSeen < claims.issuedAt) return undefined;
+      return claims;
     },
   };
 }

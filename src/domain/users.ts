@@ -1,81 +1,186 @@
+import { newApiKey } from './api-keys.js';
 import type { Clock } from './clock.js';
-import { FieldErrors, Unprocessable } from './errors.js';
+import { FieldErrors, Forbidden, NotFound, Unprocessable } from './errors.js';
 import { userLimits } from './limits.js';
 import { hashPassword } from './passwords.js';
 import type { Page, Role, User } from './records.js';
 import { stringField } from './request-body.js';
-import { DuplicateValue, type UsersRepository } from '../store/users-repository.js';
+import { DuplicateValue, type StatusChange, type UserChanges, type UsersRepository } from '../store/users-repository.js';
 
-export interface NewUserInput {
-  login: string;
-  email: string;
-  password: string;
-  first_name: string;
-  last_name: string;
+/** Who acts: a user through the API, or the operator at the command line (who may do anything). */
+export interface Actor {
+  id: number | null;
   role: Role;
-  time_zone: string | null;
-  locale: string | null;
 }
+
+export const OPERATOR: Actor = { id: null, role: 'admin' };
+
+type Fields = Record<string, unknown>;
 
 const LOGIN = /^[A-Za-z0-9_.][A-Za-z0-9_@.-]*$/;
 // Deliberately plain: one @ and no spaces (local domains such as admin@localhost are fine).
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-/** Checks every field of a new user and names each bad one in a single 422. */
-export function validateNewUser(fields: Record<string, unknown>): NewUserInput {
+/**
+ * Reads the user fields present in `fields`, naming every bad one in a single 422. With `required`,
+ * login, email and password must be there (a new user).
+ */
+function readUserFields(fields: Fields, required: boolean): UserChanges & { password?: string } {
   const errors = new FieldErrors();
-  const login = stringField(fields, 'login', errors, { required: true, max: userLimits.loginMax });
+  const out: UserChanges & { password?: string } = {};
+  const text = (name: string, max: number, isRequired = false) => stringField(fields, name, errors, { required: isRequired, max });
+
+  const login = text('login', userLimits.loginMax, required);
   if (login !== undefined && (login.length < userLimits.loginMin || !LOGIN.test(login))) {
     errors.add('login', `must be ${userLimits.loginMin}-${userLimits.loginMax} characters of letters, digits and _ @ . -, not starting with - or @`);
-  }
-  const email = stringField(fields, 'email', errors, { required: true, max: userLimits.email });
+  } else if (login !== undefined) out.login = login;
+
+  const email = text('email', userLimits.email, required);
   if (email !== undefined && !EMAIL.test(email)) errors.add('email', 'is invalid');
-  const password = stringField(fields, 'password', errors, { required: true, max: userLimits.passwordMaxBytes });
+  else if (email !== undefined) out.email = email.toLowerCase();
+
+  const password = text('password', userLimits.passwordMaxBytes, required);
   if (password !== undefined) {
     if ([...password].length < userLimits.passwordMinChars) {
       errors.add('password', `is too short (minimum is ${userLimits.passwordMinChars} characters)`);
     } else if (Buffer.byteLength(password) > userLimits.passwordMaxBytes) {
       errors.add('password', `is too long (maximum is ${userLimits.passwordMaxBytes} bytes)`);
+    } else out.password = password;
+  }
+
+  for (const name of ['first_name', 'last_name'] as const) {
+    const value = text(name, userLimits.name);
+    if (value !== undefined) out[name] = value;
+  }
+  for (const [name, max] of [['time_zone', userLimits.timeZone], ['locale', userLimits.locale]] as const) {
+    if (fields[name] === null) out[name] = null;
+    else {
+      const value = text(name, max);
+      if (value !== undefined) out[name] = value === '' ? null : value;
     }
   }
-  const first_name = stringField(fields, 'first_name', errors, { required: false, max: userLimits.name }) ?? '';
-  const last_name = stringField(fields, 'last_name', errors, { required: false, max: userLimits.name }) ?? '';
-  const time_zone = stringField(fields, 'time_zone', errors, { required: false, max: userLimits.timeZone }) ?? null;
-  const locale = stringField(fields, 'locale', errors, { required: false, max: userLimits.locale }) ?? null;
-  const role = stringField(fields, 'role', errors, { required: false, max: 16 }) ?? 'user';
-  if (role !== 'admin' && role !== 'user') errors.add('role', 'must be admin or user');
+  const role = text('role', 16);
+  if (role !== undefined && role !== 'admin' && role !== 'user') errors.add('role', 'must be admin or user');
+  else if (role !== undefined) out.role = role;
+
   errors.throwIfAny();
-  return {
-    login: login as string,
-    email: (email as string).toLowerCase(),
-    password: password as string,
-    first_name,
-    last_name,
-    role: role as Role,
-    time_zone,
-    locale,
-  };
+  return out;
 }
 
-export function usersService(repository: UsersRepository, clock: Clock) {
+const isAdmin = (actor: Actor) => actor.role === 'admin';
+
+/** Administrators act on anyone; a user only on itself (403 for any other id, existing or not). */
+function assertMayAct(actor: Actor, id: number): void {
+  if (!isAdmin(actor) && actor.id !== id) throw new Forbidden();
+}
+
+function assertAdmin(actor: Actor): void {
+  if (!isAdmin(actor)) throw new Forbidden();
+}
+
+const LAST_ADMIN = 'The last active administrator cannot be deleted, suspended or made a user';
+
+function changedUser(change: StatusChange): User {
+  if (change.outcome !== 'changed') throw change.outcome === 'not_found' ? new NotFound() : new Unprocessable({ base: [LAST_ADMIN] });
+  return change.user;
+}
+
+function duplicateAsUnprocessable(error: unknown): never {
+  if (error instanceof DuplicateValue) throw new Unprocessable({ [error.field]: ['has already been taken'] });
+  throw error;
+}
+
+/**
+ * The account rules. `credentialsChanged(id)` runs after every change to a user, so cached
+ * verifications of that user are dropped at once.
+ */
+export function usersService(repository: UsersRepository, clock: Clock, credentialsChanged: (userId: number) => void = () => {}) {
+  async function find(actor: Actor, id: number): Promise<User> {
+    assertMayAct(actor, id);
+    const user = await repository.findById(id);
+    if (!user) throw new NotFound();
+    return user;
+  }
+
   return {
-    async create(fields: Record<string, unknown>): Promise<User> {
-      const input = validateNewUser(fields);
-      const { password, ...rest } = input;
-      try {
-        return await repository.create({ ...rest, password_hash: await hashPassword(password) }, clock());
-      } catch (error) {
-        if (error instanceof DuplicateValue) throw new Unprocessable({ [error.field]: ['has already been taken'] });
-        throw error;
-      }
+    async create(actor: Actor, fields: Fields): Promise<User> {
+      assertAdmin(actor);
+      const { password, ...changes } = readUserFields(fields, true);
+      const user = await repository
+        .create(
+          {
+            login: changes.login as string,
+            email: changes.email as string,
+            password_hash: await hashPassword(password as string),
+            first_name: changes.first_name ?? '',
+            last_name: changes.last_name ?? '',
+            role: changes.role ?? 'user',
+            time_zone: changes.time_zone ?? null,
+            locale: changes.locale ?? null,
+          },
+          clock(),
+        )
+        .catch(duplicateAsUnprocessable);
+      return user;
     },
 
-    /** What `viewer` may list: everyone for an administrator, only itself for a user. */
-    async list(viewer: User, limit: number, offset: number): Promise<Page<User>> {
-      const onlyId = viewer.role === 'admin' ? undefined : viewer.id;
+    /** What `actor` may list: everyone for an administrator, only itself for a user. */
+    async list(actor: Actor, limit: number, offset: number): Promise<Page<User>> {
+      const onlyId = isAdmin(actor) ? undefined : (actor.id ?? -1);
       const total = await repository.count(onlyId);
       const items = offset >= total ? [] : await repository.page(limit, offset, onlyId);
       return { items, total };
+    },
+
+    get: find,
+
+    /** Any field a user may hold; only an administrator changes roles. */
+    async update(actor: Actor, id: number, fields: Fields): Promise<User> {
+      assertMayAct(actor, id);
+      const { password, ...changes } = readUserFields(fields, false);
+      if (changes.role !== undefined && !isAdmin(actor)) throw new Forbidden();
+      const password_hash = password === undefined ? undefined : await hashPassword(password);
+      const change = await repository.update(id, password_hash ? { ...changes, password_hash } : changes, clock()).catch(duplicateAsUnprocessable);
+      credentialsChanged(id);
+      return changedUser(change);
+    },
+
+    /** First call marks the user deleted (access ends); a second removes the record. */
+    async remove(actor: Actor, id: number): Promise<'marked' | 'removed'> {
+      assertAdmin(actor);
+      const user = await repository.findById(id);
+      if (!user) throw new NotFound();
+      credentialsChanged(id);
+      if (user.status === 'deleted') {
+        if (!(await repository.remove(id))) throw new NotFound();
+        return 'removed';
+      }
+      changedUser(await repository.changeStatus(id, 'deleted', clock()));
+      return 'marked';
+    },
+
+    async suspend(actor: Actor, id: number): Promise<User> {
+      assertAdmin(actor);
+      const user = changedUser(await repository.changeStatus(id, 'suspended', clock()));
+      credentialsChanged(id);
+      return user;
+    },
+
+    async activate(actor: Actor, id: number): Promise<User> {
+      assertAdmin(actor);
+      const user = changedUser(await repository.changeStatus(id, 'active', clock()));
+      credentialsChanged(id);
+      return user;
+    },
+
+    /** A new API key for the user, returned this once; the old one stops working. */
+    async makeNewApiKey(actor: Actor, id: number): Promise<{ user: User; apiKey: string }> {
+      assertMayAct(actor, id);
+      const { key, hash } = newApiKey();
+      const user = await repository.setApiKeyHash(id, hash, clock());
+      if (!user) throw new NotFound();
+      credentialsChanged(id);
+      return { user, apiKey: key };
     },
 
     count: () => repository.count(),

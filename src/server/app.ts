@@ -5,10 +5,14 @@ import { authenticator } from '../domain/authentication.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { infrastructureErrors } from '../domain/infrastructure-errors.js';
 import { newSessionSecret, sessionTokens } from '../domain/sessions.js';
+import { lockout } from '../domain/lockout.js';
 import { usersService } from '../domain/users.js';
+import { verificationCache } from '../domain/verification-cache.js';
 import { installationVersion } from '../domain/version.js';
 import type { Database } from '../store/database.js';
 import { infrastructureErrorsRepository } from '../store/infrastructure-errors-repository.js';
+import { loginFailuresRepository } from '../store/login-failures-repository.js';
+import { revokedSessionsRepository } from '../store/revoked-sessions-repository.js';
 import { settingsRepository } from '../store/settings-repository.js';
 import { usersRepository } from '../store/users-repository.js';
 import { registerBodyParsers } from './body-parsers.js';
@@ -18,6 +22,7 @@ import { answerUnroutable, registerErrorHandler } from './plugins/error-handler.
 import { registerPathChecks, registerRequestContext, requestIdFrom, rewriteRequestUrl } from './plugins/request-context.js';
 import { registerResponseHeaders } from './plugins/response-headers.js';
 import { infrastructureErrorsRoutes } from './routes/infrastructure-errors.js';
+import { sessionRoutes } from './routes/session.js';
 import { usersRoutes } from './routes/users.js';
 import { versionRoutes } from './routes/version.js';
 
@@ -36,12 +41,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const clock = options.clock ?? systemClock;
   const secret = await settingsRepository(database.db).getOrInsert('session_secret', newSessionSecret());
   const users = usersRepository(database.db);
+  const cache = verificationCache(clock, { ttlMs: config.authCacheSeconds * 1000, maxEntries: 10_000 });
   const context: AppContext = {
     config,
     clock,
-    users: usersService(users, clock),
+    users: usersService(users, clock, cache.forgetUser),
     infrastructureErrors: infrastructureErrors(infrastructureErrorsRepository(database.db), clock),
-    authenticator: authenticator(users, sessionTokens(secret, clock, config.sessionMaxAgeSeconds)),
+    authenticator: authenticator({
+      users,
+      revokedSessions: revokedSessionsRepository(database.db),
+      sessions: sessionTokens(secret, clock, { maxAgeSeconds: config.sessionMaxAgeSeconds, idleSeconds: config.sessionIdleSeconds }),
+      cache,
+      lockout: lockout(loginFailuresRepository(database.db), clock, {
+        maxFailures: config.lockoutMaxFailures,
+        windowSeconds: config.lockoutWindowSeconds,
+      }),
+    }),
     version: installationVersion(),
   };
 
@@ -50,6 +65,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Per-request log lines halve throughput (DESIGN.md); faults are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
     routerOptions: { maxParamLength: 200 },
     genReqId: (raw) => requestIdFrom(raw.headers['x-request-id'], randomUUID),
     rewriteUrl: rewriteRequestUrl,
@@ -66,6 +82,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   versionRoutes(app, context);
   usersRoutes(app, context);
+  sessionRoutes(app, context);
   infrastructureErrorsRoutes(app, context);
 
   await app.ready();

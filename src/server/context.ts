@@ -3,6 +3,7 @@ import type { Authenticator } from '../domain/authentication.js';
 import type { Clock } from '../domain/clock.js';
 import type { InfrastructureErrors } from '../domain/infrastructure-errors.js';
 import type { User } from '../domain/records.js';
+import type { SessionClaims } from '../domain/sessions.js';
 import type { UsersService } from '../domain/users.js';
 import type { Format } from '../render/payload.js';
 import type { RequestPath } from './request-path.js';
@@ -25,6 +26,8 @@ declare module 'fastify' {
     requestPath: RequestPath;
     /** The authenticated user; set before any handler runs. */
     viewer: User;
+    /** The session the request came with, when it used the cookie. */
+    session: SessionClaims | undefined;
   }
   interface FastifyContextConfig {
     /** The route serves a paginated list and accepts pagination path segments. */

@@ -43,8 +43,22 @@ export interface SettingsTable {
   value: string;
 }
 
+export interface RevokedSessionsTable {
+  session_id: string;
+  expires_at: string;
+}
+
+export interface LoginFailuresTable {
+  /** `login:<login, lowercased>` or `address:<ip>`. */
+  key: string;
+  failures: number;
+  window_started_at: string;
+}
+
 export interface Schema {
   users: UsersTable;
   infrastructure_errors: InfrastructureErrorsTable;
   settings: SettingsTable;
+  revoked_sessions: RevokedSessionsTable;
+  login_failures: LoginFailuresTable;
 }

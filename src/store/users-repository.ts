@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
 import type { Role, User, UserCredentials, UserStatus } from '../domain/records.js';
 import { uniqueViolationColumn } from './dialect.js';
 import type { Schema, UsersTable } from './schema.js';
@@ -13,6 +13,8 @@ export interface NewUser {
   time_zone: string | null;
   locale: string | null;
 }
+
+export type UserChanges = Partial<Pick<NewUser, 'login' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role' | 'time_zone' | 'locale'>>;
 
 /** Thrown when a login or email is taken; `field` names which. */
 export class DuplicateValue extends Error {
@@ -50,6 +52,20 @@ function toUser(row: PublicRow): User {
   };
 }
 
+/** True for a row that is not an active administrator, or when another active administrator exists. */
+function notLastActiveAdmin(eb: ExpressionBuilder<Schema, 'users'>, id: number) {
+  return eb.or([
+    eb('role', '<>', 'admin'),
+    eb('status', '<>', 'active'),
+    eb.exists(
+      eb.selectFrom('users as other').select('other.id')
+        .where('other.role', '=', 'admin').where('other.status', '=', 'active').where('other.id', '<>', id),
+    ),
+  ]);
+}
+
+export type StatusChange = { outcome: 'changed'; user: User } | { outcome: 'last_admin' | 'not_found' };
+
 export function usersRepository(db: Kysely<Schema>) {
   return {
     async create(user: NewUser, now: Date): Promise<User> {
@@ -66,6 +82,65 @@ export function usersRepository(db: Kysely<Schema>) {
         if (column) throw new DuplicateValue(column);
         throw error;
       }
+    },
+
+    /**
+     * Applies `changes`. A new password hash also stamps password_changed_at and bumps the session
+     * epoch, which ends every session of the user. Demoting the last active administrator is refused
+     * in the same statement ('last_admin', nothing changed).
+     */
+    async update(id: number, changes: UserChanges, now: Date): Promise<StatusChange> {
+      const at = now.toISOString();
+      const credentials = changes.password_hash === undefined ? {} : {
+        password_changed_at: at,
+        session_epoch: sql<number>`session_epoch + 1`,
+      };
+      let query = db.updateTable('users').set({ ...changes, ...credentials, updated_at: at }).where('id', '=', id);
+      if (changes.role === 'user') query = query.where((eb) => notLastActiveAdmin(eb, id));
+      try {
+        const row = await query.returning(publicColumns).executeTakeFirst();
+        if (row) return { outcome: 'changed', user: toUser(row) };
+        return { outcome: (await this.findById(id)) ? 'last_admin' : 'not_found' };
+      } catch (error) {
+        const column = uniqueViolationColumn(error);
+        if (column) throw new DuplicateValue(column);
+        throw error;
+      }
+    },
+
+    /**
+     * Moves a user to `status` in one statement that refuses to leave no active administrator:
+     * 'changed', 'last_admin' (nothing changed), or 'not_found'. Leaving `active` bumps the session
+     * epoch, which ends every session of the user.
+     */
+    async changeStatus(id: number, status: UserStatus, now: Date): Promise<StatusChange> {
+      const at = now.toISOString();
+      const stamps =
+        status === 'active' ? { activated_at: at, suspend_at: null, deleted_at: null }
+        : status === 'suspended' ? { suspend_at: at, session_epoch: sql<number>`session_epoch + 1` }
+        : { deleted_at: at, session_epoch: sql<number>`session_epoch + 1` };
+      let query = db.updateTable('users').set({ status, ...stamps, updated_at: at }).where('id', '=', id);
+      if (status !== 'active') query = query.where((eb) => notLastActiveAdmin(eb, id));
+      const row = await query.returning(publicColumns).executeTakeFirst();
+      if (row) return { outcome: 'changed', user: toUser(row) };
+      return { outcome: (await this.findById(id)) ? 'last_admin' : 'not_found' };
+    },
+
+    /** Removes the record for good; false when there was none. */
+    async remove(id: number): Promise<boolean> {
+      const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+
+    /** Stores the SHA-256 of a new API key, replacing (and so revoking) the old one. */
+    async setApiKeyHash(id: number, apiKeyHash: string, now: Date): Promise<User | undefined> {
+      const row = await db
+        .updateTable('users')
+        .set({ api_key_hash: apiKeyHash, updated_at: now.toISOString() })
+        .where('id', '=', id)
+        .returning(publicColumns)
+        .executeTakeFirst();
+      return row && toUser(row);
     },
 
     async findById(id: number): Promise<User | undefined> {

@@ -1,15 +1,54 @@
 import type { FastifyInstance } from 'fastify';
-import { presentUser, userResource } from '../../resources/user.js';
+import { unwrapRecord } from '../../domain/request-body.js';
+import { presentUser, userResource as resource } from '../../resources/user.js';
 import type { AppContext } from '../context.js';
 import { parsePagination, setPaginationHeaders } from '../pagination.js';
 import { sendPayload } from '../respond.js';
+import { parseId } from '../route-params.js';
 
-export function usersRoutes(app: FastifyInstance, context: AppContext): void {
+type WithId = { Params: { id: string } };
+
+/** OnApp's user management: administrators manage everyone, a user only itself (domain/users.ts). */
+export function usersRoutes(app: FastifyInstance, { users, config }: AppContext): void {
   app.get('/users', { config: { paginated: true } }, async (request, reply) => {
     const query = request.query as Record<string, string | string[]>;
-    const pagination = parsePagination(request.requestPath.pagination, query, context.config);
-    const { items, total } = await context.users.list(request.viewer, pagination.perPage, pagination.offset);
+    const pagination = parsePagination(request.requestPath.pagination, query, config);
+    const { items, total } = await users.list(request.viewer, pagination.perPage, pagination.offset);
     setPaginationHeaders(reply, pagination, total, request.requestPath.listPath);
-    return sendPayload(reply, request.format, { kind: 'list', resource: userResource, records: items.map((user) => presentUser(user)) });
+    return sendPayload(reply, request.format, { kind: 'list', resource, records: items.map((user) => presentUser(user)) });
+  });
+
+  app.post('/users', async (request, reply) => {
+    const user = await users.create(request.viewer, unwrapRecord(request.body, 'user'));
+    reply.code(201).header('location', `/users/${user.id}.${request.format}`);
+    return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
+  });
+
+  app.get<WithId>('/users/:id', async (request, reply) => {
+    const user = await users.get(request.viewer, parseId(request.params.id));
+    return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
+  });
+
+  app.put<WithId>('/users/:id', async (request, reply) => {
+    await users.update(request.viewer, parseId(request.params.id), unwrapRecord(request.body ?? {}, 'user'));
+    return reply.code(204).send();
+  });
+
+  // OnApp clients send a body such as {"force": 1}; it changes nothing here.
+  app.delete<WithId>('/users/:id', async (request, reply) => {
+    await users.remove(request.viewer, parseId(request.params.id));
+    return reply.code(204).send();
+  });
+
+  for (const action of ['suspend', 'activate'] as const) {
+    app.post<WithId>(`/users/:id/${action}`, async (request, reply) => {
+      const user = await users[action](request.viewer, parseId(request.params.id));
+      return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
+    });
+  }
+
+  app.post<WithId>('/users/:id/make_new_api_key', async (request, reply) => {
+    const { user, apiKey } = await users.makeNewApiKey(request.viewer, parseId(request.params.id));
+    return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user, { api_key: apiKey }) });
   });
 }

@@ -1,0 +1,62 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Clock } from './clock.js';
+import type { User } from './records.js';
+
+/** What a successful verification established. */
+export interface Verified {
+  user: User;
+  /** The user's session epoch at verification, for the cookie a Basic login is answered with. */
+  sessionEpoch: number;
+}
+
+export interface VerificationCacheOptions {
+  /** How long a verified credential is trusted without another check, in milliseconds. */
+  ttlMs: number;
+  maxEntries: number;
+}
+
+/**
+ * Remembers credentials this process verified recently, so Basic auth on every request does not rehash
+ * and a session cookie does not hit the database each time. Keys are an HMAC of the credential under a
+ * per-process random key (no password sits in memory as a key); only successes are stored. Bounded in
+ * time (ttlMs) and size (oldest dropped first); credential changes in this process drop the user's
+ * entries at once, and other processes' entries expire within ttlMs.
+ */
+export function verificationCache(clock: Clock, options: VerificationCacheOptions) {
+  const key = randomBytes(32);
+  const entries = new Map<string, { verified: Verified; expiresAt: number }>();
+  const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
+
+  return {
+    get(credential: string): Verified | undefined {
+      if (options.ttlMs === 0) return undefined;
+      const id = digest(credential);
+      const entry = entries.get(id);
+      if (entry === undefined) return undefined;
+      if (entry.expiresAt <= clock().getTime()) {
+        entries.delete(id);
+        return undefined;
+      }
+      return entry.verified;
+    },
+
+    set(credential: string, verified: Verified): void {
+      if (options.ttlMs === 0) return;
+      const id = digest(credential);
+      entries.delete(id);
+      if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value as string);
+      entries.set(id, { verified, expiresAt: clock().getTime() + options.ttlMs });
+    },
+
+    /** Forgets every credential of this user (password, key, status or role changed). */
+    forgetUser(userId: number): void {
+      for (const [id, entry] of entries) if (entry.verified.user.id === userId) entries.delete(id);
+    },
+
+    get size(): number {
+      return entries.size;
+    },
+  };
+}
+
+export type VerificationCache = ReturnType<typeof verificationCache>;

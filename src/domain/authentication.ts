@@ -62,9 +62,6 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   async function withBasic(authorization: string, address: string): Promise<Authenticated> {
     const credentials = parseBasicCredentials(authorization);
     if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
-    const cached = cache.get(authorization);
-    if (cached) return { user: cached.user, sessionToken: sessions.issue(cached.user.id, cached.sessionEpoch) };
-
     const keys = lockout.keys(credentials.login, address);
     const { loginHasFailures } = await lockout.assertAllowed([keys.login, keys.address]);
     const found = await users.findCredentials(credentials.login);
@@ -77,30 +74,49 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       throw new Unauthorized();
     }
     if (loginHasFailures) await lockout.clear(keys.login);
-    cache.set(authorization, { user: found.user, sessionEpoch: found.session_epoch });
-    return { user: found.user, sessionToken: sessions.issue(found.user.id, found.session_epoch) };
+    const sessionToken = sessions.issue(found.user.id, found.session_epoch);
+    cache.set(authorization, { user: found.user, sessionEpoch: found.session_epoch, sessionToken });
+    return { user: found.user, sessionToken };
   }
 
-  async function withSession(token: string): Promise<Authenticated> {
-    const claims = sessions.verify(token);
-    if (!claims) throw new Unauthorized();
-    const cacheKey = `session ${claims.sessionId} ${claims.epoch}`;
-    let verified = cache.get(cacheKey);
-    if (!verified) {
-      const [found, revoked] = await Promise.all([users.sessionEpoch(claims.userId), revokedSessions.isRevoked(claims.sessionId)]);
-      if (!found || revoked || found.session_epoch !== claims.epoch || found.user.status !== 'active') throw new Unauthorized();
-      verified = { user: found.user, sessionEpoch: found.session_epoch };
-      cache.set(cacheKey, verified);
+  const sessionCacheKey = (claims: SessionClaims) => `session ${claims.sessionId} ${claims.epoch}`;
+  const withClaims = (user: User, claims: SessionClaims): Authenticated => ({
+    user,
+    session: claims,
+    sessionToken: sessions.needsRefresh(claims) ? sessions.refresh(claims) : undefined,
+  });
+
+  async function withSession(claims: SessionClaims): Promise<Authenticated> {
+    const [found, revoked] = await Promise.all([users.sessionEpoch(claims.userId), revokedSessions.isRevoked(claims.sessionId)]);
+    if (!found || revoked || found.session_epoch !== claims.epoch || found.user.status !== 'active') throw new Unauthorized();
+    cache.set(sessionCacheKey(claims), { user: found.user, sessionEpoch: found.session_epoch });
+    return withClaims(found.user, claims);
+  }
+
+  /** The answer from the verification cache alone, without I/O; undefined when it must be checked. */
+  function fromCache(credentials: Credentials): Authenticated | undefined {
+    if (credentials.authorization !== undefined) {
+      const cached = cache.get(credentials.authorization);
+      return cached && { user: cached.user, sessionToken: cached.sessionToken };
     }
-    return { user: verified.user, session: claims, sessionToken: sessions.needsRefresh(claims) ? sessions.refresh(claims) : undefined };
+    const token = readCookie(credentials.cookie, SESSION_COOKIE);
+    const claims = token === undefined ? undefined : sessions.verify(token);
+    const cached = claims && cache.get(sessionCacheKey(claims));
+    return cached && claims && withClaims(cached.user, claims);
   }
 
   return {
-    authenticate(credentials: Credentials): Promise<Authenticated> {
+    fromCache,
+
+    /** The full check: the cache first, then the database (and the password hash). */
+    async authenticate(credentials: Credentials): Promise<Authenticated> {
+      const cached = fromCache(credentials);
+      if (cached) return cached;
       if (credentials.authorization !== undefined) return withBasic(credentials.authorization, credentials.address);
       const token = readCookie(credentials.cookie, SESSION_COOKIE);
-      if (token !== undefined) return withSession(token);
-      return Promise.reject(new Unauthorized());
+      const claims = token === undefined ? undefined : sessions.verify(token);
+      if (!claims) throw new Unauthorized();
+      return withSession(claims);
     },
 
     /** Ends one session (logout); other sessions of the user go on. */

@@ -45,7 +45,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const context: AppContext = {
     config,
     clock,
-    users: usersService(users, clock, cache.forgetUser),
+    users: usersService(users, clock, { credentialsChanged: cache.forgetUser, dataVersion: database.dataVersion }),
     infrastructureErrors: infrastructureErrors(infrastructureErrorsRepository(database.db), clock),
     authenticator: authenticator({
       users,

@@ -10,6 +10,11 @@ import type { Schema } from './schema.js';
 export interface Database {
   readonly db: Kysely<Schema>;
   readonly dialect: DialectName;
+  /**
+   * A token that changes whenever anything in the database changes, from this process or any other,
+   * read without waiting; undefined where the database offers no such signal (then nothing is cached).
+   */
+  dataVersion(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -51,7 +56,7 @@ export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Da
         }),
       }),
     });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return { db, dialect: 'postgres', dataVersion: () => undefined, close: () => db.destroy() };
   }
   mkdirSync(dirname(location.path), { recursive: true });
   const sqlite = new SQLite(location.path);
@@ -62,7 +67,17 @@ export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Da
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  // data_version moves when another connection (process) commits; total_changes counts this one's writes.
+  const version = sqlite.prepare('SELECT (SELECT data_version FROM pragma_data_version) AS d, total_changes() AS t').raw();
+  return {
+    db,
+    dialect: 'sqlite',
+    dataVersion: () => {
+      const [other, own] = version.get() as [number, number];
+      return `${other}:${own}`;
+    },
+    close: () => db.destroy(),
+  };
 }
 
 /** Applies every pending migration; returns the names applied. */

@@ -1,0 +1,80 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/** Starts `cmi serve` pinned to `cores` and resolves once it listens. */
+export function startCmi(env: Record<string, string>, cores = '0', args: string[] = []): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('taskset', ['-c', cores, process.execPath, `${ROOT}bin/cmi.js`, 'serve', ...args], {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout?.on('data', (chunk) => {
+      output += chunk;
+      if (/cmi listening on/.test(output)) setTimeout(() => resolve(child), 200);
+    });
+    child.on('exit', (code) => reject(new Error(`cmi exited with ${code}: ${output}`)));
+  });
+}
+
+export interface WrkResult {
+  requestsPerSecond: number;
+  non2xx: number;
+  latencyAvg: string;
+}
+
+/** One wrk run pinned to `cores`: requests/s, non-2xx answers and mean latency. */
+export function wrk(url: string, headers: Record<string, string>, options: { seconds: number; connections: number; cores: string }): WrkResult {
+  const args = ['-c', options.cores, 'wrk', '-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--latency'];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
+  const out = execFileSync('taskset', [...args, url], { encoding: 'utf8' });
+  const rps = /Requests\/sec:\s+([\d.]+)/.exec(out)?.[1];
+  if (!rps) throw new Error(`wrk printed no rate:\n${out}`);
+  return {
+    requestsPerSecond: Number(rps),
+    non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
+    latencyAvg: /Latency\s+(\S+)/.exec(out)?.[1] ?? '?',
+  };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return ticks / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+}
+
+export function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.removeAllListeners('exit');
+    child.on('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** Replaces the part of docs/benchmarks.md between `<!-- name -->` markers with `text`. */
+export function recordSection(name: string, text: string): void {
+  const path = `${ROOT}docs/benchmarks.md`;
+  let doc: string;
+  try {
+    doc = readFileSync(path, 'utf8');
+  } catch {
+    doc = '# Benchmarks\n';
+  }
+  const begin = `<!-- ${name} -->`;
+  const end = `<!-- /${name} -->`;
+  const block = `${begin}\n${text.trim()}\n${end}`;
+  const start = doc.indexOf(begin);
+  const stopAt = doc.indexOf(end);
+  doc = start !== -1 && stopAt !== -1 ? doc.slice(0, start) + block + doc.slice(stopAt + end.length) : `${doc.trimEnd()}\n\n${block}\n`;
+  execFileSync('tee', [path], { input: doc, stdio: ['pipe', 'ignore', 'inherit'] });
+}
+
+export function machine(): string {
+  const cpu = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
+  return `${cpu}, ${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores, Node ${process.version}`;
+}

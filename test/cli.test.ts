@@ -106,4 +106,15 @@ describe('the cmi command', () => {
       assert.equal(res.stderr, expected);
     }
   });
+
+  it('a bad first-administrator setting stops start-up with one line naming the variable', async () => {
+    const empty = await freshDatabase();
+    try {
+      const res = await runCmi(['serve', '--port', '0'], { DATABASE_URL: empty.url, CMI_ADMIN_EMAIL: 'not an email' });
+      assert.equal(res.code, 1);
+      assert.equal(res.stderr, 'cmi: CMI_ADMIN_EMAIL is invalid\n');
+    } finally {
+      await empty.drop();
+    }
+  });
 });

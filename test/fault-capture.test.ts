@@ -23,6 +23,8 @@ describe('faults of the service', () => {
     assert.equal(res.headers.status, '500 Internal Server Error');
     assert.equal(res.headers['cache-control'], 'no-cache');
     assert.equal(res.body, '{"errors":{"base":["Internal server error (request fault-1)"]}}');
+    // The list headers set before the fault describe an answer that was not given.
+    for (const header of ['x-total', 'x-limit', 'x-page', 'link', 'etag']) assert.equal(res.headers[header], undefined, header);
   });
 
   it('records the fault with its class, message and a backtrace in the spec form', async () => {

@@ -231,4 +231,14 @@ describe('over a real HTTP socket', () => {
       agent.destroy();
     }
   });
+
+  it('answers headers over 16 KiB with the contract error body and headers, not Node\'s own', async () => {
+    const res = await fetchAs('/version.json', t.adminAuth, { 'x-padding': 'a'.repeat(20_000) });
+    assert.equal(res.status, 431);
+    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.equal(res.headers.get('status'), '431 Request Header Fields Too Large');
+    assert.equal(res.headers.get('cache-control'), 'no-cache');
+    assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    assert.equal(await res.text(), '{"errors":{"base":["Request header fields too large (16 KiB in all)"]}}');
+  });
 });

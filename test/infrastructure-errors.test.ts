@@ -109,11 +109,21 @@ describe('infrastructure errors', () => {
     assert.equal(res.headers.location, `${BASE}/${id}.xml`);
   });
 
+  it('decodes XML character references and the predefined entities once, and nothing else', async () => {
+    const res = await post(
+      `${BASE}.json`,
+      '<infrastructure_error><error_class>CharRef</error_class><message>A&#66;&#x43; &amp;#65; &#x1F600; &lt;x&gt;</message></infrastructure_error>',
+      'application/xml',
+    );
+    assert.equal(res.statusCode, 201);
+    assert.equal(JSON.parse(res.body).infrastructure_error.message, 'ABC &#65; \u{1F600} <x>');
+  });
+
   it('names each bad field of a report in one 422 and records nothing', async () => {
     const res = await post(`${BASE}.json`, JSON.stringify({ infrastructure_error: { message: 5, backtrace: ['x'] } }));
     assert.equal(res.statusCode, 422);
     assert.equal(res.body, '{"errors":{"error_class":["can\'t be blank"],"message":["must be a string"],"backtrace":["must be a string"]}}');
-    assert.equal((await rows()).length, 2);
+    assert.equal((await rows()).length, 3);
   });
 
   it('answers 404 for an unknown or non-integer id', async () => {

@@ -1,10 +1,20 @@
-import type { Config } from '../config.js';
+import { type Config, ConfigError } from '../config.js';
+import { Unprocessable } from '../domain/errors.js';
 import { systemClock } from '../domain/clock.js';
 import { createFirstAdministrator } from '../domain/first-administrator.js';
 import { usersService } from '../domain/users.js';
 import { buildApp } from '../server/app.js';
-import { migrateToLatest, openDatabase } from '../store/database.js';
+import { displayDatabaseUrl, migrateToLatest, openDatabase } from '../store/database.js';
 import { usersRepository } from '../store/users-repository.js';
+
+const ADMIN_VARIABLES: Record<string, string> = { login: 'CMI_ADMIN_LOGIN', email: 'CMI_ADMIN_EMAIL', password: 'CMI_ADMIN_PASSWORD' };
+
+/** A rejected first-administrator field, told as the variable it came from. */
+function asAdminSettingError(error: unknown): unknown {
+  if (!(error instanceof Unprocessable)) return error;
+  const [field, messages] = Object.entries(error.messages)[0] ?? ['base', []];
+  return new ConfigError(`${ADMIN_VARIABLES[field] ?? field} ${messages[0] ?? 'is invalid'}`);
+}
 
 /** Opens and migrates the database, creates the first administrator if needed, and listens. */
 export async function serve(config: Config): Promise<void> {
@@ -14,12 +24,15 @@ export async function serve(config: Config): Promise<void> {
     login: config.adminLogin,
     email: config.adminEmail,
     password: config.adminPassword,
+  }).catch(async (error: unknown) => {
+    await database.close();
+    throw asAdminSettingError(error);
   });
 
   const app = await buildApp({ config, database });
   const address = await app.listen({ host: config.host, port: config.port });
   const base = address.replace('0.0.0.0', '127.0.0.1');
-  console.log(`cmi listening on ${base} (${config.databaseUrl})`);
+  console.log(`cmi listening on ${base} (${displayDatabaseUrl(config.databaseUrl)})`);
   if (first?.generatedPassword) {
     console.log(`Created administrator "${first.user.login}" with password: ${first.generatedPassword}`);
     console.log('This password is shown only once. Try:');

@@ -18,6 +18,7 @@ import { usersRepository } from '../store/users-repository.js';
 import { registerBodyParsers } from './body-parsers.js';
 import type { AppContext } from './context.js';
 import { registerAuthentication } from './plugins/authentication.js';
+import { answerClientError } from './plugins/client-errors.js';
 import { answerUnroutable, registerErrorHandler } from './plugins/error-handler.js';
 import { registerPathChecks, registerRequestContext, requestIdFrom, rewriteRequestUrl } from './plugins/request-context.js';
 import { registerResponseHeaders } from './plugins/response-headers.js';
@@ -71,6 +72,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     rewriteUrl: rewriteRequestUrl,
     // A URL the router cannot even take apart (bad percent-encoding, a 10,000-character id): no such resource.
     frameworkErrors: (_error, request, reply) => answerUnroutable(request, reply),
+    clientErrorHandler: answerClientError,
   });
 
   registerBodyParsers(app, config.bodyLimitBytes);

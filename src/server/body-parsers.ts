@@ -22,10 +22,23 @@ const xmlParser = new XMLParser({
   parseAttributeValue: false,
   ignoreDeclaration: true,
   ignorePiTags: true,
-  processEntities: true,
+  // Entities are decoded below, in one pass, so `&amp;#65;` stays `&#65;` as XML 1.0 says.
+  processEntities: false,
   htmlEntities: false,
   trimValues: false,
 });
+
+const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+const REFERENCE = /&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});/g;
+
+/** The five predefined entities and character references (`&#65;`, `&#x41;`); nothing else is expanded. */
+export function decodeXmlText(text: string): string {
+  return text.replace(REFERENCE, (whole, name: string) => {
+    if (!name.startsWith('#')) return PREDEFINED[name] as string;
+    const code = name[1] === 'x' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
+    return code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : whole;
+  });
+}
 
 /**
  * Parsed XML to plain values: `<x nil="true"/>` is null, an element's text is a string, type
@@ -33,12 +46,13 @@ const xmlParser = new XMLParser({
  */
 function plainXml(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(plainXml);
+  if (typeof node === 'string') return decodeXmlText(node);
   if (typeof node !== 'object' || node === null) return node;
   const entries = Object.entries(node as Record<string, unknown>);
   if ((node as Record<string, unknown>)['@nil'] === 'true') return null;
   const children = entries.filter(([key]) => !key.startsWith('@'));
   if (children.length === 0) return '';
-  if (children.length === 1 && children[0]?.[0] === '#text') return children[0][1];
+  if (children.length === 1 && children[0]?.[0] === '#text') return plainXml(children[0][1]);
   return Object.fromEntries(children.filter(([key]) => key !== '#text').map(([key, value]) => [key, plainXml(value)]));
 }
 

@@ -41,6 +41,18 @@ export function parseDatabaseUrl(url: string): DatabaseLocation {
   throw new Error('must start with sqlite: or postgres:// (e.g. sqlite:./data/cmi.sqlite3)');
 }
 
+/** The URL fit to print: a PostgreSQL password is masked. */
+export function displayDatabaseUrl(url: string): string {
+  if (!/^postgres(ql)?:\/\//.test(url)) return url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url.replace(/\/\/[^@/]*@/, '//***@');
+  }
+}
+
 const DEFAULT_POOL: PoolSettings = { size: 10, statementTimeoutMs: 5000 };
 
 export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Database {

@@ -12,6 +12,8 @@ import { parseRequestPath } from '../request-path.js';
 import { formatOf } from './request-context.js';
 import { setCommonHeaders } from './response-headers.js';
 
+const SUCCESS_ONLY_HEADERS = ['x-total', 'x-limit', 'x-page', 'link', 'location', 'etag'];
+
 /** Fastify's own request errors (body limits, media types, bad URLs) as client errors. */
 function clientErrorOf(error: FastifyError, bodyLimit: number): ClientError | undefined {
   if (error instanceof ClientError) return error;
@@ -35,6 +37,8 @@ export function registerErrorHandler(app: FastifyInstance, infrastructureErrors:
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    // Headers a handler set before it failed (list headers, Location) describe an answer not given.
+    for (const header of SUCCESS_ONLY_HEADERS) reply.removeHeader(header);
     const clientError = clientErrorOf(error, bodyLimit);
     if (clientError) {
       reply.code(clientError.status).headers(clientError.headers);

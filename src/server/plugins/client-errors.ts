@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { renderJson } from '../../render/json.js';
+import { CONTENT_TYPES } from '../../render/payload.js';
+
+const MESSAGES: Record<number, string> = {
+  400: 'Malformed HTTP request',
+  408: 'Request timed out',
+  431: 'Request header fields too large (16 KiB in all)',
+};
+
+function statusOf(code: string | undefined): number {
+  if (code === 'HPE_HEADER_OVERFLOW') return 431;
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408;
+  return 400;
+}
+
+/**
+ * Requests Node cannot even parse (headers over 16 KiB, broken HTTP) never reach fastify; they still get
+ * the contract's error body and headers, in JSON since no format could be read.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = statusOf(error.code);
+  const body = renderJson({ kind: 'errors', messages: { base: [MESSAGES[status] as string] } });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      `Content-Type: ${CONTENT_TYPES.json}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${randomUUID()}\r\n` +
+      `Status: ${status} ${STATUS_CODES[status]}\r\n` +
+      'X-Runtime: 0.000000\r\n' +
+      'Cache-Control: no-cache\r\n' +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}

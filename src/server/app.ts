@@ -23,6 +23,7 @@ import { answerUnroutable, registerErrorHandler } from './plugins/error-handler.
 import { registerPathChecks, registerRequestContext, requestIdFrom, rewriteRequestUrl } from './plugins/request-context.js';
 import { registerResponseHeaders } from './plugins/response-headers.js';
 import { infrastructureErrorsRoutes } from './routes/infrastructure-errors.js';
+import { healthRoutes } from './routes/health.js';
 import { sessionRoutes } from './routes/session.js';
 import { usersRoutes } from './routes/users.js';
 import { versionRoutes } from './routes/version.js';
@@ -85,6 +86,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   versionRoutes(app, context);
   usersRoutes(app, context);
   sessionRoutes(app, context);
+  healthRoutes(app, database);
   infrastructureErrorsRoutes(app, context);
 
   await app.ready();

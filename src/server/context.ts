@@ -32,5 +32,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route serves a paginated list and accepts pagination path segments. */
     paginated?: boolean;
+    /** The route needs no credentials (health probes only). */
+    public?: boolean;
   }
 }

@@ -92,13 +92,23 @@ export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Da
   };
 }
 
-/** Applies every pending migration; returns the names applied. */
-export async function migrateToLatest(database: Database): Promise<string[]> {
-  const migrator = new Migrator({
+async function migratorFor(database: Database): Promise<Migrator> {
+  return new Migrator({
     db: database.db,
     migrationTableSchema: await migrationSchema(database.dialect, database.db),
     provider: { getMigrations: async () => allMigrations(database.dialect) },
   });
+}
+
+/** Names of the migrations this version of cmi has that the database has not applied. */
+export async function pendingMigrations(database: Database): Promise<string[]> {
+  const migrations = await (await migratorFor(database)).getMigrations();
+  return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrateToLatest(database: Database): Promise<string[]> {
+  const migrator = await migratorFor(database);
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

@@ -23,6 +23,7 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
 export function registerAuthentication(app: FastifyInstance, authenticator: Authenticator): void {
   app.decorateRequest('session');
   app.addHook('onRequest', (request, reply, done) => {
+    if (request.routeOptions.config.public) return done();
     const { authorization, cookie } = request.headers;
     const credentials = { authorization, cookie, address: request.ip };
     const apply = (authenticated: Authenticated) => {

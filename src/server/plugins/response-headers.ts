@@ -22,7 +22,8 @@ function matchesIfNoneMatch(request: FastifyRequest, etag: string): boolean {
 export function registerResponseHeaders(app: FastifyInstance): void {
   app.addHook('onSend', (request, reply, payload, done) => {
     let body = payload;
-    if (request.method === 'GET' && reply.statusCode === 200 && typeof payload === 'string') {
+    // Probes (public routes) are never cached or revalidated: they set their own Cache-Control.
+    if (request.method === 'GET' && reply.statusCode === 200 && typeof payload === 'string' && !request.routeOptions.config.public) {
       const etag = `W/"${createHash('sha1').update(payload).digest('hex')}"`;
       reply.header('etag', etag);
       reply.header('cache-control', REVALIDATE);

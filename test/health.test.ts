@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { createTestApp, type TestApp } from './support/app.js';
+
+describe('health probes', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  it('GET /health/live answers 200 without credentials, uncached', async () => {
+    const res = await t.app.inject({ url: '/health/live' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+    assert.equal(res.headers['cache-control'], 'no-store');
+    assert.equal(res.headers.etag, undefined);
+    assert.equal(res.headers['set-cookie'], undefined);
+    assert.equal(res.body, '{"status":"ok"}');
+    const xml = await t.app.inject({ url: '/health/live.xml' });
+    assert.equal(xml.body, '<?xml version="1.0" encoding="UTF-8"?>\n<health>\n  <status>ok</status>\n</health>\n');
+  });
+
+  it('GET /health/ready answers 200 when the database answers and is migrated', async () => {
+    const res = await t.app.inject({ url: '/health/ready' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.body, '{"status":"ok"}');
+  });
+
+  it('GET /health/ready answers 503 when a migration is missing', async () => {
+    await sql`delete from kysely_migration where name = '002_sessions_and_lockout'`.execute(t.database.db);
+    const res = await t.app.inject({ url: '/health/ready' });
+    assert.equal(res.statusCode, 503);
+    assert.equal(res.headers['cache-control'], 'no-store');
+    assert.equal(res.body, '{"status":"migrations pending"}');
+  });
+
+  it('GET /health/ready answers 503 when the database is gone', async () => {
+    await t.database.close();
+    const res = await t.app.inject({ url: '/health/ready' });
+    assert.equal(res.statusCode, 503);
+    assert.equal(res.body, '{"status":"database unreachable"}');
+  });
+
+  it('is the only thing without credentials: other paths still answer 401', async () => {
+    const res = await t.app.inject({ url: '/health/other' });
+    assert.equal(res.statusCode, 401);
+  });
+});

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { type PoolSettings, parseDatabaseUrl } from './store/database.js';
 
 /** Everything cmi reads from its environment, validated once at start-up. */
@@ -20,6 +21,10 @@ export interface Config {
   authCacheSeconds: number;
   /** Whether X-Forwarded-For/-Proto from a proxy in front are believed. */
   trustProxy: boolean;
+  /** Server processes sharing the port (1: no cluster). */
+  workers: number;
+  /** How long a stopping process waits for requests in flight, in seconds. */
+  shutdownTimeoutSeconds: number;
   adminLogin: string;
   adminEmail: string;
   adminPassword: string | undefined;
@@ -98,6 +103,8 @@ export function loadConfig(source: Source = process.env): Config {
     lockoutWindowSeconds: integer(source, 'CMI_LOCKOUT_WINDOW', 15 * 60, 1, 86_400),
     authCacheSeconds: integer(source, 'CMI_AUTH_CACHE_TTL', 5, 0, 300),
     trustProxy: flag(source, 'CMI_TRUST_PROXY'),
+    workers: source.CMI_WORKERS === 'auto' ? availableParallelism() : integer(source, 'CMI_WORKERS', 1, 1, 64),
+    shutdownTimeoutSeconds: integer(source, 'CMI_SHUTDOWN_TIMEOUT', 10, 0, 3600),
     adminLogin: text(source, 'CMI_ADMIN_LOGIN', 'admin'),
     adminEmail: text(source, 'CMI_ADMIN_EMAIL', 'admin@localhost'),
     adminPassword: adminPassword === '' ? undefined : adminPassword,

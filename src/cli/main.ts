@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { ClientError } from '../domain/errors.js';
@@ -13,6 +14,7 @@ const SERVE_FLAGS: Array<[flag: string, variable: string, description: string]> 
   ['--default-per-page <n>', 'CMI_DEFAULT_PER_PAGE', 'list page size when none is asked for (default 25)'],
   ['--max-per-page <n>', 'CMI_MAX_PER_PAGE', 'largest per_page accepted (default 1000)'],
   ['--log-level <level>', 'LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent (default info)'],
+  ['--workers <n>', 'CMI_WORKERS', 'server processes sharing the port, or auto for one per core (default 1)'],
 ];
 
 function configWith(flags: Record<string, string | undefined>) {
@@ -165,4 +167,6 @@ try {
     console.error(`cmi: ${error instanceof Error ? error.message : String(error)}`);
   }
   process.exitCode = 1;
+  // A worker's IPC channel would keep it alive; its primary learns of the failure from the exit.
+  if (cluster.isWorker) process.exit(1);
 }

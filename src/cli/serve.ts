@@ -1,10 +1,12 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError } from '../config.js';
-import { Unprocessable } from '../domain/errors.js';
 import { systemClock } from '../domain/clock.js';
-import { createFirstAdministrator } from '../domain/first-administrator.js';
+import { Unprocessable } from '../domain/errors.js';
+import { createFirstAdministrator, type FirstAdministrator } from '../domain/first-administrator.js';
 import { usersService } from '../domain/users.js';
 import { buildApp } from '../server/app.js';
-import { displayDatabaseUrl, migrateToLatest, openDatabase } from '../store/database.js';
+import { type Database, displayDatabaseUrl, migrateToLatest, openDatabase } from '../store/database.js';
 import { usersRepository } from '../store/users-repository.js';
 
 const ADMIN_VARIABLES: Record<string, string> = { login: 'CMI_ADMIN_LOGIN', email: 'CMI_ADMIN_EMAIL', password: 'CMI_ADMIN_PASSWORD' };
@@ -16,23 +18,21 @@ function asAdminSettingError(error: unknown): unknown {
   return new ConfigError(`${ADMIN_VARIABLES[field] ?? field} ${messages[0] ?? 'is invalid'}`);
 }
 
-/** Opens and migrates the database, creates the first administrator if needed, and listens. */
-export async function serve(config: Config): Promise<void> {
-  const database = openDatabase(config.databaseUrl, config.pool);
+/** Migrates the database and, on an empty one, creates the first administrator. */
+async function prepareDatabase(config: Config, database: Database): Promise<FirstAdministrator | undefined> {
   await migrateToLatest(database);
-  const first = await createFirstAdministrator(usersService(usersRepository(database.db), systemClock), {
+  return createFirstAdministrator(usersService(usersRepository(database.db), systemClock), {
     login: config.adminLogin,
     email: config.adminEmail,
     password: config.adminPassword,
-  }).catch(async (error: unknown) => {
-    await database.close();
+  }).catch((error: unknown) => {
     throw asAdminSettingError(error);
   });
+}
 
-  const app = await buildApp({ config, database });
-  const address = await app.listen({ host: config.host, port: config.port });
-  const base = address.replace('0.0.0.0', '127.0.0.1');
-  console.log(`cmi listening on ${base} (${displayDatabaseUrl(config.databaseUrl)})`);
+function printWelcome(config: Config, base: string, first: FirstAdministrator | undefined): void {
+  const processes = config.workers > 1 ? ` with ${config.workers} workers` : '';
+  console.log(`cmi listening on ${base}${processes} (${displayDatabaseUrl(config.databaseUrl)})`);
   if (first?.generatedPassword) {
     console.log(`Created administrator "${first.user.login}" with password: ${first.generatedPassword}`);
     console.log('This password is shown only once. Try:');
@@ -43,13 +43,96 @@ export async function serve(config: Config): Promise<void> {
   } else {
     console.log(`Log in with an existing user: curl -u '<login>:<password>' ${base}/version.json`);
   }
+}
 
-  const shutdown = async (signal: string) => {
-    console.log(`${signal}: closing`);
+/**
+ * Stops on SIGTERM or SIGINT: no new connections, requests in flight finish (for at most the
+ * shutdown timeout), then the database closes.
+ */
+function drainOnSignal(app: FastifyInstance, database: Database, config: Config): void {
+  const stop = async (signal: string) => {
+    if (cluster.isPrimary) console.log(`${signal}: finishing requests in flight, then stopping`);
+    const timer = setTimeout(() => {
+      console.error(`cmi: requests still in flight after ${config.shutdownTimeoutSeconds} s; stopping anyway`);
+      process.exit(1);
+    }, config.shutdownTimeoutSeconds * 1000);
     await app.close();
     await database.close();
+    clearTimeout(timer);
     process.exit(0);
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/** One server process: listens (on the port its cluster shares, in a worker) and drains on a signal. */
+async function runServer(config: Config, database: Database): Promise<string> {
+  const app = await buildApp({ config, database });
+  drainOnSignal(app, database, config);
+  const address = await app.listen({ host: config.host, port: config.port });
+  return address.replace('0.0.0.0', '127.0.0.1');
+}
+
+/**
+ * The primary of `--workers N`: starts N workers on one port, starts a new one whenever one dies,
+ * and on SIGTERM or SIGINT lets every worker drain before it exits itself.
+ */
+function superviseWorkers(config: Config, first: FirstAdministrator | undefined): void {
+  let stopping = false;
+  let started = 0;
+  const fork = (): Worker => {
+    const worker = cluster.fork();
+    worker.once('listening', (address) => {
+      started += 1;
+      if (started === config.workers) printWelcome(config, `http://${address.address ?? config.host}:${address.port}`.replace('0.0.0.0', '127.0.0.1'), first);
+    });
+    return worker;
+  };
+
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    if (started < config.workers) {
+      console.error(`cmi: worker ${worker.process.pid} failed to start (exit ${signal ?? code}); stopping`);
+      stopping = true;
+      for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
+      process.exitCode = 1;
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(1);
+      return;
+    }
+    console.error(`cmi: worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting a new one`);
+    fork();
+  });
+
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: workers finish requests in flight, then stop`);
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    setTimeout(() => process.exit(1), (config.shutdownTimeoutSeconds + 2) * 1000).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  for (let i = 0; i < config.workers; i++) fork();
+}
+
+/** `cmi serve`: one process, or a primary supervising `config.workers` workers. */
+export async function serve(config: Config): Promise<void> {
+  if (cluster.isWorker) {
+    await runServer(config, openDatabase(config.databaseUrl, config.pool));
+    return;
+  }
+  const database = openDatabase(config.databaseUrl, config.pool);
+  const first = await prepareDatabase(config, database).catch(async (error: unknown) => {
+    await database.close();
+    throw error;
+  });
+  if (config.workers === 1) {
+    printWelcome(config, await runServer(config, database), first);
+    return;
+  }
+  await database.close();
+  superviseWorkers(config, first);
 }

@@ -5,7 +5,9 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { type DialectName, migrationSchema } from './dialect.js';
 import { allMigrations } from './migrations/index.js';
+import { changeListener } from './change-listener.js';
 import type { Schema } from './schema.js';
+import { WriteCounter } from './write-counter.js';
 
 export interface Database {
   readonly db: Kysely<Schema>;
@@ -58,7 +60,11 @@ const DEFAULT_POOL: PoolSettings = { size: 10, statementTimeoutMs: 5000 };
 export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Database {
   const location = parseDatabaseUrl(url);
   if (location.dialect === 'postgres') {
+    const writes = new WriteCounter();
+    // Connected on first use: commands that only write (migrate, users ...) never listen.
+    let listener: ReturnType<typeof changeListener> | undefined;
     const db = new Kysely<Schema>({
+      plugins: [writes],
       dialect: new PostgresDialect({
         pool: new pg.Pool({
           connectionString: location.url,
@@ -68,7 +74,19 @@ export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Da
         }),
       }),
     });
-    return { db, dialect: 'postgres', dataVersion: () => undefined, close: () => db.destroy() };
+    return {
+      db,
+      dialect: 'postgres',
+      dataVersion: () => {
+        listener ??= changeListener(location.url);
+        const changes = listener.version();
+        return changes === undefined ? undefined : `${changes}:${writes.count}`;
+      },
+      close: async () => {
+        await listener?.close();
+        await db.destroy();
+      },
+    };
   }
   mkdirSync(dirname(location.path), { recursive: true });
   const sqlite = new SQLite(location.path);

@@ -13,6 +13,8 @@ export const ALICE = { login: 'alice', email: 'alice@example.com', password: 'al
 
 export interface TestApp {
   app: FastifyInstance;
+  /** Another process's view: a second app on its own connection to the same database. */
+  secondProcess(): Promise<{ app: FastifyInstance; close(): Promise<void> }>;
   database: Database;
   time: TestClock;
   config: Config;
@@ -68,6 +70,17 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     alice,
     basic,
     adminAuth: basic(ADMIN.login, ADMIN.password),
+    async secondProcess() {
+      const other = openDatabase(config.databaseUrl, config.pool);
+      const otherApp = await buildApp({ config, database: other, clock: time.clock, logger: false });
+      return {
+        app: otherApp,
+        async close() {
+          await otherApp.close();
+          await other.close();
+        },
+      };
+    },
     aliceAuth: basic(ALICE.login, ALICE.password),
     async addUsers(count, role = 'user') {
       sharedHash ??= hashPassword('shared-password');

@@ -1,0 +1,361 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../src/server/app.js';
+import { ALICE, createTestApp, type TestApp } from './support/app.js';
+
+const ACCESS_DENIED_JSON = '{"errors":{"base":["Access denied"]}}';
+const SESSION_COOKIE = /^_cmi_session=([^;\s]+); path=\/; HttpOnly; SameSite=Lax$/;
+const CLEARED_COOKIE = '_cmi_session=; Max-Age=0; path=/; HttpOnly; SameSite=Lax';
+
+const withCookie = (token: string) => ({ cookie: `_cmi_session=${token}` });
+
+function get(app: FastifyInstance, url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return app.inject({ method: 'GET', url, headers });
+}
+
+function tokenOf(res: LightMyRequestResponse): string {
+  const match = SESSION_COOKIE.exec(String(res.headers['set-cookie']));
+  assert.ok(match, `no session cookie in ${String(res.headers['set-cookie'])}`);
+  return match[1] as string;
+}
+
+/** A new session through a Basic login; returns its token. */
+async function login(t: TestApp, authorization = t.aliceAuth, app = t.app): Promise<string> {
+  const res = await get(app, '/version.json', { authorization });
+  assert.equal(res.statusCode, 200, res.body);
+  return tokenOf(res);
+}
+
+function assertAccessDenied(res: LightMyRequestResponse): void {
+  assert.equal(res.statusCode, 401, res.body);
+  assert.equal(res.headers['www-authenticate'], 'Basic realm="cmi"');
+  assert.equal(res.body, ACCESS_DENIED_JSON);
+  assert.equal(res.headers['set-cookie'], undefined);
+}
+
+async function assertSessionWorks(app: FastifyInstance, token: string): Promise<LightMyRequestResponse> {
+  const res = await get(app, '/version.json', withCookie(token));
+  assert.equal(res.statusCode, 200, `session refused: ${res.body}`);
+  return res;
+}
+
+async function assertSessionEnded(app: FastifyInstance, token: string): Promise<void> {
+  assertAccessDenied(await get(app, '/version.json', withCookie(token)));
+}
+
+function logout(app: FastifyInstance, token: string, url = '/session.json'): Promise<LightMyRequestResponse> {
+  return app.inject({ method: 'DELETE', url, headers: { ...withCookie(token), 'content-type': 'application/json', accept: 'application/json' } });
+}
+
+describe('session idle timeout (CMI_SESSION_IDLE_TIMEOUT, default 1800 s)', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(() => t.close());
+
+  it('ends a session unused for longer than 1800 s', async () => {
+    const token = await login(t);
+    t.time.advance(1801);
+    await assertSessionEnded(t.app, token);
+  });
+
+  it('keeps a session used within 1800 s', async () => {
+    const token = await login(t);
+    t.time.advance(1799);
+    await assertSessionWorks(t.app, token);
+  });
+
+  it('counts from the last refresh: a session in use outlives the idle timeout, its stale cookie does not', async () => {
+    const first = await login(t);
+    t.time.advance(1000);
+    const refreshed = tokenOf(await assertSessionWorks(t.app, first));
+    t.time.advance(1000);
+    // 2000 s after login, 1000 s after the refresh.
+    await assertSessionWorks(t.app, refreshed);
+    await assertSessionEnded(t.app, first);
+  });
+
+  it('follows CMI_SESSION_IDLE_TIMEOUT', async () => {
+    const short = await createTestApp({ CMI_SESSION_IDLE_TIMEOUT: '300' });
+    try {
+      const kept = await login(short);
+      const ended = await login(short);
+      short.time.advance(299);
+      await assertSessionWorks(short.app, kept);
+      short.time.advance(2);
+      await assertSessionEnded(short.app, ended);
+    } finally {
+      await short.close();
+    }
+  });
+});
+
+describe('session absolute timeout (CMI_SESSION_MAX_AGE, default 43200 s)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  it('ends a session 43200 s after login even when it is used all the time, and a new login works', async () => {
+    let token = await login(t);
+    let elapsed = 0;
+    while (elapsed + 1500 <= 43_200) {
+      t.time.advance(1500);
+      elapsed += 1500;
+      token = tokenOf(await assertSessionWorks(t.app, token));
+    }
+    t.time.advance(43_200 - elapsed + 1);
+    await assertSessionEnded(t.app, token);
+    await assertSessionWorks(t.app, await login(t));
+  });
+});
+
+describe('session cookie refresh', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  it('sends no new cookie while the last-seen time is under 60 s old, then a new one for the same session', async () => {
+    const token = await login(t);
+    t.time.advance(59);
+    const early = await assertSessionWorks(t.app, token);
+    assert.equal(early.headers['set-cookie'], undefined);
+
+    t.time.advance(1);
+    const due = await assertSessionWorks(t.app, token);
+    const refreshed = tokenOf(due);
+    assert.notEqual(refreshed, token);
+
+    // The refreshed cookie counts from now: no new cookie for the next 59 s.
+    t.time.advance(59);
+    assert.equal((await assertSessionWorks(t.app, refreshed)).headers['set-cookie'], undefined);
+
+    // It is the same session: logging out with the new cookie ends the old one too.
+    const res = await logout(t.app, refreshed);
+    assert.equal(res.statusCode, 204);
+    await assertSessionEnded(t.app, refreshed);
+    await assertSessionEnded(t.app, token);
+  });
+
+  it('refreshes on any endpoint the session is used on', async () => {
+    const token = await login(t);
+    t.time.advance(61);
+    const res = await get(t.app, '/users.json', withCookie(token));
+    assert.equal(res.statusCode, 200);
+    await assertSessionWorks(t.app, tokenOf(res));
+  });
+});
+
+describe('DELETE /session (logout)', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(() => t.close());
+
+  it('ends only the current session: 204, no body, the cookie cleared with Max-Age=0', async () => {
+    const ending = await login(t);
+    t.time.advance(10);
+    const other = await login(t);
+    const res = await logout(t.app, ending);
+    assert.equal(res.statusCode, 204);
+    assert.equal(res.body, '');
+    assert.equal(res.headers['set-cookie'], CLEARED_COOKIE);
+
+    await assertSessionEnded(t.app, ending);
+    await assertSessionWorks(t.app, other);
+    // Still ended after the verification cache's TTL (5 s), and long after.
+    t.time.advance(6);
+    await assertSessionEnded(t.app, ending);
+    await assertSessionWorks(t.app, other);
+    t.time.advance(600);
+    await assertSessionEnded(t.app, ending);
+    // The password still logs in.
+    await assertSessionWorks(t.app, await login(t));
+  });
+
+  it('ends only the current session also when the other one was opened in the same moment (two clients logging in together)', async () => {
+    const ending = await login(t);
+    const other = await login(t);
+    assert.notEqual(other, ending, 'two logins were answered with the same session');
+    assert.equal((await logout(t.app, ending)).statusCode, 204);
+    await assertSessionEnded(t.app, ending);
+    await assertSessionWorks(t.app, other);
+  });
+
+  it('answers on an .xml path too', async () => {
+    const token = await login(t);
+    const res = await logout(t.app, token, '/session.xml');
+    assert.equal(res.statusCode, 204);
+    assert.equal(res.body, '');
+    assert.equal(res.headers['set-cookie'], CLEARED_COOKIE);
+    await assertSessionEnded(t.app, token);
+  });
+
+  it('with Basic credentials only, clears the cookie and ends no session', async () => {
+    const token = await login(t);
+    const res = await t.app.inject({ method: 'DELETE', url: '/session.json', headers: { authorization: t.aliceAuth } });
+    assert.equal(res.statusCode, 204);
+    assert.equal(res.headers['set-cookie'], CLEARED_COOKIE);
+    await assertSessionWorks(t.app, token);
+  });
+
+  it('with an ended session is refused 401', async () => {
+    const token = await login(t);
+    assert.equal((await logout(t.app, token)).statusCode, 204);
+    assertAccessDenied(await logout(t.app, token));
+  });
+
+  it('does not touch other users\' sessions', async () => {
+    const alice = await login(t);
+    const admin = await login(t, t.adminAuth);
+    assert.equal((await logout(t.app, alice)).statusCode, 204);
+    await assertSessionWorks(t.app, admin);
+  });
+});
+
+describe('credential and status changes through the API end all of the user\'s sessions at once', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(() => t.close());
+
+  const put = (url: string, authorization: string, body: unknown) =>
+    t.app.inject({ method: 'PUT', url, headers: { authorization, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+  const post = (url: string) => t.app.inject({ method: 'POST', url, headers: { authorization: t.adminAuth } });
+
+  it('a password change by an administrator', async () => {
+    const one = await login(t);
+    const two = await login(t, t.basic(ALICE.email, ALICE.password));
+    const admin = await login(t, t.adminAuth);
+    assert.equal((await put('/users/2.json', t.adminAuth, { user: { password: 'alice-new-password' } })).statusCode, 204);
+    await assertSessionEnded(t.app, one);
+    await assertSessionEnded(t.app, two);
+    await assertSessionWorks(t.app, admin);
+    await assertSessionWorks(t.app, await login(t, t.basic(ALICE.login, 'alice-new-password')));
+  });
+
+  it('a password change by the user itself, through one of its sessions', async () => {
+    const one = await login(t);
+    const two = await login(t, t.basic(ALICE.email, ALICE.password));
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: '/users/2.json',
+      headers: { ...withCookie(one), 'content-type': 'application/json' },
+      payload: JSON.stringify({ password: 'alice-new-password' }),
+    });
+    assert.equal(res.statusCode, 204);
+    await assertSessionEnded(t.app, one);
+    await assertSessionEnded(t.app, two);
+  });
+
+  it('not a change of other fields', async () => {
+    const one = await login(t);
+    assert.equal((await put('/users/2.json', t.adminAuth, { user: { first_name: 'Alicia' } })).statusCode, 204);
+    await assertSessionWorks(t.app, one);
+  });
+
+  it('a suspension; activation does not bring the old sessions back', async () => {
+    const one = await login(t);
+    const two = await login(t, t.basic(ALICE.email, ALICE.password));
+    assert.equal((await post('/users/2/suspend.json')).statusCode, 200);
+    await assertSessionEnded(t.app, one);
+    await assertSessionEnded(t.app, two);
+    assert.equal((await post('/users/2/activate.json')).statusCode, 200);
+    await assertSessionEnded(t.app, one);
+    await assertSessionWorks(t.app, await login(t));
+  });
+
+  it('a deletion', async () => {
+    const one = await login(t);
+    const two = await login(t, t.basic(ALICE.email, ALICE.password));
+    const res = await t.app.inject({
+      method: 'DELETE',
+      url: '/users/2.json',
+      headers: { authorization: t.adminAuth, 'content-type': 'application/json' },
+      payload: '{"force":1}',
+    });
+    assert.equal(res.statusCode, 204);
+    await assertSessionEnded(t.app, one);
+    await assertSessionEnded(t.app, two);
+  });
+
+  it('another process sharing the database sees a password change within CMI_AUTH_CACHE_TTL (5 s)', async () => {
+    const other = await buildApp({ config: t.config, database: t.database, clock: t.time.clock, logger: false });
+    try {
+      const session = await login(t, t.aliceAuth, other);
+      await assertSessionWorks(other, session);
+      assert.equal((await put('/users/2.json', t.adminAuth, { password: 'alice-new-password' })).statusCode, 204);
+      t.time.advance(5);
+      await assertSessionEnded(other, session);
+      assertAccessDenied(await get(other, '/version.json', { authorization: t.aliceAuth }));
+      await login(t, t.basic(ALICE.login, 'alice-new-password'), other);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('another process sharing the database sees a logout at once', async () => {
+    const other = await buildApp({ config: t.config, database: t.database, clock: t.time.clock, logger: false });
+    try {
+      const token = await login(t);
+      await assertSessionWorks(other, token);
+      assert.equal((await logout(t.app, token)).statusCode, 204);
+      t.time.advance(5);
+      await assertSessionEnded(other, token);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('a tampered session token', () => {
+  let t: TestApp;
+  let token: string;
+  before(async () => {
+    t = await createTestApp();
+    token = await login(t);
+  });
+  after(() => t.close());
+
+  /** userId.epoch.sessionId.issuedAt.lastSeen.mac */
+  const part = (index: number, change: (value: string) => string) => {
+    const parts = token.split('.');
+    parts[index] = change(parts[index] as string);
+    return parts.join('.');
+  };
+  const flip = (text: string) => `${text.slice(0, -1)}${text.at(-1) === 'A' ? 'B' : 'A'}`;
+
+  const cases: Array<[name: string, make: () => string]> = [
+    ['a changed signature', () => part(5, flip)],
+    ['another user id', () => part(0, () => '1')],
+    ['another epoch', () => part(1, (epoch) => String(Number(epoch) + 1))],
+    ['another session id', () => part(2, flip)],
+    ['an earlier login time (to escape the absolute timeout)', () => part(3, (at) => String(Number(at) - 100))],
+    ['a later last-seen time (to escape the idle timeout)', () => part(4, (at) => String(Number(at) + 1000))],
+    ['the signature cut short', () => token.slice(0, -1)],
+    ['an extra part', () => `${token}.x`],
+    ['no signature', () => token.split('.').slice(0, 5).join('.')],
+  ];
+  for (const [name, make] of cases) {
+    it(`is refused with ${name}`, async () => {
+      await assertSessionEnded(t.app, make());
+    });
+  }
+
+  it('the genuine token still works', async () => {
+    await assertSessionWorks(t.app, token);
+  });
+
+  it('is refused when a later last-seen is forged after the idle timeout', async () => {
+    t.time.advance(1801);
+    await assertSessionEnded(t.app, part(4, (at) => String(Number(at) + 1801)));
+    await assertSessionEnded(t.app, token);
+  });
+});

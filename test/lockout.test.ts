@@ -53,7 +53,7 @@ describe('lockout with the defaults (10 failures in 900 s)', () => {
     assertLocked(await attempt(t, ALICE.login, ALICE.password), 810);
     assert.deepEqual(await failures(t), [
       { key: 'address:127.0.0.1', failures: 10, window_started_at: WINDOW_START },
-      { key: 'login:alice', failures: 10, window_started_at: WINDOW_START },
+      { key: 'user:2', failures: 10, window_started_at: WINDOW_START },
     ]);
 
     t.time.advance(300);
@@ -130,8 +130,8 @@ describe('lockout with CMI_LOCKOUT_MAX_FAILURES=3', () => {
       { key: 'address:203.0.113.1', failures: 2, window_started_at: WINDOW_START },
       { key: 'address:203.0.113.2', failures: 1, window_started_at: WINDOW_START },
       { key: 'address:203.0.113.3', failures: 1, window_started_at: WINDOW_START },
-      { key: 'login:alice', failures: 1, window_started_at: WINDOW_START },
       { key: 'login:nobody', failures: 3, window_started_at: WINDOW_START },
+      { key: 'user:2', failures: 1, window_started_at: WINDOW_START },
     ]);
   });
 
@@ -141,7 +141,7 @@ describe('lockout with CMI_LOCKOUT_MAX_FAILURES=3', () => {
     assert.deepEqual(await failures(t), [
       { key: 'address:203.0.113.1', failures: 1, window_started_at: WINDOW_START },
       { key: 'address:203.0.113.2', failures: 1, window_started_at: WINDOW_START },
-      { key: 'login:alice', failures: 2, window_started_at: WINDOW_START },
+      { key: 'user:2', failures: 2, window_started_at: WINDOW_START },
     ]);
     t.time.advance(60);
     assertAllowed(await attempt(t, ALICE.login, ALICE.password, '203.0.113.3'));
@@ -154,8 +154,8 @@ describe('lockout with CMI_LOCKOUT_MAX_FAILURES=3', () => {
     assertDenied(await attempt(t, ALICE.login, 'wrong-password', '203.0.113.5'));
     assertDenied(await attempt(t, ALICE.login, 'wrong-password', '203.0.113.6'));
     assertLocked(await attempt(t, ALICE.login, 'wrong-password', '203.0.113.7'), 900);
-    const alice = (await failures(t)).find((row) => row.key === 'login:alice');
-    assert.deepEqual(alice, { key: 'login:alice', failures: 3, window_started_at: '2026-11-20T10:01:00.000Z' });
+    const alice = (await failures(t)).find((row) => row.key === 'user:2');
+    assert.deepEqual(alice, { key: 'user:2', failures: 3, window_started_at: '2026-11-20T10:01:00.000Z' });
   });
 
   it('starts a new window after the old one passes', async () => {
@@ -165,7 +165,7 @@ describe('lockout with CMI_LOCKOUT_MAX_FAILURES=3', () => {
     assertDenied(await attempt(t, ALICE.login, 'wrong-password'));
     assert.deepEqual(await failures(t), [
       { key: 'address:127.0.0.1', failures: 1, window_started_at: '2026-11-20T10:15:00.000Z' },
-      { key: 'login:alice', failures: 1, window_started_at: '2026-11-20T10:15:00.000Z' },
+      { key: 'user:2', failures: 1, window_started_at: '2026-11-20T10:15:00.000Z' },
     ]);
   });
 

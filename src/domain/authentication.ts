@@ -62,21 +62,23 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   async function withBasic(authorization: string, address: string): Promise<Authenticated> {
     const credentials = parseBasicCredentials(authorization);
     if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
-    const keys = lockout.keys(credentials.login, address);
-    const { loginHasFailures } = await lockout.assertAllowed([keys.login, keys.address]);
     const found = await users.findCredentials(credentials.login);
+    // Failures count against the account whichever name (login or email) was used.
+    const keys = lockout.keys(found ? `user:${found.user.id}` : credentials.login, address);
+    const { accountHasFailures } = await lockout.assertAllowed([keys.account, keys.address]);
     const { password } = credentials;
     const valid =
       Buffer.byteLength(password) <= MAX_PASSWORD_BYTES &&
       (apiKeyMatches(password, found?.api_key_hash ?? null) || (await verifyPassword(found?.password_hash, password)));
     if (!found || !valid || found.user.status !== 'active') {
-      await lockout.recordFailure([keys.login, keys.address]);
+      // Someone is guessing: the account's cached verifications go, so a lock holds for them too.
+      if (found) cache.forgetUser(found.user.id);
+      await lockout.recordFailure([keys.account, keys.address]);
       throw new Unauthorized();
     }
-    if (loginHasFailures) await lockout.clear(keys.login);
-    const sessionToken = sessions.issue(found.user.id, found.session_epoch);
-    cache.set(authorization, { user: found.user, sessionEpoch: found.session_epoch, sessionToken });
-    return { user: found.user, sessionToken };
+    if (accountHasFailures) await lockout.clear(keys.account);
+    cache.set(authorization, { user: found.user, sessionEpoch: found.session_epoch });
+    return { user: found.user, sessionToken: sessions.issue(found.user.id, found.session_epoch) };
   }
 
   const sessionCacheKey = (claims: SessionClaims) => `session ${claims.sessionId} ${claims.epoch}`;
@@ -97,7 +99,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   function fromCache(credentials: Credentials): Authenticated | undefined {
     if (credentials.authorization !== undefined) {
       const cached = cache.get(credentials.authorization);
-      return cached && { user: cached.user, sessionToken: cached.sessionToken };
+      return cached && { user: cached.user, sessionToken: sessions.issue(cached.user.id, cached.sessionEpoch) };
     }
     const token = readCookie(credentials.cookie, SESSION_COOKIE);
     const claims = token === undefined ? undefined : sessions.verify(token);

@@ -21,21 +21,22 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
   let lastPrune = 0;
 
   return {
-    keys(login: string, address: string): { login: string; address: string } {
-      return { login: `login:${login.toLowerCase()}`, address: `address:${address}` };
+    /** `account` is `user:<id>` for an existing user, else the login as typed (lower case). */
+    keys(account: string, address: string): { account: string; address: string } {
+      return { account: account.startsWith('user:') ? account : `login:${account.toLowerCase()}`, address: `address:${address}` };
     },
 
     /** Throws TooManyRequests (with Retry-After) while any key is locked. */
-    async assertAllowed(keys: string[]): Promise<{ loginHasFailures: boolean }> {
+    async assertAllowed(keys: string[]): Promise<{ accountHasFailures: boolean }> {
       const now = clock().getTime();
-      let loginHasFailures = false;
+      let accountHasFailures = false;
       for (const window of await repository.find(keys)) {
         const endsAt = window.windowStartedAt.getTime() + windowMs;
         if (endsAt <= now) continue;
-        if (window.key.startsWith('login:')) loginHasFailures = true;
+        if (!window.key.startsWith('address:')) accountHasFailures = true;
         if (window.failures >= options.maxFailures) throw new TooManyRequests(Math.ceil((endsAt - now) / 1000));
       }
-      return { loginHasFailures };
+      return { accountHasFailures };
     },
 
     async recordFailure(keys: string[]): Promise<void> {

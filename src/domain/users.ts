@@ -23,10 +23,14 @@ const LOGIN = /^[A-Za-z0-9_.][A-Za-z0-9_@.-]*$/;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 /**
- * Reads the user fields present in `fields`, naming every bad one in a single 422. With `required`,
- * login, email and password must be there (a new user).
+ * Reads the user fields present in `fields`, naming every bad one (a login or email another user has
+ * included) in a single 422. With `required`, login, email and password must be there (a new user).
  */
-function readUserFields(fields: Fields, required: boolean): UserChanges & { password?: string } {
+async function readUserFields(
+  fields: Fields,
+  required: boolean,
+  taken: (values: { login?: string; email?: string }) => Promise<Array<'login' | 'email'>>,
+): Promise<UserChanges & { password?: string }> {
   const errors = new FieldErrors();
   const out: UserChanges & { password?: string } = {};
   const text = (name: string, max: number, isRequired = false) => stringField(fields, name, errors, { required: isRequired, max });
@@ -40,7 +44,10 @@ function readUserFields(fields: Fields, required: boolean): UserChanges & { pass
   if (email !== undefined && !EMAIL.test(email)) errors.add('email', 'is invalid');
   else if (email !== undefined) out.email = email.toLowerCase();
 
-  const password = text('password', userLimits.passwordMaxBytes, required);
+  for (const field of await taken({ login: out.login, email: out.email })) errors.add(field, 'has already been taken');
+
+  // Measured in bytes below; the character limit here only has to let every candidate through.
+  const password = text('password', Number.MAX_SAFE_INTEGER, required);
   if (password !== undefined) {
     if ([...password].length < userLimits.passwordMinChars) {
       errors.add('password', `is too short (minimum is ${userLimits.passwordMinChars} characters)`);
@@ -113,7 +120,7 @@ export function usersService(repository: UsersRepository, clock: Clock, options:
   return {
     async create(actor: Actor, fields: Fields): Promise<User> {
       assertAdmin(actor);
-      const { password, ...changes } = readUserFields(fields, true);
+      const { password, ...changes } = await readUserFields(fields, true, (values) => repository.takenFields(values));
       const user = await repository
         .create(
           {
@@ -147,7 +154,7 @@ export function usersService(repository: UsersRepository, clock: Clock, options:
     /** Any field a user may hold; only an administrator changes roles. */
     async update(actor: Actor, id: number, fields: Fields): Promise<User> {
       assertMayAct(actor, id);
-      const { password, ...changes } = readUserFields(fields, false);
+      const { password, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id));
       if (changes.role !== undefined && !isAdmin(actor)) throw new Forbidden();
       const password_hash = password === undefined ? undefined : await hashPassword(password);
       const change = await repository.update(id, password_hash ? { ...changes, password_hash } : changes, clock()).catch(duplicateAsUnprocessable);

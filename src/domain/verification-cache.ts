@@ -7,8 +7,6 @@ export interface Verified {
   user: User;
   /** The user's session epoch at verification, for the cookie a Basic login is answered with. */
   sessionEpoch: number;
-  /** The session a Basic login opened, answered again while the entry lives (one per credential). */
-  sessionToken?: string;
 }
 
 export interface VerificationCacheOptions {

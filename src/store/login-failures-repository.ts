@@ -17,8 +17,8 @@ export function loginFailuresRepository(db: Kysely<Schema>) {
     },
 
     /**
-     * Counts one failure for each key in one statement per key: a window older than `windowStart`
-     * starts over at 1, else the count goes up, so concurrent failures are all counted.
+     * Counts one failure for each key in one statement per key: a window that started at or before
+     * `windowStart` (so has passed) starts over at 1, else the count goes up, so concurrent failures are all counted.
      */
     async recordFailure(keys: string[], now: Date, windowStart: Date): Promise<void> {
       const at = now.toISOString();
@@ -29,8 +29,8 @@ export function loginFailuresRepository(db: Kysely<Schema>) {
           .values({ key, failures: 1, window_started_at: at })
           .onConflict((oc) =>
             oc.column('key').doUpdateSet({
-              failures: sql`case when login_failures.window_started_at < ${expired} then 1 else login_failures.failures + 1 end`,
-              window_started_at: sql`case when login_failures.window_started_at < ${expired} then ${at} else login_failures.window_started_at end`,
+              failures: sql`case when login_failures.window_started_at <= ${expired} then 1 else login_failures.failures + 1 end`,
+              window_started_at: sql`case when login_failures.window_started_at <= ${expired} then ${at} else login_failures.window_started_at end`,
             }),
           )
           .execute();

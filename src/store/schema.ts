@@ -49,7 +49,7 @@ export interface RevokedSessionsTable {
 }
 
 export interface LoginFailuresTable {
-  /** `login:<login, lowercased>` or `address:<ip>`. */
+  /** `user:<id>`, `login:<unknown login, lower case>` or `address:<ip>`. */
   key: string;
   failures: number;
   window_started_at: string;

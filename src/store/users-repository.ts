@@ -143,6 +143,24 @@ export function usersRepository(db: Kysely<Schema>) {
       return row && toUser(row);
     },
 
+    /** Which of `login` and `email` another user (not `exceptId`) already has. */
+    async takenFields(values: { login?: string; email?: string }, exceptId?: number): Promise<Array<'login' | 'email'>> {
+      const { login, email } = values;
+      if (login === undefined && email === undefined) return [];
+      let query = db.selectFrom('users').select(['login', 'email']).where((eb) => {
+        const conditions = [];
+        if (login !== undefined) conditions.push(eb('login', '=', login));
+        if (email !== undefined) conditions.push(eb('email', '=', email));
+        return eb.or(conditions);
+      });
+      if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+      const rows = await query.limit(2).execute();
+      const taken: Array<'login' | 'email'> = [];
+      if (login !== undefined && rows.some((row) => row.login === login)) taken.push('login');
+      if (email !== undefined && rows.some((row) => row.email === email)) taken.push('email');
+      return taken;
+    },
+
     async findById(id: number): Promise<User | undefined> {
       const row = await db.selectFrom('users').select(publicColumns).where('id', '=', id).executeTakeFirst();
       return row && toUser(row);

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unwrapRecord } from '../../domain/request-body.js';
 import { presentUser, userResource as resource } from '../../resources/user.js';
 import type { AppContext } from '../context.js';
@@ -29,20 +29,31 @@ export function usersRoutes(app: FastifyInstance, { users, config }: AppContext)
     return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
   });
 
+  /** A change to the caller's own account may end its sessions: no cookie for one that just ended. */
+  const ownAccount = (request: FastifyRequest, reply: FastifyReply, id: number) => {
+    if (id === request.viewer.id) reply.removeHeader('set-cookie');
+  };
+
   app.put<WithId>('/users/:id', async (request, reply) => {
-    await users.update(request.viewer, parseId(request.params.id), unwrapRecord(request.body ?? {}, 'user'));
+    const id = parseId(request.params.id);
+    await users.update(request.viewer, id, unwrapRecord(request.body ?? {}, 'user'));
+    ownAccount(request, reply, id);
     return reply.code(204).send();
   });
 
   // OnApp clients send a body such as {"force": 1}; it changes nothing here.
   app.delete<WithId>('/users/:id', async (request, reply) => {
-    await users.remove(request.viewer, parseId(request.params.id));
+    const id = parseId(request.params.id);
+    await users.remove(request.viewer, id);
+    ownAccount(request, reply, id);
     return reply.code(204).send();
   });
 
   for (const action of ['suspend', 'activate'] as const) {
     app.post<WithId>(`/users/:id/${action}`, async (request, reply) => {
-      const user = await users[action](request.viewer, parseId(request.params.id));
+      const id = parseId(request.params.id);
+      const user = await users[action](request.viewer, id);
+      ownAccount(request, reply, id);
       return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
     });
   }

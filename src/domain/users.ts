@@ -5,7 +5,6 @@ import { userLimits } from './limits.js';
 import { hashPassword } from './passwords.js';
 import type { Page, Role, User } from './records.js';
 import { stringField } from './request-body.js';
-import { versionedCache } from './versioned-cache.js';
 import { DuplicateValue, type StatusChange, type UserChanges, type UsersRepository } from '../store/users-repository.js';
 
 /** Who acts: a user through the API, or the operator at the command line (who may do anything). */
@@ -99,16 +98,8 @@ function duplicateAsUnprocessable(error: unknown): never {
 }
 
 /** The account rules. */
-export interface UsersServiceOptions {
-  /** Runs after every change to a user, so cached verifications of that user are dropped at once. */
-  credentialsChanged?: (userId: number) => void;
-  /** The database's data version (Database.dataVersion): list pages are reused while it stands. */
-  dataVersion?: () => string | undefined;
-}
-
-export function usersService(repository: UsersRepository, clock: Clock, options: UsersServiceOptions = {}) {
-  const credentialsChanged = options.credentialsChanged ?? (() => {});
-  const pages = versionedCache<Page<User>>(options.dataVersion ?? (() => undefined), 1000);
+/** `credentialsChanged(id)` runs after every change to a user, so its cached verifications go at once. */
+export function usersService(repository: UsersRepository, clock: Clock, credentialsChanged: (userId: number) => void = () => {}) {
 
   async function find(actor: Actor, id: number): Promise<User> {
     assertMayAct(actor, id);
@@ -140,13 +131,11 @@ export function usersService(repository: UsersRepository, clock: Clock, options:
     },
 
     /** What `actor` may list: everyone for an administrator, only itself for a user. */
-    list(actor: Actor, limit: number, offset: number): Promise<Page<User>> {
+    async list(actor: Actor, limit: number, offset: number): Promise<Page<User>> {
       const onlyId = isAdmin(actor) ? undefined : (actor.id ?? -1);
-      return pages.get(`${onlyId ?? 'all'}:${limit}:${offset}`, async () => {
-        const total = await repository.count(onlyId);
-        const items = offset >= total ? [] : await repository.page(limit, offset, onlyId);
-        return { items, total };
-      });
+      const total = await repository.count(onlyId);
+      const items = offset >= total ? [] : await repository.page(limit, offset, onlyId);
+      return { items, total };
     },
 
     get: find,

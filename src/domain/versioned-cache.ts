@@ -7,17 +7,26 @@ export function versionedCache<T>(version: () => string | undefined, maxEntries:
   let seen: string | undefined;
   const entries = new Map<string, T>();
 
+  /** The entry for `key` under the current version, or undefined (and the version in force). */
+  function lookup(key: string): { hit: T | undefined; current: string | undefined } {
+    const current = version();
+    if (current === undefined) return { hit: undefined, current };
+    if (current !== seen) {
+      entries.clear();
+      seen = current;
+    }
+    return { hit: entries.get(key), current };
+  }
+
   return {
+    /** A cached value without waiting, for the hot path; undefined when it must be computed. */
+    peek: (key: string): T | undefined => lookup(key).hit,
+
     async get(key: string, compute: () => Promise<T>): Promise<T> {
-      const current = version();
-      if (current === undefined) return compute();
-      if (current !== seen) {
-        entries.clear();
-        seen = current;
-      }
-      const hit = entries.get(key);
+      const { hit, current } = lookup(key);
       if (hit !== undefined) return hit;
       const value = await compute();
+      if (current === undefined) return value;
       // Store only if nothing was written while computing, so a value is never newer than its version.
       if (version() === current) {
         if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);

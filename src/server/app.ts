@@ -17,10 +17,10 @@ import { settingsRepository } from '../store/settings-repository.js';
 import { usersRepository } from '../store/users-repository.js';
 import { registerBodyParsers } from './body-parsers.js';
 import type { AppContext } from './context.js';
-import { registerAuthentication } from './plugins/authentication.js';
 import { answerClientError } from './plugins/client-errors.js';
 import { answerUnroutable, registerErrorHandler } from './plugins/error-handler.js';
-import { registerPathChecks, registerRequestContext, requestIdFrom, rewriteRequestUrl } from './plugins/request-context.js';
+import { requestIdFrom, rewriteRequestUrl } from './plugins/request-context.js';
+import { registerRequestGate } from './plugins/request-gate.js';
 import { registerResponseHeaders } from './plugins/response-headers.js';
 import { infrastructureErrorsRoutes } from './routes/infrastructure-errors.js';
 import { healthRoutes } from './routes/health.js';
@@ -47,7 +47,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const context: AppContext = {
     config,
     clock,
-    users: usersService(users, clock, { credentialsChanged: cache.forgetUser, dataVersion: database.dataVersion }),
+    users: usersService(users, clock, cache.forgetUser),
     infrastructureErrors: infrastructureErrors(infrastructureErrorsRepository(database.db), clock),
     authenticator: authenticator({
       users,
@@ -60,12 +60,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       }),
     }),
     version: installationVersion(),
+    dataVersion: database.dataVersion,
   };
 
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
     // Per-request log lines halve throughput (DESIGN.md); faults are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
+    // No child logger a request: faults are logged with their request id by the error handler.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     routerOptions: { maxParamLength: 200 },
@@ -77,9 +80,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   registerBodyParsers(app, config.bodyLimitBytes);
-  registerRequestContext(app);
-  registerAuthentication(app, context.authenticator);
-  registerPathChecks(app);
+  registerRequestGate(app, context.authenticator);
   registerResponseHeaders(app);
   registerErrorHandler(app, context.infrastructureErrors, config.bodyLimitBytes);
 

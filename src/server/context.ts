@@ -16,6 +16,8 @@ export interface AppContext {
   infrastructureErrors: InfrastructureErrors;
   authenticator: Authenticator;
   version: string;
+  /** The database's data version (Database.dataVersion), for caches of what was read. */
+  dataVersion: () => string | undefined;
 }
 
 declare module 'fastify' {

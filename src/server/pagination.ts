@@ -1,4 +1,3 @@
-import type { FastifyReply } from 'fastify';
 import { FieldErrors } from '../domain/errors.js';
 
 type Style = 'path' | 'query';
@@ -59,7 +58,7 @@ export function parsePagination(
 }
 
 /** `X-Total`, `X-Limit`, `X-Page` and an RFC 8288 `Link` with first, prev, next and last. */
-export function setPaginationHeaders(reply: FastifyReply, pagination: Pagination, total: number, listPath: string): void {
+export function paginationHeaders(pagination: Pagination, total: number, listPath: string): Record<string, string> {
   const last = Math.max(1, Math.ceil(total / pagination.perPage));
   const pageStyle = pagination.pageStyle ?? pagination.perPageStyle ?? 'query';
 
@@ -76,8 +75,15 @@ export function setPaginationHeaders(reply: FastifyReply, pagination: Pagination
   if (pagination.page < last) links.push(`<${href(pagination.page + 1)}>; rel="next"`);
   links.push(`<${href(last)}>; rel="last"`);
 
-  reply.header('x-total', String(total));
-  reply.header('x-limit', String(pagination.perPage));
-  reply.header('x-page', String(pagination.page));
-  reply.header('link', links.join(', '));
+  return {
+    'x-total': String(total),
+    'x-limit': String(pagination.perPage),
+    'x-page': String(pagination.page),
+    link: links.join(', '),
+  };
+}
+
+/** What identifies one rendering of a page: the same key, the same bytes while the data stands. */
+export function paginationKey(pagination: Pagination, listPath: string): string {
+  return `${listPath}|${pagination.page}|${pagination.perPage}|${pagination.pageStyle}|${pagination.perPageStyle}`;
 }

@@ -32,10 +32,6 @@ function clientErrorOf(error: FastifyError, bodyLimit: number): ClientError | un
  * nothing but the request id.
  */
 export function registerErrorHandler(app: FastifyInstance, infrastructureErrors: InfrastructureErrors, bodyLimit: number): void {
-  app.setNotFoundHandler((_request, _reply) => {
-    throw new NotFound();
-  });
-
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     // Headers a handler set before it failed (list headers, Location) describe an answer not given.
     for (const header of SUCCESS_ONLY_HEADERS) reply.removeHeader(header);

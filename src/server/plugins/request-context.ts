@@ -1,5 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { NotAcceptable, NotFound } from '../../domain/errors.js';
+import type { FastifyRequest } from 'fastify';
 import type { Format } from '../../render/payload.js';
 import { parseRequestPath, type RequestPath } from '../request-path.js';
 
@@ -27,34 +26,4 @@ export function formatOf(request: FastifyRequest, extension: string | undefined)
   const xml = accept.search(/application\/xml|text\/xml/);
   const json = accept.indexOf('application/json');
   return xml !== -1 && (json === -1 || xml < json) ? 'xml' : 'json';
-}
-
-/**
- * First hook of every request: when it started, and its format (JSON for an unknown extension, which
- * is refused after authentication, so the refusal is written in JSON).
- */
-export function registerRequestContext(app: FastifyInstance): void {
-  app.decorateRequest('format', 'json');
-  app.decorateRequest('startedAt', 0);
-  app.decorateRequest('requestPath');
-  app.decorateRequest('viewer');
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.startedAt = performance.now();
-    request.requestPath = (request.raw as RawWithPath).cmiRequestPath ?? parseRequestPath(request.url);
-    request.format = formatOf(request, request.requestPath.extension) ?? 'json';
-    done();
-  });
-}
-
-/**
- * After authentication: 406 for an unknown extension, and pagination segments only where a list is
- * served (404 elsewhere). Authentication comes first so an anonymous caller learns nothing of paths.
- */
-export function registerPathChecks(app: FastifyInstance): void {
-  app.addHook('onRequest', (request, _reply, done) => {
-    const { extension, pagination } = request.requestPath;
-    if (formatOf(request, extension) === undefined) return done(new NotAcceptable());
-    if (pagination.length > 0 && !request.routeOptions.config.paginated) return done(new NotFound());
-    done();
-  });
 }

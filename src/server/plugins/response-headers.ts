@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { weakEtag } from '../respond.js';
 
 const REVALIDATE = 'max-age=0, private, must-revalidate';
 
@@ -22,10 +22,14 @@ function matchesIfNoneMatch(request: FastifyRequest, etag: string): boolean {
 export function registerResponseHeaders(app: FastifyInstance): void {
   app.addHook('onSend', (request, reply, payload, done) => {
     let body = payload;
-    // Probes (public routes) are never cached or revalidated: they set their own Cache-Control.
-    if (request.method === 'GET' && reply.statusCode === 200 && typeof payload === 'string' && !request.routeOptions.config.public) {
-      const etag = `W/"${createHash('sha1').update(payload).digest('hex')}"`;
-      reply.header('etag', etag);
+    // A response that set its own Cache-Control (the health probes) is neither tagged nor revalidated.
+    if (request.method === 'GET' && reply.statusCode === 200 && typeof payload === 'string' && !reply.hasHeader('cache-control')) {
+      // A cached response brings its ETag along; anything else is hashed here.
+      let etag = reply.getHeader('etag') as string | undefined;
+      if (etag === undefined) {
+        etag = weakEtag(payload);
+        reply.header('etag', etag);
+      }
       reply.header('cache-control', REVALIDATE);
       if (matchesIfNoneMatch(request, etag)) {
         reply.code(304);

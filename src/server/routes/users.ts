@@ -2,20 +2,34 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unwrapRecord } from '../../domain/request-body.js';
 import { presentUser, userResource as resource } from '../../resources/user.js';
 import type { AppContext } from '../context.js';
-import { parsePagination, setPaginationHeaders } from '../pagination.js';
-import { sendPayload } from '../respond.js';
+import { versionedCache } from '../../domain/versioned-cache.js';
+import { paginationHeaders, paginationKey, parsePagination } from '../pagination.js';
+import { type RenderedResponse, renderResponse, sendPayload, sendRendered } from '../respond.js';
 import { parseId } from '../route-params.js';
 
 type WithId = { Params: { id: string } };
 
 /** OnApp's user management: administrators manage everyone, a user only itself (domain/users.ts). */
-export function usersRoutes(app: FastifyInstance, { users, config }: AppContext): void {
-  app.get('/users', { config: { paginated: true } }, async (request, reply) => {
+export function usersRoutes(app: FastifyInstance, { users, config, dataVersion }: AppContext): void {
+  // Rendered pages, reused whole (bytes, ETag, headers) until the data changes in any process.
+  const pages = versionedCache<RenderedResponse>(dataVersion, 1000);
+
+  // Not async: a cached page is answered without a promise.
+  app.get('/users', { config: { paginated: true } }, (request, reply) => {
     const query = request.query as Record<string, string | string[]>;
     const pagination = parsePagination(request.requestPath.pagination, query, config);
-    const { items, total } = await users.list(request.viewer, pagination.perPage, pagination.offset);
-    setPaginationHeaders(reply, pagination, total, request.requestPath.listPath);
-    return sendPayload(reply, request.format, { kind: 'list', resource, records: items.map((user) => presentUser(user)) });
+    const { viewer, format } = request;
+    const scope = viewer.role === 'admin' ? 'all' : viewer.id;
+    const key = `${format}|${scope}|${paginationKey(pagination, request.requestPath.listPath)}`;
+    const cached = pages.peek(key);
+    if (cached) return sendRendered(reply, cached);
+    return pages
+      .get(key, async () => {
+        const { items, total } = await users.list(viewer, pagination.perPage, pagination.offset);
+        const headers = paginationHeaders(pagination, total, request.requestPath.listPath);
+        return renderResponse(format, { kind: 'list', resource, records: items.map((user) => presentUser(user)) }, headers);
+      })
+      .then((page) => sendRendered(reply, page));
   });
 
   app.post('/users', async (request, reply) => {

@@ -1,0 +1,72 @@
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Authenticated, Authenticator } from '../../domain/authentication.js';
+import { NotAcceptable, NotFound } from '../../domain/errors.js';
+import { parseRequestPath, type RequestPath } from '../request-path.js';
+import { setSessionCookie } from './authentication.js';
+import { formatOf } from './request-context.js';
+
+type RawWithPath = { cmiRequestPath?: RequestPath };
+
+/** When the request started, what its path said, and its format (JSON for an unknown extension). */
+function startRequest(request: FastifyRequest): void {
+  request.startedAt = performance.now();
+  request.requestPath = (request.raw as RawWithPath).cmiRequestPath ?? parseRequestPath(request.url);
+  request.format = formatOf(request, request.requestPath.extension) ?? 'json';
+}
+
+/** 406 for an unknown extension; 404 for pagination segments where no list is served. */
+function pathError(request: FastifyRequest, config: FastifyContextConfig): Error | undefined {
+  const { extension, pagination } = request.requestPath;
+  if (formatOf(request, extension) === undefined) return new NotAcceptable();
+  if (pagination.length > 0 && !config.paginated) return new NotFound();
+  return undefined;
+}
+
+function admit(request: FastifyRequest, reply: FastifyReply, authenticated: Authenticated): void {
+  request.viewer = authenticated.user;
+  request.session = authenticated.session;
+  if (authenticated.sessionToken) setSessionCookie(request, reply, authenticated.sessionToken);
+}
+
+/**
+ * The one onRequest hook, built per route with that route's config: the request's context, then its
+ * credentials (before anything about the path is revealed), then the path checks. A credential
+ * verified moments ago is answered synchronously from the cache, the common case for API clients
+ * that resend Basic auth on every request.
+ */
+export function requestGate(authenticator: Authenticator, config: FastifyContextConfig) {
+  return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+    startRequest(request);
+    if (config.public) return done(pathError(request, config));
+    const { authorization, cookie } = request.headers;
+    const credentials = { authorization, cookie, address: request.ip };
+    const cached = authenticator.fromCache(credentials);
+    if (cached) {
+      admit(request, reply, cached);
+      return done(pathError(request, config));
+    }
+    authenticator.authenticate(credentials).then((authenticated) => {
+      admit(request, reply, authenticated);
+      done(pathError(request, config));
+    }, done);
+  };
+}
+
+/** Puts the gate in front of every route, and of the not-found answer. */
+export function registerRequestGate(app: FastifyInstance, authenticator: Authenticator): void {
+  app.decorateRequest('format', 'json');
+  app.decorateRequest('startedAt', 0);
+  app.decorateRequest('requestPath');
+  app.decorateRequest('viewer');
+  app.decorateRequest('session');
+  app.addHook('onRoute', (route) => {
+    const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
+    route.onRequest = [requestGate(authenticator, route.config ?? {}), ...own];
+  });
+  const notFoundGate = requestGate(authenticator, {});
+  app.setNotFoundHandler((request, reply) =>
+    new Promise<void>((resolve, reject) => notFoundGate(request, reply, (error) => (error ? reject(error) : resolve()))).then(() => {
+      throw new NotFound();
+    }),
+  );
+}

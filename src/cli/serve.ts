@@ -56,7 +56,11 @@ function drainOnSignal(app: FastifyInstance, database: Database, config: Config)
       console.error(`cmi: requests still in flight after ${config.shutdownTimeoutSeconds} s; stopping anyway`);
       process.exit(1);
     }, config.shutdownTimeoutSeconds * 1000);
+    // A keep-alive connection whose request finishes after close() began would stay open until the
+    // timeout: close each one as soon as it falls idle.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
     await app.close();
+    clearInterval(sweep);
     await database.close();
     clearTimeout(timer);
     process.exit(0);

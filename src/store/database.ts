@@ -66,17 +66,16 @@ export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Da
     const writes = new WriteCounter();
     // Connected on first use: commands that only write (migrate, users ...) never listen.
     let listener: ReturnType<typeof changeListener> | undefined;
-    const db = new Kysely<Schema>({
-      plugins: [writes],
-      dialect: new PostgresDialect({
-        pool: new pg.Pool({
-          connectionString: location.url,
-          max: pool.size,
-          statement_timeout: pool.statementTimeoutMs,
-          connectionTimeoutMillis: 5000,
-        }),
-      }),
+    const connections = new pg.Pool({
+      connectionString: location.url,
+      max: pool.size,
+      statement_timeout: pool.statementTimeoutMs,
+      connectionTimeoutMillis: 5000,
     });
+    // An idle connection the server ends (restart, failover) is dropped by the pool; without a
+    // listener its error would end the process. The next query opens a new connection.
+    connections.on('error', () => {});
+    const db = new Kysely<Schema>({ plugins: [writes], dialect: new PostgresDialect({ pool: connections }) });
     return {
       db,
       dialect: 'postgres',

@@ -22,13 +22,15 @@ export interface RunningServer {
   baseUrl: string;
   /** Everything the server printed to stdout up to and including its start-up lines. */
   output: string;
+  /** Everything it printed to stderr so far. */
+  readonly errors: string;
   stop(): Promise<number | null>;
 }
 
 /** Starts `cmi serve` on a free port and waits until it says where it listens. */
-export function startServer(env: Record<string, string>): Promise<RunningServer> {
+export function startServer(env: Record<string, string>, args: string[] = []): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CMI, 'serve', '--port', '0'], { env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+    const child = spawn(process.execPath, [CMI, 'serve', '--port', '0', ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
     let output = '';
     let stderr = '';
     const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
@@ -41,6 +43,7 @@ export function startServer(env: Record<string, string>): Promise<RunningServer>
           child,
           baseUrl: match[1] as string,
           get output() { return output; },
+          get errors() { return stderr; },
           stop: () => {
             child.kill('SIGTERM');
             return exited;

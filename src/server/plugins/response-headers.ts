@@ -22,8 +22,7 @@ function matchesIfNoneMatch(request: FastifyRequest, etag: string): boolean {
 export function registerResponseHeaders(app: FastifyInstance): void {
   app.addHook('onSend', (request, reply, payload, done) => {
     let body = payload;
-    // A response that set its own Cache-Control (the health probes) is neither tagged nor revalidated.
-    if (request.method === 'GET' && reply.statusCode === 200 && typeof payload === 'string' && !reply.hasHeader('cache-control')) {
+    if (request.method === 'GET' && reply.statusCode === 200 && typeof payload === 'string') {
       // A cached response brings its ETag along; anything else is hashed here.
       let etag = reply.getHeader('etag') as string | undefined;
       if (etag === undefined) {

@@ -3,13 +3,12 @@ import { healthResource as resource } from '../../resources/health.js';
 import { type Database, pendingMigrations } from '../../store/database.js';
 import { sendPayload } from '../respond.js';
 
-/** Probes for load balancers and orchestrators: no credentials, tiny bodies, nothing cached. */
+/** Probes for load balancers and orchestrators: no credentials, tiny bodies. */
 export function healthRoutes(app: FastifyInstance, database: Database): void {
   const probe = { config: { public: true } };
 
   /** The process is up and serving. */
   app.get('/health/live', probe, (request, reply) => {
-    reply.header('cache-control', 'no-store');
     return sendPayload(reply, request.format, { kind: 'record', resource, record: { status: 'ok' } });
   });
 
@@ -21,7 +20,7 @@ export function healthRoutes(app: FastifyInstance, database: Database): void {
     } catch {
       status = 'database unreachable';
     }
-    reply.code(status === 'ok' ? 200 : 503).header('cache-control', 'no-store');
+    reply.code(status === 'ok' ? 200 : 503);
     return sendPayload(reply, request.format, { kind: 'record', resource, record: { status } });
   });
 }

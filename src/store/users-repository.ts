@@ -23,6 +23,12 @@ export class DuplicateValue extends Error {
   }
 }
 
+/** A unique-constraint violation as the DuplicateValue it means; anything else as it is. */
+function asDuplicateValue(error: unknown): unknown {
+  const column = uniqueViolationColumn(error);
+  return column ? new DuplicateValue(column) : error;
+}
+
 const publicColumns = [
   'id', 'login', 'email', 'first_name', 'last_name', 'status', 'role', 'time_zone', 'locale',
   'created_at', 'updated_at', 'activated_at', 'suspend_at', 'deleted_at', 'password_changed_at',
@@ -78,9 +84,7 @@ export function usersRepository(db: Kysely<Schema>) {
           .executeTakeFirstOrThrow();
         return toUser(row);
       } catch (error) {
-        const column = uniqueViolationColumn(error);
-        if (column) throw new DuplicateValue(column);
-        throw error;
+        throw asDuplicateValue(error);
       }
     },
 
@@ -102,9 +106,7 @@ export function usersRepository(db: Kysely<Schema>) {
         if (row) return { outcome: 'changed', user: toUser(row) };
         return { outcome: (await this.findById(id)) ? 'last_admin' : 'not_found' };
       } catch (error) {
-        const column = uniqueViolationColumn(error);
-        if (column) throw new DuplicateValue(column);
-        throw error;
+        throw asDuplicateValue(error);
       }
     },
 

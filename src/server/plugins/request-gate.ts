@@ -2,7 +2,7 @@ import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyReques
 import type { Authenticated, Authenticator } from '../../domain/authentication.js';
 import { NotAcceptable, NotFound } from '../../domain/errors.js';
 import { parseRequestPath, type RequestPath } from '../request-path.js';
-import { setSessionCookie } from './authentication.js';
+import { setSessionCookie } from '../session-cookie.js';
 import { formatOf } from './request-context.js';
 
 type RawWithPath = { cmiRequestPath?: RequestPath };

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import { clearSessionCookie } from '../plugins/authentication.js';
+import { clearSessionCookie } from '../session-cookie.js';
 
 export function sessionRoutes(app: FastifyInstance, { authenticator, clock }: AppContext): void {
   /** Logout: ends the session the cookie names (others of the user go on) and clears the cookie. */

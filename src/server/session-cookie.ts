@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_COOKIE } from '../../domain/sessions.js';
+import { SESSION_COOKIE } from '../domain/sessions.js';
 
 /** `Secure` when the request came over TLS (X-Forwarded-Proto counts only with CMI_TRUST_PROXY). */
 function cookieAttributes(request: FastifyRequest): string {

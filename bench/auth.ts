@@ -10,11 +10,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { systemClock } from '../src/domain/clock.js';
-import { hashPassword } from '../src/domain/passwords.js';
-import { migrateToLatest, openDatabase } from '../src/store/database.js';
-import { usersRepository } from '../src/store/users-repository.js';
-import { cpuSeconds, machine, recordSection, startCmi, stop, wrk } from './support.js';
+import { cpuSeconds, machine, median, recordSection, seedUsers, startCmi, stop, wrk } from './support.js';
 
 const PORT = 3301;
 const RAW_PORT = 3302;
@@ -22,22 +18,6 @@ const PATH = '/users.json?page=4&per_page=2';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 16;
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
-
-async function seed(url: string): Promise<void> {
-  const database = openDatabase(url);
-  await migrateToLatest(database);
-  const users = usersRepository(database.db);
-  const admin = await hashPassword('bench-password');
-  const shared = await hashPassword('shared-password');
-  const base = { first_name: 'Bench', last_name: 'User', time_zone: null, locale: null };
-  await users.create({ ...base, login: 'admin', email: 'admin@bench.test', password_hash: admin, role: 'admin' }, systemClock());
-  for (let i = 1; i <= 9; i++) {
-    await users.create({ ...base, login: `user${i}`, email: `user${i}@bench.test`, password_hash: shared, role: 'user' }, systemClock());
-  }
-  await database.close();
-}
 
 /** A node:http server answering every request with these bytes and headers: the ceiling. */
 function startRawServer(body: string, headers: Record<string, string>) {
@@ -54,7 +34,7 @@ function startRawServer(body: string, headers: Record<string, string>) {
 
 const dir = mkdtempSync(join(tmpdir(), 'cmi-bench-'));
 const url = `sqlite:${join(dir, 'cmi.sqlite3')}`;
-await seed(url);
+await seedUsers(url, 10);
 const server = await startCmi({ DATABASE_URL: url, PORT: String(PORT) });
 try {
   const basic = `Basic ${Buffer.from('admin:bench-password').toString('base64')}`;

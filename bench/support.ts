@@ -2,6 +2,11 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+import { systemClock } from '../src/domain/clock.js';
+import { hashPassword } from '../src/domain/passwords.js';
+import { migrateToLatest, openDatabase } from '../src/store/database.js';
+import { usersRepository } from '../src/store/users-repository.js';
+
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /** Starts `cmi serve` pinned to `cores` and resolves once it listens. */
@@ -77,4 +82,21 @@ export function recordSection(name: string, text: string): void {
 export function machine(): string {
   const cpu = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
   return `${cpu}, ${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores, Node ${process.version}`;
+}
+
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+/** A migrated database with `admin` / `bench-password` and `count - 1` more users (one shared hash). */
+export async function seedUsers(url: string, count: number): Promise<void> {
+  const database = openDatabase(url);
+  await migrateToLatest(database);
+  const users = usersRepository(database.db);
+  const admin = await hashPassword('bench-password');
+  const shared = await hashPassword('shared-password');
+  const base = { first_name: 'Bench', last_name: 'User', time_zone: null, locale: null };
+  await users.create({ ...base, login: 'admin', email: 'admin@bench.test', password_hash: admin, role: 'admin' }, systemClock());
+  for (let i = 1; i < count; i++) {
+    await users.create({ ...base, login: `user${i}`, email: `user${i}@bench.test`, password_hash: shared, role: 'user' }, systemClock());
+  }
+  await database.close();
 }

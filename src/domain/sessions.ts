@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from './clock.js';
 
 export const SESSION_COOKIE = '_cmi_session';
@@ -37,7 +37,7 @@ const TOKEN = /^(\d{1,10})\.(\d{1,10})\.([0-9a-f]{32})\.(\d{1,12})\.(\d{1,12})\.
  * cost nothing extra. See docs/security.md.
  */
 export function sessionTokens(secret: string, clock: Clock, timeouts: SessionTimeouts) {
-  const key = Buffer.from(secret, 'base64url');
+  const key = createSecretKey(Buffer.from(secret, 'base64url'));
   const sign = (body: string) => createHmac('sha256', key).update(body).digest('base64url');
   const seconds = () => Math.floor(clock().getTime() / 1000);
   const encode = (c: SessionClaims) => {

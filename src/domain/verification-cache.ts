@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
 import type { Clock } from './clock.js';
 import type { User } from './records.js';
 
@@ -23,7 +23,7 @@ export interface VerificationCacheOptions {
  * entries at once, and other processes' entries expire within ttlMs.
  */
 export function verificationCache(clock: Clock, options: VerificationCacheOptions) {
-  const key = randomBytes(32);
+  const key = createSecretKey(randomBytes(32));
   const entries = new Map<string, { verified: Verified; expiresAt: number }>();
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
 

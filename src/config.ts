@@ -68,7 +68,8 @@ export function loadConfig(source: Source = process.env): Config {
   try {
     parseDatabaseUrl(databaseUrl);
   } catch (error) {
-    throw new ConfigError(`DATABASE_URL ${(error as Error).message} (got ${JSON.stringify(databaseUrl)})`);
+    const shown = databaseUrl.replace(/\/\/[^@/]*@/, '//***@');
+    throw new ConfigError(`DATABASE_URL ${(error as Error).message} (got ${JSON.stringify(shown)})`);
   }
   const logLevel = text(source, 'LOG_LEVEL', 'info');
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {

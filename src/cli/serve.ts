@@ -1,4 +1,4 @@
-import cluster, { type Worker } from 'node:cluster';
+import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError } from '../config.js';
 import { systemClock } from '../domain/clock.js';
@@ -84,18 +84,19 @@ async function runServer(config: Config, database: Database): Promise<string> {
 function superviseWorkers(config: Config, first: FirstAdministrator | undefined): void {
   let stopping = false;
   let started = 0;
-  const fork = (): Worker => {
+  const deaths: number[] = [];
+  const fork = (): void => {
+    if (stopping) return;
     const worker = cluster.fork();
     worker.once('listening', (address) => {
       started += 1;
       if (started === config.workers) printWelcome(config, `http://${address.address ?? config.host}:${address.port}`.replace('0.0.0.0', '127.0.0.1'), first);
     });
-    return worker;
   };
 
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(process.exitCode ?? 0);
       return;
     }
     if (started < config.workers) {
@@ -106,8 +107,20 @@ function superviseWorkers(config: Config, first: FirstAdministrator | undefined)
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(1);
       return;
     }
-    console.error(`cmi: worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting a new one`);
-    fork();
+    // A worker that keeps dying (say, the database is gone) is restarted ever more slowly, and
+    // after 10 deaths within a minute the whole server stops rather than loop.
+    const now = Date.now();
+    deaths.push(now);
+    while (deaths.length > 0 && (deaths[0] as number) < now - 60_000) deaths.shift();
+    if (deaths.length > 10) {
+      console.error(`cmi: workers died ${deaths.length} times within a minute; stopping`);
+      stop('SIGTERM');
+      process.exitCode = 1;
+      return;
+    }
+    const delay = Math.min(30, deaths.length - 1);
+    console.error(`cmi: worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting a new one${delay > 0 ? ` in ${delay} s` : ''}`);
+    setTimeout(fork, delay * 1000);
   });
 
   const stop = (signal: NodeJS.Signals) => {

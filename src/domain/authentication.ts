@@ -1,7 +1,7 @@
 import { apiKeyMatches } from './api-keys.js';
 import { Unauthorized } from './errors.js';
 import type { Lockout } from './lockout.js';
-import { MAX_PASSWORD_BYTES, verifyPassword } from './passwords.js';
+import { verifyPassword } from './passwords.js';
 import type { User } from './records.js';
 import { SESSION_COOKIE, type SessionClaims, type SessionTokens } from './sessions.js';
 import type { VerificationCache } from './verification-cache.js';
@@ -62,22 +62,20 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   async function withBasic(authorization: string, address: string): Promise<Authenticated> {
     const credentials = parseBasicCredentials(authorization);
     if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
+    const since = cache.generation;
     const found = await users.findCredentials(credentials.login);
-    // Failures count against the account whichever name (login or email) was used.
+    // Attempts count against the account whichever name (login or email) was used.
     const keys = lockout.keys(found ? `user:${found.user.id}` : credentials.login, address);
-    const { accountHasFailures } = await lockout.assertAllowed([keys.account, keys.address]);
+    await lockout.charge(keys);
     const { password } = credentials;
-    const valid =
-      Buffer.byteLength(password) <= MAX_PASSWORD_BYTES &&
-      (apiKeyMatches(password, found?.api_key_hash ?? null) || (await verifyPassword(found?.password_hash, password)));
+    const valid = apiKeyMatches(password, found?.api_key_hash ?? null) || (await verifyPassword(found?.password_hash, password));
     if (!found || !valid || found.user.status !== 'active') {
       // Someone is guessing: the account's cached verifications go, so a lock holds for them too.
-      if (found) cache.forgetUser(found.user.id);
-      await lockout.recordFailure([keys.account, keys.address]);
+      if (found) cache.dropUser(found.user.id);
       throw new Unauthorized();
     }
-    if (accountHasFailures) await lockout.clear(keys.account);
-    cache.set(authorization, { user: found.user, sessionEpoch: found.session_epoch });
+    await lockout.succeeded(keys);
+    cache.set(authorization, { user: found.user, sessionEpoch: found.session_epoch }, since);
     return { user: found.user, sessionToken: sessions.issue(found.user.id, found.session_epoch) };
   }
 
@@ -89,9 +87,10 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   });
 
   async function withSession(claims: SessionClaims): Promise<Authenticated> {
+    const since = cache.generation;
     const [found, revoked] = await Promise.all([users.sessionEpoch(claims.userId), revokedSessions.isRevoked(claims.sessionId)]);
     if (!found || revoked || found.session_epoch !== claims.epoch || found.user.status !== 'active') throw new Unauthorized();
-    cache.set(sessionCacheKey(claims), { user: found.user, sessionEpoch: found.session_epoch });
+    cache.set(sessionCacheKey(claims), { user: found.user, sessionEpoch: found.session_epoch }, since);
     return withClaims(found.user, claims);
   }
 
@@ -110,10 +109,8 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   return {
     fromCache,
 
-    /** The full check: the cache first, then the database (and the password hash). */
+    /** The full check against the database (and the password hash), after fromCache had nothing. */
     async authenticate(credentials: Credentials): Promise<Authenticated> {
-      const cached = fromCache(credentials);
-      if (cached) return cached;
       if (credentials.authorization !== undefined) return withBasic(credentials.authorization, credentials.address);
       const token = readCookie(credentials.cookie, SESSION_COOKIE);
       const claims = token === undefined ? undefined : sessions.verify(token);

@@ -26,30 +26,30 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
       return { account: account.startsWith('user:') ? account : `login:${account.toLowerCase()}`, address: `address:${address}` };
     },
 
-    /** Throws TooManyRequests (with Retry-After) while any key is locked. */
-    async assertAllowed(keys: string[]): Promise<{ accountHasFailures: boolean }> {
-      const now = clock().getTime();
-      let accountHasFailures = false;
-      for (const window of await repository.find(keys)) {
-        const endsAt = window.windowStartedAt.getTime() + windowMs;
-        if (endsAt <= now) continue;
-        if (!window.key.startsWith('address:')) accountHasFailures = true;
-        if (window.failures >= options.maxFailures) throw new TooManyRequests(Math.ceil((endsAt - now) / 1000));
-      }
-      return { accountHasFailures };
-    },
-
-    async recordFailure(keys: string[]): Promise<void> {
+    /**
+     * Counts this attempt before the password is checked, so concurrent guesses cannot all pass a
+     * check made before any of them failed. Throws TooManyRequests (with Retry-After) once a key
+     * has more than `maxFailures` attempts in its window.
+     */
+    async charge(keys: { account: string; address: string }): Promise<void> {
       const now = clock();
       const windowStart = new Date(now.getTime() - windowMs);
-      await repository.recordFailure(keys, now, windowStart);
+      const windows = await repository.charge([keys.account, keys.address], now, windowStart);
       if (now.getTime() - lastPrune >= PRUNE_EVERY_MS) {
         lastPrune = now.getTime();
         await repository.prune(windowStart);
       }
+      for (const window of windows) {
+        const endsAt = window.windowStartedAt.getTime() + windowMs;
+        if (window.failures > options.maxFailures) throw new TooManyRequests(Math.max(1, Math.ceil((endsAt - now.getTime()) / 1000)));
+      }
     },
 
-    clear: (key: string) => repository.clear(key),
+    /** The attempt succeeded: the account starts over, the address gets its attempt back. */
+    async succeeded(keys: { account: string; address: string }): Promise<void> {
+      await repository.clear(keys.account);
+      await repository.refund(keys.address);
+    },
   };
 }
 

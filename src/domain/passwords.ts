@@ -1,10 +1,9 @@
 import { Algorithm, hash, verify } from '@node-rs/argon2';
+import { userLimits } from './limits.js';
 
 /** argon2id with OWASP's minimum: 19 MiB memory, 2 passes, 1 lane. */
 const ARGON2ID = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
-/** Longest password accepted, in bytes; longer ones are refused before any hashing. */
-export const MAX_PASSWORD_BYTES = 256;
 
 export function hashPassword(password: string): Promise<string> {
   return hash(password, ARGON2ID);
@@ -17,7 +16,8 @@ let decoyHash: Promise<string> | undefined;
  * decoy of the same cost, so a missing login takes as long to refuse as a wrong password.
  */
 export async function verifyPassword(storedHash: string | undefined, password: string): Promise<boolean> {
-  if (Buffer.byteLength(password) > MAX_PASSWORD_BYTES) return false;
+  // Longer passwords are refused before any hashing.
+  if (Buffer.byteLength(password) > userLimits.passwordMaxBytes) return false;
   if (storedHash === undefined) {
     decoyHash ??= hashPassword('decoy password that never matches');
     await verify(await decoyHash, password).catch(() => false);

@@ -25,6 +25,12 @@ export interface VerificationCacheOptions {
 export function verificationCache(clock: Clock, options: VerificationCacheOptions) {
   const key = createSecretKey(randomBytes(32));
   const entries = new Map<string, { verified: Verified; expiresAt: number }>();
+  // Moves whenever a user's credentials change. A check that began before a change must not store
+  // what it read, or the change would be undone for a TTL.
+  let generation = 0;
+  const dropUser = (userId: number) => {
+    for (const [id, entry] of entries) if (entry.verified.user.id === userId) entries.delete(id);
+  };
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
 
   return {
@@ -40,22 +46,28 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
       return entry.verified;
     },
 
-    set(credential: string, verified: Verified): void {
-      if (options.ttlMs === 0) return;
+    /** The current generation: read it before reading the database, hand it to set(). */
+    get generation(): number {
+      return generation;
+    },
+
+    /** Stores a verification, unless credentials changed since the check began (`since`). */
+    set(credential: string, verified: Verified, since: number): void {
+      if (options.ttlMs === 0 || since !== generation) return;
       const id = digest(credential);
       entries.delete(id);
       if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value as string);
       entries.set(id, { verified, expiresAt: clock().getTime() + options.ttlMs });
     },
 
-    /** Forgets every credential of this user (password, key, status or role changed). */
+    /** Forgets every credential of this user, whose password, key, status or role changed. */
     forgetUser(userId: number): void {
-      for (const [id, entry] of entries) if (entry.verified.user.id === userId) entries.delete(id);
+      generation += 1;
+      dropUser(userId);
     },
 
-    get size(): number {
-      return entries.size;
-    },
+    /** Drops the user's entries (someone is guessing its password) without marking a change. */
+    dropUser,
   };
 }
 

@@ -70,7 +70,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // No child logger a request: faults are logged with their request id by the error handler.
     childLoggerFactory: (logger) => logger,
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    // One hop: the address the nearest proxy saw, not whatever a client wrote into X-Forwarded-For.
+    trustProxy: config.trustProxy ? (_address: string, hop: number) => hop < 1 : false,
     routerOptions: { maxParamLength: 200 },
     genReqId: (raw) => requestIdFrom(raw.headers['x-request-id'], randomUUID),
     rewriteUrl: rewriteRequestUrl,

@@ -8,7 +8,7 @@ const MAX_XML_DEPTH = 32;
 function checkXmlShape(text: string): void {
   if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new Unprocessable({ base: ['XML body must not contain a DTD or entity declarations'] });
   let depth = 0;
-  for (const tag of text.matchAll(/<(\/?)[A-Za-z_][^>]*?(\/?)>/g)) {
+  for (const tag of text.matchAll(/<(\/?)[A-Za-z_][^<>]*?(\/?)>/g)) {
     if (tag[1] === '/') depth -= 1;
     else if (tag[2] !== '/') depth += 1;
     if (depth > MAX_XML_DEPTH) throw new Unprocessable({ base: [`XML body is nested deeper than ${MAX_XML_DEPTH} levels`] });

@@ -10,21 +10,17 @@ export interface FailureWindow {
 /** Failed-login counters in fixed windows, one row a key, shared by every process. */
 export function loginFailuresRepository(db: Kysely<Schema>) {
   return {
-    async find(keys: string[]): Promise<FailureWindow[]> {
-      if (keys.length === 0) return [];
-      const rows = await db.selectFrom('login_failures').selectAll().where('key', 'in', keys).execute();
-      return rows.map((row) => ({ key: row.key, failures: Number(row.failures), windowStartedAt: new Date(row.window_started_at) }));
-    },
-
     /**
-     * Counts one failure for each key in one statement per key: a window that started at or before
-     * `windowStart` (so has passed) starts over at 1, else the count goes up, so concurrent failures are all counted.
+     * Counts one attempt for each key in one statement per key: a window that started at or before
+     * `windowStart` (so has passed) starts over at 1, else the count goes up, so concurrent attempts
+     * are all counted. Returns the windows as they now stand.
      */
-    async recordFailure(keys: string[], now: Date, windowStart: Date): Promise<void> {
+    async charge(keys: string[], now: Date, windowStart: Date): Promise<FailureWindow[]> {
       const at = now.toISOString();
       const expired = windowStart.toISOString();
+      const windows: FailureWindow[] = [];
       for (const key of keys) {
-        await db
+        const row = await db
           .insertInto('login_failures')
           .values({ key, failures: 1, window_started_at: at })
           .onConflict((oc) =>
@@ -33,8 +29,16 @@ export function loginFailuresRepository(db: Kysely<Schema>) {
               window_started_at: sql`case when login_failures.window_started_at <= ${expired} then ${at} else login_failures.window_started_at end`,
             }),
           )
-          .execute();
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        windows.push({ key: row.key, failures: Number(row.failures), windowStartedAt: new Date(row.window_started_at) });
       }
+      return windows;
+    },
+
+    /** Takes back one attempt (it succeeded). */
+    async refund(key: string): Promise<void> {
+      await db.updateTable('login_failures').set({ failures: sql`failures - 1` }).where('key', '=', key).where('failures', '>', 0).execute();
     },
 
     async clear(key: string): Promise<void> {

@@ -88,6 +88,16 @@ export function usersRepository(db: Kysely<Schema>) {
       }
     },
 
+    /** Inserts many users in one statement (imports, benchmarks); duplicates fail the whole batch. */
+    async createMany(users: NewUser[], now: Date): Promise<void> {
+      if (users.length === 0) return;
+      const at = now.toISOString();
+      const stamps = { status: 'active', created_at: at, updated_at: at, activated_at: at, password_changed_at: at };
+      await db.insertInto('users').values(users.map((user) => ({ ...user, ...stamps }))).execute().catch((error: unknown) => {
+        throw asDuplicateValue(error);
+      });
+    },
+
     /**
      * Applies `changes`. A new password hash also stamps password_changed_at and bumps the session
      * epoch, which ends every session of the user. Demoting the last active administrator is refused
@@ -134,32 +144,36 @@ export function usersRepository(db: Kysely<Schema>) {
       return Number(result.numDeletedRows) > 0;
     },
 
-    /** Stores the SHA-256 of a new API key, replacing (and so revoking) the old one. */
+    /**
+     * Stores the SHA-256 of a new API key, replacing (and so revoking) the old one, and ends the
+     * user's sessions, since a session may have been opened with the old key.
+     */
     async setApiKeyHash(id: number, apiKeyHash: string, now: Date): Promise<User | undefined> {
       const row = await db
         .updateTable('users')
-        .set({ api_key_hash: apiKeyHash, updated_at: now.toISOString() })
+        .set({ api_key_hash: apiKeyHash, session_epoch: sql<number>`session_epoch + 1`, updated_at: now.toISOString() })
         .where('id', '=', id)
         .returning(publicColumns)
         .executeTakeFirst();
       return row && toUser(row);
     },
 
-    /** Which of `login` and `email` another user (not `exceptId`) already has. */
+    /**
+     * Which of `login` and `email` another user (not `exceptId`) already has. A login counts as
+     * taken by another user's email too, and an email by another user's login, since either may be
+     * used to sign in.
+     */
     async takenFields(values: { login?: string; email?: string }, exceptId?: number): Promise<Array<'login' | 'email'>> {
-      const { login, email } = values;
-      if (login === undefined && email === undefined) return [];
-      let query = db.selectFrom('users').select(['login', 'email']).where((eb) => {
-        const conditions = [];
-        if (login !== undefined) conditions.push(eb('login', '=', login));
-        if (email !== undefined) conditions.push(eb('email', '=', email));
-        return eb.or(conditions);
-      });
+      const names = [values.login, values.email, values.login?.toLowerCase()].filter((n): n is string => n !== undefined);
+      if (names.length === 0) return [];
+      let query = db.selectFrom('users').select(['login', 'email']).where((eb) => eb.or([eb('login', 'in', names), eb('email', 'in', names)]));
       if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
-      const rows = await query.limit(2).execute();
+      const rows = await query.limit(4).execute();
+      const holds = (name: string | undefined) =>
+        name !== undefined && rows.some((row) => row.login === name || row.email === name.toLowerCase());
       const taken: Array<'login' | 'email'> = [];
-      if (login !== undefined && rows.some((row) => row.login === login)) taken.push('login');
-      if (email !== undefined && rows.some((row) => row.email === email)) taken.push('email');
+      if (holds(values.login)) taken.push('login');
+      if (holds(values.email)) taken.push('email');
       return taken;
     },
 

@@ -19,10 +19,9 @@ function clientErrorOf(error: FastifyError, bodyLimit: number): ClientError | un
   if (error instanceof ClientError) return error;
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PayloadTooLarge(bodyLimit);
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new UnsupportedMediaType();
+  // A request fastify or Node refused (a bad body, a client that hung up mid-upload): the client's doing.
   const status = error.statusCode ?? 500;
-  if (typeof error.code === 'string' && error.code.startsWith('FST_') && status >= 400 && status < 500) {
-    return new MalformedRequest(status, error.message);
-  }
+  if (status >= 400 && status < 500) return new MalformedRequest(status, error.message);
   return undefined;
 }
 

@@ -9,7 +9,8 @@ export function requestIdFrom(header: string | string[] | undefined, generate: (
   return typeof header === 'string' && REQUEST_ID.test(header) ? header : generate();
 }
 
-type RawWithPath = { cmiRequestPath?: RequestPath };
+/** The raw request, carrying what rewriteRequestUrl read from its path. */
+export type RawWithPath = { cmiRequestPath?: RequestPath };
 
 /** Rewrites the URL before routing (fastify's rewriteUrl) and keeps what the path said. */
 export function rewriteRequestUrl(raw: { url?: string }): string {

@@ -1,11 +1,9 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticated, Authenticator } from '../../domain/authentication.js';
 import { NotAcceptable, NotFound } from '../../domain/errors.js';
-import { parseRequestPath, type RequestPath } from '../request-path.js';
+import { parseRequestPath } from '../request-path.js';
 import { setSessionCookie } from '../session-cookie.js';
-import { formatOf } from './request-context.js';
-
-type RawWithPath = { cmiRequestPath?: RequestPath };
+import { formatOf, type RawWithPath } from './request-context.js';
 
 /** When the request started, what its path said, and its format (JSON for an unknown extension). */
 function startRequest(request: FastifyRequest): void {

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { ALICE, createTestApp, type TestApp } from './support/app.js';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await createTestApp();
+});
+afterEach(() => t.close());
+
+const as = (authorization: string, url = '/version.json') => t.app.inject({ url, headers: { authorization } });
+
+describe('credentials under concurrency', () => {
+  it('lets at most 10 of 30 simultaneous wrong guesses reach the password check; the rest get 429', async () => {
+    const wrong = t.basic(ALICE.login, 'wrong-password');
+    const answers = await Promise.all(Array.from({ length: 30 }, () => as(wrong)));
+    const counts = new Map<number, number>();
+    for (const answer of answers) counts.set(answer.statusCode, (counts.get(answer.statusCode) ?? 0) + 1);
+    assert.deepEqual(Object.fromEntries(counts), { 401: 10, 429: 20 });
+  });
+
+  it('does not cache a verification that began before the user was suspended', async () => {
+    assert.equal((await as(t.adminAuth)).statusCode, 200); // the administrator's credentials are cached
+    // Alice's check is under way (her password is being hashed) when the administrator suspends her.
+    const inFlight = as(t.aliceAuth);
+    const suspended = await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/suspend.json`, headers: { authorization: t.adminAuth } });
+    assert.equal(suspended.statusCode, 200);
+    await inFlight;
+    assert.equal((await as(t.aliceAuth)).statusCode, 401);
+  });
+});
+
+describe('API keys', () => {
+  it('ends the sessions opened with a key when a new key is made', async () => {
+    const made = await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/make_new_api_key.json`, headers: { authorization: t.aliceAuth } });
+    const key = (JSON.parse(made.body) as { user: { api_key: string } }).user.api_key;
+    const login = await as(t.basic(ALICE.login, key));
+    assert.equal(login.statusCode, 200);
+    const cookie = String(login.headers['set-cookie']).split(';')[0] as string;
+    assert.equal((await t.app.inject({ url: '/version.json', headers: { cookie } })).statusCode, 200);
+    const again = await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/make_new_api_key.json`, headers: { authorization: t.aliceAuth } });
+    assert.equal(again.statusCode, 200);
+    assert.equal((await t.app.inject({ url: '/version.json', headers: { cookie } })).statusCode, 401);
+  });
+});
+
+describe('names that sign in', () => {
+  it('refuses a login that is another user\'s email, and an email that is another user\'s login', async () => {
+    const login = await t.app.inject({
+      method: 'PUT',
+      url: `/users/${t.alice.id}.json`,
+      headers: { authorization: t.aliceAuth, 'content-type': 'application/json' },
+      payload: JSON.stringify({ user: { login: 'ADMIN@example.com' } }),
+    });
+    assert.equal(login.statusCode, 422);
+    assert.equal(login.body, '{"errors":{"login":["has already been taken"]}}');
+    const create = (user: Record<string, string>) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/users.json',
+        headers: { authorization: t.adminAuth, 'content-type': 'application/json' },
+        payload: JSON.stringify({ user }),
+      });
+    assert.equal((await create({ login: 'bob@example.com', email: 'bob@elsewhere.test', password: 'bob-password' })).statusCode, 201);
+    const email = await create({ login: 'carol', email: 'BOB@example.com', password: 'carol-password' });
+    assert.equal(email.statusCode, 422);
+    assert.equal(email.body, '{"errors":{"email":["has already been taken"]}}');
+  });
+});
+
+describe('XML bodies', () => {
+  it('answers a 1 MiB body of unclosed tags at once with 422 (the depth check is linear)', async () => {
+    const payload = `<user>${'<a'.repeat(500_000)}`;
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: `/users/${t.alice.id}.xml`,
+      headers: { authorization: t.aliceAuth, 'content-type': 'application/xml' },
+      payload,
+    });
+    assert.equal(res.statusCode, 422);
+  });
+});
+
+describe('HEAD', () => {
+  it('answers like GET, with the same ETag and caching headers and no body', async () => {
+    const get = await as(t.adminAuth, '/users.json');
+    const head = await t.app.inject({ method: 'HEAD', url: '/users.json', headers: { authorization: t.adminAuth } });
+    assert.equal(head.statusCode, 200);
+    assert.equal(head.headers.etag, get.headers.etag);
+    assert.equal(head.headers['cache-control'], 'max-age=0, private, must-revalidate');
+    assert.equal(head.body, '');
+  });
+});

@@ -1,4 +1,4 @@
-import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
+import { type CreateTableBuilder, type Kysely, PostgresAdapter, sql } from 'kysely';
 
 /** The databases cmi runs on. Every difference between them lives in this file. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -39,4 +39,23 @@ export async function migrationSchema(dialect: DialectName, db: Kysely<any>): Pr
   if (dialect === 'sqlite') return undefined;
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
   return rows[0]?.schema;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema: this reads no table
+export function dialectOf(db: Kysely<any>): DialectName {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
+
+/** An arbitrary, fixed advisory-lock key for changes that could leave no active administrator. */
+const ADMINISTRATORS_LOCK = 7_302_114;
+
+/**
+ * Inside a transaction: waits until no other transaction is changing administrators. PostgreSQL
+ * checks the "another active administrator" guard against a snapshot per statement, so two
+ * administrators suspending each other at once could both succeed without it; SQLite runs one
+ * writer at a time already.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema: this reads no table
+export async function serializeAdministratorChanges(trx: Kysely<any>): Promise<void> {
+  if (dialectOf(trx) === 'postgres') await sql`select pg_advisory_xact_lock(${ADMINISTRATORS_LOCK})`.execute(trx);
 }

@@ -1,6 +1,6 @@
-import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, sql, type UpdateQueryBuilder } from 'kysely';
 import type { Role, User, UserCredentials, UserStatus } from '../domain/records.js';
-import { uniqueViolationColumn } from './dialect.js';
+import { serializeAdministratorChanges, uniqueViolationColumn } from './dialect.js';
 import type { Schema, UsersTable } from './schema.js';
 
 export interface NewUser {
@@ -73,6 +73,22 @@ function notLastActiveAdmin(eb: ExpressionBuilder<Schema, 'users'>, id: number) 
 export type StatusChange = { outcome: 'changed'; user: User } | { outcome: 'last_admin' | 'not_found' };
 
 export function usersRepository(db: Kysely<Schema>) {
+  /**
+   * Runs an update of user `id`; with `guard`, only if it leaves an active administrator, one such
+   * change at a time. The updated row, or undefined when none was (no such user, or the guard held).
+   */
+  async function guardedUpdate(
+    guard: boolean,
+    id: number,
+    build: (trx: Kysely<Schema>) => UpdateQueryBuilder<Schema, 'users', 'users', object>,
+  ): Promise<PublicRow | undefined> {
+    if (!guard) return build(db).returning(publicColumns).executeTakeFirst();
+    return db.transaction().execute(async (trx) => {
+      await serializeAdministratorChanges(trx);
+      return build(trx).where((eb) => notLastActiveAdmin(eb, id)).returning(publicColumns).executeTakeFirst();
+    });
+  }
+
   return {
     async create(user: NewUser, now: Date): Promise<User> {
       const at = now.toISOString();
@@ -109,10 +125,10 @@ export function usersRepository(db: Kysely<Schema>) {
         password_changed_at: at,
         session_epoch: sql<number>`session_epoch + 1`,
       };
-      let query = db.updateTable('users').set({ ...changes, ...credentials, updated_at: at }).where('id', '=', id);
-      if (changes.role === 'user') query = query.where((eb) => notLastActiveAdmin(eb, id));
       try {
-        const row = await query.returning(publicColumns).executeTakeFirst();
+        const row = await guardedUpdate(changes.role === 'user', id, (trx) =>
+          trx.updateTable('users').set({ ...changes, ...credentials, updated_at: at }).where('id', '=', id),
+        );
         if (row) return { outcome: 'changed', user: toUser(row) };
         return { outcome: (await this.findById(id)) ? 'last_admin' : 'not_found' };
       } catch (error) {
@@ -131,9 +147,9 @@ export function usersRepository(db: Kysely<Schema>) {
         status === 'active' ? { activated_at: at, suspend_at: null, deleted_at: null }
         : status === 'suspended' ? { suspend_at: at, session_epoch: sql<number>`session_epoch + 1` }
         : { deleted_at: at, session_epoch: sql<number>`session_epoch + 1` };
-      let query = db.updateTable('users').set({ status, ...stamps, updated_at: at }).where('id', '=', id);
-      if (status !== 'active') query = query.where((eb) => notLastActiveAdmin(eb, id));
-      const row = await query.returning(publicColumns).executeTakeFirst();
+      const row = await guardedUpdate(status !== 'active', id, (trx) =>
+        trx.updateTable('users').set({ status, ...stamps, updated_at: at }).where('id', '=', id),
+      );
       if (row) return { outcome: 'changed', user: toUser(row) };
       return { outcome: (await this.findById(id)) ? 'last_admin' : 'not_found' };
     },

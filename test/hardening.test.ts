@@ -12,8 +12,7 @@ const as = (authorization: string, url = '/version.json') => t.app.inject({ url,
 
 describe('credentials under concurrency', () => {
   it('lets at most 10 of 30 simultaneous wrong guesses reach the password check; the rest get 429', async () => {
-    const wrong = t.basic(ALICE.login, 'wrong-password');
-    const answers = await Promise.all(Array.from({ length: 30 }, () => as(wrong)));
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => as(t.basic(ALICE.login, `wrong-password-${i}`))));
     const counts = new Map<number, number>();
     for (const answer of answers) counts.set(answer.statusCode, (counts.get(answer.statusCode) ?? 0) + 1);
     // The account's and the address's counters move in separate statements, so under concurrency
@@ -113,5 +112,16 @@ describe('the last active administrator', () => {
     assert.deepEqual(answers.map((answer) => answer.statusCode).sort(), [200, 422]);
     const active = await t.database.db.selectFrom('users').select('login').where('role', '=', 'admin').where('status', '=', 'active').execute();
     assert.equal(active.length, 1);
+  });
+});
+
+describe('one client on many connections', () => {
+  it('checks credentials sent on 30 connections at once only once: all 200, nothing counted against the limit', async () => {
+    const answers = await Promise.all(Array.from({ length: 30 }, () => as(t.aliceAuth)));
+    assert.deepEqual([...new Set(answers.map((answer) => answer.statusCode))], [200]);
+    // Each answer still opens its own session.
+    assert.equal(new Set(answers.map((answer) => String(answer.headers['set-cookie']))).size, 30);
+    const counted = await t.database.db.selectFrom('login_failures').select(['key', 'failures']).where('failures', '>', 0).execute();
+    assert.deepEqual(counted, []);
   });
 });

@@ -4,7 +4,7 @@ import type { Lockout } from './lockout.js';
 import { verifyPassword } from './passwords.js';
 import type { User } from './records.js';
 import { SESSION_COOKIE, type SessionClaims, type SessionTokens } from './sessions.js';
-import type { VerificationCache } from './verification-cache.js';
+import type { VerificationCache, Verified } from './verification-cache.js';
 import type { RevokedSessionsRepository } from '../store/revoked-sessions-repository.js';
 import type { UsersRepository } from '../store/users-repository.js';
 
@@ -59,7 +59,7 @@ export interface AuthenticatorParts {
  * Unauthorized; too many failures for a login or from an address is TooManyRequests.
  */
 export function authenticator({ users, revokedSessions, sessions, cache, lockout }: AuthenticatorParts) {
-  async function withBasic(authorization: string, address: string): Promise<Authenticated> {
+  async function withBasic(authorization: string, address: string): Promise<Verified> {
     const credentials = parseBasicCredentials(authorization);
     if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
     const since = cache.generation;
@@ -75,8 +75,24 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       throw new Unauthorized();
     }
     await lockout.succeeded(keys);
-    cache.set(authorization, { user: found.user, sessionEpoch: found.session_epoch }, since);
-    return { user: found.user, sessionToken: sessions.issue(found.user.id, found.session_epoch) };
+    const verified = { user: found.user, sessionEpoch: found.session_epoch };
+    cache.set(authorization, verified, since);
+    return verified;
+  }
+
+  // Checks under way, by Authorization header. A client that sends the same credentials on many
+  // connections at once (or again just as its cached check expires) waits for the one check instead
+  // of starting its own: one password hash, and one attempt against the brute-force limit.
+  const checksUnderWay = new Map<string, Promise<Verified>>();
+
+  async function withBasicOnce(authorization: string, address: string): Promise<Authenticated> {
+    let check = checksUnderWay.get(authorization);
+    if (check === undefined) {
+      check = withBasic(authorization, address).finally(() => checksUnderWay.delete(authorization));
+      checksUnderWay.set(authorization, check);
+    }
+    const { user, sessionEpoch } = await check;
+    return { user, sessionToken: sessions.issue(user.id, sessionEpoch) };
   }
 
   const sessionCacheKey = (claims: SessionClaims) => `session ${claims.sessionId} ${claims.epoch}`;
@@ -111,7 +127,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
 
     /** The full check against the database (and the password hash), after fromCache had nothing. */
     async authenticate(credentials: Credentials): Promise<Authenticated> {
-      if (credentials.authorization !== undefined) return withBasic(credentials.authorization, credentials.address);
+      if (credentials.authorization !== undefined) return withBasicOnce(credentials.authorization, credentials.address);
       const token = readCookie(credentials.cookie, SESSION_COOKIE);
       const claims = token === undefined ? undefined : sessions.verify(token);
       if (!claims) throw new Unauthorized();

@@ -1,6 +1,6 @@
 import type { Clock } from './clock.js';
 import { TooManyRequests } from './errors.js';
-import type { LoginFailuresRepository } from '../store/login-failures-repository.js';
+import type { FailureWindow, LoginFailuresRepository } from '../store/login-failures-repository.js';
 
 export interface LockoutOptions {
   /** Failed attempts allowed per login and per address within one window. */
@@ -34,14 +34,18 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
     async charge(keys: { account: string; address: string }): Promise<void> {
       const now = clock();
       const windowStart = new Date(now.getTime() - windowMs);
-      const windows = await repository.charge([keys.account, keys.address], now, windowStart);
+      const refuseIfOver = (windows: FailureWindow[], limit: number) => {
+        for (const window of windows) {
+          const endsAt = window.windowStartedAt.getTime() + windowMs;
+          if (endsAt > now.getTime() && window.failures > limit) throw new TooManyRequests(Math.max(1, Math.ceil((endsAt - now.getTime()) / 1000)));
+        }
+      };
+      // Already locked: refused with a read alone, so a flood of guesses costs no writes.
+      refuseIfOver(await repository.find([keys.account, keys.address]), options.maxFailures - 1);
+      refuseIfOver(await repository.charge([keys.account, keys.address], now, windowStart), options.maxFailures);
       if (now.getTime() - lastPrune >= PRUNE_EVERY_MS) {
         lastPrune = now.getTime();
         await repository.prune(windowStart);
-      }
-      for (const window of windows) {
-        const endsAt = window.windowStartedAt.getTime() + windowMs;
-        if (window.failures > options.maxFailures) throw new TooManyRequests(Math.max(1, Math.ceil((endsAt - now.getTime()) / 1000)));
       }
     },
 

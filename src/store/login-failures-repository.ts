@@ -10,6 +10,11 @@ export interface FailureWindow {
 /** Failed-login counters in fixed windows, one row a key, shared by every process. */
 export function loginFailuresRepository(db: Kysely<Schema>) {
   return {
+    async find(keys: string[]): Promise<FailureWindow[]> {
+      const rows = await db.selectFrom('login_failures').selectAll().where('key', 'in', keys).execute();
+      return rows.map((row) => ({ key: row.key, failures: Number(row.failures), windowStartedAt: new Date(row.window_started_at) }));
+    },
+
     /**
      * Counts one attempt for each key in one statement per key: a window that started at or before
      * `windowStart` (so has passed) starts over at 1, else the count goes up, so concurrent attempts

@@ -8,8 +8,7 @@ import {
 } from '../../domain/errors.js';
 import type { InfrastructureErrors } from '../../domain/infrastructure-errors.js';
 import { sendPayload } from '../respond.js';
-import { parseRequestPath } from '../request-path.js';
-import { formatOf } from './request-context.js';
+import { startRequest } from './request-context.js';
 import { setCommonHeaders } from './response-headers.js';
 
 const SUCCESS_ONLY_HEADERS = ['x-total', 'x-limit', 'x-page', 'link', 'location', 'etag'];
@@ -58,8 +57,7 @@ export function registerErrorHandler(app: FastifyInstance, infrastructureErrors:
  * headers every response carries.
  */
 export function answerUnroutable(request: FastifyRequest, reply: FastifyReply): void {
-  request.startedAt = performance.now();
-  request.format = formatOf(request, parseRequestPath(request.raw.url ?? '/').extension) ?? 'json';
+  startRequest(request);
   reply.code(404);
   // Fastify runs no hooks for these requests, so the common headers are set here.
   setCommonHeaders(request, reply);

@@ -10,13 +10,20 @@ export function requestIdFrom(header: string | string[] | undefined, generate: (
 }
 
 /** The raw request, carrying what rewriteRequestUrl read from its path. */
-export type RawWithPath = { cmiRequestPath?: RequestPath };
+type RawWithPath = { cmiRequestPath?: RequestPath };
 
 /** Rewrites the URL before routing (fastify's rewriteUrl) and keeps what the path said. */
 export function rewriteRequestUrl(raw: { url?: string }): string {
   const requestPath = parseRequestPath(raw.url ?? '/');
   (raw as RawWithPath).cmiRequestPath = requestPath;
   return requestPath.routed;
+}
+
+/** When the request started, what its path said, and its format (JSON for an unknown extension). */
+export function startRequest(request: FastifyRequest): void {
+  request.startedAt = performance.now();
+  request.requestPath = (request.raw as RawWithPath).cmiRequestPath ?? parseRequestPath(request.raw.url ?? '/');
+  request.format = formatOf(request, request.requestPath.extension) ?? 'json';
 }
 
 /** The requested format; undefined for an extension cmi does not serve. */

@@ -1,21 +1,13 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticated, Authenticator } from '../../domain/authentication.js';
 import { NotAcceptable, NotFound } from '../../domain/errors.js';
-import { parseRequestPath } from '../request-path.js';
 import { setSessionCookie } from '../session-cookie.js';
-import { formatOf, type RawWithPath } from './request-context.js';
-
-/** When the request started, what its path said, and its format (JSON for an unknown extension). */
-function startRequest(request: FastifyRequest): void {
-  request.startedAt = performance.now();
-  request.requestPath = (request.raw as RawWithPath).cmiRequestPath ?? parseRequestPath(request.url);
-  request.format = formatOf(request, request.requestPath.extension) ?? 'json';
-}
+import { startRequest } from './request-context.js';
 
 /** 406 for an unknown extension; 404 for pagination segments where no list is served. */
 function pathError(request: FastifyRequest, config: FastifyContextConfig): Error | undefined {
   const { extension, pagination } = request.requestPath;
-  if (formatOf(request, extension) === undefined) return new NotAcceptable();
+  if (extension !== undefined && extension !== 'json' && extension !== 'xml') return new NotAcceptable();
   if (pagination.length > 0 && !config.paginated) return new NotFound();
   return undefined;
 }

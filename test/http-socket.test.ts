@@ -242,3 +242,83 @@ describe('over a real HTTP socket', () => {
     assert.equal(await res.text(), '{"errors":{"base":["Request header fields too large (16 KiB in all)"]}}');
   });
 });
+
+describe('Basic auth resent on a keep-alive connection', () => {
+  let t: TestApp;
+  let port: number;
+  const agents: Agent[] = [];
+
+  before(async () => {
+    t = await createTestApp();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    for (const agent of agents) agent.destroy();
+    await t.close();
+  });
+
+  /** A client holding one connection open. */
+  const connection = () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    agents.push(agent);
+    return (path: string, authorization: string) => rawGet(agent, port, path, { authorization });
+  };
+  const sessionOf = (res: RawResponse) => SESSION_COOKIE.exec(String(res.headers['set-cookie']?.[0]))?.[1];
+
+  it('keeps one session per connection: the same cookie on that connection, another on a second one', async () => {
+    const one = connection();
+    const two = connection();
+    const first = await one('/version.json', t.aliceAuth);
+    const again = await one('/users.json', t.aliceAuth);
+    const elsewhere = await two('/version.json', t.aliceAuth);
+    assert.deepEqual([first.status, again.status, elsewhere.status], [200, 200, 200]);
+    assert.equal(again.reusedSocket, true);
+    assert.ok(sessionOf(first));
+    assert.equal(sessionOf(again), sessionOf(first));
+    assert.notEqual(sessionOf(elsewhere), sessionOf(first));
+  });
+
+  it('answers other credentials sent on the same connection as their own user', async () => {
+    const one = connection();
+    const asAlice = await one('/users.json', t.aliceAuth);
+    const asAdmin = await one('/users.json', t.adminAuth);
+    const wrong = await one('/users.json', t.basic('alice', 'not-her-password'));
+    assert.equal(asAdmin.reusedSocket, true);
+    assert.deepEqual([asAlice.status, asAlice.headers['x-total']], [200, '1']);
+    assert.deepEqual([asAdmin.status, asAdmin.headers['x-total']], [200, '2']);
+    assert.notEqual(sessionOf(asAdmin), sessionOf(asAlice));
+    assert.equal(wrong.status, 401);
+  });
+
+  it('refuses the old password on the very next request of the connection after a change', async () => {
+    const one = connection();
+    assert.equal((await one('/version.json', t.aliceAuth)).status, 200);
+    const change = await t.app.inject({
+      method: 'PUT',
+      url: `/users/${t.alice.id}.json`,
+      headers: { authorization: t.adminAuth, 'content-type': 'application/json' },
+      payload: { user: { password: 'a-new-password' } },
+    });
+    assert.equal(change.statusCode, 204);
+    const old = await one('/version.json', t.aliceAuth);
+    assert.equal(old.reusedSocket, true);
+    assert.equal(old.status, 401);
+    assert.equal((await one('/version.json', t.basic('alice', 'a-new-password'))).status, 200);
+  });
+
+  it('trusts a connection no longer than the verification cache: a change made elsewhere holds after CMI_AUTH_CACHE_TTL', async () => {
+    const one = connection();
+    const [bob] = await t.addUsers(1);
+    const bobAuth = t.basic(bob!.login, 'shared-password');
+    const before = await one('/version.json', bobAuth);
+    assert.equal(before.status, 200);
+    // Another process suspends bob: this one hears nothing of it.
+    await t.database.db.updateTable('users').set({ status: 'suspended' }).where('id', '=', bob!.id).execute();
+    const within = await one('/version.json', bobAuth);
+    t.time.advance(t.config.authCacheSeconds);
+    const after = await one('/version.json', bobAuth);
+    assert.equal(after.reusedSocket, true);
+    assert.deepEqual([within.status, after.status], [200, 401]);
+  });
+});

@@ -4,7 +4,7 @@ import type { Lockout } from './lockout.js';
 import { verifyPassword } from './passwords.js';
 import type { User } from './records.js';
 import { SESSION_COOKIE, type SessionClaims, type SessionTokens } from './sessions.js';
-import type { VerificationCache, Verified } from './verification-cache.js';
+import type { CacheEntry, VerificationCache, Verified } from './verification-cache.js';
 import type { RevokedSessionsRepository } from '../store/revoked-sessions-repository.js';
 import type { UsersRepository } from '../store/users-repository.js';
 
@@ -19,8 +19,23 @@ export interface Authenticated {
 export interface Credentials {
   authorization?: string;
   cookie?: string;
-  /** The client's address, for brute-force counting. */
-  address: string;
+  /** The connection the request came on (any object that lives as long as it), if there is one. */
+  connection?: object;
+}
+
+/** The last Basic answer given on one connection, and what it rested on. */
+interface ConnectionAnswer {
+  authorization: string;
+  entry: CacheEntry;
+  answer: Authenticated;
+}
+
+/** Equality of two strings in time that depends only on their length. */
+function sameText(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
 }
 
 /** Longest login or email accepted in credentials; longer ones are refused without a lookup. */
@@ -85,14 +100,13 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   // of starting its own: one password hash, and one attempt against the brute-force limit.
   const checksUnderWay = new Map<string, Promise<Verified>>();
 
-  async function withBasicOnce(authorization: string, address: string): Promise<Authenticated> {
+  function withBasicOnce(authorization: string, address: string): Promise<Verified> {
     let check = checksUnderWay.get(authorization);
     if (check === undefined) {
       check = withBasic(authorization, address).finally(() => checksUnderWay.delete(authorization));
       checksUnderWay.set(authorization, check);
     }
-    const { user, sessionEpoch } = await check;
-    return { user, sessionToken: sessions.issue(user.id, sessionEpoch) };
+    return check;
   }
 
   const sessionCacheKey = (claims: SessionClaims) => `session ${claims.sessionId} ${claims.epoch}`;
@@ -110,12 +124,29 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     return withClaims(found.user, claims);
   }
 
+  // A keep-alive client resends the same Authorization header on every request of its connection.
+  // Recognising it by comparing with the header it sent last (in constant time) skips the HMAC of
+  // the cache key, and the connection keeps the session it was given instead of a new one per
+  // request. Held only while the connection is open (a WeakMap) and the cache entry is current.
+  const lastOnConnection = new WeakMap<object, ConnectionAnswer>();
+
+  /** A new session for verified Basic credentials, kept for the connection while `entry` is current. */
+  function answerBasic(authorization: string, connection: object | undefined, verified: Verified, entry: CacheEntry | undefined): Authenticated {
+    const answer = { user: verified.user, sessionToken: sessions.issue(verified.user.id, verified.sessionEpoch) };
+    if (connection && entry) lastOnConnection.set(connection, { authorization, entry, answer });
+    return answer;
+  }
+
+  function fromBasicCache(authorization: string, connection: object | undefined): Authenticated | undefined {
+    const last = connection && lastOnConnection.get(connection);
+    if (last && cache.isCurrent(last.entry) && sameText(authorization, last.authorization)) return last.answer;
+    const entry = cache.lookup(authorization);
+    return entry && answerBasic(authorization, connection, entry.verified, entry);
+  }
+
   /** The answer from the verification cache alone, without I/O; undefined when it must be checked. */
   function fromCache(credentials: Credentials): Authenticated | undefined {
-    if (credentials.authorization !== undefined) {
-      const cached = cache.get(credentials.authorization);
-      return cached && { user: cached.user, sessionToken: sessions.issue(cached.user.id, cached.sessionEpoch) };
-    }
+    if (credentials.authorization !== undefined) return fromBasicCache(credentials.authorization, credentials.connection);
     const token = readCookie(credentials.cookie, SESSION_COOKIE);
     const claims = token === undefined ? undefined : sessions.verify(token);
     const cached = claims && cache.get(sessionCacheKey(claims));
@@ -125,9 +156,16 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   return {
     fromCache,
 
-    /** The full check against the database (and the password hash), after fromCache had nothing. */
-    async authenticate(credentials: Credentials): Promise<Authenticated> {
-      if (credentials.authorization !== undefined) return withBasicOnce(credentials.authorization, credentials.address);
+    /**
+     * The full check against the database (and the password hash), after fromCache had nothing.
+     * `address` is the client's, for brute-force counting.
+     */
+    async authenticate(credentials: Credentials, address: string): Promise<Authenticated> {
+      const { authorization, connection } = credentials;
+      if (authorization !== undefined) {
+        const verified = await withBasicOnce(authorization, address);
+        return answerBasic(authorization, connection, verified, cache.lookup(authorization));
+      }
       const token = readCookie(credentials.cookie, SESSION_COOKIE);
       const claims = token === undefined ? undefined : sessions.verify(token);
       if (!claims) throw new Unauthorized();

@@ -22,29 +22,49 @@ export interface VerificationCacheOptions {
  * time (ttlMs) and size (oldest dropped first); credential changes in this process drop the user's
  * entries at once, and other processes' entries expire within ttlMs.
  */
+/** One stored verification; `current` turns false for good once it expires or is dropped. */
+export interface CacheEntry {
+  readonly verified: Verified;
+  readonly expiresAt: number;
+  current: boolean;
+}
+
 export function verificationCache(clock: Clock, options: VerificationCacheOptions) {
   const key = createSecretKey(randomBytes(32));
-  const entries = new Map<string, { verified: Verified; expiresAt: number }>();
+  const entries = new Map<string, CacheEntry>();
   // Moves whenever a user's credentials change. A check that began before a change must not store
   // what it read, or the change would be undone for a TTL.
   let generation = 0;
+  const remove = (id: string, entry: CacheEntry) => {
+    entry.current = false;
+    entries.delete(id);
+  };
   const dropUser = (userId: number) => {
-    for (const [id, entry] of entries) if (entry.verified.user.id === userId) entries.delete(id);
+    for (const [id, entry] of entries) if (entry.verified.user.id === userId) remove(id, entry);
   };
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
+  const isCurrent = (entry: CacheEntry) => entry.current && entry.expiresAt > clock().getTime();
 
   return {
-    get(credential: string): Verified | undefined {
+    /** The live entry for this credential, if it was verified recently. */
+    lookup(credential: string): CacheEntry | undefined {
       if (options.ttlMs === 0) return undefined;
       const id = digest(credential);
       const entry = entries.get(id);
       if (entry === undefined) return undefined;
-      if (entry.expiresAt <= clock().getTime()) {
-        entries.delete(id);
+      if (!isCurrent(entry)) {
+        remove(id, entry);
         return undefined;
       }
-      return entry.verified;
+      return entry;
     },
+
+    get(credential: string): Verified | undefined {
+      return this.lookup(credential)?.verified;
+    },
+
+    /** Whether an entry lookup() gave is still to be trusted: not expired, not dropped. */
+    isCurrent,
 
     /** The current generation: read it before reading the database, hand it to set(). */
     get generation(): number {
@@ -55,9 +75,13 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
     set(credential: string, verified: Verified, since: number): void {
       if (options.ttlMs === 0 || since !== generation) return;
       const id = digest(credential);
-      entries.delete(id);
-      if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value as string);
-      entries.set(id, { verified, expiresAt: clock().getTime() + options.ttlMs });
+      const previous = entries.get(id);
+      if (previous) remove(id, previous);
+      if (entries.size >= options.maxEntries) {
+        const [oldestId, oldest] = entries.entries().next().value as [string, CacheEntry];
+        remove(oldestId, oldest);
+      }
+      entries.set(id, { verified, expiresAt: clock().getTime() + options.ttlMs, current: true });
     },
 
     /** Forgets every credential of this user, whose password, key, status or role changed. */

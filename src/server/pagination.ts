@@ -13,6 +13,43 @@ export interface Pagination {
 
 const MAX_PAGE = 2_147_483_647;
 
+interface Given {
+  value: number | undefined;
+  style: Style | undefined;
+}
+
+const ABSENT: Given = { value: undefined, style: undefined };
+
+/** One parameter from wherever it was given; a problem with it goes into `errors`. */
+function readParameter(
+  name: string,
+  max: number,
+  pathPairs: ReadonlyArray<[string, string]>,
+  query: Readonly<Record<string, string | string[] | undefined>>,
+  errors: FieldErrors,
+): Given {
+  let raw: string | undefined;
+  let style: Style | undefined;
+  let times = 0;
+  for (const [segment, value] of pathPairs) {
+    if (segment === name) [raw, style, times] = [value, 'path', times + 1];
+  }
+  const fromQuery = query[name];
+  if (typeof fromQuery === 'string') [raw, style, times] = [fromQuery, 'query', times + 1];
+  else if (fromQuery !== undefined) [raw, style, times] = [fromQuery[0], 'query', times + fromQuery.length];
+  if (times === 0 || raw === undefined) return ABSENT;
+  if (times > 1) {
+    errors.add(name, 'must be given only once');
+    return ABSENT;
+  }
+  const value = /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= 1 && value <= max)) {
+    errors.add(name, `must be an integer from 1 to ${max}`);
+    return { value: undefined, style };
+  }
+  return { value, style };
+}
+
 /**
  * Reads `page` and `per_page` from path segments and the query string (spec 4.3), in any mix.
  * A parameter given twice, or a value out of range or not an integer, is a 422 naming the field.
@@ -23,28 +60,8 @@ export function parsePagination(
   limits: { defaultPerPage: number; maxPerPage: number },
 ): Pagination {
   const errors = new FieldErrors();
-
-  function read(name: string, max: number, message: string): { value: number | undefined; style: Style | undefined } {
-    const given: Array<{ raw: string; style: Style }> = [];
-    for (const [segment, raw] of pathPairs) if (segment === name) given.push({ raw, style: 'path' });
-    const fromQuery = query[name];
-    for (const raw of fromQuery === undefined ? [] : [fromQuery].flat()) given.push({ raw, style: 'query' });
-    if (given.length === 0) return { value: undefined, style: undefined };
-    if (given.length > 1) {
-      errors.add(name, 'must be given only once');
-      return { value: undefined, style: undefined };
-    }
-    const { raw, style } = given[0] as { raw: string; style: Style };
-    const value = /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
-    if (!(value >= 1 && value <= max)) {
-      errors.add(name, message);
-      return { value: undefined, style };
-    }
-    return { value, style };
-  }
-
-  const page = read('page', MAX_PAGE, `must be an integer from 1 to ${MAX_PAGE}`);
-  const perPage = read('per_page', limits.maxPerPage, `must be an integer from 1 to ${limits.maxPerPage}`);
+  const page = readParameter('page', MAX_PAGE, pathPairs, query, errors);
+  const perPage = readParameter('per_page', limits.maxPerPage, pathPairs, query, errors);
   errors.throwIfAny();
   const pageNumber = page.value ?? 1;
   const perPageNumber = perPage.value ?? limits.defaultPerPage;

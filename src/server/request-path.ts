@@ -19,21 +19,21 @@ export function parseRequestPath(url: string): RequestPath {
   const queryStart = url.indexOf('?');
   const path = queryStart === -1 ? url : url.slice(0, queryStart);
   const query = queryStart === -1 ? '' : url.slice(queryStart);
-  const segments = path.split('/');
+  const { listPath, pagination } = splitPagination(path);
+  const slash = listPath.lastIndexOf('/');
+  const dot = listPath.lastIndexOf('.');
+  // An extension is what follows the last dot of the last segment, unless that dot starts it.
+  if (dot <= slash + 1) return { routed: listPath + query, extension: undefined, pagination, listPath };
+  return { routed: listPath.slice(0, dot) + query, extension: listPath.slice(dot + 1), pagination, listPath };
+}
 
+/** Takes trailing `/page/N` and `/per_page/N` pairs off the path (never the first segment). */
+function splitPagination(path: string): { listPath: string; pagination: Array<[string, string]> } {
+  if (!path.includes('/page/') && !path.includes('/per_page/')) return { listPath: path, pagination: [] };
+  const segments = path.split('/');
   let end = segments.length;
   while (end - 2 >= 2 && PAGINATION_SEGMENTS.has(segments[end - 2] as string)) end -= 2;
   const pagination: Array<[string, string]> = [];
   for (let i = end; i < segments.length; i += 2) pagination.push([segments[i] as string, segments[i + 1] as string]);
-
-  const base = segments.slice(0, end);
-  const listPath = base.join('/');
-  const last = base[base.length - 1] ?? '';
-  const dot = last.lastIndexOf('.');
-  let extension: string | undefined;
-  if (dot > 0) {
-    extension = last.slice(dot + 1);
-    base[base.length - 1] = last.slice(0, dot);
-  }
-  return { routed: base.join('/') + query, extension, pagination, listPath };
+  return { listPath: segments.slice(0, end).join('/'), pagination };
 }

@@ -29,13 +29,13 @@ export function requestGate(authenticator: Authenticator, config: FastifyContext
     startRequest(request);
     if (config.public) return done(pathError(request, config));
     const { authorization, cookie } = request.headers;
-    const credentials = { authorization, cookie, address: request.ip };
+    const credentials = { authorization, cookie, connection: request.raw.socket };
     const cached = authenticator.fromCache(credentials);
     if (cached) {
       admit(request, reply, cached);
       return done(pathError(request, config));
     }
-    authenticator.authenticate(credentials).then((authenticated) => {
+    authenticator.authenticate(credentials, request.ip).then((authenticated) => {
       admit(request, reply, authenticated);
       done(pathError(request, config));
     }, done);

@@ -45,23 +45,23 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
   const isCurrent = (entry: CacheEntry) => entry.current && entry.expiresAt > clock().getTime();
 
-  return {
-    /** The live entry for this credential, if it was verified recently. */
-    lookup(credential: string): CacheEntry | undefined {
-      if (options.ttlMs === 0) return undefined;
-      const id = digest(credential);
-      const entry = entries.get(id);
-      if (entry === undefined) return undefined;
-      if (!isCurrent(entry)) {
-        remove(id, entry);
-        return undefined;
-      }
-      return entry;
-    },
+  /** The live entry for this credential, if it was verified recently. */
+  const lookup = (credential: string): CacheEntry | undefined => {
+    if (options.ttlMs === 0) return undefined;
+    const id = digest(credential);
+    const entry = entries.get(id);
+    if (entry === undefined) return undefined;
+    if (!isCurrent(entry)) {
+      remove(id, entry);
+      return undefined;
+    }
+    return entry;
+  };
 
-    get(credential: string): Verified | undefined {
-      return this.lookup(credential)?.verified;
-    },
+  return {
+    lookup,
+
+    get: (credential: string): Verified | undefined => lookup(credential)?.verified,
 
     /** Whether an entry lookup() gave is still to be trusted: not expired, not dropped. */
     isCurrent,

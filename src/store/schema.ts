@@ -55,10 +55,19 @@ export interface LoginFailuresTable {
   window_started_at: string;
 }
 
+/** Live rows per block of `block_size` ids (1,024 or 32,768), kept by triggers (migration 004). */
+export interface RowBlocksTable {
+  table_name: string;
+  block_size: number;
+  block: number;
+  row_count: number;
+}
+
 export interface Schema {
   users: UsersTable;
   infrastructure_errors: InfrastructureErrorsTable;
   settings: SettingsTable;
   revoked_sessions: RevokedSessionsTable;
   login_failures: LoginFailuresTable;
+  row_blocks: RowBlocksTable;
 }

@@ -70,6 +70,11 @@ function notLastActiveAdmin(eb: ExpressionBuilder<Schema, 'users'>, id: number) 
   ]);
 }
 
+/** row_blocks counts users per block of this many ids (migration 004): block = id >> 10 ... */
+const SMALL_BLOCK = 1024;
+/** ... and per block of 32 small ones: block = id >> 15. */
+const LARGE_BLOCK = 32_768;
+
 export type StatusChange = { outcome: 'changed'; user: User } | { outcome: 'last_admin' | 'not_found' };
 
 export function usersRepository(db: Kysely<Schema>) {
@@ -87,6 +92,36 @@ export function usersRepository(db: Kysely<Schema>) {
       await serializeAdministratorChanges(trx);
       return build(trx).where((eb) => notLastActiveAdmin(eb, id)).returning(publicColumns).executeTakeFirst();
     });
+  }
+
+  /**
+   * The small blocks holding positions `from` .. `to - 1` of the id-ordered list, and how many users
+   * come before the first of them; undefined when no user is at `from`. One statement: a running sum
+   * over the large blocks finds those that hold the range, then one over the (at most 32 a large
+   * block) small blocks within them.
+   */
+  async function blocksSpanning(from: number, to: number): Promise<{ firstBlock: number; lastBlock: number; usersBefore: number } | undefined> {
+    const smallPerLarge = LARGE_BLOCK / SMALL_BLOCK;
+    const { rows } = await sql<{ first_block: number | null; last_block: number | null; users_before: number | string | null }>`
+      with large as (
+        select block, row_count, sum(row_count) over (order by block) as through
+        from row_blocks where table_name = 'users' and block_size = ${LARGE_BLOCK}
+      ), chosen as (
+        select min(block) as first_large, max(block) as last_large, min(through - row_count) as users_before
+        from large where through > ${from} and through - row_count < ${to}
+      ), small as (
+        -- Scalar subqueries, not a join: the database reads chosen once and seeks the small blocks by key.
+        select block, row_count, (select users_before from chosen) + sum(row_count) over (order by block) as through
+        from row_blocks
+        where table_name = 'users' and block_size = ${SMALL_BLOCK}
+          and block >= (select first_large from chosen) * ${smallPerLarge}
+          and block < ((select last_large from chosen) + 1) * ${smallPerLarge}
+      )
+      select min(block) as first_block, max(block) as last_block, min(through - row_count) as users_before
+      from small where through > ${from} and through - row_count < ${to}`.execute(db);
+    const span = rows[0];
+    if (span?.first_block == null || span.last_block == null) return undefined;
+    return { firstBlock: Number(span.first_block), lastBlock: Number(span.last_block), usersBefore: Number(span.users_before) };
   }
 
   return {
@@ -224,18 +259,45 @@ export function usersRepository(db: Kysely<Schema>) {
       return row && { user: toUser(row), session_epoch: Number(row.session_epoch) };
     },
 
-    /** One page in id order. `onlyId` narrows the list to that one user (what a non-admin may see). */
+    /**
+     * One page in id order. `onlyId` narrows the list to that one user (what a non-admin may see).
+     * Reads only the ids between the blocks of 1,024 that hold the page's first and last positions,
+     * so the database skips fewer than 1,024 users however deep the page is.
+     */
     async page(limit: number, offset: number, onlyId?: number): Promise<User[]> {
-      let query = db.selectFrom('users').select(publicColumns).orderBy('id').limit(limit).offset(offset);
-      if (onlyId !== undefined) query = query.where('id', '=', onlyId);
-      return (await query.execute()).map(toUser);
+      if (onlyId !== undefined) {
+        const rows = await db.selectFrom('users').select(publicColumns).where('id', '=', onlyId).orderBy('id').limit(limit).offset(offset).execute();
+        return rows.map(toUser);
+      }
+      const span = await blocksSpanning(offset, offset + limit);
+      // No block reaches that far: the page is past the last (users went since the count was read).
+      if (!span) return [];
+      const rows = await db
+        .selectFrom('users')
+        .select(publicColumns)
+        // Both bounds, so PostgreSQL walks the id index even before it has statistics on a new table.
+        .where('id', '>=', span.firstBlock * SMALL_BLOCK)
+        .where('id', '<', (span.lastBlock + 1) * SMALL_BLOCK)
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset - span.usersBefore)
+        .execute();
+      return rows.map(toUser);
     },
 
+    /** All users, summed from row_blocks (migration 004) rather than counted; or 0/1 for `onlyId`. */
     async count(onlyId?: number): Promise<number> {
-      let query = db.selectFrom('users').select((eb) => eb.fn.countAll<number | string>().as('n'));
-      if (onlyId !== undefined) query = query.where('id', '=', onlyId);
-      const row = await query.executeTakeFirstOrThrow();
-      return Number(row.n);
+      if (onlyId !== undefined) {
+        const row = await db.selectFrom('users').select('id').where('id', '=', onlyId).executeTakeFirst();
+        return row ? 1 : 0;
+      }
+      const row = await db
+        .selectFrom('row_blocks')
+        .select((eb) => eb.fn.sum<number | string | null>('row_count').as('n'))
+        .where('table_name', '=', 'users')
+        .where('block_size', '=', LARGE_BLOCK)
+        .executeTakeFirstOrThrow();
+      return Number(row.n ?? 0);
     },
   };
 }

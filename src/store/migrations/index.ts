@@ -3,6 +3,7 @@ import type { DialectName } from '../dialect.js';
 import { initialMigration } from './001_initial.js';
 import { sessionsAndLockoutMigration } from './002_sessions_and_lockout.js';
 import { changeNotificationsMigration } from './003_change_notifications.js';
+import { rowBlocksMigration } from './004_row_blocks.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: DialectName): Record<string, Migration> {
@@ -10,5 +11,6 @@ export function allMigrations(dialect: DialectName): Record<string, Migration> {
     '001_initial': initialMigration(dialect),
     '002_sessions_and_lockout': sessionsAndLockoutMigration,
     '003_change_notifications': changeNotificationsMigration(dialect),
+    '004_row_blocks': rowBlocksMigration(dialect),
   };
 }

@@ -1,12 +1,16 @@
 /**
- * Issue 4's size figure: what `X-Total` and a page cost with 1,000 and with 1,000,000 users, at the
- * first, middle and last page, measured by the server's own X-Runtime. "first visit" asks ten
- * different pages around that position once each (nothing cached); "repeat" asks one of them again
+ * Issue 4's size figure: what `X-Total` and a page cost as one database grows from 1,000 to 1,000,000
+ * users, measured by the server's own X-Runtime. The database is grown in place (1k, measure, 10k,
+ * measure, ...) with one server running throughout, warmed up before each size. "count only" asks
+ * ten different pages past the last (answered from X-Total's sum alone); "first visit" asks ten
+ * different pages around a position once each (nothing cached); "repeat" asks one of them again
  * (the rendered page is reused while the data stands).
  * Run: npm run bench:scale                  (SQLite)
  *      BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:scale   (also PostgreSQL)
+ *      BENCH_SCALE_MAX=10000 npm run bench:scale   (a quick check: only the sizes up to 10,000)
  * Writes into docs/benchmarks.md.
  */
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,14 +19,19 @@ import { systemClock } from '../src/domain/clock.js';
 import { hashPassword } from '../src/domain/passwords.js';
 import { migrateToLatest, openDatabase } from '../src/store/database.js';
 import { type NewUser, usersRepository } from '../src/store/users-repository.js';
-import { machine, recordSection, startCmi, stop } from './support.js';
+import { machine, median, recordSection, startCmi, stop } from './support.js';
 
 const PORT = 3304;
 const PER_PAGE = 25;
-const SIZES = [1_000, 1_000_000];
+const LARGEST = Number(process.env.BENCH_SCALE_MAX ?? 1_000_000);
+const SIZES = [1_000, 10_000, 100_000, 1_000_000].filter((size) => size <= LARGEST);
 const BATCH = 1_000;
+/** Requests before each size's measured ones: enough for V8 to compile the list path on every size. */
+const WARM_UP_REQUESTS = 200;
+const header = '| users | position | first visit, ms | repeat, ms |\n|---|---|---|---|';
 
-async function seed(url: string, count: number): Promise<void> {
+/** Adds users `from` .. `to - 1` (user 0 is the administrator the requests sign in as). */
+async function grow(url: string, from: number, to: number): Promise<void> {
   const database = openDatabase(url);
   await migrateToLatest(database);
   const users = usersRepository(database.db);
@@ -37,14 +46,14 @@ async function seed(url: string, count: number): Promise<void> {
     time_zone: null,
     locale: null,
   });
-  for (let start = 0; start < count; start += BATCH) {
-    await users.createMany(Array.from({ length: Math.min(BATCH, count - start) }, (_, k) => row(start + k)), systemClock());
+  for (let start = from; start < to; start += BATCH) {
+    await users.createMany(Array.from({ length: Math.min(BATCH, to - start) }, (_, k) => row(start + k)), systemClock());
   }
   await database.close();
 }
 
-async function runtimeOf(page: number): Promise<number> {
-  const res = await fetch(`http://127.0.0.1:${PORT}/users.json?page=${page}&per_page=${PER_PAGE}`, {
+async function runtimeOf(page: number, perPage = PER_PAGE): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${PORT}/users.json?page=${page}&per_page=${perPage}`, {
     headers: { authorization: `Basic ${Buffer.from('admin:bench-password').toString('base64')}` },
   });
   await res.arrayBuffer();
@@ -52,76 +61,106 @@ async function runtimeOf(page: number): Promise<number> {
   return Number(res.headers.get('x-runtime')) * 1000;
 }
 
-async function measure(url: string, size: number): Promise<string[]> {
-  const server = await startCmi({ DATABASE_URL: url, PORT: String(PORT), CMI_AUTH_CACHE_TTL: '300' });
+/**
+ * Pages of 24 and 26 users spread over the whole list: the same work as the measured pages (count,
+ * seek, render), under cache keys the measured requests (25 a page) never use.
+ */
+async function warmUp(size: number): Promise<void> {
+  for (let k = 0; k < WARM_UP_REQUESTS; k++) {
+    const perPage = k % 2 === 0 ? 24 : 26;
+    await runtimeOf(1 + Math.floor((k / WARM_UP_REQUESTS) * Math.ceil(size / perPage)), perPage);
+  }
+}
+
+interface Position {
+  name: string;
+  firstVisit: number;
+  repeat: number;
+}
+
+async function measure(size: number): Promise<Position[]> {
+  await warmUp(size);
+  const last = Math.ceil(size / PER_PAGE);
+  const positions: Position[] = [];
+  const around: Array<[name: string, pages: number[]]> = [
+    // Past the last page the list is empty: the answer costs X-Total's sum and nothing else.
+    [`count only (pages ${last + 1}-${last + 10})`, Array.from({ length: 10 }, (_, k) => last + 1 + k)],
+    // Ten distinct pages from the position inwards (none asked before).
+    ['first (page 1)', Array.from({ length: 10 }, (_, k) => 1 + k)],
+    [`middle (page ${Math.floor(last / 2)})`, Array.from({ length: 10 }, (_, k) => Math.floor(last / 2) - k)],
+    [`last (page ${last})`, Array.from({ length: 10 }, (_, k) => last - k)],
+  ];
+  for (const [name, pages] of around) {
+    const first: number[] = [];
+    for (const page of pages) first.push(await runtimeOf(page));
+    const repeat: number[] = [];
+    for (let k = 0; k < 10; k++) repeat.push(await runtimeOf(pages[0] as number));
+    positions.push({ name, firstVisit: median(first), repeat: median(repeat) });
+  }
+  return positions;
+}
+
+/** Grows the database at `url` through every size, measuring at each; one table of rows and the curve. */
+async function curve(url: string): Promise<string> {
+  const rows: string[] = [];
+  const bySize = new Map<number, Position[]>();
+  let server: ChildProcess | undefined;
+  let seeded = 0;
   try {
-    const last = Math.ceil(size / PER_PAGE);
-    await runtimeOf(last + 1); // warms the process up on a page (past the end) that is measured nowhere
-    const rows: string[] = [];
-    for (const [name, around] of [['first', 1], ['middle', Math.floor(last / 2)], ['last', last]] as const) {
-      // Ten distinct pages from the position inwards (none asked before).
-      const pages = Array.from({ length: 10 }, (_, k) => (around === 1 ? around + k : around - k));
-      const first: number[] = [];
-      for (const page of new Set(pages)) first.push(await runtimeOf(page));
-      const repeat: number[] = [];
-      for (let k = 0; k < 10; k++) repeat.push(await runtimeOf(pages[0] as number));
-      const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-      rows.push(`| ${size.toLocaleString('en')} | ${name} (page ${around}) | ${mean(first).toFixed(2)} | ${mean(repeat).toFixed(2)} |`);
+    for (const size of SIZES) {
+      await grow(url, seeded, size);
+      seeded = size;
+      server ??= await startCmi({ DATABASE_URL: url, PORT: String(PORT), CMI_AUTH_CACHE_TTL: '300' });
+      const positions = await measure(size);
+      bySize.set(size, positions);
+      for (const p of positions) rows.push(`| ${size.toLocaleString('en')} | ${p.name} | ${p.firstVisit.toFixed(2)} | ${p.repeat.toFixed(2)} |`);
     }
-    return rows;
   } finally {
-    await stop(server);
+    if (server) await stop(server);
+  }
+  const smallest = bySize.get(SIZES[0] as number) ?? [];
+  const largest = bySize.get(SIZES[SIZES.length - 1] as number) ?? [];
+  const ratios = largest.map((p, i) => `${p.name.split(' ')[0]} ${(p.firstVisit / (smallest[i] as Position).firstVisit).toFixed(2)}x`);
+  return `${header}\n${rows.join('\n')}\n\nFirst visit at ${(SIZES[SIZES.length - 1] as number).toLocaleString('en')} / at ${(SIZES[0] as number).toLocaleString('en')} users: ` +
+    `${ratios.join(', ')} (goal: at most 2x).\n`;
+}
+
+async function sqliteCurve(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'cmi-scale-'));
+  try {
+    return await curve(`sqlite:${join(dir, 'cmi.sqlite3')}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function sqliteRows(): Promise<string[]> {
-  const rows: string[] = [];
-  for (const size of SIZES) {
-    const dir = mkdtempSync(join(tmpdir(), 'cmi-scale-'));
-    try {
-      const url = `sqlite:${join(dir, 'cmi.sqlite3')}`;
-      await seed(url, size);
-      rows.push(...(await measure(url, size)));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+async function postgresCurve(base: string): Promise<string> {
+  const schema = 'cmi_scale';
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}`);
+  try {
+    return await curve(`${base}${base.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`);
+  } finally {
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
   }
-  return rows;
 }
 
-async function postgresRows(base: string): Promise<string[]> {
-  const rows: string[] = [];
-  for (const size of SIZES) {
-    const schema = `cmi_scale_${size}`;
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}`);
-    try {
-      const url = `${base}${base.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-      await seed(url, size);
-      rows.push(...(await measure(url, size)));
-    } finally {
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
-    }
-  }
-  return rows;
-}
-
-const header = '| users | position | first visit, ms | repeat, ms |\n|---|---|---|---|';
 let report = `
-## Size: 1,000 against 1,000,000 users (issue 4)
+## Size: 1,000 to 1,000,000 users (issue 4)
 
-\`npm run bench:scale\` on ${new Date().toISOString().slice(0, 10)}; ${machine()}. \`GET /users.json?page=N&per_page=${PER_PAGE}\` as
-an administrator; the server's X-Runtime, mean of 10 requests. First visit: 10 different pages around the position, each
-asked once (count and page read from the database). Repeat: one of them again (the rendered page reused).
+\`npm run bench:scale\` on ${new Date().toISOString().slice(0, 10)}; ${machine()}. \`GET /users.json?page=N&per_page=${PER_PAGE}\`
+as an administrator; the server's X-Runtime, median of 10 requests (a stray pause moves a mean on this noisy VM). One
+database grown from 1,000 users to each size in turn, one server throughout, ${WARM_UP_REQUESTS} warm-up requests (other
+page sizes) before each size. First visit: 10 different pages around the position, each asked once (X-Total and the page
+read from the database). Repeat: one of them again (the rendered page reused). Count only: pages past the last, which
+read X-Total alone.
 
 SQLite:
 
-${header}
-${(await sqliteRows()).join('\n')}
-`;
+${await sqliteCurve()}`;
 const postgresUrl = process.env.BENCH_POSTGRES_URL;
-if (postgresUrl) report += `\nPostgreSQL:\n\n${header}\n${(await postgresRows(postgresUrl)).join('\n')}\n`;
+if (postgresUrl) report += `\nPostgreSQL:\n\n${await postgresCurve(postgresUrl)}`;
 console.log(report);
 recordSection('scale', report);

@@ -7,23 +7,23 @@ export function versionedCache<T>(version: () => string | undefined, maxEntries:
   let seen: string | undefined;
   const entries = new Map<string, T>();
 
-  /** The entry for `key` under the current version, or undefined (and the version in force). */
-  function lookup(key: string): { hit: T | undefined; current: string | undefined } {
+  /** The version in force, after emptying the cache if it moved. */
+  function currentVersion(): string | undefined {
     const current = version();
-    if (current === undefined) return { hit: undefined, current };
-    if (current !== seen) {
+    if (current !== undefined && current !== seen) {
       entries.clear();
       seen = current;
     }
-    return { hit: entries.get(key), current };
+    return current;
   }
 
   return {
     /** A cached value without waiting, for the hot path; undefined when it must be computed. */
-    peek: (key: string): T | undefined => lookup(key).hit,
+    peek: (key: string): T | undefined => (currentVersion() === undefined ? undefined : entries.get(key)),
 
     async get(key: string, compute: () => Promise<T>): Promise<T> {
-      const { hit, current } = lookup(key);
+      const current = currentVersion();
+      const hit = current === undefined ? undefined : entries.get(key);
       if (hit !== undefined) return hit;
       const value = await compute();
       if (current === undefined) return value;

@@ -14,20 +14,19 @@ export function sendPayload(reply: FastifyReply, format: Format, payload: Payloa
   return reply.send(render(format, payload));
 }
 
-/** A response kept whole: its bytes, their ETag and its own headers. */
+/** A response kept whole: its bytes and all its own headers, its ETag among them. */
 export interface RenderedResponse {
   body: string;
-  etag: string;
   headers: Record<string, string>;
 }
 
 export function renderResponse(format: Format, payload: Payload, headers: Record<string, string>): RenderedResponse {
   const body = render(format, payload);
-  return { body, etag: weakEtag(body), headers: { ...headers, 'content-type': CONTENT_TYPES[format] } };
+  return { body, headers: { ...headers, 'content-type': CONTENT_TYPES[format], etag: weakEtag(body) } };
 }
 
 export function sendRendered(reply: FastifyReply, rendered: RenderedResponse): FastifyReply {
-  return reply.headers(rendered.headers).header('etag', rendered.etag).send(rendered.body);
+  return reply.headers(rendered.headers).send(rendered.body);
 }
 
 /** `W/"<sha1 of the body>"`. */

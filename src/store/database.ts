@@ -106,6 +106,9 @@ export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Da
   const otherWrites = sqlite.prepare('PRAGMA data_version').pluck();
   let other = 0;
   let checkedAt = -Infinity;
+  // The version string is made again only when a count moved, not on every call.
+  let version = '';
+  let versionOf = { other: -1, own: -1 };
   return {
     db,
     dialect: 'sqlite',
@@ -115,7 +118,11 @@ export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Da
         other = otherWrites.get() as number;
         checkedAt = now;
       }
-      return `${other}:${writes.count}`;
+      if (versionOf.other !== other || versionOf.own !== writes.count) {
+        versionOf = { other, own: writes.count };
+        version = `${other}:${writes.count}`;
+      }
+      return version;
     },
     close: () => db.destroy(),
   };

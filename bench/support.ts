@@ -27,21 +27,29 @@ export function startCmi(env: Record<string, string>, cores = '0', args: string[
 
 export interface WrkResult {
   requestsPerSecond: number;
+  requests: number;
   non2xx: number;
   latencyAvg: string;
+  /** CPU seconds (user + system) wrk itself used. */
+  clientCpuSeconds: number;
 }
 
-/** One wrk run pinned to `cores`: requests/s, non-2xx answers and mean latency. */
+/** One wrk run pinned to `cores`: requests/s, non-2xx answers, mean latency and wrk's own CPU. */
 export function wrk(url: string, headers: Record<string, string>, options: { seconds: number; connections: number; cores: string }): WrkResult {
   const args = ['-c', options.cores, 'wrk', '-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--latency'];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
-  const out = execFileSync('taskset', [...args, url], { encoding: 'utf8' });
+  // bash's `times` prints the CPU its children used: wrk's, without another tool.
+  const out = execFileSync('bash', ['-c', 'taskset "$@" && times', 'wrk', ...args, url], { encoding: 'utf8' });
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(out)?.[1];
-  if (!rps) throw new Error(`wrk printed no rate:\n${out}`);
+  const children = /^(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/m.exec(out.trim().split('\n').at(-1) ?? '');
+  if (!rps || !children) throw new Error(`wrk printed no rate:\n${out}`);
+  const [, userMinutes, userSeconds, systemMinutes, systemSeconds] = children.map(Number);
   return {
     requestsPerSecond: Number(rps),
+    requests: Number(/(\d+) requests in/.exec(out)?.[1]),
     non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
     latencyAvg: /Latency\s+(\S+)/.exec(out)?.[1] ?? '?',
+    clientCpuSeconds: userMinutes! * 60 + userSeconds! + systemMinutes! * 60 + systemSeconds!,
   };
 }
 
@@ -50,6 +58,12 @@ export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   const ticks = Number(fields[11]) + Number(fields[12]);
   return ticks / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+}
+
+/** cpuSeconds of a process and all its descendants (a cluster primary and its workers). */
+export function treeCpuSeconds(pid: number): number {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  return cpuSeconds(pid) + children.reduce((sum, child) => sum + treeCpuSeconds(child), 0);
 }
 
 export function stop(child: ChildProcess): Promise<void> {

@@ -7,11 +7,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machine, median, recordSection, seedUsers, startCmi, stop, wrk } from './support.js';
+import { machine, median, recordSection, seedUsers, startCmi, stop, treeCpuSeconds, wrk } from './support.js';
 
 const PORT = 3303;
 const PATH = '/users.json?page=4&per_page=2';
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 32;
 
@@ -20,15 +20,21 @@ const url = `sqlite:${join(dir, 'cmi.sqlite3')}`;
 await seedUsers(url, 10);
 const basic = { Authorization: `Basic ${Buffer.from('admin:bench-password').toString('base64')}` };
 const rates = new Map<number, number[]>([[1, []], [2, []]]);
+/** CPU microseconds a request costs the server (all its processes) and wrk. */
+const serverCost = new Map<number, number[]>([[1, []], [2, []]]);
+const clientCost = new Map<number, number[]>([[1, []], [2, []]]);
 try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const workers of [1, 2]) {
       const server = await startCmi({ DATABASE_URL: url, PORT: String(PORT) }, '0,1', ['--workers', String(workers)]);
       try {
         wrk(`http://127.0.0.1:${PORT}${PATH}`, basic, { seconds: 2, connections: CONNECTIONS, cores: '0,1' });
+        const before = treeCpuSeconds(server.pid as number);
         const result = wrk(`http://127.0.0.1:${PORT}${PATH}`, basic, { seconds: SECONDS, connections: CONNECTIONS, cores: '0,1' });
         if (result.non2xx > 0) throw new Error(`${result.non2xx} answers were not 2xx`);
         rates.get(workers)?.push(result.requestsPerSecond);
+        serverCost.get(workers)?.push(((treeCpuSeconds(server.pid as number) - before) / result.requests) * 1e6);
+        clientCost.get(workers)?.push((result.clientCpuSeconds / result.requests) * 1e6);
       } finally {
         await stop(server);
       }
@@ -36,18 +42,27 @@ try {
   }
   const one = median(rates.get(1)!);
   const two = median(rates.get(2)!);
+  const server = median(serverCost.get(1)!);
+  const client = median(clientCost.get(1)!);
+  const row = (workers: number) =>
+    `| \`--workers ${workers}\` | ${Math.round(median(rates.get(workers)!))} | ${median(serverCost.get(workers)!).toFixed(1)} | ` +
+    `${median(clientCost.get(workers)!).toFixed(1)} | ${rates.get(workers)!.map(Math.round).join(', ')} |`;
   const report = `
 ## Several processes (issue 4)
 
 \`npm run bench:workers\` on ${new Date().toISOString().slice(0, 10)}; ${machine()}. SQLite, 10 users, Basic auth,
 \`GET ${PATH}\`; wrk (1 thread, ${CONNECTIONS} connections, ${SECONDS} s, median of ${ROUNDS} rounds) on the same 2 cores.
+CPU per request: user + system time of all cmi processes, and of wrk, over the requests answered.
 
-| \`cmi serve\` | requests/s | rounds |
-|---|---|---|
-| \`--workers 1\` | ${Math.round(one)} | ${rates.get(1)!.map(Math.round).join(', ')} |
-| \`--workers 2\` | ${Math.round(two)} | ${rates.get(2)!.map(Math.round).join(', ')} |
+| \`cmi serve\` | requests/s | cmi CPU µs/request | wrk CPU µs/request | rounds |
+|---|---|---|---|---|
+${row(1)}
+${row(2)}
 
 - \`--workers 2\` / \`--workers 1\`: **${(two / one).toFixed(2)}x** (goal: at least 1.5x)
+- The ceiling here: one worker has a core to itself, but two share both cores with wrk, so two can
+  answer at most 2 / (cmi + wrk CPU per request) requests a second, ${((2 * server) / (server + client)).toFixed(2)}x one worker's
+  1 / (cmi CPU per request). The cheaper a request is for cmi, the lower that ceiling.
 `;
   console.log(report);
   recordSection('workers', report);

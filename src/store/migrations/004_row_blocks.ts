@@ -35,15 +35,7 @@ const sqliteAddToBlocks = (id: string, delta: number) => sql.raw(`
  * transaction commits: no other process writes between the triggers and the backfill.
  */
 async function createSqliteRowBlocks(db: Kysely<unknown>): Promise<void> {
-  // Without rowid: the table is its primary key, so a run of blocks is read as one range.
-  await sql`
-    create table row_blocks (
-      table_name varchar(64) not null,
-      block_size integer not null,
-      block integer not null,
-      row_count integer not null,
-      primary key (table_name, block_size, block)
-    ) without rowid`.execute(db);
+  await createTable(db, 'sqlite');
   await sql`create trigger users_row_blocks_insert after insert on users begin ${sqliteAddToBlocks('new.id', 1)} end`.execute(db);
   await sql`create trigger users_row_blocks_delete after delete on users begin ${sqliteAddToBlocks('old.id', -1)} end`.execute(db);
   // cmi never changes an id, but a hand-made update must not leave the blocks wrong.
@@ -72,14 +64,7 @@ const postgresAddToBlocks = (rows: string, count: string) => sql.raw(`
  * every row inserted before the triggers existed, and nothing inserted later.
  */
 async function createPostgresRowBlocks(db: Kysely<unknown>): Promise<void> {
-  await sql`
-    create table row_blocks (
-      table_name varchar(64) not null,
-      block_size integer not null,
-      block integer not null,
-      row_count integer not null,
-      primary key (table_name, block_size, block)
-    )`.execute(db);
+  await createTable(db, 'postgres');
   await sql`
     create function row_blocks_added() returns trigger language plpgsql as $$
     begin ${postgresAddToBlocks('added', 'count(*)')} return null; end $$`.execute(db);
@@ -114,6 +99,18 @@ async function createPostgresRowBlocks(db: Kysely<unknown>): Promise<void> {
     create trigger users_row_blocks_truncate after truncate on users
     for each statement execute function row_blocks_truncated()`.execute(db);
   await backfill(db);
+}
+
+/** On SQLite without rowid: the table is its primary key, so a run of blocks is read as one range. */
+async function createTable(db: Kysely<unknown>, dialect: DialectName): Promise<void> {
+  await sql`
+    create table row_blocks (
+      table_name varchar(64) not null,
+      block_size integer not null,
+      block integer not null,
+      row_count integer not null,
+      primary key (table_name, block_size, block)
+    ) ${sql.raw(dialect === 'sqlite' ? 'without rowid' : '')}`.execute(db);
 }
 
 async function backfill(db: Kysely<unknown>): Promise<void> {

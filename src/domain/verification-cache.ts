@@ -15,13 +15,6 @@ export interface VerificationCacheOptions {
   maxEntries: number;
 }
 
-/**
- * Remembers credentials this process verified recently, so Basic auth on every request does not rehash
- * and a session cookie does not hit the database each time. Keys are an HMAC of the credential under a
- * per-process random key (no password sits in memory as a key); only successes are stored. Bounded in
- * time (ttlMs) and size (oldest dropped first); credential changes in this process drop the user's
- * entries at once, and other processes' entries expire within ttlMs.
- */
 /** One stored verification; `current` turns false for good once it expires or is dropped. */
 export interface CacheEntry {
   readonly verified: Verified;
@@ -29,6 +22,13 @@ export interface CacheEntry {
   current: boolean;
 }
 
+/**
+ * Remembers credentials this process verified recently, so Basic auth on every request does not rehash
+ * and a session cookie does not hit the database each time. Keys are an HMAC of the credential under a
+ * per-process random key (no password sits in memory as a key); only successes are stored. Bounded in
+ * time (ttlMs) and size (oldest dropped first); credential changes in this process drop the user's
+ * entries at once, and other processes' entries expire within ttlMs.
+ */
 export function verificationCache(clock: Clock, options: VerificationCacheOptions) {
   const key = createSecretKey(randomBytes(32));
   const entries = new Map<string, CacheEntry>();

@@ -32,11 +32,17 @@ function readParameter(
   let style: Style | undefined;
   let times = 0;
   for (const [segment, value] of pathPairs) {
-    if (segment === name) [raw, style, times] = [value, 'path', times + 1];
+    if (segment !== name) continue;
+    raw = value;
+    style = 'path';
+    times += 1;
   }
   const fromQuery = query[name];
-  if (typeof fromQuery === 'string') [raw, style, times] = [fromQuery, 'query', times + 1];
-  else if (fromQuery !== undefined) [raw, style, times] = [fromQuery[0], 'query', times + fromQuery.length];
+  if (fromQuery !== undefined) {
+    raw = typeof fromQuery === 'string' ? fromQuery : fromQuery[0];
+    style = 'query';
+    times += typeof fromQuery === 'string' ? 1 : fromQuery.length;
+  }
   if (times === 0 || raw === undefined) return ABSENT;
   if (times > 1) {
     errors.add(name, 'must be given only once');

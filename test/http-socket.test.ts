@@ -322,3 +322,35 @@ describe('Basic auth resent on a keep-alive connection', () => {
     assert.deepEqual([within.status, after.status], [200, 401]);
   });
 });
+
+describe('Basic auth resent on one connection for longer than a cookie refresh', () => {
+  let t: TestApp;
+  let agent: Agent;
+  before(async () => {
+    t = await createTestApp({ CMI_AUTH_CACHE_TTL: '300' });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  });
+  after(async () => {
+    agent.destroy();
+    await t.close();
+  });
+
+  it('hands out a session no staler than a refresh: the same one for under 60 s, then a new one', async () => {
+    const port = (t.app.server.address() as AddressInfo).port;
+    const get = async () => {
+      const res = await rawGet(agent, port, '/version.json', { authorization: t.aliceAuth });
+      assert.equal(res.status, 200);
+      return SESSION_COOKIE.exec(String(res.headers['set-cookie']?.[0]))?.[1] as string;
+    };
+    const first = await get();
+    t.time.advance(59);
+    assert.equal(await get(), first);
+    t.time.advance(1);
+    const later = await get();
+    assert.notEqual(later, first);
+    // <user>.<epoch>.<session>.<issued>.<last seen>.<mac>: issued and last seen are now.
+    const now = String(t.time.clock().getTime() / 1000);
+    assert.deepEqual(later.split('.').slice(3, 5), [now, now]);
+  });
+});

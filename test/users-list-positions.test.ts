@@ -191,6 +191,28 @@ describe('GET /users across blocks of 1,024 ids', () => {
   });
 });
 
+describe('a page read while users are deleted', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+    await createMany(t.database.db, 2200);
+  });
+  after(() => t.close());
+
+  it('is whole: the blocks it seeks by and the users it reads are one snapshot', async () => {
+    const users = usersRepository(t.database.db);
+    // Positions 2022..2046 are the last 25 users of the block of ids 1024..2047. Ids 1024 and 1025
+    // come before them in that block: a page that sought its block before the delete and read the
+    // users after it would run off the block's end and come back short.
+    const before = await plainPage(t.database.db, 25, 2022);
+    const [page] = await Promise.all([users.page(25, 2022), t.database.db.deleteFrom('users').where('id', 'in', [1024, 1025]).execute()]);
+    const after = await plainPage(t.database.db, 25, 2022);
+    const ids = page.map((user) => user.id);
+    assert.equal(ids.length, 25);
+    assert.ok([before, after].some((expected) => JSON.stringify(expected) === JSON.stringify(ids)), `page ${ids.join(',')}`);
+  });
+});
+
 describe('GET /users across blocks of 32,768 ids', () => {
   let t: TestApp;
   // admin (1), alice (2), then users with the ids below: around 32768 and 65536 (where both block

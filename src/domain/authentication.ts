@@ -1,9 +1,10 @@
 import { apiKeyMatches } from './api-keys.js';
+import type { Clock } from './clock.js';
 import { Unauthorized } from './errors.js';
 import type { Lockout } from './lockout.js';
 import { verifyPassword } from './passwords.js';
 import type { User } from './records.js';
-import { SESSION_COOKIE, type SessionClaims, type SessionTokens } from './sessions.js';
+import { REFRESH_AFTER_SECONDS, SESSION_COOKIE, type SessionClaims, type SessionTokens } from './sessions.js';
 import type { CacheEntry, VerificationCache, Verified } from './verification-cache.js';
 import type { RevokedSessionsRepository } from '../store/revoked-sessions-repository.js';
 import type { UsersRepository } from '../store/users-repository.js';
@@ -28,6 +29,8 @@ interface ConnectionAnswer {
   authorization: string;
   entry: CacheEntry;
   answer: Authenticated;
+  /** When to stop: the entry's expiry, or sooner so the cookie handed out is never staler than a refresh. */
+  until: number;
 }
 
 /** Equality of two strings in time that depends only on their length. */
@@ -66,6 +69,7 @@ export interface AuthenticatorParts {
   sessions: SessionTokens;
   cache: VerificationCache;
   lockout: Lockout;
+  clock: Clock;
 }
 
 /**
@@ -73,7 +77,7 @@ export interface AuthenticatorParts {
  * header is present, else the session cookie. Anything else, or a user who is not active, is
  * Unauthorized; too many failures for a login or from an address is TooManyRequests.
  */
-export function authenticator({ users, revokedSessions, sessions, cache, lockout }: AuthenticatorParts) {
+export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock }: AuthenticatorParts) {
   async function withBasic(authorization: string, address: string): Promise<Verified> {
     const credentials = parseBasicCredentials(authorization);
     if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
@@ -133,13 +137,20 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   /** A new session for verified Basic credentials, kept for the connection while `entry` is current. */
   function answerBasic(authorization: string, connection: object | undefined, verified: Verified, entry: CacheEntry | undefined): Authenticated {
     const answer = { user: verified.user, sessionToken: sessions.issue(verified.user.id, verified.sessionEpoch) };
-    if (connection && entry) lastOnConnection.set(connection, { authorization, entry, answer });
+    if (connection && entry) {
+      const until = Math.min(entry.expiresAt, clock().getTime() + REFRESH_AFTER_SECONDS * 1000);
+      lastOnConnection.set(connection, { authorization, entry, answer, until });
+    }
     return answer;
   }
 
   function fromBasicCache(authorization: string, connection: object | undefined): Authenticated | undefined {
     const last = connection && lastOnConnection.get(connection);
-    if (last && cache.isCurrent(last.entry) && sameText(authorization, last.authorization)) return last.answer;
+    if (last) {
+      if (last.entry.current && last.until > clock().getTime() && sameText(authorization, last.authorization)) return last.answer;
+      // Nothing to reuse: the header it holds goes now, not when the connection closes.
+      lastOnConnection.delete(connection);
+    }
     const entry = cache.lookup(authorization);
     return entry && answerBasic(authorization, connection, entry.verified, entry);
   }

@@ -156,12 +156,16 @@ export function usersService(repository: UsersRepository, clock: Clock, credenti
       assertAdmin(actor);
       const user = await repository.findById(id);
       if (!user) throw new NotFound();
-      credentialsChanged(id);
+      // After the write, like every credential change: a check that began before it stores nothing.
       if (user.status === 'deleted') {
-        if (!(await repository.remove(id))) throw new NotFound();
+        const removed = await repository.remove(id);
+        credentialsChanged(id);
+        if (!removed) throw new NotFound();
         return 'removed';
       }
-      changedUser(await repository.changeStatus(id, 'deleted', clock()));
+      const change = await repository.changeStatus(id, 'deleted', clock());
+      credentialsChanged(id);
+      changedUser(change);
       return 'marked';
     },
 

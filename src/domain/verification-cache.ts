@@ -15,7 +15,7 @@ export interface VerificationCacheOptions {
   maxEntries: number;
 }
 
-/** One stored verification; `current` turns false for good once it expires or is dropped. */
+/** One stored verification: `current` turns false for good when the cache drops it; past `expiresAt` it is not to be used either. */
 export interface CacheEntry {
   readonly verified: Verified;
   readonly expiresAt: number;
@@ -62,9 +62,6 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
     lookup,
 
     get: (credential: string): Verified | undefined => lookup(credential)?.verified,
-
-    /** Whether an entry lookup() gave is still to be trusted: not expired, not dropped. */
-    isCurrent,
 
     /** The current generation: read it before reading the database, hand it to set(). */
     get generation(): number {

@@ -58,6 +58,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         maxFailures: config.lockoutMaxFailures,
         windowSeconds: config.lockoutWindowSeconds,
       }),
+      clock,
     }),
     version: installationVersion(),
     dataVersion: database.dataVersion,

@@ -38,7 +38,7 @@ function readParameter(
     times += 1;
   }
   const fromQuery = query[name];
-  if (fromQuery !== undefined) {
+  if (typeof fromQuery === 'string' || (fromQuery !== undefined && fromQuery.length > 0)) {
     raw = typeof fromQuery === 'string' ? fromQuery : fromQuery[0];
     style = 'query';
     times += typeof fromQuery === 'string' ? 1 : fromQuery.length;

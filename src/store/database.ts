@@ -108,7 +108,8 @@ export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Da
   let checkedAt = -Infinity;
   // The version string is made again only when a count moved, not on every call.
   let version = '';
-  let versionOf = { other: -1, own: -1 };
+  let versionOther = -1;
+  let versionOwn = -1;
   return {
     db,
     dialect: 'sqlite',
@@ -118,8 +119,8 @@ export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Da
         other = otherWrites.get() as number;
         checkedAt = now;
       }
-      if (versionOf.other !== other || versionOf.own !== writes.count) {
-        versionOf = { other, own: writes.count };
+      if (versionOther !== other || versionOwn !== writes.count) {
+        [versionOther, versionOwn] = [other, writes.count];
         version = `${other}:${writes.count}`;
       }
       return version;

@@ -95,20 +95,22 @@ export function usersRepository(db: Kysely<Schema>) {
   }
 
   /**
-   * The small blocks holding positions `from` .. `to - 1` of the id-ordered list, and how many users
-   * come before the first of them; undefined when no user is at `from`. One statement: a running sum
-   * over the large blocks finds those that hold the range, then one over the (at most 32 a large
-   * block) small blocks within them.
+   * Users at positions `offset` .. `offset + limit - 1` of the id-ordered list, in one statement, so
+   * the blocks it seeks by and the users it reads are one snapshot (a user deleted between two
+   * statements would shift the page). A running sum over the large blocks finds those holding the
+   * range, one over their (at most 32 each) small blocks finds the small ones, and the users are read
+   * by id between them, skipping fewer than 1,024.
    */
-  async function blocksSpanning(from: number, to: number): Promise<{ firstBlock: number; lastBlock: number; usersBefore: number } | undefined> {
+  async function pageByBlocks(limit: number, offset: number): Promise<PublicRow[]> {
+    const to = offset + limit;
     const smallPerLarge = LARGE_BLOCK / SMALL_BLOCK;
-    const { rows } = await sql<{ first_block: number | null; last_block: number | null; users_before: number | string | null }>`
+    const { rows } = await sql<PublicRow>`
       with large as (
         select block, row_count, sum(row_count) over (order by block) as through
         from row_blocks where table_name = 'users' and block_size = ${LARGE_BLOCK}
       ), chosen as (
         select min(block) as first_large, max(block) as last_large, min(through - row_count) as users_before
-        from large where through > ${from} and through - row_count < ${to}
+        from large where through > ${offset} and through - row_count < ${to}
       ), small as (
         -- Scalar subqueries, not a join: the database reads chosen once and seeks the small blocks by key.
         select block, row_count, (select users_before from chosen) + sum(row_count) over (order by block) as through
@@ -116,12 +118,18 @@ export function usersRepository(db: Kysely<Schema>) {
         where table_name = 'users' and block_size = ${SMALL_BLOCK}
           and block >= (select first_large from chosen) * ${smallPerLarge}
           and block < ((select last_large from chosen) + 1) * ${smallPerLarge}
+      ), span as (
+        select min(block) as first_block, max(block) as last_block, min(through - row_count) as users_before
+        from small where through > ${offset} and through - row_count < ${to}
       )
-      select min(block) as first_block, max(block) as last_block, min(through - row_count) as users_before
-      from small where through > ${from} and through - row_count < ${to}`.execute(db);
-    const span = rows[0];
-    if (span?.first_block == null || span.last_block == null) return undefined;
-    return { firstBlock: Number(span.first_block), lastBlock: Number(span.last_block), usersBefore: Number(span.users_before) };
+      select ${sql.join(publicColumns.map((column) => sql.ref(column)))}
+      from users
+      -- Both bounds, so PostgreSQL walks the id index even before it has statistics on a new table.
+      where id >= (select first_block from span) * ${SMALL_BLOCK}
+        and id < ((select last_block from span) + 1) * ${SMALL_BLOCK}
+      order by id
+      limit ${limit} offset ${offset} - coalesce((select users_before from span), 0)`.execute(db);
+    return rows;
   }
 
   return {
@@ -269,20 +277,7 @@ export function usersRepository(db: Kysely<Schema>) {
         const rows = await db.selectFrom('users').select(publicColumns).where('id', '=', onlyId).orderBy('id').limit(limit).offset(offset).execute();
         return rows.map(toUser);
       }
-      const span = await blocksSpanning(offset, offset + limit);
-      // No block reaches that far: the page is past the last (users went since the count was read).
-      if (!span) return [];
-      const rows = await db
-        .selectFrom('users')
-        .select(publicColumns)
-        // Both bounds, so PostgreSQL walks the id index even before it has statistics on a new table.
-        .where('id', '>=', span.firstBlock * SMALL_BLOCK)
-        .where('id', '<', (span.lastBlock + 1) * SMALL_BLOCK)
-        .orderBy('id')
-        .limit(limit)
-        .offset(offset - span.usersBefore)
-        .execute();
-      return rows.map(toUser);
+      return (await pageByBlocks(limit, offset)).map(toUser);
     },
 
     /** All users, summed from row_blocks (migration 004) rather than counted; or 0/1 for `onlyId`. */

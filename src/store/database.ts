@@ -6,6 +6,7 @@ import pg from 'pg';
 import { type DialectName, migrationSchema } from './dialect.js';
 import { allMigrations } from './migrations/index.js';
 import { changeListener } from './change-listener.js';
+import { withStatementCache } from './sqlite-statement-cache.js';
 import type { Schema } from './schema.js';
 import { WriteCounter } from './write-counter.js';
 
@@ -99,7 +100,7 @@ export function openDatabase(url: string, pool: PoolSettings = DEFAULT_POOL): Da
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const writes = new WriteCounter();
-  const db = new Kysely<Schema>({ plugins: [writes], dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Schema>({ plugins: [writes], dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   // PRAGMA data_version moves when another connection (process) commits. Reading it takes file-lock
   // system calls, so it is read at most once a millisecond: another process's write is seen within
   // 1 ms; this process's own writes are counted by `writes` at once.

@@ -131,7 +131,8 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   // A keep-alive client resends the same Authorization header on every request of its connection.
   // Recognising it by comparing with the header it sent last (in constant time) skips the HMAC of
   // the cache key, and the connection keeps the session it was given instead of a new one per
-  // request. Held only while the connection is open (a WeakMap) and the cache entry is current.
+  // request. Held only while the connection is open (a WeakMap), the cache entry is current, and at
+  // most a cookie refresh period (ConnectionAnswer.until).
   const lastOnConnection = new WeakMap<object, ConnectionAnswer>();
 
   /** A new session for verified Basic credentials, kept for the connection while `entry` is current. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { type Kysely, Migrator, sql } from 'kysely';
 import pg from 'pg';
 import { type Database, migrateToLatest, openDatabase } from '../src/store/database.js';
@@ -263,11 +263,12 @@ describe('GET /users across blocks of 32,768 ids', () => {
 describe('migration 004 on a database that already has users', () => {
   let fresh: FreshDatabase;
   let database: Database;
-  before(async () => {
+  // Each test migrates its own database from 003 on.
+  beforeEach(async () => {
     fresh = await freshDatabase();
     database = openDatabase(fresh.url);
   });
-  after(async () => {
+  afterEach(async () => {
     await database.close();
     await fresh.drop();
   });
@@ -284,21 +285,9 @@ describe('migration 004 on a database that already has users', () => {
     assert.deepEqual((await users.page(5, 1020)).map((user) => user.id), [1022, 1023, 1026, 1027, 1028]);
     assert.deepEqual((await users.page(5, 2042)).map((user) => user.id), [2046, 2047, 2049, 2050, 2051]);
   });
-});
 
-describe('migration 004 while another process is inserting (PostgreSQL)', { skip: !onPostgres && 'SQLite runs one writer at a time: the migration holds the write lock throughout' }, () => {
-  let fresh: FreshDatabase;
-  let database: Database;
-  before(async () => {
-    fresh = await freshDatabase();
-    database = openDatabase(fresh.url);
-  });
-  after(async () => {
-    await database.close();
-    await fresh.drop();
-  });
-
-  it('counts a user inserted by a transaction open when the migration began exactly once', async () => {
+  const onlyPostgres = { skip: !onPostgres && 'SQLite runs one writer at a time: the migration holds the write lock throughout' };
+  it('counts a user inserted by another process in a transaction open when the migration began exactly once (PostgreSQL)', onlyPostgres, async () => {
     await migrateTo(database, '003_change_notifications');
     await createMany(database.db, 1030);
 

@@ -5,7 +5,7 @@ import type { Lockout } from './lockout.js';
 import { verifyPassword } from './passwords.js';
 import type { User } from './records.js';
 import { REFRESH_AFTER_SECONDS, SESSION_COOKIE, type SessionClaims, type SessionTokens } from './sessions.js';
-import type { CacheEntry, VerificationCache, Verified } from './verification-cache.js';
+import type { CacheEntry, VerificationCache, Verified } from '../cache/verification-cache.js';
 import type { RevokedSessionsRepository } from '../store/revoked-sessions-repository.js';
 import type { UsersRepository } from '../store/users-repository.js';
 

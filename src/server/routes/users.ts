@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unwrapRecord } from '../../domain/request-body.js';
 import { presentUser, userResource as resource } from '../../resources/user.js';
 import type { AppContext } from '../context.js';
-import { versionedCache } from '../../domain/versioned-cache.js';
+import { versionedCache } from '../../cache/versioned-cache.js';
 import { paginationHeaders, paginationKey, parsePagination } from '../pagination.js';
 import { type RenderedResponse, renderResponse, sendPayload, sendRendered } from '../respond.js';
 import { parseId } from '../route-params.js';

@@ -1,6 +1,6 @@
 import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
-import type { Clock } from './clock.js';
-import type { User } from './records.js';
+import type { Clock } from '../domain/clock.js';
+import type { User } from '../domain/records.js';
 
 /** What a successful verification established. */
 export interface Verified {

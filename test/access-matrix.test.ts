@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestApp } from './support/app.js';
+import { assertAccessDenied, login, withCookie } from './support/http.js';
 
 /**
  * Who may do what: every endpoint for every kind of caller. The fixture has admin (1), alice (2, user),
@@ -9,7 +10,6 @@ import { createTestApp, type TestApp } from './support/app.js';
  * actions on itself are not refused as "the last administrator" (user-management.test.ts covers that).
  */
 
-const ACCESS_DENIED_JSON = '{"errors":{"base":["Access denied"]}}';
 const FORBIDDEN_JSON = '{"errors":{"base":["You are not authorized to perform this action"]}}';
 const NOT_FOUND_JSON = '{"errors":{"base":["Resource not found"]}}';
 
@@ -174,10 +174,7 @@ async function credentialsFor(t: TestApp, actor: Actor, via: Via): Promise<Recor
   }[actor];
   if (authorization === undefined) return {};
   if (via === 'Basic') return { authorization };
-  const login = await t.app.inject({ method: 'GET', url: '/version.json', headers: { authorization } });
-  const token = /^_cmi_session=([^;]+);/.exec(String(login.headers['set-cookie']))?.[1];
-  assert.ok(token, 'no session cookie');
-  return { cookie: `_cmi_session=${token}` };
+  return withCookie(await login(t.app, authorization));
 }
 
 /** Everything a refused request must leave as it was. */
@@ -200,10 +197,7 @@ async function check(t: TestApp, endpoint: Endpoint, actor: Actor, via: Via): Pr
     ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
   });
   assert.equal(res.statusCode, expected, `${actor} ${endpoint.name}: ${res.statusCode} ${res.body}`);
-  if (expected === 401) {
-    assert.equal(res.body, ACCESS_DENIED_JSON);
-    assert.equal(res.headers['www-authenticate'], 'Basic realm="cmi"');
-  }
+  if (expected === 401) assertAccessDenied(res);
   if (expected === 403) assert.equal(res.body, FORBIDDEN_JSON);
   if (expected === 404) assert.equal(res.body, NOT_FOUND_JSON);
   if (expected === 204) assert.equal(res.body, '');

@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
+import { ACCESS_DENIED_XML, assertAccessDenied, get, login, SESSION_COOKIE, withCookie } from './support/http.js';
 
-const ACCESS_DENIED_JSON = '{"errors":{"base":["Access denied"]}}';
-const ACCESS_DENIED_XML = '<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n  <error>Access denied</error>\n</errors>\n';
 const FORBIDDEN_JSON = '{"errors":{"base":["You are not authorized to perform this action"]}}';
 const FORBIDDEN_XML =
   '<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n  <error>You are not authorized to perform this action</error>\n</errors>\n';
-const SESSION_COOKIE = /^_cmi_session=([^;\s]+); path=\/; HttpOnly; SameSite=Lax$/;
 const ALICE_LIST =
   '[{"user":{"id":2,"login":"alice","email":"alice@example.com","first_name":"Alice","last_name":"User","status":"active",' +
   '"time_zone":null,"locale":null,"created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00",' +
@@ -16,34 +13,6 @@ const ALICE_LIST =
   '"roles":[{"role":{"id":2,"label":"User","identifier":"user"}}]}}]';
 
 const base64 = (text: string) => Buffer.from(text).toString('base64');
-
-function get(t: TestApp, url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-  return t.app.inject({ method: 'GET', url, headers });
-}
-
-/** The exact 401 of the contract, in JSON. */
-function assertAccessDenied(res: LightMyRequestResponse): void {
-  assert.equal(res.statusCode, 401);
-  assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
-  assert.equal(res.headers['www-authenticate'], 'Basic realm="cmi"');
-  assert.equal(res.body, ACCESS_DENIED_JSON);
-  assert.equal(res.headers['set-cookie'], undefined);
-}
-
-/** The session token a successful credential login sets. */
-function sessionTokenOf(res: LightMyRequestResponse): string {
-  const match = SESSION_COOKIE.exec(String(res.headers['set-cookie']));
-  assert.ok(match, `no session cookie in ${String(res.headers['set-cookie'])}`);
-  return match[1] as string;
-}
-
-async function loginAs(t: TestApp, authorization: string): Promise<string> {
-  const res = await get(t, '/version.json', { authorization });
-  assert.equal(res.statusCode, 200);
-  return sessionTokenOf(res);
-}
-
-const withCookie = (token: string) => ({ cookie: `_cmi_session=${token}` });
 
 describe('HTTP Basic authentication', () => {
   let t: TestApp;
@@ -53,54 +22,54 @@ describe('HTTP Basic authentication', () => {
   after(() => t.close());
 
   it('accepts the login and password', async () => {
-    const res = await get(t, '/version.json', { authorization: t.basic(ADMIN.login, ADMIN.password) });
+    const res = await get(t.app, '/version.json', { authorization: t.basic(ADMIN.login, ADMIN.password) });
     assert.equal(res.statusCode, 200);
     assert.equal(res.body, '{"version":"1.0"}');
   });
 
   it('accepts the email in place of the login', async () => {
-    const res = await get(t, '/version.json', { authorization: t.basic(ALICE.email, ALICE.password) });
+    const res = await get(t.app, '/version.json', { authorization: t.basic(ALICE.email, ALICE.password) });
     assert.equal(res.statusCode, 200);
     assert.equal(res.body, '{"version":"1.0"}');
   });
 
   it('accepts the email in any case', async () => {
-    const res = await get(t, '/version.json', { authorization: t.basic('Alice@EXAMPLE.com', ALICE.password) });
+    const res = await get(t.app, '/version.json', { authorization: t.basic('Alice@EXAMPLE.com', ALICE.password) });
     assert.equal(res.statusCode, 200);
     assert.equal(res.body, '{"version":"1.0"}');
   });
 
   it('accepts the scheme name in any case', async () => {
-    const res = await get(t, '/version.json', { authorization: `basic ${base64(`${ALICE.login}:${ALICE.password}`)}` });
+    const res = await get(t.app, '/version.json', { authorization: `basic ${base64(`${ALICE.login}:${ALICE.password}`)}` });
     assert.equal(res.statusCode, 200);
   });
 
   it('refuses a wrong password', async () => {
-    assertAccessDenied(await get(t, '/version.json', { authorization: t.basic(ALICE.login, 'wrong-password') }));
+    assertAccessDenied(await get(t.app, '/version.json', { authorization: t.basic(ALICE.login, 'wrong-password') }));
   });
 
   it('refuses another user\'s password', async () => {
-    assertAccessDenied(await get(t, '/version.json', { authorization: t.basic(ALICE.login, ADMIN.password) }));
+    assertAccessDenied(await get(t.app, '/version.json', { authorization: t.basic(ALICE.login, ADMIN.password) }));
   });
 
   it('refuses an unknown login', async () => {
-    assertAccessDenied(await get(t, '/version.json', { authorization: t.basic('nobody', ALICE.password) }));
+    assertAccessDenied(await get(t.app, '/version.json', { authorization: t.basic('nobody', ALICE.password) }));
   });
 
   it('refuses an empty password', async () => {
-    assertAccessDenied(await get(t, '/version.json', { authorization: t.basic(ALICE.login, '') }));
+    assertAccessDenied(await get(t.app, '/version.json', { authorization: t.basic(ALICE.login, '') }));
   });
 
   it('refuses an empty login', async () => {
-    assertAccessDenied(await get(t, '/version.json', { authorization: t.basic('', ALICE.password) }));
+    assertAccessDenied(await get(t.app, '/version.json', { authorization: t.basic('', ALICE.password) }));
   });
 
   it('refuses no credentials at all', async () => {
-    assertAccessDenied(await get(t, '/version.json'));
+    assertAccessDenied(await get(t.app, '/version.json'));
   });
 
   it('answers a 401 on an .xml path in XML', async () => {
-    const res = await get(t, '/version.xml', { authorization: t.basic(ALICE.login, 'wrong-password') });
+    const res = await get(t.app, '/version.xml', { authorization: t.basic(ALICE.login, 'wrong-password') });
     assert.equal(res.statusCode, 401);
     assert.equal(res.headers['content-type'], 'application/xml; charset=utf-8');
     assert.equal(res.headers['www-authenticate'], 'Basic realm="cmi"');
@@ -108,7 +77,7 @@ describe('HTTP Basic authentication', () => {
   });
 
   it('answers a 401 without credentials on an .xml path in XML', async () => {
-    const res = await get(t, '/users.xml');
+    const res = await get(t.app, '/users.xml');
     assert.equal(res.statusCode, 401);
     assert.equal(res.headers['www-authenticate'], 'Basic realm="cmi"');
     assert.equal(res.body, ACCESS_DENIED_XML);
@@ -128,21 +97,21 @@ describe('HTTP Basic authentication', () => {
     ];
     for (const [name, authorization] of malformed) {
       it(`refuses ${name} with the contract's 401`, async () => {
-        assertAccessDenied(await get(t, '/version.json', { authorization }));
+        assertAccessDenied(await get(t.app, '/version.json', { authorization }));
       });
     }
   });
 
   it('refuses unknown paths without credentials: authentication comes first', async () => {
-    assertAccessDenied(await get(t, '/no_such_thing.json'));
+    assertAccessDenied(await get(t.app, '/no_such_thing.json'));
   });
 
   it('refuses unknown ids without credentials: authentication comes first', async () => {
-    assertAccessDenied(await get(t, '/sysadmin_tools/infrastructure/errors/12345.json'));
+    assertAccessDenied(await get(t.app, '/sysadmin_tools/infrastructure/errors/12345.json'));
   });
 
   it('refuses pagination segments on a path that has none without credentials: authentication comes first', async () => {
-    assertAccessDenied(await get(t, '/version.json/page/2'));
+    assertAccessDenied(await get(t.app, '/version.json/page/2'));
   });
 
   it('refuses a POST without credentials before reading its body', async () => {
@@ -164,55 +133,55 @@ describe('the session cookie', () => {
   after(() => t.close());
 
   it('is set after a successful Basic login: _cmi_session=<token>; path=/; HttpOnly; SameSite=Lax', async () => {
-    const res = await get(t, '/version.json', { authorization: t.aliceAuth });
+    const res = await get(t.app, '/version.json', { authorization: t.aliceAuth });
     assert.equal(res.statusCode, 200);
     assert.match(String(res.headers['set-cookie']), SESSION_COOKIE);
   });
 
   it('is not set after a failed login', async () => {
-    const res = await get(t, '/version.json', { authorization: t.basic(ALICE.login, 'wrong-password') });
+    const res = await get(t.app, '/version.json', { authorization: t.basic(ALICE.login, 'wrong-password') });
     assert.equal(res.headers['set-cookie'], undefined);
   });
 
   it('alone authenticates a later request', async () => {
-    const token = await loginAs(t, t.aliceAuth);
-    const res = await get(t, '/version.json', withCookie(token));
+    const token = await login(t.app, t.aliceAuth);
+    const res = await get(t.app, '/version.json', withCookie(token));
     assert.equal(res.statusCode, 200);
     assert.equal(res.body, '{"version":"1.0"}');
   });
 
   it('authenticates as the user who logged in', async () => {
-    const token = await loginAs(t, t.aliceAuth);
-    const res = await get(t, '/users.json', withCookie(token));
+    const token = await login(t.app, t.aliceAuth);
+    const res = await get(t.app, '/users.json', withCookie(token));
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['x-total'], '1');
     assert.equal(res.body, ALICE_LIST);
   });
 
   it('is found among other cookies', async () => {
-    const token = await loginAs(t, t.aliceAuth);
-    const res = await get(t, '/version.json', { cookie: `theme=dark; _cmi_session=${token}; lang=en` });
+    const token = await login(t.app, t.aliceAuth);
+    const res = await get(t.app, '/version.json', { cookie: `theme=dark; _cmi_session=${token}; lang=en` });
     assert.equal(res.statusCode, 200);
   });
 
   it('is refused when its signature was tampered with', async () => {
-    const token = await loginAs(t, t.aliceAuth);
+    const token = await login(t.app, t.aliceAuth);
     const last = token.at(-1) === 'A' ? 'B' : 'A';
-    assertAccessDenied(await get(t, '/version.json', withCookie(`${token.slice(0, -1)}${last}`)));
+    assertAccessDenied(await get(t.app, '/version.json', withCookie(`${token.slice(0, -1)}${last}`)));
   });
 
   it('is refused when its user id was changed to another user\'s', async () => {
-    const token = await loginAs(t, t.aliceAuth);
+    const token = await login(t.app, t.aliceAuth);
     const [, ...rest] = token.split('.');
-    assertAccessDenied(await get(t, '/version.json', withCookie([String(t.admin.id), ...rest].join('.'))));
+    assertAccessDenied(await get(t.app, '/version.json', withCookie([String(t.admin.id), ...rest].join('.'))));
   });
 
   it('is refused when it is garbage', async () => {
-    assertAccessDenied(await get(t, '/version.json', withCookie('garbage')));
+    assertAccessDenied(await get(t.app, '/version.json', withCookie('garbage')));
   });
 
   it('is refused when it is empty', async () => {
-    assertAccessDenied(await get(t, '/version.json', withCookie('')));
+    assertAccessDenied(await get(t.app, '/version.json', withCookie('')));
   });
 });
 
@@ -224,12 +193,12 @@ describe('the session cookie of a user who is no longer active', () => {
   after(() => t.close());
 
   it('is refused once the user is suspended, and so is the password', async () => {
-    const token = await loginAs(t, t.aliceAuth);
+    const token = await login(t.app, t.aliceAuth);
     // Suspended behind this process's back (as by another process): seen once the cache TTL (5 s) passes.
     await t.database.db.updateTable('users').set({ status: 'suspended' }).where('login', '=', ALICE.login).execute();
     t.time.advance(5);
-    assertAccessDenied(await get(t, '/version.json', withCookie(token)));
-    assertAccessDenied(await get(t, '/version.json', { authorization: t.aliceAuth }));
+    assertAccessDenied(await get(t.app, '/version.json', withCookie(token)));
+    assertAccessDenied(await get(t.app, '/version.json', { authorization: t.aliceAuth }));
   });
 });
 
@@ -241,24 +210,24 @@ describe('the session cookie max age (CMI_SESSION_MAX_AGE)', () => {
   after(() => t.close());
 
   it('still authenticates within the max age', async () => {
-    const token = await loginAs(t, t.aliceAuth);
+    const token = await login(t.app, t.aliceAuth);
     t.time.advance(59);
-    const res = await get(t, '/version.json', withCookie(token));
+    const res = await get(t.app, '/version.json', withCookie(token));
     assert.equal(res.statusCode, 200);
   });
 
   it('is refused once older than the max age', async () => {
-    const token = await loginAs(t, t.aliceAuth);
+    const token = await login(t.app, t.aliceAuth);
     t.time.advance(61);
-    assertAccessDenied(await get(t, '/version.json', withCookie(token)));
+    assertAccessDenied(await get(t.app, '/version.json', withCookie(token)));
   });
 
   it('is renewed by logging in with credentials again', async () => {
-    const old = await loginAs(t, t.aliceAuth);
+    const old = await login(t.app, t.aliceAuth);
     t.time.advance(61);
-    assertAccessDenied(await get(t, '/version.json', withCookie(old)));
-    const renewed = await loginAs(t, t.aliceAuth);
-    const res = await get(t, '/version.json', withCookie(renewed));
+    assertAccessDenied(await get(t.app, '/version.json', withCookie(old)));
+    const renewed = await login(t.app, t.aliceAuth);
+    const res = await get(t.app, '/version.json', withCookie(renewed));
     assert.equal(res.statusCode, 200);
   });
 });
@@ -271,7 +240,7 @@ describe('authorization of an ordinary user', () => {
   after(() => t.close());
 
   it('forbids GET of an infrastructure error with 403', async () => {
-    const res = await get(t, '/sysadmin_tools/infrastructure/errors/1.json', { authorization: t.aliceAuth });
+    const res = await get(t.app, '/sysadmin_tools/infrastructure/errors/1.json', { authorization: t.aliceAuth });
     assert.equal(res.statusCode, 403);
     assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
     assert.equal(res.headers['cache-control'], 'no-cache');
@@ -279,7 +248,7 @@ describe('authorization of an ordinary user', () => {
   });
 
   it('forbids GET of an infrastructure error in XML with an XML 403', async () => {
-    const res = await get(t, '/sysadmin_tools/infrastructure/errors/1.xml', { authorization: t.aliceAuth });
+    const res = await get(t.app, '/sysadmin_tools/infrastructure/errors/1.xml', { authorization: t.aliceAuth });
     assert.equal(res.statusCode, 403);
     assert.equal(res.headers['content-type'], 'application/xml; charset=utf-8');
     assert.equal(res.body, FORBIDDEN_XML);
@@ -300,7 +269,7 @@ describe('authorization of an ordinary user', () => {
 
   it('sees only herself in the users list', async () => {
     await t.addUsers(3);
-    const res = await get(t, '/users.json', { authorization: t.aliceAuth });
+    const res = await get(t.app, '/users.json', { authorization: t.aliceAuth });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['x-total'], '1');
     assert.equal(res.headers['x-page'], '1');
@@ -308,7 +277,7 @@ describe('authorization of an ordinary user', () => {
   });
 
   it('while an administrator sees everyone', async () => {
-    const res = await get(t, '/users.json', { authorization: t.adminAuth });
+    const res = await get(t.app, '/users.json', { authorization: t.adminAuth });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['x-total'], '5');
   });

@@ -1,38 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../src/server/app.js';
 import { ALICE, createTestApp, type TestApp } from './support/app.js';
-
-const ACCESS_DENIED_JSON = '{"errors":{"base":["Access denied"]}}';
-const SESSION_COOKIE = /^_cmi_session=([^;\s]+); path=\/; HttpOnly; SameSite=Lax$/;
-const CLEARED_COOKIE = '_cmi_session=; Max-Age=0; path=/; HttpOnly; SameSite=Lax';
-
-const withCookie = (token: string) => ({ cookie: `_cmi_session=${token}` });
-
-function get(app: FastifyInstance, url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-  return app.inject({ method: 'GET', url, headers });
-}
-
-function tokenOf(res: LightMyRequestResponse): string {
-  const match = SESSION_COOKIE.exec(String(res.headers['set-cookie']));
-  assert.ok(match, `no session cookie in ${String(res.headers['set-cookie'])}`);
-  return match[1] as string;
-}
-
-/** A new session through a Basic login; returns its token. */
-async function login(t: TestApp, authorization = t.aliceAuth, app = t.app): Promise<string> {
-  const res = await get(app, '/version.json', { authorization });
-  assert.equal(res.statusCode, 200, res.body);
-  return tokenOf(res);
-}
-
-function assertAccessDenied(res: LightMyRequestResponse): void {
-  assert.equal(res.statusCode, 401, res.body);
-  assert.equal(res.headers['www-authenticate'], 'Basic realm="cmi"');
-  assert.equal(res.body, ACCESS_DENIED_JSON);
-  assert.equal(res.headers['set-cookie'], undefined);
-}
+import { assertAccessDenied, CLEARED_COOKIE, get, login, tokenOf, withCookie } from './support/http.js';
 
 async function assertSessionWorks(app: FastifyInstance, token: string): Promise<LightMyRequestResponse> {
   const res = await get(app, '/version.json', withCookie(token));
@@ -56,19 +26,19 @@ describe('session idle timeout (CMI_SESSION_IDLE_TIMEOUT, default 1800 s)', () =
   afterEach(() => t.close());
 
   it('ends a session unused for longer than 1800 s', async () => {
-    const token = await login(t);
+    const token = await login(t.app, t.aliceAuth);
     t.time.advance(1801);
     await assertSessionEnded(t.app, token);
   });
 
   it('keeps a session used within 1800 s', async () => {
-    const token = await login(t);
+    const token = await login(t.app, t.aliceAuth);
     t.time.advance(1799);
     await assertSessionWorks(t.app, token);
   });
 
   it('counts from the last refresh: a session in use outlives the idle timeout, its stale cookie does not', async () => {
-    const first = await login(t);
+    const first = await login(t.app, t.aliceAuth);
     t.time.advance(1000);
     const refreshed = tokenOf(await assertSessionWorks(t.app, first));
     t.time.advance(1000);
@@ -80,8 +50,8 @@ describe('session idle timeout (CMI_SESSION_IDLE_TIMEOUT, default 1800 s)', () =
   it('follows CMI_SESSION_IDLE_TIMEOUT', async () => {
     const short = await createTestApp({ CMI_SESSION_IDLE_TIMEOUT: '300' });
     try {
-      const kept = await login(short);
-      const ended = await login(short);
+      const kept = await login(short.app, short.aliceAuth);
+      const ended = await login(short.app, short.aliceAuth);
       short.time.advance(299);
       await assertSessionWorks(short.app, kept);
       short.time.advance(2);
@@ -100,7 +70,7 @@ describe('session absolute timeout (CMI_SESSION_MAX_AGE, default 43200 s)', () =
   after(() => t.close());
 
   it('ends a session 43200 s after login even when it is used all the time, and a new login works', async () => {
-    let token = await login(t);
+    let token = await login(t.app, t.aliceAuth);
     let elapsed = 0;
     while (elapsed + 1500 <= 43_200) {
       t.time.advance(1500);
@@ -109,7 +79,7 @@ describe('session absolute timeout (CMI_SESSION_MAX_AGE, default 43200 s)', () =
     }
     t.time.advance(43_200 - elapsed + 1);
     await assertSessionEnded(t.app, token);
-    await assertSessionWorks(t.app, await login(t));
+    await assertSessionWorks(t.app, await login(t.app, t.aliceAuth));
   });
 });
 
@@ -121,7 +91,7 @@ describe('session cookie refresh', () => {
   after(() => t.close());
 
   it('sends no new cookie while the last-seen time is under 60 s old, then a new one for the same session', async () => {
-    const token = await login(t);
+    const token = await login(t.app, t.aliceAuth);
     t.time.advance(59);
     const early = await assertSessionWorks(t.app, token);
     assert.equal(early.headers['set-cookie'], undefined);
@@ -143,7 +113,7 @@ describe('session cookie refresh', () => {
   });
 
   it('refreshes on any endpoint the session is used on', async () => {
-    const token = await login(t);
+    const token = await login(t.app, t.aliceAuth);
     t.time.advance(61);
     const res = await get(t.app, '/users.json', withCookie(token));
     assert.equal(res.statusCode, 200);
@@ -159,9 +129,9 @@ describe('DELETE /session (logout)', () => {
   afterEach(() => t.close());
 
   it('ends only the current session: 204, no body, the cookie cleared with Max-Age=0', async () => {
-    const ending = await login(t);
+    const ending = await login(t.app, t.aliceAuth);
     t.time.advance(10);
-    const other = await login(t);
+    const other = await login(t.app, t.aliceAuth);
     const res = await logout(t.app, ending);
     assert.equal(res.statusCode, 204);
     assert.equal(res.body, '');
@@ -176,12 +146,12 @@ describe('DELETE /session (logout)', () => {
     t.time.advance(600);
     await assertSessionEnded(t.app, ending);
     // The password still logs in.
-    await assertSessionWorks(t.app, await login(t));
+    await assertSessionWorks(t.app, await login(t.app, t.aliceAuth));
   });
 
   it('ends only the current session also when the other one was opened in the same moment (two clients logging in together)', async () => {
-    const ending = await login(t);
-    const other = await login(t);
+    const ending = await login(t.app, t.aliceAuth);
+    const other = await login(t.app, t.aliceAuth);
     assert.notEqual(other, ending, 'two logins were answered with the same session');
     assert.equal((await logout(t.app, ending)).statusCode, 204);
     await assertSessionEnded(t.app, ending);
@@ -189,7 +159,7 @@ describe('DELETE /session (logout)', () => {
   });
 
   it('answers on an .xml path too', async () => {
-    const token = await login(t);
+    const token = await login(t.app, t.aliceAuth);
     const res = await logout(t.app, token, '/session.xml');
     assert.equal(res.statusCode, 204);
     assert.equal(res.body, '');
@@ -198,7 +168,7 @@ describe('DELETE /session (logout)', () => {
   });
 
   it('with Basic credentials only, clears the cookie and ends no session', async () => {
-    const token = await login(t);
+    const token = await login(t.app, t.aliceAuth);
     const res = await t.app.inject({ method: 'DELETE', url: '/session.json', headers: { authorization: t.aliceAuth } });
     assert.equal(res.statusCode, 204);
     assert.equal(res.headers['set-cookie'], CLEARED_COOKIE);
@@ -206,14 +176,14 @@ describe('DELETE /session (logout)', () => {
   });
 
   it('with an ended session is refused 401', async () => {
-    const token = await login(t);
+    const token = await login(t.app, t.aliceAuth);
     assert.equal((await logout(t.app, token)).statusCode, 204);
     assertAccessDenied(await logout(t.app, token));
   });
 
   it('does not touch other users\' sessions', async () => {
-    const alice = await login(t);
-    const admin = await login(t, t.adminAuth);
+    const alice = await login(t.app, t.aliceAuth);
+    const admin = await login(t.app, t.adminAuth);
     assert.equal((await logout(t.app, alice)).statusCode, 204);
     await assertSessionWorks(t.app, admin);
   });
@@ -231,19 +201,19 @@ describe('credential and status changes through the API end all of the user\'s s
   const post = (url: string) => t.app.inject({ method: 'POST', url, headers: { authorization: t.adminAuth } });
 
   it('a password change by an administrator', async () => {
-    const one = await login(t);
-    const two = await login(t, t.basic(ALICE.email, ALICE.password));
-    const admin = await login(t, t.adminAuth);
+    const one = await login(t.app, t.aliceAuth);
+    const two = await login(t.app, t.basic(ALICE.email, ALICE.password));
+    const admin = await login(t.app, t.adminAuth);
     assert.equal((await put('/users/2.json', t.adminAuth, { user: { password: 'alice-new-password' } })).statusCode, 204);
     await assertSessionEnded(t.app, one);
     await assertSessionEnded(t.app, two);
     await assertSessionWorks(t.app, admin);
-    await assertSessionWorks(t.app, await login(t, t.basic(ALICE.login, 'alice-new-password')));
+    await assertSessionWorks(t.app, await login(t.app, t.basic(ALICE.login, 'alice-new-password')));
   });
 
   it('a password change by the user itself, through one of its sessions', async () => {
-    const one = await login(t);
-    const two = await login(t, t.basic(ALICE.email, ALICE.password));
+    const one = await login(t.app, t.aliceAuth);
+    const two = await login(t.app, t.basic(ALICE.email, ALICE.password));
     const res = await t.app.inject({
       method: 'PUT',
       url: '/users/2.json',
@@ -256,25 +226,25 @@ describe('credential and status changes through the API end all of the user\'s s
   });
 
   it('not a change of other fields', async () => {
-    const one = await login(t);
+    const one = await login(t.app, t.aliceAuth);
     assert.equal((await put('/users/2.json', t.adminAuth, { user: { first_name: 'Alicia' } })).statusCode, 204);
     await assertSessionWorks(t.app, one);
   });
 
   it('a suspension; activation does not bring the old sessions back', async () => {
-    const one = await login(t);
-    const two = await login(t, t.basic(ALICE.email, ALICE.password));
+    const one = await login(t.app, t.aliceAuth);
+    const two = await login(t.app, t.basic(ALICE.email, ALICE.password));
     assert.equal((await post('/users/2/suspend.json')).statusCode, 200);
     await assertSessionEnded(t.app, one);
     await assertSessionEnded(t.app, two);
     assert.equal((await post('/users/2/activate.json')).statusCode, 200);
     await assertSessionEnded(t.app, one);
-    await assertSessionWorks(t.app, await login(t));
+    await assertSessionWorks(t.app, await login(t.app, t.aliceAuth));
   });
 
   it('a deletion', async () => {
-    const one = await login(t);
-    const two = await login(t, t.basic(ALICE.email, ALICE.password));
+    const one = await login(t.app, t.aliceAuth);
+    const two = await login(t.app, t.basic(ALICE.email, ALICE.password));
     const res = await t.app.inject({
       method: 'DELETE',
       url: '/users/2.json',
@@ -286,31 +256,52 @@ describe('credential and status changes through the API end all of the user\'s s
     await assertSessionEnded(t.app, two);
   });
 
-  it('another process sharing the database sees a password change within CMI_AUTH_CACHE_TTL (5 s)', async () => {
-    const other = await buildApp({ config: t.config, database: t.database, clock: t.time.clock, logger: false });
+  it('another process sees a password change within CMI_AUTH_CACHE_TTL (5 s), even one that verified both credentials just before', async () => {
+    const other = await t.secondProcess();
     try {
-      const session = await login(t, t.aliceAuth, other);
-      await assertSessionWorks(other, session);
+      const session = await login(other.app, t.aliceAuth);
+      await assertSessionWorks(other.app, session);
       assert.equal((await put('/users/2.json', t.adminAuth, { password: 'alice-new-password' })).statusCode, 204);
       t.time.advance(5);
-      await assertSessionEnded(other, session);
-      assertAccessDenied(await get(other, '/version.json', { authorization: t.aliceAuth }));
-      await login(t, t.basic(ALICE.login, 'alice-new-password'), other);
+      await assertSessionEnded(other.app, session);
+      assertAccessDenied(await get(other.app, '/version.json', { authorization: t.aliceAuth }));
+      await login(other.app, t.basic(ALICE.login, 'alice-new-password'));
     } finally {
       await other.close();
     }
   });
+});
 
-  it('another process sharing the database sees a logout at once', async () => {
-    const other = await buildApp({ config: t.config, database: t.database, clock: t.time.clock, logger: false });
+// One session's end (docs/security.md#sessions-without-storage): at once in the process that made
+// it, within CMI_AUTH_CACHE_TTL (5 s) in the others. The clock stands still unless a test moves it.
+describe('a logout as seen by each process', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(() => t.close());
+
+  it('is seen at once by the process that made it, though that process had just verified the session', async () => {
+    const token = await login(t.app, t.aliceAuth);
+    await assertSessionWorks(t.app, token);
+    assert.equal((await logout(t.app, token)).statusCode, 204);
+    await assertSessionEnded(t.app, token);
+  });
+
+  it('is seen by another process (its own connection and cache) within CMI_AUTH_CACHE_TTL, at once by one that had not verified the session', async () => {
+    const verified = await t.secondProcess();
+    const fresh = await t.secondProcess();
     try {
-      const token = await login(t);
-      await assertSessionWorks(other, token);
+      const token = await login(t.app, t.aliceAuth);
+      await assertSessionWorks(verified.app, token);
       assert.equal((await logout(t.app, token)).statusCode, 204);
+      await assertSessionEnded(t.app, token);
+      await assertSessionEnded(fresh.app, token);
       t.time.advance(5);
-      await assertSessionEnded(other, token);
+      await assertSessionEnded(verified.app, token);
     } finally {
-      await other.close();
+      await verified.close();
+      await fresh.close();
     }
   });
 });
@@ -320,7 +311,7 @@ describe('a tampered session token', () => {
   let token: string;
   before(async () => {
     t = await createTestApp();
-    token = await login(t);
+    token = await login(t.app, t.aliceAuth);
   });
   after(() => t.close());
 

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { QueryResult } from 'kysely';
 import { ALICE, createTestApp, type TestApp } from './support/app.js';
+import { assertAccessDenied, get, tokenOf, withCookie } from './support/http.js';
+import { statementGate } from './support/statement-gate.js';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -8,7 +11,7 @@ beforeEach(async () => {
 });
 afterEach(() => t.close());
 
-const as = (authorization: string, url = '/version.json') => t.app.inject({ url, headers: { authorization } });
+const as = (authorization: string, url = '/version.json') => get(t.app, url, { authorization });
 
 describe('credentials under concurrency', () => {
   it('lets at most 10 of 30 simultaneous wrong guesses reach the password check; the rest get 429', async () => {
@@ -23,13 +26,27 @@ describe('credentials under concurrency', () => {
   });
 
   it('does not cache a verification that began before the user was suspended', async () => {
-    assert.equal((await as(t.adminAuth)).statusCode, 200); // the administrator's credentials are cached
-    // Alice's check is under way (her password is being hashed) when the administrator suspends her.
-    const inFlight = as(t.aliceAuth);
-    const suspended = await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/suspend.json`, headers: { authorization: t.adminAuth } });
-    assert.equal(suspended.statusCode, 200);
-    await inFlight;
-    assert.equal((await as(t.aliceAuth)).statusCode, 401);
+    const gate = statementGate();
+    const g = await createTestApp({}, { gate });
+    try {
+      assert.equal((await get(g.app, '/version.json', { authorization: g.adminAuth })).statusCode, 200); // the administrator's credentials are cached
+      // Alice's check stops right after reading her credentials (she is active), and the administrator suspends her then.
+      const readHers = ({ rows }: QueryResult<unknown>) => rows.some((row) => (row as { login?: string }).login === ALICE.login && 'password_hash' in (row as object));
+      const pause = gate.pauseAfter(readHers);
+      const inFlight = get(g.app, '/version.json', { authorization: g.aliceAuth });
+      await pause.reached;
+      const suspended = await g.app.inject({ method: 'POST', url: `/users/${g.alice.id}/suspend.json`, headers: { authorization: g.adminAuth } });
+      assert.equal(suspended.statusCode, 200, suspended.body);
+      pause.release();
+      // The check read her as active, so it is answered as her; what it verified is not kept.
+      const answered = await inFlight;
+      assert.equal(answered.statusCode, 200, answered.body);
+      assert.equal(answered.body, '{"version":"1.0"}');
+      tokenOf(answered);
+      assertAccessDenied(await get(g.app, '/version.json', { authorization: g.aliceAuth }));
+    } finally {
+      await g.close();
+    }
   });
 });
 
@@ -39,11 +56,11 @@ describe('API keys', () => {
     const key = (JSON.parse(made.body) as { user: { api_key: string } }).user.api_key;
     const login = await as(t.basic(ALICE.login, key));
     assert.equal(login.statusCode, 200);
-    const cookie = String(login.headers['set-cookie']).split(';')[0] as string;
-    assert.equal((await t.app.inject({ url: '/version.json', headers: { cookie } })).statusCode, 200);
+    const session = withCookie(tokenOf(login));
+    assert.equal((await get(t.app, '/version.json', session)).statusCode, 200);
     const again = await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/make_new_api_key.json`, headers: { authorization: t.aliceAuth } });
     assert.equal(again.statusCode, 200);
-    assert.equal((await t.app.inject({ url: '/version.json', headers: { cookie } })).statusCode, 401);
+    assertAccessDenied(await get(t.app, '/version.json', session));
   });
 });
 
@@ -86,10 +103,10 @@ describe('XML bodies', () => {
 
 describe('HEAD', () => {
   it('answers like GET, with the same ETag and caching headers and no body', async () => {
-    const get = await as(t.adminAuth, '/users.json');
+    const listed = await as(t.adminAuth, '/users.json');
     const head = await t.app.inject({ method: 'HEAD', url: '/users.json', headers: { authorization: t.adminAuth } });
     assert.equal(head.statusCode, 200);
-    assert.equal(head.headers.etag, get.headers.etag);
+    assert.equal(head.headers.etag, listed.headers.etag);
     assert.equal(head.headers['cache-control'], 'max-age=0, private, must-revalidate');
     assert.equal(head.body, '');
   });

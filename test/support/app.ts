@@ -7,6 +7,7 @@ import { type Database, migrateToLatest, openDatabase } from '../../src/store/da
 import { usersRepository } from '../../src/store/users-repository.js';
 import { type TestClock, testClock } from './clock.js';
 import { freshDatabase } from './database.js';
+import type { StatementGate } from './statement-gate.js';
 
 export const ADMIN = { login: 'admin', email: 'admin@example.com', password: 'admin-password' };
 export const ALICE = { login: 'alice', email: 'alice@example.com', password: 'alice-password' };
@@ -31,11 +32,16 @@ export interface TestApp {
 
 let sharedHash: Promise<string> | undefined;
 
+export interface TestAppOptions {
+  /** The app's statements go through this gate (support/statement-gate.ts); the test's own do not. */
+  gate?: StatementGate;
+}
+
 /**
  * A fresh app on a fresh database (see support/database.ts), with an administrator and one ordinary user,
  * both created at the test clock's start time.
  */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const fresh = await freshDatabase();
   const config = loadConfig({ DATABASE_URL: fresh.url, LOG_LEVEL: 'silent', ...env });
   const database = openDatabase(config.databaseUrl, config.pool);
@@ -58,7 +64,8 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     );
   const admin = await create(ADMIN, 'admin');
   const alice = await create(ALICE, 'user');
-  const app = await buildApp({ config, database, clock: time.clock, logger: false });
+  const appDatabase = options.gate ? { ...database, db: options.gate.attach(database.db) } : database;
+  const app = await buildApp({ config, database: appDatabase, clock: time.clock, logger: false });
   let added = 0;
   const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;
   return {

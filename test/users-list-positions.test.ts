@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { type Kysely, Migrator, sql } from 'kysely';
+import { type Kysely, type KyselyPlugin, Migrator, sql } from 'kysely';
 import pg from 'pg';
 import { type Database, migrateToLatest, openDatabase } from '../src/store/database.js';
 import { migrationSchema } from '../src/store/dialect.js';
@@ -192,24 +192,48 @@ describe('GET /users across blocks of 1,024 ids', () => {
 });
 
 describe('a page read while users are deleted', () => {
+  // Positions 2022..2046 are the last 25 users of the block of ids 1024..2047; ids 1024 and 1025 come
+  // before them in that block. Deleting those two moves every later user two places up.
+  const BEFORE_DELETE = range(2023, 2047);
+  const AFTER_DELETE = range(2025, 2049);
   let t: TestApp;
-  before(async () => {
+  beforeEach(async () => {
     t = await createTestApp();
     await createMany(t.database.db, 2200);
+    assert.deepEqual(await plainPage(t.database.db, 25, 2022), BEFORE_DELETE);
   });
-  after(() => t.close());
+  afterEach(() => t.close());
 
-  it('is whole: the blocks it seeks by and the users it reads are one snapshot', async () => {
-    const users = usersRepository(t.database.db);
-    // Positions 2022..2046 are the last 25 users of the block of ids 1024..2047. Ids 1024 and 1025
-    // come before them in that block: a page that sought its block before the delete and read the
-    // users after it would run off the block's end and come back short.
-    const before = await plainPage(t.database.db, 25, 2022);
-    const [page] = await Promise.all([users.page(25, 2022), t.database.db.deleteFrom('users').where('id', 'in', [1024, 1025]).execute()]);
-    const after = await plainPage(t.database.db, 25, 2022);
-    const ids = page.map((user) => user.id);
-    assert.equal(ids.length, 25);
-    assert.ok([before, after].some((expected) => JSON.stringify(expected) === JSON.stringify(ids)), `page ${ids.join(',')}`);
+  const deleteTwo = (db: Kysely<Schema>) => db.deleteFrom('users').where('id', 'in', [1024, 1025]).execute();
+
+  it('read after the delete committed is the page the delete left', async () => {
+    await deleteTwo(t.database.db);
+    const page = await usersRepository(t.database.db).page(25, 2022);
+    assert.deepEqual(page.map((user) => user.id), AFTER_DELETE);
+    assert.deepEqual(await plainPage(t.database.db, 25, 2022), AFTER_DELETE);
+  });
+
+  it('read while the delete commits is the page as it was before: the blocks it seeks by and the users it reads are one snapshot', async () => {
+    // The delete commits, on a connection of its own, as soon as the page's first statement has
+    // answered and before any other starts. A page that sought its block in one statement and read
+    // the users in another would read them after the delete, run off the block's end and come back short.
+    const other = openDatabase(t.config.databaseUrl);
+    try {
+      let statements = 0;
+      const deleteAfterFirst: KyselyPlugin = {
+        transformQuery: ({ node }) => node,
+        async transformResult({ result }) {
+          statements += 1;
+          if (statements === 1) await deleteTwo(other.db);
+          return result;
+        },
+      };
+      const page = await usersRepository(t.database.db.withPlugin(deleteAfterFirst)).page(25, 2022);
+      assert.deepEqual(page.map((user) => user.id), BEFORE_DELETE);
+      assert.deepEqual(await plainPage(t.database.db, 25, 2022), AFTER_DELETE);
+    } finally {
+      await other.close();
+    }
   });
 });
 

@@ -18,6 +18,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { systemClock } from '../src/domain/clock.js';
 import { hashPassword } from '../src/domain/passwords.js';
+import { loadConfig } from '../src/config.js';
 import { migrateToLatest, openDatabase } from '../src/store/database.js';
 import { type NewUser, usersRepository } from '../src/store/users-repository.js';
 import { machine, median, recordSection, startCmi, stop } from './support.js';
@@ -33,9 +34,9 @@ const header = '| users | position | first visit, ms | repeat, ms |\n|---|---|--
 
 /** Adds users `from` .. `to - 1` (user 0 is the administrator the requests sign in as). */
 async function grow(url: string, from: number, to: number): Promise<void> {
-  const database = openDatabase(url);
+  const database = openDatabase(loadConfig({ DATABASE_URL: url }));
   await migrateToLatest(database);
-  const users = usersRepository(database.db);
+  const users = usersRepository(database);
   const hash = await hashPassword('bench-password');
   const row = (i: number): NewUser => ({
     login: i === 0 ? 'admin' : `user${i}`,
@@ -52,7 +53,7 @@ async function grow(url: string, from: number, to: number): Promise<void> {
   }
   // What autovacuum does soon after a bulk load (each batch left dead versions of the block rows it
   // counted into); done here so the measurement does not race it or read through them.
-  if (database.dialect === 'postgres') await sql`vacuum analyze`.execute(database.db);
+  await database.dialect.refreshStatistics(database.db);
   await database.close();
 }
 

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 import { systemClock } from '../src/domain/clock.js';
 import { hashPassword } from '../src/domain/passwords.js';
+import { loadConfig } from '../src/config.js';
 import { migrateToLatest, openDatabase } from '../src/store/database.js';
 import { usersRepository } from '../src/store/users-repository.js';
 
@@ -102,9 +103,9 @@ export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Ma
 
 /** A migrated database with `admin` / `bench-password` and `count - 1` more users (one shared hash). */
 export async function seedUsers(url: string, count: number): Promise<void> {
-  const database = openDatabase(url);
+  const database = openDatabase(loadConfig({ DATABASE_URL: url }));
   await migrateToLatest(database);
-  const users = usersRepository(database.db);
+  const users = usersRepository(database);
   const admin = await hashPassword('bench-password');
   const shared = await hashPassword('shared-password');
   const base = { first_name: 'Bench', last_name: 'User', time_zone: null, locale: null };

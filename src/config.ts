@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
-import { type PoolSettings, parseDatabaseUrl } from './store/database.js';
+import { userLimits } from './domain/limits.js';
+import { dialectFor, displayDatabaseUrl } from './store/dialects/database-url.js';
+import type { PoolSettings } from './store/dialects/dialect.js';
 
 /** Everything cmi reads from its environment, validated once at start-up. */
 export interface Config {
@@ -33,81 +35,118 @@ export interface Config {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
 
+export interface Setting {
+  /** The `cmi serve` flag laid over the variable, if it has one. */
+  flag?: string;
+  /** As the variable would be written; undefined: none (see `help`). */
+  default: string | undefined;
+  help: string;
+}
+
+/**
+ * Every setting, by environment variable: the one place its default is stated. `cmi serve --help`
+ * prints this table; docs/operations.md explains each setting.
+ */
+export const SETTINGS = {
+  PORT: { flag: '--port <port>', default: '3000', help: 'port to listen on (0: any free port)' },
+  HOST: { flag: '--host <host>', default: '127.0.0.1', help: 'address to listen on' },
+  DATABASE_URL: { flag: '--database-url <url>', default: 'sqlite:./data/cmi.sqlite3', help: 'sqlite:<path> or postgres://user@host:port/db' },
+  CMI_DEFAULT_PER_PAGE: { flag: '--default-per-page <n>', default: '25', help: 'list page size when none is asked for (at most CMI_MAX_PER_PAGE)' },
+  CMI_MAX_PER_PAGE: { flag: '--max-per-page <n>', default: '1000', help: 'largest per_page accepted' },
+  LOG_LEVEL: { flag: '--log-level <level>', default: 'info', help: LOG_LEVELS.join(', ') },
+  CMI_WORKERS: { flag: '--workers <n>', default: '1', help: 'server processes sharing the port, or auto for one per core' },
+  CMI_DB_POOL: { default: '10', help: 'PostgreSQL connections per process' },
+  CMI_DB_STATEMENT_TIMEOUT: { default: '5000', help: 'longest a PostgreSQL statement may run, in ms' },
+  CMI_BODY_LIMIT: { default: '1048576', help: 'largest request body, in bytes' },
+  CMI_SESSION_MAX_AGE: { default: '43200', help: 'a session ends this many seconds after login' },
+  CMI_SESSION_IDLE_TIMEOUT: { default: '1800', help: 'a session ends after this many seconds unused' },
+  CMI_LOCKOUT_MAX_FAILURES: { default: '10', help: 'failed logins allowed per login and per address in a window' },
+  CMI_LOCKOUT_WINDOW: { default: '900', help: 'the failed-login window, in seconds' },
+  CMI_AUTH_CACHE_TTL: { default: '5', help: 'seconds a verified credential is trusted without rechecking (0: off)' },
+  CMI_TRUST_PROXY: { default: 'false', help: 'believe X-Forwarded-For/-Proto from one proxy in front' },
+  CMI_SHUTDOWN_TIMEOUT: { default: '10', help: 'seconds a stopping process waits for requests in flight' },
+  CMI_ADMIN_LOGIN: { default: 'admin', help: 'login of the administrator created on an empty database' },
+  CMI_ADMIN_EMAIL: { default: 'admin@localhost', help: 'its email' },
+  CMI_ADMIN_PASSWORD: { default: undefined, help: `its password (at least ${userLimits.passwordMinChars} characters); unset: one is generated and printed once` },
+} as const satisfies Record<string, Setting>;
+
+export type SettingName = keyof typeof SETTINGS;
+
 /** A bad setting. The message is one line naming the variable, fit to print as is. */
 export class ConfigError extends Error {}
 
 type Source = Readonly<Record<string, string | undefined>>;
-
-function integer(source: Source, name: string, fallback: number, min: number, max: number): number {
-  const raw = source[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`);
-  }
-  return Number(raw);
-}
-
-function flag(source: Source, name: string): boolean {
-  const raw = source[name];
-  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
-  if (raw === '1' || raw === 'true') return true;
-  throw new ConfigError(`${name} must be true, false, 1 or 0 (got ${JSON.stringify(raw)})`);
-}
-
-function text(source: Source, name: string, fallback: string): string {
-  const raw = source[name];
-  return raw === undefined || raw === '' ? fallback : raw;
-}
 
 /**
  * Reads the configuration from `source` (the environment, with `cmi serve` flags laid over it).
  * Throws ConfigError on the first bad value.
  */
 export function loadConfig(source: Source = process.env): Config {
-  const databaseUrl = text(source, 'DATABASE_URL', 'sqlite:./data/cmi.sqlite3');
+  /** The value given, else the default; '' counts as not given. */
+  const raw = (name: SettingName): string | undefined => {
+    const given = source[name];
+    return given === undefined || given === '' ? SETTINGS[name].default : given;
+  };
+  const integer = (name: SettingName, min: number, max: number): number => {
+    const value = raw(name) ?? '';
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(value)})`);
+    }
+    return Number(value);
+  };
+  const flag = (name: SettingName): boolean => {
+    const value = raw(name);
+    if (value === '0' || value === 'false') return false;
+    if (value === '1' || value === 'true') return true;
+    throw new ConfigError(`${name} must be true, false, 1 or 0 (got ${JSON.stringify(value)})`);
+  };
+  const text = (name: SettingName): string => raw(name) as string;
+
+  const databaseUrl = text('DATABASE_URL');
   try {
-    parseDatabaseUrl(databaseUrl);
+    dialectFor(databaseUrl);
   } catch (error) {
-    const shown = databaseUrl.replace(/\/\/[^@/]*@/, '//***@');
-    throw new ConfigError(`DATABASE_URL ${(error as Error).message} (got ${JSON.stringify(shown)})`);
+    throw new ConfigError(`DATABASE_URL ${(error as Error).message} (got ${JSON.stringify(displayDatabaseUrl(databaseUrl))})`);
   }
-  const logLevel = text(source, 'LOG_LEVEL', 'info');
+  const logLevel = text('LOG_LEVEL');
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(logLevel)})`);
   }
-  const host = text(source, 'HOST', '127.0.0.1');
+  const host = text('HOST');
   if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(host)) throw new ConfigError(`HOST must be a host name or IP address (got ${JSON.stringify(host)})`);
-  const maxPerPage = integer(source, 'CMI_MAX_PER_PAGE', 1000, 1, 100_000);
-  const defaultPerPage = integer(source, 'CMI_DEFAULT_PER_PAGE', Math.min(25, maxPerPage), 1, 100_000);
+  const maxPerPage = integer('CMI_MAX_PER_PAGE', 1, 100_000);
+  const defaultGiven = source.CMI_DEFAULT_PER_PAGE !== undefined && source.CMI_DEFAULT_PER_PAGE !== '';
+  // Unset, the default page size shrinks to fit a smaller maximum.
+  const defaultPerPage = defaultGiven ? integer('CMI_DEFAULT_PER_PAGE', 1, 100_000) : Math.min(integer('CMI_DEFAULT_PER_PAGE', 1, 100_000), maxPerPage);
   if (defaultPerPage > maxPerPage) {
     throw new ConfigError(`CMI_DEFAULT_PER_PAGE must not exceed CMI_MAX_PER_PAGE (${defaultPerPage} > ${maxPerPage})`);
   }
-  const adminPassword = source.CMI_ADMIN_PASSWORD;
-  if (adminPassword !== undefined && adminPassword !== '' && [...adminPassword].length < 8) {
-    throw new ConfigError('CMI_ADMIN_PASSWORD must be at least 8 characters');
+  const adminPassword = raw('CMI_ADMIN_PASSWORD');
+  if (adminPassword !== undefined && [...adminPassword].length < userLimits.passwordMinChars) {
+    throw new ConfigError(`CMI_ADMIN_PASSWORD must be at least ${userLimits.passwordMinChars} characters`);
   }
   return {
     host,
-    port: integer(source, 'PORT', 3000, 0, 65_535),
+    port: integer('PORT', 0, 65_535),
     databaseUrl,
     pool: {
-      size: integer(source, 'CMI_DB_POOL', 10, 1, 1000),
-      statementTimeoutMs: integer(source, 'CMI_DB_STATEMENT_TIMEOUT', 5000, 100, 3_600_000),
+      size: integer('CMI_DB_POOL', 1, 1000),
+      statementTimeoutMs: integer('CMI_DB_STATEMENT_TIMEOUT', 100, 3_600_000),
     },
     defaultPerPage,
     maxPerPage,
     logLevel: logLevel as LogLevel,
-    bodyLimitBytes: integer(source, 'CMI_BODY_LIMIT', 1_048_576, 1024, 104_857_600),
-    sessionMaxAgeSeconds: integer(source, 'CMI_SESSION_MAX_AGE', 12 * 3600, 60, 30 * 86_400),
-    sessionIdleSeconds: integer(source, 'CMI_SESSION_IDLE_TIMEOUT', 30 * 60, 60, 30 * 86_400),
-    lockoutMaxFailures: integer(source, 'CMI_LOCKOUT_MAX_FAILURES', 10, 1, 1_000_000),
-    lockoutWindowSeconds: integer(source, 'CMI_LOCKOUT_WINDOW', 15 * 60, 1, 86_400),
-    authCacheSeconds: integer(source, 'CMI_AUTH_CACHE_TTL', 5, 0, 300),
-    trustProxy: flag(source, 'CMI_TRUST_PROXY'),
-    workers: source.CMI_WORKERS === 'auto' ? availableParallelism() : integer(source, 'CMI_WORKERS', 1, 1, 64),
-    shutdownTimeoutSeconds: integer(source, 'CMI_SHUTDOWN_TIMEOUT', 10, 0, 3600),
-    adminLogin: text(source, 'CMI_ADMIN_LOGIN', 'admin'),
-    adminEmail: text(source, 'CMI_ADMIN_EMAIL', 'admin@localhost'),
-    adminPassword: adminPassword === '' ? undefined : adminPassword,
+    bodyLimitBytes: integer('CMI_BODY_LIMIT', 1024, 104_857_600),
+    sessionMaxAgeSeconds: integer('CMI_SESSION_MAX_AGE', 60, 30 * 86_400),
+    sessionIdleSeconds: integer('CMI_SESSION_IDLE_TIMEOUT', 60, 30 * 86_400),
+    lockoutMaxFailures: integer('CMI_LOCKOUT_MAX_FAILURES', 1, 1_000_000),
+    lockoutWindowSeconds: integer('CMI_LOCKOUT_WINDOW', 1, 86_400),
+    authCacheSeconds: integer('CMI_AUTH_CACHE_TTL', 0, 300),
+    trustProxy: flag('CMI_TRUST_PROXY'),
+    workers: raw('CMI_WORKERS') === 'auto' ? availableParallelism() : integer('CMI_WORKERS', 1, 64),
+    shutdownTimeoutSeconds: integer('CMI_SHUTDOWN_TIMEOUT', 0, 3600),
+    adminLogin: text('CMI_ADMIN_LOGIN'),
+    adminEmail: text('CMI_ADMIN_EMAIL'),
+    adminPassword,
   };
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../src/config.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 import { type RunningServer, runCmi, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
@@ -31,7 +32,7 @@ describe('cmi users', () => {
   });
 
   const row = (login: string) => {
-    database ??= openDatabase(fresh.url);
+    database ??= openDatabase(loadConfig({ DATABASE_URL: fresh.url }));
     return database.db.selectFrom('users').selectAll().where('login', '=', login).executeTakeFirst();
   };
 

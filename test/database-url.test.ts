@@ -1,19 +1,26 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { displayDatabaseUrl, parseDatabaseUrl } from '../src/store/database.js';
+import { dialectFor, displayDatabaseUrl } from '../src/store/dialects/database-url.js';
 
 describe('DATABASE_URL', () => {
-  it('is printed without a PostgreSQL password', () => {
+  it('is printed without a password', () => {
     assert.equal(displayDatabaseUrl('postgres://cmi:s3cret@db.internal:5432/cmi'), 'postgres://cmi:***@db.internal:5432/cmi');
     assert.equal(displayDatabaseUrl('postgres://postgres@127.0.0.1:5432/test'), 'postgres://postgres@127.0.0.1:5432/test');
     assert.equal(displayDatabaseUrl('sqlite:./data/cmi.sqlite3'), 'sqlite:./data/cmi.sqlite3');
+    assert.equal(displayDatabaseUrl('mysql://root:hunter2@db/cmi'), 'mysql://root:***@db/cmi');
+    assert.equal(displayDatabaseUrl('postgres://u:p@[bad/cmi'), 'postgres://***@[bad/cmi');
   });
 
   it('names SQLite files relative to the working directory, and PostgreSQL by URL', () => {
-    assert.deepEqual(parseDatabaseUrl('sqlite:data/x.sqlite3'), { dialect: 'sqlite', path: `${process.cwd()}/data/x.sqlite3` });
-    assert.deepEqual(parseDatabaseUrl('sqlite:///tmp/x.sqlite3'), { dialect: 'sqlite', path: '/tmp/x.sqlite3' });
-    assert.deepEqual(parseDatabaseUrl('postgresql://u@h/d'), { dialect: 'postgres', url: 'postgresql://u@h/d' });
-    assert.throws(() => parseDatabaseUrl('sqlite:'), /needs a file path/);
-    assert.throws(() => parseDatabaseUrl('mysql://h/d'), /must start with sqlite: or postgres:\/\//);
+    const named = (url: string) => {
+      const dialect = dialectFor(url);
+      return { name: dialect.name, target: dialect.target };
+    };
+    assert.deepEqual(named('sqlite:data/x.sqlite3'), { name: 'sqlite', target: `${process.cwd()}/data/x.sqlite3` });
+    assert.deepEqual(named('sqlite:///tmp/x.sqlite3'), { name: 'sqlite', target: '/tmp/x.sqlite3' });
+    assert.deepEqual(named('postgresql://u@h/d'), { name: 'postgres', target: 'postgresql://u@h/d' });
+    assert.throws(() => dialectFor('sqlite:'), /needs a file path/);
+    assert.throws(() => dialectFor('postgres://'), /must start with sqlite: or postgres:\/\//);
+    assert.throws(() => dialectFor('mysql://h/d'), /must start with sqlite: or postgres:\/\//);
   });
 });

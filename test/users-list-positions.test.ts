@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { type Kysely, type KyselyPlugin, Migrator, sql } from 'kysely';
+import { type Kysely, type KyselyPlugin, sql } from 'kysely';
 import pg from 'pg';
-import { type Database, migrateToLatest, openDatabase } from '../src/store/database.js';
-import { migrationSchema } from '../src/store/dialect.js';
-import { allMigrations } from '../src/store/migrations/index.js';
+import { loadConfig } from '../src/config.js';
+import { type Database, migrateTo, migrateToLatest, openDatabase } from '../src/store/database.js';
 import type { Schema } from '../src/store/schema.js';
 import { type NewUser, usersRepository } from '../src/store/users-repository.js';
 import { createTestApp, type TestApp } from './support/app.js';
@@ -29,9 +28,9 @@ function newUsers(from: number, count: number): NewUser[] {
 }
 
 /** Adds `count` users in statements of up to 1,000 rows, as imports and the benchmark do. */
-async function createMany(db: Kysely<Schema>, count: number): Promise<void> {
+async function createMany(database: Database, count: number): Promise<void> {
   for (let done = 0; done < count; done += 1000) {
-    await usersRepository(db).createMany(newUsers(done, Math.min(1000, count - done)), AT);
+    await usersRepository(database).createMany(newUsers(done, Math.min(1000, count - done)), AT);
   }
 }
 
@@ -81,17 +80,6 @@ async function listPage(t: TestApp, page: number, perPage: number): Promise<{ to
   return { total: Number(res.headers['x-total']), ids: (JSON.parse(res.body) as Array<{ user: { id: number } }>).map((item) => item.user.id) };
 }
 
-/** Applies the migrations up to and including `name`, as a database made by an older cmi has them. */
-async function migrateTo(database: Database, name: string): Promise<void> {
-  const migrator = new Migrator({
-    db: database.db,
-    migrationTableSchema: await migrationSchema(database.dialect, database.db),
-    provider: { getMigrations: async () => allMigrations(database.dialect) },
-  });
-  const { error } = await migrator.migrateTo(name);
-  if (error) throw error;
-}
-
 const range = (first: number, last: number) => Array.from({ length: last - first + 1 }, (_, k) => first + k);
 
 describe('GET /users across blocks of 1,024 ids', () => {
@@ -99,7 +87,7 @@ describe('GET /users across blocks of 1,024 ids', () => {
   // admin (1), alice (2), then 2,200 bulk users (3..2202): blocks 0 (ids 1..1023), 1 (1024..2047), 2 (2048..2202).
   before(async () => {
     t = await createTestApp();
-    await createMany(t.database.db, 2200);
+    await createMany(t.database, 2200);
   });
   after(() => t.close());
 
@@ -187,7 +175,7 @@ describe('GET /users across blocks of 1,024 ids', () => {
     // PostgreSQL's TRUNCATE fires no delete trigger, only its own; SQLite has no TRUNCATE.
     await sql.raw(onPostgres ? 'truncate users' : 'delete from users').execute(t.database.db);
     assert.deepEqual(await blocks(t.database.db), { stored: [], counted: [] });
-    assert.equal(await usersRepository(t.database.db).count(), 0);
+    assert.equal(await usersRepository(t.database).count(), 0);
   });
 });
 
@@ -199,7 +187,7 @@ describe('a page read while users are deleted', () => {
   let t: TestApp;
   beforeEach(async () => {
     t = await createTestApp();
-    await createMany(t.database.db, 2200);
+    await createMany(t.database, 2200);
     assert.deepEqual(await plainPage(t.database.db, 25, 2022), BEFORE_DELETE);
   });
   afterEach(() => t.close());
@@ -208,7 +196,7 @@ describe('a page read while users are deleted', () => {
 
   it('read after the delete committed is the page the delete left', async () => {
     await deleteTwo(t.database.db);
-    const page = await usersRepository(t.database.db).page(25, 2022);
+    const page = await usersRepository(t.database).page(25, 2022);
     assert.deepEqual(page.map((user) => user.id), AFTER_DELETE);
     assert.deepEqual(await plainPage(t.database.db, 25, 2022), AFTER_DELETE);
   });
@@ -217,7 +205,7 @@ describe('a page read while users are deleted', () => {
     // The delete commits, on a connection of its own, as soon as the page's first statement has
     // answered and before any other starts. A page that sought its block in one statement and read
     // the users in another would read them after the delete, run off the block's end and come back short.
-    const other = openDatabase(t.config.databaseUrl);
+    const other = openDatabase(t.config);
     try {
       let statements = 0;
       const deleteAfterFirst: KyselyPlugin = {
@@ -228,7 +216,7 @@ describe('a page read while users are deleted', () => {
           return result;
         },
       };
-      const page = await usersRepository(t.database.db.withPlugin(deleteAfterFirst)).page(25, 2022);
+      const page = await usersRepository({ ...t.database, db: t.database.db.withPlugin(deleteAfterFirst) }).page(25, 2022);
       assert.deepEqual(page.map((user) => user.id), BEFORE_DELETE);
       assert.deepEqual(await plainPage(t.database.db, 25, 2022), AFTER_DELETE);
     } finally {
@@ -290,7 +278,7 @@ describe('migration 004 on a database that already has users', () => {
   // Each test migrates its own database from 003 on.
   beforeEach(async () => {
     fresh = await freshDatabase();
-    database = openDatabase(fresh.url);
+    database = openDatabase(loadConfig({ DATABASE_URL: fresh.url }));
   });
   afterEach(async () => {
     await database.close();
@@ -299,12 +287,12 @@ describe('migration 004 on a database that already has users', () => {
 
   it('counts the users that were there before it into their blocks', async () => {
     await migrateTo(database, '003_change_notifications');
-    await createMany(database.db, 2100);
+    await createMany(database, 2100);
     await database.db.deleteFrom('users').where('id', 'in', [1, 1024, 1025, 2048]).execute();
     await migrateToLatest(database);
     assert.deepEqual((await blocks(database.db)).stored, ['0:1022', '1:1022', '2:52']);
     await assertBlocksMatchUsers(database.db);
-    const users = usersRepository(database.db);
+    const users = usersRepository(database);
     assert.equal(await users.count(), 2096);
     assert.deepEqual((await users.page(5, 1020)).map((user) => user.id), [1022, 1023, 1026, 1027, 1028]);
     assert.deepEqual((await users.page(5, 2042)).map((user) => user.id), [2046, 2047, 2049, 2050, 2051]);
@@ -313,7 +301,7 @@ describe('migration 004 on a database that already has users', () => {
   const onlyPostgres = { skip: !onPostgres && 'SQLite runs one writer at a time: the migration holds the write lock throughout' };
   it('counts a user inserted by another process in a transaction open when the migration began exactly once (PostgreSQL)', onlyPostgres, async () => {
     await migrateTo(database, '003_change_notifications');
-    await createMany(database.db, 1030);
+    await createMany(database, 1030);
 
     const writer = new pg.Client({ connectionString: fresh.url });
     await writer.connect();
@@ -343,7 +331,7 @@ describe('migration 004 on a database that already has users', () => {
     } finally {
       await writer.end();
     }
-    await usersRepository(database.db).createMany(newUsers(5000, 1), AT);
+    await usersRepository(database).createMany(newUsers(5000, 1), AT);
     assert.deepEqual((await blocks(database.db)).stored, ['0:1023', '1:9']);
     await assertBlocksMatchUsers(database.db);
   });

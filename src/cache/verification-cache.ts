@@ -39,7 +39,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
     entry.current = false;
     entries.delete(id);
   };
-  const dropUser = (userId: number) => {
+  const evictUser = (userId: number) => {
     for (const [id, entry] of entries) if (entry.verified.user.id === userId) remove(id, entry);
   };
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
@@ -82,13 +82,13 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
     },
 
     /** Forgets every credential of this user, whose password, key, status or role changed. */
-    forgetUser(userId: number): void {
+    credentialsChanged(userId: number): void {
       generation += 1;
-      dropUser(userId);
+      evictUser(userId);
     },
 
     /** Drops the user's entries (someone is guessing its password) without marking a change. */
-    dropUser,
+    evictUser,
   };
 }
 

@@ -1,25 +1,30 @@
 import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig, SETTINGS, type Setting } from '../config.js';
 import { ClientError } from '../domain/errors.js';
-import { type Database, migrateToLatest, openDatabase, type PoolSettings } from '../store/database.js';
+import { userLimits } from '../domain/limits.js';
+import { type Database, migrateToLatest, openDatabase } from '../store/database.js';
 import { serve } from './serve.js';
+import { UsageError } from './usage-error.js';
 import { userCommands } from './users.js';
 
+const settings = Object.entries(SETTINGS) as Array<[string, Setting]>;
+
 /** Flags of `cmi serve`, each laid over the environment variable of the same meaning. */
-const SERVE_FLAGS: Array<[flag: string, variable: string, description: string]> = [
-  ['--port <port>', 'PORT', 'port to listen on (default 3000)'],
-  ['--host <host>', 'HOST', 'address to listen on (default 127.0.0.1)'],
-  ['--database-url <url>', 'DATABASE_URL', 'database (default sqlite:./data/cmi.sqlite3)'],
-  ['--default-per-page <n>', 'CMI_DEFAULT_PER_PAGE', 'list page size when none is asked for (default 25)'],
-  ['--max-per-page <n>', 'CMI_MAX_PER_PAGE', 'largest per_page accepted (default 1000)'],
-  ['--log-level <level>', 'LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent (default info)'],
-  ['--workers <n>', 'CMI_WORKERS', 'server processes sharing the port, or auto for one per core (default 1)'],
-];
+const SERVE_FLAGS = settings.flatMap(([variable, setting]) => (setting.flag === undefined ? [] : [{ variable, ...setting, flag: setting.flag }]));
+
+const withDefault = (setting: Setting) => (setting.default === undefined ? setting.help : `${setting.help} (default ${setting.default})`);
+
+/** Every setting, its default and what it does, after `cmi serve --help`'s options. */
+function environmentHelp(): string {
+  const width = Math.max(...settings.map(([variable]) => variable.length));
+  const lines = settings.map(([variable, setting]) => `  ${variable.padEnd(width)}  ${withDefault(setting)}`);
+  return `\nEnvironment (a flag wins over its variable; see docs/operations.md):\n${lines.join('\n')}\n`;
+}
 
 function configWith(flags: Record<string, string | undefined>) {
   const overrides: Record<string, string> = {};
-  for (const [flag, variable] of SERVE_FLAGS) {
+  for (const { flag, variable } of SERVE_FLAGS) {
     const key = flag.slice(2, flag.indexOf(' ')).replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
     const value = flags[key];
     if (value !== undefined) overrides[variable] = value;
@@ -27,13 +32,8 @@ function configWith(flags: Record<string, string | undefined>) {
   return loadConfig({ ...process.env, ...overrides });
 }
 
-function databaseSettings(): [string, PoolSettings] {
-  const config = loadConfig();
-  return [config.databaseUrl, config.pool];
-}
-
 async function withDatabase<T>(run: (database: Database) => Promise<T>): Promise<T> {
-  const database = openDatabase(...databaseSettings());
+  const database = openDatabase(loadConfig());
   try {
     await migrateToLatest(database);
     return await run(database);
@@ -51,14 +51,15 @@ async function readStdin(): Promise<string> {
 const program = new Command('cmi').description('Cloud-management API server').showHelpAfterError();
 
 const serveCommand = program.command('serve').description('run the HTTP server');
-for (const [flag, variable, description] of SERVE_FLAGS) serveCommand.option(flag, `${description}; env ${variable}`);
+for (const setting of SERVE_FLAGS) serveCommand.option(setting.flag, `${withDefault(setting)}; env ${setting.variable}`);
+serveCommand.addHelpText('after', environmentHelp);
 serveCommand.action((flags: Record<string, string>) => serve(configWith(flags)));
 
 program
   .command('migrate')
   .description('apply pending database migrations')
   .action(async () => {
-    const database = openDatabase(...databaseSettings());
+    const database = openDatabase(loadConfig());
     try {
       const applied = await migrateToLatest(database);
       console.log(applied.length === 0 ? 'Database is up to date' : `Applied ${applied.join(', ')}`);
@@ -108,7 +109,7 @@ users
   .action(async (options: { page: string; perPage: string }) => {
     const page = Number(options.page);
     const perPage = Number(options.perPage);
-    if (!Number.isInteger(page) || page < 1 || !Number.isInteger(perPage) || perPage < 1) throw new ConfigError('--page and --per-page must be positive integers');
+    if (!Number.isInteger(page) || page < 1 || !Number.isInteger(perPage) || perPage < 1) throw new UsageError('--page and --per-page must be positive integers');
     await onUsers((c) => c.list(page, perPage))();
   });
 
@@ -118,12 +119,12 @@ userFieldOptions(
     .description('add a user')
     .requiredOption('--login <login>', 'login name')
     .requiredOption('--email <email>', 'email address')
-    .addOption(new Option('--password <password>', 'password (at least 8 characters)').conflicts('passwordStdin'))
+    .addOption(new Option('--password <password>', `password (at least ${userLimits.passwordMinChars} characters)`).conflicts('passwordStdin'))
     .option('--password-stdin', 'read the password from standard input')
     .option('--admin', 'make the user an administrator'),
 ).action(async (options: UserFieldOptions & { password?: string; passwordStdin?: boolean }) => {
   const password = await passwordFrom(options);
-  if (password === undefined) throw new ConfigError('give --password or --password-stdin');
+  if (password === undefined) throw new UsageError('give --password or --password-stdin');
   await onUsers((c) => c.create({ ...userFields(options), password }))();
 });
 
@@ -157,7 +158,7 @@ users
 try {
   await program.parseAsync();
 } catch (error) {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof UsageError) {
     console.error(`cmi: ${error.message}`);
   } else if (error instanceof ClientError) {
     for (const [field, messages] of Object.entries(error.messages)) {

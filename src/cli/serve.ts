@@ -6,7 +6,8 @@ import { Unprocessable } from '../domain/errors.js';
 import { createFirstAdministrator, type FirstAdministrator } from '../domain/first-administrator.js';
 import { usersService } from '../domain/users.js';
 import { buildApp } from '../server/app.js';
-import { type Database, displayDatabaseUrl, migrateToLatest, openDatabase } from '../store/database.js';
+import { type Database, migrateToLatest, openDatabase } from '../store/database.js';
+import { displayDatabaseUrl } from '../store/dialects/database-url.js';
 import { usersRepository } from '../store/users-repository.js';
 
 const ADMIN_VARIABLES: Record<string, string> = { login: 'CMI_ADMIN_LOGIN', email: 'CMI_ADMIN_EMAIL', password: 'CMI_ADMIN_PASSWORD' };
@@ -21,7 +22,7 @@ function asAdminSettingError(error: unknown): unknown {
 /** Migrates the database and, on an empty one, creates the first administrator. */
 async function prepareDatabase(config: Config, database: Database): Promise<FirstAdministrator | undefined> {
   await migrateToLatest(database);
-  return createFirstAdministrator(usersService(usersRepository(database.db), systemClock), {
+  return createFirstAdministrator(usersService(usersRepository(database), systemClock), {
     login: config.adminLogin,
     email: config.adminEmail,
     password: config.adminPassword,
@@ -138,10 +139,10 @@ function superviseWorkers(config: Config, first: FirstAdministrator | undefined)
 /** `cmi serve`: one process, or a primary supervising `config.workers` workers. */
 export async function serve(config: Config): Promise<void> {
   if (cluster.isWorker) {
-    await runServer(config, openDatabase(config.databaseUrl, config.pool));
+    await runServer(config, openDatabase(config));
     return;
   }
-  const database = openDatabase(config.databaseUrl, config.pool);
+  const database = openDatabase(config);
   const first = await prepareDatabase(config, database).catch(async (error: unknown) => {
     await database.close();
     throw error;

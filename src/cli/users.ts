@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { systemClock } from '../domain/clock.js';
-import { Unprocessable } from '../domain/errors.js';
+import { generatePassword } from '../domain/passwords.js';
 import type { User } from '../domain/records.js';
-import { OPERATOR, usersService } from '../domain/users.js';
+import { OPERATOR } from '../domain/authorization.js';
+import { usersService } from '../domain/users.js';
 import type { Database } from '../store/database.js';
 import { usersRepository } from '../store/users-repository.js';
 
@@ -11,16 +11,10 @@ import { usersRepository } from '../store/users-repository.js';
  * see a change within CMI_AUTH_CACHE_TTL). The operator may do anything an administrator may.
  */
 export function userCommands(database: Database) {
-  const repository = usersRepository(database.db);
-  const users = usersService(repository, systemClock);
+  const users = usersService(usersRepository(database), systemClock);
   const describe = (user: User) => `${user.id} "${user.login}" <${user.email}>`;
 
-  /** A user by id, login or email. */
-  async function resolve(target: string): Promise<User> {
-    const user = /^\d+$/.test(target) ? await repository.findById(Number(target)) : (await repository.findCredentials(target))?.user;
-    if (!user) throw new Unprocessable({ base: [`no user with id, login or email ${JSON.stringify(target)}`] });
-    return user;
-  }
+  const resolve = (target: string) => users.lookUp(OPERATOR, target);
 
   return {
     async list(page: number, perPage: number): Promise<string> {
@@ -65,7 +59,7 @@ export function userCommands(database: Database) {
 
     /** Sets the given password, or a generated one that is printed once. All sessions end. */
     async resetPassword(target: string, password: string | undefined): Promise<string> {
-      const chosen = password ?? randomBytes(18).toString('base64url');
+      const chosen = password ?? generatePassword();
       const user = await users.update(OPERATOR, (await resolve(target)).id, { password: chosen });
       return password === undefined
         ? `New password for ${describe(user)} (shown once): ${chosen}`

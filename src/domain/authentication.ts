@@ -90,7 +90,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     const valid = apiKeyMatches(password, found?.api_key_hash ?? null) || (await verifyPassword(found?.password_hash, password));
     if (!found || !valid || found.user.status !== 'active') {
       // Someone is guessing: the account's cached verifications go, so a lock holds for them too.
-      if (found) cache.dropUser(found.user.id);
+      if (found) cache.evictUser(found.user.id);
       throw new Unauthorized();
     }
     await lockout.succeeded(keys);
@@ -122,7 +122,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
 
   async function withSession(claims: SessionClaims): Promise<Authenticated> {
     const since = cache.generation;
-    const [found, revoked] = await Promise.all([users.sessionEpoch(claims.userId), revokedSessions.isRevoked(claims.sessionId)]);
+    const [found, revoked] = await Promise.all([users.findWithSessionEpoch(claims.userId), revokedSessions.isRevoked(claims.sessionId)]);
     if (!found || revoked || found.session_epoch !== claims.epoch || found.user.status !== 'active') throw new Unauthorized();
     cache.set(sessionCacheKey(claims), { user: found.user, sessionEpoch: found.session_epoch }, since);
     return withClaims(found.user, claims);
@@ -187,7 +187,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     /** Ends one session (logout); other sessions of the user go on. */
     async endSession(claims: SessionClaims, now: Date): Promise<void> {
       await revokedSessions.revoke(claims.sessionId, sessions.expiresAt(claims), now);
-      cache.forgetUser(claims.userId);
+      cache.credentialsChanged(claims.userId);
     },
   };
 }

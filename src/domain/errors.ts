@@ -1,12 +1,15 @@
 /**
- * Errors a client caused. Each carries its HTTP status and the messages to show, keyed by field
- * ("base" for the request as a whole). Anything thrown that is not one of these is a fault of the
- * service: 500, and recorded as an infrastructure error.
+ * Errors a client caused, broken rules of the domain. Each carries a stable code (logged with it;
+ * match codes, never message text), its HTTP status, and the messages to show, keyed by field
+ * ("base" for the request as a whole). Errors only the HTTP layer can detect live in
+ * server/http-errors.ts. Anything thrown that is neither is a fault of the service: 500, and recorded
+ * as an infrastructure error. docs/api.md#errors lists every code.
  */
 export type ErrorMessages = Record<string, string[]>;
 
 export abstract class ClientError extends Error {
   abstract readonly status: number;
+  abstract readonly code: string;
   readonly messages: ErrorMessages;
   /** Extra response headers, e.g. WWW-Authenticate or Retry-After. */
   readonly headers: Record<string, string> = {};
@@ -20,6 +23,7 @@ export abstract class ClientError extends Error {
 
 export class Unauthorized extends ClientError {
   readonly status = 401;
+  readonly code = 'CMI_ERR_UNAUTHORIZED';
   constructor() {
     super('Access denied');
     this.headers['WWW-Authenticate'] = 'Basic realm="cmi"';
@@ -28,6 +32,7 @@ export class Unauthorized extends ClientError {
 
 export class Forbidden extends ClientError {
   readonly status = 403;
+  readonly code = 'CMI_ERR_FORBIDDEN';
   constructor(message = 'You are not authorized to perform this action') {
     super(message);
   }
@@ -35,38 +40,20 @@ export class Forbidden extends ClientError {
 
 export class NotFound extends ClientError {
   readonly status = 404;
+  readonly code = 'CMI_ERR_NOT_FOUND';
   constructor() {
     super('Resource not found');
   }
 }
 
-export class NotAcceptable extends ClientError {
-  readonly status = 406;
-  constructor() {
-    super('Not acceptable: use the .json or .xml extension');
-  }
-}
-
-export class PayloadTooLarge extends ClientError {
-  readonly status = 413;
-  constructor(limitBytes: number) {
-    super(`Request body is larger than the limit of ${limitBytes} bytes`);
-  }
-}
-
-export class UnsupportedMediaType extends ClientError {
-  readonly status = 415;
-  constructor() {
-    super('Unsupported Content-Type: send application/json or application/xml');
-  }
-}
-
 export class Unprocessable extends ClientError {
   readonly status = 422;
+  readonly code = 'CMI_ERR_UNPROCESSABLE';
 }
 
 export class TooManyRequests extends ClientError {
   readonly status = 429;
+  readonly code = 'CMI_ERR_TOO_MANY_REQUESTS';
   constructor(retryAfterSeconds: number) {
     super('Too many requests, try again later');
     this.headers['Retry-After'] = String(retryAfterSeconds);
@@ -87,12 +74,5 @@ export class FieldErrors {
 
   throwIfAny(): void {
     if (!this.empty) throw new Unprocessable(this.messages);
-  }
-}
-
-/** A client error the HTTP layer itself detected (a malformed request), with its own status. */
-export class MalformedRequest extends ClientError {
-  constructor(readonly status: number, message: string) {
-    super(message);
   }
 }

@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { generatePassword } from './passwords.js';
 import type { User } from './records.js';
-import { OPERATOR, type UsersService } from './users.js';
+import { OPERATOR } from './authorization.js';
+import type { UsersService } from './users.js';
 
 export interface FirstAdministrator {
   user: User;
@@ -17,7 +18,7 @@ export async function createFirstAdministrator(
   settings: { login: string; email: string; password: string | undefined },
 ): Promise<FirstAdministrator | undefined> {
   if ((await users.count()) > 0) return undefined;
-  const generatedPassword = settings.password === undefined ? randomBytes(18).toString('base64url') : undefined;
+  const generatedPassword = settings.password === undefined ? generatePassword() : undefined;
   try {
     const user = await users.create(OPERATOR, {
       login: settings.login,

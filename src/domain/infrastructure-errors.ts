@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { type Actor, assertAdmin } from './authorization.js';
 import type { Clock } from './clock.js';
-import { FieldErrors } from './errors.js';
-import { limits } from './limits.js';
+import { FieldErrors, NotFound } from './errors.js';
+import { infrastructureErrorLimits } from './limits.js';
 import type { InfrastructureError } from './records.js';
 import { stringField, unwrapRecord } from './request-body.js';
 import type { ErrorOccurrence, InfrastructureErrorsRepository } from '../store/infrastructure-errors-repository.js';
@@ -30,7 +31,7 @@ const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const V8_FRAME = /^\s*at (?:(.+?) \((.+):(\d+):\d+\)|(.+):(\d+):\d+)$/;
 
 /**
- * A V8 stack in the spec's form: one frame per line, `src/store/users.ts:42:in 'findUser'`. Frames
+ * A V8 stack in the backtrace form of docs/api.md#infrastructure-errors: one frame per line, `src/store/users.ts:42:in 'findUser'`. Frames
  * below the outermost one of cmi's own code (the framework calling in) are left out: they differ with
  * how the request got there, and would split one fault into several fingerprints.
  */
@@ -54,9 +55,9 @@ const truncate = (text: string, max: number) => (text.length > max ? text.slice(
 /** What a thrown value says about itself, as an occurrence to record. */
 export function occurrenceOfFault(fault: unknown): ErrorOccurrence {
   const error = fault instanceof Error ? fault : new Error(String(fault));
-  const errorClass = truncate(error.name || error.constructor.name || 'Error', limits.errorClass);
-  const message = truncate(error.message, limits.errorMessage);
-  const backtrace = truncate(backtraceFromStack(error.stack), limits.backtrace);
+  const errorClass = truncate(error.name || error.constructor.name || 'Error', infrastructureErrorLimits.errorClass);
+  const message = truncate(error.message, infrastructureErrorLimits.errorMessage);
+  const backtrace = truncate(backtraceFromStack(error.stack), infrastructureErrorLimits.backtrace);
   return { error_class: errorClass, message, backtrace, fingerprint: fingerprint(errorClass, backtrace, message) };
 }
 
@@ -64,18 +65,31 @@ export function occurrenceOfFault(fault: unknown): ErrorOccurrence {
 export function occurrenceOfReport(body: unknown): ErrorOccurrence {
   const fields = unwrapRecord(body, 'infrastructure_error');
   const errors = new FieldErrors();
-  const errorClass = stringField(fields, 'error_class', errors, { required: true, max: limits.errorClass });
-  const message = stringField(fields, 'message', errors, { required: false, max: limits.errorMessage }) ?? '';
-  const backtrace = stringField(fields, 'backtrace', errors, { required: false, max: limits.backtrace }) ?? '';
+  const errorClass = stringField(fields, 'error_class', errors, { required: true, max: infrastructureErrorLimits.errorClass });
+  const message = stringField(fields, 'message', errors, { required: false, max: infrastructureErrorLimits.errorMessage }) ?? '';
+  const backtrace = stringField(fields, 'backtrace', errors, { required: false, max: infrastructureErrorLimits.backtrace }) ?? '';
   errors.throwIfAny();
   const error_class = (errorClass as string).trim();
   return { error_class, message, backtrace, fingerprint: fingerprint(error_class, backtrace, message) };
 }
 
+/** The tracker: administrators read and report errors; cmi records its own faults. */
 export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock) {
   return {
-    find: (id: number): Promise<InfrastructureError | undefined> => repository.findById(id),
-    report: (body: unknown) => repository.recordOccurrence(occurrenceOfReport(body), clock()),
+    async find(actor: Actor, id: number): Promise<InfrastructureError> {
+      assertAdmin(actor);
+      const record = await repository.findById(id);
+      if (!record) throw new NotFound();
+      return record;
+    },
+
+    /** Another component reports an error; `created` is true for a new fingerprint. */
+    report(actor: Actor, body: unknown): Promise<{ record: InfrastructureError; created: boolean }> {
+      assertAdmin(actor);
+      return repository.recordOccurrence(occurrenceOfReport(body), clock());
+    },
+
+    /** A fault of cmi itself, recorded with no one acting. */
     recordFault: (fault: unknown) => repository.recordOccurrence(occurrenceOfFault(fault), clock()),
   };
 }

@@ -1,5 +1,5 @@
 /** Length limits of string fields, in characters. Documented in docs/limits.md. */
-export const limits = {
+export const infrastructureErrorLimits = {
   errorClass: 255,
   errorMessage: 16_384,
   backtrace: 65_536,

@@ -1,9 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { userLimits } from './limits.js';
 
 /** argon2id with OWASP's minimum: 19 MiB memory, 2 passes, 1 lane. */
 const ARGON2ID = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
+/** A new random password (144 bits, 24 URL-safe characters), for an operator to be shown once. */
+export function generatePassword(): string {
+  return randomBytes(18).toString('base64url');
+}
 
 export function hashPassword(password: string): Promise<string> {
   return hash(password, ARGON2ID);

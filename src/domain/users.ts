@@ -1,21 +1,13 @@
 import { newApiKey } from './api-keys.js';
 import type { Clock } from './clock.js';
+import { type Actor, assertAdmin, assertMayActOn, isAdmin } from './authorization.js';
 import { FieldErrors, Forbidden, NotFound, Unprocessable } from './errors.js';
 import { userLimits } from './limits.js';
 import { hashPassword } from './passwords.js';
 import type { Page, Role, User } from './records.js';
-import { stringField } from './request-body.js';
-import { DuplicateValue, type StatusChange, type UserChanges, type UsersRepository } from '../store/users-repository.js';
+import { stringField, unwrapRecord } from './request-body.js';
+import { DuplicateValue, type ChangeOutcome, type UserChanges, type UsersRepository } from '../store/users-repository.js';
 
-/** Who acts: a user through the API, or the operator at the command line (who may do anything). */
-export interface Actor {
-  id: number | null;
-  role: Role;
-}
-
-export const OPERATOR: Actor = { id: null, role: 'admin' };
-
-type Fields = Record<string, unknown>;
 
 const LOGIN = /^[A-Za-z0-9_.][A-Za-z0-9_@.-]*$/;
 // Deliberately plain: one @ and no spaces (local domains such as admin@localhost are fine).
@@ -26,7 +18,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
  * included) in a single 422. With `required`, login, email and password must be there (a new user).
  */
 async function readUserFields(
-  fields: Fields,
+  fields: Record<string, unknown>,
   required: boolean,
   taken: (values: { login?: string; email?: string }) => Promise<Array<'login' | 'email'>>,
 ): Promise<UserChanges & { password?: string }> {
@@ -74,20 +66,9 @@ async function readUserFields(
   return out;
 }
 
-const isAdmin = (actor: Actor) => actor.role === 'admin';
-
-/** Administrators act on anyone; a user only on itself (403 for any other id, existing or not). */
-function assertMayAct(actor: Actor, id: number): void {
-  if (!isAdmin(actor) && actor.id !== id) throw new Forbidden();
-}
-
-function assertAdmin(actor: Actor): void {
-  if (!isAdmin(actor)) throw new Forbidden();
-}
-
 const LAST_ADMIN = 'The last active administrator cannot be deleted, suspended or made a user';
 
-function changedUser(change: StatusChange): User {
+function changedUser(change: ChangeOutcome): User {
   if (change.outcome !== 'changed') throw change.outcome === 'not_found' ? new NotFound() : new Unprocessable({ base: [LAST_ADMIN] });
   return change.user;
 }
@@ -97,21 +78,24 @@ function duplicateAsUnprocessable(error: unknown): never {
   throw error;
 }
 
-/** The account rules. */
-/** `credentialsChanged(id)` runs after every change to a user, so its cached verifications go at once. */
+/**
+ * The account rules, and who may apply them. Request bodies arrive as sent (`{"user": {...}}` or the
+ * bare fields). `credentialsChanged(id)` runs after every change to a user, so its cached
+ * verifications go at once.
+ */
 export function usersService(repository: UsersRepository, clock: Clock, credentialsChanged: (userId: number) => void = () => {}) {
 
   async function find(actor: Actor, id: number): Promise<User> {
-    assertMayAct(actor, id);
+    assertMayActOn(actor, id);
     const user = await repository.findById(id);
     if (!user) throw new NotFound();
     return user;
   }
 
   return {
-    async create(actor: Actor, fields: Fields): Promise<User> {
+    async create(actor: Actor, body: unknown): Promise<User> {
       assertAdmin(actor);
-      const { password, ...changes } = await readUserFields(fields, true, (values) => repository.takenFields(values));
+      const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values));
       const user = await repository
         .create(
           {
@@ -140,10 +124,20 @@ export function usersService(repository: UsersRepository, clock: Clock, credenti
 
     get: find,
 
+    /** A user by id, login or email (the operator's command line names users all three ways). */
+    async lookUp(actor: Actor, idLoginOrEmail: string): Promise<User> {
+      assertAdmin(actor);
+      const user = /^\d+$/.test(idLoginOrEmail)
+        ? await repository.findById(Number(idLoginOrEmail))
+        : await repository.findByLoginOrEmail(idLoginOrEmail);
+      if (!user) throw new Unprocessable({ base: [`no user with id, login or email ${JSON.stringify(idLoginOrEmail)}`] });
+      return user;
+    },
+
     /** Any field a user may hold; only an administrator changes roles. */
-    async update(actor: Actor, id: number, fields: Fields): Promise<User> {
-      assertMayAct(actor, id);
-      const { password, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id));
+    async update(actor: Actor, id: number, body: unknown): Promise<User> {
+      assertMayActOn(actor, id);
+      const { password, ...changes } = await readUserFields(unwrapRecord(body ?? {}, 'user'), false, (values) => repository.takenFields(values, id));
       if (changes.role !== undefined && !isAdmin(actor)) throw new Forbidden();
       const password_hash = password === undefined ? undefined : await hashPassword(password);
       const change = await repository.update(id, password_hash ? { ...changes, password_hash } : changes, clock()).catch(duplicateAsUnprocessable);
@@ -185,7 +179,7 @@ export function usersService(repository: UsersRepository, clock: Clock, credenti
 
     /** A new API key for the user, returned this once; the old one stops working. */
     async makeNewApiKey(actor: Actor, id: number): Promise<{ user: User; apiKey: string }> {
-      assertMayAct(actor, id);
+      assertMayActOn(actor, id);
       const { key, hash } = newApiKey();
       const user = await repository.setApiKeyHash(id, hash, clock());
       if (!user) throw new NotFound();

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * The installation's version, `<major>.<minor>` as the spec writes it, from package.json. OnApp clients
+ * The installation's version, `<major>.<minor>` (docs/api.md#version), from package.json. OnApp clients
  * compare it as a dotted number, so the patch level is left out.
  */
 export function installationVersion(): string {

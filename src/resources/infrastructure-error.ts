@@ -1,6 +1,6 @@
 import type { ResourceDefinition } from './definition.js';
 
-/** The nine fields of spec 2.2, in its order. */
+/** The nine fields of an infrastructure error, in their wire order (docs/api.md#infrastructure-errors). */
 export const infrastructureErrorResource: ResourceDefinition = {
   root: 'infrastructure_error',
   plural: 'infrastructure_errors',

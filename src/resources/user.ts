@@ -11,7 +11,7 @@ export const roleResource: ResourceDefinition = {
   ],
 };
 
-/** The user record of CONTRACT.md; never a password, hash or key other than a just-made `api_key`. */
+/** The user record of docs/api.md#users; never a password, hash or key other than a just-made `api_key`. */
 export const userResource: ResourceDefinition = {
   root: 'user',
   plural: 'users',

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Config } from '../config.js';
 import { authenticator } from '../domain/authentication.js';
 import { type Clock, systemClock } from '../domain/clock.js';
+import { healthService } from '../domain/health.js';
 import { infrastructureErrors } from '../domain/infrastructure-errors.js';
 import { newSessionSecret, sessionTokens } from '../domain/sessions.js';
 import { lockout } from '../domain/lockout.js';
@@ -41,32 +42,33 @@ export interface AppOptions {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, database } = options;
   const clock = options.clock ?? systemClock;
-  const secret = await settingsRepository(database.db).getOrInsert('session_secret', newSessionSecret());
-  const users = usersRepository(database.db);
+  const secret = await settingsRepository(database).getOrInsert('session_secret', newSessionSecret());
+  const users = usersRepository(database);
   const cache = verificationCache(clock, { ttlMs: config.authCacheSeconds * 1000, maxEntries: 10_000 });
   const context: AppContext = {
     config,
     clock,
-    users: usersService(users, clock, cache.forgetUser),
-    infrastructureErrors: infrastructureErrors(infrastructureErrorsRepository(database.db), clock),
+    users: usersService(users, clock, cache.credentialsChanged),
+    infrastructureErrors: infrastructureErrors(infrastructureErrorsRepository(database), clock),
     authenticator: authenticator({
       users,
-      revokedSessions: revokedSessionsRepository(database.db),
+      revokedSessions: revokedSessionsRepository(database),
       sessions: sessionTokens(secret, clock, { maxAgeSeconds: config.sessionMaxAgeSeconds, idleSeconds: config.sessionIdleSeconds }),
       cache,
-      lockout: lockout(loginFailuresRepository(database.db), clock, {
+      lockout: lockout(loginFailuresRepository(database), clock, {
         maxFailures: config.lockoutMaxFailures,
         windowSeconds: config.lockoutWindowSeconds,
       }),
       clock,
     }),
+    health: healthService(database),
     version: installationVersion(),
     dataVersion: database.dataVersion,
   };
 
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
-    // Per-request log lines halve throughput (DESIGN.md); faults are logged by the error handler.
+    // No per-request log lines: they cost every request much of its throughput; faults are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     // No child logger a request: faults are logged with their request id by the error handler.
     childLoggerFactory: (logger) => logger,
@@ -89,7 +91,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   versionRoutes(app, context);
   usersRoutes(app, context);
   sessionRoutes(app, context);
-  healthRoutes(app, database);
+  healthRoutes(app, context);
   infrastructureErrorsRoutes(app, context);
 
   await app.ready();

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Authenticator } from '../domain/authentication.js';
 import type { Clock } from '../domain/clock.js';
+import type { HealthService } from '../domain/health.js';
 import type { InfrastructureErrors } from '../domain/infrastructure-errors.js';
 import type { User } from '../domain/records.js';
 import type { SessionClaims } from '../domain/sessions.js';
@@ -15,6 +16,7 @@ export interface AppContext {
   users: UsersService;
   infrastructureErrors: InfrastructureErrors;
   authenticator: Authenticator;
+  health: HealthService;
   version: string;
   /** The database's data version (Database.dataVersion), for caches of what was read. */
   dataVersion: () => string | undefined;

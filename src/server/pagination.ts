@@ -57,7 +57,7 @@ function readParameter(
 }
 
 /**
- * Reads `page` and `per_page` from path segments and the query string (spec 4.3), in any mix.
+ * Reads `page` and `per_page` from path segments and the query string (docs/api.md#pagination), in any mix.
  * A parameter given twice, or a value out of range or not an integer, is a 422 naming the field.
  */
 export function parsePagination(

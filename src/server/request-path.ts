@@ -1,6 +1,6 @@
 /**
  * What the path of a request says before routing: the format extension and the pagination segments
- * of spec 4.3 (`/users.json/page/4/per_page/2`). Routes are declared without either: `/users`.
+ * of docs/api.md#pagination (`/users.json/page/4/per_page/2`). Routes are declared without either: `/users`.
  */
 export interface RequestPath {
   /** The path to route on: no extension, no pagination segments, the query kept. */

@@ -1,6 +1,7 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { InfrastructureError } from '../domain/records.js';
-import type { InfrastructureErrorsTable, Schema } from './schema.js';
+import type { Database } from './database.js';
+import type { InfrastructureErrorsTable } from './schema.js';
 
 export interface ErrorOccurrence {
   fingerprint: string;
@@ -23,7 +24,8 @@ function toRecord(row: Selectable<InfrastructureErrorsTable>): InfrastructureErr
   };
 }
 
-export function infrastructureErrorsRepository(db: Kysely<Schema>) {
+export function infrastructureErrorsRepository(database: Database) {
+  const { db } = database;
   return {
     /**
      * Counts one occurrence in a single atomic statement: a new fingerprint inserts a record with

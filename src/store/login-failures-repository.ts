@@ -1,5 +1,5 @@
-import { type Kysely, sql } from 'kysely';
-import type { Schema } from './schema.js';
+import { sql } from 'kysely';
+import type { Database } from './database.js';
 
 export interface FailureWindow {
   key: string;
@@ -8,7 +8,8 @@ export interface FailureWindow {
 }
 
 /** Failed-login counters in fixed windows, one row a key, shared by every process. */
-export function loginFailuresRepository(db: Kysely<Schema>) {
+export function loginFailuresRepository(database: Database) {
+  const { db } = database;
   return {
     async find(keys: string[]): Promise<FailureWindow[]> {
       const rows = await db.selectFrom('login_failures').selectAll().where('key', 'in', keys).execute();

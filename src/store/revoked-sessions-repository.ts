@@ -1,8 +1,8 @@
-import type { Kysely } from 'kysely';
-import type { Schema } from './schema.js';
+import type { Database } from './database.js';
 
 /** Sessions ended one at a time (logout). Rows live only until the session would have expired anyway. */
-export function revokedSessionsRepository(db: Kysely<Schema>) {
+export function revokedSessionsRepository(database: Database) {
+  const { db } = database;
   return {
     async revoke(sessionId: string, expiresAt: Date, now: Date): Promise<void> {
       await db

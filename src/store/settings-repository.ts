@@ -1,8 +1,8 @@
-import type { Kysely } from 'kysely';
-import type { Schema } from './schema.js';
+import type { Database } from './database.js';
 
 /** Installation-wide values that every process must share, such as the session signing key. */
-export function settingsRepository(db: Kysely<Schema>) {
+export function settingsRepository(database: Database) {
+  const { db } = database;
   return {
     async get(key: string): Promise<string | undefined> {
       const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();

@@ -1,6 +1,6 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, sql, type UpdateQueryBuilder } from 'kysely';
 import type { Role, User, UserCredentials, UserStatus } from '../domain/records.js';
-import { serializeAdministratorChanges, uniqueViolationColumn } from './dialect.js';
+import type { Database } from './database.js';
 import type { Schema, UsersTable } from './schema.js';
 
 export interface NewUser {
@@ -21,12 +21,6 @@ export class DuplicateValue extends Error {
   constructor(readonly field: string) {
     super(`${field} is already taken`);
   }
-}
-
-/** A unique-constraint violation as the DuplicateValue it means; anything else as it is. */
-function asDuplicateValue(error: unknown): unknown {
-  const column = uniqueViolationColumn(error);
-  return column ? new DuplicateValue(column) : error;
 }
 
 const publicColumns = [
@@ -70,14 +64,26 @@ function notLastActiveAdmin(eb: ExpressionBuilder<Schema, 'users'>, id: number) 
   ]);
 }
 
+/** Rows whose login is `name`, or whose email is `name` in any case. */
+const matchesLoginOrEmail = (name: string) => (eb: ExpressionBuilder<Schema, 'users'>) =>
+  eb.or([eb('login', '=', name), eb('email', '=', name.toLowerCase())]);
+
 /** row_blocks counts users per block of this many ids (migration 004): block = id >> 10 ... */
 const SMALL_BLOCK = 1024;
 /** ... and per block of 32 small ones: block = id >> 15. */
 const LARGE_BLOCK = 32_768;
 
-export type StatusChange = { outcome: 'changed'; user: User } | { outcome: 'last_admin' | 'not_found' };
+/** What a guarded change of a user came to. */
+export type ChangeOutcome = { outcome: 'changed'; user: User } | { outcome: 'last_admin' | 'not_found' };
 
-export function usersRepository(db: Kysely<Schema>) {
+export function usersRepository(database: Database) {
+  const { db, dialect } = database;
+
+  /** A unique-constraint violation as the DuplicateValue it means; anything else as it is. */
+  function asDuplicateValue(error: unknown): unknown {
+    const column = dialect.uniqueViolationColumn(error);
+    return column ? new DuplicateValue(column) : error;
+  }
   /**
    * Runs an update of user `id`; with `guard`, only if it leaves an active administrator, one such
    * change at a time. The updated row, or undefined when none was (no such user, or the guard held).
@@ -89,7 +95,7 @@ export function usersRepository(db: Kysely<Schema>) {
   ): Promise<PublicRow | undefined> {
     if (!guard) return build(db).returning(publicColumns).executeTakeFirst();
     return db.transaction().execute(async (trx) => {
-      await serializeAdministratorChanges(trx);
+      await dialect.serializeAdministratorChanges(trx);
       return build(trx).where((eb) => notLastActiveAdmin(eb, id)).returning(publicColumns).executeTakeFirst();
     });
   }
@@ -162,7 +168,7 @@ export function usersRepository(db: Kysely<Schema>) {
      * epoch, which ends every session of the user. Demoting the last active administrator is refused
      * in the same statement ('last_admin', nothing changed).
      */
-    async update(id: number, changes: UserChanges, now: Date): Promise<StatusChange> {
+    async update(id: number, changes: UserChanges, now: Date): Promise<ChangeOutcome> {
       const at = now.toISOString();
       const credentials = changes.password_hash === undefined ? {} : {
         password_changed_at: at,
@@ -184,7 +190,7 @@ export function usersRepository(db: Kysely<Schema>) {
      * 'changed', 'last_admin' (nothing changed), or 'not_found'. Leaving `active` bumps the session
      * epoch, which ends every session of the user.
      */
-    async changeStatus(id: number, status: UserStatus, now: Date): Promise<StatusChange> {
+    async changeStatus(id: number, status: UserStatus, now: Date): Promise<ChangeOutcome> {
       const at = now.toISOString();
       const stamps =
         status === 'active' ? { activated_at: at, suspend_at: null, deleted_at: null }
@@ -241,12 +247,19 @@ export function usersRepository(db: Kysely<Schema>) {
       return row && toUser(row);
     },
 
-    /** Looks a user up by login, or by email when no login matches. */
+    /** A user by login, or by email when no login matches. */
+    async findByLoginOrEmail(loginOrEmail: string): Promise<User | undefined> {
+      const rows = await db.selectFrom('users').select(publicColumns).where(matchesLoginOrEmail(loginOrEmail)).limit(2).execute();
+      const row = rows.find((r) => r.login === loginOrEmail) ?? rows[0];
+      return row && toUser(row);
+    },
+
+    /** What authentication checks, for the user findByLoginOrEmail finds: never rendered. */
     async findCredentials(loginOrEmail: string): Promise<UserCredentials | undefined> {
       const rows = await db
         .selectFrom('users')
         .select([...publicColumns, 'password_hash', 'api_key_hash', 'session_epoch'])
-        .where((eb) => eb.or([eb('login', '=', loginOrEmail), eb('email', '=', loginOrEmail.toLowerCase())]))
+        .where(matchesLoginOrEmail(loginOrEmail))
         .limit(2)
         .execute();
       const row = rows.find((r) => r.login === loginOrEmail) ?? rows[0];
@@ -258,7 +271,8 @@ export function usersRepository(db: Kysely<Schema>) {
       };
     },
 
-    async sessionEpoch(id: number): Promise<{ user: User; session_epoch: number } | undefined> {
+    /** The user and its session epoch, which a session cookie must carry to be valid. */
+    async findWithSessionEpoch(id: number): Promise<{ user: User; session_epoch: number } | undefined> {
       const row = await db
         .selectFrom('users')
         .select([...publicColumns, 'session_epoch'])

@@ -44,10 +44,10 @@ export interface TestAppOptions {
 export async function createTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const fresh = await freshDatabase();
   const config = loadConfig({ DATABASE_URL: fresh.url, LOG_LEVEL: 'silent', ...env });
-  const database = openDatabase(config.databaseUrl, config.pool);
+  const database = openDatabase(config);
   await migrateToLatest(database);
   const time = testClock();
-  const repository = usersRepository(database.db);
+  const repository = usersRepository(database);
   const create = async (fields: { login: string; email: string; password: string }, role: Role, hash?: string) =>
     repository.create(
       {
@@ -78,7 +78,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
     basic,
     adminAuth: basic(ADMIN.login, ADMIN.password),
     async secondProcess() {
-      const other = openDatabase(config.databaseUrl, config.pool);
+      const other = openDatabase(config);
       const otherApp = await buildApp({ config, database: other, clock: time.clock, logger: false });
       return {
         app: otherApp,

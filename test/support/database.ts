@@ -3,13 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { dialectFor } from '../../src/store/dialects/database-url.js';
 
 /**
  * The suite runs on SQLite by default and on PostgreSQL when DATABASE_URL names one
  * (`DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test`).
  */
 const target = process.env.DATABASE_URL;
-export const onPostgres = target !== undefined && /^postgres(ql)?:\/\//.test(target);
+export const onPostgres = target !== undefined && target !== '' && dialectFor(target).name === 'postgres';
 
 export interface FreshDatabase {
   url: string;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
+import { commonHeaders } from '../common-headers.js';
 import type { Socket } from 'node:net';
 import { renderJson } from '../../render/json.js';
 import { CONTENT_TYPES } from '../../render/payload.js';
@@ -24,15 +25,12 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const status = statusOf(error.code);
   const body = renderJson({ kind: 'errors', messages: { base: [MESSAGES[status] as string] } });
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-      `Content-Type: ${CONTENT_TYPES.json}\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Request-Id: ${randomUUID()}\r\n` +
-      `Status: ${status} ${STATUS_CODES[status]}\r\n` +
-      'X-Runtime: 0.000000\r\n' +
-      'Cache-Control: no-cache\r\n' +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
+  const headers = {
+    'content-type': CONTENT_TYPES.json,
+    'content-length': String(Buffer.byteLength(body)),
+    ...commonHeaders(randomUUID(), status, performance.now()),
+    connection: 'close',
+  };
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join('')}\r\n${body}`);
 }

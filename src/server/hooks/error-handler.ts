@@ -1,12 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  ClientError,
-  MalformedRequest,
-  NotFound,
-  PayloadTooLarge,
-  UnsupportedMediaType,
-} from '../../domain/errors.js';
+import { ClientError, NotFound } from '../../domain/errors.js';
 import type { InfrastructureErrors } from '../../domain/infrastructure-errors.js';
+import { INTERNAL_ERROR_CODE, MalformedRequest, PayloadTooLarge, UnsupportedMediaType } from '../http-errors.js';
 import { sendPayload } from '../respond.js';
 import { startRequest } from './request-context.js';
 import { setCommonHeaders } from './response-headers.js';
@@ -35,14 +30,15 @@ export function registerErrorHandler(app: FastifyInstance, infrastructureErrors:
     for (const header of SUCCESS_ONLY_HEADERS) reply.removeHeader(header);
     const clientError = clientErrorOf(error, bodyLimit);
     if (clientError) {
+      request.log.debug({ code: clientError.code, status: clientError.status, requestId: request.id }, clientError.message);
       reply.code(clientError.status).headers(clientError.headers);
       return sendPayload(reply, request.format, { kind: 'errors', messages: clientError.messages });
     }
-    request.log.error({ err: error, requestId: request.id }, 'fault');
+    request.log.error({ code: INTERNAL_ERROR_CODE, err: error, requestId: request.id }, 'fault');
     try {
       await infrastructureErrors.recordFault(error);
     } catch (recordingError) {
-      request.log.error({ err: recordingError, requestId: request.id }, 'could not record fault');
+      request.log.error({ code: INTERNAL_ERROR_CODE, err: recordingError, requestId: request.id }, 'could not record fault');
     }
     reply.code(500);
     return sendPayload(reply, request.format, {

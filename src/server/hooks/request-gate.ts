@@ -1,6 +1,7 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticated, Authenticator } from '../../domain/authentication.js';
-import { NotAcceptable, NotFound } from '../../domain/errors.js';
+import { NotFound } from '../../domain/errors.js';
+import { NotAcceptable } from '../http-errors.js';
 import { setSessionCookie } from '../session-cookie.js';
 import { startRequest } from './request-context.js';
 

@@ -1,5 +1,5 @@
-import { STATUS_CODES } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { commonHeaders } from '../common-headers.js';
 import { weakEtag } from '../respond.js';
 
 const REVALIDATE = 'max-age=0, private, must-revalidate';
@@ -16,8 +16,8 @@ function matchesIfNoneMatch(request: FastifyRequest, etag: string): boolean {
 }
 
 /**
- * The headers of CONTRACT.md on every response: X-Request-Id, X-Runtime, Status, and caching
- * (a weak ETag and 304 on a matching If-None-Match for a successful GET; no-cache otherwise).
+ * The headers of docs/api.md#response-headers on every response: X-Request-Id, X-Runtime, Status,
+ * and caching (a weak ETag and 304 on a matching If-None-Match for a successful GET; no-cache otherwise).
  */
 export function registerResponseHeaders(app: FastifyInstance): void {
   app.addHook('onSend', (request, reply, payload, done) => {
@@ -41,10 +41,8 @@ export function registerResponseHeaders(app: FastifyInstance): void {
   });
 }
 
-/** X-Request-Id, Status, X-Runtime, and no-cache unless a successful GET already set caching. */
+/** The common headers, keeping the caching a successful GET already set. */
 export function setCommonHeaders(request: FastifyRequest, reply: FastifyReply): void {
-  if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-cache');
-  reply.header('x-request-id', request.id);
-  reply.header('status', `${reply.statusCode} ${STATUS_CODES[reply.statusCode] ?? ''}`.trimEnd());
-  reply.header('x-runtime', ((performance.now() - request.startedAt) / 1000).toFixed(6));
+  const cacheControl = reply.getHeader('cache-control') as string | undefined;
+  reply.headers(commonHeaders(request.id, reply.statusCode, request.startedAt, cacheControl));
 }

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { unwrapRecord } from '../../domain/request-body.js';
 import { presentUser, userResource as resource } from '../../resources/user.js';
 import type { AppContext } from '../context.js';
 import { versionedCache } from '../../cache/versioned-cache.js';
@@ -33,7 +32,7 @@ export function usersRoutes(app: FastifyInstance, { users, config, dataVersion }
   });
 
   app.post('/users', async (request, reply) => {
-    const user = await users.create(request.viewer, unwrapRecord(request.body, 'user'));
+    const user = await users.create(request.viewer, request.body);
     reply.code(201).header('location', `/users/${user.id}.${request.format}`);
     return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
   });
@@ -50,7 +49,7 @@ export function usersRoutes(app: FastifyInstance, { users, config, dataVersion }
 
   app.put<WithId>('/users/:id', async (request, reply) => {
     const id = parseId(request.params.id);
-    await users.update(request.viewer, id, unwrapRecord(request.body ?? {}, 'user'));
+    await users.update(request.viewer, id, request.body);
     ownAccount(request, reply, id);
     return reply.code(204).send();
   });

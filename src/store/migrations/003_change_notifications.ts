@@ -1,27 +1,13 @@
-import { type Kysely, sql } from 'kysely';
-import type { DialectName } from '../dialect.js';
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../dialects/dialect.js';
 
 /**
- * PostgreSQL: every statement that changes users or infrastructure errors notifies the channel
- * `cmi_data_changed` (payload: the schema), so every process can drop cached reads at once. SQLite
- * needs nothing: its processes read PRAGMA data_version (store/database.ts).
+ * Every change to users or infrastructure errors reaches the other processes, so each drops its
+ * cached reads at once: PostgreSQL notifies a channel (dialects/postgres.ts); SQLite needs nothing
+ * (dialects/sqlite.ts). docs/architecture.md shows the whole path.
  */
-export function changeNotificationsMigration(dialect: DialectName) {
+export function changeNotificationsMigration(dialect: Dialect) {
   return {
-    async up(db: Kysely<unknown>): Promise<void> {
-      if (dialect !== 'postgres') return;
-      await sql`
-        create or replace function cmi_data_changed() returns trigger language plpgsql as $$
-        begin
-          perform pg_notify('cmi_data_changed', current_schema());
-          return null;
-        end $$`.execute(db);
-      for (const table of ['users', 'infrastructure_errors']) {
-        await sql`
-          create trigger ${sql.raw(`${table}_changed`)}
-          after insert or update or delete or truncate on ${sql.table(table)}
-          for each statement execute function cmi_data_changed()`.execute(db);
-      }
-    },
+    up: (db: Kysely<unknown>) => dialect.createChangeNotifications(db, ['users', 'infrastructure_errors']),
   };
 }

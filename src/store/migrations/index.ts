@@ -1,12 +1,12 @@
 import type { Migration } from 'kysely';
-import type { DialectName } from '../dialect.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { initialMigration } from './001_initial.js';
 import { sessionsAndLockoutMigration } from './002_sessions_and_lockout.js';
 import { changeNotificationsMigration } from './003_change_notifications.js';
 import { rowBlocksMigration } from './004_row_blocks.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
-export function allMigrations(dialect: DialectName): Record<string, Migration> {
+export function allMigrations(dialect: Dialect): Record<string, Migration> {
   return {
     '001_initial': initialMigration(dialect),
     '002_sessions_and_lockout': sessionsAndLockoutMigration,

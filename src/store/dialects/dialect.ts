@@ -1,0 +1,58 @@
+import type { CreateTableBuilder, Kysely } from 'kysely';
+import type { Schema } from '../schema.js';
+import type { WriteCounter } from '../write-counter.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface PoolSettings {
+  /** Connections per process (PostgreSQL; SQLite has one). */
+  size: number;
+  /** Longest a statement may run before the database cancels it, in milliseconds (PostgreSQL). */
+  statementTimeoutMs: number;
+}
+
+/** Connections to one database, as a dialect opened them. */
+export interface Connection {
+  readonly db: Kysely<Schema>;
+  /**
+   * A token that changes whenever anything in the database changes, from this process or any other,
+   * read without waiting; undefined where the database offers no such signal now (then nothing is cached).
+   */
+  dataVersion(): string | undefined;
+  close(): Promise<void>;
+}
+
+// Kysely<any>: these run on any schema (migrations see none) and read no table of it.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyKysely = Kysely<any>;
+
+/**
+ * Every difference between SQLite and PostgreSQL, behind one interface with one implementation per
+ * database (sqlite.ts, postgres.ts), picked once from DATABASE_URL (database-url.ts). Callers never
+ * ask which database they are on. docs/architecture.md explains each part.
+ */
+export interface Dialect {
+  readonly name: DialectName;
+  /** The file path (SQLite) or the connection URL (PostgreSQL) this dialect opens. */
+  readonly target: string;
+  /** Opens the database; `writes` counts this process's own writes, part of the data version. */
+  open(pool: PoolSettings, writes: WriteCounter): Connection;
+  /** The schema migration bookkeeping lives in (undefined: the database's only one). */
+  migrationSchema(db: AnyKysely): Promise<string | undefined>;
+  /** Runs `build` so that no other writer sees part of it, however the database runs migrations. */
+  atomically(db: Kysely<unknown>, build: (trx: Kysely<unknown>) => Promise<void>): Promise<void>;
+  /** Adds an auto-generated integer primary key named `id`. */
+  addIdColumn<T extends string>(table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'>;
+  /** What follows `create table (...)` for a table stored in primary-key order (SQLite: without rowid). */
+  readonly keyOrderedTable: string;
+  /** The column a unique-constraint violation names; undefined when `error` is something else. */
+  uniqueViolationColumn(error: unknown): string | undefined;
+  /** Inside a transaction: waits until no other transaction is changing administrators. */
+  serializeAdministratorChanges(trx: AnyKysely): Promise<void>;
+  /** Migration 003: every change to `tables` tells the other processes (nothing where they can see it themselves). */
+  createChangeNotifications(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
+  /** Migration 004: triggers that keep `row_blocks` exact for `table`. */
+  createRowBlockTriggers(db: Kysely<unknown>, table: string): Promise<void>;
+  /** Refreshes the planner's statistics after a bulk load (what autovacuum would do soon after). */
+  refreshStatistics(db: AnyKysely): Promise<void>;
+}

@@ -1,0 +1,145 @@
+import { type CreateTableBuilder, Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Schema } from '../schema.js';
+import type { WriteCounter } from '../write-counter.js';
+import type { Connection, Dialect } from './dialect.js';
+import { CHANGE_CHANNEL, changeListener } from './postgres-change-listener.js';
+
+/** An arbitrary, fixed advisory-lock key for changes that could leave no active administrator. */
+const ADMINISTRATORS_LOCK = 7_302_114;
+
+/** The trigger statement that adds `count` (an aggregate) to the blocks of both sizes holding the ids in `rows`. */
+const addToBlocks = (rows: string, count: string) => sql.raw(`
+  insert into row_blocks (table_name, block_size, block, row_count)
+    select TG_TABLE_NAME, 1024, id >> 10, ${count} from ${rows} group by id >> 10
+    union all
+    select TG_TABLE_NAME, 32768, id >> 15, ${count} from ${rows} group by id >> 15
+    order by 2, 3
+    on conflict (table_name, block_size, block) do update set row_count = row_blocks.row_count + excluded.row_count;`);
+
+/** PostgreSQL through a pool of `pg` connections; other processes' changes arrive by LISTEN. */
+export function postgresDialect(url: string): Dialect {
+  return {
+    name: 'postgres',
+    target: url,
+
+    open(pool, writes: WriteCounter): Connection {
+      // Connected on first use: commands that only write (migrate, users ...) never listen.
+      let listener: ReturnType<typeof changeListener> | undefined;
+      const connections = new pg.Pool({
+        connectionString: url,
+        max: pool.size,
+        statement_timeout: pool.statementTimeoutMs,
+        connectionTimeoutMillis: 5000,
+      });
+      // An idle connection the server ends (restart, failover) is dropped by the pool; without a
+      // listener its error would end the process. The next query opens a new connection.
+      connections.on('error', () => {});
+      const db = new Kysely<Schema>({ plugins: [writes], dialect: new PostgresDialect({ pool: connections }) });
+      return {
+        db,
+        dataVersion: () => {
+          listener ??= changeListener(url);
+          const changes = listener.version();
+          return changes === undefined ? undefined : `${changes}:${writes.count}`;
+        },
+        close: async () => {
+          await listener?.close();
+          await db.destroy();
+        },
+      };
+    },
+
+    /** The connection's current schema, named explicitly: kysely would otherwise take such tables in any schema as its own. */
+    async migrationSchema(db) {
+      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+      return rows[0]?.schema;
+    },
+
+    // kysely already runs each PostgreSQL migration in a transaction.
+    atomically: (db, build) => build(db),
+
+    addIdColumn: <T extends string>(table: CreateTableBuilder<T, never>) =>
+      table.addColumn('id', 'integer', (column) => column.primaryKey().generatedByDefaultAsIdentity()),
+
+    keyOrderedTable: '',
+
+    /** Code 23505 with the detail `Key (login)=(bob) already exists.` -> `login`. */
+    uniqueViolationColumn(error) {
+      if (!(error instanceof Error) || (error as { code?: unknown }).code !== '23505') return undefined;
+      return /^Key \((\w+)\)/.exec(String((error as { detail?: unknown }).detail))?.[1];
+    },
+
+    /**
+     * PostgreSQL checks the "another active administrator" guard against a snapshot per statement, so
+     * two administrators suspending each other at once could both succeed without this lock.
+     */
+    async serializeAdministratorChanges(trx) {
+      await sql`select pg_advisory_xact_lock(${ADMINISTRATORS_LOCK})`.execute(trx);
+    },
+
+    /** Every statement that changes one of `tables` notifies CHANGE_CHANNEL with the schema as payload. */
+    async createChangeNotifications(db, tables) {
+      await sql`
+        create or replace function cmi_data_changed() returns trigger language plpgsql as $$
+        begin
+          perform pg_notify(${sql.lit(CHANGE_CHANNEL)}, current_schema());
+          return null;
+        end $$`.execute(db);
+      for (const table of tables) {
+        await sql`
+          create trigger ${sql.raw(`${table}_changed`)}
+          after insert or update or delete or truncate on ${sql.table(table)}
+          for each statement execute function cmi_data_changed()`.execute(db);
+      }
+    },
+
+    /**
+     * Statement triggers with transition tables, so a bulk insert costs one upsert per block it
+     * touches, not one per row. Blocks are upserted in (size, block) order, so concurrent statements
+     * lock them in one order and cannot deadlock on them. `create trigger` locks the table against
+     * writes until the migration commits and waits for writers already running, so a backfill after
+     * it sees every row inserted before the triggers existed, and nothing inserted later.
+     */
+    async createRowBlockTriggers(db, table) {
+      await sql`
+        create or replace function row_blocks_added() returns trigger language plpgsql as $$
+        begin ${addToBlocks('added', 'count(*)')} return null; end $$`.execute(db);
+      await sql`
+        create or replace function row_blocks_removed() returns trigger language plpgsql as $$
+        begin ${addToBlocks('removed', '-count(*)')} return null; end $$`.execute(db);
+      // Row level: transition tables are not allowed on an `update of <column>` trigger, and without the
+      // column list every update (status, API key) would pay for it. cmi never changes an id.
+      await sql`
+        create or replace function row_blocks_moved() returns trigger language plpgsql as $$
+        begin
+          ${addToBlocks('(select old.id as id) as moved_from', '-count(*)')}
+          ${addToBlocks('(select new.id as id) as moved_to', 'count(*)')}
+          return null;
+        end $$`.execute(db);
+      await sql`
+        create or replace function row_blocks_truncated() returns trigger language plpgsql as $$
+        begin
+          delete from row_blocks where table_name = TG_TABLE_NAME;
+          return null;
+        end $$`.execute(db);
+      const trigger = (event: string) => sql.raw(`${table}_row_blocks_${event}`);
+      await sql`
+        create trigger ${trigger('insert')} after insert on ${sql.table(table)}
+        referencing new table as added for each statement execute function row_blocks_added()`.execute(db);
+      await sql`
+        create trigger ${trigger('delete')} after delete on ${sql.table(table)}
+        referencing old table as removed for each statement execute function row_blocks_removed()`.execute(db);
+      await sql`
+        create trigger ${trigger('move')} after update of id on ${sql.table(table)}
+        for each row when (old.id <> new.id) execute function row_blocks_moved()`.execute(db);
+      await sql`
+        create trigger ${trigger('truncate')} after truncate on ${sql.table(table)}
+        for each statement execute function row_blocks_truncated()`.execute(db);
+    },
+
+    async refreshStatistics(db) {
+      await sql`vacuum analyze`.execute(db);
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { type CreateTableBuilder, Kysely, sql, SqliteDialect } from 'kysely';
+import type { Schema } from '../schema.js';
+import type { WriteCounter } from '../write-counter.js';
+import type { Connection, Dialect } from './dialect.js';
+import { withStatementCache } from './sqlite-statement-cache.js';
+
+/** How stale this process's view of other processes' writes may get, in milliseconds. */
+const OTHER_PROCESS_CHECK_MS = 1;
+
+/** The trigger statement that adds `delta` to the blocks of both sizes holding `id` (`new.id` or `old.id`). */
+const addToBlocks = (table: string, id: string, delta: number) => sql.raw(`
+  insert into row_blocks (table_name, block_size, block, row_count)
+    values ('${table}', 1024, ${id} >> 10, ${delta}), ('${table}', 32768, ${id} >> 15, ${delta})
+    on conflict (table_name, block_size, block) do update set row_count = row_count + excluded.row_count;`);
+
+/** SQLite, embedded: one connection a process, in WAL mode. */
+export function sqliteDialect(path: string): Dialect {
+  return {
+    name: 'sqlite',
+    target: path,
+
+    open(_pool, writes: WriteCounter): Connection {
+      mkdirSync(dirname(path), { recursive: true });
+      const sqlite = new SQLite(path);
+      // WAL lets readers run while a writer commits; busy_timeout makes concurrent writers (the CLI
+      // next to a running server) wait instead of failing.
+      sqlite.pragma('journal_mode = WAL');
+      sqlite.pragma('synchronous = NORMAL');
+      sqlite.pragma('busy_timeout = 5000');
+      sqlite.pragma('foreign_keys = ON');
+      const db = new Kysely<Schema>({ plugins: [writes], dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+      // PRAGMA data_version moves when another connection (process) commits. Reading it takes file-lock
+      // system calls, so it is read at most once a millisecond: another process's write is seen within
+      // 1 ms; this process's own writes are counted by `writes` at once.
+      const otherWrites = sqlite.prepare('PRAGMA data_version').pluck();
+      let other = 0;
+      let checkedAt = -Infinity;
+      // The version string is made again only when a count moved, not on every call.
+      let version = '';
+      let versionOther = -1;
+      let versionOwn = -1;
+      return {
+        db,
+        dataVersion: () => {
+          const now = performance.now();
+          if (now - checkedAt >= OTHER_PROCESS_CHECK_MS) {
+            other = otherWrites.get() as number;
+            checkedAt = now;
+          }
+          if (versionOther !== other || versionOwn !== writes.count) {
+            versionOther = other;
+            versionOwn = writes.count;
+            version = `${other}:${writes.count}`;
+          }
+          return version;
+        },
+        close: () => db.destroy(),
+      };
+    },
+
+    migrationSchema: async () => undefined,
+
+    /**
+     * kysely runs SQLite migrations outside a transaction (its adapter has supportsTransactionalDdl
+     * false), so this opens one. Its first write takes the database's one write lock until it commits.
+     */
+    atomically: (db, build) => db.transaction().execute(build),
+
+    addIdColumn: <T extends string>(table: CreateTableBuilder<T, never>) =>
+      table.addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement()),
+
+    // The table is its primary key, so a run of blocks is read as one range.
+    keyOrderedTable: 'without rowid',
+
+    /** `UNIQUE constraint failed: users.login` -> `login`. */
+    uniqueViolationColumn(error) {
+      if (!(error instanceof Error) || (error as { code?: unknown }).code !== 'SQLITE_CONSTRAINT_UNIQUE') return undefined;
+      return /UNIQUE constraint failed: \w+\.(\w+)/.exec(error.message)?.[1];
+    },
+
+    // One writer at a time already: a transaction that checks for another administrator cannot race one.
+    serializeAdministratorChanges: async () => {},
+
+    // Other processes read PRAGMA data_version (open() above): nothing to create.
+    createChangeNotifications: async () => {},
+
+    async createRowBlockTriggers(db, table) {
+      await sql`create trigger ${sql.raw(`${table}_row_blocks_insert`)} after insert on ${sql.table(table)} begin ${addToBlocks(table, 'new.id', 1)} end`.execute(db);
+      await sql`create trigger ${sql.raw(`${table}_row_blocks_delete`)} after delete on ${sql.table(table)} begin ${addToBlocks(table, 'old.id', -1)} end`.execute(db);
+      // cmi never changes an id, but a hand-made update must not leave the blocks wrong.
+      await sql`
+        create trigger ${sql.raw(`${table}_row_blocks_move`)} after update of id on ${sql.table(table)} when old.id <> new.id begin
+          ${addToBlocks(table, 'old.id', -1)}
+          ${addToBlocks(table, 'new.id', 1)}
+        end`.execute(db);
+    },
+
+    // cmi never runs ANALYZE on SQLite, so its planner keeps no statistics to refresh.
+    refreshStatistics: async () => {},
+  };
+}

@@ -96,7 +96,7 @@ describe('HTTP Basic authentication', () => {
       ['a 10 KB header of garbage', `Basic ${'A'.repeat(10_240)}`],
     ];
     for (const [name, authorization] of malformed) {
-      it(`refuses ${name} with the contract's 401`, async () => {
+      it(`refuses ${name} with the exact 401`, async () => {
         assertAccessDenied(await get(t.app, '/version.json', { authorization }));
       });
     }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestApp } from './support/app.js';
+import { get } from './support/http.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const XML_TYPE = 'application/xml; charset=utf-8';
@@ -19,11 +20,11 @@ const TOO_DEEP = '{"errors":{"base":["XML body is nested deeper than 32 levels"]
 const TOO_LARGE = '{"errors":{"base":["Request body is larger than the limit of 1048576 bytes"]}}';
 const UNSUPPORTED = '{"errors":{"base":["Unsupported Content-Type: send application/json or application/xml"]}}';
 
-/** The XML error body of the contract: `<errors><error>message</error>...</errors>`. */
+/** The XML error body (docs/api.md#errors): `<errors><error>message</error>...</errors>`. */
 const xmlErrors = (...messages: string[]) =>
   `<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n${messages.map((m) => `  <error>${m}</error>\n`).join('')}</errors>\n`;
 
-/** An error answered exactly: status, format, the contract's error headers and body bytes. */
+/** An error answered exactly (docs/api.md#errors): status, format, error headers and body bytes. */
 function assertError(res: LightMyRequestResponse, status: number, body: string, contentType = JSON_TYPE): void {
   assert.equal(res.statusCode, status, `status of ${res.body.slice(0, 200)}`);
   assert.equal(res.headers['content-type'], contentType);
@@ -40,51 +41,50 @@ describe('bad input answers a clear 4xx in the requested format, never a 500', (
   });
   after(() => t.close());
 
-  const get = (url: string, headers: Record<string, string> = {}) =>
-    t.app.inject({ method: 'GET', url, headers: { authorization: t.adminAuth, ...headers } });
+  const asAdmin = (url: string, headers: Record<string, string> = {}) => get(t.app, url, { authorization: t.adminAuth, ...headers });
 
   const post = (payload: string, contentType = 'application/json', url = ERRORS_JSON) =>
     t.app.inject({ method: 'POST', url, headers: { authorization: t.adminAuth, 'content-type': contentType }, payload });
 
   describe('ids', () => {
     it('answers 404 for an id no record has', async () => {
-      assertError(await get('/sysadmin_tools/infrastructure/errors/12345.json'), 404, NOT_FOUND);
+      assertError(await asAdmin('/sysadmin_tools/infrastructure/errors/12345.json'), 404, NOT_FOUND);
     });
 
     it('answers 404 for an id no record has in XML on an .xml path', async () => {
-      assertError(await get('/sysadmin_tools/infrastructure/errors/12345.xml'), 404, xmlErrors('Resource not found'), XML_TYPE);
+      assertError(await asAdmin('/sysadmin_tools/infrastructure/errors/12345.xml'), 404, xmlErrors('Resource not found'), XML_TYPE);
     });
 
     for (const id of ['abc', '1.5', '-1', '0', '99999999999', '1e3', '0x10']) {
       it(`answers 404 for the non-integer or out-of-range id ${JSON.stringify(id)}`, async () => {
-        assertError(await get(`/sysadmin_tools/infrastructure/errors/${id}.json`), 404, NOT_FOUND);
+        assertError(await asAdmin(`/sysadmin_tools/infrastructure/errors/${id}.json`), 404, NOT_FOUND);
       });
     }
 
     it('answers 404 for an id of 10,000 digits', async () => {
-      assertError(await get(`/sysadmin_tools/infrastructure/errors/${'1'.repeat(10_000)}.json`), 404, NOT_FOUND);
+      assertError(await asAdmin(`/sysadmin_tools/infrastructure/errors/${'1'.repeat(10_000)}.json`), 404, NOT_FOUND);
     });
   });
 
   describe('paths', () => {
     it('answers 404 for an unknown path', async () => {
-      assertError(await get('/no_such_thing.json'), 404, NOT_FOUND);
+      assertError(await asAdmin('/no_such_thing.json'), 404, NOT_FOUND);
     });
 
     it('answers 404 for an unknown path in XML on an .xml path', async () => {
-      assertError(await get('/no_such_thing.xml'), 404, xmlErrors('Resource not found'), XML_TYPE);
+      assertError(await asAdmin('/no_such_thing.xml'), 404, xmlErrors('Resource not found'), XML_TYPE);
     });
 
     it('answers 404 for a path of 10,000 characters', async () => {
-      assertError(await get(`/${'a'.repeat(9_999)}`), 404, NOT_FOUND);
+      assertError(await asAdmin(`/${'a'.repeat(9_999)}`), 404, NOT_FOUND);
     });
 
     it('answers 404 for pagination segments on a path that is not a list', async () => {
-      assertError(await get('/version.json/page/2'), 404, NOT_FOUND);
+      assertError(await asAdmin('/version.json/page/2'), 404, NOT_FOUND);
     });
 
     it('answers 404 for a path with malformed percent-encoding', async () => {
-      assertError(await get('/users%E0%A4%A.json'), 404, NOT_FOUND);
+      assertError(await asAdmin('/users%E0%A4%A.json'), 404, NOT_FOUND);
     });
 
     it('answers 404 for a method the path does not have', async () => {
@@ -94,15 +94,15 @@ describe('bad input answers a clear 4xx in the requested format, never a 500', (
 
   describe('extensions', () => {
     it('answers 406 in JSON for the unknown extension .yaml', async () => {
-      assertError(await get('/version.yaml'), 406, NOT_ACCEPTABLE);
+      assertError(await asAdmin('/version.yaml'), 406, NOT_ACCEPTABLE);
     });
 
     it('answers 406 in JSON for .yaml even when Accept asks for XML', async () => {
-      assertError(await get('/users.yaml', { accept: 'application/xml' }), 406, NOT_ACCEPTABLE);
+      assertError(await asAdmin('/users.yaml', { accept: 'application/xml' }), 406, NOT_ACCEPTABLE);
     });
 
     it('answers 406 in JSON for an unknown extension on a record path', async () => {
-      assertError(await get('/sysadmin_tools/infrastructure/errors/1.yaml'), 406, NOT_ACCEPTABLE);
+      assertError(await asAdmin('/sysadmin_tools/infrastructure/errors/1.yaml'), 406, NOT_ACCEPTABLE);
     });
   });
 
@@ -112,51 +112,51 @@ describe('bad input answers a clear 4xx in the requested format, never a 500', (
 
     for (const value of ['0', '-1', 'abc', '1.5', '']) {
       it(`answers 422 naming page for ?page=${value}`, async () => {
-        assertError(await get(`/users.json?page=${value}`), 422, badPage);
+        assertError(await asAdmin(`/users.json?page=${value}`), 422, badPage);
       });
     }
 
     for (const value of ['0', '-1', 'abc', '1.5', '1001', '']) {
       it(`answers 422 naming per_page for ?per_page=${value}`, async () => {
-        assertError(await get(`/users.json?per_page=${value}`), 422, badPerPage);
+        assertError(await asAdmin(`/users.json?per_page=${value}`), 422, badPerPage);
       });
     }
 
     it('answers 422 naming page for a bad page path segment', async () => {
-      assertError(await get('/users.json/page/0'), 422, badPage);
+      assertError(await asAdmin('/users.json/page/0'), 422, badPage);
     });
 
     it('answers 422 naming per_page for a bad per_page path segment', async () => {
-      assertError(await get('/users.json/per_page/abc'), 422, badPerPage);
+      assertError(await asAdmin('/users.json/per_page/abc'), 422, badPerPage);
     });
 
     it('answers 422 naming both fields when both are bad', async () => {
-      assertError(await get('/users.json?page=abc&per_page=1001'), 422, `{"errors":{"page":["${BAD_PAGE}"],"per_page":["${BAD_PER_PAGE}"]}}`);
+      assertError(await asAdmin('/users.json?page=abc&per_page=1001'), 422, `{"errors":{"page":["${BAD_PAGE}"],"per_page":["${BAD_PER_PAGE}"]}}`);
     });
 
     it('answers a 422 in XML on an .xml path, with the field named in each message', async () => {
-      const res = await get('/users.xml?page=1.5&per_page=0');
+      const res = await asAdmin('/users.xml?page=1.5&per_page=0');
       assertError(res, 422, xmlErrors(`Page ${BAD_PAGE}`, `Per page ${BAD_PER_PAGE}`), XML_TYPE);
     });
 
     it('answers 422 for page repeated in the query', async () => {
-      assertError(await get('/users.json?page=1&page=2'), 422, `{"errors":{"page":["${GIVEN_TWICE}"]}}`);
+      assertError(await asAdmin('/users.json?page=1&page=2'), 422, `{"errors":{"page":["${GIVEN_TWICE}"]}}`);
     });
 
     it('answers 422 for per_page repeated in the query, even with equal values', async () => {
-      assertError(await get('/users.json?per_page=2&per_page=2'), 422, `{"errors":{"per_page":["${GIVEN_TWICE}"]}}`);
+      assertError(await asAdmin('/users.json?per_page=2&per_page=2'), 422, `{"errors":{"per_page":["${GIVEN_TWICE}"]}}`);
     });
 
     it('answers 422 for page given both as a path segment and in the query', async () => {
-      assertError(await get('/users.json/page/1?page=2'), 422, `{"errors":{"page":["${GIVEN_TWICE}"]}}`);
+      assertError(await asAdmin('/users.json/page/1?page=2'), 422, `{"errors":{"page":["${GIVEN_TWICE}"]}}`);
     });
 
     it('answers 422 for per_page repeated as path segments', async () => {
-      assertError(await get('/users.json/per_page/2/page/1/per_page/3'), 422, `{"errors":{"per_page":["${GIVEN_TWICE}"]}}`);
+      assertError(await asAdmin('/users.json/per_page/2/page/1/per_page/3'), 422, `{"errors":{"per_page":["${GIVEN_TWICE}"]}}`);
     });
 
     it('accepts per_page at its maximum of 1000', async () => {
-      const res = await get('/users.json?per_page=1000');
+      const res = await asAdmin('/users.json?per_page=1000');
       assert.equal(res.statusCode, 200);
       assert.equal(res.headers['x-limit'], '1000');
     });
@@ -269,13 +269,13 @@ describe('bad input answers a clear 4xx in the requested format, never a 500', (
 
   describe('Content-Type with an empty body, as OnApp clients send on every request', () => {
     it('GET with Content-Type: application/json is answered normally', async () => {
-      const res = await get('/version.json', { 'content-type': 'application/json', accept: 'application/json' });
+      const res = await asAdmin('/version.json', { 'content-type': 'application/json', accept: 'application/json' });
       assert.equal(res.statusCode, 200);
       assert.equal(res.body, '{"version":"1.0"}');
     });
 
     it('GET with Content-Type: application/xml is answered normally', async () => {
-      const res = await get('/users.xml?', { 'content-type': 'application/xml', accept: 'application/xml' });
+      const res = await asAdmin('/users.xml?', { 'content-type': 'application/xml', accept: 'application/xml' });
       assert.equal(res.statusCode, 200);
       assert.equal(res.headers['content-type'], XML_TYPE);
     });

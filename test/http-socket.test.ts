@@ -3,12 +3,11 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createTestApp, type TestApp } from './support/app.js';
+import { tokenOf, withCookie } from './support/http.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const SESSION_COOKIE = /^_cmi_session=([^;\s]+); path=\/; HttpOnly; SameSite=Lax$/;
-
-/** The infrastructure error of CONTRACT.md's XML sample, stored as the database holds it. */
-const CONTRACT_SAMPLE = {
+/** An infrastructure error as the database holds it (the XML form of GET .../errors/:id: docs/api.md#infrastructure-errors). */
+const STORED_ERROR = {
   id: 7,
   fingerprint: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
   error_class: 'TypeError',
@@ -20,7 +19,7 @@ const CONTRACT_SAMPLE = {
   updated_at: '2026-11-20T10:05:00.000Z',
 };
 
-const CONTRACT_SAMPLE_XML = `<?xml version="1.0" encoding="UTF-8"?>
+const STORED_ERROR_XML = `<?xml version="1.0" encoding="UTF-8"?>
 <infrastructure_error>
   <id type="integer">7</id>
   <backtrace>src/store/users.ts:42:in 'findUser'
@@ -74,7 +73,7 @@ describe('over a real HTTP socket', () => {
   before(async () => {
     t = await createTestApp();
     await t.addUsers(3);
-    await t.database.db.insertInto('infrastructure_errors').values(CONTRACT_SAMPLE).execute();
+    await t.database.db.insertInto('infrastructure_errors').values(STORED_ERROR).execute();
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as AddressInfo).port;
     base = `http://127.0.0.1:${port}`;
@@ -87,7 +86,7 @@ describe('over a real HTTP socket', () => {
   const fetchAs = (path: string, authorization: string | undefined, headers: Record<string, string> = {}) =>
     fetch(`${base}${path}`, { headers: { ...(authorization ? { authorization } : {}), ...headers } });
 
-  it('answers the version in JSON with the contract headers', async () => {
+  it('answers the version in JSON with the common response headers (docs/api.md#response-headers)', async () => {
     const res = await fetchAs('/version.json', t.adminAuth, { accept: 'application/json', 'content-type': 'application/json' });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
@@ -142,14 +141,14 @@ describe('over a real HTTP socket', () => {
     assert.equal(body.match(/<user>/g)?.length, 1);
   });
 
-  it('answers the XML error detail exactly as CONTRACT.md shows it', async () => {
+  it('answers the XML error detail exactly, every field typed, in the order docs/api.md shows', async () => {
     const res = await fetchAs('/sysadmin_tools/infrastructure/errors/7.xml', t.adminAuth, {
       accept: 'application/xml',
       'content-type': 'application/xml',
     });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/xml; charset=utf-8');
-    assert.equal(await res.text(), CONTRACT_SAMPLE_XML);
+    assert.equal(await res.text(), STORED_ERROR_XML);
   });
 
   it('answers the JSON error detail wrapped in its root', async () => {
@@ -188,11 +187,7 @@ describe('over a real HTTP socket', () => {
   it('lets the session cookie alone authenticate a later request', async () => {
     const login = await fetchAs('/version.json', t.aliceAuth);
     await login.arrayBuffer();
-    const cookies = login.headers.getSetCookie();
-    assert.equal(cookies.length, 1);
-    const match = SESSION_COOKIE.exec(cookies[0] as string);
-    assert.ok(match);
-    const res = await fetch(`${base}/users.json`, { headers: { cookie: `_cmi_session=${match[1] as string}` } });
+    const res = await fetch(`${base}/users.json`, { headers: withCookie(tokenOf(login)) });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('x-total'), '1');
     await res.arrayBuffer();
@@ -232,7 +227,7 @@ describe('over a real HTTP socket', () => {
     }
   });
 
-  it('answers headers over 16 KiB with the contract error body and headers, not Node\'s own', async () => {
+  it('answers headers over 16 KiB with cmi\'s error body and headers (docs/api.md#errors), not Node\'s own', async () => {
     const res = await fetchAs('/version.json', t.adminAuth, { 'x-padding': 'a'.repeat(20_000) });
     assert.equal(res.status, 431);
     assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
@@ -264,7 +259,6 @@ describe('Basic auth resent on a keep-alive connection', () => {
     agents.push(agent);
     return (path: string, authorization: string) => rawGet(agent, port, path, { authorization });
   };
-  const sessionOf = (res: RawResponse) => SESSION_COOKIE.exec(String(res.headers['set-cookie']?.[0]))?.[1];
 
   it('keeps one session per connection: the same cookie on that connection, another on a second one', async () => {
     const one = connection();
@@ -274,9 +268,8 @@ describe('Basic auth resent on a keep-alive connection', () => {
     const elsewhere = await two('/version.json', t.aliceAuth);
     assert.deepEqual([first.status, again.status, elsewhere.status], [200, 200, 200]);
     assert.equal(again.reusedSocket, true);
-    assert.ok(sessionOf(first));
-    assert.equal(sessionOf(again), sessionOf(first));
-    assert.notEqual(sessionOf(elsewhere), sessionOf(first));
+    assert.equal(tokenOf(again), tokenOf(first));
+    assert.notEqual(tokenOf(elsewhere), tokenOf(first));
   });
 
   it('answers other credentials sent on the same connection as their own user', async () => {
@@ -287,7 +280,7 @@ describe('Basic auth resent on a keep-alive connection', () => {
     assert.equal(asAdmin.reusedSocket, true);
     assert.deepEqual([asAlice.status, asAlice.headers['x-total']], [200, '1']);
     assert.deepEqual([asAdmin.status, asAdmin.headers['x-total']], [200, '2']);
-    assert.notEqual(sessionOf(asAdmin), sessionOf(asAlice));
+    assert.notEqual(tokenOf(asAdmin), tokenOf(asAlice));
     assert.equal(wrong.status, 401);
   });
 
@@ -338,16 +331,16 @@ describe('Basic auth resent on one connection for longer than a cookie refresh',
 
   it('hands out a session no staler than a refresh: the same one for under 60 s, then a new one', async () => {
     const port = (t.app.server.address() as AddressInfo).port;
-    const get = async () => {
+    const login = async () => {
       const res = await rawGet(agent, port, '/version.json', { authorization: t.aliceAuth });
       assert.equal(res.status, 200);
-      return SESSION_COOKIE.exec(String(res.headers['set-cookie']?.[0]))?.[1] as string;
+      return tokenOf(res);
     };
-    const first = await get();
+    const first = await login();
     t.time.advance(59);
-    assert.equal(await get(), first);
+    assert.equal(await login(), first);
     t.time.advance(1);
-    const later = await get();
+    const later = await login();
     assert.notEqual(later, first);
     // <user>.<epoch>.<session>.<issued>.<last seen>.<mac>: issued and last seen are now.
     const now = String(t.time.clock().getTime() / 1000);

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { fingerprint } from '../src/domain/infrastructure-errors.js';
 import { createTestApp, type TestApp } from './support/app.js';
+import { get } from './support/http.js';
 
 const BASE = '/sysadmin_tools/infrastructure/errors';
 const BACKTRACE = "src/store/users.ts:42:in 'findUser'\nsrc/server/routes/users.ts:18:in 'list'";
@@ -21,8 +22,7 @@ describe('infrastructure errors', () => {
 
   const post = (url: string, payload: string, contentType = 'application/json') =>
     t.app.inject({ method: 'POST', url, payload, headers: { authorization: t.adminAuth, 'content-type': contentType } });
-  const get = (url: string) =>
-    t.app.inject({ method: 'GET', url, headers: { authorization: t.adminAuth, accept: 'application/json', 'content-type': 'application/json' } });
+  const asAdmin = (url: string) => get(t.app, url, { authorization: t.adminAuth, accept: 'application/json', 'content-type': 'application/json' });
   const rows = () => t.database.db.selectFrom('infrastructure_errors').selectAll().execute();
 
   it('records a new error reported by another component: 201 with the record and its location', async () => {
@@ -82,7 +82,7 @@ describe('infrastructure errors', () => {
   });
 
   it('answers GET in JSON and XML with exactly the nine fields of the spec', async () => {
-    const json = await get(`${BASE}/1.json`);
+    const json = await asAdmin(`${BASE}/1.json`);
     assert.equal(json.statusCode, 200);
     assert.deepEqual(Object.keys(JSON.parse(json.body).infrastructure_error), [
       'id', 'backtrace', 'counter', 'created_at', 'error_class', 'fingerprint', 'message', 'reported', 'updated_at',
@@ -128,7 +128,7 @@ describe('infrastructure errors', () => {
 
   it('answers 404 for an unknown or non-integer id', async () => {
     for (const id of ['999', 'abc', '0', '1.5']) {
-      const res = await get(`${BASE}/${id}.json`);
+      const res = await asAdmin(`${BASE}/${id}.json`);
       assert.equal(res.statusCode, 404, id);
       assert.equal(res.body, '{"errors":{"base":["Resource not found"]}}');
     }

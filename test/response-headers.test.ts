@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestApp } from './support/app.js';
+import { get } from './support/http.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RUNTIME = /^\d+\.\d{6}$/;
@@ -9,7 +10,7 @@ const WEAK_ETAG = /^W\/"[0-9a-f]{40}"$/;
 const REVALIDATE = 'max-age=0, private, must-revalidate';
 const NOT_FOUND = '{"errors":{"base":["Resource not found"]}}';
 
-/** A request answered with each status the contract's headers must appear on. */
+/** A request answered with each status the common headers must appear on (docs/api.md#response-headers). */
 const REQUEST_FOR: Record<string, (t: TestApp) => InjectOptions> = {
   '200 OK': (t) => ({ url: '/version.json', headers: { authorization: t.adminAuth } }),
   '401 Unauthorized': () => ({ url: '/version.json' }),
@@ -102,32 +103,31 @@ describe('conditional GET', () => {
   });
   after(() => t.close());
 
-  const get = (url: string, headers: Record<string, string> = {}) =>
-    t.app.inject({ method: 'GET', url, headers: { authorization: t.adminAuth, ...headers } });
+  const asAdmin = (url: string, headers: Record<string, string> = {}) => get(t.app, url, { authorization: t.adminAuth, ...headers });
 
   it('gives a 200 GET a weak ETag and Cache-Control: max-age=0, private, must-revalidate', async () => {
-    const res = await get('/version.json');
+    const res = await asAdmin('/version.json');
     assert.equal(res.statusCode, 200);
     assert.match(String(res.headers.etag), WEAK_ETAG);
     assert.equal(res.headers['cache-control'], REVALIDATE);
   });
 
   it('gives the same body the same ETag', async () => {
-    const first = await get('/users.json');
-    const second = await get('/users.json');
+    const first = await asAdmin('/users.json');
+    const second = await asAdmin('/users.json');
     assert.equal(first.body, second.body);
     assert.equal(first.headers.etag, second.headers.etag);
   });
 
   it('gives the JSON and the XML form of one resource different ETags', async () => {
-    const json = await get('/version.json');
-    const xml = await get('/version.xml');
+    const json = await asAdmin('/version.json');
+    const xml = await asAdmin('/version.xml');
     assert.notEqual(json.headers.etag, xml.headers.etag);
   });
 
   it('answers 304 with an empty body to an If-None-Match equal to the ETag', async () => {
-    const etag = String((await get('/version.json')).headers.etag);
-    const res = await get('/version.json', { 'if-none-match': etag });
+    const etag = String((await asAdmin('/version.json')).headers.etag);
+    const res = await asAdmin('/version.json', { 'if-none-match': etag });
     assert.equal(res.statusCode, 304);
     assert.equal(res.body, '');
     assert.equal(res.headers.etag, etag);
@@ -135,41 +135,41 @@ describe('conditional GET', () => {
   });
 
   it('answers 304 to an If-None-Match holding the opaque tag without W/', async () => {
-    const etag = String((await get('/version.json')).headers.etag);
-    const res = await get('/version.json', { 'if-none-match': etag.slice(2) });
+    const etag = String((await asAdmin('/version.json')).headers.etag);
+    const res = await asAdmin('/version.json', { 'if-none-match': etag.slice(2) });
     assert.equal(res.statusCode, 304);
     assert.equal(res.body, '');
   });
 
   it('answers 304 to an If-None-Match list that contains the ETag', async () => {
-    const etag = String((await get('/version.json')).headers.etag);
-    const res = await get('/version.json', { 'if-none-match': `W/"0000000000000000000000000000000000000000", ${etag}, "other"` });
+    const etag = String((await asAdmin('/version.json')).headers.etag);
+    const res = await asAdmin('/version.json', { 'if-none-match': `W/"0000000000000000000000000000000000000000", ${etag}, "other"` });
     assert.equal(res.statusCode, 304);
     assert.equal(res.body, '');
   });
 
   it('answers 304 to If-None-Match: *', async () => {
-    const res = await get('/version.json', { 'if-none-match': '*' });
+    const res = await asAdmin('/version.json', { 'if-none-match': '*' });
     assert.equal(res.statusCode, 304);
     assert.equal(res.body, '');
   });
 
-  it('keeps the contract headers on a 304', async () => {
-    const res = await get('/version.json', { 'if-none-match': '*', 'x-request-id': 'revalidate-1' });
+  it('keeps the common headers on a 304', async () => {
+    const res = await asAdmin('/version.json', { 'if-none-match': '*', 'x-request-id': 'revalidate-1' });
     assert.equal(res.headers['x-request-id'], 'revalidate-1');
     assert.match(String(res.headers['x-runtime']), RUNTIME);
     assert.equal(res.headers['cache-control'], REVALIDATE);
   });
 
   it('answers 200 with the full body to an If-None-Match that does not match', async () => {
-    const res = await get('/version.json', { 'if-none-match': 'W/"0000000000000000000000000000000000000000"' });
+    const res = await asAdmin('/version.json', { 'if-none-match': 'W/"0000000000000000000000000000000000000000"' });
     assert.equal(res.statusCode, 200);
     assert.equal(res.body, '{"version":"1.0"}');
     assert.match(String(res.headers.etag), WEAK_ETAG);
   });
 
   it('gives an error Cache-Control: no-cache and no ETag', async () => {
-    const res = await get('/no_such_thing.json');
+    const res = await asAdmin('/no_such_thing.json');
     assert.equal(res.statusCode, 404);
     assert.equal(res.body, NOT_FOUND);
     assert.equal(res.headers['cache-control'], 'no-cache');
@@ -184,25 +184,25 @@ describe('conditional GET', () => {
   });
 
   it('gives a 422 Cache-Control: no-cache', async () => {
-    const res = await get('/users.json?per_page=0');
+    const res = await asAdmin('/users.json?per_page=0');
     assert.equal(res.statusCode, 422);
     assert.equal(res.headers['cache-control'], 'no-cache');
     assert.equal(res.headers.etag, undefined);
   });
 
   it('never answers an error with 304, even to If-None-Match: *', async () => {
-    const res = await get('/no_such_thing.json', { 'if-none-match': '*' });
+    const res = await asAdmin('/no_such_thing.json', { 'if-none-match': '*' });
     assert.equal(res.statusCode, 404);
     assert.equal(res.body, NOT_FOUND);
   });
 
   it('changes the ETag when the data changes, and the old one no longer matches', async () => {
-    const before = await get('/users.json');
+    const before = await asAdmin('/users.json');
     await t.addUsers(1);
-    const afterAdding = await get('/users.json');
+    const afterAdding = await asAdmin('/users.json');
     assert.equal(afterAdding.headers['x-total'], String(Number(before.headers['x-total']) + 1));
     assert.notEqual(afterAdding.headers.etag, before.headers.etag);
-    const revalidated = await get('/users.json', { 'if-none-match': String(before.headers.etag) });
+    const revalidated = await asAdmin('/users.json', { 'if-none-match': String(before.headers.etag) });
     assert.equal(revalidated.statusCode, 200);
     assert.equal(revalidated.body, afterAdding.body);
   });

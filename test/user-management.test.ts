@@ -62,7 +62,7 @@ const ALICE_FIELDS: Fields = {
   created_at: START, updated_at: START, activated_at: START, suspend_at: null, deleted_at: null, password_changed_at: START, role: 'user',
 };
 
-/** The exact JSON of one user record, fields in the contract's order. */
+/** The exact JSON of one user record, fields in the order docs/api.md#users shows. */
 function userJson(fields: Fields, apiKey?: string): string {
   const { role, ...rest } = fields;
   return JSON.stringify({ user: { ...rest, roles: [{ role: ROLES[role] }], ...(apiKey === undefined ? {} : { api_key: apiKey }) } });

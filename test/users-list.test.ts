@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestApp, type TestApp } from './support/app.js';
+import { get } from './support/http.js';
 
 const ADMIN_JSON =
   '{"user":{"id":1,"login":"admin","email":"admin@example.com","first_name":"Ada","last_name":"Admin","status":"active",' +
@@ -45,18 +46,18 @@ describe('GET /users (pagination)', () => {
   });
   after(() => t.close());
 
-  const get = (url: string, auth = t.adminAuth) => t.app.inject({ method: 'GET', url, headers: { authorization: auth } });
+  const list = (url: string, authorization = t.adminAuth) => get(t.app, url, { authorization });
   const ids = (body: string) => (JSON.parse(body) as Array<{ user: { id: number } }>).map((item) => item.user.id);
 
-  it('writes one user exactly as CONTRACT.md does in JSON: wrapped in its root, roles as an array of wrapped roles', async () => {
-    const res = await get('/users.json?per_page=1');
+  it('writes one user exactly in JSON: wrapped in its root, roles as an array of wrapped roles (docs/api.md#users)', async () => {
+    const res = await list('/users.json?per_page=1');
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
     assert.equal(res.body, `[${ADMIN_JSON}]`);
   });
 
   it('writes one user exactly in XML, typed, with nil for nulls', async () => {
-    const res = await get('/users.xml/page/2/per_page/1');
+    const res = await list('/users.xml/page/2/per_page/1');
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'application/xml; charset=utf-8');
     assert.equal(res.body, ALICE_XML);
@@ -76,14 +77,14 @@ describe('GET /users (pagination)', () => {
 
   for (const [name, template, page, perPage, expectedIds] of forms) {
     it(`form ${name} in JSON and XML`, async () => {
-      const json = await get(template.replace('EXT', 'json'));
+      const json = await list(template.replace('EXT', 'json'));
       assert.equal(json.statusCode, 200);
       assert.deepEqual(ids(json.body), expectedIds);
       assert.equal(json.headers['x-total'], '9');
       assert.equal(json.headers['x-limit'], String(perPage));
       assert.equal(json.headers['x-page'], String(page));
 
-      const xml = await get(template.replace('EXT', 'xml'));
+      const xml = await list(template.replace('EXT', 'xml'));
       assert.equal(xml.statusCode, 200);
       const xmlIds = [...xml.body.matchAll(/<user>\n {4}<id type="integer">(\d+)<\/id>/g)].map((m) => Number(m[1]));
       assert.deepEqual(xmlIds, expectedIds);
@@ -94,7 +95,7 @@ describe('GET /users (pagination)', () => {
   }
 
   it('links first, prev, next and last in the query style of the request', async () => {
-    const res = await get('/users.json?page=4&per_page=2');
+    const res = await list('/users.json?page=4&per_page=2');
     assert.equal(
       res.headers.link,
       '</users.json?page=1&per_page=2>; rel="first", </users.json?page=3&per_page=2>; rel="prev", ' +
@@ -103,13 +104,13 @@ describe('GET /users (pagination)', () => {
   });
 
   it('links in the path style of the request, and in a mix when the request mixed', async () => {
-    const path = await get('/users.xml/per_page/2/page/4');
+    const path = await list('/users.xml/per_page/2/page/4');
     assert.equal(
       path.headers.link,
       '</users.xml/page/1/per_page/2>; rel="first", </users.xml/page/3/per_page/2>; rel="prev", ' +
         '</users.xml/page/5/per_page/2>; rel="next", </users.xml/page/5/per_page/2>; rel="last"',
     );
-    const mixed = await get('/users.json/page/2?per_page=4');
+    const mixed = await list('/users.json/page/2?per_page=4');
     assert.equal(
       mixed.headers.link,
       '</users.json/page/1?per_page=4>; rel="first", </users.json/page/1?per_page=4>; rel="prev", ' +
@@ -118,35 +119,35 @@ describe('GET /users (pagination)', () => {
   });
 
   it('on the first page has no prev, on the last no next', async () => {
-    const first = await get('/users.json?per_page=5');
+    const first = await list('/users.json?per_page=5');
     assert.equal(first.headers.link, '</users.json?page=1&per_page=5>; rel="first", </users.json?page=2&per_page=5>; rel="next", </users.json?page=2&per_page=5>; rel="last"');
-    const last = await get('/users.json?page=2&per_page=5');
+    const last = await list('/users.json?page=2&per_page=5');
     assert.equal(last.headers.link, '</users.json?page=1&per_page=5>; rel="first", </users.json?page=1&per_page=5>; rel="prev", </users.json?page=2&per_page=5>; rel="last"');
   });
 
   it('past the last page answers 200 with an empty list in both formats', async () => {
-    const json = await get('/users.json?page=99&per_page=5');
+    const json = await list('/users.json?page=99&per_page=5');
     assert.equal(json.statusCode, 200);
     assert.equal(json.body, '[]');
     assert.equal(json.headers['x-total'], '9');
     assert.equal(json.headers['x-page'], '99');
     assert.equal(json.headers.link, '</users.json?page=1&per_page=5>; rel="first", </users.json?page=2&per_page=5>; rel="prev", </users.json?page=2&per_page=5>; rel="last"');
-    const xml = await get('/users.xml/page/99');
+    const xml = await list('/users.xml/page/99');
     assert.equal(xml.statusCode, 200);
     assert.equal(xml.body, '<?xml version="1.0" encoding="UTF-8"?>\n<users type="array"/>\n');
   });
 
   it('accepts per_page up to the maximum (1000) and names the field beyond it', async () => {
-    const max = await get('/users.json?per_page=1000');
+    const max = await list('/users.json?per_page=1000');
     assert.equal(max.statusCode, 200);
     assert.equal(max.headers['x-limit'], '1000');
-    const over = await get('/users.json?per_page=1001');
+    const over = await list('/users.json?per_page=1001');
     assert.equal(over.statusCode, 422);
     assert.equal(over.body, '{"errors":{"per_page":["must be an integer from 1 to 1000"]}}');
   });
 
   it('names every bad parameter in one 422, in XML as full messages', async () => {
-    const res = await get('/users.xml/page/0?per_page=x');
+    const res = await list('/users.xml/page/0?per_page=x');
     assert.equal(res.statusCode, 422);
     assert.equal(
       res.body,
@@ -157,23 +158,23 @@ describe('GET /users (pagination)', () => {
 
   it('refuses a parameter given twice, in the query or in path and query', async () => {
     for (const url of ['/users.json?page=1&page=2', '/users.json/page/1?page=1', '/users.json/per_page/2/per_page/3']) {
-      const res = await get(url);
+      const res = await list(url);
       assert.equal(res.statusCode, 422, url);
       assert.match(res.body, /"(page|per_page)":\["must be given only once"\]/, url);
     }
   });
 
   it('shows an ordinary user only its own record', async () => {
-    const res = await get('/users.json', t.aliceAuth);
+    const res = await list('/users.json', t.aliceAuth);
     assert.equal(res.statusCode, 200);
     assert.deepEqual(ids(res.body), [2]);
     assert.equal(res.headers['x-total'], '1');
   });
 
   it('never writes a password, hash or key', async () => {
-    const res = await get('/users.json?per_page=1000');
+    const res = await list('/users.json?per_page=1000');
     assert.doesNotMatch(res.body, /password"|hash|api_key|\$argon2/);
-    const xml = await get('/users.xml?per_page=1000');
+    const xml = await list('/users.xml?per_page=1000');
     assert.doesNotMatch(xml.body, /<password>|hash|api_key|\$argon2/);
   });
 });

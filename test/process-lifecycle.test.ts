@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startServer } from './support/cli.js';
+import { eventually } from './support/eventually.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 
 const ADMIN = 'Basic ' + Buffer.from('admin:lifecycle-password').toString('base64');
@@ -28,13 +29,8 @@ function slowPost(baseUrl: string) {
 const workerPids = (primary: number) =>
   execFileSync('pgrep', ['-P', String(primary)], { encoding: 'utf8' }).trim().split('\n').map(Number);
 
-async function until(check: () => boolean, what: string, limitMs = 20_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** Waits, up to 20 s, until `check` holds (a child process's output or its children move on their own). */
+const until = (check: () => boolean, what: string) => eventually(() => assert.ok(check(), `timed out waiting for ${what}`), 20_000, 50);
 
 describe('stopping and restarting server processes', () => {
   let database: FreshDatabase;

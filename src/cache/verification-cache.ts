@@ -82,7 +82,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
     },
 
     /** Forgets every credential of this user, whose password, key, status or role changed. */
-    credentialsChanged(userId: number): void {
+    credentialsChanged: (userId: number): void => {
       generation += 1;
       evictUser(userId);
     },

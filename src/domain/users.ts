@@ -4,7 +4,7 @@ import { type Actor, assertAdmin, assertMayActOn, isAdmin } from './authorizatio
 import { FieldErrors, Forbidden, NotFound, Unprocessable } from './errors.js';
 import { userLimits } from './limits.js';
 import { hashPassword } from './passwords.js';
-import type { Page, Role, User } from './records.js';
+import type { Page, User } from './records.js';
 import { stringField, unwrapRecord } from './request-body.js';
 import { DuplicateValue, type ChangeOutcome, type UserChanges, type UsersRepository } from '../store/users-repository.js';
 

@@ -25,9 +25,9 @@ function writeRecord(resource: ResourceDefinition, record: ResourceRecord, inden
     } else if (typeof type === 'object') {
       writeList(type.arrayOf, value as ResourceRecord[], inner, out, name);
     } else if (type === 'string') {
-      out.push(`${inner}<${name}>${escapeText(String(value))}</${name}>\n`);
+      out.push(`${inner}<${name}>${escapeText(`${value as string}`)}</${name}>\n`);
     } else {
-      const text = type === 'datetime' ? formatDatetime(value as Date) : String(value);
+      const text = type === 'datetime' ? formatDatetime(value as Date) : `${value as number | boolean}`;
       out.push(`${inner}<${name} type="${type}">${text}</${name}>\n`);
     }
   }

@@ -12,8 +12,8 @@ export interface Database {
    * A token that changes whenever anything in the database changes, from this process or any other,
    * read without waiting; undefined where the database offers no such signal now (then nothing is cached).
    */
-  dataVersion(): string | undefined;
-  close(): Promise<void>;
+  dataVersion: () => string | undefined;
+  close: () => Promise<void>;
 }
 
 /** Opens the database `databaseUrl` names (a Config will do); nothing is read until it is used. */
@@ -23,11 +23,14 @@ export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool:
   return { db: connection.db, dialect, dataVersion: connection.dataVersion, close: connection.close };
 }
 
+/** kysely reports a failed migration as `unknown`; whatever it is, it is thrown as an Error. */
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
 async function migratorFor(database: Database): Promise<Migrator> {
   return new Migrator({
     db: database.db,
     migrationTableSchema: await database.dialect.migrationSchema(database.db),
-    provider: { getMigrations: async () => allMigrations(database.dialect) },
+    provider: { getMigrations: () => Promise.resolve(allMigrations(database.dialect)) },
   });
 }
 
@@ -41,12 +44,12 @@ export async function pendingMigrations(database: Database): Promise<string[]> {
 export async function migrateToLatest(database: Database): Promise<string[]> {
   const migrator = await migratorFor(database);
   const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error;
+  if (error) throw asError(error);
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /** Applies the migrations up to and including `name`, as an older cmi left the database (tests of upgrades). */
 export async function migrateTo(database: Database, name: string): Promise<void> {
   const { error } = await (await migratorFor(database)).migrateTo(name);
-  if (error) throw error;
+  if (error) throw asError(error);
 }

@@ -32,8 +32,8 @@ export class WriteCounter implements KyselyPlugin {
     return args.node;
   }
 
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+  transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     if (this.writes.has(args.queryId)) this.count += 1;
-    return args.result;
+    return Promise.resolve(args.result);
   }
 }

@@ -18,12 +18,11 @@ export interface Connection {
    * A token that changes whenever anything in the database changes, from this process or any other,
    * read without waiting; undefined where the database offers no such signal now (then nothing is cached).
    */
-  dataVersion(): string | undefined;
-  close(): Promise<void>;
+  dataVersion: () => string | undefined;
+  close: () => Promise<void>;
 }
 
-// Kysely<any>: these run on any schema (migrations see none) and read no table of it.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema (migrations see none): these read no table of it
 type AnyKysely = Kysely<any>;
 
 /**

@@ -47,7 +47,7 @@ export function changeListener(connectionString: string) {
       if (gaveUp) return;
       changes += 1;
       listening = true;
-      ping = setInterval(() => next.query('select 1').catch(retry), PING_EVERY_MS);
+      ping = setInterval(() => void next.query('select 1').catch(retry), PING_EVERY_MS);
       ping.unref();
     } catch {
       retry();

@@ -61,7 +61,7 @@ export function sqliteDialect(path: string): Dialect {
       };
     },
 
-    migrationSchema: async () => undefined,
+    migrationSchema: () => Promise.resolve(undefined),
 
     /**
      * kysely runs SQLite migrations outside a transaction (its adapter has supportsTransactionalDdl

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { SETTINGS } from '../src/config.js';
 import { runCmi, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 
@@ -17,6 +18,34 @@ describe('the cmi command', () => {
   after(async () => {
     await first.drop();
     await second.drop();
+  });
+
+  it('serve --help lists every setting with the default config.ts gives it, and the flags laid over them', async () => {
+    const help = await runCmi(['serve', '--help'], {});
+    assert.equal(help.code, 0, help.stderr);
+    const environment = help.stdout.slice(help.stdout.indexOf('Environment'));
+    const listed = [...environment.matchAll(/^ {2}([A-Z_]+) +(.+)$/gm)].map((line) => [line[1], line[2]]);
+    assert.deepEqual(listed.map(([name]) => name), Object.keys(SETTINGS));
+    for (const [name, text] of listed) {
+      const setting = SETTINGS[name as keyof typeof SETTINGS];
+      assert.equal(text, setting.default === undefined ? setting.help : `${setting.help} (default ${setting.default})`);
+    }
+    assert.match(help.stdout, /--port <port> +port to listen on \(0: any free port\) \(default 3000\);\s+env PORT/);
+    assert.match(help.stdout, /--workers <n> +server processes sharing the port, or auto for one per\s+core \(default 1\); env CMI_WORKERS/);
+  });
+
+  it('a setting left unset takes the default serve --help names', async () => {
+    const own = await freshDatabase();
+    const server = await startServer({ DATABASE_URL: own.url, CMI_ADMIN_PASSWORD: '', CMI_MAX_PER_PAGE: '' });
+    try {
+      const password = /Created administrator "admin" with password: (\S+)/.exec(server.output)?.[1] ?? '';
+      const res = await fetch(`${server.baseUrl}/users.json?per_page=${Number(SETTINGS.CMI_MAX_PER_PAGE.default) + 1}`, { headers: { authorization: basic('admin', password) } });
+      assert.equal(res.status, 422);
+      assert.equal(await res.text(), `{"errors":{"per_page":["must be an integer from 1 to ${SETTINGS.CMI_MAX_PER_PAGE.default}"]}}`);
+    } finally {
+      assert.equal(await server.stop(), 0);
+      await own.drop();
+    }
   });
 
   it('migrate creates and migrates the database, then finds it up to date', async () => {

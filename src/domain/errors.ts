@@ -1,5 +1,6 @@
 /**
- * Errors a client caused, broken rules of the domain. Each carries a stable code (logged with it;
+ * Errors answered with their own status: a client's mistake (a broken rule of the domain), or a
+ * database that cannot serve now (503). Each carries a stable code (logged with it;
  * match codes, never message text), its HTTP status, and the messages to show, keyed by field
  * ("base" for the request as a whole). Errors only the HTTP layer can detect live in
  * server/http-errors.ts. Anything thrown that is neither is a fault of the service: 500, and recorded
@@ -56,6 +57,19 @@ export class TooManyRequests extends ClientError {
   readonly code = 'CMI_ERR_TOO_MANY_REQUESTS';
   constructor(retryAfterSeconds: number) {
     super('Too many requests, try again later');
+    this.headers['Retry-After'] = String(retryAfterSeconds);
+  }
+}
+
+/**
+ * The database cannot serve now (unreachable, hung, locked by another process, full): 503 with
+ * Retry-After, never a 500, and not recorded as a fault (recording needs the database too).
+ */
+export class ServiceUnavailable extends ClientError {
+  readonly status = 503;
+  readonly code = 'CMI_ERR_SERVICE_UNAVAILABLE';
+  constructor(reason: string, retryAfterSeconds: number) {
+    super(`Service unavailable: ${reason}; try again later`);
     this.headers['Retry-After'] = String(retryAfterSeconds);
   }
 }

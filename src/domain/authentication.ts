@@ -49,6 +49,8 @@ export function parseBasicCredentials(header: string): { login: string; password
   const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
   if (!match) return undefined;
   const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  // No login or password holds U+0000 (docs/limits.md#nul-characters): refused without a lookup.
+  if (decoded.includes('\u0000')) return undefined;
   const colon = decoded.indexOf(':');
   if (colon <= 0) return undefined;
   return { login: decoded.slice(0, colon), password: decoded.slice(colon + 1) };

@@ -56,7 +56,7 @@ export const SETTINGS = {
   LOG_LEVEL: { flag: '--log-level <level>', default: 'info', help: LOG_LEVELS.join(', ') },
   CMI_WORKERS: { flag: '--workers <n>', default: '1', help: 'server processes sharing the port, or auto for one per core' },
   CMI_DB_POOL: { default: '10', help: 'PostgreSQL connections per process' },
-  CMI_DB_STATEMENT_TIMEOUT: { default: '5000', help: 'longest a PostgreSQL statement may run, in ms' },
+  CMI_DB_STATEMENT_TIMEOUT: { default: '5000', help: 'longest a statement may run or wait for a lock, in ms; then 503' },
   CMI_BODY_LIMIT: { default: '1048576', help: 'largest request body, in bytes' },
   CMI_SESSION_MAX_AGE: { default: '43200', help: 'a session ends this many seconds after login' },
   CMI_SESSION_IDLE_TIMEOUT: { default: '1800', help: 'a session ends after this many seconds unused' },

@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type CreateTableBuilder, Kysely, sql, SqliteDialect } from 'kysely';
+import { type CreateTableBuilder, Kysely, sql, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { Schema } from '../schema.js';
 import type { WriteCounter } from '../write-counter.js';
 import type { Connection, Dialect } from './dialect.js';
+import { SqliteDriver } from './sqlite-driver.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
 /** How stale this process's view of other processes' writes may get, in milliseconds. */
@@ -22,16 +23,28 @@ export function sqliteDialect(path: string): Dialect {
     name: 'sqlite',
     target: path,
 
-    open(_pool, writes: WriteCounter): Connection {
+    open(pool, writes: WriteCounter): Connection {
       mkdirSync(dirname(path), { recursive: true });
       const sqlite = new SQLite(path);
-      // WAL lets readers run while a writer commits; busy_timeout makes concurrent writers (the CLI
-      // next to a running server) wait instead of failing.
+      // WAL lets readers run while a writer commits. Opening may meet another process's lock (it is
+      // setting up WAL): that wait is the one synchronous one, at start, bounded by busy_timeout.
+      sqlite.pragma(`busy_timeout = ${pool.statementTimeoutMs}`);
       sqlite.pragma('journal_mode = WAL');
       sqlite.pragma('synchronous = NORMAL');
-      sqlite.pragma('busy_timeout = 5000');
       sqlite.pragma('foreign_keys = ON');
-      const db = new Kysely<Schema>({ plugins: [writes], dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+      // From here on nothing waits for a lock synchronously: SqliteDriver waits between tries instead,
+      // for up to the statement timeout, so the event loop keeps serving (docs/operations.md).
+      sqlite.pragma('busy_timeout = 0');
+      const driver = new SqliteDriver(withStatementCache(sqlite), pool.statementTimeoutMs);
+      const db = new Kysely<Schema>({
+        plugins: [writes],
+        dialect: {
+          createAdapter: () => new SqliteAdapter(),
+          createDriver: () => driver,
+          createIntrospector: (kysely) => new SqliteIntrospector(kysely),
+          createQueryCompiler: () => new SqliteQueryCompiler(),
+        },
+      });
       // PRAGMA data_version moves when another connection (process) commits. Reading it takes file-lock
       // system calls, so it is read at most once a millisecond: another process's write is seen within
       // 1 ms; this process's own writes are counted by `writes` at once.
@@ -47,7 +60,12 @@ export function sqliteDialect(path: string): Dialect {
         dataVersion: () => {
           const now = performance.now();
           if (now - checkedAt >= OTHER_PROCESS_CHECK_MS) {
-            other = otherWrites.get() as number;
+            try {
+              other = otherWrites.get() as number;
+            } catch {
+              // Unreadable for now (another process holds the database exclusively): cache nothing.
+              return undefined;
+            }
             checkedAt = now;
           }
           if (versionOther !== other || versionOwn !== writes.count) {

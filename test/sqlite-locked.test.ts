@@ -39,7 +39,7 @@ describe('SQLite write-locked by another process', { skip: onPostgres && 'SQLite
     other.exec('begin exclusive');
     // The lock is let go from this process's own event loop, a moment after the write began: a
     // write that waited for the lock synchronously would hold the loop, never see it let go, and fail.
-    const answeredMeanwhile: Array<[number, string | string[] | undefined]> = [];
+    const answeredMeanwhile: unknown[][] = [];
     setTimeout(() => {
       void (async () => {
         const live = await get(t.app, '/health/live.json');

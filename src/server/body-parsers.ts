@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { XMLParser } from 'fast-xml-parser';
 import { Unprocessable } from '../domain/errors.js';
+import { UnsupportedCharset } from './http-errors.js';
 
 const MAX_XML_DEPTH = 32;
 
@@ -56,6 +57,9 @@ function plainXml(node: unknown): unknown {
   return Object.fromEntries(children.filter(([key]) => key !== '#text').map(([key, value]) => [key, plainXml(value)]));
 }
 
+/** Element names fast-xml-parser refuses, since they would reach an object's prototype. */
+const RESERVED_ELEMENT = /<(constructor|prototype|__proto__)[\s/>]/;
+
 export function parseXmlBody(text: string): unknown {
   if (text.trim() === '') return undefined;
   checkXmlShape(text);
@@ -63,6 +67,10 @@ export function parseXmlBody(text: string): unknown {
   try {
     parsed = xmlParser.parse(text, true);
   } catch {
+    const reserved = RESERVED_ELEMENT.exec(text)?.[1];
+    if (reserved !== undefined) {
+      throw new Unprocessable({ base: [`XML element <${reserved}> is not allowed: constructor, prototype and __proto__ are reserved names`] });
+    }
     throw new Unprocessable({ base: ['Request body is not well-formed XML'] });
   }
   return plainXml(parsed);
@@ -77,19 +85,39 @@ export function parseJsonBody(text: string): unknown {
   }
 }
 
+const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i;
+const UTF8 = /^utf-?8$/i;
+/** Strict: invalid UTF-8 is an error, not U+FFFD; a leading byte-order mark is dropped. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A body's text: UTF-8 only (docs/limits.md#request-bodies). A `charset` parameter naming anything
+ * else is 415; bytes that are not UTF-8 are 422; a byte-order mark is allowed.
+ */
+export function decodeBody(contentType: string | undefined, body: Buffer): string {
+  const charset = CHARSET.exec(contentType ?? '');
+  const name = charset?.[1] ?? charset?.[2];
+  if (name !== undefined && !UTF8.test(name)) throw new UnsupportedCharset(name);
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw new Unprocessable({ base: ['Request body is not valid UTF-8'] });
+  }
+}
+
 /** JSON and XML request bodies, chosen by Content-Type; an empty body is no body (OnApp clients send those). */
 export function registerBodyParsers(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(['application/json'], { parseAs: 'string', bodyLimit }, (_request, body, done) => {
+  app.addContentTypeParser(['application/json'], { parseAs: 'buffer', bodyLimit }, (request, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      done(null, parseJsonBody(decodeBody(request.headers['content-type'], body as Buffer)));
     } catch (error) {
       done(error as Error, undefined);
     }
   });
-  app.addContentTypeParser(['application/xml', 'text/xml'], { parseAs: 'string', bodyLimit }, (_request, body, done) => {
+  app.addContentTypeParser(['application/xml', 'text/xml'], { parseAs: 'buffer', bodyLimit }, (request, body, done) => {
     try {
-      done(null, parseXmlBody(body as string));
+      done(null, parseXmlBody(decodeBody(request.headers['content-type'], body as Buffer)));
     } catch (error) {
       done(error as Error, undefined);
     }

@@ -26,6 +26,24 @@ export class UnsupportedMediaType extends ClientError {
   }
 }
 
+/** A body in a character set other than UTF-8 (docs/limits.md#request-bodies). */
+export class UnsupportedCharset extends ClientError {
+  readonly status = 415;
+  readonly code = 'CMI_ERR_UNSUPPORTED_CHARSET';
+  constructor(charset: string) {
+    super(`Unsupported charset ${charset}: send the body in UTF-8`);
+  }
+}
+
+/** Authorization or Cookie given more than once: which one counts would be a guess (docs/limits.md#authentication). */
+export class DuplicateCredentials extends ClientError {
+  readonly status = 400;
+  readonly code = 'CMI_ERR_DUPLICATE_CREDENTIALS';
+  constructor(header: string) {
+    super(`The ${header} header must be given only once`);
+  }
+}
+
 /** A request fastify or Node refused (a bad body, a client that hung up mid-upload), with its status. */
 export class MalformedRequest extends ClientError {
   readonly code = 'CMI_ERR_MALFORMED_REQUEST';

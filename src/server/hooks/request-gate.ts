@@ -1,7 +1,7 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticated, Authenticator } from '../../domain/authentication.js';
 import { NotFound } from '../../domain/errors.js';
-import { NotAcceptable } from '../http-errors.js';
+import { DuplicateCredentials, NotAcceptable } from '../http-errors.js';
 import { setSessionCookie } from '../session-cookie.js';
 import { startRequest } from './request-context.js';
 
@@ -10,6 +10,24 @@ function pathError(request: FastifyRequest, config: FastifyContextConfig): Error
   const { extension, pagination } = request.requestPath;
   if (extension !== undefined && extension !== 'json' && extension !== 'xml') return new NotAcceptable();
   if (pagination.length > 0 && !config.paginated) return new NotFound();
+  return undefined;
+}
+
+/**
+ * Authorization or Cookie given twice: Node keeps the first Authorization and joins Cookies, so only
+ * the raw headers tell. A loop over the raw header names, comparing lengths first: no allocation on
+ * the common path.
+ */
+function duplicateCredentials(rawHeaders: string[]): Error | undefined {
+  let authorizations = 0;
+  let cookies = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length === 13 && (name === 'Authorization' || name === 'authorization' || name.toLowerCase() === 'authorization')) authorizations += 1;
+    else if (name.length === 6 && (name === 'Cookie' || name === 'cookie' || name.toLowerCase() === 'cookie')) cookies += 1;
+  }
+  if (authorizations > 1) return new DuplicateCredentials('Authorization');
+  if (cookies > 1) return new DuplicateCredentials('Cookie');
   return undefined;
 }
 
@@ -29,6 +47,8 @@ export function requestGate(authenticator: Authenticator, config: FastifyContext
   return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
     startRequest(request);
     if (config.public) return done(pathError(request, config));
+    const duplicate = duplicateCredentials(request.raw.rawHeaders);
+    if (duplicate) return done(duplicate);
     const { authorization, cookie } = request.headers;
     const credentials = { authorization, cookie, connection: request.raw.socket };
     const cached = authenticator.fromCache(credentials);

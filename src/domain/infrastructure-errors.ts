@@ -50,14 +50,15 @@ export function backtraceFromStack(stack: string | undefined): string {
   return (outermostOwn === -1 ? frames : frames.slice(0, outermostOwn + 1)).join('\n');
 }
 
-const truncate = (text: string, max: number) => (text.length > max ? text.slice(0, max) : text);
+/** Cut to `max` characters, U+0000 replaced by U+FFFD: PostgreSQL cannot store it (docs/limits.md#nul-characters). */
+const storable = (text: string, max: number) => (text.length > max ? text.slice(0, max) : text).replaceAll('\u0000', '\uFFFD');
 
 /** What a thrown value says about itself, as an occurrence to record. */
 export function occurrenceOfFault(fault: unknown): ErrorOccurrence {
   const error = fault instanceof Error ? fault : new Error(String(fault));
-  const errorClass = truncate(error.name || error.constructor.name || 'Error', infrastructureErrorLimits.errorClass);
-  const message = truncate(error.message, infrastructureErrorLimits.errorMessage);
-  const backtrace = truncate(backtraceFromStack(error.stack), infrastructureErrorLimits.backtrace);
+  const errorClass = storable(error.name || error.constructor.name || 'Error', infrastructureErrorLimits.errorClass);
+  const message = storable(error.message, infrastructureErrorLimits.errorMessage);
+  const backtrace = storable(backtraceFromStack(error.stack), infrastructureErrorLimits.backtrace);
   return { error_class: errorClass, message, backtrace, fingerprint: fingerprint(errorClass, backtrace, message) };
 }
 
@@ -73,8 +74,43 @@ export function occurrenceOfReport(body: unknown): ErrorOccurrence {
   return { error_class, message, backtrace, fingerprint: fingerprint(error_class, backtrace, message) };
 }
 
+/** A fault of cmi itself, noted: what to record, and whether to log it now. */
+export interface NotedFault {
+  occurrence: ErrorOccurrence;
+  /** False while the same fault (by fingerprint) was logged less than a second ago. */
+  log: boolean;
+  /** When logged: how many occurrences of it went unlogged since its last line. */
+  repeated: number;
+}
+
+/** How often one fault is logged, and how many fingerprints are remembered for that. */
+export const faultLogLimits = { intervalMs: 1000, fingerprints: 1000 };
+
+/**
+ * Logs each fault at most once per interval per fingerprint, so a storm of one fault writes one line a
+ * second carrying how many it stood for (docs/operations.md#log-storms). Memory is bounded: past
+ * `fingerprints` remembered, the one logged longest ago is forgotten (its unlogged count with it).
+ */
+export function faultLogLimiter(clock: Clock, limits = faultLogLimits) {
+  // Insertion order is the order of last logging: each logged fingerprint moves to the end.
+  const lastLogged = new Map<string, { at: number; unlogged: number }>();
+  return (fingerprint: string): { log: boolean; repeated: number } => {
+    const now = clock().getTime();
+    const seen = lastLogged.get(fingerprint);
+    if (seen && now >= seen.at && now - seen.at < limits.intervalMs) {
+      seen.unlogged += 1;
+      return { log: false, repeated: 0 };
+    }
+    lastLogged.delete(fingerprint);
+    if (lastLogged.size >= limits.fingerprints) lastLogged.delete(lastLogged.keys().next().value as string);
+    lastLogged.set(fingerprint, { at: now, unlogged: 0 });
+    return { log: true, repeated: seen?.unlogged ?? 0 };
+  };
+}
+
 /** The tracker: administrators read and report errors; cmi records its own faults. */
 export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock) {
+  const mayLog = faultLogLimiter(clock);
   return {
     async find(actor: Actor, id: number): Promise<InfrastructureError> {
       assertAdmin(actor);
@@ -89,8 +125,14 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
       return repository.recordOccurrence(occurrenceOfReport(body), clock());
     },
 
-    /** A fault of cmi itself, recorded with no one acting. */
-    recordFault: (fault: unknown) => repository.recordOccurrence(occurrenceOfFault(fault), clock()),
+    /** A fault of cmi itself: its occurrence, and whether to log it now (see faultLogLimiter). */
+    noteFault(fault: unknown): NotedFault {
+      const occurrence = occurrenceOfFault(fault);
+      return { occurrence, ...mayLog(occurrence.fingerprint) };
+    },
+
+    /** Records a noted fault with no one acting; every occurrence counts, logged or not. */
+    recordFault: (occurrence: ErrorOccurrence) => repository.recordOccurrence(occurrence, clock()),
   };
 }
 

@@ -21,7 +21,7 @@ export function unwrapRecord(body: unknown, root: string): Fields {
   return body;
 }
 
-/** Reads an optional string field, recording an error when it is of another type or too long. */
+/** Reads an optional string field, recording an error when it is of another type, holds U+0000 or is too long. */
 export function stringField(
   fields: Fields,
   name: string,
@@ -35,6 +35,11 @@ export function stringField(
   }
   if (typeof value !== 'string') {
     errors.add(name, 'must be a string');
+    return undefined;
+  }
+  // PostgreSQL cannot store U+0000, so no field may hold it on any database (docs/limits.md#nul-characters).
+  if (value.includes('\u0000')) {
+    errors.add(name, 'must not contain the NUL character (U+0000)');
     return undefined;
   }
   if (options.required && value.trim() === '') {

@@ -21,8 +21,8 @@ function clientErrorOf(error: FastifyError, bodyLimit: number): ClientError | un
 
 /**
  * Renders every error in the requested format. A client error gets its status and messages; anything
- * else is a fault of the service: logged, recorded as an infrastructure error, and answered 500 with
- * nothing but the request id.
+ * else is a fault of the service: logged (at most once a second per fault), recorded as an
+ * infrastructure error (every time), and answered 500 with nothing but the request id.
  */
 export function registerErrorHandler(app: FastifyInstance, infrastructureErrors: InfrastructureErrors, bodyLimit: number): void {
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
@@ -34,11 +34,17 @@ export function registerErrorHandler(app: FastifyInstance, infrastructureErrors:
       reply.code(clientError.status).headers(clientError.headers);
       return sendPayload(reply, request.format, { kind: 'errors', messages: clientError.messages });
     }
-    request.log.error({ code: INTERNAL_ERROR_CODE, err: error, requestId: request.id }, 'fault');
+    // One line a second per fault at most, the next one saying how many it stood for (docs/operations.md#log-storms).
+    const fault = infrastructureErrors.noteFault(error);
+    const { fingerprint } = fault.occurrence;
+    if (fault.log) {
+      const repeated = fault.repeated > 0 ? { repeated: fault.repeated } : {};
+      request.log.error({ code: INTERNAL_ERROR_CODE, err: error, requestId: request.id, fingerprint, ...repeated }, 'fault');
+    }
     try {
-      await infrastructureErrors.recordFault(error);
+      await infrastructureErrors.recordFault(fault.occurrence);
     } catch (recordingError) {
-      request.log.error({ code: INTERNAL_ERROR_CODE, err: recordingError, requestId: request.id }, 'could not record fault');
+      if (fault.log) request.log.error({ code: INTERNAL_ERROR_CODE, err: recordingError, requestId: request.id, fingerprint }, 'could not record fault');
     }
     reply.code(500);
     return sendPayload(reply, request.format, {

@@ -218,7 +218,7 @@ describe('credential and status changes through the API end all of the user\'s s
       method: 'PUT',
       url: '/users/2.json',
       headers: { ...withCookie(one), 'content-type': 'application/json' },
-      payload: JSON.stringify({ password: 'alice-new-password' }),
+      payload: JSON.stringify({ password: 'alice-new-password', current_password: ALICE.password }),
     });
     assert.equal(res.statusCode, 204);
     await assertSessionEnded(t.app, one);

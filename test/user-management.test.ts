@@ -492,12 +492,82 @@ describe('PUT /users/:id', () => {
     assert.equal(row?.password_changed_at, '2026-11-20T10:02:00.000Z');
   });
 
-  it('lets a user change its own password with the old one, which then stops working', async () => {
-    assertNoContent(await call(t, 'PUT', '/users/2.json', { auth: t.aliceAuth, body: { password: 'alice-new-password' } }));
+  it('lets a user change its own password with the old one as current_password, which then stops working', async () => {
+    assertNoContent(await call(t, 'PUT', '/users/2.json', { auth: t.aliceAuth, body: { password: 'alice-new-password', current_password: ALICE.password } }));
     await assertCanLogIn(t, ALICE.login, ALICE.password, false);
     await assertCanLogIn(t, ALICE.login, 'alice-new-password', true);
     const res = await call(t, 'GET', '/users/2.json', { auth: t.basic(ALICE.login, 'alice-new-password') });
     assert.equal((JSON.parse(res.body) as { user: { password_changed_at: string } }).user.password_changed_at, '2026-11-20T10:02:00+00:00');
+  });
+
+  // docs/api.md#put-usersid: a stolen cookie or API key alone cannot take the account.
+  describe('a user changing its own password needs current_password', () => {
+    const passwordUnchanged = async () => {
+      await assertCanLogIn(t, ALICE.login, ALICE.password, true);
+      await assertCanLogIn(t, ALICE.login, 'alice-new-password', false);
+      assert.equal((await userRow(t, 2))?.password_changed_at, '2026-11-20T10:00:00.000Z');
+    };
+
+    it('without it: 422 naming current_password, and nothing changes (other fields neither)', async () => {
+      const res = await call(t, 'PUT', '/users/2.json', { auth: t.aliceAuth, body: { user: { password: 'alice-new-password', first_name: 'Al' } } });
+      assertStatus(res, 422, '{"errors":{"current_password":["can\'t be blank"]}}');
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+      assert.equal((await userRow(t, 2))?.first_name, 'Alice');
+      await passwordUnchanged();
+    });
+
+    it('with a wrong one: 422 "is incorrect", also for a session cookie alone, and in XML', async () => {
+      assertStatus(
+        await call(t, 'PUT', '/users/2.json', { auth: t.aliceAuth, body: { password: 'alice-new-password', current_password: 'not-her-password' } }),
+        422,
+        '{"errors":{"current_password":["is incorrect"]}}',
+      );
+      const login = await call(t, 'GET', '/version.json', { auth: t.aliceAuth });
+      const cookie = String(login.headers['set-cookie']).split(';')[0] as string;
+      const stolen = await t.app.inject({
+        method: 'PUT',
+        url: '/users/2.json',
+        headers: { cookie, 'content-type': 'application/json' },
+        payload: JSON.stringify({ user: { password: 'alice-new-password' } }),
+      });
+      assertStatus(stolen, 422, '{"errors":{"current_password":["can\'t be blank"]}}');
+      const xml = await t.app.inject({
+        method: 'PUT',
+        url: '/users/2.xml',
+        headers: { cookie, 'content-type': 'application/xml' },
+        payload: '<user><password>alice-new-password</password><current_password>wrong-guess</current_password></user>',
+      });
+      assertStatus(xml, 422, `${XML_DECLARATION}<errors>\n  <error>Current password is incorrect</error>\n</errors>\n`);
+      await passwordUnchanged();
+    });
+
+    it('with an API key: still the current password, not the key', async () => {
+      const made = await call(t, 'POST', '/users/2/make_new_api_key.json', { auth: t.aliceAuth });
+      const key = (JSON.parse(made.body) as { user: { api_key: string } }).user.api_key;
+      assertStatus(
+        await call(t, 'PUT', '/users/2.json', { auth: t.basic(ALICE.login, key), body: { password: 'alice-new-password', current_password: key } }),
+        422,
+        '{"errors":{"current_password":["is incorrect"]}}',
+      );
+      assertNoContent(await call(t, 'PUT', '/users/2.json', { auth: t.basic(ALICE.login, key), body: { password: 'alice-new-password', current_password: ALICE.password } }));
+      await assertCanLogIn(t, ALICE.login, 'alice-new-password', true);
+    });
+
+    it('names it with the other bad fields in one 422', async () => {
+      assertStatus(
+        await call(t, 'PUT', '/users/2.json', { auth: t.aliceAuth, body: { email: 'bad', password: 'short', current_password: 42 } }),
+        422,
+        '{"errors":{"email":["is invalid"],"password":["is too short (minimum is 8 characters)"],"current_password":["must be a string"]}}',
+      );
+    });
+
+    it('is not needed for other fields, nor from an administrator, for itself or for others', async () => {
+      assertNoContent(await call(t, 'PUT', '/users/2.json', { auth: t.aliceAuth, body: { first_name: 'Al', current_password: 'ignored-here' } }));
+      assertNoContent(await call(t, 'PUT', '/users/1.json', { body: { password: 'admin-new-password' } }));
+      await assertCanLogIn(t, ADMIN.login, 'admin-new-password', true);
+      assertNoContent(await call(t, 'PUT', '/users/2.json', { auth: t.basic(ADMIN.login, 'admin-new-password'), body: { password: 'alice-new-password' } }));
+      await assertCanLogIn(t, ALICE.login, 'alice-new-password', true);
+    });
   });
 });
 

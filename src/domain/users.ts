@@ -3,7 +3,7 @@ import type { Clock } from './clock.js';
 import { type Actor, assertAdmin, assertMayActOn, isAdmin } from './authorization.js';
 import { FieldErrors, Forbidden, NotFound, Unprocessable } from './errors.js';
 import { userLimits } from './limits.js';
-import { hashPassword } from './passwords.js';
+import { hashPassword, verifyPassword } from './passwords.js';
 import type { Page, User } from './records.js';
 import { stringField, unwrapRecord } from './request-body.js';
 import { DuplicateValue, type ChangeOutcome, type UserChanges, type UsersRepository } from '../store/users-repository.js';
@@ -16,11 +16,13 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /**
  * Reads the user fields present in `fields`, naming every bad one (a login or email another user has
  * included) in a single 422. With `required`, login, email and password must be there (a new user).
+ * `check`, if given, adds its own errors to the same 422 (it runs last).
  */
 async function readUserFields(
   fields: Record<string, unknown>,
   required: boolean,
   taken: (values: { login?: string; email?: string }) => Promise<Array<'login' | 'email'>>,
+  check?: (errors: FieldErrors) => Promise<void>,
 ): Promise<UserChanges & { password?: string }> {
   const errors = new FieldErrors();
   const out: UserChanges & { password?: string } = {};
@@ -62,6 +64,7 @@ async function readUserFields(
   if (role !== undefined && role !== 'admin' && role !== 'user') errors.add('role', 'must be admin or user');
   else if (role !== undefined) out.role = role;
 
+  await check?.(errors);
   errors.throwIfAny();
   return out;
 }
@@ -71,6 +74,22 @@ const LAST_ADMIN = 'The last active administrator cannot be deleted, suspended o
 function changedUser(change: ChangeOutcome): User {
   if (change.outcome !== 'changed') throw change.outcome === 'not_found' ? new NotFound() : new Unprocessable({ base: [LAST_ADMIN] });
   return change.user;
+}
+
+/**
+ * A user changing its own password proves it knows the current one (docs/api.md#put-usersid), so a
+ * stolen cookie or API key alone cannot take the account. Administrators and the operator do not:
+ * they may set anyone's password anyway. Checked with the password hash, only when every other
+ * field is valid (no hash is computed for a request that fails anyway).
+ */
+function currentPasswordCheck(fields: Record<string, unknown>, passwordHash: () => Promise<string | undefined>) {
+  return async (errors: FieldErrors): Promise<void> => {
+    if (fields.password === undefined || fields.password === null) return;
+    const current = stringField(fields, 'current_password', errors, { required: true, max: Number.MAX_SAFE_INTEGER });
+    if (current === undefined || !errors.empty) return;
+    const hash = await passwordHash();
+    if (hash === undefined || !(await verifyPassword(hash, current))) errors.add('current_password', 'is incorrect');
+  };
 }
 
 function duplicateAsUnprocessable(error: unknown): never {
@@ -134,10 +153,15 @@ export function usersService(repository: UsersRepository, clock: Clock, credenti
       return user;
     },
 
-    /** Any field a user may hold; only an administrator changes roles. */
+    /**
+     * Any field a user may hold; only an administrator changes roles. A user's own new password
+     * needs `current_password` (currentPasswordCheck).
+     */
     async update(actor: Actor, id: number, body: unknown): Promise<User> {
       assertMayActOn(actor, id);
-      const { password, ...changes } = await readUserFields(unwrapRecord(body ?? {}, 'user'), false, (values) => repository.takenFields(values, id));
+      const fields = unwrapRecord(body ?? {}, 'user');
+      const check = isAdmin(actor) ? undefined : currentPasswordCheck(fields, () => repository.passwordHash(id));
+      const { password, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), check);
       if (changes.role !== undefined && !isAdmin(actor)) throw new Forbidden();
       const password_hash = password === undefined ? undefined : await hashPassword(password);
       const change = await repository.update(id, password_hash ? { ...changes, password_hash } : changes, clock()).catch(duplicateAsUnprocessable);

@@ -254,6 +254,12 @@ export function usersRepository(database: Database) {
       return row && toUser(row);
     },
 
+    /** The user's password hash (to check a current password): never rendered. */
+    async passwordHash(id: number): Promise<string | undefined> {
+      const row = await db.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirst();
+      return row?.password_hash;
+    },
+
     /** What authentication checks, for the user findByLoginOrEmail finds: never rendered. */
     async findCredentials(loginOrEmail: string): Promise<UserCredentials | undefined> {
       const rows = await db

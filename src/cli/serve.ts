@@ -19,9 +19,12 @@ function asAdminSettingError(error: unknown): unknown {
   return new ConfigError(`${ADMIN_VARIABLES[field] ?? field} ${messages[0] ?? 'is invalid'}`);
 }
 
-/** Migrates the database and, on an empty one, creates the first administrator. */
-async function prepareDatabase(config: Config, database: Database): Promise<FirstAdministrator | undefined> {
-  await migrateToLatest(database);
+/**
+ * On an empty database, creates the first administrator. Called only once start-up can no longer
+ * fail (the port is listened on), so a generated password is always printed: a start that fails
+ * earlier creates no one, and the next start creates it (docs/operations.md#the-first-administrator).
+ */
+async function prepareFirstAdministrator(config: Config, database: Database): Promise<FirstAdministrator | undefined> {
   return createFirstAdministrator(usersService(usersRepository(database), systemClock), {
     login: config.adminLogin,
     email: config.adminEmail,
@@ -71,18 +74,21 @@ function drainOnSignal(app: FastifyInstance, database: Database, config: Config)
 }
 
 /** One server process: listens (on the port its cluster shares, in a worker) and drains on a signal. */
-async function runServer(config: Config, database: Database): Promise<string> {
+async function runServer(config: Config, database: Database): Promise<{ app: FastifyInstance; address: string }> {
   const app = await buildApp({ config, database });
   drainOnSignal(app, database, config);
-  const address = await app.listen({ host: config.host, port: config.port });
-  return address.replace('0.0.0.0', '127.0.0.1');
+  const address = await app.listen({ host: config.host, port: config.port }).catch(async (error: unknown) => {
+    await app.close();
+    throw error;
+  });
+  return { app, address: address.replace('0.0.0.0', '127.0.0.1') };
 }
 
 /**
  * The primary of `--workers N`: starts N workers on one port, starts a new one whenever one dies,
  * and on SIGTERM or SIGINT lets every worker drain before it exits itself.
  */
-function superviseWorkers(config: Config, first: FirstAdministrator | undefined): void {
+function superviseWorkers(config: Config, database: Database): void {
   let stopping = false;
   let started = 0;
   const deaths: number[] = [];
@@ -91,7 +97,15 @@ function superviseWorkers(config: Config, first: FirstAdministrator | undefined)
     const worker = cluster.fork();
     worker.once('listening', (address) => {
       started += 1;
-      if (started === config.workers) printWelcome(config, `http://${address.address ?? config.host}:${address.port}`.replace('0.0.0.0', '127.0.0.1'), first);
+      if (started !== config.workers) return;
+      const base = `http://${address.address ?? config.host}:${address.port}`.replace('0.0.0.0', '127.0.0.1');
+      void prepareFirstAdministrator(config, database)
+        .finally(() => database.close())
+        .then((first) => printWelcome(config, base, first), (error: unknown) => {
+          console.error(`cmi: ${error instanceof Error ? error.message : String(error)}`);
+          stop('SIGTERM');
+          process.exitCode = 1;
+        });
     });
   };
 
@@ -143,14 +157,22 @@ export async function serve(config: Config): Promise<void> {
     return;
   }
   const database = openDatabase(config);
-  const first = await prepareDatabase(config, database).catch(async (error: unknown) => {
+  await migrateToLatest(database).catch(async (error: unknown) => {
     await database.close();
     throw error;
   });
-  if (config.workers === 1) {
-    printWelcome(config, await runServer(config, database), first);
+  if (config.workers > 1) {
+    superviseWorkers(config, database);
     return;
   }
-  await database.close();
-  superviseWorkers(config, first);
+  const server = await runServer(config, database).catch(async (error: unknown) => {
+    await database.close();
+    throw error;
+  });
+  const first = await prepareFirstAdministrator(config, database).catch(async (error: unknown) => {
+    await server.app.close();
+    await database.close();
+    throw error;
+  });
+  printWelcome(config, server.address, first);
 }

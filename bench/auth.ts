@@ -1,5 +1,5 @@
 /**
- * Issue 3's figures, on one machine in one run:
+ * The authentication cost figures of docs/benchmarks.md, on one machine in one run:
  *  - authenticated `GET /users.json?page=4&per_page=2` with Basic auth, with the session cookie, and a
  *    raw node:http server answering the same bytes (each server pinned to core 0, wrk to core 1);
  *  - the CPU a burst of 1,000 wrong passwords against one login costs the server.
@@ -10,7 +10,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuSeconds, machine, median, recordSection, seedUsers, startCmi, stop, wrk } from './support.js';
+import { startServer } from '../test/support/cli.js';
+import { cpuSeconds, machine, median, recordSection, seedUsers, stop, wrk } from './support.js';
 
 const PORT = 3301;
 const RAW_PORT = 3302;
@@ -35,7 +36,7 @@ function startRawServer(body: string, headers: Record<string, string>) {
 const dir = mkdtempSync(join(tmpdir(), 'cmi-bench-'));
 const url = `sqlite:${join(dir, 'cmi.sqlite3')}`;
 await seedUsers(url, 10);
-const server = await startCmi({ DATABASE_URL: url, PORT: String(PORT) });
+const server = await startServer({ DATABASE_URL: url }, [], { port: PORT, cores: '0', stderr: 'inherit' });
 try {
   const basic = `Basic ${Buffer.from('admin:bench-password').toString('base64')}`;
   const first = await fetch(`http://127.0.0.1:${PORT}${PATH}`, { headers: { authorization: basic } });
@@ -67,7 +68,7 @@ try {
   const cookieRate = median(rates.get(targets[2]![0])!);
 
   // A burst of 1,000 wrong passwords against one login, 10 at a time.
-  const before = cpuSeconds(server.pid as number);
+  const before = cpuSeconds(server.child.pid as number);
   // Each guess a different password, as in a real attack (the same one would be checked once).
   const wrong = (n: number) => `Basic ${Buffer.from(`user1:wrong-password-${n}`).toString('base64')}`;
   const statuses = new Map<number, number>();
@@ -80,7 +81,7 @@ try {
       await answer.arrayBuffer();
     }
   }
-  const burstCpu = cpuSeconds(server.pid as number) - before;
+  const burstCpu = cpuSeconds(server.child.pid as number) - before;
 
   const rows = targets.map(([name]) => {
     const rate = median(rates.get(name)!);
@@ -106,6 +107,6 @@ ${rows.join('\n')}
   console.log(report);
   recordSection('auth', report);
 } finally {
-  await stop(server);
+  await server.stop();
   rmSync(dir, { recursive: true, force: true });
 }

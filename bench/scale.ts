@@ -1,5 +1,5 @@
 /**
- * Issue 4's size figure: what `X-Total` and a page cost as one database grows from 1,000 to 1,000,000
+ * The size figure of docs/benchmarks.md: what `X-Total` and a page cost as one database grows from 1,000 to 1,000,000
  * users, measured by the server's own X-Runtime. The database is grown in place (1k, measure, 10k,
  * measure, ...) with one server running throughout, warmed up before each size. "count only" asks
  * ten different pages past the last (answered from X-Total's sum alone); "first visit" asks ten
@@ -10,18 +10,17 @@
  *      BENCH_SCALE_MAX=10000 npm run bench:scale   (a quick check: only the sizes up to 10,000)
  * Writes into docs/benchmarks.md.
  */
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import pg from 'pg';
 import { systemClock } from '../src/domain/clock.js';
 import { hashPassword } from '../src/domain/passwords.js';
 import { loadConfig } from '../src/config.js';
 import { migrateToLatest, openDatabase } from '../src/store/database.js';
 import { type NewUser, usersRepository } from '../src/store/users-repository.js';
-import { machine, median, recordSection, startCmi, stop } from './support.js';
+import { type RunningServer, startServer } from '../test/support/cli.js';
+import { machine, median, recordSection } from './support.js';
 
 const PORT = 3304;
 const PER_PAGE = 25;
@@ -109,19 +108,19 @@ async function measure(size: number): Promise<Position[]> {
 async function curve(url: string): Promise<string> {
   const rows: string[] = [];
   const bySize = new Map<number, Position[]>();
-  let server: ChildProcess | undefined;
+  let server: RunningServer | undefined;
   let seeded = 0;
   try {
     for (const size of SIZES) {
       await grow(url, seeded, size);
       seeded = size;
-      server ??= await startCmi({ DATABASE_URL: url, PORT: String(PORT), CMI_AUTH_CACHE_TTL: '300' });
+      server ??= await startServer({ DATABASE_URL: url, CMI_AUTH_CACHE_TTL: '300' }, [], { port: PORT, cores: '0', stderr: 'inherit' });
       const positions = await measure(size);
       bySize.set(size, positions);
       for (const p of positions) rows.push(`| ${size.toLocaleString('en')} | ${p.name} | ${p.firstVisit.toFixed(2)} | ${p.repeat.toFixed(2)} |`);
     }
   } finally {
-    if (server) await stop(server);
+    if (server) await server.stop();
   }
   const smallest = bySize.get(SIZES[0] as number) ?? [];
   const largest = bySize.get(SIZES[SIZES.length - 1] as number) ?? [];

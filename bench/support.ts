@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -9,22 +9,6 @@ import { migrateToLatest, openDatabase } from '../src/store/database.js';
 import { usersRepository } from '../src/store/users-repository.js';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
-
-/** Starts `cmi serve` pinned to `cores` and resolves once it listens. */
-export function startCmi(env: Record<string, string>, cores = '0', args: string[] = []): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('taskset', ['-c', cores, process.execPath, `${ROOT}bin/cmi.js`, 'serve', ...args], {
-      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let output = '';
-    child.stdout?.on('data', (chunk) => {
-      output += chunk;
-      if (/cmi listening on/.test(output)) setTimeout(() => resolve(child), 200);
-    });
-    child.on('exit', (code) => reject(new Error(`cmi exited with ${code}: ${output}`)));
-  });
-}
 
 export interface WrkResult {
   requestsPerSecond: number;
@@ -67,6 +51,7 @@ export function treeCpuSeconds(pid: number): number {
   return cpuSeconds(pid) + children.reduce((sum, child) => sum + treeCpuSeconds(child), 0);
 }
 
+/** Stops a child process of a benchmark's own (cmi servers stop with their RunningServer.stop()). */
 export function stop(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();

@@ -1,5 +1,5 @@
 /**
- * Issue 4's process figure: authenticated `GET /users.json?page=4&per_page=2` (Basic auth) with
+ * The several-processes figure of docs/benchmarks.md: authenticated `GET /users.json?page=4&per_page=2` (Basic auth) with
  * `cmi serve --workers 1` and `--workers 2`, on this machine's 2 cores. wrk (1 thread) shares the
  * cores with the workers, as a client on the same machine must.
  * Run: npm run bench:workers   (needs wrk: apt-get install wrk). Writes into docs/benchmarks.md.
@@ -7,7 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machine, median, recordSection, seedUsers, startCmi, stop, treeCpuSeconds, wrk } from './support.js';
+import { startServer } from '../test/support/cli.js';
+import { machine, median, recordSection, seedUsers, treeCpuSeconds, wrk } from './support.js';
 
 const PORT = 3303;
 const PATH = '/users.json?page=4&per_page=2';
@@ -26,17 +27,17 @@ const clientCost = new Map<number, number[]>([[1, []], [2, []]]);
 try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const workers of [1, 2]) {
-      const server = await startCmi({ DATABASE_URL: url, PORT: String(PORT) }, '0,1', ['--workers', String(workers)]);
+      const server = await startServer({ DATABASE_URL: url }, ['--workers', String(workers)], { port: PORT, cores: '0,1', stderr: 'inherit' });
       try {
         wrk(`http://127.0.0.1:${PORT}${PATH}`, basic, { seconds: 2, connections: CONNECTIONS, cores: '0,1' });
-        const before = treeCpuSeconds(server.pid as number);
+        const before = treeCpuSeconds(server.child.pid as number);
         const result = wrk(`http://127.0.0.1:${PORT}${PATH}`, basic, { seconds: SECONDS, connections: CONNECTIONS, cores: '0,1' });
         if (result.non2xx > 0) throw new Error(`${result.non2xx} answers were not 2xx`);
         rates.get(workers)?.push(result.requestsPerSecond);
-        serverCost.get(workers)?.push(((treeCpuSeconds(server.pid as number) - before) / result.requests) * 1e6);
+        serverCost.get(workers)?.push(((treeCpuSeconds(server.child.pid as number) - before) / result.requests) * 1e6);
         clientCost.get(workers)?.push((result.clientCpuSeconds / result.requests) * 1e6);
       } finally {
-        await stop(server);
+        await server.stop();
       }
     }
   }

@@ -1,4 +1,4 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const CMI = fileURLToPath(new URL('../../bin/cmi.js', import.meta.url));
@@ -18,24 +18,38 @@ export function runCmi(args: string[], env: Record<string, string>, stdin?: stri
 }
 
 export interface RunningServer {
-  child: ChildProcessWithoutNullStreams;
+  child: ChildProcess;
   baseUrl: string;
   /** Everything the server printed to stdout up to and including its start-up lines. */
   output: string;
-  /** Everything it printed to stderr so far. */
+  /** Everything it printed to stderr so far (nothing when stderr is inherited). */
   readonly errors: string;
   stop(): Promise<number | null>;
 }
 
-/** Starts `cmi serve` on a free port and waits until it says where it listens. */
-export function startServer(env: Record<string, string>, args: string[] = []): Promise<RunningServer> {
+export interface ServerOptions {
+  /** The port to listen on; 0 (the default) takes a free one. */
+  port?: number;
+  /** Pins the server (a cluster's workers too) to these CPUs with `taskset -c`, e.g. '0' or '0,1'. */
+  cores?: string;
+  /** The server's stderr: kept in `errors` (the default), or written to this process's own stderr. */
+  stderr?: 'collect' | 'inherit';
+}
+
+/** Starts `cmi serve` (with `args` after it) and waits until it says where it listens. */
+export function startServer(env: Record<string, string>, args: string[] = [], options: ServerOptions = {}): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CMI, 'serve', '--port', '0', ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+    const command = [CMI, 'serve', '--port', String(options.port ?? 0), ...args];
+    const [file, argv] = options.cores === undefined ? [process.execPath, command] : ['taskset', ['-c', options.cores, process.execPath, ...command]];
+    const child = spawn(file, argv, {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', options.stderr === 'inherit' ? 'inherit' : 'pipe'],
+    });
     let output = '';
     let stderr = '';
     const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.stdout.on('data', (chunk) => {
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    child.stdout?.on('data', (chunk) => {
       output += chunk;
       const match = /cmi listening on (http:\/\/\S+)/.exec(output);
       if (match && /Try:|Log in with|Created administrator/.test(output.slice(match.index))) {
@@ -51,6 +65,7 @@ export function startServer(env: Record<string, string>, args: string[] = []): P
         }), 50);
       }
     });
+    child.on('error', reject);
     void exited.then((code) => reject(new Error(`cmi serve exited with ${code} before listening: ${stderr}`)));
   });
 }

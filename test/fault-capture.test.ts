@@ -27,7 +27,7 @@ describe('faults of the service', () => {
     for (const header of ['x-total', 'x-limit', 'x-page', 'link', 'etag']) assert.equal(res.headers[header], undefined, header);
   });
 
-  it('records the fault with its class, message and a backtrace in the spec form', async () => {
+  it('records the fault with its class, message and a backtrace of path:line:in \'function\' frames (docs/api.md#infrastructure-errors)', async () => {
     const [record, ...others] = await errors();
     assert.equal(others.length, 0);
     assert.ok(record);
@@ -62,7 +62,7 @@ describe('faults of the service', () => {
     assert.equal(record?.counter, 2);
     const res = await t.app.inject({ url: `/sysadmin_tools/infrastructure/errors/${record?.id}.json`, headers: { authorization: t.adminAuth } });
     assert.equal(res.statusCode, 200);
-    const body = JSON.parse(res.body).infrastructure_error;
+    const body = (JSON.parse(res.body) as { infrastructure_error: { error_class: string; counter: number } }).infrastructure_error;
     assert.equal(body.error_class, 'RangeError');
     assert.equal(body.counter, 2);
   });

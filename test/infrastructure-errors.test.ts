@@ -81,13 +81,14 @@ describe('infrastructure errors', () => {
     assert.equal(stored[0]?.counter, 2);
   });
 
-  it('answers GET in JSON and XML with exactly the nine fields of the spec', async () => {
+  it('answers GET in JSON and XML with exactly its nine fields (docs/api.md#infrastructure-errors)', async () => {
     const json = await asAdmin(`${BASE}/1.json`);
     assert.equal(json.statusCode, 200);
-    assert.deepEqual(Object.keys(JSON.parse(json.body).infrastructure_error), [
+    const record = (JSON.parse(json.body) as { infrastructure_error: Record<string, unknown> }).infrastructure_error;
+    assert.deepEqual(Object.keys(record), [
       'id', 'backtrace', 'counter', 'created_at', 'error_class', 'fingerprint', 'message', 'reported', 'updated_at',
     ]);
-    assert.equal(JSON.parse(json.body).infrastructure_error.counter, 2);
+    assert.equal(record.counter, 2);
     const xml = await t.app.inject({ url: `${BASE}/1.xml`, headers: { authorization: t.adminAuth, accept: 'application/xml', 'content-type': 'application/xml' } });
     assert.equal(xml.statusCode, 200);
     assert.equal(xml.headers['content-type'], 'application/xml; charset=utf-8');
@@ -116,7 +117,7 @@ describe('infrastructure errors', () => {
       'application/xml',
     );
     assert.equal(res.statusCode, 201);
-    assert.equal(JSON.parse(res.body).infrastructure_error.message, 'ABC &#65; \u{1F600} <x>');
+    assert.equal((JSON.parse(res.body) as { infrastructure_error: { message: string } }).infrastructure_error.message, 'ABC &#65; \u{1F600} <x>');
   });
 
   it('names each bad field of a report in one 422 and records nothing', async () => {

@@ -15,7 +15,7 @@ function slowPost(baseUrl: string) {
   const socket = connect(Number(port), hostname);
   let answer = '';
   const done = new Promise<string>((resolve) => {
-    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
     socket.on('close', () => resolve(answer));
     socket.on('error', () => resolve(answer));
   });

@@ -21,7 +21,7 @@ export interface FreshDatabase {
 export async function freshDatabase(): Promise<FreshDatabase> {
   if (!onPostgres) {
     const dir = mkdtempSync(join(tmpdir(), 'cmi-test-'));
-    return { url: `sqlite:${join(dir, 'cmi.sqlite3')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    return { url: `sqlite:${join(dir, 'cmi.sqlite3')}`, drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })) };
   }
   const schema = `cmi_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: target });

@@ -21,9 +21,9 @@ export function get(app: FastifyInstance, url: string, headers: Record<string, s
 /** The Set-Cookie values of an answer: an inject answer, a raw node:http one or a fetch Response. */
 function setCookies(res: { headers: unknown }): string[] {
   if (res.headers instanceof Headers) return res.headers.getSetCookie();
-  const value = (res.headers as Record<string, unknown>)['set-cookie'];
+  const value = (res.headers as Record<string, string | string[] | number | undefined>)['set-cookie'];
   if (value === undefined) return [];
-  return Array.isArray(value) ? value.map(String) : [String(value)];
+  return Array.isArray(value) ? value : [String(value)];
 }
 
 /** The session token of an answer that sets exactly one cookie, the session cookie in its exact form. */

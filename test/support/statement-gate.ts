@@ -17,9 +17,9 @@ export function statementGate() {
   let pending: { matches: (result: QueryResult<unknown>) => boolean; armed: boolean; reached: () => void; released: Promise<void> } | undefined;
   const watch: KyselyPlugin = {
     transformQuery: ({ node }) => node,
-    async transformResult({ result }) {
+    transformResult({ result }) {
       if (pending && !pending.armed && pending.matches(result)) pending.armed = true;
-      return result;
+      return Promise.resolve(result);
     },
   };
   return {

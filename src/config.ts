@@ -14,6 +14,8 @@ export interface Config {
   maxPerPage: number;
   logLevel: LogLevel;
   bodyLimitBytes: number;
+  /** The most the rendered-page cache of a process may cost, in bytes (0: no page is kept). */
+  pageCacheBytes: number;
   sessionMaxAgeSeconds: number;
   sessionIdleSeconds: number;
   /** Failed logins allowed per login and per address within lockoutWindowSeconds. */
@@ -58,6 +60,7 @@ export const SETTINGS = {
   CMI_DB_POOL: { default: '10', help: 'PostgreSQL connections per process' },
   CMI_DB_STATEMENT_TIMEOUT: { default: '5000', help: 'longest a statement may run or wait for a lock, in ms; then 503' },
   CMI_BODY_LIMIT: { default: '1048576', help: 'largest request body, in bytes' },
+  CMI_PAGE_CACHE_BYTES: { default: '33554432', help: 'the most the rendered list pages a process keeps may cost, in bytes (0: none kept)' },
   CMI_SESSION_MAX_AGE: { default: '43200', help: 'a session ends this many seconds after login' },
   CMI_SESSION_IDLE_TIMEOUT: { default: '1800', help: 'a session ends after this many seconds unused' },
   CMI_LOCKOUT_MAX_FAILURES: { default: '10', help: 'failed logins allowed per login and per address in a window' },
@@ -137,6 +140,7 @@ export function loadConfig(source: Source = process.env): Config {
     maxPerPage,
     logLevel: logLevel as LogLevel,
     bodyLimitBytes: integer('CMI_BODY_LIMIT', 1024, 104_857_600),
+    pageCacheBytes: integer('CMI_PAGE_CACHE_BYTES', 0, 1_073_741_824),
     sessionMaxAgeSeconds: integer('CMI_SESSION_MAX_AGE', 60, 30 * 86_400),
     sessionIdleSeconds: integer('CMI_SESSION_IDLE_TIMEOUT', 60, 30 * 86_400),
     lockoutMaxFailures: integer('CMI_LOCKOUT_MAX_FAILURES', 1, 1_000_000),

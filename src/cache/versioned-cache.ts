@@ -1,38 +1,73 @@
+/** How a versioned cache is bounded: the sum of its entries' costs, in bytes. */
+export interface CacheBounds<T> {
+  /** The most the entries may cost together; 0 keeps nothing. */
+  maxBytes: number;
+  /** What keeping `value` under `key` costs, in bytes (its key included). */
+  costOf(key: string, value: T): number;
+}
+
 /**
  * Results that stay valid while the data they came from has not changed. `version()` names the state
  * of the database (every write, in any process, changes it); a new version empties the cache. Without
- * a version (undefined) nothing is cached. Bounded: the oldest entry goes first.
+ * a version (undefined) nothing is cached. Bounded in bytes: the oldest entries go first until a new
+ * one fits, and a value costing more than the whole bound is answered but not kept.
  */
-export function versionedCache<T>(version: () => string | undefined, maxEntries: number) {
+export function versionedCache<T>(version: () => string | undefined, bounds: CacheBounds<T>) {
   let seen: string | undefined;
-  const entries = new Map<string, T>();
+  const entries = new Map<string, { value: T; cost: number }>();
+  let bytes = 0;
 
   /** The version in force, after emptying the cache if it moved. */
   function currentVersion(): string | undefined {
     const current = version();
     if (current !== undefined && current !== seen) {
       entries.clear();
+      bytes = 0;
       seen = current;
     }
     return current;
   }
 
+  function store(key: string, value: T): void {
+    const cost = bounds.costOf(key, value);
+    if (cost > bounds.maxBytes) return;
+    const replaced = entries.get(key);
+    if (replaced !== undefined) {
+      entries.delete(key);
+      bytes -= replaced.cost;
+    }
+    // A Map iterates in insertion order: the first key is the oldest.
+    for (const [oldest, entry] of entries) {
+      if (bytes + cost <= bounds.maxBytes) break;
+      entries.delete(oldest);
+      bytes -= entry.cost;
+    }
+    entries.set(key, { value, cost });
+    bytes += cost;
+  }
+
   return {
     /** A cached value without waiting, for the hot path; undefined when it must be computed. */
-    peek: (key: string): T | undefined => (currentVersion() === undefined ? undefined : entries.get(key)),
+    peek: (key: string): T | undefined => (currentVersion() === undefined ? undefined : entries.get(key)?.value),
 
     async get(key: string, compute: () => Promise<T>): Promise<T> {
       const current = currentVersion();
       const hit = current === undefined ? undefined : entries.get(key);
-      if (hit !== undefined) return hit;
+      if (hit !== undefined) return hit.value;
       const value = await compute();
-      if (current === undefined) return value;
       // Store only if nothing was written while computing, so a value is never newer than its version.
-      if (version() === current) {
-        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
-        entries.set(key, value);
-      }
+      if (current !== undefined && version() === current) store(key, value);
       return value;
+    },
+
+    /** What the entries cost together, in bytes (never more than maxBytes). */
+    get bytes(): number {
+      return bytes;
+    },
+
+    /** How many entries are kept. */
+    get size(): number {
+      return entries.size;
     },
   };
 }

@@ -14,22 +14,38 @@ export function sendPayload(reply: FastifyReply, format: Format, payload: Payloa
   return reply.send(render(format, payload));
 }
 
-/** A response kept whole: its bytes and all its own headers, its ETag among them. */
+/**
+ * A response kept whole: its bytes (UTF-8, encoded once, so what it costs to keep is exactly
+ * known and it is not encoded again for every answer) and all its own headers, its ETag among them.
+ */
 export interface RenderedResponse {
-  body: string;
+  body: Buffer;
   headers: Record<string, string>;
 }
 
 export function renderResponse(format: Format, payload: Payload, headers: Record<string, string>): RenderedResponse {
-  const body = render(format, payload);
-  return { body, headers: { ...headers, 'content-type': CONTENT_TYPES[format], etag: weakEtag(body) } };
+  const text = render(format, payload);
+  return { body: Buffer.from(text, 'utf8'), headers: { ...headers, 'content-type': CONTENT_TYPES[format], etag: weakEtag(text) } };
+}
+
+/** Room for the objects around a kept page (its entry, the header object, the Buffer's own header). */
+const ENTRY_OVERHEAD_BYTES = 256;
+
+/**
+ * What keeping `rendered` under `key` costs, in bytes: the body's bytes, and the key's and the headers'
+ * characters at two bytes each (the most V8 spends on a string's character), plus a fixed overhead.
+ */
+export function renderedCost(key: string, rendered: RenderedResponse): number {
+  let chars = key.length;
+  for (const name in rendered.headers) chars += name.length + (rendered.headers[name] as string).length;
+  return rendered.body.byteLength + 2 * chars + ENTRY_OVERHEAD_BYTES;
 }
 
 export function sendRendered(reply: FastifyReply, rendered: RenderedResponse): FastifyReply {
   return reply.headers(rendered.headers).send(rendered.body);
 }
 
-/** `W/"<sha1 of the body>"`. */
-export function weakEtag(body: string): string {
+/** `W/"<sha1 of the body>"` (of its UTF-8 bytes, whether given as text or as bytes). */
+export function weakEtag(body: string | Buffer): string {
   return `W/"${createHash('sha1').update(body).digest('hex')}"`;
 }

@@ -22,7 +22,7 @@ function matchesIfNoneMatch(request: FastifyRequest, etag: string): boolean {
 export function registerResponseHeaders(app: FastifyInstance): void {
   app.addHook('onSend', (request, reply, payload, done) => {
     let body = payload;
-    if ((request.method === 'GET' || request.method === 'HEAD') && reply.statusCode === 200 && typeof payload === 'string') {
+    if ((request.method === 'GET' || request.method === 'HEAD') && reply.statusCode === 200 && (typeof payload === 'string' || payload instanceof Buffer)) {
       // A cached response brings its ETag along; anything else is hashed here.
       let etag = reply.getHeader('etag') as string | undefined;
       if (etag === undefined) {

@@ -3,15 +3,16 @@ import { presentUser, userResource as resource } from '../../resources/user.js';
 import type { AppContext } from '../context.js';
 import { versionedCache } from '../../cache/versioned-cache.js';
 import { paginationHeaders, paginationKey, parsePagination } from '../pagination.js';
-import { type RenderedResponse, renderResponse, sendPayload, sendRendered } from '../respond.js';
+import { type RenderedResponse, renderedCost, renderResponse, sendPayload, sendRendered } from '../respond.js';
 import { parseId } from '../route-params.js';
 
 type WithId = { Params: { id: string } };
 
 /** OnApp's user management: administrators manage everyone, a user only itself (domain/users.ts). */
 export function usersRoutes(app: FastifyInstance, { users, config, dataVersion }: AppContext): void {
-  // Rendered pages, reused whole (bytes, ETag, headers) until the data changes in any process.
-  const pages = versionedCache<RenderedResponse>(dataVersion, 1000);
+  // Rendered pages, reused whole (bytes, ETag, headers) until the data changes in any process; they
+  // cost at most CMI_PAGE_CACHE_BYTES (docs/operations.md#configuration).
+  const pages = versionedCache<RenderedResponse>(dataVersion, { maxBytes: config.pageCacheBytes, costOf: renderedCost });
 
   // Not async: a cached page is answered without a promise.
   app.get('/users', { config: { paginated: true } }, (request, reply) => {

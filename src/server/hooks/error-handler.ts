@@ -26,6 +26,9 @@ function clientErrorOf(error: FastifyError, bodyLimit: number): ClientError | un
  */
 export function registerErrorHandler(app: FastifyInstance, infrastructureErrors: InfrastructureErrors, bodyLimit: number): void {
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    // An error before any hook ran (the body of a request for an unknown path is parsed before its
+    // 404 gate) is still answered in the format the request asked for (docs/api.md#formats).
+    if (request.startedAt === 0) startRequest(request);
     // Headers a handler set before it failed (list headers, Location) describe an answer not given.
     for (const header of SUCCESS_ONLY_HEADERS) reply.removeHeader(header);
     const clientError = clientErrorOf(error, bodyLimit);

@@ -1,16 +1,40 @@
 import { type Database, pendingMigrations } from '../store/database.js';
+import { settingsRepository } from '../store/settings-repository.js';
+import type { Clock } from './clock.js';
+import { ServiceUnavailable } from './errors.js';
 
-export type Readiness = 'ok' | 'migrations pending' | 'database unreachable';
+export type Readiness = 'ok' | 'migrations pending' | 'database unreachable' | 'database refuses writes' | 'database not answering';
 
-/** Whether this process can serve: the database answers and has every migration this cmi needs. */
-export function healthService(database: Database) {
+/** The longest a readiness check takes, whatever the database does (a load balancer's probe times out). */
+const READINESS_LIMIT_MS = 1500;
+
+/**
+ * Whether this process can serve: the database answers, has every migration this cmi needs, and
+ * accepts a write (a full disk or a read-only server answers reads but not logins). Concurrent
+ * probes share one check. docs/operations.md#health-probes.
+ */
+export function healthService(database: Database, clock: Clock) {
+  const settings = settingsRepository(database);
+  let underWay: Promise<Readiness> | undefined;
+
+  async function check(): Promise<Readiness> {
+    try {
+      if ((await pendingMigrations(database)).length > 0) return 'migrations pending';
+      await settings.put('readiness_checked_at', clock().toISOString());
+      return 'ok';
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailable)) return 'database unreachable';
+      if (error.message.includes('did not answer')) return 'database not answering';
+      return error.message.includes('cannot be reached') ? 'database unreachable' : 'database refuses writes';
+    }
+  }
+
   return {
-    async readiness(): Promise<Readiness> {
-      try {
-        return (await pendingMigrations(database)).length > 0 ? 'migrations pending' : 'ok';
-      } catch {
-        return 'database unreachable';
-      }
+    readiness(): Promise<Readiness> {
+      underWay ??= check().finally(() => (underWay = undefined));
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<Readiness>((resolve) => (timer = setTimeout(() => resolve('database not answering'), READINESS_LIMIT_MS)));
+      return Promise.race([underWay, limit]).finally(() => clearTimeout(timer));
     },
   };
 }

@@ -57,11 +57,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       cache,
       lockout: lockout(loginFailuresRepository(database), clock, {
         maxFailures: config.lockoutMaxFailures,
+        addressMaxFailures: config.lockoutAddressMaxFailures,
+        accountMaxFailures: config.lockoutAccountMaxFailures,
         windowSeconds: config.lockoutWindowSeconds,
       }),
       clock,
     }),
-    health: healthService(database),
+    health: healthService(database, clock),
     version: installationVersion(),
     dataVersion: database.dataVersion,
   };

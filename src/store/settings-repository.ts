@@ -9,6 +9,11 @@ export function settingsRepository(database: Database) {
       return row?.value;
     },
 
+    /** Stores `value`, replacing any value the key had. */
+    async put(key: string, value: string): Promise<void> {
+      await db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).execute();
+    },
+
     /** Stores `value` unless the key already has one; returns the value that won. */
     async getOrInsert(key: string, value: string): Promise<string> {
       await db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).execute();

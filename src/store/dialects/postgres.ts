@@ -4,6 +4,10 @@ import type { Schema } from '../schema.js';
 import type { WriteCounter } from '../write-counter.js';
 import type { Connection, Dialect } from './dialect.js';
 import { CHANGE_CHANNEL, changeListener } from './postgres-change-listener.js';
+import { guardedPool } from './postgres-pool.js';
+
+/** How much longer than statement_timeout a query may take before the client gives up on the server. */
+const CLIENT_GRACE_MS = 1000;
 
 /** An arbitrary, fixed advisory-lock key for changes that could leave no active administrator. */
 const ADMINISTRATORS_LOCK = 7_302_114;
@@ -30,12 +34,15 @@ export function postgresDialect(url: string): Dialect {
         connectionString: url,
         max: pool.size,
         statement_timeout: pool.statementTimeoutMs,
-        connectionTimeoutMillis: 5000,
+        connectionTimeoutMillis: pool.statementTimeoutMs,
       });
       // An idle connection the server ends (restart, failover) is dropped by the pool; without a
       // listener its error would end the process. The next query opens a new connection.
       connections.on('error', () => {});
-      const db = new Kysely<Schema>({ plugins: [writes], dialect: new PostgresDialect({ pool: connections }) });
+      const db = new Kysely<Schema>({
+        plugins: [writes],
+        dialect: new PostgresDialect({ pool: guardedPool(connections, pool.statementTimeoutMs + CLIENT_GRACE_MS) }),
+      });
       return {
         db,
         dataVersion: () => {

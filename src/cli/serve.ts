@@ -122,13 +122,14 @@ function superviseWorkers(config: Config, database: Database): void {
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(1);
       return;
     }
-    // A worker that keeps dying (say, the database is gone) is restarted ever more slowly, and
-    // after 10 deaths within a minute the whole server stops rather than loop.
+    // A worker that keeps dying is restarted ever more slowly. The server stops only when no worker
+    // is left serving and they died more than 10 times within a minute: healthy workers are never
+    // stopped because their replacements fail (docs/operations.md#running-several-processes).
     const now = Date.now();
     deaths.push(now);
     while (deaths.length > 0 && (deaths[0] as number) < now - 60_000) deaths.shift();
-    if (deaths.length > 10) {
-      console.error(`cmi: workers died ${deaths.length} times within a minute; stopping`);
+    if (deaths.length > 10 && Object.keys(cluster.workers ?? {}).length === 0) {
+      console.error(`cmi: workers died ${deaths.length} times within a minute and none is left; stopping`);
       stop('SIGTERM');
       process.exitCode = 1;
       return;

@@ -11,7 +11,7 @@ const READINESS_LIMIT_MS = 1500;
 /**
  * Whether this process can serve: the database answers, has every migration this cmi needs, and
  * accepts a write (a full disk or a read-only server answers reads but not logins). Concurrent
- * probes share one check. docs/operations.md#health-probes.
+ * probes share one check. docs/operations.md#health-probes-for-load-balancers.
  */
 export function healthService(database: Database, clock: Clock) {
   const settings = settingsRepository(database);

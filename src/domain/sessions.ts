@@ -1,5 +1,6 @@
 import { createHmac, createSecretKey, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Clock } from './clock.js';
+import { ServiceUnavailable } from './errors.js';
 
 export const SESSION_COOKIE = '_cmi_session';
 
@@ -83,3 +84,44 @@ export function sessionTokens(secret: string, clock: Clock, timeouts: SessionTim
 }
 
 export type SessionTokens = ReturnType<typeof sessionTokens>;
+
+/** How long to wait before reading the signing key again after the database failed to give it. */
+const KEY_RETRY_MS = 1000;
+
+/**
+ * Session tokens under the installation's key, read from the database by `readSecret`. A process
+ * may start while the database is down (a worker replaced during an outage): until the key is read,
+ * every use answers 503, and reading is tried again every second. `loaded` settles after the first
+ * try, whatever it gave; `stop()` ends the retries.
+ */
+export function sessionTokensOnceKeyed(readSecret: () => Promise<string>, clock: Clock, timeouts: SessionTimeouts) {
+  let keyed: SessionTokens | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const need = (): SessionTokens => {
+    if (keyed === undefined) throw new ServiceUnavailable('the session key cannot be read from the database', 1);
+    return keyed;
+  };
+  const tryToRead = async (): Promise<void> => {
+    try {
+      keyed = sessionTokens(await readSecret(), clock, timeouts);
+    } catch {
+      if (!stopped) retry = setTimeout(() => void tryToRead(), KEY_RETRY_MS).unref();
+    }
+  };
+  const tokens: SessionTokens = {
+    issue: (userId, epoch) => need().issue(userId, epoch),
+    refresh: (claims) => need().refresh(claims),
+    needsRefresh: (claims) => need().needsRefresh(claims),
+    expiresAt: (claims) => need().expiresAt(claims),
+    verify: (token) => need().verify(token),
+  };
+  return {
+    tokens,
+    loaded: tryToRead(),
+    stop(): void {
+      stopped = true;
+      clearTimeout(retry);
+    },
+  };
+}

@@ -5,7 +5,7 @@ import { authenticator } from '../domain/authentication.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { healthService } from '../domain/health.js';
 import { infrastructureErrors } from '../domain/infrastructure-errors.js';
-import { newSessionSecret, sessionTokens } from '../domain/sessions.js';
+import { newSessionSecret, sessionTokensOnceKeyed } from '../domain/sessions.js';
 import { lockout } from '../domain/lockout.js';
 import { usersService } from '../domain/users.js';
 import { verificationCache } from '../cache/verification-cache.js';
@@ -42,7 +42,13 @@ export interface AppOptions {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, database } = options;
   const clock = options.clock ?? systemClock;
-  const secret = await settingsRepository(database).getOrInsert('session_secret', newSessionSecret());
+  const settings = settingsRepository(database);
+  // Read now, or, with the database down, again each second while the app already answers (503).
+  const sessions = sessionTokensOnceKeyed(() => settings.getOrInsert('session_secret', newSessionSecret()), clock, {
+    maxAgeSeconds: config.sessionMaxAgeSeconds,
+    idleSeconds: config.sessionIdleSeconds,
+  });
+  await sessions.loaded;
   const users = usersRepository(database);
   const cache = verificationCache(clock, { ttlMs: config.authCacheSeconds * 1000, maxEntries: 10_000 });
   const context: AppContext = {
@@ -53,7 +59,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     authenticator: authenticator({
       users,
       revokedSessions: revokedSessionsRepository(database),
-      sessions: sessionTokens(secret, clock, { maxAgeSeconds: config.sessionMaxAgeSeconds, idleSeconds: config.sessionIdleSeconds }),
+      sessions: sessions.tokens,
       cache,
       lockout: lockout(loginFailuresRepository(database), clock, {
         maxFailures: config.lockoutMaxFailures,
@@ -96,6 +102,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   healthRoutes(app, context);
   infrastructureErrorsRoutes(app, context);
 
+  app.addHook('onClose', (_instance, done) => {
+    sessions.stop();
+    done();
+  });
   await app.ready();
   return app;
 }

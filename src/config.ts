@@ -18,8 +18,10 @@ export interface Config {
   pageCacheBytes: number;
   sessionMaxAgeSeconds: number;
   sessionIdleSeconds: number;
-  /** Failed logins allowed per login and per address within lockoutWindowSeconds. */
+  /** Failed logins allowed within lockoutWindowSeconds: per name from one address, per address, per name (docs/security.md#brute-force). */
   lockoutMaxFailures: number;
+  lockoutAddressMaxFailures: number;
+  lockoutAccountMaxFailures: number;
   lockoutWindowSeconds: number;
   /** How long a verified credential is trusted without rechecking, in seconds (0 turns caching off). */
   authCacheSeconds: number;
@@ -63,7 +65,9 @@ export const SETTINGS = {
   CMI_PAGE_CACHE_BYTES: { default: '33554432', help: 'the most the rendered list pages a process keeps may cost, in bytes (0: none kept)' },
   CMI_SESSION_MAX_AGE: { default: '43200', help: 'a session ends this many seconds after login' },
   CMI_SESSION_IDLE_TIMEOUT: { default: '1800', help: 'a session ends after this many seconds unused' },
-  CMI_LOCKOUT_MAX_FAILURES: { default: '10', help: 'failed logins allowed per login and per address in a window' },
+  CMI_LOCKOUT_MAX_FAILURES: { default: '10', help: 'failed logins allowed for one login from one address in a window' },
+  CMI_LOCKOUT_ADDRESS_MAX_FAILURES: { default: '100', help: 'failed logins allowed from one address, across logins, in a window' },
+  CMI_LOCKOUT_ACCOUNT_MAX_FAILURES: { default: '50', help: 'failed logins allowed for one login, across addresses, in a window (not applied where it logged in before)' },
   CMI_LOCKOUT_WINDOW: { default: '900', help: 'the failed-login window, in seconds' },
   CMI_AUTH_CACHE_TTL: { default: '5', help: 'seconds a verified credential is trusted without rechecking (0: off)' },
   CMI_TRUST_PROXY: { default: 'false', help: 'believe X-Forwarded-For/-Proto from one proxy in front' },
@@ -144,6 +148,8 @@ export function loadConfig(source: Source = process.env): Config {
     sessionMaxAgeSeconds: integer('CMI_SESSION_MAX_AGE', 60, 30 * 86_400),
     sessionIdleSeconds: integer('CMI_SESSION_IDLE_TIMEOUT', 60, 30 * 86_400),
     lockoutMaxFailures: integer('CMI_LOCKOUT_MAX_FAILURES', 1, 1_000_000),
+    lockoutAddressMaxFailures: integer('CMI_LOCKOUT_ADDRESS_MAX_FAILURES', 1, 1_000_000),
+    lockoutAccountMaxFailures: integer('CMI_LOCKOUT_ACCOUNT_MAX_FAILURES', 1, 1_000_000),
     lockoutWindowSeconds: integer('CMI_LOCKOUT_WINDOW', 1, 86_400),
     authCacheSeconds: integer('CMI_AUTH_CACHE_TTL', 0, 300),
     trustProxy: flag('CMI_TRUST_PROXY'),

@@ -146,8 +146,12 @@ users.command('suspend <user>').description('suspend a user (its access ends)').
 users.command('activate <user>').description('reactivate a suspended or deleted user').action(async (target: string) => onUsers((c) => c.activate(target))());
 users.command('api-key <user>').description('make a new API key (printed once; the old one stops working)').action(async (target: string) => onUsers((c) => c.apiKey(target))());
 users
+  .command('unlock <user>')
+  .description('clear the failed-login counters of the user\'s login and email (the lockout ends)')
+  .action(async (target: string) => onUsers((c) => c.unlock(target))());
+users
   .command('reset-password <user>')
-  .description('set a new password (a generated one, printed once, unless given); ends all sessions')
+  .description('set a new password (a generated one, printed once, unless given); ends all sessions and the lockout')
   .addOption(new Option('--password <password>', 'the new password').conflicts('passwordStdin'))
   .option('--password-stdin', 'read the new password from standard input')
   .action(async (target: string, options: { password?: string; passwordStdin?: boolean }) => {

@@ -2,8 +2,10 @@ import { systemClock } from '../domain/clock.js';
 import { generatePassword } from '../domain/passwords.js';
 import type { User } from '../domain/records.js';
 import { OPERATOR } from '../domain/authorization.js';
+import { unlockAccount } from '../domain/lockout.js';
 import { usersService } from '../domain/users.js';
 import type { Database } from '../store/database.js';
+import { loginFailuresRepository } from '../store/login-failures-repository.js';
 import { usersRepository } from '../store/users-repository.js';
 
 /**
@@ -12,6 +14,7 @@ import { usersRepository } from '../store/users-repository.js';
  */
 export function userCommands(database: Database) {
   const users = usersService(usersRepository(database), systemClock);
+  const failures = loginFailuresRepository(database);
   const describe = (user: User) => `${user.id} "${user.login}" <${user.email}>`;
 
   const resolve = (target: string) => users.lookUp(OPERATOR, target);
@@ -57,10 +60,18 @@ export function userCommands(database: Database) {
       return `New API key for ${describe(user)} (shown once; the old one no longer works):\n${apiKey}`;
     },
 
-    /** Sets the given password, or a generated one that is printed once. All sessions end. */
+    /** Clears the user's failed-login counters (docs/security.md#brute-force), so its next login is checked afresh. */
+    async unlock(target: string): Promise<string> {
+      const user = await resolve(target);
+      await unlockAccount(failures, user);
+      return `Unlocked user ${describe(user)}: its failed-login counters are cleared`;
+    },
+
+    /** Sets the given password, or a generated one that is printed once. All sessions end; the counters are cleared. */
     async resetPassword(target: string, password: string | undefined): Promise<string> {
       const chosen = password ?? generatePassword();
       const user = await users.update(OPERATOR, (await resolve(target)).id, { password: chosen });
+      await unlockAccount(failures, user);
       return password === undefined
         ? `New password for ${describe(user)} (shown once): ${chosen}`
         : `Password of ${describe(user)} changed; its sessions have ended`;

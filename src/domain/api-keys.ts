@@ -10,10 +10,10 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
-/** Compares a presented key with a stored hash in constant time. */
+/** Compares a presented key with a stored hash in constant time (the key is hashed even when there is no hash). */
 export function apiKeyMatches(presented: string, storedHash: string | null): boolean {
+  const actual = createHash('sha256').update(presented).digest();
   if (storedHash === null) return false;
   const expected = Buffer.from(storedHash, 'hex');
-  const actual = createHash('sha256').update(presented).digest();
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }

@@ -24,9 +24,17 @@ export interface Credentials {
   connection?: object;
 }
 
+/**
+ * What a verified Basic credential is remembered under: the header and the client's address. A
+ * verification holds only for the address it was made from, so a guesser whom the lockout refuses
+ * does not get the right password answered from the cache (docs/security.md#brute-force).
+ */
+const basicKey = (authorization: string, address: string) => `${authorization}\n${address}`;
+
 /** The last Basic answer given on one connection, and what it rested on. */
 interface ConnectionAnswer {
   authorization: string;
+  address: string;
   entry: CacheEntry;
   answer: Authenticated;
   /** When to stop: the entry's expiry, or sooner so the cookie handed out is never staler than a refresh. */
@@ -85,32 +93,38 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
     const since = cache.generation;
     const found = await users.findCredentials(credentials.login);
-    // Attempts count against the account whichever name (login or email) was used.
-    const keys = lockout.keys(found ? `user:${found.user.id}` : credentials.login, address);
-    await lockout.charge(keys);
     const { password } = credentials;
-    const valid = apiKeyMatches(password, found?.api_key_hash ?? null) || (await verifyPassword(found?.password_hash, password));
-    if (!found || !valid || found.user.status !== 'active') {
-      // Someone is guessing: the account's cached verifications go, so a lock holds for them too.
-      if (found) cache.evictUser(found.user.id);
-      throw new Unauthorized();
+    // Counted under the name as typed, whether or not it found a user, so a 429 tells nothing.
+    const attempt = lockout.attempt(credentials.login, address, found?.user.id);
+    // The API key first: it cannot be guessed, so password guessing never locks it (nor is it counted).
+    if (apiKeyMatches(password, found?.api_key_hash ?? null) && found) {
+      if (found.user.status !== 'active') throw new Unauthorized();
+      await lockout.apiKeyAccepted(attempt);
+    } else {
+      const charged = await lockout.charge(attempt);
+      if (!(await verifyPassword(found?.password_hash, password)) || !found || found.user.status !== 'active') {
+        // Someone is guessing: the account's cached verifications go, so they are checked afresh.
+        if (found) cache.evictUser(found.user.id);
+        throw new Unauthorized();
+      }
+      await lockout.succeeded(charged);
     }
-    await lockout.succeeded(keys);
     const verified = { user: found.user, sessionEpoch: found.session_epoch };
-    cache.set(authorization, verified, since);
+    cache.set(basicKey(authorization, address), verified, since);
     return verified;
   }
 
-  // Checks under way, by Authorization header. A client that sends the same credentials on many
-  // connections at once (or again just as its cached check expires) waits for the one check instead
-  // of starting its own: one password hash, and one attempt against the brute-force limit.
+  // Checks under way, by Authorization header and address. A client that sends the same credentials
+  // on many connections at once (or again just as its cached check expires) waits for the one check
+  // instead of starting its own: one password hash, and one attempt against the brute-force limit.
   const checksUnderWay = new Map<string, Promise<Verified>>();
 
   function withBasicOnce(authorization: string, address: string): Promise<Verified> {
-    let check = checksUnderWay.get(authorization);
+    const key = basicKey(authorization, address);
+    let check = checksUnderWay.get(key);
     if (check === undefined) {
-      check = withBasic(authorization, address).finally(() => checksUnderWay.delete(authorization));
-      checksUnderWay.set(authorization, check);
+      check = withBasic(authorization, address).finally(() => checksUnderWay.delete(key));
+      checksUnderWay.set(key, check);
     }
     return check;
   }
@@ -138,29 +152,33 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   const lastOnConnection = new WeakMap<object, ConnectionAnswer>();
 
   /** A new session for verified Basic credentials, kept for the connection while `entry` is current. */
-  function answerBasic(authorization: string, connection: object | undefined, verified: Verified, entry: CacheEntry | undefined): Authenticated {
+  function answerBasic(authorization: string, address: string, connection: object | undefined, verified: Verified, entry: CacheEntry | undefined): Authenticated {
     const answer = { user: verified.user, sessionToken: sessions.issue(verified.user.id, verified.sessionEpoch) };
     if (connection && entry) {
       const until = Math.min(entry.expiresAt, clock().getTime() + REFRESH_AFTER_SECONDS * 1000);
-      lastOnConnection.set(connection, { authorization, entry, answer, until });
+      lastOnConnection.set(connection, { authorization, address, entry, answer, until });
     }
     return answer;
   }
 
-  function fromBasicCache(authorization: string, connection: object | undefined): Authenticated | undefined {
+  function fromBasicCache(authorization: string, address: string, connection: object | undefined): Authenticated | undefined {
     const last = connection && lastOnConnection.get(connection);
     if (last) {
-      if (last.entry.current && last.until > clock().getTime() && sameText(authorization, last.authorization)) return last.answer;
+      // The address too: behind a proxy, one connection carries many clients' requests.
+      if (last.entry.current && last.until > clock().getTime() && address === last.address && sameText(authorization, last.authorization)) return last.answer;
       // Nothing to reuse: the header it holds goes now, not when the connection closes.
       lastOnConnection.delete(connection);
     }
-    const entry = cache.lookup(authorization);
-    return entry && answerBasic(authorization, connection, entry.verified, entry);
+    const entry = cache.lookup(basicKey(authorization, address));
+    return entry && answerBasic(authorization, address, connection, entry.verified, entry);
   }
 
-  /** The answer from the verification cache alone, without I/O; undefined when it must be checked. */
-  function fromCache(credentials: Credentials): Authenticated | undefined {
-    if (credentials.authorization !== undefined) return fromBasicCache(credentials.authorization, credentials.connection);
+  /**
+   * The answer from the verification cache alone, without I/O; undefined when it must be checked.
+   * `address` is the client's: a Basic credential is remembered for the address it was verified from.
+   */
+  function fromCache(credentials: Credentials, address: string): Authenticated | undefined {
+    if (credentials.authorization !== undefined) return fromBasicCache(credentials.authorization, address, credentials.connection);
     const token = readCookie(credentials.cookie, SESSION_COOKIE);
     const claims = token === undefined ? undefined : sessions.verify(token);
     const cached = claims && cache.get(sessionCacheKey(claims));
@@ -178,7 +196,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       const { authorization, connection } = credentials;
       if (authorization !== undefined) {
         const verified = await withBasicOnce(authorization, address);
-        return answerBasic(authorization, connection, verified, cache.lookup(authorization));
+        return answerBasic(authorization, address, connection, verified, cache.lookup(basicKey(authorization, address)));
       }
       const token = readCookie(credentials.cookie, SESSION_COOKIE);
       const claims = token === undefined ? undefined : sessions.verify(token);

@@ -48,11 +48,30 @@ export interface RevokedSessionsTable {
   expires_at: string;
 }
 
+/** Migration 002's failed-login counters, used by older versions of cmi only (migration 005). */
 export interface LoginFailuresTable {
   /** `user:<id>`, `login:<unknown login, lower case>` or `address:<ip>`. */
   key: string;
   failures: number;
   window_started_at: string;
+}
+
+/**
+ * Failed logins in one window (migration 005): for an account name (as typed, lower case) from an
+ * address; for the address across names (`account` ''); for the name across addresses (`address` '').
+ */
+export interface FailedLoginsTable {
+  account: string;
+  address: string;
+  failures: number;
+  window_started_at: string;
+}
+
+/** Addresses each user has logged in from, the latest few (migration 005). */
+export interface LoginAddressesTable {
+  user_id: number;
+  address: string;
+  last_success_at: string;
 }
 
 /** Live rows per block of `block_size` ids (1,024 or 32,768), kept by triggers (migration 004). */
@@ -69,5 +88,7 @@ export interface Schema {
   settings: SettingsTable;
   revoked_sessions: RevokedSessionsTable;
   login_failures: LoginFailuresTable;
+  failed_logins: FailedLoginsTable;
+  login_addresses: LoginAddressesTable;
   row_blocks: RowBlocksTable;
 }

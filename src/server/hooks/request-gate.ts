@@ -51,7 +51,7 @@ export function requestGate(authenticator: Authenticator, config: FastifyContext
     if (duplicate) return done(duplicate);
     const { authorization, cookie } = request.headers;
     const credentials = { authorization, cookie, connection: request.raw.socket };
-    const cached = authenticator.fromCache(credentials);
+    const cached = authenticator.fromCache(credentials, request.ip);
     if (cached) {
       admit(request, reply, cached);
       return done(pathError(request, config));

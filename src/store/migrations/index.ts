@@ -4,6 +4,7 @@ import { initialMigration } from './001_initial.js';
 import { sessionsAndLockoutMigration } from './002_sessions_and_lockout.js';
 import { changeNotificationsMigration } from './003_change_notifications.js';
 import { rowBlocksMigration } from './004_row_blocks.js';
+import { loginAddressesMigration } from './005_login_addresses.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -12,5 +13,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '002_sessions_and_lockout': sessionsAndLockoutMigration,
     '003_change_notifications': changeNotificationsMigration(dialect),
     '004_row_blocks': rowBlocksMigration(dialect),
+    '005_login_addresses': loginAddressesMigration,
   };
 }

@@ -21,9 +21,9 @@ export function unavailableReason(error: unknown): string | undefined {
     if (code === '57014') return 'the database did not answer in time';
     if (code === '25006') return 'the database refuses writes';
   }
-  if (/^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(error.message)) {
-    return 'the database cannot be reached';
-  }
+  // Connected, but no answer to the start-up (a frozen server): as a query that got none.
+  if (/timeout exceeded when trying to connect|due to connection timeout/.test(error.message)) return 'the database did not answer in time';
+  if (/^Connection terminated|Client has encountered a connection error/.test(error.message)) return 'the database cannot be reached';
   return undefined;
 }
 

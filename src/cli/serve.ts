@@ -97,6 +97,7 @@ function superviseWorkers(config: Config, database: Database): void {
     const worker = cluster.fork();
     worker.once('listening', (address) => {
       started += 1;
+      if (started > config.workers) console.log(`cmi: worker ${worker.process.pid} listens in place of one that exited`);
       if (started !== config.workers) return;
       const base = `http://${address.address ?? config.host}:${address.port}`.replace('0.0.0.0', '127.0.0.1');
       void prepareFirstAdministrator(config, database)

@@ -88,7 +88,7 @@ try {
     return `| ${name} | ${Math.round(rate)} | ${(rate / rawRate).toFixed(2)}x | ${rates.get(name)!.map(Math.round).join(', ')} |`;
   });
   const report = `
-## Authentication cost (issue 3)
+## Authentication cost
 
 \`npm run bench:auth\` on ${new Date().toISOString().slice(0, 10)}; ${machine()}. Server pinned to core 0, wrk
 (1 thread, ${CONNECTIONS} connections, ${SECONDS} s, median of ${ROUNDS} rounds) to core 1; SQLite, 10 users, \`GET ${PATH}\`.

@@ -152,7 +152,7 @@ async function postgresCurve(base: string): Promise<string> {
 }
 
 let report = `
-## Size: 1,000 to 1,000,000 users (issue 4)
+## Size: 1,000 to 1,000,000 users
 
 \`npm run bench:scale\` on ${new Date().toISOString().slice(0, 10)}; ${machine()}. \`GET /users.json?page=N&per_page=${PER_PAGE}\`
 as an administrator; the server's X-Runtime, median of 10 requests (a stray pause moves a mean on this noisy VM). One

@@ -50,7 +50,7 @@ try {
     `| \`--workers ${workers}\` | ${Math.round(median(rates.get(workers)!))} | ${median(serverCost.get(workers)!).toFixed(1)} | ` +
     `${median(clientCost.get(workers)!).toFixed(1)} | ${rates.get(workers)!.map(Math.round).join(', ')} |`;
   const report = `
-## Several processes (issue 4)
+## Several processes
 
 \`npm run bench:workers\` on ${new Date().toISOString().slice(0, 10)}; ${machine()}. SQLite, 10 users, Basic auth,
 \`GET ${PATH}\`; wrk (1 thread, ${CONNECTIONS} connections, ${SECONDS} s, median of ${ROUNDS} rounds) on the same 2 cores.

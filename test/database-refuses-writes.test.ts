@@ -25,11 +25,12 @@ describe('a database that refuses writes', () => {
     // A credential verified while writes still worked, so reads can be shown to go on.
     assert.equal((await get(t.app, '/users.json', { authorization: t.adminAuth })).statusCode, 200);
     if (onPostgres) {
-      // Every connection of a second app starts read-only, as on a server whose disk is full.
-      const url = `${t.config.databaseUrl}${encodeURIComponent(' -c default_transaction_read_only=on')}`;
-      readOnly = openDatabase(loadConfig({ DATABASE_URL: url }));
+      // A second app on one connection, which turns read-only once its credential is verified, as
+      // on a server whose disk filled up.
+      readOnly = openDatabase(loadConfig({ DATABASE_URL: t.config.databaseUrl, CMI_DB_POOL: '1' }));
       app = await buildApp({ config: t.config, database: readOnly, clock: t.time.clock, logger: false });
       assert.equal((await get(app, '/users.json', { authorization: t.adminAuth })).statusCode, 200);
+      await sql`set session default_transaction_read_only = on`.execute(readOnly.db);
     } else {
       app = t.app;
       await sql`pragma query_only = on`.execute(t.database.db);

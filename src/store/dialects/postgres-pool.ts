@@ -58,7 +58,8 @@ export function guardedPool(pool: pg.Pool, queryTimeoutMs: number): PostgresPool
           .catch((error: unknown) => {
             // The abandoned query fails when its connection is destroyed: nothing waits for that.
             running.catch(() => {});
-            if (unavailableReason(error) !== undefined) broken = true;
+            // A connection that lost its server goes; one the server refused a write on stays.
+            if (unavailableReason(error) === 'the database cannot be reached') broken = true;
             throw asUnavailable(error);
           })
           .finally(() => clearTimeout(timer));

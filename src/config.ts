@@ -16,6 +16,13 @@ export interface Config {
   bodyLimitBytes: number;
   /** The most the rendered-page cache of a process may cost, in bytes (0: no page is kept). */
   pageCacheBytes: number;
+  /** How long a whole request (line, headers, body) may take to arrive, in ms. */
+  requestTimeoutMs: number;
+  /** The longest a request body may pause, in ms. */
+  bodyTimeoutMs: number;
+  /** Connections a process holds at once, in all and from one client address. */
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
   sessionMaxAgeSeconds: number;
   sessionIdleSeconds: number;
   /** Failed logins allowed within lockoutWindowSeconds: per name from one address, per address, per name (docs/security.md#brute-force). */
@@ -62,6 +69,10 @@ export const SETTINGS = {
   CMI_DB_POOL: { default: '10', help: 'PostgreSQL connections per process' },
   CMI_DB_STATEMENT_TIMEOUT: { default: '5000', help: 'longest a statement may run or wait for a lock, in ms; then 503' },
   CMI_BODY_LIMIT: { default: '1048576', help: 'largest request body, in bytes' },
+  CMI_REQUEST_TIMEOUT: { default: '30000', help: 'a request (line, headers and body) must arrive within this many ms; else 408 and the connection closed' },
+  CMI_BODY_TIMEOUT: { default: '10000', help: 'a request body may pause at most this many ms; else 408 and the connection closed' },
+  CMI_MAX_CONNECTIONS: { default: '4096', help: 'connections a process holds at once; more are closed at once' },
+  CMI_MAX_CONNECTIONS_PER_ADDRESS: { default: '128', help: 'connections a process holds from one client address (unset with CMI_TRUST_PROXY: CMI_MAX_CONNECTIONS)' },
   CMI_PAGE_CACHE_BYTES: { default: '33554432', help: 'the most the rendered list pages a process keeps may cost, in bytes (0: none kept)' },
   CMI_SESSION_MAX_AGE: { default: '43200', help: 'a session ends this many seconds after login' },
   CMI_SESSION_IDLE_TIMEOUT: { default: '1800', help: 'a session ends after this many seconds unused' },
@@ -128,6 +139,9 @@ export function loadConfig(source: Source = process.env): Config {
   if (defaultPerPage > maxPerPage) {
     throw new ConfigError(`CMI_DEFAULT_PER_PAGE must not exceed CMI_MAX_PER_PAGE (${defaultPerPage} > ${maxPerPage})`);
   }
+  const trustProxy = flag('CMI_TRUST_PROXY');
+  const maxConnections = integer('CMI_MAX_CONNECTIONS', 1, 1_000_000);
+  const perAddressGiven = source.CMI_MAX_CONNECTIONS_PER_ADDRESS !== undefined && source.CMI_MAX_CONNECTIONS_PER_ADDRESS !== '';
   const adminPassword = raw('CMI_ADMIN_PASSWORD');
   if (adminPassword !== undefined && [...adminPassword].length < userLimits.passwordMinChars) {
     throw new ConfigError(`CMI_ADMIN_PASSWORD must be at least ${userLimits.passwordMinChars} characters`);
@@ -145,6 +159,11 @@ export function loadConfig(source: Source = process.env): Config {
     logLevel: logLevel as LogLevel,
     bodyLimitBytes: integer('CMI_BODY_LIMIT', 1024, 104_857_600),
     pageCacheBytes: integer('CMI_PAGE_CACHE_BYTES', 0, 1_073_741_824),
+    requestTimeoutMs: integer('CMI_REQUEST_TIMEOUT', 100, 3_600_000),
+    bodyTimeoutMs: integer('CMI_BODY_TIMEOUT', 100, 3_600_000),
+    maxConnections,
+    // Behind a proxy every connection comes from the proxy's address: unset, the cap is the total.
+    maxConnectionsPerAddress: perAddressGiven || !trustProxy ? integer('CMI_MAX_CONNECTIONS_PER_ADDRESS', 1, 1_000_000) : maxConnections,
     sessionMaxAgeSeconds: integer('CMI_SESSION_MAX_AGE', 60, 30 * 86_400),
     sessionIdleSeconds: integer('CMI_SESSION_IDLE_TIMEOUT', 60, 30 * 86_400),
     lockoutMaxFailures: integer('CMI_LOCKOUT_MAX_FAILURES', 1, 1_000_000),
@@ -152,7 +171,7 @@ export function loadConfig(source: Source = process.env): Config {
     lockoutAccountMaxFailures: integer('CMI_LOCKOUT_ACCOUNT_MAX_FAILURES', 1, 1_000_000),
     lockoutWindowSeconds: integer('CMI_LOCKOUT_WINDOW', 1, 86_400),
     authCacheSeconds: integer('CMI_AUTH_CACHE_TTL', 0, 300),
-    trustProxy: flag('CMI_TRUST_PROXY'),
+    trustProxy,
     workers: raw('CMI_WORKERS') === 'auto' ? availableParallelism() : integer('CMI_WORKERS', 1, 64),
     shutdownTimeoutSeconds: integer('CMI_SHUTDOWN_TIMEOUT', 0, 3600),
     adminLogin: text('CMI_ADMIN_LOGIN'),

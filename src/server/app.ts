@@ -17,6 +17,7 @@ import { revokedSessionsRepository } from '../store/revoked-sessions-repository.
 import { settingsRepository } from '../store/settings-repository.js';
 import { usersRepository } from '../store/users-repository.js';
 import { registerBodyParsers } from './body-parsers.js';
+import { limitConnections, registerBodyTimeout, requestTimeoutOptions } from './connections.js';
 import type { AppContext } from './context.js';
 import { answerClientError } from './hooks/client-errors.js';
 import { answerUnroutable, registerErrorHandler } from './hooks/error-handler.js';
@@ -89,9 +90,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // A URL the router cannot even take apart (bad percent-encoding, a 10,000-character id): no such resource.
     frameworkErrors: (_error, request, reply) => answerUnroutable(request, reply),
     clientErrorHandler: answerClientError,
+    ...requestTimeoutOptions(config),
   });
+  limitConnections(app.server, config);
 
   registerBodyParsers(app, config.bodyLimitBytes);
+  registerBodyTimeout(app, config);
   registerRequestGate(app, context.authenticator);
   registerResponseHeaders(app);
   registerErrorHandler(app, context.infrastructureErrors, config.bodyLimitBytes);

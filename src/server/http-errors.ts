@@ -44,6 +44,15 @@ export class DuplicateCredentials extends ClientError {
   }
 }
 
+/** A request body that stopped arriving for CMI_BODY_TIMEOUT (docs/limits.md#connections). */
+export class BodyTimeout extends ClientError {
+  readonly status = 408;
+  readonly code = 'CMI_ERR_BODY_TIMEOUT';
+  constructor(timeoutMs: number) {
+    super(`Request body stalled: nothing arrived for ${timeoutMs} ms`);
+  }
+}
+
 /** A request fastify or Node refused (a bad body, a client that hung up mid-upload), with its status. */
 export class MalformedRequest extends ClientError {
   readonly code = 'CMI_ERR_MALFORMED_REQUEST';

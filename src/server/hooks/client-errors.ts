@@ -23,6 +23,11 @@ function statusOf(code: string | undefined): number {
  */
 export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // An answer already on its way (a request timing out after it was answered): no second one.
+  if ((socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage?.headersSent) {
+    socket.destroy();
+    return;
+  }
   const status = statusOf(error.code);
   const body = renderJson({ kind: 'errors', messages: { base: [MESSAGES[status] as string] } });
   const headers = {

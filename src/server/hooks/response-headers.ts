@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { commonHeaders } from '../common-headers.js';
+import { closeIfBodyUnread } from '../connections.js';
 import { weakEtag } from '../respond.js';
 
 const REVALIDATE = 'max-age=0, private, must-revalidate';
@@ -41,8 +42,12 @@ export function registerResponseHeaders(app: FastifyInstance): void {
   });
 }
 
-/** The common headers, keeping the caching a successful GET already set. */
+/**
+ * The common headers, keeping the caching a successful GET already set; Connection: close on an answer
+ * given before the body was read (docs/limits.md#connections).
+ */
 export function setCommonHeaders(request: FastifyRequest, reply: FastifyReply): void {
   const cacheControl = reply.getHeader('cache-control') as string | undefined;
   reply.headers(commonHeaders(request.id, reply.statusCode, request.startedAt, cacheControl));
+  closeIfBodyUnread(request, reply);
 }

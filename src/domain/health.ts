@@ -13,7 +13,7 @@ const READINESS_LIMIT_MS = 1500;
  * accepts a write (a full disk or a read-only server answers reads but not logins). Concurrent
  * probes share one check. docs/operations.md#health-probes-for-load-balancers.
  */
-export function healthService(database: Database, clock: Clock) {
+export function healthService(database: Database, clock: Clock, ensureSessionKey: () => Promise<void>) {
   const settings = settingsRepository(database);
   let underWay: Promise<Readiness> | undefined;
 
@@ -21,6 +21,9 @@ export function healthService(database: Database, clock: Clock) {
     try {
       if ((await pendingMigrations(database)).length > 0) return 'migrations pending';
       await settings.put('readiness_checked_at', clock().toISOString());
+      // Ready means able to log a client in, which needs the session key (a worker started while the
+      // database was down has yet to read it).
+      await ensureSessionKey();
       return 'ok';
     } catch (error) {
       if (!(error instanceof ServiceUnavailable)) return 'database unreachable';

@@ -92,7 +92,8 @@ const KEY_RETRY_MS = 1000;
  * Session tokens under the installation's key, read from the database by `readSecret`. A process
  * may start while the database is down (a worker replaced during an outage): until the key is read,
  * every use answers 503, and reading is tried again every second. `loaded` settles after the first
- * try, whatever it gave; `stop()` ends the retries.
+ * try, whatever it gave; `ensureKey()` reads it now if it is missing (readiness waits on it);
+ * `stop()` ends the retries.
  */
 export function sessionTokensOnceKeyed(readSecret: () => Promise<string>, clock: Clock, timeouts: SessionTimeouts) {
   let keyed: SessionTokens | undefined;
@@ -102,9 +103,19 @@ export function sessionTokensOnceKeyed(readSecret: () => Promise<string>, clock:
     if (keyed === undefined) throw new ServiceUnavailable('the session key cannot be read from the database', 1);
     return keyed;
   };
+  let reading: Promise<void> | undefined;
+  const ensureKey = (): Promise<void> => {
+    if (keyed !== undefined) return Promise.resolve();
+    reading ??= readSecret()
+      .then((secret) => {
+        keyed = sessionTokens(secret, clock, timeouts);
+      })
+      .finally(() => (reading = undefined));
+    return reading;
+  };
   const tryToRead = async (): Promise<void> => {
     try {
-      keyed = sessionTokens(await readSecret(), clock, timeouts);
+      await ensureKey();
     } catch {
       if (!stopped) retry = setTimeout(() => void tryToRead(), KEY_RETRY_MS).unref();
     }
@@ -119,6 +130,7 @@ export function sessionTokensOnceKeyed(readSecret: () => Promise<string>, clock:
   return {
     tokens,
     loaded: tryToRead(),
+    ensureKey,
     stop(): void {
       stopped = true;
       clearTimeout(retry);

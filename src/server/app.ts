@@ -70,7 +70,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       }),
       clock,
     }),
-    health: healthService(database, clock),
+    health: healthService(database, clock, sessions.ensureKey),
     version: installationVersion(),
     dataVersion: database.dataVersion,
   };

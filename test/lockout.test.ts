@@ -240,7 +240,8 @@ describe('lockout of an address across names (CMI_LOCKOUT_ADDRESS_MAX_FAILURES=3
     assertAccessDenied(await attempt(t, 'nobody', 'wrong-password', '203.0.113.7'));
     assertLocked(await attempt(t, ADMIN.login, ADMIN.password, '203.0.113.7'), 900);
     assertLocked(await attempt(t, 'somebody', 'wrong-password', '203.0.113.7'), 900);
-    // alice has logged in from there: the address's counter does not refuse her.
+    // alice has logged in from there: the address's counter does not refuse her (her verification,
+    // cached for that address, was not dropped by her own typo or by the others' guesses).
     assertAllowed(await attempt(t, ALICE.login, ALICE.password, '203.0.113.7'));
     // The same logins from another address are fine.
     assertAllowed(await attempt(t, ADMIN.login, ADMIN.password, '198.51.100.1'));
@@ -250,6 +251,7 @@ describe('lockout of an address across names (CMI_LOCKOUT_ADDRESS_MAX_FAILURES=3
       counter('admin', '', 1),
       counter('admin', '203.0.113.7', 1),
       counter('alice', '', 1),
+      counter('alice', '203.0.113.7', 1),
       counter('nobody', '', 1),
       counter('nobody', '203.0.113.7', 1),
     ]);

@@ -66,7 +66,7 @@ describe('the versioned cache is bounded in bytes', () => {
     const body = Buffer.byteLength('{"errors":{"base":["\u00e9"]}}');
     assert.equal(page.body.byteLength, body);
     const headerChars = Object.entries(page.headers).reduce((sum, [name, value]) => sum + name.length + value.length, 0);
-    assert.equal(renderedCost('json|all|1|25', page), body + 2 * (headerChars + 'json|all|1|25'.length) + 256);
+    assert.equal(renderedCost('json|all|1|25', page), body + 2 * (headerChars + 'json|all|1|25'.length) + 1024);
   });
 });
 
@@ -83,8 +83,8 @@ describe('the users page cache over HTTP, with a tiny CMI_PAGE_CACHE_BYTES', () 
   };
 
   before(async () => {
-    // One page of one user costs about 1.6 kB: two fit in 4,000 bytes, three do not.
-    t = await createTestApp({ CMI_PAGE_CACHE_BYTES: '4000' });
+    // One page of one user costs about 2.4 kB: two fit in 5,000 bytes, three do not.
+    t = await createTestApp({ CMI_PAGE_CACHE_BYTES: '5000' });
     await t.addUsers(4);
     app = await buildApp({ config: t.config, database: { ...t.database, db: t.database.db.withPlugin(counting) }, clock: t.time.clock, logger: false });
     // The credential is verified once and then answered from the verification cache, without statements.

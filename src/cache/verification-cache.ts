@@ -42,6 +42,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   const evictUser = (userId: number) => {
     for (const [id, entry] of entries) if (entry.verified.user.id === userId) remove(id, entry);
   };
+
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
   const isCurrent = (entry: CacheEntry) => entry.current && entry.expiresAt > clock().getTime();
 
@@ -86,9 +87,6 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
       generation += 1;
       evictUser(userId);
     },
-
-    /** Drops the user's entries (someone is guessing its password) without marking a change. */
-    evictUser,
   };
 }
 

@@ -103,8 +103,8 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     } else {
       const charged = await lockout.charge(attempt);
       if (!(await verifyPassword(found?.password_hash, password)) || !found || found.user.status !== 'active') {
-        // Someone is guessing: the account's cached verifications go, so they are checked afresh.
-        if (found) cache.evictUser(found.user.id);
+        // The owner's cached verification stays: it is keyed by its header and address, so a guess
+        // can never match it, and dropping it would make each guess cost the owner a fresh check.
         throw new Unauthorized();
       }
       await lockout.succeeded(charged);

@@ -8,14 +8,18 @@ export type Readiness = 'ok' | 'migrations pending' | 'database unreachable' | '
 /** The longest a readiness check takes, whatever the database does (a load balancer's probe times out). */
 const READINESS_LIMIT_MS = 1500;
 
+/** How long an answer stands for later probes: anonymous probes cannot make the database work harder. */
+const READINESS_REUSE_MS = 1000;
+
 /**
  * Whether this process can serve: the database answers, has every migration this cmi needs, and
  * accepts a write (a full disk or a read-only server answers reads but not logins). Concurrent
- * probes share one check. docs/operations.md#health-probes-for-load-balancers.
+ * probes share one check, and its answer stands for a second. docs/operations.md#health-probes-for-load-balancers.
  */
 export function healthService(database: Database, clock: Clock, ensureSessionKey: () => Promise<void>) {
   const settings = settingsRepository(database);
   let underWay: Promise<Readiness> | undefined;
+  let last: { readiness: Readiness; at: number } | undefined;
 
   async function check(): Promise<Readiness> {
     try {
@@ -34,7 +38,13 @@ export function healthService(database: Database, clock: Clock, ensureSessionKey
 
   return {
     readiness(): Promise<Readiness> {
-      underWay ??= check().finally(() => (underWay = undefined));
+      if (last !== undefined && clock().getTime() - last.at < READINESS_REUSE_MS) return Promise.resolve(last.readiness);
+      underWay ??= check()
+        .then((readiness) => {
+          last = { readiness, at: clock().getTime() };
+          return readiness;
+        })
+        .finally(() => (underWay = undefined));
       let timer: NodeJS.Timeout | undefined;
       const limit = new Promise<Readiness>((resolve) => (timer = setTimeout(() => resolve('database not answering'), READINESS_LIMIT_MS)));
       return Promise.race([underWay, limit]).finally(() => clearTimeout(timer));

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ClientError, NotFound } from '../../domain/errors.js';
-import type { InfrastructureErrors } from '../../domain/infrastructure-errors.js';
+import { systemClock } from '../../domain/clock.js';
+import { ClientError, NotFound, ServiceUnavailable } from '../../domain/errors.js';
+import { faultLogLimiter, type InfrastructureErrors } from '../../domain/infrastructure-errors.js';
 import { INTERNAL_ERROR_CODE, MalformedRequest, PayloadTooLarge, UnsupportedMediaType } from '../http-errors.js';
 import { sendPayload } from '../respond.js';
 import { startRequest } from './request-context.js';
@@ -25,6 +26,8 @@ function clientErrorOf(error: FastifyError, bodyLimit: number): ClientError | un
  * infrastructure error (every time), and answered 500 with nothing but the request id.
  */
 export function registerErrorHandler(app: FastifyInstance, infrastructureErrors: InfrastructureErrors, bodyLimit: number): void {
+  // A sick database is the operator's business: warned at any log level, once a second per reason.
+  const mayWarn = faultLogLimiter(systemClock);
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     // An error before any hook ran (the body of a request for an unknown path is parsed before its
     // 404 gate) is still answered in the format the request asked for (docs/api.md#formats).
@@ -32,8 +35,16 @@ export function registerErrorHandler(app: FastifyInstance, infrastructureErrors:
     // Headers a handler set before it failed (list headers, Location) describe an answer not given.
     for (const header of SUCCESS_ONLY_HEADERS) reply.removeHeader(header);
     const clientError = clientErrorOf(error, bodyLimit);
-    if (clientError) {
+    if (clientError instanceof ServiceUnavailable) {
+      const warning = mayWarn(clientError.message);
+      if (warning.log) {
+        const repeated = warning.repeated > 0 ? { repeated: warning.repeated } : {};
+        request.log.warn({ code: clientError.code, status: clientError.status, requestId: request.id, ...repeated }, clientError.message);
+      }
+    } else if (clientError) {
       request.log.debug({ code: clientError.code, status: clientError.status, requestId: request.id }, clientError.message);
+    }
+    if (clientError) {
       reply.code(clientError.status).headers(clientError.headers);
       return sendPayload(reply, request.format, { kind: 'errors', messages: clientError.messages });
     }

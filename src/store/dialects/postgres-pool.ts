@@ -46,6 +46,8 @@ export function guardedPool(pool: pg.Pool, queryTimeoutMs: number): PostgresPool
       });
       let broken = false;
       const query = <R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> => {
+        // A connection given up on (kysely's rollback comes next): no waiting behind the hung query.
+        if (broken) return Promise.reject(new ServiceUnavailable('the database cannot be reached', 5));
         const running = client.query(sql, parameters as unknown[]) as unknown as Promise<PostgresQueryResult<R>>;
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<never>((_resolve, reject) => {

@@ -142,8 +142,11 @@ export class SqliteDriver implements Driver {
   }
 
   async rollbackTransaction(): Promise<void> {
-    this.#connection.inTransaction = false;
-    await this.#connection.executeQuery(CompiledQuery.raw('rollback'));
+    try {
+      await this.#connection.executeQuery(CompiledQuery.raw('rollback'));
+    } finally {
+      this.#connection.inTransaction = false;
+    }
   }
 
   releaseConnection(): Promise<void> {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
-import { assertAccessDenied } from './support/http.js';
+import { assertAccessDenied, login, withCookie } from './support/http.js';
 
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
 const START = '2026-11-20T10:00:00+00:00';
@@ -834,5 +834,31 @@ describe('the last active administrator', () => {
     // A record marked deleted is no active administrator: removing it is fine.
     assertNoContent(await call(t, 'DELETE', '/users/1.json', { auth: t.basic('root', 'root-password') }));
     assert.equal(await userRow(t, 1), undefined);
+  });
+});
+
+describe('current_password guesses count against the lockout (CMI_LOCKOUT_MAX_FAILURES=3)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp({ CMI_LOCKOUT_MAX_FAILURES: '3' });
+  });
+  after(() => t.close());
+
+  it('refuses a stolen session guessing the current password with 429 after the limit, even the right one', async () => {
+    const token = await login(t.app, t.aliceAuth);
+    const change = (current: string) =>
+      t.app.inject({
+        method: 'PUT',
+        url: '/users/2.json',
+        headers: { ...withCookie(token), 'content-type': 'application/json' },
+        payload: JSON.stringify({ user: { password: 'alice-new-password', current_password: current } }),
+      });
+    for (const guess of ['guess-one', 'guess-two', 'guess-three']) {
+      assertStatus(await change(guess), 422, '{"errors":{"current_password":["is incorrect"]}}');
+    }
+    const locked = await change(ALICE.password);
+    assertStatus(locked, 429, '{"errors":{"base":["Too many requests, try again later"]}}');
+    assert.equal(locked.headers['retry-after'], '900');
+    assert.equal((await userRow(t, 2))?.password_changed_at, '2026-11-20T10:00:00.000Z');
   });
 });

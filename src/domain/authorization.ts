@@ -5,6 +5,8 @@ import type { Role } from './records.js';
 export interface Actor {
   id: number | null;
   role: Role;
+  /** The client's address, where a password it proves is counted as a guess (docs/security.md#brute-force). */
+  address?: string;
 }
 
 /** The operator at the command line, who may do anything an administrator may. */

@@ -3,6 +3,7 @@ import type { Clock } from './clock.js';
 import { type Actor, assertAdmin, assertMayActOn, isAdmin } from './authorization.js';
 import { FieldErrors, Forbidden, NotFound, Unprocessable } from './errors.js';
 import { userLimits } from './limits.js';
+import { accountName, type Lockout } from './lockout.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { Page, User } from './records.js';
 import { stringField, unwrapRecord } from './request-body.js';
@@ -82,13 +83,20 @@ function changedUser(change: ChangeOutcome): User {
  * they may set anyone's password anyway. Checked with the password hash, only when every other
  * field is valid (no hash is computed for a request that fails anyway).
  */
-function currentPasswordCheck(fields: Record<string, unknown>, passwordHash: () => Promise<string | undefined>) {
+function currentPasswordCheck(
+  fields: Record<string, unknown>,
+  passwordHash: () => Promise<string | undefined>,
+  countGuess: () => Promise<() => Promise<void>>,
+) {
   return async (errors: FieldErrors): Promise<void> => {
     if (fields.password === undefined || fields.password === null) return;
     const current = stringField(fields, 'current_password', errors, { required: true, max: Number.MAX_SAFE_INTEGER });
     if (current === undefined || !errors.empty) return;
+    // Counted like a login before it is checked, so a stolen session cannot guess the password freely.
+    const succeeded = await countGuess();
     const hash = await passwordHash();
     if (hash === undefined || !(await verifyPassword(hash, current))) errors.add('current_password', 'is incorrect');
+    else await succeeded();
   };
 }
 
@@ -102,7 +110,20 @@ function duplicateAsUnprocessable(error: unknown): never {
  * bare fields). `credentialsChanged(id)` runs after every change to a user, so its cached
  * verifications go at once.
  */
-export function usersService(repository: UsersRepository, clock: Clock, credentialsChanged: (userId: number) => void = () => {}) {
+export function usersService(
+  repository: UsersRepository,
+  clock: Clock,
+  credentialsChanged: (userId: number) => void = () => {},
+  guesses?: Lockout,
+) {
+  /** Counts a proof of `user`'s password from `address` on the lockout's counters; gives what to call if it was right. */
+  async function countGuess(userId: number, address: string | undefined): Promise<() => Promise<void>> {
+    const user = await repository.findById(userId);
+    if (guesses === undefined || address === undefined || user === undefined) return () => Promise.resolve();
+    const charged = await guesses.charge({ name: accountName(user.login), address, userId });
+    return () => guesses.succeeded(charged);
+  }
+
 
   async function find(actor: Actor, id: number): Promise<User> {
     assertMayActOn(actor, id);
@@ -160,7 +181,9 @@ export function usersService(repository: UsersRepository, clock: Clock, credenti
     async update(actor: Actor, id: number, body: unknown): Promise<User> {
       assertMayActOn(actor, id);
       const fields = unwrapRecord(body ?? {}, 'user');
-      const check = isAdmin(actor) ? undefined : currentPasswordCheck(fields, () => repository.passwordHash(id));
+      const check = isAdmin(actor)
+        ? undefined
+        : currentPasswordCheck(fields, () => repository.passwordHash(id), () => countGuess(id, actor.address));
       const { password, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), check);
       if (changes.role !== undefined && !isAdmin(actor)) throw new Forbidden();
       const password_hash = password === undefined ? undefined : await hashPassword(password);

@@ -52,22 +52,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await sessions.loaded;
   const users = usersRepository(database);
   const cache = verificationCache(clock, { ttlMs: config.authCacheSeconds * 1000, maxEntries: 10_000 });
+  const guesses = lockout(loginFailuresRepository(database), clock, {
+    maxFailures: config.lockoutMaxFailures,
+    addressMaxFailures: config.lockoutAddressMaxFailures,
+    accountMaxFailures: config.lockoutAccountMaxFailures,
+    windowSeconds: config.lockoutWindowSeconds,
+  });
   const context: AppContext = {
     config,
     clock,
-    users: usersService(users, clock, cache.credentialsChanged),
+    users: usersService(users, clock, cache.credentialsChanged, guesses),
     infrastructureErrors: infrastructureErrors(infrastructureErrorsRepository(database), clock),
     authenticator: authenticator({
       users,
       revokedSessions: revokedSessionsRepository(database),
       sessions: sessions.tokens,
       cache,
-      lockout: lockout(loginFailuresRepository(database), clock, {
-        maxFailures: config.lockoutMaxFailures,
-        addressMaxFailures: config.lockoutAddressMaxFailures,
-        accountMaxFailures: config.lockoutAccountMaxFailures,
-        windowSeconds: config.lockoutWindowSeconds,
-      }),
+      lockout: guesses,
       clock,
     }),
     health: healthService(database, clock, sessions.ensureKey),

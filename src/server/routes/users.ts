@@ -50,7 +50,7 @@ export function usersRoutes(app: FastifyInstance, { users, config, dataVersion }
 
   app.put<WithId>('/users/:id', async (request, reply) => {
     const id = parseId(request.params.id);
-    await users.update(request.viewer, id, request.body);
+    await users.update({ id: request.viewer.id, role: request.viewer.role, address: request.ip }, id, request.body);
     ownAccount(request, reply, id);
     return reply.code(204).send();
   });

@@ -59,4 +59,11 @@ describe('docs/architecture.md', () => {
       .filter((file) => /['"](sqlite|postgres)['"]|PostgresAdapter|SqliteAdapter/.test(readFileSync(file, 'utf8')));
     assert.deepEqual(asking.map((file) => relative(SRC, file)), []);
   });
+
+  it('lists every test file under its tests', () => {
+    const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+    const listed = [...doc.slice(doc.indexOf('## Tests')).matchAll(/^\| `(test\/[\w-]+\.test\.ts)` \|/gm)].map((row) => row[1]).sort();
+    const files = readdirSync(join(ROOT, 'test')).filter((name) => name.endsWith('.test.ts')).map((name) => `test/${name}`).sort();
+    assert.deepEqual(listed, files);
+  });
 });

@@ -14,14 +14,21 @@ const UNAVAILABLE = (reason: string) => `{"errors":{"base":["Service unavailable
 describe('a PostgreSQL that hangs or goes away', { skip: !onPostgres && 'runs with the PostgreSQL suite', timeout: 120_000 }, () => {
   let pg: ThrowawayPostgres;
   let server: RunningServer | undefined;
+  const started: RunningServer[] = [];
+  /** Starts `cmi serve` on the throwaway database; every server started is stopped after the suite. */
+  const serve = async (env: Record<string, string>, args: string[] = []) => {
+    server = await startServer({ DATABASE_URL: pg.url, CMI_ADMIN_PASSWORD: PASSWORD, CMI_DB_STATEMENT_TIMEOUT: '1000', ...env }, args);
+    started.push(server);
+    return server;
+  };
   before(async () => {
     pg = await throwawayPostgres();
   });
   after(async () => {
     pg.freeze(false);
-    if (server) {
-      // A server a failed test left in a bad state must not keep the suite waiting.
-      const running = server;
+    for (const running of started) {
+      if (running.child.exitCode !== null || running.child.signalCode !== null) continue;
+      // A server a failed test left in a bad state must not keep the suite (and its process) waiting.
       const kill = setTimeout(() => running.child.kill('SIGKILL'), 10_000);
       await running.stop();
       clearTimeout(kill);
@@ -39,7 +46,7 @@ describe('a PostgreSQL that hangs or goes away', { skip: !onPostgres && 'runs wi
     });
 
   it('frozen: every request is answered, writes 503 with Retry-After, readiness within its limit, liveness and what needs no database 200', async () => {
-    server = await startServer({ DATABASE_URL: pg.url, CMI_ADMIN_PASSWORD: PASSWORD, CMI_DB_STATEMENT_TIMEOUT: '1000', CMI_AUTH_CACHE_TTL: '300' });
+    const running = await serve({ CMI_AUTH_CACHE_TTL: '300' });
     await eventually(async () => assert.equal((await report('Warmup')).status, 201));
     // The credential is verified now and trusted for 300 s: what follows is about the database.
     assert.equal((await call('/version.json')).status, 200);
@@ -51,25 +58,22 @@ describe('a PostgreSQL that hangs or goes away', { skip: !onPostgres && 'runs wi
         assert.equal(res.headers.get('retry-after'), '5');
         assert.equal(await res.text(), UNAVAILABLE('the database did not answer in time'));
       }
-      const ready = await fetch(`${server.baseUrl}/health/ready.json`);
+      const ready = await fetch(`${running.baseUrl}/health/ready.json`);
       assert.equal(ready.status, 503);
       assert.equal(await ready.text(), '{"status":"database not answering"}');
-      assert.equal((await fetch(`${server.baseUrl}/health/live.json`)).status, 200);
+      assert.equal((await fetch(`${running.baseUrl}/health/live.json`)).status, 200);
       assert.equal((await call('/version.json')).status, 200);
     } finally {
       pg.freeze(false);
     }
     await eventually(async () => assert.equal((await report('Thawed')).status, 201), 15_000, 200);
     // Readiness may still give, for up to a second, the answer of a check begun while frozen.
-    const running = server;
     await eventually(async () => assert.equal((await fetch(`${running.baseUrl}/health/ready.json`)).status, 200), 5000, 200);
-    assert.equal(await server.stop(), 0);
-    server = undefined;
+    assert.equal(await running.stop(), 0);
   });
 
   it('gone: a worker replaced during the outage starts anyway, and the server serves again when the database returns', async () => {
-    server = await startServer({ DATABASE_URL: pg.url, CMI_ADMIN_PASSWORD: PASSWORD, CMI_DB_STATEMENT_TIMEOUT: '1000' }, ['--workers', '2']);
-    const running = server;
+    const running = await serve({}, ['--workers', '2']);
     assert.equal((await call('/version.json')).status, 200);
     pg.stop();
     const workers = execFileSync('pgrep', ['-P', String(running.child.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number);

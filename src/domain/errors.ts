@@ -65,10 +65,20 @@ export class TooManyRequests extends ClientError {
  * The database cannot serve now (unreachable, hung, locked by another process, full): 503 with
  * Retry-After, never a 500, and not recorded as a fault (recording needs the database too).
  */
+export type UnavailableReason =
+  | 'the database cannot be reached'
+  | 'the database did not answer in time'
+  | 'the database is locked by another process'
+  | 'the database is full'
+  | 'the database is out of resources'
+  | 'the database refuses writes'
+  | 'the database cannot be read or written'
+  | 'the session key cannot be read from the database';
+
 export class ServiceUnavailable extends ClientError {
   readonly status = 503;
   readonly code = 'CMI_ERR_SERVICE_UNAVAILABLE';
-  constructor(reason: string, retryAfterSeconds: number) {
+  constructor(readonly reason: UnavailableReason, retryAfterSeconds: number) {
     super(`Service unavailable: ${reason}; try again later`);
     this.headers['Retry-After'] = String(retryAfterSeconds);
   }

@@ -31,8 +31,8 @@ export function healthService(database: Database, clock: Clock, ensureSessionKey
       return 'ok';
     } catch (error) {
       if (!(error instanceof ServiceUnavailable)) return 'database unreachable';
-      if (error.message.includes('did not answer')) return 'database not answering';
-      return error.message.includes('cannot be reached') ? 'database unreachable' : 'database refuses writes';
+      if (error.reason === 'the database did not answer in time' || error.reason === 'the database is locked by another process') return 'database not answering';
+      return error.reason === 'the database cannot be reached' ? 'database unreachable' : 'database refuses writes';
     }
   }
 

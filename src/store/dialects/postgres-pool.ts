@@ -1,6 +1,6 @@
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
-import { ServiceUnavailable } from '../../domain/errors.js';
+import { ServiceUnavailable, type UnavailableReason } from '../../domain/errors.js';
 
 /** Network errors that mean the server cannot be reached. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
@@ -11,7 +11,7 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUN
  * many connections) and 57 (operator intervention: shutdown, statement timeout); 25006, a read-only
  * server.
  */
-export function unavailableReason(error: unknown): string | undefined {
+export function unavailableReason(error: unknown): UnavailableReason | undefined {
   if (!(error instanceof Error)) return undefined;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {

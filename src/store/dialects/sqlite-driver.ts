@@ -5,7 +5,7 @@ import {
   type QueryResult,
   type SqliteDatabase,
 } from 'kysely';
-import { ServiceUnavailable } from '../../domain/errors.js';
+import { ServiceUnavailable, type UnavailableReason } from '../../domain/errors.js';
 
 /** Longest pause between two tries for a lock another process holds, in milliseconds. */
 const MAX_PAUSE_MS = 50;
@@ -19,7 +19,7 @@ const isLocked = (error: unknown): boolean => {
 };
 
 /** What a SQLite error means for the client when the database cannot serve (full, read-only, unreadable). */
-function unavailableReason(error: unknown): string | undefined {
+function unavailableReason(error: unknown): UnavailableReason | undefined {
   const code = (error as { code?: unknown }).code;
   if (typeof code !== 'string') return undefined;
   if (code === 'SQLITE_FULL') return 'the database is full';

@@ -41,6 +41,18 @@ export interface Config {
   adminLogin: string;
   adminEmail: string;
   adminPassword: string | undefined;
+  /** The error tracker (docs/operations.md#the-error-tracker). */
+  errors: {
+    retentionDays: number;
+    sampleFirst: number;
+    sampleLatest: number;
+    ingestPerSecond: number;
+    maxPending: number;
+    /** Where a dying process leaves the faults it could not write. */
+    spoolDirectory: string;
+  };
+  /** Test and benchmark switch: a request with `X-Cmi-Inject-Fault: 1` fails (`capture`) and is recorded, or not (`uncaptured`). */
+  faultInjection: 'off' | 'capture' | 'uncaptured';
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -83,6 +95,13 @@ export const SETTINGS = {
   CMI_AUTH_CACHE_TTL: { default: '5', help: 'seconds a verified credential is trusted without rechecking (0: off)' },
   CMI_TRUST_PROXY: { default: 'false', help: 'believe X-Forwarded-For/-Proto from one proxy in front' },
   CMI_SHUTDOWN_TIMEOUT: { default: '10', help: 'seconds a stopping process waits for requests in flight' },
+  CMI_ERRORS_RETENTION_DAYS: { default: '90', help: 'infrastructure errors not seen for this many days are removed' },
+  CMI_ERRORS_SAMPLE_FIRST: { default: '10', help: 'occurrences kept of each error from its start' },
+  CMI_ERRORS_SAMPLE_LATEST: { default: '100', help: 'latest occurrences kept of each error' },
+  CMI_ERRORS_RATE_LIMIT: { default: '2000', help: 'error reports one credential may send a second, per process; then 429' },
+  CMI_ERRORS_QUEUE: { default: '10000', help: 'error reports that may wait for the database, per process; then 503' },
+  CMI_SPOOL_DIR: { default: './data/spool', help: 'where a crashing process leaves faults for the next start to record' },
+  CMI_FAULT_INJECTION: { default: 'off', help: 'tests and benchmarks only: capture or uncaptured makes requests with X-Cmi-Inject-Fault: 1 fail' },
   CMI_ADMIN_LOGIN: { default: 'admin', help: 'login of the administrator created on an empty database' },
   CMI_ADMIN_EMAIL: { default: 'admin@localhost', help: 'its email' },
   CMI_ADMIN_PASSWORD: { default: undefined, help: `its password (at least ${userLimits.passwordMinChars} characters); unset: one is generated and printed once` },
@@ -119,6 +138,11 @@ export function loadConfig(source: Source = process.env): Config {
     throw new ConfigError(`${name} must be true, false, 1 or 0 (got ${JSON.stringify(value)})`);
   };
   const text = (name: SettingName): string => raw(name) as string;
+  const oneOf = <T extends string>(name: SettingName, allowed: readonly T[]): T => {
+    const value = raw(name) ?? '';
+    if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
+    return value as T;
+  };
 
   const databaseUrl = text('DATABASE_URL');
   try {
@@ -177,5 +201,14 @@ export function loadConfig(source: Source = process.env): Config {
     adminLogin: text('CMI_ADMIN_LOGIN'),
     adminEmail: text('CMI_ADMIN_EMAIL'),
     adminPassword,
+    errors: {
+      retentionDays: integer('CMI_ERRORS_RETENTION_DAYS', 1, 36_500),
+      sampleFirst: integer('CMI_ERRORS_SAMPLE_FIRST', 0, 10_000),
+      sampleLatest: integer('CMI_ERRORS_SAMPLE_LATEST', 1, 10_000),
+      ingestPerSecond: integer('CMI_ERRORS_RATE_LIMIT', 1, 1_000_000),
+      maxPending: integer('CMI_ERRORS_QUEUE', 1, 1_000_000),
+      spoolDirectory: text('CMI_SPOOL_DIR'),
+    },
+    faultInjection: oneOf('CMI_FAULT_INJECTION', ['off', 'capture', 'uncaptured'] as const),
   };
 }

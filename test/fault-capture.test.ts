@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { backtraceFromStack } from '../src/domain/infrastructure-errors.js';
+import { backtraceFromStack } from '../src/domain/error-grouping.js';
 import { createTestApp, type TestApp } from './support/app.js';
 
 describe('faults of the service', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { faultLogLimiter } from '../src/domain/infrastructure-errors.js';
+import { faultLogLimiter } from '../src/domain/fault-capture.js';
 import { buildApp } from '../src/server/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { testClock } from './support/clock.js';

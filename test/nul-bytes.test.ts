@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { KyselyPlugin } from 'kysely';
-import { infrastructureErrors } from '../src/domain/infrastructure-errors.js';
 import { buildApp } from '../src/server/app.js';
-import { infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { assertAccessDenied } from './support/http.js';
 
@@ -99,8 +97,9 @@ describe('NUL characters are refused with 401 or 422, on every database', () => 
   });
 
   it('a fault of cmi whose message holds U+0000 is recorded, the character replaced by U+FFFD', async () => {
-    const tracker = infrastructureErrors(infrastructureErrorsRepository(t.database), t.time.clock);
-    const { record } = await tracker.recordFault(tracker.noteFault(new Error('bad \u0000 byte')).occurrence);
-    assert.equal(record.message, 'bad \uFFFD byte');
+    t.app.faults.capture(new Error('bad \u0000 byte'), { component: 'test' });
+    await t.app.faults.flush();
+    const [record] = await t.database.db.selectFrom('infrastructure_errors').selectAll().execute();
+    assert.equal(record?.message, 'bad \uFFFD byte');
   });
 });

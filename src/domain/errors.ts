@@ -73,7 +73,8 @@ export type UnavailableReason =
   | 'the database is out of resources'
   | 'the database refuses writes'
   | 'the database cannot be read or written'
-  | 'the session key cannot be read from the database';
+  | 'the session key cannot be read from the database'
+  | 'the write queue is full';
 
 export class ServiceUnavailable extends ClientError {
   readonly status = 503;
@@ -90,6 +91,10 @@ export class FieldErrors {
 
   add(field: string, message: string): void {
     (this.messages[field] ??= []).push(message);
+  }
+
+  has(field: string): boolean {
+    return field in this.messages;
   }
 
   get empty(): boolean {

@@ -1,138 +1,138 @@
-import { createHash } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { type Actor, assertAdmin } from './authorization.js';
 import type { Clock } from './clock.js';
+import { parseErrorListQuery, hasFilter } from './error-query.js';
+import { parseErrorReport } from './error-report.js';
 import { FieldErrors, NotFound } from './errors.js';
-import { infrastructureErrorLimits } from './limits.js';
-import type { InfrastructureError } from './records.js';
-import { stringField, unwrapRecord } from './request-body.js';
-import type { ErrorOccurrence, InfrastructureErrorsRepository } from '../store/infrastructure-errors-repository.js';
+import { groupCommit } from './group-commit.js';
+import { rateLimit } from './rate-limit.js';
+import type { InfrastructureError, Page } from './records.js';
+import {
+  type BreakdownDimension, type ErrorReport, hourOf, type InfrastructureErrorsRepository, type SampleSize, type StoredOccurrence,
+} from '../store/infrastructure-errors-repository.js';
 
-/** Line and column numbers: `:42` or `:42:17` before `:`, `)`, white space or the end; `line 42`. */
-const LINE_NUMBERS = /:\d+(?=[:)\s]|$)|\bline \d+/g;
+type Query = Readonly<Record<string, string | string[] | undefined>>;
 
-/**
- * The fingerprint that groups occurrences of one error: SHA-256 (64 lowercase hex) of the error class
- * and the backtrace's frames, each trimmed and stripped of line and column numbers, so the same fault
- * at a shifted line counts as one. Without frames the message stands in for them.
- */
-export function fingerprint(errorClass: string, backtrace: string, message: string): string {
-  const frames = backtrace
-    .split('\n')
-    .map((frame) => frame.trim().replace(LINE_NUMBERS, (match) => (match.startsWith(':') ? '' : 'line')))
-    .filter((frame) => frame !== '');
-  const identity = [errorClass.trim(), ...(frames.length > 0 ? frames : [message.trim()])].join('\n');
-  return createHash('sha256').update(identity).digest('hex');
+export interface TrackerSettings {
+  /** Which occurrences each error keeps. */
+  sample: SampleSize;
+  /** Reports one credential may send a second, per process (429 beyond). */
+  ingestPerSecond: number;
+  /** Reports that may wait for the database, per process (503 beyond). */
+  maxPending: number;
+  /** Errors not updated for this many days are removed. */
+  retentionDays: number;
 }
 
-const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const HISTOGRAM_PERIODS = { '24h': { buckets: 24, hours: 1 }, '7d': { buckets: 168, hours: 1 }, '30d': { buckets: 30, hours: 24 } } as const;
+export type HistogramPeriod = keyof typeof HISTOGRAM_PERIODS;
 
-/** `    at findUser (/srv/cmi/src/store/users.ts:42:17)` or `    at /srv/cmi/src/x.ts:3:9`. */
-const V8_FRAME = /^\s*at (?:(.+?) \((.+):(\d+):\d+\)|(.+):(\d+):\d+)$/;
+/** Hourly counts are kept this long (the longest period, plus the day in progress). */
+const HISTOGRAM_KEPT_HOURS = 31 * 24;
 
-/**
- * A V8 stack in the backtrace form of docs/api.md#infrastructure-errors: one frame per line, `src/store/users.ts:42:in 'findUser'`. Frames
- * below the outermost one of cmi's own code (the framework calling in) are left out: they differ with
- * how the request got there, and would split one fault into several fingerprints.
- */
-export function backtraceFromStack(stack: string | undefined): string {
-  if (!stack) return '';
-  const frames: string[] = [];
-  for (const line of stack.split('\n')) {
-    const match = V8_FRAME.exec(line);
-    if (!match) continue;
-    const operation = match[1] ?? '<anonymous>';
-    let location = (match[2] ?? match[4] ?? '').replace(/^file:\/\//, '');
-    if (location.startsWith(PROJECT_ROOT)) location = location.slice(PROJECT_ROOT.length);
-    frames.push(`${location}:${match[3] ?? match[5]}:in '${operation}'`);
-  }
-  const outermostOwn = frames.findLastIndex((frame) => frame.startsWith('src/'));
-  return (outermostOwn === -1 ? frames : frames.slice(0, outermostOwn + 1)).join('\n');
-}
-
-/** Cut to `max` characters, U+0000 replaced by U+FFFD: PostgreSQL cannot store it (docs/limits.md#nul-characters). */
-const storable = (text: string, max: number) => (text.length > max ? text.slice(0, max) : text).replaceAll('\u0000', '\uFFFD');
-
-/** What a thrown value says about itself, as an occurrence to record. */
-export function occurrenceOfFault(fault: unknown): ErrorOccurrence {
-  const error = fault instanceof Error ? fault : new Error(String(fault));
-  const errorClass = storable(error.name || error.constructor.name || 'Error', infrastructureErrorLimits.errorClass);
-  const message = storable(error.message, infrastructureErrorLimits.errorMessage);
-  const backtrace = storable(backtraceFromStack(error.stack), infrastructureErrorLimits.backtrace);
-  return { error_class: errorClass, message, backtrace, fingerprint: fingerprint(errorClass, backtrace, message) };
-}
-
-/** A report from another component, validated; every bad field is named in one 422. */
-export function occurrenceOfReport(body: unknown): ErrorOccurrence {
-  const fields = unwrapRecord(body, 'infrastructure_error');
+function choice<T extends string>(query: Query, name: string, allowed: readonly T[], fallback: T): T {
+  const value = query[name];
+  if (value === undefined) return fallback;
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
   const errors = new FieldErrors();
-  const errorClass = stringField(fields, 'error_class', errors, { required: true, max: infrastructureErrorLimits.errorClass });
-  const message = stringField(fields, 'message', errors, { required: false, max: infrastructureErrorLimits.errorMessage }) ?? '';
-  const backtrace = stringField(fields, 'backtrace', errors, { required: false, max: infrastructureErrorLimits.backtrace }) ?? '';
+  errors.add(name, Array.isArray(value) ? 'must be given only once' : `must be one of ${allowed.join(', ')}`);
   errors.throwIfAny();
-  const error_class = (errorClass as string).trim();
-  return { error_class, message, backtrace, fingerprint: fingerprint(error_class, backtrace, message) };
+  return fallback;
 }
 
-/** A fault of cmi itself, noted: what to record, and whether to log it now. */
-export interface NotedFault {
-  occurrence: ErrorOccurrence;
-  /** False while the same fault (by fingerprint) was logged less than a second ago. */
-  log: boolean;
-  /** When logged: how many occurrences of it went unlogged since its last line. */
-  repeated: number;
-}
+/** The tracker (docs/api.md#infrastructure-errors): administrators read, report and delete errors. */
+export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock, settings: TrackerSettings) {
+  const ingestion = groupCommit((reports: ErrorReport[]) => repository.recordBatch(reports, settings.sample), {
+    maxPending: settings.maxPending,
+    maxBatch: 1000,
+  });
+  const mayIngest = rateLimit(clock, settings.ingestPerSecond);
 
-/** How often one fault is logged, and how many fingerprints are remembered for that. */
-export const faultLogLimits = { intervalMs: 1000, fingerprints: 1000 };
-
-/**
- * Logs each fault at most once per interval per fingerprint, so a storm of one fault writes one line a
- * second carrying how many it stood for (docs/operations.md#log-storms). Memory is bounded: past
- * `fingerprints` remembered, the one logged longest ago is forgotten (its unlogged count with it).
- */
-export function faultLogLimiter(clock: Clock, limits = faultLogLimits) {
-  // Insertion order is the order of last logging: each logged fingerprint moves to the end.
-  const lastLogged = new Map<string, { at: number; unlogged: number }>();
-  return (fingerprint: string): { log: boolean; repeated: number } => {
-    const now = clock().getTime();
-    const seen = lastLogged.get(fingerprint);
-    if (seen && now >= seen.at && now - seen.at < limits.intervalMs) {
-      seen.unlogged += 1;
-      return { log: false, repeated: 0 };
-    }
-    lastLogged.delete(fingerprint);
-    if (lastLogged.size >= limits.fingerprints) lastLogged.delete(lastLogged.keys().next().value as string);
-    lastLogged.set(fingerprint, { at: now, unlogged: 0 });
-    return { log: true, repeated: seen?.unlogged ?? 0 };
+  const find = async (actor: Actor, id: number): Promise<InfrastructureError> => {
+    assertAdmin(actor);
+    const record = await repository.findById(id);
+    if (!record) throw new NotFound();
+    return record;
   };
-}
 
-/** The tracker: administrators read and report errors; cmi records its own faults. */
-export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock) {
-  const mayLog = faultLogLimiter(clock);
   return {
-    async find(actor: Actor, id: number): Promise<InfrastructureError> {
+    find,
+
+    /** A page of errors, filtered and sorted as the query says (a 422 names what it cannot read). */
+    async list(actor: Actor, query: Query, limit: number, offset: number): Promise<Page<InfrastructureError>> {
       assertAdmin(actor);
-      const record = await repository.findById(id);
-      if (!record) throw new NotFound();
-      return record;
+      const { filters, sort, direction } = parseErrorListQuery(query);
+      return repository.list(filters, sort, direction, limit, offset);
     },
 
-    /** Another component reports an error; `created` is true for a new fingerprint. */
+    /**
+     * Another component reports an error. Answers once the report is stored durably (group commit);
+     * `created` is true for the report that started a new record.
+     */
     report(actor: Actor, body: unknown): Promise<{ record: InfrastructureError; created: boolean }> {
       assertAdmin(actor);
-      return repository.recordOccurrence(occurrenceOfReport(body), clock());
+      mayIngest(actor.id ?? 'operator');
+      return ingestion.submit(parseErrorReport(body, clock()));
     },
 
-    /** A fault of cmi itself: its occurrence, and whether to log it now (see faultLogLimiter). */
-    noteFault(fault: unknown): NotedFault {
-      const occurrence = occurrenceOfFault(fault);
-      return { occurrence, ...mayLog(occurrence.fingerprint) };
+    /** Reports recorded with no one acting (cmi's own faults): all in one transaction, or none. */
+    recordReports: (reports: ErrorReport[]) => repository.recordBatch(reports, settings.sample),
+
+    async remove(actor: Actor, id: number): Promise<void> {
+      assertAdmin(actor);
+      if (!(await repository.deleteById(id))) throw new NotFound();
     },
 
-    /** Records a noted fault with no one acting; every occurrence counts, logged or not. */
-    recordFault: (occurrence: ErrorOccurrence) => repository.recordOccurrence(occurrence, clock()),
+    /** Deletes what the filters select; with none, only when the query says `all=true`. */
+    async removeMatching(actor: Actor, query: Query): Promise<number> {
+      assertAdmin(actor);
+      const { filters } = parseErrorListQuery(query);
+      const all = choice(query, 'all', ['true', 'false'], 'false') === 'true';
+      if (!hasFilter(filters) && !all) {
+        const errors = new FieldErrors();
+        errors.add('all', 'must be true to delete every error (or give a filter)');
+        errors.throwIfAny();
+      }
+      return repository.deleteMatching(filters);
+    },
+
+    async occurrences(actor: Actor, id: number, limit: number, offset: number): Promise<Page<StoredOccurrence>> {
+      await find(actor, id);
+      return repository.occurrences(id, limit, offset);
+    },
+
+    /** Occurrences per hour (24h, 7d) or per UTC day (30d), oldest first, zero-filled, up to now. */
+    async histogram(actor: Actor, id: number, query: Query): Promise<Array<{ start: Date; count: number }>> {
+      const period = HISTOGRAM_PERIODS[choice(query, 'period', Object.keys(HISTOGRAM_PERIODS) as HistogramPeriod[], '24h')];
+      await find(actor, id);
+      const lastStart = Math.floor(hourOf(clock()) / period.hours) * period.hours;
+      const firstStart = lastStart - (period.buckets - 1) * period.hours;
+      const counts = await repository.hourlyCounts(id, firstStart, lastStart + period.hours - 1);
+      const buckets = [];
+      for (let start = firstStart; start <= lastStart; start += period.hours) {
+        let count = 0;
+        for (let hour = start; hour < start + period.hours; hour++) count += counts.get(hour) ?? 0;
+        buckets.push({ start: new Date(start * 3_600_000), count });
+      }
+      return buckets;
+    },
+
+    /** Occurrences per host or component, largest first: the blast radius of a fault. */
+    async breakdown(actor: Actor, id: number, query: Query, limit: number, offset: number): Promise<Page<{ value: string | null; count: number }>> {
+      const by = choice<BreakdownDimension>(query, 'by', ['host', 'component'], 'host');
+      await find(actor, id);
+      const { items, total } = await repository.breakdown(id, by, limit, offset);
+      return { items: items.map((row) => ({ value: row.value === '' ? null : row.value, count: row.count })), total };
+    },
+
+    /** Retention (docs/operations.md#retention): removes stale errors and old hourly counts. */
+    prune(): Promise<{ errors: number; buckets: number }> {
+      const now = clock();
+      const updatedBefore = new Date(now.getTime() - settings.retentionDays * 86_400_000);
+      return repository.prune(updatedBefore, hourOf(now) - HISTOGRAM_KEPT_HOURS);
+    },
+
+    /** Resolves once every accepted report is written (shutdown). */
+    drained: () => ingestion.drained(),
   };
 }
 

@@ -5,6 +5,20 @@ export const infrastructureErrorLimits = {
   backtrace: 65_536,
 } as const;
 
+/** The error tracker's text limits (docs/error-grouping.md#truncation): longer text is cut and marked, never refused. */
+export const errorTrackerLimits = {
+  /** A message, in characters (UTF-16 code units), the truncation marker included. */
+  messageChars: 65_536,
+  /** Lines of a backtrace; past it, the innermost and outermost frames are kept. */
+  backtraceFrames: 256,
+  innermostFrames: 200,
+  outermostFrames: 50,
+  /** One frame (line) of a backtrace, in characters. */
+  frameChars: 1_024,
+  /** An error class, in characters. */
+  errorClassChars: 255,
+} as const;
+
 /** User fields. */
 export const userLimits = {
   loginMin: 2,
@@ -15,4 +29,16 @@ export const userLimits = {
   passwordMaxBytes: 256,
   timeZone: 64,
   locale: 16,
+} as const;
+
+/** What a report of an error may carry besides its text (docs/limits.md#infrastructure-errors). */
+export const errorReportLimits = {
+  /** host, component, request_id. */
+  nameChars: 255,
+  /** Occurrences one report may stand for. */
+  maxCount: 10_000,
+  /** The context object, serialized as JSON. */
+  contextBytes: 16_384,
+  /** How far ahead of the server's clock occurred_at may be. */
+  futureSkewMs: 5 * 60_000,
 } as const;

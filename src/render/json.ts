@@ -10,6 +10,7 @@ function plainRecord(resource: ResourceDefinition, record: ResourceRecord): Reco
     if (value === undefined && resource.optional?.has(name)) continue;
     if (value === null || value === undefined) out[name] = null;
     else if (type === 'datetime') out[name] = formatDatetime(value as Date);
+    else if (type === 'json') out[name] = JSON.parse(value as string) as unknown;
     else if (typeof type === 'object') out[name] = (value as ResourceRecord[]).map((item) => wrapped(type.arrayOf, item));
     else out[name] = value;
   }
@@ -29,5 +30,7 @@ export function renderJson(payload: Payload): string {
       return JSON.stringify(payload.records.map((record) => wrapped(payload.resource, record)));
     case 'errors':
       return JSON.stringify({ errors: payload.messages satisfies ErrorMessages });
+    case 'count':
+      return JSON.stringify({ [payload.name]: payload.count });
   }
 }

@@ -5,7 +5,9 @@ import type { ResourceDefinition, ResourceRecord } from '../resources/definition
 export type Payload =
   | { kind: 'record'; resource: ResourceDefinition; record: ResourceRecord }
   | { kind: 'list'; resource: ResourceDefinition; records: readonly ResourceRecord[] }
-  | { kind: 'errors'; messages: ErrorMessages };
+  | { kind: 'errors'; messages: ErrorMessages }
+  /** One named integer: `{"deleted": 3}`, `<deleted type="integer">3</deleted>`. */
+  | { kind: 'count'; name: string; count: number };
 
 export type Format = 'json' | 'xml';
 

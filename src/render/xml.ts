@@ -24,7 +24,7 @@ function writeRecord(resource: ResourceDefinition, record: ResourceRecord, inden
       out.push(`${inner}<${name} nil="true"/>\n`);
     } else if (typeof type === 'object') {
       writeList(type.arrayOf, value as ResourceRecord[], inner, out, name);
-    } else if (type === 'string') {
+    } else if (type === 'string' || type === 'json') {
       out.push(`${inner}<${name}>${escapeText(`${value as string}`)}</${name}>\n`);
     } else {
       const text = type === 'datetime' ? formatDatetime(value as Date) : `${value as number | boolean}`;
@@ -72,6 +72,9 @@ export function renderXml(payload: Payload): string {
       out.push('<errors>\n');
       for (const message of fullMessages(payload.messages)) out.push(`  <error>${escapeText(message)}</error>\n`);
       out.push('</errors>\n');
+      break;
+    case 'count':
+      out.push(`<${payload.name} type="integer">${payload.count}</${payload.name}>\n`);
       break;
   }
   return out.join('');

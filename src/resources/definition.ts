@@ -2,7 +2,8 @@
  * A resource: its root element name and its fields in wire order with their types. JSON, XML type
  * attributes and the renderers' output all derive from this one description.
  */
-export type ScalarType = 'integer' | 'string' | 'datetime' | 'boolean';
+/** `json`: a JSON object held as its text; JSON writes the object, XML the text (docs/api.md#formats). */
+export type ScalarType = 'integer' | 'string' | 'datetime' | 'boolean' | 'json';
 
 export type FieldType = ScalarType | { arrayOf: ResourceDefinition };
 

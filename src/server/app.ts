@@ -1,16 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Config } from '../config.js';
 import { authenticator } from '../domain/authentication.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { healthService } from '../domain/health.js';
+import { type FaultCapture, faultCapture } from '../domain/fault-capture.js';
 import { infrastructureErrors } from '../domain/infrastructure-errors.js';
+import { every, retentionJob } from '../domain/retention.js';
 import { newSessionSecret, sessionTokensOnceKeyed } from '../domain/sessions.js';
 import { lockout } from '../domain/lockout.js';
 import { usersService } from '../domain/users.js';
 import { verificationCache } from '../cache/verification-cache.js';
 import { installationVersion } from '../domain/version.js';
 import type { Database } from '../store/database.js';
+import { faultSpool } from '../store/fault-spool.js';
 import { infrastructureErrorsRepository } from '../store/infrastructure-errors-repository.js';
 import { loginFailuresRepository } from '../store/login-failures-repository.js';
 import { revokedSessionsRepository } from '../store/revoked-sessions-repository.js';
@@ -19,8 +23,10 @@ import { usersRepository } from '../store/users-repository.js';
 import { registerBodyParsers } from './body-parsers.js';
 import { limitConnections, registerBodyTimeout, requestTimeoutOptions } from './connections.js';
 import type { AppContext } from './context.js';
+import { INTERNAL_ERROR_CODE } from './http-errors.js';
 import { answerClientError } from './hooks/client-errors.js';
 import { answerUnroutable, registerErrorHandler } from './hooks/error-handler.js';
+import { registerFaultInjection } from './hooks/fault-injection.js';
 import { requestIdFrom, rewriteRequestUrl } from './hooks/request-context.js';
 import { registerRequestGate } from './hooks/request-gate.js';
 import { registerResponseHeaders } from './hooks/response-headers.js';
@@ -37,7 +43,19 @@ export interface AppOptions {
   clock?: Clock;
   /** Fastify logger options; defaults to the configured level, without per-request lines. */
   logger?: boolean | object;
+  /** Host name kept with each fault (default: the machine's). */
+  hostName?: string;
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** cmi's own faults, held until written (tests flush it to read them back at once). */
+    faults: FaultCapture;
+  }
+}
+
+/** How often the retention job runs in each process (one of them does the work: domain/retention.ts). */
+const RETENTION_INTERVAL_MS = 3_600_000;
 
 /** Builds the HTTP application (never listens: the caller does, or tests inject). */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -58,11 +76,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     accountMaxFailures: config.lockoutAccountMaxFailures,
     windowSeconds: config.lockoutWindowSeconds,
   });
+  const tracker = infrastructureErrors(infrastructureErrorsRepository(database), clock, {
+    sample: { first: config.errors.sampleFirst, latest: config.errors.sampleLatest },
+    ingestPerSecond: config.errors.ingestPerSecond,
+    maxPending: config.errors.maxPending,
+    retentionDays: config.errors.retentionDays,
+  });
+  const version = installationVersion();
+  const faults = faultCapture(tracker.recordReports, clock, { host: options.hostName ?? hostname(), version }, {
+    flushIntervalMs: 1000,
+    maxFingerprints: 1000,
+  });
   const context: AppContext = {
     config,
     clock,
     users: usersService(users, clock, cache.credentialsChanged, guesses),
-    infrastructureErrors: infrastructureErrors(infrastructureErrorsRepository(database), clock),
+    infrastructureErrors: tracker,
     authenticator: authenticator({
       users,
       revokedSessions: revokedSessionsRepository(database),
@@ -72,7 +101,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       clock,
     }),
     health: healthService(database, clock, sessions.ensureKey),
-    version: installationVersion(),
+    version,
     dataVersion: database.dataVersion,
   };
 
@@ -99,7 +128,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerBodyTimeout(app, config);
   registerRequestGate(app, context.authenticator);
   registerResponseHeaders(app);
-  registerErrorHandler(app, context.infrastructureErrors, config.bodyLimitBytes);
+  registerErrorHandler(app, config.faultInjection === 'uncaptured' ? undefined : faults, config.bodyLimitBytes);
+  if (config.faultInjection !== 'off') registerFaultInjection(app);
+  app.decorate('faults', faults);
 
   versionRoutes(app, context);
   usersRoutes(app, context);
@@ -107,10 +138,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   healthRoutes(app, context);
   infrastructureErrorsRoutes(app, context);
 
-  app.addHook('onClose', (_instance, done) => {
+  const retention = retentionJob(tracker.prune, { claim: settings.claimLease }, clock, RETENTION_INTERVAL_MS);
+  const background = (component: string) => (error: unknown) => {
+    const fault = faults.capture(error, { component });
+    if (fault.log) app.log.error({ code: INTERNAL_ERROR_CODE, err: error, fingerprint: fault.fingerprint, component, repeated: fault.repeated }, 'fault');
+  };
+  const retentionTimer = every(RETENTION_INTERVAL_MS, 60_000, retention.run, background('retention'));
+
+  app.addHook('onClose', async () => {
     sessions.stop();
-    done();
+    await retentionTimer.stop();
+    await tracker.drained();
+    await faults.stop();
   });
   await app.ready();
+  // Faults a process that crashed left behind (docs/operations.md#faults-of-cmi).
+  const spool = faultSpool(config.errors.spoolDirectory);
+  for (const { reports, done } of spool.take()) {
+    void tracker.recordReports(reports).then(done).catch(background('fault-spool'));
+  }
   return app;
 }

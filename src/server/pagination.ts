@@ -80,8 +80,18 @@ export function parsePagination(
   };
 }
 
-/** `X-Total`, `X-Limit`, `X-Page` and an RFC 8288 `Link` with first, prev, next and last. */
-export function paginationHeaders(pagination: Pagination, total: number, listPath: string): Record<string, string> {
+/**
+ * `X-Total`, `X-Limit`, `X-Page` and an RFC 8288 `Link` with first, prev, next and last. Links keep
+ * the request's other query parameters (a list's filters), given in `query`.
+ */
+export function paginationHeaders(
+  pagination: Pagination,
+  total: number,
+  listPath: string,
+  query: Readonly<Record<string, string | string[] | undefined>> = {},
+): Record<string, string> {
+  const kept = Object.entries(query).flatMap(([name, value]) =>
+    name === 'page' || name === 'per_page' || value === undefined ? [] : [value].flat().map((v) => `${encodeURIComponent(name)}=${encodeURIComponent(v)}`));
   const last = Math.max(1, Math.ceil(total / pagination.perPage));
   const pageStyle = pagination.pageStyle ?? pagination.perPageStyle ?? 'query';
 
@@ -89,8 +99,8 @@ export function paginationHeaders(pagination: Pagination, total: number, listPat
     const params: Array<[string, number, Style]> = [['page', page, pageStyle]];
     if (pagination.perPageStyle) params.push(['per_page', pagination.perPage, pagination.perPageStyle]);
     const path = params.filter(([, , s]) => s === 'path').map(([n, v]) => `/${n}/${v}`).join('');
-    const query = params.filter(([, , s]) => s === 'query').map(([n, v]) => `${n}=${v}`).join('&');
-    return `${listPath}${path}${query ? `?${query}` : ''}`;
+    const search = [...kept, ...params.filter(([, , s]) => s === 'query').map(([n, v]) => `${n}=${v}`)].join('&');
+    return `${listPath}${path}${search ? `?${search}` : ''}`;
   };
 
   const links = [`<${href(1)}>; rel="first"`];

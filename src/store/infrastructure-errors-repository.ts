@@ -1,14 +1,58 @@
-import type { Selectable } from 'kysely';
+import { type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { InfrastructureError } from '../domain/records.js';
 import type { Database } from './database.js';
-import type { InfrastructureErrorsTable } from './schema.js';
+import type { ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from './schema.js';
 
-export interface ErrorOccurrence {
+/** One report of an error, validated and truncated, as the tracker stores it. */
+export interface ErrorReport {
   fingerprint: string;
   error_class: string;
   message: string;
   backtrace: string;
+  occurred_at: Date;
+  /** Occurrences it stands for (1 unless the reporter pre-aggregated). */
+  count: number;
+  host: string | null;
+  component: string | null;
+  request_id: string | null;
+  /** A JSON object, serialized. */
+  context: string | null;
 }
+
+/** Which occurrences each error keeps: the first `first` and the latest `latest`. */
+export interface SampleSize {
+  first: number;
+  latest: number;
+}
+
+export interface ErrorFilters {
+  reported?: boolean;
+  errorClass?: string;
+  /** Case-insensitive substring of the class or the message. */
+  q?: string;
+  since?: Date;
+  until?: Date;
+  host?: string;
+  component?: string;
+}
+
+export type ErrorSort = 'updated_at' | 'created_at' | 'counter';
+export type Direction = 'asc' | 'desc';
+
+export interface StoredOccurrence {
+  id: number;
+  occurred_at: Date;
+  host: string | null;
+  component: string | null;
+  request_id: string | null;
+  message: string;
+  context: string | null;
+}
+
+export type BreakdownDimension = 'host' | 'component';
+
+/** At most this many rows go into one multi-row statement (well under both databases' parameter limits). */
+const ROWS_PER_STATEMENT = 500;
 
 function toRecord(row: Selectable<InfrastructureErrorsTable>): InfrastructureError {
   return {
@@ -24,36 +68,290 @@ function toRecord(row: Selectable<InfrastructureErrorsTable>): InfrastructureErr
   };
 }
 
+const HOUR_MS = 3_600_000;
+export const hourOf = (at: Date): number => Math.floor(at.getTime() / HOUR_MS);
+
+/** `text` as a LIKE pattern matching it literally anywhere, with `\` as the escape character. */
+const containsPattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += ROWS_PER_STATEMENT) out.push(items.slice(i, i + ROWS_PER_STATEMENT));
+  return out;
+}
+
+/** The reports of one error within a batch, in arrival order. */
+interface Group {
+  fingerprint: string;
+  reports: ErrorReport[];
+  count: number;
+  firstAt: string;
+  lastAt: string;
+}
+
+function groupByFingerprint(reports: readonly ErrorReport[]): Group[] {
+  const groups = new Map<string, Group>();
+  for (const report of reports) {
+    const at = report.occurred_at.toISOString();
+    const group = groups.get(report.fingerprint);
+    if (!group) {
+      groups.set(report.fingerprint, { fingerprint: report.fingerprint, reports: [report], count: report.count, firstAt: at, lastAt: at });
+      continue;
+    }
+    group.reports.push(report);
+    group.count += report.count;
+    if (at < group.firstAt) group.firstAt = at;
+    if (at > group.lastAt) group.lastAt = at;
+  }
+  // One order for every writer, so two transactions lock the same records in the same order (PostgreSQL).
+  return [...groups.values()].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1));
+}
+
+/** Adds `column`'s incoming value to the stored one; the later of two times for `at`. */
+const later = (table: string, column: string) =>
+  sql<string>`case when ${sql.ref(`excluded.${column}`)} > ${sql.ref(`${table}.${column}`)} then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`${table}.${column}`)} end`;
+
+function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters) {
+  const conditions = [];
+  if (filters.reported !== undefined) conditions.push(eb('reported', '=', filters.reported ? 1 : 0));
+  if (filters.errorClass !== undefined) conditions.push(eb('error_class', '=', filters.errorClass));
+  if (filters.since !== undefined) conditions.push(eb('updated_at', '>=', filters.since.toISOString()));
+  if (filters.until !== undefined) conditions.push(eb('updated_at', '<=', filters.until.toISOString()));
+  if (filters.q !== undefined) {
+    const pattern = containsPattern(filters.q);
+    conditions.push(eb.or([
+      sql<boolean>`lower(error_class) like ${pattern} escape '\\'`,
+      sql<boolean>`lower(message) like ${pattern} escape '\\'`,
+    ]));
+  }
+  for (const dimension of ['host', 'component'] as const) {
+    const value = filters[dimension];
+    if (value === undefined) continue;
+    conditions.push(eb.exists(
+      eb.selectFrom('error_breakdown').select('error_breakdown.error_id')
+        .where('error_breakdown.dimension', '=', dimension)
+        .where('error_breakdown.value', '=', value)
+        .whereRef('error_breakdown.error_id', '=', 'infrastructure_errors.id'),
+    ));
+  }
+  return eb.and(conditions);
+}
+
+/** Deletes errors by id with everything kept about them. */
+async function deleteErrors(trx: Kysely<Schema>, ids: number[]): Promise<number> {
+  let deleted = 0;
+  for (const part of chunks(ids)) {
+    const result = await trx.deleteFrom('infrastructure_errors').where('id', 'in', part).executeTakeFirst();
+    deleted += Number(result.numDeletedRows);
+    await trx.deleteFrom('error_occurrences').where('error_id', 'in', part).execute();
+    await trx.deleteFrom('error_histogram').where('error_id', 'in', part).execute();
+    await trx.deleteFrom('error_breakdown').where('error_id', 'in', part).execute();
+  }
+  return deleted;
+}
+
 export function infrastructureErrorsRepository(database: Database) {
   const { db } = database;
   return {
     /**
-     * Counts one occurrence in a single atomic statement: a new fingerprint inserts a record with
-     * counter 1; a known one increments its counter and takes the latest message and time. Concurrent
-     * reports of the same error are all counted, in any process.
+     * Counts a batch of reports in one transaction (the group commit of docs/architecture.md): one
+     * upsert per distinct error (counter + n, atomic in the database: exact in any number of
+     * processes), the hourly and per-host/component counts likewise, and the occurrences the sample
+     * keeps. Answers, for each report in order, the record as the transaction left it and whether this
+     * report created it.
      */
-    async recordOccurrence(occurrence: ErrorOccurrence, now: Date): Promise<{ record: InfrastructureError; created: boolean }> {
-      const at = now.toISOString();
-      const row = await db
-        .insertInto('infrastructure_errors')
-        .values({ ...occurrence, counter: 1, reported: 0, created_at: at, updated_at: at })
-        .onConflict((oc) =>
-          oc.column('fingerprint').doUpdateSet((eb) => ({
-            counter: eb('infrastructure_errors.counter', '+', 1),
-            message: eb.ref('excluded.message'),
-            backtrace: eb.ref('excluded.backtrace'),
-            updated_at: at,
-          })),
-        )
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      const record = toRecord(row);
-      return { record, created: record.counter === 1 };
+    async recordBatch(reports: readonly ErrorReport[], sample: SampleSize): Promise<Array<{ record: InfrastructureError; created: boolean }>> {
+      const groups = groupByFingerprint(reports);
+      const outcome = new Map<string, { record: InfrastructureError; created: boolean }>();
+      await db.transaction().execute(async (trx) => {
+        const stored = new Map<string, InfrastructureError>();
+        for (const part of chunks(groups)) {
+          const rows = await trx
+            .insertInto('infrastructure_errors')
+            .values(part.map((group) => {
+              const latest = group.reports[group.reports.length - 1] as ErrorReport;
+              return {
+                fingerprint: group.fingerprint,
+                error_class: latest.error_class,
+                message: latest.message,
+                backtrace: latest.backtrace,
+                counter: group.count,
+                reported: 0,
+                created_at: group.firstAt,
+                updated_at: group.lastAt,
+              };
+            }))
+            .onConflict((oc) =>
+              oc.column('fingerprint').doUpdateSet((eb) => ({
+                counter: eb('infrastructure_errors.counter', '+', eb.ref('excluded.counter')),
+                message: eb.ref('excluded.message'),
+                backtrace: eb.ref('excluded.backtrace'),
+                updated_at: later('infrastructure_errors', 'updated_at'),
+              })),
+            )
+            .returningAll()
+            .execute();
+          for (const row of rows) stored.set(row.fingerprint, toRecord(row));
+        }
+
+        const hours = new Map<string, { error_id: number; hour: number; count: number }>();
+        const breakdown = new Map<string, { error_id: number; dimension: 'host' | 'component'; value: string; count: number; last_seen_at: string }>();
+        const occurrences: Array<Insertable<ErrorOccurrencesTable>> = [];
+        const trims: Array<{ errorId: number; upTo: number }> = [];
+        for (const group of groups) {
+          const record = stored.get(group.fingerprint) as InfrastructureError;
+          outcome.set(group.fingerprint, { record, created: record.counter === group.count });
+          // The batch's occurrences take the ordinals counter - count + 1 .. counter, in arrival order.
+          let ordinal = record.counter - group.count;
+          const keepFrom = record.counter - sample.latest;
+          for (const report of group.reports) {
+            ordinal += report.count;
+            const at = report.occurred_at.toISOString();
+            const hour = hourOf(report.occurred_at);
+            const hourKey = `${record.id}|${hour}`;
+            const bucket = hours.get(hourKey);
+            if (bucket) bucket.count += report.count;
+            else hours.set(hourKey, { error_id: record.id, hour, count: report.count });
+            for (const dimension of ['host', 'component'] as const) {
+              const value = report[dimension] ?? '';
+              const key = `${record.id}|${dimension}|${value}`;
+              const row = breakdown.get(key);
+              if (!row) breakdown.set(key, { error_id: record.id, dimension, value, count: report.count, last_seen_at: at });
+              else {
+                row.count += report.count;
+                if (at > row.last_seen_at) row.last_seen_at = at;
+              }
+            }
+            if (ordinal - report.count < sample.first || ordinal > keepFrom) {
+              occurrences.push({
+                error_id: record.id,
+                ordinal,
+                occurred_at: at,
+                count: report.count,
+                host: report.host,
+                component: report.component,
+                request_id: report.request_id,
+                message: report.message,
+                context: report.context,
+              });
+            }
+          }
+          if (keepFrom > sample.first) trims.push({ errorId: record.id, upTo: keepFrom });
+        }
+
+        for (const part of chunks([...hours.values()])) {
+          await trx.insertInto('error_histogram').values(part)
+            .onConflict((oc) => oc.columns(['error_id', 'hour']).doUpdateSet((eb) => ({ count: eb('error_histogram.count', '+', eb.ref('excluded.count')) })))
+            .execute();
+        }
+        for (const part of chunks([...breakdown.values()])) {
+          await trx.insertInto('error_breakdown').values(part)
+            .onConflict((oc) => oc.columns(['error_id', 'dimension', 'value']).doUpdateSet((eb) => ({
+              count: eb('error_breakdown.count', '+', eb.ref('excluded.count')),
+              last_seen_at: later('error_breakdown', 'last_seen_at'),
+            })))
+            .execute();
+        }
+        for (const part of chunks(occurrences)) await trx.insertInto('error_occurrences').values(part).execute();
+        // The sample sheds what fell between the first `first` and the latest `latest`.
+        for (const { errorId, upTo } of trims) {
+          await trx.deleteFrom('error_occurrences')
+            .where('error_id', '=', errorId).where('ordinal', '>', sample.first).where('ordinal', '<=', upTo)
+            .execute();
+        }
+      });
+      const answers: Array<{ record: InfrastructureError; created: boolean }> = [];
+      const answered = new Set<string>();
+      for (const report of reports) {
+        const { record, created } = outcome.get(report.fingerprint) as { record: InfrastructureError; created: boolean };
+        // Only the first report of a new error created it.
+        answers.push({ record, created: created && !answered.has(report.fingerprint) });
+        answered.add(report.fingerprint);
+      }
+      return answers;
     },
 
     async findById(id: number): Promise<InfrastructureError | undefined> {
       const row = await db.selectFrom('infrastructure_errors').selectAll().where('id', '=', id).executeTakeFirst();
       return row && toRecord(row);
+    },
+
+    /** A page of errors matching `filters`, in `sort` order (ties by id the same way), and how many match. */
+    async list(filters: ErrorFilters, sort: ErrorSort, direction: Direction, limit: number, offset: number): Promise<{ items: InfrastructureError[]; total: number }> {
+      const [rows, count] = await Promise.all([
+        db.selectFrom('infrastructure_errors').selectAll()
+          .where((eb) => filtered(eb, filters))
+          .orderBy(sort, direction).orderBy('id', direction)
+          .limit(limit).offset(offset)
+          .execute(),
+        db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('total'))
+          .where((eb) => filtered(eb, filters))
+          .executeTakeFirstOrThrow(),
+      ]);
+      return { items: rows.map(toRecord), total: Number(count.total) };
+    },
+
+    /** Deletes one error and all that is kept about it; false when there was none. */
+    async deleteById(id: number): Promise<boolean> {
+      return db.transaction().execute(async (trx) => (await deleteErrors(trx, [id])) === 1);
+    },
+
+    /** Deletes every error `filters` select (all of them when empty); answers how many. */
+    async deleteMatching(filters: ErrorFilters): Promise<number> {
+      return db.transaction().execute(async (trx) => {
+        const rows = await trx.selectFrom('infrastructure_errors').select('id').where((eb) => filtered(eb, filters)).execute();
+        return deleteErrors(trx, rows.map((row) => Number(row.id)));
+      });
+    },
+
+    /** The kept occurrences of an error, newest first. */
+    async occurrences(errorId: number, limit: number, offset: number): Promise<{ items: StoredOccurrence[]; total: number }> {
+      const [rows, count] = await Promise.all([
+        db.selectFrom('error_occurrences')
+          .select(['id', 'occurred_at', 'host', 'component', 'request_id', 'message', 'context'])
+          .where('error_id', '=', errorId)
+          .orderBy('ordinal', 'desc').orderBy('id', 'desc')
+          .limit(limit).offset(offset)
+          .execute(),
+        db.selectFrom('error_occurrences').select((eb) => eb.fn.countAll<number | string>().as('total'))
+          .where('error_id', '=', errorId).executeTakeFirstOrThrow(),
+      ]);
+      return {
+        items: rows.map((row) => ({ ...row, id: Number(row.id), occurred_at: new Date(row.occurred_at) })),
+        total: Number(count.total),
+      };
+    },
+
+    /** Occurrences per hour from `fromHour` to `toHour` (inclusive); hours with none are absent. */
+    async hourlyCounts(errorId: number, fromHour: number, toHour: number): Promise<Map<number, number>> {
+      const rows = await db.selectFrom('error_histogram').select(['hour', 'count'])
+        .where('error_id', '=', errorId).where('hour', '>=', fromHour).where('hour', '<=', toHour)
+        .execute();
+      return new Map(rows.map((row) => [Number(row.hour), Number(row.count)]));
+    },
+
+    /** Occurrences per host or component, largest first ('' is "not given"). */
+    async breakdown(errorId: number, dimension: BreakdownDimension, limit: number, offset: number): Promise<{ items: Array<{ value: string; count: number }>; total: number }> {
+      const [rows, count] = await Promise.all([
+        db.selectFrom('error_breakdown').select(['value', 'count'])
+          .where('error_id', '=', errorId).where('dimension', '=', dimension)
+          .orderBy('count', 'desc').orderBy('value', 'asc')
+          .limit(limit).offset(offset)
+          .execute(),
+        db.selectFrom('error_breakdown').select((eb) => eb.fn.countAll<number | string>().as('total'))
+          .where('error_id', '=', errorId).where('dimension', '=', dimension).executeTakeFirstOrThrow(),
+      ]);
+      return { items: rows.map((row) => ({ value: row.value, count: Number(row.count) })), total: Number(count.total) };
+    },
+
+    /** Retention: errors not updated since `updatedBefore`, and hourly counts older than `hourBefore`. */
+    async prune(updatedBefore: Date, hourBefore: number): Promise<{ errors: number; buckets: number }> {
+      return db.transaction().execute(async (trx) => {
+        const stale = await trx.selectFrom('infrastructure_errors').select('id').where('updated_at', '<', updatedBefore.toISOString()).execute();
+        const errors = await deleteErrors(trx, stale.map((row) => Number(row.id)));
+        const buckets = await trx.deleteFrom('error_histogram').where('hour', '<', hourBefore).executeTakeFirst();
+        return { errors, buckets: Number(buckets.numDeletedRows) };
+      });
     },
   };
 }

@@ -38,6 +38,39 @@ export interface InfrastructureErrorsTable {
   updated_at: string;
 }
 
+/** The kept sample of an error's occurrences (migration 006). */
+export interface ErrorOccurrencesTable {
+  id: Generated<number>;
+  error_id: number;
+  /** The error's counter once this occurrence was counted. */
+  ordinal: number;
+  occurred_at: string;
+  /** Occurrences this row stands for (a reporter may pre-aggregate). */
+  count: number;
+  host: string | null;
+  component: string | null;
+  request_id: string | null;
+  message: string;
+  /** A JSON object, as text. */
+  context: string | null;
+}
+
+/** Occurrences per error per hour (`hour`: Unix seconds / 3600), exact (migration 006). */
+export interface ErrorHistogramTable {
+  error_id: number;
+  hour: number;
+  count: number;
+}
+
+/** Occurrences per error per host or component, exact; '' is "not given" (migration 006). */
+export interface ErrorBreakdownTable {
+  error_id: number;
+  dimension: 'host' | 'component';
+  value: string;
+  count: number;
+  last_seen_at: string;
+}
+
 export interface SettingsTable {
   key: string;
   value: string;
@@ -91,4 +124,7 @@ export interface Schema {
   failed_logins: FailedLoginsTable;
   login_addresses: LoginAddressesTable;
   row_blocks: RowBlocksTable;
+  error_occurrences: ErrorOccurrencesTable;
+  error_histogram: ErrorHistogramTable;
+  error_breakdown: ErrorBreakdownTable;
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type Config, loadConfig } from '../../src/config.js';
 import { hashPassword } from '../../src/domain/passwords.js';
@@ -43,7 +46,8 @@ export interface TestAppOptions {
  */
 export async function createTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const fresh = await freshDatabase();
-  const config = loadConfig({ DATABASE_URL: fresh.url, LOG_LEVEL: 'silent', ...env });
+  const spool = mkdtempSync(join(tmpdir(), 'cmi-spool-'));
+  const config = loadConfig({ DATABASE_URL: fresh.url, LOG_LEVEL: 'silent', CMI_SPOOL_DIR: spool, ...env });
   const database = openDatabase(config);
   await migrateToLatest(database);
   const time = testClock();

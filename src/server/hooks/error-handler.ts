@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { systemClock } from '../../domain/clock.js';
 import { ClientError, NotFound, ServiceUnavailable } from '../../domain/errors.js';
-import { faultLogLimiter, type InfrastructureErrors } from '../../domain/infrastructure-errors.js';
+import { type FaultCapture, faultLogLimiter } from '../../domain/fault-capture.js';
 import { INTERNAL_ERROR_CODE, MalformedRequest, PayloadTooLarge, UnsupportedMediaType } from '../http-errors.js';
 import { sendPayload } from '../respond.js';
 import { startRequest } from './request-context.js';
@@ -22,13 +22,14 @@ function clientErrorOf(error: FastifyError, bodyLimit: number): ClientError | un
 
 /**
  * Renders every error in the requested format. A client error gets its status and messages; anything
- * else is a fault of the service: logged (at most once a second per fault), recorded as an
- * infrastructure error (every time), and answered 500 with nothing but the request id.
+ * else is a fault of the service: logged (at most once a second per fault), captured as an
+ * infrastructure error (every time; written within a second: domain/fault-capture.ts), and answered
+ * 500 with nothing but the request id.
  */
-export function registerErrorHandler(app: FastifyInstance, infrastructureErrors: InfrastructureErrors, bodyLimit: number): void {
+export function registerErrorHandler(app: FastifyInstance, faults: FaultCapture | undefined, bodyLimit: number): void {
   // A sick database is the operator's business: warned at any log level, once a second per reason.
   const mayWarn = faultLogLimiter(systemClock);
-  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
     // An error before any hook ran (the body of a request for an unknown path is parsed before its
     // 404 gate) is still answered in the format the request asked for (docs/api.md#formats).
     if (request.startedAt === 0) startRequest(request);
@@ -49,16 +50,12 @@ export function registerErrorHandler(app: FastifyInstance, infrastructureErrors:
       return sendPayload(reply, request.format, { kind: 'errors', messages: clientError.messages });
     }
     // One line a second per fault at most, the next one saying how many it stood for (docs/operations.md#log-storms).
-    const fault = infrastructureErrors.noteFault(error);
-    const { fingerprint } = fault.occurrence;
+    const context = { request_id: request.id, method: request.method, route: request.routeOptions.url ?? '(no route)', component: 'request' };
+    // Uncaptured (CMI_FAULT_INJECTION=uncaptured, benchmarks only): logged as often, recorded never.
+    const fault = faults?.capture(error, context) ?? { fingerprint: undefined, ...mayWarn(error.message) };
     if (fault.log) {
       const repeated = fault.repeated > 0 ? { repeated: fault.repeated } : {};
-      request.log.error({ code: INTERNAL_ERROR_CODE, err: error, requestId: request.id, fingerprint, ...repeated }, 'fault');
-    }
-    try {
-      await infrastructureErrors.recordFault(fault.occurrence);
-    } catch (recordingError) {
-      if (fault.log) request.log.error({ code: INTERNAL_ERROR_CODE, err: recordingError, requestId: request.id, fingerprint }, 'could not record fault');
+      request.log.error({ code: INTERNAL_ERROR_CODE, err: error, requestId: request.id, fingerprint: fault.fingerprint, ...repeated }, 'fault');
     }
     reply.code(500);
     return sendPayload(reply, request.format, {

@@ -5,6 +5,7 @@ import { sessionsAndLockoutMigration } from './002_sessions_and_lockout.js';
 import { changeNotificationsMigration } from './003_change_notifications.js';
 import { rowBlocksMigration } from './004_row_blocks.js';
 import { loginAddressesMigration } from './005_login_addresses.js';
+import { errorTrackerMigration } from './006_error_tracker.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -14,5 +15,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '003_change_notifications': changeNotificationsMigration(dialect),
     '004_row_blocks': rowBlocksMigration(dialect),
     '005_login_addresses': loginAddressesMigration,
+    '006_error_tracker': errorTrackerMigration(dialect),
   };
 }

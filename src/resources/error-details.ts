@@ -1,0 +1,36 @@
+import type { ResourceDefinition } from './definition.js';
+
+/** One kept occurrence of an infrastructure error (docs/api.md#occurrences). */
+export const occurrenceResource: ResourceDefinition = {
+  root: 'occurrence',
+  plural: 'occurrences',
+  fields: [
+    ['id', 'integer'],
+    ['occurred_at', 'datetime'],
+    ['host', 'string'],
+    ['component', 'string'],
+    ['request_id', 'string'],
+    ['message', 'string'],
+    ['context', 'json'],
+  ],
+};
+
+/** Occurrences in one hour or day (docs/api.md#histogram). */
+export const histogramBucketResource: ResourceDefinition = {
+  root: 'bucket',
+  plural: 'buckets',
+  fields: [
+    ['start', 'datetime'],
+    ['count', 'integer'],
+  ],
+};
+
+/** Occurrences on one host or in one component (docs/api.md#breakdown); value nil: not given. */
+export const breakdownGroupResource: ResourceDefinition = {
+  root: 'group',
+  plural: 'groups',
+  fields: [
+    ['value', 'string'],
+    ['count', 'integer'],
+  ],
+};

@@ -178,6 +178,10 @@ describe('fingerprint', () => {
     const identity = "TypeError\nsrc/store/users.ts:in 'findUser'\n<library>\nsrc/server/routes/users.ts:in 'list'";
     assert.equal(sha256(identity), '614efb54a3522a3b2d29473b0286a319c1fd52aee113f69bcaaaa28b3725735c');
     assert.equal(fingerprint('TypeError', backtrace, 'Cannot read properties of undefined'), '614efb54a3522a3b2d29473b0286a319c1fd52aee113f69bcaaaa28b3725735c');
+    // The second stack of the worked example: other lines, another framework frame.
+    const shifted = "src/store/users.ts:57:in 'findUser'\nnode_modules/fastify/lib/hooks.js:3:in 'next'\nsrc/server/routes/users.ts:21:in 'list'";
+    assert.equal(groupingIdentity('TypeError', shifted, 'Cannot read properties of null'), identity);
+    assert.equal(fingerprint('TypeError', shifted, 'Cannot read properties of null'), '614efb54a3522a3b2d29473b0286a319c1fd52aee113f69bcaaaa28b3725735c');
     assert.equal(sha256('Net::ReadTimeout\ntimeout after <n> ms on <ip>'), 'd1b08cb9d1d83a0b5be85e4015bdb9e5c19774977ba4334a59e896b8b9884dee');
     assert.equal(fingerprint('Net::ReadTimeout', '', ' timeout after 3012 ms on 10.0.0.7 '), 'd1b08cb9d1d83a0b5be85e4015bdb9e5c19774977ba4334a59e896b8b9884dee');
   });
@@ -213,7 +217,7 @@ describe('maskMessage', () => {
     assert.equal(maskMessage('from 2001:db8::ff00:42:8329 and ::1.'), 'from <ip> and <ip>.');
     assert.equal(maskMessage('full 2001:0db8:0000:0000:0000:ff00:0042:8329, [fe80::1%eth0]:8080, ::ffff:10.0.0.1'), 'full <ip>, [<ip>]:<n>, <ip>');
     assert.equal(maskMessage('pointer 0x7ffd5fbff8a0, object 0xA, commit 3f2a9c1b7e0d, 12345678'), 'pointer <hex>, object <hex>, commit <hex>, <hex>');
-    assert.equal(maskMessage('took 3.25 s for 12 rows, -7 left'), 'took <n> s for <n> rows, -<n> left');
+    assert.equal(maskMessage('took 3.25 s for 12 rows, -7 left in v2'), 'took <n> s for <n> rows, -<n> left in v<n>');
     assert.equal(maskMessage('  deadbeef facade Net::ReadTimeout Abc::Def at 12:34:56  '), 'deadbeef facade Net::ReadTimeout Abc::Def at <n>:<n>:<n>');
   });
 });

@@ -37,8 +37,10 @@ describe('a storm of one fault', () => {
     for (const res of answers) assert.equal(res.statusCode, 500);
   };
   const faultLines = () => lines.filter((line) => line.msg === 'fault');
-  const counters = async () =>
-    (await t.database.db.selectFrom('infrastructure_errors').select('counter').orderBy('id').execute()).map((row) => row.counter);
+  const counters = async () => {
+    await app.faults.flush();
+    return (await t.database.db.selectFrom('infrastructure_errors').select('counter').orderBy('id').execute()).map((row) => row.counter);
+  };
 
   it('is logged once within a second, with its stack and fingerprint, however often it happens', async () => {
     await storm('json', 20);

@@ -121,9 +121,9 @@ describe('infrastructure errors', () => {
   });
 
   it('names each bad field of a report in one 422 and records nothing', async () => {
-    const res = await post(`${BASE}.json`, JSON.stringify({ infrastructure_error: { message: 5, backtrace: ['x'] } }));
+    const res = await post(`${BASE}.json`, JSON.stringify({ infrastructure_error: { message: 5, backtrace: ['x', 7] } }));
     assert.equal(res.statusCode, 422);
-    assert.equal(res.body, '{"errors":{"error_class":["can\'t be blank"],"message":["must be a string"],"backtrace":["must be a string"]}}');
+    assert.equal(res.body, '{"errors":{"error_class":["can\'t be blank"],"message":["must be a string"],"backtrace":["must be a string or an array of strings"]}}');
     assert.equal((await rows()).length, 3);
   });
 
@@ -133,26 +133,5 @@ describe('infrastructure errors', () => {
       assert.equal(res.statusCode, 404, id);
       assert.equal(res.body, '{"errors":{"base":["Resource not found"]}}');
     }
-  });
-});
-
-describe('fingerprint rule', () => {
-  it('is SHA-256 of the class and the frames without line and column numbers', () => {
-    assert.equal(fingerprint('TypeError', BACKTRACE, 'x'), EXPECTED_FINGERPRINT);
-    assert.equal(fingerprint('TypeError', SHIFTED, 'another message'), EXPECTED_FINGERPRINT);
-    assert.match(EXPECTED_FINGERPRINT, /^[0-9a-f]{64}$/);
-  });
-
-  it('strips V8 line:column and Python line numbers, and blank lines and indentation', () => {
-    const a = fingerprint('Error', '    at findUser (/srv/cmi/src/a.ts:10:5)\n\n    at list (/srv/cmi/src/b.ts:3:1)', '');
-    const b = fingerprint('Error', 'at findUser (/srv/cmi/src/a.ts:99:12)\nat list (/srv/cmi/src/b.ts:4:2)', '');
-    assert.equal(a, b);
-    assert.equal(fingerprint('ValueError', 'File "x.py", line 3, in f', ''), fingerprint('ValueError', 'File "x.py", line 30, in f', ''));
-  });
-
-  it('tells apart other classes, other frames, and (without frames) other messages', () => {
-    assert.notEqual(fingerprint('RangeError', BACKTRACE, ''), EXPECTED_FINGERPRINT);
-    assert.notEqual(fingerprint('TypeError', "src/store/users.ts:42:in 'findAll'", ''), fingerprint('TypeError', "src/store/users.ts:42:in 'findUser'", ''));
-    assert.notEqual(fingerprint('Timeout', '', 'disk 1 full'), fingerprint('Timeout', '', 'disk 2 full'));
   });
 });

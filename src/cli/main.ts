@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, SETTINGS, type Setting } from '../config.js';
 import { ClientError } from '../domain/errors.js';
 import { userLimits } from '../domain/limits.js';
 import { type Database, migrateToLatest, openDatabase } from '../store/database.js';
+import { errorCommands, type ErrorListOptions } from './errors.js';
 import { serve } from './serve.js';
 import { UsageError } from './usage-error.js';
 import { userCommands } from './users.js';
@@ -158,6 +159,43 @@ users
     const password = await passwordFrom(options);
     await onUsers((c) => c.resetPassword(target, password))();
   });
+
+const errors = program.command('errors').description('investigate and remove infrastructure errors in the configured database (docs/cli-errors.md)');
+
+const onErrors = (run: (commands: ReturnType<typeof errorCommands>) => Promise<string>) => async () =>
+  console.log(await withDatabase((database) => run(errorCommands(database, loadConfig()))));
+
+errors
+  .command('list')
+  .description('list errors, the latest seen first')
+  .addOption(new Option('--reported', 'only errors marked reported').conflicts('unreported'))
+  .option('--unreported', 'only errors not marked reported')
+  .option('--class <class>', 'only errors of this exact class')
+  .option('--since <datetime>', 'only errors seen at or after this time, e.g. 2026-11-20T10:00:00+00:00')
+  .option('--json', 'print the JSON array the API answers')
+  .option('--page <n>', 'page', '1')
+  .option('--per-page <n>', 'errors a page', '100')
+  .action(async (options: { reported?: boolean; unreported?: boolean; class?: string; since?: string; json?: boolean; page: string; perPage: string }) => {
+    const page = Number(options.page);
+    const perPage = Number(options.perPage);
+    if (!Number.isInteger(page) || page < 1 || !Number.isInteger(perPage) || perPage < 1) throw new UsageError('--page and --per-page must be positive integers');
+    const filters: ErrorListOptions = {
+      reported: options.reported ? true : options.unreported ? false : undefined,
+      errorClass: options.class,
+      since: options.since,
+    };
+    await onErrors((c) => c.list(filters, page, perPage, options.json === true))();
+  });
+errors
+  .command('show <id>')
+  .description('print an error, its latest occurrences and the hosts it occurred on')
+  .option('--json', 'print the record as the API answers it')
+  .action(async (id: string, options: { json?: boolean }) => onErrors((c) => c.show(id, options.json === true))());
+errors.command('delete <id>').description('delete an error and everything kept about it').action(async (id: string) => onErrors((c) => c.remove(id))());
+errors
+  .command('prune')
+  .description('remove errors not seen for CMI_ERRORS_RETENTION_DAYS days and old hourly counts, now')
+  .action(async () => onErrors((c) => c.prune())());
 
 try {
   await program.parseAsync();

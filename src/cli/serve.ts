@@ -6,6 +6,8 @@ import { Unprocessable } from '../domain/errors.js';
 import { createFirstAdministrator, type FirstAdministrator } from '../domain/first-administrator.js';
 import { usersService } from '../domain/users.js';
 import { buildApp } from '../server/app.js';
+import { INTERNAL_ERROR_CODE } from '../server/http-errors.js';
+import { faultSpool } from '../store/fault-spool.js';
 import { type Database, migrateToLatest, openDatabase } from '../store/database.js';
 import { displayDatabaseUrl } from '../store/dialects/database-url.js';
 import { usersRepository } from '../store/users-repository.js';
@@ -73,9 +75,32 @@ function drainOnSignal(app: FastifyInstance, database: Database, config: Config)
   process.once('SIGINT', () => void stop('SIGINT'));
 }
 
+/**
+ * Faults no request or job caught (docs/operations.md#faults-of-cmi). An unhandled rejection is
+ * recorded and the process goes on. An uncaught exception leaves the process in an unknown state:
+ * what it holds is written to the spool synchronously (no query could finish before exit), then it
+ * exits; the next process to start records the spool.
+ */
+function captureProcessFaults(app: FastifyInstance, config: Config): void {
+  const log = (error: unknown, component: string, fault: { fingerprint: string; log: boolean; repeated: number }) => {
+    if (fault.log) app.log.error({ code: INTERNAL_ERROR_CODE, err: error, component, fingerprint: fault.fingerprint, repeated: fault.repeated }, 'fault');
+  };
+  process.on('unhandledRejection', (reason) => log(reason, 'unhandled-rejection', app.faults.capture(reason, { component: 'unhandled-rejection' })));
+  process.on('uncaughtException', (error) => {
+    try {
+      app.faults.capture(error, { component: 'uncaught-exception' });
+      faultSpool(config.errors.spoolDirectory).writeSync(app.faults.pending());
+    } finally {
+      console.error(`cmi: uncaught exception, stopping: ${error.stack ?? String(error)}`);
+      process.exit(1);
+    }
+  });
+}
+
 /** One server process: listens (on the port its cluster shares, in a worker) and drains on a signal. */
 async function runServer(config: Config, database: Database): Promise<{ app: FastifyInstance; address: string }> {
   const app = await buildApp({ config, database });
+  captureProcessFaults(app, config);
   drainOnSignal(app, database, config);
   const address = await app.listen({ host: config.host, port: config.port }).catch(async (error: unknown) => {
     await app.close();

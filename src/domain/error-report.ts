@@ -9,17 +9,25 @@ type Fields = Record<string, unknown>;
 
 const FINGERPRINT = /^[0-9a-f]{64}$/;
 
-/** PostgreSQL cannot store U+0000: in free text it becomes U+FFFD (docs/limits.md#nul-characters). */
-const withoutNul = (text: string) => text.replaceAll('\u0000', '\uFFFD');
-
-/** Free text that is truncated, never refused: a string, or (a backtrace) an array of frame strings. */
+/**
+ * Free text, truncated when too long, never refused for its length: a string, or (a backtrace) an
+ * array of frame strings. U+0000 is refused, as in every field (docs/limits.md#nul-characters).
+ */
 function freeText(fields: Fields, name: string, errors: FieldErrors, { frames }: { frames: boolean }): string | undefined {
   const value = fields[name];
   if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') return withoutNul(value);
-  if (frames && Array.isArray(value) && value.every((frame) => typeof frame === 'string')) return withoutNul(value.join('\n'));
-  errors.add(name, frames ? 'must be a string or an array of strings' : 'must be a string');
-  return undefined;
+  const text = typeof value === 'string' ? value
+    : frames && Array.isArray(value) && value.every((frame) => typeof frame === 'string') ? value.join('\n')
+    : undefined;
+  if (text === undefined) {
+    errors.add(name, frames ? 'must be a string or an array of strings' : 'must be a string');
+    return undefined;
+  }
+  if (text.includes('\u0000')) {
+    errors.add(name, 'must not contain the NUL character (U+0000)');
+    return undefined;
+  }
+  return text;
 }
 
 /** An optional name (host, component, request id): trimmed; blank is the same as absent. */

@@ -1,0 +1,147 @@
+import type { Config } from '../config.js';
+import { OPERATOR } from '../domain/authorization.js';
+import { systemClock } from '../domain/clock.js';
+import { NotFound } from '../domain/errors.js';
+import { infrastructureErrors } from '../domain/infrastructure-errors.js';
+import type { InfrastructureError } from '../domain/records.js';
+import { formatDatetime } from '../render/datetime.js';
+import { renderJson } from '../render/json.js';
+import { infrastructureErrorResource as resource } from '../resources/infrastructure-error.js';
+import type { Database } from '../store/database.js';
+import { infrastructureErrorsRepository } from '../store/infrastructure-errors-repository.js';
+import { UsageError } from './usage-error.js';
+
+/** The filters of `cmi errors list`, as its options give them. */
+export interface ErrorListOptions {
+  reported?: boolean;
+  errorClass?: string;
+  since?: string;
+}
+
+/** A list's MESSAGE column is at most this many characters. */
+const MESSAGE_COLUMN_CHARS = 60;
+/** `show` prints this many of the latest occurrences, and this many hosts. */
+const SHOWN_OCCURRENCES = 5;
+const SHOWN_HOSTS = 10;
+/** How long hourly counts are kept: the 30-day histogram and the day in progress (docs/cli-errors.md#prune). */
+const HISTOGRAM_KEPT_DAYS = 31;
+
+/** A table with columns as wide as their widest cell, two spaces apart (as `cmi users list` prints). */
+function table(rows: string[][], indent = ''): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => [...row[i]!].length)));
+  return rows.map((row) => indent + row.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join('  ').trimEnd());
+}
+
+/** One line fit for a table cell: the first line, control characters as spaces, cut with … past `max` characters. */
+function cell(text: string, max = Infinity): string {
+  const characters = [...text.split(/\r\n|\r|\n/, 1)[0]!.replace(/\p{Cc}/gu, ' ')];
+  return characters.length <= max ? characters.join('') : `${characters.slice(0, max - 1).join('')}…`;
+}
+
+/** An id as `cmi errors show|delete` take it; anything else names no error. */
+function parseErrorId(raw: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) throw new UsageError(`no infrastructure error ${raw}`);
+  return Number(raw);
+}
+
+/**
+ * `cmi errors ...`: the error tracker on the configured database, as the operator (who may do anything an
+ * administrator may), through the same service and query rules as the HTTP API (docs/cli-errors.md).
+ */
+export function errorCommands(database: Database, config: Config) {
+  const tracker = infrastructureErrors(infrastructureErrorsRepository(database), systemClock, {
+    sample: { first: config.errors.sampleFirst, latest: config.errors.sampleLatest },
+    ingestPerSecond: config.errors.ingestPerSecond,
+    maxPending: config.errors.maxPending,
+    retentionDays: config.errors.retentionDays,
+  });
+
+  /** The error, or the one-line refusal `cmi: no infrastructure error N`. */
+  const find = async (raw: string): Promise<InfrastructureError> => {
+    const id = parseErrorId(raw);
+    try {
+      return await tracker.find(OPERATOR, id);
+    } catch (error) {
+      if (error instanceof NotFound) throw new UsageError(`no infrastructure error ${id}`);
+      throw error;
+    }
+  };
+
+  return {
+    /** A page of errors, newest first; `json`: the array GET /sysadmin_tools/infrastructure/errors.json answers. */
+    async list(options: ErrorListOptions, page: number, perPage: number, json: boolean): Promise<string> {
+      // The HTTP query's names, so a bad value is refused in the same words (docs/cli-errors.md#list).
+      const query: Record<string, string> = {};
+      if (options.reported !== undefined) query.reported = String(options.reported);
+      if (options.errorClass !== undefined) query.error_class = options.errorClass;
+      if (options.since !== undefined) query.since = options.since;
+      const { items, total } = await tracker.list(OPERATOR, query, perPage, (page - 1) * perPage);
+      if (json) return renderJson({ kind: 'list', resource, records: items });
+      const rows = items.map((e) => [
+        String(e.id),
+        String(e.counter),
+        formatDatetime(e.updated_at),
+        e.reported ? 'yes' : 'no',
+        cell(e.error_class),
+        cell(e.message, MESSAGE_COLUMN_CHARS),
+      ]);
+      const lines = table([['ID', 'COUNT', 'LAST SEEN', 'REPORTED', 'CLASS', 'MESSAGE'], ...rows]);
+      return [...lines, `${items.length} of ${total} errors (page ${page})`].join('\n');
+    },
+
+    /** The record's nine fields, its latest occurrences and the hosts it occurred on; `json`: the record as the API answers it. */
+    async show(raw: string, json: boolean): Promise<string> {
+      const record = await find(raw);
+      if (json) return renderJson({ kind: 'record', resource, record });
+      const [occurrences, hosts] = await Promise.all([
+        tracker.occurrences(OPERATOR, record.id, SHOWN_OCCURRENCES, 0),
+        tracker.breakdown(OPERATOR, record.id, { by: 'host' }, SHOWN_HOSTS, 0),
+      ]);
+      const indented = (text: string) => text.split(/\r\n|\r|\n/).map((line) => `    ${line}`);
+      const [firstLine, ...moreLines] = record.message.split(/\r\n|\r|\n/);
+      const lines = [
+        `id: ${record.id}`,
+        record.backtrace === '' ? 'backtrace: (none)' : 'backtrace:',
+        ...(record.backtrace === '' ? [] : indented(record.backtrace)),
+        `counter: ${record.counter}`,
+        `created_at: ${formatDatetime(record.created_at)}`,
+        `error_class: ${record.error_class}`,
+        `fingerprint: ${record.fingerprint}`,
+        `message: ${firstLine}`,
+        ...moreLines.map((line) => `    ${line}`),
+        `reported: ${record.reported}`,
+        `updated_at: ${formatDatetime(record.updated_at)}`,
+        '',
+        `Latest occurrences (${occurrences.items.length} of ${occurrences.total} kept):`,
+        ...table([
+          ['OCCURRED AT', 'HOST', 'COMPONENT', 'REQUEST ID'],
+          ...occurrences.items.map((o) => [formatDatetime(o.occurred_at), cell(o.host ?? '-'), cell(o.component ?? '-'), cell(o.request_id ?? '-')]),
+        ], '  '),
+        '',
+        `By host (${hosts.items.length} of ${hosts.total}):`,
+        ...table([['HOST', 'COUNT'], ...hosts.items.map((h) => [cell(h.value ?? '-'), String(h.count)])], '  '),
+      ];
+      return lines.join('\n');
+    },
+
+    async remove(raw: string): Promise<string> {
+      const record = await find(raw);
+      try {
+        await tracker.remove(OPERATOR, record.id);
+      } catch (error) {
+        // Deleted by someone else since it was read.
+        if (error instanceof NotFound) throw new UsageError(`no infrastructure error ${record.id}`);
+        throw error;
+      }
+      return `Deleted infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})`;
+    },
+
+    /** Retention now, in this process, whatever the periodic job's lease says (docs/cli-errors.md#prune). */
+    async prune(): Promise<string> {
+      const { errors, buckets } = await tracker.prune();
+      const days = config.errors.retentionDays;
+      return `Removed ${errors} ${errors === 1 ? 'error' : 'errors'} not seen for ${days} ${days === 1 ? 'day' : 'days'} ` +
+        `and ${buckets} hourly ${buckets === 1 ? 'count' : 'counts'} older than ${HISTOGRAM_KEPT_DAYS} days`;
+    },
+  };
+}

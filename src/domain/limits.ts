@@ -1,9 +1,4 @@
-/** Length limits of string fields, in characters. Documented in docs/limits.md. */
-export const infrastructureErrorLimits = {
-  errorClass: 255,
-  errorMessage: 16_384,
-  backtrace: 65_536,
-} as const;
+/** Limits of what cmi accepts, documented in docs/limits.md. */
 
 /** The error tracker's text limits (docs/error-grouping.md#truncation): longer text is cut and marked, never refused. */
 export const errorTrackerLimits = {
@@ -31,7 +26,7 @@ export const userLimits = {
   locale: 16,
 } as const;
 
-/** What a report of an error may carry besides its text (docs/limits.md#infrastructure-errors). */
+/** What a report of an error may carry besides its text (docs/limits.md#infrastructure-error-reports). */
 export const errorReportLimits = {
   /** host, component, request_id. */
   nameChars: 255,

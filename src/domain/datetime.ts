@@ -9,7 +9,7 @@ const BASIC = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(?:[.,](\d{1,9}))?(Z|
 export function parseDatetime(text: string): Date | undefined {
   const match = EXTENDED.exec(text.trim()) ?? BASIC.exec(text.trim());
   if (!match) return undefined;
-  const [year, month, day, hour = '00', minute = '00', second = '00', fraction = '', zone = 'Z'] = match.slice(1) as string[];
+  const [year, month, day, hour = '00', minute = '00', second = '00', fraction = '', zone = 'Z'] = match.slice(1);
   const parts = [year, month, day, hour, minute, second].map(Number) as [number, number, number, number, number, number];
   const [y, mo, d, h, mi, s] = parts;
   if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return undefined;

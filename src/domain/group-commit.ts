@@ -19,7 +19,7 @@ export function groupCommit<Item, Answer>(write: (items: Item[]) => Promise<Answ
   let waiting: Waiting[] = [];
   let writing = false;
   let scheduled = false;
-  let idle: Array<() => void> = [];
+  const idle: Array<() => void> = [];
 
   const writeNext = async (): Promise<void> => {
     scheduled = false;

@@ -138,12 +138,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   healthRoutes(app, context);
   infrastructureErrorsRoutes(app, context);
 
-  const retention = retentionJob(tracker.prune, { claim: settings.claimLease }, clock, RETENTION_INTERVAL_MS);
+  const retention = retentionJob(() => tracker.prune(), { claim: (name, until, now) => settings.claimLease(name, until, now) }, clock, RETENTION_INTERVAL_MS);
   const background = (component: string) => (error: unknown) => {
     const fault = faults.capture(error, { component });
     if (fault.log) app.log.error({ code: INTERNAL_ERROR_CODE, err: error, fingerprint: fault.fingerprint, component, repeated: fault.repeated }, 'fault');
   };
-  const retentionTimer = every(RETENTION_INTERVAL_MS, 60_000, retention.run, background('retention'));
+  const retentionTimer = every(RETENTION_INTERVAL_MS, 60_000, () => retention.run(), background('retention'));
 
   app.addHook('onClose', async () => {
     sessions.stop();

@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ServiceUnavailable, TooManyRequests } from '../src/domain/errors.js';
+import { groupCommit } from '../src/domain/group-commit.js';
+import { rateLimit } from '../src/domain/rate-limit.js';
+import { testClock } from './support/clock.js';
+
+/** A write that records its batches and finishes when the test says so. */
+function gatedWriter() {
+  const batches: number[][] = [];
+  let release: (() => void) | undefined;
+  let fail = false;
+  return {
+    batches,
+    failNext: () => (fail = true),
+    release: () => release?.(),
+    write: (items: number[]) => {
+      batches.push(items);
+      return new Promise<string[]>((resolve, reject) => {
+        release = () => (fail ? ((fail = false), reject(new Error('disk full'))) : resolve(items.map((item) => `ok ${item}`)));
+      });
+    },
+  };
+}
+
+/** Lets every write the queue has scheduled start (a few turns of the event loop). */
+const tick = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+// docs/architecture.md#error-ingestion
+describe('group commit', () => {
+  it('writes what arrived together as one batch, and what arrived during a write as the next one', async () => {
+    const writer = gatedWriter();
+    const queue = groupCommit(writer.write, { maxPending: 100, maxBatch: 100 });
+    const first = [1, 2, 3].map((item) => queue.submit(item));
+    await tick();
+    assert.deepEqual(writer.batches, [[1, 2, 3]]);
+    const second = [4, 5].map((item) => queue.submit(item));
+    await tick();
+    assert.deepEqual(writer.batches, [[1, 2, 3]], 'nothing is written while a batch is being written');
+    writer.release();
+    assert.deepEqual(await Promise.all(first), ['ok 1', 'ok 2', 'ok 3']);
+    await tick();
+    assert.deepEqual(writer.batches, [[1, 2, 3], [4, 5]]);
+    writer.release();
+    assert.deepEqual(await Promise.all(second), ['ok 4', 'ok 5']);
+    await queue.drained();
+  });
+
+  it('splits batches at maxBatch', async () => {
+    const writer = gatedWriter();
+    const queue = groupCommit(writer.write, { maxPending: 100, maxBatch: 2 });
+    const answers = [1, 2, 3].map((item) => queue.submit(item));
+    await tick();
+    writer.release();
+    await tick();
+    writer.release();
+    assert.deepEqual(await Promise.all(answers), ['ok 1', 'ok 2', 'ok 3']);
+    assert.deepEqual(writer.batches, [[1, 2], [3]]);
+  });
+
+  it('rejects every item of a batch whose write failed, and writes the next batch all the same', async () => {
+    const writer = gatedWriter();
+    const queue = groupCommit(writer.write, { maxPending: 100, maxBatch: 100 });
+    const failed = [1, 2].map((item) => queue.submit(item));
+    await tick();
+    writer.failNext();
+    writer.release();
+    for (const answer of failed) await assert.rejects(answer, /disk full/);
+    const later = queue.submit(3);
+    await tick();
+    writer.release();
+    assert.equal(await later, 'ok 3');
+  });
+
+  it('refuses with 503 and Retry-After past maxPending waiting items, instead of growing', async () => {
+    const writer = gatedWriter();
+    const queue = groupCommit(writer.write, { maxPending: 2, maxBatch: 100 });
+    const writing = queue.submit(1);
+    await tick();
+    const waiting = [queue.submit(2), queue.submit(3)];
+    assert.equal(queue.pending, 2);
+    assert.throws(() => queue.submit(4), (error: unknown) =>
+      error instanceof ServiceUnavailable && error.reason === 'the write queue is full' && error.headers['Retry-After'] === '1');
+    writer.release();
+    await writing;
+    await tick();
+    writer.release();
+    assert.deepEqual(await Promise.all(waiting), ['ok 2', 'ok 3']);
+    assert.deepEqual(writer.batches, [[1], [2, 3]]);
+  });
+});
+
+describe('rate limit', () => {
+  it("lets a second's worth through per key, then 429 with Retry-After, refilling with time", () => {
+    const time = testClock();
+    const limit = rateLimit(time.clock, 3);
+    for (let i = 0; i < 3; i++) limit('a');
+    assert.throws(() => limit('a'), (error: unknown) => error instanceof TooManyRequests && error.headers['Retry-After'] === '1');
+    limit('b');
+    time.advance(0.34);
+    limit('a');
+    assert.throws(() => limit('a'), TooManyRequests);
+  });
+
+  it('forgets the key used longest ago past maxKeys', () => {
+    const time = testClock();
+    const limit = rateLimit(time.clock, 1, 2);
+    limit('a');
+    limit('b');
+    limit('c'); // 'a' forgotten: a full bucket again
+    limit('a');
+    assert.throws(() => limit('c'), TooManyRequests);
+  });
+});

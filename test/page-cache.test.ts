@@ -125,6 +125,23 @@ describe('the users page cache over HTTP, with a tiny CMI_PAGE_CACHE_BYTES', () 
     assert.deepEqual(again, { body: p3.body, statements: computed });
   });
 
+  it('stays in place while the error tracker is written to (migration 006): an incident leaves users fast', async () => {
+    await page('/users.json?per_page=1&page=2');
+    assert.equal((await page('/users.json?per_page=1&page=2')).statements, 0);
+    for (let i = 0; i < 3; i++) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/sysadmin_tools/infrastructure/errors.json',
+        headers: { authorization: t.adminAuth, 'content-type': 'application/json' },
+        payload: JSON.stringify({ error_class: 'StorageTimeout', host: `hv-${i}` }),
+      });
+      assert.equal(res.statusCode, i === 0 ? 201 : 200, res.body);
+    }
+    // Long enough for a PostgreSQL notification to arrive, had the write sent one.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal((await page('/users.json?per_page=1&page=2')).statements, 0);
+  });
+
   it('serves a page larger than the bound, every time computed', async () => {
     const first = await page('/users.xml?per_page=1000');
     const second = await page('/users.xml?per_page=1000');

@@ -1,7 +1,7 @@
 import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 
-/** Tables whose rows are served from caches; writes to the others (login counters) change nothing cached. */
-const CACHED_TABLES = new Set(['users', 'infrastructure_errors']);
+/** Tables whose rows are served from caches; writes to the others (login counters, the error tracker) change nothing cached. */
+const CACHED_TABLES = new Set(['users']);
 
 type Node = OperationNode & Record<string, unknown>;
 

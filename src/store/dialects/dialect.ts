@@ -50,6 +50,8 @@ export interface Dialect {
   serializeAdministratorChanges(trx: AnyKysely): Promise<void>;
   /** Migration 003: every change to `tables` tells the other processes (nothing where they can see it themselves). */
   createChangeNotifications(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
+  /** Migration 006: changes to `tables` no longer tell the other processes (nothing caches them). */
+  dropChangeNotifications(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
   /** Migration 004: triggers that keep `row_blocks` exact for `table`. */
   createRowBlockTriggers(db: Kysely<unknown>, table: string): Promise<void>;
   /** Refreshes the planner's statistics after a bulk load (what autovacuum would do soon after). */

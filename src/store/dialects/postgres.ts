@@ -101,6 +101,10 @@ export function postgresDialect(url: string): Dialect {
       }
     },
 
+    async dropChangeNotifications(db, tables) {
+      for (const table of tables) await sql`drop trigger if exists ${sql.raw(`${table}_changed`)} on ${sql.table(table)}`.execute(db);
+    },
+
     /**
      * Statement triggers with transition tables, so a bulk insert costs one upsert per block it
      * touches, not one per row. Blocks are upserted in (size, block) order, so concurrent statements

@@ -104,6 +104,7 @@ export function sqliteDialect(path: string): Dialect {
 
     // Other processes read PRAGMA data_version (open() above): nothing to create.
     createChangeNotifications: async () => {},
+    dropChangeNotifications: async () => {},
 
     async createRowBlockTriggers(db, table) {
       await sql`create trigger ${sql.raw(`${table}_row_blocks_insert`)} after insert on ${sql.table(table)} begin ${addToBlocks(table, 'new.id', 1)} end`.execute(db);

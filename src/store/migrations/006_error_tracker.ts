@@ -10,6 +10,8 @@ import type { Dialect } from '../dialects/dialect.js';
  *   sample so they stay exact when the sample sheds.
  * - `error_breakdown`: occurrences per host and per component (`dimension`), exact; '' is "not given".
  * - indexes for every sort and filter of the list.
+ * Nothing caches infrastructure errors, so their writes stop telling other processes to drop their
+ * cached pages (migration 003): a storm of reports no longer empties the users page cache.
  */
 export function errorTrackerMigration(dialect: Dialect) {
   return {
@@ -54,6 +56,8 @@ export function errorTrackerMigration(dialect: Dialect) {
       await errors('counter', ['counter', 'id']);
       await errors('reported_updated_at', ['reported', 'updated_at', 'id']);
       await errors('class_updated_at', ['error_class', 'updated_at', 'id']);
+
+      await dialect.dropChangeNotifications(db, ['infrastructure_errors']);
     },
   };
 }

@@ -5,6 +5,8 @@ import type { Direction, ErrorFilters, ErrorSort } from '../store/infrastructure
 
 type Query = Readonly<Record<string, string | string[] | undefined>>;
 
+/** Every parameter a list (or a bulk delete, with `all`) understands. */
+const KNOWN = new Set(['page', 'per_page', 'sort', 'direction', 'reported', 'error_class', 'q', 'since', 'until', 'host', 'component']);
 const SORTS: readonly ErrorSort[] = ['updated_at', 'created_at', 'counter'];
 const DIRECTIONS: readonly Direction[] = ['asc', 'desc'];
 
@@ -29,7 +31,11 @@ function single(query: Query, name: string, errors: FieldErrors): string | undef
 function text(query: Query, name: string, errors: FieldErrors): string | undefined {
   const value = single(query, name, errors);
   if (value === undefined) return undefined;
-  if (value === '' || value.length > errorReportLimits.nameChars || value.includes('\u0000')) {
+  if (value.includes('\u0000')) {
+    errors.add(name, 'must not contain the NUL character (U+0000)');
+    return undefined;
+  }
+  if (value === '' || value.length > errorReportLimits.nameChars) {
     errors.add(name, `must be 1 to ${errorReportLimits.nameChars} characters`);
     return undefined;
   }
@@ -55,11 +61,15 @@ function oneOf<T extends string>(query: Query, name: string, allowed: readonly T
 }
 
 /**
- * The filters and order of an errors list (docs/api.md#list-errors). A value that is not understood
+ * The filters and order of an errors list (docs/api.md#get-sysadmin_toolsinfrastructureerrors). A value that is not understood
  * is a 422 naming the parameter, never ignored.
  */
-export function parseErrorListQuery(query: Query): ErrorListQuery {
+export function parseErrorListQuery(query: Query, { deletion = false } = {}): ErrorListQuery {
   const errors = new FieldErrors();
+  // A misspelt filter is refused, never ignored: ignored, it would widen a list, or a bulk delete.
+  for (const name of Object.keys(query)) {
+    if (name !== '' && !KNOWN.has(name) && !(deletion && name === 'all')) errors.add(name, 'is not a parameter of this list');
+  }
   const reported = oneOf(query, 'reported', ['true', 'false'], errors);
   const filters: ErrorFilters = {
     reported: reported === undefined ? undefined : reported === 'true',

@@ -78,8 +78,12 @@ function context(fields: Fields, errors: FieldErrors): string | null {
     errors.add('context', 'must be a JSON object');
     return null;
   }
-  const text = JSON.stringify(value);
-  if (text.includes('\\u0000')) {
+  let nul = false;
+  const text = JSON.stringify(value, (key, inner: unknown) => {
+    if (key.includes('\u0000') || (typeof inner === 'string' && inner.includes('\u0000'))) nul = true;
+    return inner;
+  });
+  if (nul) {
     errors.add('context', 'must not contain the NUL character (U+0000)');
     return null;
   }
@@ -91,7 +95,7 @@ function context(fields: Fields, errors: FieldErrors): string | null {
 }
 
 /**
- * A report from another component (docs/api.md#report-an-error), validated: every bad field is named
+ * A report from another component (docs/api.md#post-sysadmin_toolsinfrastructureerrors), validated: every bad field is named
  * in one 422. Over-long text is truncated and marked, never refused (docs/limits.md).
  */
 export function parseErrorReport(body: unknown, now: Date): ErrorReport {

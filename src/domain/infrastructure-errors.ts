@@ -85,7 +85,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     /** Deletes what the filters select; with none, only when the query says `all=true`. */
     async removeMatching(actor: Actor, query: Query): Promise<number> {
       assertAdmin(actor);
-      const { filters } = parseErrorListQuery(query);
+      const { filters } = parseErrorListQuery(query, { deletion: true });
       const all = choice(query, 'all', ['true', 'false'], 'false') === 'true';
       if (!hasFilter(filters) && !all) {
         const errors = new FieldErrors();
@@ -102,8 +102,8 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
 
     /** Occurrences per hour (24h, 7d) or per UTC day (30d), oldest first, zero-filled, up to now. */
     async histogram(actor: Actor, id: number, query: Query): Promise<Array<{ start: Date; count: number }>> {
-      const period = HISTOGRAM_PERIODS[choice(query, 'period', Object.keys(HISTOGRAM_PERIODS) as HistogramPeriod[], '24h')];
       await find(actor, id);
+      const period = HISTOGRAM_PERIODS[choice(query, 'period', Object.keys(HISTOGRAM_PERIODS) as HistogramPeriod[], '24h')];
       const lastStart = Math.floor(hourOf(clock()) / period.hours) * period.hours;
       const firstStart = lastStart - (period.buckets - 1) * period.hours;
       const counts = await repository.hourlyCounts(id, firstStart, lastStart + period.hours - 1);
@@ -118,8 +118,8 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
 
     /** Occurrences per host or component, largest first: the blast radius of a fault. */
     async breakdown(actor: Actor, id: number, query: Query, limit: number, offset: number): Promise<Page<{ value: string | null; count: number }>> {
-      const by = choice<BreakdownDimension>(query, 'by', ['host', 'component'], 'host');
       await find(actor, id);
+      const by = choice<BreakdownDimension>(query, 'by', ['host', 'component'], 'host');
       const { items, total } = await repository.breakdown(id, by, limit, offset);
       return { items: items.map((row) => ({ value: row.value === '' ? null : row.value, count: row.count })), total };
     },

@@ -1,6 +1,6 @@
 import type { ResourceDefinition } from './definition.js';
 
-/** One kept occurrence of an infrastructure error (docs/api.md#occurrences). */
+/** One kept occurrence of an infrastructure error (docs/api.md#get-sysadmin_toolsinfrastructureerrorsidoccurrences). */
 export const occurrenceResource: ResourceDefinition = {
   root: 'occurrence',
   plural: 'occurrences',
@@ -15,7 +15,7 @@ export const occurrenceResource: ResourceDefinition = {
   ],
 };
 
-/** Occurrences in one hour or day (docs/api.md#histogram). */
+/** Occurrences in one hour or day (docs/api.md#get-sysadmin_toolsinfrastructureerrorsidhistogram). */
 export const histogramBucketResource: ResourceDefinition = {
   root: 'bucket',
   plural: 'buckets',
@@ -25,7 +25,7 @@ export const histogramBucketResource: ResourceDefinition = {
   ],
 };
 
-/** Occurrences on one host or in one component (docs/api.md#breakdown); value nil: not given. */
+/** Occurrences on one host or in one component (docs/api.md#get-sysadmin_toolsinfrastructureerrorsidbreakdown); value nil: not given. */
 export const breakdownGroupResource: ResourceDefinition = {
   root: 'group',
   plural: 'groups',

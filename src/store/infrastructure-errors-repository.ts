@@ -111,6 +111,10 @@ function groupByFingerprint(reports: readonly ErrorReport[]): Group[] {
 const later = (table: string, column: string) =>
   sql<string>`case when ${sql.ref(`excluded.${column}`)} > ${sql.ref(`${table}.${column}`)} then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`${table}.${column}`)} end`;
 
+/** The incoming `column` when the batch's latest occurrence is not older than the record's, else the stored one. */
+const latestOf = (column: 'message' | 'backtrace') =>
+  sql<string>`case when excluded.updated_at >= infrastructure_errors.updated_at then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`infrastructure_errors.${column}`)} end`;
+
 function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters) {
   const conditions = [];
   if (filters.reported !== undefined) conditions.push(eb('reported', '=', filters.reported ? 1 : 0));
@@ -170,7 +174,8 @@ export function infrastructureErrorsRepository(database: Database) {
           const rows = await trx
             .insertInto('infrastructure_errors')
             .values(part.map((group) => {
-              const latest = group.reports[group.reports.length - 1] as ErrorReport;
+              // The text of the occurrence that happened last (the last to arrive among equals).
+              const latest = group.reports.reduce((a, b) => (b.occurred_at >= a.occurred_at ? b : a));
               return {
                 fingerprint: group.fingerprint,
                 error_class: latest.error_class,
@@ -185,8 +190,10 @@ export function infrastructureErrorsRepository(database: Database) {
             .onConflict((oc) =>
               oc.column('fingerprint').doUpdateSet((eb) => ({
                 counter: eb('infrastructure_errors.counter', '+', eb.ref('excluded.counter')),
-                message: eb.ref('excluded.message'),
-                backtrace: eb.ref('excluded.backtrace'),
+                // The latest occurrence's text, by when it happened, not by when it arrived.
+                message: latestOf('message'),
+                backtrace: latestOf('backtrace'),
+                created_at: sql<string>`case when excluded.created_at < infrastructure_errors.created_at then excluded.created_at else infrastructure_errors.created_at end`,
                 updated_at: later('infrastructure_errors', 'updated_at'),
               })),
             )
@@ -305,13 +312,13 @@ export function infrastructureErrorsRepository(database: Database) {
       });
     },
 
-    /** The kept occurrences of an error, newest first. */
+    /** The kept occurrences of an error, newest first (by when they happened; the latest to arrive first among equals). */
     async occurrences(errorId: number, limit: number, offset: number): Promise<{ items: StoredOccurrence[]; total: number }> {
       const [rows, count] = await Promise.all([
         db.selectFrom('error_occurrences')
           .select(['id', 'occurred_at', 'host', 'component', 'request_id', 'message', 'context'])
           .where('error_id', '=', errorId)
-          .orderBy('ordinal', 'desc').orderBy('id', 'desc')
+          .orderBy('occurred_at', 'desc').orderBy('id', 'desc')
           .limit(limit).offset(offset)
           .execute(),
         db.selectFrom('error_occurrences').select((eb) => eb.fn.countAll<number | string>().as('total'))

@@ -564,7 +564,7 @@ describe('q beyond ASCII', () => {
   // TODO(src): on SQLite, lower() folds ASCII only while the pattern is lowered in JavaScript
   // (src/store/infrastructure-errors-repository.ts, containsPattern and filtered()), so `q=ÉCHEC`
   // does not find 'ÉCHEC de connexion', not even in its own case. Passes on PostgreSQL.
-  it('matches non-ASCII letters case-insensitively, the exact case included', { todo: 'src: SQLite lower() is ASCII-only' }, async () => {
+  it('matches non-ASCII letters case-insensitively, the exact case included', async () => {
     for (const q of ['ÉCHEC', 'échec', 'Échec::Réseau', 'RÉSEAU']) {
       const res = await call(t, 'GET', `${ERRORS}.json?q=${encodeURIComponent(q)}`);
       assert.deepEqual(idsOf(res), [errorId], q);

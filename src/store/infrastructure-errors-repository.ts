@@ -115,7 +115,7 @@ const later = (table: string, column: string) =>
 const latestOf = (column: 'message' | 'backtrace') =>
   sql<string>`case when excluded.updated_at >= infrastructure_errors.updated_at then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`infrastructure_errors.${column}`)} end`;
 
-function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters) {
+function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, lower: string) {
   const conditions = [];
   if (filters.reported !== undefined) conditions.push(eb('reported', '=', filters.reported ? 1 : 0));
   if (filters.errorClass !== undefined) conditions.push(eb('error_class', '=', filters.errorClass));
@@ -124,8 +124,8 @@ function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filter
   if (filters.q !== undefined) {
     const pattern = containsPattern(filters.q);
     conditions.push(eb.or([
-      sql<boolean>`lower(error_class) like ${pattern} escape '\\'`,
-      sql<boolean>`lower(message) like ${pattern} escape '\\'`,
+      sql<boolean>`${sql.raw(lower)}(error_class) like ${pattern} escape '\\'`,
+      sql<boolean>`${sql.raw(lower)}(message) like ${pattern} escape '\\'`,
     ]));
   }
   for (const dimension of ['host', 'component'] as const) {
@@ -156,7 +156,7 @@ async function deleteErrors(trx: Kysely<Schema>, ids: number[]): Promise<number>
 }
 
 export function infrastructureErrorsRepository(database: Database) {
-  const { db } = database;
+  const { db, dialect } = database;
   return {
     /**
      * Counts a batch of reports in one transaction (the group commit of docs/architecture.md): one
@@ -288,12 +288,12 @@ export function infrastructureErrorsRepository(database: Database) {
     async list(filters: ErrorFilters, sort: ErrorSort, direction: Direction, limit: number, offset: number): Promise<{ items: InfrastructureError[]; total: number }> {
       const [rows, count] = await Promise.all([
         db.selectFrom('infrastructure_errors').selectAll()
-          .where((eb) => filtered(eb, filters))
+          .where((eb) => filtered(eb, filters, dialect.lowerFunction))
           .orderBy(sort, direction).orderBy('id', direction)
           .limit(limit).offset(offset)
           .execute(),
         db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('total'))
-          .where((eb) => filtered(eb, filters))
+          .where((eb) => filtered(eb, filters, dialect.lowerFunction))
           .executeTakeFirstOrThrow(),
       ]);
       return { items: rows.map(toRecord), total: Number(count.total) };
@@ -307,7 +307,7 @@ export function infrastructureErrorsRepository(database: Database) {
     /** Deletes every error `filters` select (all of them when empty); answers how many. */
     async deleteMatching(filters: ErrorFilters): Promise<number> {
       return db.transaction().execute(async (trx) => {
-        const rows = await trx.selectFrom('infrastructure_errors').select('id').where((eb) => filtered(eb, filters)).execute();
+        const rows = await trx.selectFrom('infrastructure_errors').select('id').where((eb) => filtered(eb, filters, dialect.lowerFunction)).execute();
         return deleteErrors(trx, rows.map((row) => Number(row.id)));
       });
     },

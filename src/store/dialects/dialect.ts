@@ -40,6 +40,8 @@ export interface Dialect {
   migrationSchema(db: AnyKysely): Promise<string | undefined>;
   /** Runs `build` so that no other writer sees part of it, however the database runs migrations. */
   atomically(db: Kysely<unknown>, build: (trx: Kysely<unknown>) => Promise<void>): Promise<void>;
+  /** The SQL function that lower-cases every letter, not only ASCII ones. */
+  readonly lowerFunction: string;
   /** Adds an auto-generated integer primary key named `id`. */
   addIdColumn<T extends string>(table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'>;
   /** What follows `create table (...)` for a table stored in primary-key order (SQLite: without rowid). */

@@ -26,6 +26,7 @@ export function postgresDialect(url: string): Dialect {
   return {
     name: 'postgres',
     target: url,
+    lowerFunction: 'lower',
 
     open(pool, writes: WriteCounter): Connection {
       // Connected on first use: commands that only write (migrate, users ...) never listen.

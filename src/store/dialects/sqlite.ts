@@ -22,6 +22,7 @@ export function sqliteDialect(path: string): Dialect {
   return {
     name: 'sqlite',
     target: path,
+    lowerFunction: 'unicode_lower',
 
     open(pool, writes: WriteCounter): Connection {
       mkdirSync(dirname(path), { recursive: true });
@@ -32,6 +33,8 @@ export function sqliteDialect(path: string): Dialect {
       sqlite.pragma('journal_mode = WAL');
       sqlite.pragma('synchronous = NORMAL');
       sqlite.pragma('foreign_keys = ON');
+      // SQLite's lower() folds ASCII letters only; the error list's `q` needs every letter folded.
+      sqlite.function('unicode_lower', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? text.toLowerCase() : text));
       // From here on nothing waits for a lock synchronously: SqliteDriver waits between tries instead,
       // for up to the statement timeout, so the event loop keeps serving (docs/operations.md).
       sqlite.pragma('busy_timeout = 0');

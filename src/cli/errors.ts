@@ -23,7 +23,7 @@ const MESSAGE_COLUMN_CHARS = 60;
 /** `show` prints this many of the latest occurrences, and this many hosts. */
 const SHOWN_OCCURRENCES = 5;
 const SHOWN_HOSTS = 10;
-/** How long hourly counts are kept: the 30-day histogram and the day in progress (docs/cli-errors.md#prune). */
+/** How long hourly counts are kept (docs/operations.md#retention). */
 const HISTOGRAM_KEPT_DAYS = 31;
 
 /** A table with columns as wide as their widest cell, two spaces apart (as `cmi users list` prints). */

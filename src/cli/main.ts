@@ -160,7 +160,7 @@ users
     await onUsers((c) => c.resetPassword(target, password))();
   });
 
-const errors = program.command('errors').description('investigate and remove infrastructure errors in the configured database (docs/cli-errors.md)');
+const errors = program.command('errors').description('investigate and remove infrastructure errors in the configured database');
 
 const onErrors = (run: (commands: ReturnType<typeof errorCommands>) => Promise<string>) => async () =>
   console.log(await withDatabase((database) => run(errorCommands(database, loadConfig()))));

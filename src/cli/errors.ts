@@ -46,7 +46,7 @@ function parseErrorId(raw: string): number {
 
 /**
  * `cmi errors ...`: the error tracker on the configured database, as the operator (who may do anything an
- * administrator may), through the same service and query rules as the HTTP API (docs/cli-errors.md).
+ * administrator may), through the same service and query rules as the HTTP API (docs/operations.md#cmi-errors).
  */
 export function errorCommands(database: Database, config: Config) {
   const tracker = infrastructureErrors(infrastructureErrorsRepository(database), systemClock, {
@@ -70,7 +70,7 @@ export function errorCommands(database: Database, config: Config) {
   return {
     /** A page of errors, newest first; `json`: the array GET /sysadmin_tools/infrastructure/errors.json answers. */
     async list(options: ErrorListOptions, page: number, perPage: number, json: boolean): Promise<string> {
-      // The HTTP query's names, so a bad value is refused in the same words (docs/cli-errors.md#list).
+      // The HTTP query's names, so a bad value is refused in the same words (docs/operations.md#list).
       const query: Record<string, string> = {};
       if (options.reported !== undefined) query.reported = String(options.reported);
       if (options.errorClass !== undefined) query.error_class = options.errorClass;
@@ -136,7 +136,7 @@ export function errorCommands(database: Database, config: Config) {
       return `Deleted infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})`;
     },
 
-    /** Retention now, in this process, whatever the periodic job's lease says (docs/cli-errors.md#prune). */
+    /** Retention now, in this process, whatever the periodic job's lease says (docs/operations.md#prune). */
     async prune(): Promise<string> {
       const { errors, buckets } = await tracker.prune();
       const days = config.errors.retentionDays;

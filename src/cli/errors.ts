@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import { OPERATOR } from '../domain/authorization.js';
 import { systemClock } from '../domain/clock.js';
 import { NotFound } from '../domain/errors.js';
-import { infrastructureErrors } from '../domain/infrastructure-errors.js';
+import { HISTOGRAM_KEPT_DAYS, infrastructureErrors } from '../domain/infrastructure-errors.js';
 import type { InfrastructureError } from '../domain/records.js';
 import { formatDatetime } from '../render/datetime.js';
 import { renderJson } from '../render/json.js';
@@ -23,8 +23,6 @@ const MESSAGE_COLUMN_CHARS = 60;
 /** `show` prints this many of the latest occurrences, and this many hosts. */
 const SHOWN_OCCURRENCES = 5;
 const SHOWN_HOSTS = 10;
-/** How long hourly counts are kept (docs/operations.md#retention). */
-const HISTOGRAM_KEPT_DAYS = 31;
 
 /** A table with columns as wide as their widest cell, two spaces apart (as `cmi users list` prints). */
 function table(rows: string[][], indent = ''): string[] {

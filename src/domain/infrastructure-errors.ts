@@ -27,7 +27,7 @@ export const HISTOGRAM_PERIODS = { '24h': { buckets: 24, hours: 1 }, '7d': { buc
 export type HistogramPeriod = keyof typeof HISTOGRAM_PERIODS;
 
 /** Hourly counts are kept this long (the longest period, plus the day in progress). */
-const HISTOGRAM_KEPT_HOURS = 31 * 24;
+export const HISTOGRAM_KEPT_DAYS = 31;
 
 function choice<T extends string>(query: Query, name: string, allowed: readonly T[], fallback: T): T {
   const value = query[name];
@@ -128,7 +128,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     prune(): Promise<{ errors: number; buckets: number }> {
       const now = clock();
       const updatedBefore = new Date(now.getTime() - settings.retentionDays * 86_400_000);
-      return repository.prune(updatedBefore, hourOf(now) - HISTOGRAM_KEPT_HOURS);
+      return repository.prune(updatedBefore, hourOf(now) - HISTOGRAM_KEPT_DAYS * 24);
     },
 
     /** Resolves once every accepted report is written (shutdown). */

@@ -44,8 +44,8 @@ export interface Config {
   /** The error tracker (docs/operations.md#the-error-tracker). */
   errors: {
     retentionDays: number;
-    sampleFirst: number;
-    sampleLatest: number;
+    /** Which occurrences each error keeps: the first and the latest so many. */
+    sample: { first: number; latest: number };
     ingestPerSecond: number;
     maxPending: number;
     /** Where a dying process leaves the faults it could not write. */
@@ -203,8 +203,7 @@ export function loadConfig(source: Source = process.env): Config {
     adminPassword,
     errors: {
       retentionDays: integer('CMI_ERRORS_RETENTION_DAYS', 1, 36_500),
-      sampleFirst: integer('CMI_ERRORS_SAMPLE_FIRST', 0, 10_000),
-      sampleLatest: integer('CMI_ERRORS_SAMPLE_LATEST', 1, 10_000),
+      sample: { first: integer('CMI_ERRORS_SAMPLE_FIRST', 0, 10_000), latest: integer('CMI_ERRORS_SAMPLE_LATEST', 1, 10_000) },
       ingestPerSecond: integer('CMI_ERRORS_RATE_LIMIT', 1, 1_000_000),
       maxPending: integer('CMI_ERRORS_QUEUE', 1, 1_000_000),
       spoolDirectory: text('CMI_SPOOL_DIR'),

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { fingerprint } from '../src/domain/error-grouping.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { get } from './support/http.js';
 

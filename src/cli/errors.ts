@@ -47,12 +47,7 @@ function parseErrorId(raw: string): number {
  * administrator may), through the same service and query rules as the HTTP API (docs/operations.md#cmi-errors).
  */
 export function errorCommands(database: Database, config: Config) {
-  const tracker = infrastructureErrors(infrastructureErrorsRepository(database), systemClock, {
-    sample: { first: config.errors.sampleFirst, latest: config.errors.sampleLatest },
-    ingestPerSecond: config.errors.ingestPerSecond,
-    maxPending: config.errors.maxPending,
-    retentionDays: config.errors.retentionDays,
-  });
+  const tracker = infrastructureErrors(infrastructureErrorsRepository(database), systemClock, config.errors);
 
   /** The error, or the one-line refusal `cmi: no infrastructure error N`. */
   const find = async (raw: string): Promise<InfrastructureError> => {

@@ -94,6 +94,8 @@ export function faultCapture(
 ) {
   let held = new Map<string, ErrorReport>();
   let writing: Promise<void> | undefined;
+  /** The batch being written: still the process's to spool should it die before the write ends. */
+  let inFlight: ErrorReport[] = [];
   const mayLog = faultLogLimiter(clock);
 
   const hold = (report: ErrorReport) => {
@@ -112,11 +114,13 @@ export function faultCapture(
     if (held.size === 0) return Promise.resolve();
     const batch = [...held.values()];
     held = new Map();
+    inFlight = batch;
     writing = record(batch).then(
       () => undefined,
       // Not lost: held again, merged with whatever came meanwhile, for the next write.
       () => batch.forEach(hold),
     ).finally(() => {
+      inFlight = [];
       writing = undefined;
     });
     return writing;
@@ -136,8 +140,11 @@ export function faultCapture(
     /** Writes what is held now; a failed write keeps it held (never rejects). */
     flush,
 
-    /** What is held and not yet written: for a process about to die. */
-    pending: (): ErrorReport[] => [...held.values()],
+    /**
+     * What is not yet known to be written, the batch being written included: for a process about to
+     * die. (A batch that committed just before the death may so be counted twice; never lost.)
+     */
+    pending: (): ErrorReport[] => [...inFlight, ...held.values()],
 
     /** Stops the timer and writes what is held. */
     async stop(): Promise<void> {

@@ -76,12 +76,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     accountMaxFailures: config.lockoutAccountMaxFailures,
     windowSeconds: config.lockoutWindowSeconds,
   });
-  const tracker = infrastructureErrors(infrastructureErrorsRepository(database), clock, {
-    sample: { first: config.errors.sampleFirst, latest: config.errors.sampleLatest },
-    ingestPerSecond: config.errors.ingestPerSecond,
-    maxPending: config.errors.maxPending,
-    retentionDays: config.errors.retentionDays,
-  });
+  const tracker = infrastructureErrors(infrastructureErrorsRepository(database), clock, config.errors);
   const version = installationVersion();
   const faults = faultCapture(tracker.recordReports, clock, { host: options.hostName ?? hostname(), version }, {
     flushIntervalMs: 1000,

@@ -18,25 +18,49 @@ export interface ProcessIdentity {
   version: string;
 }
 
-/** A thrown value as one occurrence to record (truncated like any report: docs/limits.md). */
-export function reportOfFault(fault: unknown, context: FaultContext, identity: ProcessIdentity, at: Date): ErrorReport {
-  const error = fault instanceof Error ? fault : new Error(String(fault));
-  const withoutNul = (text: string) => text.replaceAll('\u0000', '\uFFFD');
+type FaultIdentity = Pick<ErrorReport, 'fingerprint' | 'error_class' | 'message' | 'backtrace'>;
+
+const withoutNul = (text: string) => text.replaceAll('\u0000', '\uFFFD');
+
+/** What a thrown value says about itself: class, message, backtrace, fingerprint (truncated like any report: docs/limits.md). */
+function identityOf(error: Error): FaultIdentity {
   const error_class = truncateErrorClass(withoutNul(error.name || error.constructor.name || 'Error')) || 'Error';
   const message = truncateMessage(withoutNul(error.message));
   const backtrace = truncateBacktrace(withoutNul(backtraceFromStack(error.stack)));
-  const { request_id, component, ...rest } = context;
+  return { fingerprint: fingerprint(error_class, backtrace, message), error_class, message, backtrace };
+}
+
+/** The identities of the faults seen last, by their stack text: a storm of one fault parses its stack once. */
+const KNOWN_FAULTS_MAX = 1000;
+
+/**
+ * A thrown value as one occurrence to record. `known` remembers identities by the error's stack
+ * text (which holds its class and message), since working one out costs more than the rest of a
+ * failed request.
+ */
+export function reportOfFault(fault: unknown, context: FaultContext, identity: ProcessIdentity, at: Date, known?: Map<string, FaultIdentity>): ErrorReport {
+  const error = fault instanceof Error ? fault : new Error(String(fault));
+  // The stack text starts with the class and the message, so it names the fault whole.
+  const key = error.stack ?? `${error.name}\u0000${error.message}`;
+  let parts = known?.get(key);
+  if (!parts) {
+    parts = identityOf(error);
+    if (known) {
+      if (known.size >= KNOWN_FAULTS_MAX) known.clear();
+      known.set(key, parts);
+    }
+  }
   return {
-    fingerprint: fingerprint(error_class, backtrace, message),
-    error_class,
-    message,
-    backtrace,
+    fingerprint: parts.fingerprint,
+    error_class: parts.error_class,
+    message: parts.message,
+    backtrace: parts.backtrace,
     occurred_at: at,
     count: 1,
     host: identity.host,
-    component,
-    request_id: request_id ?? null,
-    context: JSON.stringify({ ...rest, pid: process.pid, version: identity.version }),
+    component: context.component,
+    request_id: context.request_id ?? null,
+    context: JSON.stringify({ method: context.method, route: context.route, pid: process.pid, version: identity.version }),
   };
 }
 
@@ -97,6 +121,7 @@ export function faultCapture(
   /** The batch being written: still the process's to spool should it die before the write ends. */
   let inFlight: ErrorReport[] = [];
   const mayLog = faultLogLimiter(clock);
+  const known = new Map<string, FaultIdentity>();
 
   const hold = (report: ErrorReport) => {
     const before = held.get(report.fingerprint);
@@ -104,9 +129,10 @@ export function faultCapture(
       held.set(report.fingerprint, report);
       return;
     }
-    // The later one's detail, both counts.
-    const later = before.occurred_at > report.occurred_at ? before : report;
-    held.set(report.fingerprint, { ...later, count: before.count + report.count });
+    // The later one's detail, both counts (in place: a storm allocates nothing here).
+    const count = before.count + report.count;
+    if (report.occurred_at >= before.occurred_at) Object.assign(before, report);
+    before.count = count;
   };
 
   const flush = (): Promise<void> => {
@@ -131,7 +157,7 @@ export function faultCapture(
 
   return {
     capture(fault: unknown, context: FaultContext): CapturedFault {
-      const report = reportOfFault(fault, context, identity, clock());
+      const report = reportOfFault(fault, context, identity, clock(), known);
       hold(report);
       if (held.size >= options.maxFingerprints) void flush();
       return { fingerprint: report.fingerprint, ...mayLog(report.fingerprint) };

@@ -43,8 +43,6 @@ export interface AppOptions {
   clock?: Clock;
   /** Fastify logger options; defaults to the configured level, without per-request lines. */
   logger?: boolean | object;
-  /** Host name kept with each fault (default: the machine's). */
-  hostName?: string;
 }
 
 declare module 'fastify' {
@@ -78,7 +76,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   const tracker = infrastructureErrors(infrastructureErrorsRepository(database), clock, config.errors);
   const version = installationVersion();
-  const faults = faultCapture(tracker.recordReports, clock, { host: options.hostName ?? hostname(), version }, {
+  const faults = faultCapture(tracker.recordReports, clock, { host: hostname(), version }, {
     flushIntervalMs: 1000,
     maxFingerprints: 1000,
   });

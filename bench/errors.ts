@@ -1,0 +1,679 @@
+/**
+ * The error tracker's figures (issue 10, "Figures to reach"), on one machine in one run:
+ *  A. 100,000 reports of one error from 20 concurrent clients through two `cmi serve` processes
+ *     sharing one database: one record, counter exactly 100,000 (SQLite; PostgreSQL when given).
+ *  B. The same with one of the two processes killed with SIGKILL halfway: counter at least the 2xx
+ *     answers and at most the reports sent (the clients of the dead process move to the other one).
+ *  C. Durable ingestion on SQLite, one process: reports/s of distinct errors and of one error, and a
+ *     raw node:http server reading a POST of the same size and answering cmi's bytes (the ceiling).
+ *  D. Requests that fault (CMI_FAULT_INJECTION): capture on / capture off; the captured count checked
+ *     against the 500s answered.
+ *  E. The first page of the list on 100,000 errors, unfiltered and with each filter: the server's
+ *     X-Runtime, median.
+ * Run: npm run bench:errors                          (SQLite)
+ *      npm run bench:errors -- --postgres postgres://postgres@127.0.0.1:5432/test   (also PostgreSQL;
+ *      DATABASE_URL naming one does the same; the bench works in a schema of its own and drops it)
+ *      npm run bench:errors -- --quick               (smaller: a check that it all runs, not figures)
+ * Needs wrk and taskset (apt-get install wrk). Exits non-zero when a count is not exact (A, B, D);
+ * a throughput or time target missed is reported, not failed. Writes docs/benchmarks-errors.md.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/store/database.js';
+import { dialectFor } from '../src/store/dialects/database-url.js';
+import { type ErrorReport, infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
+import { type RunningServer, startServer } from '../test/support/cli.js';
+import { cpuSeconds, machine, median, ROOT, seedUsers, stop } from './support.js';
+
+const argv = process.argv.slice(2);
+const QUICK = argv.includes('--quick');
+const flagAt = argv.indexOf('--postgres');
+const POSTGRES = flagAt !== -1 ? argv[flagAt + 1] : process.env.DATABASE_URL && dialectFor(process.env.DATABASE_URL).name === 'postgres' ? process.env.DATABASE_URL : undefined;
+const onlyAt = argv.indexOf('--only');
+/** `--only C,D`: just those scenarios (the document then holds only them). */
+const ONLY = new Set((onlyAt !== -1 ? argv[onlyAt + 1] ?? '' : 'A,B,C,D,E').toUpperCase().split(','));
+if (flagAt !== -1 && !POSTGRES) throw new Error('--postgres needs a URL: --postgres postgres://user@host:port/db');
+
+const PORTS = [3311, 3312];
+const RAW_PORT = 3313;
+const BASE = '/sysadmin_tools/infrastructure/errors';
+const BASIC = `Basic ${Buffer.from('admin:bench-password').toString('base64')}`;
+/** Scenarios A and B. */
+const STORM = QUICK ? 20_000 : 100_000;
+const STORM_CLIENTS = 20;
+/** Scenarios C and D: wrk rounds. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 3 : 5));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 2 : 4));
+const INGEST_CONNECTIONS = 32;
+const FAULT_CONNECTIONS = 16;
+/** Scenario D's exact check: faulting requests sent by a client that counts every answer. */
+const FAULT_CHECK = QUICK ? 5_000 : 20_000;
+/** Scenario E. */
+const LIST_ERRORS = QUICK ? 10_000 : 100_000;
+const LIST_REQUESTS = QUICK ? 50 : 200;
+
+const failures: string[] = [];
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+// ---------------------------------------------------------------------------------------------
+// Databases: a SQLite file in a temp dir, or a schema of its own in the PostgreSQL database given.
+
+interface BenchDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+async function freshDatabase(kind: 'sqlite' | 'postgres'): Promise<BenchDatabase> {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'cmi-bench-errors-'));
+    return { url: `sqlite:${join(dir, 'cmi.sqlite3')}`, drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })) };
+  }
+  // As test/support/database.ts does: a new schema, named on the connection's search_path.
+  const target = POSTGRES as string;
+  const schema = `cmi_bench_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: target });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const separator = target.includes('?') ? '&' : '?';
+  return {
+    url: `${target}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    async drop() {
+      const client = new pg.Client({ connectionString: target });
+      await client.connect();
+      await client.query(`DROP SCHEMA ${schema} CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+/** Runs `fn` on a kysely handle of the database, closed after. */
+async function withDatabase<T>(url: string, fn: (database: ReturnType<typeof openDatabase>) => Promise<T>): Promise<T> {
+  const database = openDatabase(loadConfig({ DATABASE_URL: url }));
+  try {
+    return await fn(database);
+  } finally {
+    await database.close();
+  }
+}
+
+async function countersOf(url: string): Promise<Array<{ error_class: string; counter: number }>> {
+  return withDatabase(url, async ({ db }) => {
+    const rows = await db.selectFrom('infrastructure_errors').select(['error_class', 'counter']).execute();
+    return rows.map((row) => ({ error_class: row.error_class, counter: Number(row.counter) }));
+  });
+}
+
+/** A server of the bench: its own spool directory, no ingestion limit in the way. */
+async function serve(url: string, port: number, cores: string, env: Record<string, string> = {}): Promise<RunningServer & { spool: string }> {
+  const spool = mkdtempSync(join(tmpdir(), 'cmi-bench-spool-'));
+  const server = await startServer({ DATABASE_URL: url, CMI_SPOOL_DIR: spool, CMI_ERRORS_RATE_LIMIT: '1000000', ...env }, [], { port, cores });
+  return Object.assign(server, { spool });
+}
+
+async function shutDown(server: RunningServer & { spool: string }): Promise<void> {
+  await server.stop();
+  rmSync(server.spool, { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------------------------------------
+// A client that counts exactly: keep-alive connections over node:net, one request in flight on each,
+// every request sent and every answer's status counted. A connection that breaks moves to the next
+// server still alive; the request it had in flight counts as sent and unanswered.
+
+interface DriveResult {
+  sent: number;
+  answered: number;
+  ok: number;
+  statuses: Map<number, number>;
+  /** Sent, but the connection broke before the answer came. */
+  unanswered: number;
+  seconds: number;
+}
+
+interface DriveOptions {
+  ports: number[];
+  request: Buffer;
+  total: number;
+  concurrency: number;
+  /** Called after each request is written, with how many are sent so far. */
+  onSent?: (sent: number) => void;
+}
+
+function drive({ ports, request, total, concurrency, onSent }: DriveOptions): Promise<DriveResult> {
+  const result: DriveResult = { sent: 0, answered: 0, ok: 0, statuses: new Map(), unanswered: 0, seconds: 0 };
+  const dead = new Set<number>();
+  const started = performance.now();
+
+  const client = (first: number) =>
+    new Promise<void>((resolve) => {
+      const open = (index: number) => {
+        const alive = ports.map((_, k) => (index + k) % ports.length).find((k) => !dead.has(ports[k] as number));
+        if (alive === undefined || result.sent >= total) return resolve();
+        const port = ports[alive] as number;
+        const socket = connect(port, '127.0.0.1');
+        socket.setNoDelay(true);
+        let buffer: Buffer = Buffer.alloc(0);
+        let inFlight = false;
+        let answeredHere = 0;
+        const next = () => {
+          if (result.sent >= total) return void socket.end();
+          result.sent++;
+          inFlight = true;
+          socket.write(request);
+          onSent?.(result.sent);
+        };
+        socket.on('connect', next);
+        socket.on('data', (chunk: Buffer) => {
+          buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+          for (;;) {
+            const headerEnd = buffer.indexOf('\r\n\r\n');
+            if (headerEnd === -1) return;
+            const head = buffer.toString('latin1', 0, headerEnd);
+            const length = /\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1];
+            if (length === undefined) throw new Error(`an answer without Content-Length:\n${head}`);
+            const end = headerEnd + 4 + Number(length);
+            if (buffer.length < end) return;
+            const status = Number(head.slice(9, 12));
+            buffer = buffer.subarray(end);
+            inFlight = false;
+            answeredHere++;
+            result.answered++;
+            if (status >= 200 && status < 300) result.ok++;
+            result.statuses.set(status, (result.statuses.get(status) ?? 0) + 1);
+            next();
+          }
+        });
+        socket.on('error', () => {});
+        socket.on('close', () => {
+          if (inFlight) result.unanswered++;
+          if (result.sent >= total && !inFlight) return resolve();
+          // Broken before the end: that server is taken for dead (it refused, or it went away).
+          if (answeredHere === 0 || inFlight) dead.add(port);
+          open(alive + 1);
+        });
+      };
+      open(first);
+    });
+
+  return Promise.all(Array.from({ length: concurrency }, (_, k) => client(k % ports.length))).then(() => {
+    result.seconds = (performance.now() - started) / 1000;
+    return result;
+  });
+}
+
+function rawRequest(method: string, path: string, headers: Record<string, string>, body = ''): Buffer {
+  const lines = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+  if (body !== '' || method === 'POST') lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  return Buffer.from(`${lines.join('\r\n')}\r\n\r\n${body}`);
+}
+
+const statusList = (statuses: Map<number, number>) => [...statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${fmt(count)} x ${status}`).join(', ');
+
+// ---------------------------------------------------------------------------------------------
+// wrk, pinned to a core, with a Lua script (bench/support.ts's wrk() takes headers only).
+
+interface WrkRun {
+  requestsPerSecond: number;
+  /** Answers wrk read. */
+  requests: number;
+  non2xx: number;
+  socketErrors: string;
+}
+
+function wrk(url: string, options: { script?: string; scriptArgs?: string[]; headers?: Record<string, string>; seconds: number; connections: number; cores: string }): WrkRun {
+  const args = ['-c', options.cores, 'wrk', '-t1', `-c${options.connections}`, `-d${options.seconds}s`];
+  for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}: ${value}`);
+  if (options.script) args.push('-s', options.script);
+  args.push(url);
+  if (options.scriptArgs) args.push('--', ...options.scriptArgs);
+  const out = execFileSync('taskset', args, { encoding: 'utf8' });
+  const rps = /Requests\/sec:\s+([\d.]+)/.exec(out)?.[1];
+  if (!rps) throw new Error(`wrk printed no rate:\n${out}`);
+  return {
+    requestsPerSecond: Number(rps),
+    requests: Number(/(\d+) requests in/.exec(out)?.[1]),
+    non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
+    socketErrors: /Socket errors: (.+)/.exec(out)?.[1] ?? '',
+  };
+}
+
+/** The report body of scenario C: `tag` and `n` make the error class, fixed width (every body the same size). */
+const REPORT_TEMPLATE =
+  '{"infrastructure_error":{"error_class":"BenchError_%s_%08d","message":"connection refused by storage node",' +
+  '"backtrace":["app/storage/client.js:42:in connect","app/jobs/poll.js:7:in run"],"host":"bench-host","component":"storage"}}';
+const reportBody = (tag: string, n: number) => REPORT_TEMPLATE.replace('%s', tag).replace('%08d', String(n).padStart(8, '0'));
+
+/** A Lua script for wrk: POST `body` to every request (one error), or a new error class each request. */
+function luaScript(dir: string, name: string, distinct: boolean): string {
+  const lines = [
+    'wrk.method = "POST"',
+    'wrk.headers["Content-Type"] = "application/json"',
+    `wrk.headers["Authorization"] = "${BASIC}"`,
+  ];
+  if (distinct) {
+    lines.push(
+      `local template = [[${REPORT_TEMPLATE}]]`,
+      'local tag = "xx"',
+      'local n = 0',
+      'function init(args) tag = args[1] end',
+      'function request()',
+      '  n = n + 1',
+      '  return wrk.format(nil, nil, nil, string.format(template, tag, n))',
+      'end',
+    );
+  } else {
+    lines.push(`wrk.body = [[${reportBody('oo', 0)}]]`);
+  }
+  const path = join(dir, name);
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  return path;
+}
+
+/** A node:http server reading each request's body and answering with these bytes: the ceiling. */
+function startRawServer(body: string, headers: Record<string, string>): Promise<ChildProcess> {
+  const source = `
+    const http = require('node:http');
+    const body = Buffer.from(${JSON.stringify(body)});
+    const headers = ${JSON.stringify(headers)};
+    http.createServer((req, res) => {
+      req.on('data', () => {});
+      req.on('end', () => { res.writeHead(200, headers); res.end(body); });
+    }).listen(${RAW_PORT}, '127.0.0.1', () => console.log('ready'));`;
+  return new Promise((resolve) => {
+    const child = spawn('taskset', ['-c', '0', process.execPath, '-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout?.once('data', () => resolve(child));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// A and B: a storm of one error through two processes.
+
+interface StormOutcome {
+  sent: number;
+  ok: number;
+  unanswered: number;
+  statuses: Map<number, number>;
+  seconds: number;
+  records: number;
+  counter: number;
+}
+
+async function storm(kind: 'sqlite' | 'postgres', killHalfway: boolean): Promise<StormOutcome> {
+  const database = await freshDatabase(kind);
+  try {
+    await seedUsers(database.url, 1);
+    const servers = [await serve(database.url, PORTS[0] as number, '0'), await serve(database.url, PORTS[1] as number, '1')];
+    try {
+      const body = JSON.stringify({ infrastructure_error: { error_class: 'BenchStorm', message: 'storage node 7 is not answering', backtrace: ['app/storage/client.js:42:in connect'], host: 'bench-host' } });
+      const request = rawRequest('POST', `${BASE}.json`, { Authorization: BASIC, 'Content-Type': 'application/json' }, body);
+      const victim = servers[1] as RunningServer;
+      const result = await drive({
+        ports: PORTS,
+        request,
+        total: STORM,
+        concurrency: STORM_CLIENTS,
+        onSent: killHalfway ? (sent) => sent === STORM / 2 && victim.child.kill('SIGKILL') : undefined,
+      });
+      for (const server of servers) await shutDown(server);
+      const rows = await countersOf(database.url);
+      return { ...result, records: rows.length, counter: rows.reduce((sum, row) => sum + row.counter, 0) };
+    } finally {
+      for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) await shutDown(server);
+    }
+  } finally {
+    await database.drop();
+  }
+}
+
+async function storms(kind: 'sqlite' | 'postgres', label: string): Promise<string> {
+  const clean = await storm(kind, false);
+  const exact = clean.records === 1 && clean.counter === STORM && clean.ok === STORM;
+  if (!exact) failures.push(`A on ${label}: ${clean.records} records, counter ${clean.counter}, ${clean.ok} 2xx of ${STORM}`);
+  const killed = await storm(kind, true);
+  const bounded = killed.records === 1 && killed.counter >= killed.ok && killed.counter <= killed.sent;
+  if (!bounded) failures.push(`B on ${label}: ${killed.records} records, counter ${killed.counter} not within ${killed.ok} 2xx .. ${killed.sent} sent`);
+  const table = [
+    '| run | sent | 2xx | unanswered | records | counter | check | time, s | reports/s |',
+    '|---|---|---|---|---|---|---|---|---|',
+    `| A: both processes live | ${fmt(clean.sent)} | ${fmt(clean.ok)} | ${fmt(clean.unanswered)} | ${clean.records} | ${fmt(clean.counter)} | ${exact ? 'exact' : '**NOT EXACT**'} | ${clean.seconds.toFixed(1)} | ${fmt(clean.ok / clean.seconds)} |`,
+    `| B: one killed (SIGKILL) at ${fmt(STORM / 2)} sent | ${fmt(killed.sent)} | ${fmt(killed.ok)} | ${fmt(killed.unanswered)} | ${killed.records} | ${fmt(killed.counter)} | ${bounded ? '2xx <= counter <= sent' : '**OUT OF BOUNDS**'} | ${killed.seconds.toFixed(1)} | ${fmt(killed.ok / killed.seconds)} |`,
+  ].join('\n');
+  const notes = [clean, killed].map((run, k) => `${k === 0 ? 'A' : 'B'}: ${statusList(run.statuses)}`).join('; ');
+  return `${label}:\n\n${table}\n\nAnswers: ${notes}.`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// C: durable ingestion, one process on SQLite.
+
+async function ingestion(work: string): Promise<string> {
+  const database = await freshDatabase('sqlite');
+  try {
+    await seedUsers(database.url, 1);
+    const server = await serve(database.url, PORTS[0] as number, '0');
+    let raw: ChildProcess | undefined;
+    try {
+      const oneScript = luaScript(work, 'one.lua', false);
+      const distinctScript = luaScript(work, 'distinct.lua', true);
+      // cmi's answer to a report of a known error: the bytes the raw server answers with.
+      const post = () => fetch(`http://127.0.0.1:${PORTS[0]}${BASE}.json`, { method: 'POST', headers: { authorization: BASIC, 'content-type': 'application/json' }, body: reportBody('oo', 0) });
+      await (await post()).arrayBuffer();
+      const answer = await post();
+      const answerBody = await answer.text();
+      if (answer.status !== 200) throw new Error(`a report answered ${answer.status}: ${answerBody}`);
+      const copied: Record<string, string> = {};
+      for (const [name, value] of answer.headers) if (!['date', 'connection', 'keep-alive'].includes(name)) copied[name] = value;
+      raw = await startRawServer(answerBody, copied);
+
+      const cmiUrl = `http://127.0.0.1:${PORTS[0]}${BASE}.json`;
+      const targets: Array<{ name: string; url: string; script: string; distinct: boolean; pid: number }> = [
+        { name: 'raw node:http, same request and answer bytes', url: `http://127.0.0.1:${RAW_PORT}${BASE}.json`, script: oneScript, distinct: false, pid: raw.pid as number },
+        { name: 'cmi, one error', url: cmiUrl, script: oneScript, distinct: false, pid: server.child.pid as number },
+        { name: 'cmi, distinct errors (a new error class each report)', url: cmiUrl, script: distinctScript, distinct: true, pid: server.child.pid as number },
+      ];
+      const run = (target: (typeof targets)[number], tag: string, seconds: number) =>
+        wrk(target.url, { script: target.script, scriptArgs: target.distinct ? [tag] : undefined, seconds, connections: INGEST_CONNECTIONS, cores: '1' });
+      const answered = { one: 2, distinct: 0 };
+      for (const target of targets) {
+        const warm = run(target, 'w0', 2);
+        if (target.url === cmiUrl) answered[target.distinct ? 'distinct' : 'one'] += warm.requests - warm.non2xx;
+      }
+      const rates = new Map<string, number[]>(targets.map((target) => [target.name, []]));
+      const cpu = new Map<string, number[]>(targets.map((target) => [target.name, []]));
+      const refused = new Map<string, number>(targets.map((target) => [target.name, 0]));
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const target of targets) {
+          const before = cpuSeconds(target.pid);
+          const result = run(target, `r${round}`, SECONDS);
+          cpu.get(target.name)?.push(((cpuSeconds(target.pid) - before) / result.requests) * 1e6);
+          rates.get(target.name)?.push(result.requestsPerSecond);
+          refused.set(target.name, (refused.get(target.name) ?? 0) + result.non2xx);
+          if (target.url === cmiUrl) answered[target.distinct ? 'distinct' : 'one'] += result.requests - result.non2xx;
+        }
+      }
+      await stop(raw);
+      raw = undefined;
+      await shutDown(server);
+      const rows = await countersOf(database.url);
+      const oneCounter = rows.find((row) => row.error_class === 'BenchError_oo_00000000')?.counter ?? 0;
+      const distinctRows = rows.filter((row) => row.error_class !== 'BenchError_oo_00000000');
+
+      const rawRates = rates.get(targets[0]!.name)!;
+      const oneRate = median(rates.get(targets[1]!.name)!);
+      const distinctRate = median(rates.get(targets[2]!.name)!);
+      const rows2 = targets.map((target) => {
+        const rate = median(rates.get(target.name)!);
+        // The median of the rounds' ratios: each round's runs are seconds apart, so the machine's mood cancels out.
+        const ratio = median(rates.get(target.name)!.map((value, k) => value / (rawRates[k] as number)));
+        const micros = median(cpu.get(target.name)!);
+        return `| ${target.name} | ${fmt(rate)} | ${ratio.toFixed(2)}x | ${micros.toFixed(0)} | ${fmt(1e6 / micros)} | ${fmt(refused.get(target.name) ?? 0)} | ${rates.get(target.name)!.map(fmt).join(', ')} |`;
+      });
+      const verdict = (rate: number, goal: number) => (rate >= goal ? 'reached' : `**missed** by ${fmt(goal - rate)}/s (${((rate / goal) * 100).toFixed(0)}% of it)`);
+      return [
+        '| target | requests/s | vs raw | server CPU µs/request | 1 / CPU per request | non-2xx | rounds (requests/s) |',
+        '|---|---|---|---|---|---|---|',
+        ...rows2,
+        '',
+        `- One error: **${fmt(oneRate)}/s** (goal: at least 10,000/s: ${verdict(oneRate, 10_000)}); ` +
+          `at its server CPU per request a core to itself would answer at most ${fmt(1e6 / median(cpu.get(targets[1]!.name)!))}/s.`,
+        `- Distinct errors: **${fmt(distinctRate)}/s** (goal: at least 5,000/s: ${verdict(distinctRate, 5_000)}); ` +
+          `at most ${fmt(1e6 / median(cpu.get(targets[2]!.name)!))}/s by its CPU per request.`,
+        `- Stored afterwards: the one error's counter ${fmt(oneCounter)} for ${fmt(answered.one)} 2xx answers wrk read; ` +
+          `${fmt(distinctRows.length)} distinct records (counters summing to ${fmt(distinctRows.reduce((sum, row) => sum + row.counter, 0))}) ` +
+          `for ${fmt(answered.distinct)} 2xx answers. The excess is what wrk had in flight when each run stopped: written, never read.`,
+      ].join('\n');
+    } finally {
+      if (raw) await stop(raw);
+      if (server.child.exitCode === null && server.child.signalCode === null) await shutDown(server);
+    }
+  } finally {
+    await database.drop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// D: faulting requests, capture on and off.
+
+async function faults(): Promise<string> {
+  const capturing = await freshDatabase('sqlite');
+  const uncaptured = await freshDatabase('sqlite');
+  const checked = await freshDatabase('sqlite');
+  try {
+    for (const database of [capturing, uncaptured, checked]) await seedUsers(database.url, 1);
+    const capture = await serve(capturing.url, PORTS[0] as number, '0', { CMI_FAULT_INJECTION: 'capture' });
+    const plain = await serve(uncaptured.url, PORTS[1] as number, '0', { CMI_FAULT_INJECTION: 'uncaptured' });
+    const headers = { Authorization: BASIC, 'X-Cmi-Inject-Fault': '1' };
+    const targets = [
+      { name: 'CMI_FAULT_INJECTION=uncaptured', url: `http://127.0.0.1:${PORTS[1]}/version.json`, pid: plain.child.pid as number },
+      { name: 'CMI_FAULT_INJECTION=capture', url: `http://127.0.0.1:${PORTS[0]}/version.json`, pid: capture.child.pid as number },
+    ];
+    const cpu = new Map<string, number[]>(targets.map((target) => [target.name, []]));
+    let captured500s = 0;
+    let capturedAnswers = 0;
+    const rates = new Map<string, number[]>(targets.map((target) => [target.name, []]));
+    try {
+      for (let round = -1; round < ROUNDS; round++) {
+        for (const target of targets) {
+          const before = cpuSeconds(target.pid);
+          const result = wrk(target.url, { headers, seconds: round < 0 ? 2 : SECONDS, connections: FAULT_CONNECTIONS, cores: '1' });
+          if (result.non2xx !== result.requests) throw new Error(`${target.name}: ${result.requests - result.non2xx} answers were not faults`);
+          if (round >= 0) {
+            rates.get(target.name)?.push(result.requestsPerSecond);
+            cpu.get(target.name)?.push(((cpuSeconds(target.pid) - before) / result.requests) * 1e6);
+          }
+          if (target === targets[1]) {
+            captured500s += result.non2xx;
+            capturedAnswers += result.requests;
+          }
+        }
+      }
+    } finally {
+      await shutDown(capture);
+      await shutDown(plain);
+    }
+    const wrkCounter = (await countersOf(capturing.url)).find((row) => row.error_class === 'InjectedFault')?.counter ?? 0;
+    const uncapturedRecords = (await countersOf(uncaptured.url)).length;
+
+    // The exact check: a client that reads every answer, so nothing is left in flight at the end.
+    const server = await serve(checked.url, PORTS[0] as number, '0', { CMI_FAULT_INJECTION: 'capture' });
+    let exact: DriveResult;
+    try {
+      exact = await drive({ ports: [PORTS[0] as number], request: rawRequest('GET', '/version.json', headers), total: FAULT_CHECK, concurrency: FAULT_CONNECTIONS });
+    } finally {
+      await shutDown(server);
+    }
+    const exactCounter = (await countersOf(checked.url)).find((row) => row.error_class === 'InjectedFault')?.counter ?? 0;
+    const fives = exact.statuses.get(500) ?? 0;
+    if (exactCounter !== fives || fives !== FAULT_CHECK) failures.push(`D: InjectedFault counter ${exactCounter} for ${fives} answers 500 of ${FAULT_CHECK} sent`);
+    if (wrkCounter < captured500s || wrkCounter > captured500s + FAULT_CONNECTIONS * (ROUNDS + 1)) {
+      failures.push(`D: InjectedFault counter ${wrkCounter} after wrk read ${captured500s} answers 500 (at most ${FAULT_CONNECTIONS} in flight at each of ${ROUNDS + 1} stops)`);
+    }
+    if (uncapturedRecords !== 0) failures.push(`D: ${uncapturedRecords} records with capture off`);
+
+    // The median of the rounds' ratios (each round's two runs are seconds apart).
+    const uncapturedRates = rates.get(targets[0]!.name)!;
+    const roundRatios = rates.get(targets[1]!.name)!.map((rate, k) => rate / (uncapturedRates[k] as number));
+    const ratio = median(roundRatios);
+    const cpuRatio = median(cpu.get(targets[0]!.name)!) / median(cpu.get(targets[1]!.name)!);
+    return [
+      '| server | requests/s (all 500) | server CPU µs/request | rounds (requests/s) |',
+      '|---|---|---|---|',
+      ...targets.map((target) => `| ${target.name} | ${fmt(median(rates.get(target.name)!))} | ${median(cpu.get(target.name)!).toFixed(0)} | ${rates.get(target.name)!.map(fmt).join(', ')} |`),
+      '',
+      `- capture / uncaptured: **${ratio.toFixed(2)}x**, the median of the rounds' ratios (${roundRatios.map((r) => r.toFixed(2)).join(', ')}) ` +
+        `(goal: at least 0.8x: ${ratio >= 0.8 ? 'reached' : `**missed** by ${(0.8 - ratio).toFixed(2)}`}); by server CPU per request: ${cpuRatio.toFixed(2)}x.`,
+      `- Counted exactly: a client reading every answer sent ${fmt(FAULT_CHECK)} faulting requests to a capturing server, ` +
+        `${fmt(fives)} answered 500; after SIGTERM the InjectedFault record's counter is **${fmt(exactCounter)}** ` +
+        `(${exactCounter === fives ? 'equal' : '**NOT EQUAL**'}).`,
+      `- After the wrk runs above (SIGTERM): counter ${fmt(wrkCounter)} for ${fmt(captured500s)} answers 500 wrk read ` +
+        `(${fmt(capturedAnswers)} answers in all): ${fmt(wrkCounter - captured500s)} more, the requests wrk had in flight when its ${ROUNDS + 1} runs stopped ` +
+        `(at most ${FAULT_CONNECTIONS} each). With capture off: ${uncapturedRecords} records.`,
+    ].join('\n');
+  } finally {
+    for (const database of [capturing, uncaptured, checked]) await database.drop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// E: the list's first page on 100,000 errors.
+
+const CLASSES = Array.from({ length: 20 }, (_, k) => `Bench${['Timeout', 'Refused', 'Storage', 'Network', 'Quota'][k % 5]}Error${k}`);
+const HOSTS = Array.from({ length: 50 }, (_, k) => `hv-${String(k).padStart(2, '0')}`);
+const COMPONENTS = ['hypervisor', 'storage', 'network', 'backup', 'scheduler'];
+const WORDS = ['timeout', 'refused', 'deadlock', 'overflow', 'corrupt', 'unreachable', 'denied', 'exhausted', 'stale', 'mismatch'];
+
+/** 100,000 distinct errors over the last 30 days; a third reported; 20 classes, 50 hosts, 10 words. */
+async function seedErrors(url: string, now: Date): Promise<void> {
+  let state = 12345;
+  const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)] as T;
+  await withDatabase(url, async (database) => {
+    const repository = infrastructureErrorsRepository(database);
+    for (let start = 0; start < LIST_ERRORS; start += 1000) {
+      const reports: ErrorReport[] = Array.from({ length: Math.min(1000, LIST_ERRORS - start) }, (_, k) => {
+        const i = start + k;
+        return {
+          fingerprint: randomBytes(32).toString('hex'),
+          error_class: pick(CLASSES),
+          message: `${pick(WORDS)} while talking to node ${i % 997}`,
+          backtrace: `app/bench/error${i}.js:1:in run`,
+          occurred_at: new Date(now.getTime() - random() * 30 * 86_400_000),
+          count: 1,
+          host: pick(HOSTS),
+          component: pick(COMPONENTS),
+          request_id: null,
+          context: null,
+        };
+      });
+      await repository.recordBatch(reports, { first: 10, latest: 100 });
+    }
+    await database.db.updateTable('infrastructure_errors').set({ reported: 1 }).where(sql<boolean>`id % 3 = 0`).execute();
+    // What autovacuum does soon after a bulk load (as bench/scale.ts does).
+    await database.dialect.refreshStatistics(database.db);
+  });
+}
+
+async function listing(kind: 'sqlite' | 'postgres'): Promise<string> {
+  const database = await freshDatabase(kind);
+  try {
+    await seedUsers(database.url, 1);
+    const now = new Date();
+    const seeding = performance.now();
+    await seedErrors(database.url, now);
+    const seeded = (performance.now() - seeding) / 1000;
+    const server = await serve(database.url, PORTS[0] as number, '0');
+    try {
+      const since = new Date(now.getTime() - 3_600_000).toISOString();
+      const queries: Array<[string, string]> = [
+        ['unfiltered', ''],
+        ['`reported=false`', 'reported=false'],
+        [`\`error_class=${CLASSES[7]}\``, `error_class=${CLASSES[7]}`],
+        ['`host=hv-17`', 'host=hv-17'],
+        ['`component=storage`', 'component=storage'],
+        ['`since=<an hour ago>`', `since=${encodeURIComponent(since)}`],
+        ['`q=deadlock`', 'q=deadlock'],
+      ];
+      const ask = async (query: string) => {
+        const res = await fetch(`http://127.0.0.1:${PORTS[0]}${BASE}.json${query ? `?${query}` : ''}`, { headers: { authorization: BASIC } });
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`${query}: ${res.status}`);
+        return { ms: Number(res.headers.get('x-runtime')) * 1000, total: Number(res.headers.get('x-total')) };
+      };
+      // Warm-up: every query, so V8 has compiled each path and the database's pages are cached.
+      for (let k = 0; k < 20; k++) for (const [, query] of queries) await ask(query);
+      const rows: string[] = [];
+      for (const [name, query] of queries) {
+        const times: number[] = [];
+        let total = 0;
+        for (let k = 0; k < LIST_REQUESTS; k++) {
+          const answer = await ask(query);
+          times.push(answer.ms);
+          total = answer.total;
+        }
+        const sorted = [...times].sort((a, b) => a - b);
+        const p90 = sorted[Math.floor(sorted.length * 0.9)] as number;
+        const mid = median(times);
+        rows.push(`| ${name} | ${fmt(total)} | ${mid.toFixed(2)} | ${p90.toFixed(2)} | ${mid < 5 ? 'yes' : `**no** (+${(mid - 5).toFixed(2)} ms)`} |`);
+      }
+      return [
+        `${fmt(LIST_ERRORS)} errors seeded in ${seeded.toFixed(1)} s.`,
+        '',
+        '| first page (25) | X-Total | median ms | 90th percentile ms | under 5 ms |',
+        '|---|---|---|---|---|',
+        ...rows,
+      ].join('\n');
+    } finally {
+      await shutDown(server);
+    }
+  } finally {
+    await database.drop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const work = mkdtempSync(join(tmpdir(), 'cmi-bench-errors-work-'));
+const sections: string[] = [];
+const section = (text: string) => {
+  console.log(`${text}\n`);
+  sections.push(text);
+};
+const started = performance.now();
+try {
+  if (ONLY.has('A') || ONLY.has('B')) {
+    section(`### A and B: ${fmt(STORM)} reports of one error, ${STORM_CLIENTS} clients, two processes, one database\n\n${await storms('sqlite', 'SQLite')}`);
+    if (POSTGRES) section(await storms('postgres', 'PostgreSQL'));
+  }
+  if (ONLY.has('C')) section(`### C: durable ingestion, one process, SQLite\n\n${await ingestion(work)}`);
+  if (ONLY.has('D')) section(`### D: requests that fault, SQLite\n\n${await faults()}`);
+  if (ONLY.has('E')) {
+    section(`### E: the list's first page on ${fmt(LIST_ERRORS)} errors\n\nSQLite:\n\n${await listing('sqlite')}`);
+    if (POSTGRES) section(`PostgreSQL:\n\n${await listing('postgres')}`);
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+const flags = [QUICK ? '--quick' : '', onlyAt !== -1 ? `--only ${[...ONLY].join(',')}` : '', POSTGRES ? '--postgres <url>' : ''].filter(Boolean);
+const command = `npm run bench:errors${flags.length > 0 ? ` -- ${flags.join(' ')}` : ''}`;
+const report = `
+## Error tracker
+
+\`${command}\` on ${new Date().toISOString().slice(0, 10)}, commit ${commit}${dirty ? ' (with uncommitted changes in src/)' : ''};
+${machine()}. ${POSTGRES ? 'SQLite and PostgreSQL (a schema of its own)' : 'SQLite only (PostgreSQL: give `--postgres URL`)'}; ${((performance.now() - started) / 1000).toFixed(0)} s in all.
+Every server runs with \`CMI_ERRORS_RATE_LIMIT=1000000\` (the per-credential limit is not what is measured).
+
+A and B: two \`cmi serve\` processes on one database, pinned to core 0 and core 1; ${STORM_CLIENTS} keep-alive
+clients of this process's own (one request in flight each, every answer read and counted), half on each
+server. In B the second process is killed with SIGKILL when the ${fmt(STORM / 2)}th report is sent; its clients move
+to the survivor. "unanswered": sent, connection broken before the answer. The counter is read from the
+database after both processes stopped.
+
+C and D: server pinned to core 0, wrk (1 thread, ${INGEST_CONNECTIONS} connections in C, ${FAULT_CONNECTIONS} in D, ${SECONDS} s,
+median of ${ROUNDS} rounds, the targets taking turns) to core 1. C posts
+\`${reportBody('oo', 0)}\` (${Buffer.byteLength(reportBody('oo', 0))} bytes),
+with a Lua counter in \`error_class\` for distinct errors; each 2xx means the report's transaction committed
+(group commit). D asks \`GET /version.json\` with Basic auth and \`X-Cmi-Inject-Fault: 1\`. "server CPU µs/request":
+user + system time of the server process over the requests wrk read; "1 / CPU per request": the most a core
+to itself could answer at that cost. Other work on this shared VM moves requests/s between runs far more
+than it moves CPU per request.
+
+E: errors seeded through the repository (\`recordBatch\`, 1,000 a batch) over the last 30 days, 20 classes,
+50 hosts, 5 components, 10 message words, a third reported; then the server's X-Runtime of ${LIST_REQUESTS}
+sequential requests of each first page (25 a page, newest \`updated_at\` first), after 20 of each as warm-up.
+The list renders every request afresh (no page cache for errors).
+
+${sections.join('\n\n')}
+${failures.length > 0 ? `\n**Counts not exact:** ${failures.join('; ')}.\n` : ''}`;
+writeFileSync(`${ROOT}docs/benchmarks-errors.md`, `<!-- errors -->\n${report.trim()}\n<!-- /errors -->\n`);
+console.log(`Wrote docs/benchmarks-errors.md${failures.length > 0 ? `; counts not exact: ${failures.join('; ')}` : ''}`);
+if (failures.length > 0) process.exitCode = 1;

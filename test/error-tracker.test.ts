@@ -441,6 +441,14 @@ describe('GET /sysadmin_tools/infrastructure/errors: order, filters, pagination'
     assert.deepEqual(await names('?reported=false&q=timed&until=2026-11-20T09:00:00Z'), ['D']);
   });
 
+  it('counts in X-Total exactly what a combined filter lists (host and component are counted from the breakdown)', async () => {
+    for (const query of ['?host=hv-1', '?component=storage', '?host=hv-1&component=storage', '?error_class=Storage::Timeout&host=hv-2',
+      '?reported=false&component=storage&since=2026-11-20T09:00:00Z', '?reported=true&host=hv-1', '?q=timeout&reported=true']) {
+      const res = await list(`${query}&per_page=1`);
+      assert.equal(res.headers['x-total'], String((await names(query)).length), query);
+    }
+  });
+
   it('paginates a filtered list; X-Total counts what matches, and Link keeps the filters (query form)', async () => {
     const res = await list('?component=storage&per_page=1&page=2');
     assert.equal(res.statusCode, 200);

@@ -157,6 +157,30 @@ async function deleteErrors(trx: Kysely<Schema>, ids: number[]): Promise<number>
 
 export function infrastructureErrorsRepository(database: Database) {
   const { db, dialect } = database;
+
+  /**
+   * How many errors match. With a host or component filter, counted from that value's breakdown rows
+   * (at most one per error, so the count is exact) joined to their errors: the rows read are the
+   * errors seen there, not every error.
+   */
+  const countMatching = (filters: ErrorFilters) => {
+    const dimension = filters.host !== undefined ? 'host' : filters.component !== undefined ? 'component' : undefined;
+    if (dimension === undefined) {
+      return db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('total'))
+        .where((eb) => filtered(eb, filters, dialect.lowerFunction))
+        .executeTakeFirstOrThrow();
+    }
+    const rest = { ...filters, [dimension]: undefined };
+    return db.selectFrom('error_breakdown')
+      .innerJoin('infrastructure_errors', 'infrastructure_errors.id', 'error_breakdown.error_id')
+      .select((eb) => eb.fn.countAll<number | string>().as('total'))
+      .where('error_breakdown.dimension', '=', dimension)
+      .where('error_breakdown.value', '=', filters[dimension] as string)
+      // The other filters name columns of infrastructure_errors only, none of which error_breakdown has.
+      .where((eb) => filtered(eb as unknown as ExpressionBuilder<Schema, 'infrastructure_errors'>, rest, dialect.lowerFunction))
+      .executeTakeFirstOrThrow();
+  };
+
   return {
     /**
      * Counts a batch of reports in one transaction (the group commit of docs/architecture.md): one
@@ -292,9 +316,7 @@ export function infrastructureErrorsRepository(database: Database) {
           .orderBy(sort, direction).orderBy('id', direction)
           .limit(limit).offset(offset)
           .execute(),
-        db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('total'))
-          .where((eb) => filtered(eb, filters, dialect.lowerFunction))
-          .executeTakeFirstOrThrow(),
+        countMatching(filters),
       ]);
       return { items: rows.map(toRecord), total: Number(count.total) };
     },

@@ -15,7 +15,7 @@
  *      DATABASE_URL naming one does the same; the bench works in a schema of its own and drops it)
  *      npm run bench:errors -- --quick               (smaller: a check that it all runs, not figures)
  * Needs wrk and taskset (apt-get install wrk). Exits non-zero when a count is not exact (A, B, D);
- * a throughput or time target missed is reported, not failed. Writes docs/benchmarks-errors.md.
+ * a throughput or time target missed is reported, not failed. Writes into docs/benchmarks.md.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -30,7 +30,7 @@ import { openDatabase } from '../src/store/database.js';
 import { dialectFor } from '../src/store/dialects/database-url.js';
 import { type ErrorReport, infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
 import { type RunningServer, startServer } from '../test/support/cli.js';
-import { cpuSeconds, machine, median, ROOT, seedUsers, stop } from './support.js';
+import { cpuSeconds, machine, median, recordSection, ROOT, seedUsers, stop } from './support.js';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
@@ -674,6 +674,6 @@ The list renders every request afresh (no page cache for errors).
 
 ${sections.join('\n\n')}
 ${failures.length > 0 ? `\n**Counts not exact:** ${failures.join('; ')}.\n` : ''}`;
-writeFileSync(`${ROOT}docs/benchmarks-errors.md`, `<!-- errors -->\n${report.trim()}\n<!-- /errors -->\n`);
-console.log(`Wrote docs/benchmarks-errors.md${failures.length > 0 ? `; counts not exact: ${failures.join('; ')}` : ''}`);
+recordSection('errors', report);
+console.log(`Wrote docs/benchmarks.md#error-tracker${failures.length > 0 ? `; counts not exact: ${failures.join('; ')}` : ''}`);
 if (failures.length > 0) process.exitCode = 1;

@@ -54,7 +54,7 @@ export function treeCpuSeconds(pid: number): number {
 /** Stops a child process of a benchmark's own (cmi servers stop with their RunningServer.stop()). */
 export function stop(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
     child.removeAllListeners('exit');
     child.on('exit', () => resolve());
     child.kill('SIGTERM');

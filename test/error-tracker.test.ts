@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
+import { infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import {
   call, ERRORS, errorJson, errorRow, errorXml, FORBIDDEN_JSON, histogramRows, hourOf, idsOf, JSON_TYPE, NOT_FOUND_JSON,
@@ -16,7 +17,7 @@ const count422 = '{"errors":{"count":["must be an integer from 1 to 10000"]}}';
 const FINGERPRINT_MESSAGE = 'must be 64 lowercase hexadecimal characters (a SHA-256)';
 const DATETIME_MESSAGE = 'must be a datetime such as 2026-11-20T10:00:00+00:00';
 
-describe('error reports: the optional fields (docs/api.md#report-an-error)', () => {
+describe('error reports: the optional fields (docs/api.md#post-sysadmin_toolsinfrastructureerrors)', () => {
   let t: TestApp;
   before(async () => {
     t = await createTestApp(); // the test clock stands at 2026-11-20T10:00:00Z
@@ -557,6 +558,40 @@ describe('GET /sysadmin_tools/infrastructure/errors: order, filters, pagination'
 </errors>
 `,
     );
+  });
+});
+
+describe('a host filter matching many errors (read in list order, not from the index)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+    // 2,400 errors, one every second; every third on hv-many: 800 matches, past the index threshold.
+    const start = Date.parse('2026-11-20T08:00:00Z');
+    const reports = Array.from({ length: 2400 }, (_, i) => ({
+      fingerprint: i.toString(16).padStart(64, '0'),
+      error_class: `Many${i}`,
+      message: '',
+      backtrace: '',
+      occurred_at: new Date(start + i * 1000),
+      count: 1,
+      host: i % 3 === 0 ? 'hv-many' : 'hv-other',
+      component: null,
+      request_id: null,
+      context: null,
+    }));
+    await infrastructureErrorsRepository(t.database).recordBatch(reports, { first: 1, latest: 1 });
+  });
+  after(() => t.close());
+
+  it('counts and pages exactly, the newest first', async () => {
+    const ERRORS = '/sysadmin_tools/infrastructure/errors';
+    for (const [host, total, classes] of [['hv-many', '800', ['Many2397', 'Many2394', 'Many2391']], ['hv-other', '1600', ['Many2399', 'Many2398', 'Many2396']]] as const) {
+      const res = await t.app.inject({ url: `${ERRORS}.json?host=${host}&per_page=3`, headers: { authorization: t.adminAuth } });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.headers['x-total'], total);
+      const page = JSON.parse(res.body) as Array<{ infrastructure_error: { error_class: string } }>;
+      assert.deepEqual(page.map((row) => row.infrastructure_error.error_class), classes);
+    }
   });
 });
 

@@ -51,6 +51,9 @@ export interface StoredOccurrence {
 
 export type BreakdownDimension = 'host' | 'component';
 
+/** Up to this many matches, a host or component filter reads its errors' ids from the index; past it, it tests errors in order. */
+const FEW_MATCHES = 500;
+
 /** At most this many rows go into one multi-row statement (well under both databases' parameter limits). */
 const ROWS_PER_STATEMENT = 500;
 
@@ -115,7 +118,7 @@ const later = (table: string, column: string) =>
 const latestOf = (column: 'message' | 'backtrace') =>
   sql<string>`case when excluded.updated_at >= infrastructure_errors.updated_at then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`infrastructure_errors.${column}`)} end`;
 
-function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, lower: string) {
+function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, lower: string, few = true) {
   const conditions = [];
   if (filters.reported !== undefined) conditions.push(eb('reported', '=', filters.reported ? 1 : 0));
   if (filters.errorClass !== undefined) conditions.push(eb('error_class', '=', filters.errorClass));
@@ -131,13 +134,12 @@ function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filter
   for (const dimension of ['host', 'component'] as const) {
     const value = filters[dimension];
     if (value === undefined) continue;
-    // `id in (...)`, read from the (dimension, value, error_id) index: both databases drive the
-    // look-up from the few errors seen there instead of testing every error.
-    conditions.push(eb('id', 'in',
-      eb.selectFrom('error_breakdown').select('error_breakdown.error_id')
-        .where('error_breakdown.dimension', '=', dimension)
-        .where('error_breakdown.value', '=', value),
-    ));
+    const seen = eb.selectFrom('error_breakdown').select('error_breakdown.error_id')
+      .where('error_breakdown.dimension', '=', dimension)
+      .where('error_breakdown.value', '=', value);
+    // Few errors seen there: read them from the (dimension, value, error_id) index (`id in`). Many:
+    // test the errors in the list's order, each by its breakdown key, and stop at the page's end.
+    conditions.push(few ? eb('id', 'in', seen) : eb.exists(seen.whereRef('error_breakdown.error_id', '=', 'infrastructure_errors.id')));
   }
   return eb.and(conditions);
 }
@@ -310,15 +312,15 @@ export function infrastructureErrorsRepository(database: Database) {
 
     /** A page of errors matching `filters`, in `sort` order (ties by id the same way), and how many match. */
     async list(filters: ErrorFilters, sort: ErrorSort, direction: Direction, limit: number, offset: number): Promise<{ items: InfrastructureError[]; total: number }> {
-      const [rows, count] = await Promise.all([
-        db.selectFrom('infrastructure_errors').selectAll()
-          .where((eb) => filtered(eb, filters, dialect.lowerFunction))
-          .orderBy(sort, direction).orderBy('id', direction)
-          .limit(limit).offset(offset)
-          .execute(),
-        countMatching(filters),
-      ]);
-      return { items: rows.map(toRecord), total: Number(count.total) };
+      // Counted first: the count says how to read the page, and whether there is one.
+      const total = Number((await countMatching(filters)).total);
+      if (total <= offset) return { items: [], total };
+      const rows = await db.selectFrom('infrastructure_errors').selectAll()
+        .where((eb) => filtered(eb, filters, dialect.lowerFunction, total <= FEW_MATCHES))
+        .orderBy(sort, direction).orderBy('id', direction)
+        .limit(limit).offset(offset)
+        .execute();
+      return { items: rows.map(toRecord), total };
     },
 
     /** Deletes one error and all that is kept about it; false when there was none. */

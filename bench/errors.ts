@@ -24,12 +24,12 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/store/database.js';
 import { dialectFor } from '../src/store/dialects/database-url.js';
 import { type ErrorReport, infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
 import { type RunningServer, startServer } from '../test/support/cli.js';
+import { postgresSchema } from '../test/support/database.js';
 import { cpuSeconds, machine, median, recordSection, ROOT, seedUsers, stop } from './support.js';
 
 const argv = process.argv.slice(2);
@@ -75,23 +75,7 @@ async function freshDatabase(kind: 'sqlite' | 'postgres'): Promise<BenchDatabase
     const dir = mkdtempSync(join(tmpdir(), 'cmi-bench-errors-'));
     return { url: `sqlite:${join(dir, 'cmi.sqlite3')}`, drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })) };
   }
-  // As test/support/database.ts does: a new schema, named on the connection's search_path.
-  const target = POSTGRES as string;
-  const schema = `cmi_bench_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: target });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
-  const separator = target.includes('?') ? '&' : '?';
-  return {
-    url: `${target}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-    async drop() {
-      const client = new pg.Client({ connectionString: target });
-      await client.connect();
-      await client.query(`DROP SCHEMA ${schema} CASCADE`);
-      await client.end();
-    },
-  };
+  return postgresSchema(POSTGRES as string, 'cmi_bench');
 }
 
 /** Runs `fn` on a kysely handle of the database, closed after. */

@@ -23,16 +23,21 @@ export async function freshDatabase(): Promise<FreshDatabase> {
     const dir = mkdtempSync(join(tmpdir(), 'cmi-test-'));
     return { url: `sqlite:${join(dir, 'cmi.sqlite3')}`, drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })) };
   }
-  const schema = `cmi_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: target });
+  return postgresSchema(target as string, 'cmi_test');
+}
+
+/** A new, empty PostgreSQL schema on the database `url` names, and the URL that puts it on the search path. */
+export async function postgresSchema(url: string, prefix: string): Promise<FreshDatabase> {
+  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.end();
-  const separator = (target as string).includes('?') ? '&' : '?';
+  const separator = url.includes('?') ? '&' : '?';
   return {
-    url: `${target}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    url: `${url}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
     async drop() {
-      const client = new pg.Client({ connectionString: target });
+      const client = new pg.Client({ connectionString: url });
       await client.connect();
       await client.query(`DROP SCHEMA ${schema} CASCADE`);
       await client.end();

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { XMLValidator } from 'fast-xml-parser';
 import { buildApp } from '../src/server/app.js';
-import { createTestApp, type TestApp } from './support/app.js';
+import { createTestApp, type TestApp, listenLocally } from './support/app.js';
 import { login } from './support/http.js';
 
 // Property-based fuzzing of the whole app, bounded and seeded so every run sends the same requests.
@@ -377,8 +377,7 @@ describe('fuzzing paths, query strings, headers and bodies (fast-check, seeded)'
   });
 
   it('answers every request over a real socket with a whole HTTP answer, and no fault happens', async () => {
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const { port } = app.server.address() as { port: number };
+    const port = await listenLocally(app);
     await fc.assert(
       fc.asyncProperty(fuzzRequest(t, token), async (request) => {
         const answer = await overSocket(port, request);

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createTestApp, type TestApp } from './support/app.js';
+import { createTestApp, type TestApp, listenLocally } from './support/app.js';
 import { tokenOf, withCookie } from './support/http.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -74,8 +73,7 @@ describe('over a real HTTP socket', () => {
     t = await createTestApp();
     await t.addUsers(3);
     await t.database.db.insertInto('infrastructure_errors').values(STORED_ERROR).execute();
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (t.app.server.address() as AddressInfo).port;
+    port = await listenLocally(t.app);
     base = `http://127.0.0.1:${port}`;
     t.app.server.on('connection', () => {
       connections += 1;
@@ -245,8 +243,7 @@ describe('Basic auth resent on a keep-alive connection', () => {
 
   before(async () => {
     t = await createTestApp();
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (t.app.server.address() as AddressInfo).port;
+    port = await listenLocally(t.app);
   });
   after(async () => {
     for (const agent of agents) agent.destroy();
@@ -319,9 +316,10 @@ describe('Basic auth resent on a keep-alive connection', () => {
 describe('Basic auth resent on one connection for longer than a cookie refresh', () => {
   let t: TestApp;
   let agent: Agent;
+  let port: number;
   before(async () => {
     t = await createTestApp({ CMI_AUTH_CACHE_TTL: '300' });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = await listenLocally(t.app);
     agent = new Agent({ keepAlive: true, maxSockets: 1 });
   });
   after(async () => {
@@ -330,7 +328,6 @@ describe('Basic auth resent on one connection for longer than a cookie refresh',
   });
 
   it('hands out a session no staler than a refresh: the same one for under 60 s, then a new one', async () => {
-    const port = (t.app.server.address() as AddressInfo).port;
     const login = async () => {
       const res = await rawGet(agent, port, '/version.json', { authorization: t.aliceAuth });
       assert.equal(res.status, 200);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { createTestApp, type TestApp } from './support/app.js';
+import { createTestApp, type TestApp, listenLocally } from './support/app.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const XML_TYPE = 'application/xml; charset=utf-8';
@@ -131,8 +131,7 @@ describe('credentials headers given twice (docs/limits.md#authentication)', () =
   let port: number;
   before(async () => {
     t = await createTestApp();
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (t.app.server.address() as AddressInfo).port;
+    port = await listenLocally(t.app);
   });
   after(() => t.close());
 

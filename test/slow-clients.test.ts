@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { type AddressInfo, connect, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createTestApp, type TestApp } from './support/app.js';
+import { createTestApp, type TestApp, listenLocally } from './support/app.js';
 import { eventually } from './support/eventually.js';
 
 /**
@@ -78,8 +78,7 @@ describe('an answer given before the body was read closes the connection', () =>
   let port: number;
   before(async () => {
     t = await createTestApp();
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (t.app.server.address() as AddressInfo).port;
+    port = await listenLocally(t.app);
   });
   after(() => t.close());
 
@@ -122,8 +121,7 @@ describe('a body that stops arriving (CMI_BODY_TIMEOUT)', () => {
   let port: number;
   before(async () => {
     t = await createTestApp({ CMI_BODY_TIMEOUT: '300' });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (t.app.server.address() as AddressInfo).port;
+    port = await listenLocally(t.app);
   });
   after(() => t.close());
 
@@ -156,8 +154,7 @@ describe('a request that takes too long to arrive (CMI_REQUEST_TIMEOUT)', () => 
   let port: number;
   before(async () => {
     t = await createTestApp({ CMI_REQUEST_TIMEOUT: '300', CMI_BODY_TIMEOUT: '60000' });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (t.app.server.address() as AddressInfo).port;
+    port = await listenLocally(t.app);
   });
   after(() => t.close());
 
@@ -204,8 +201,7 @@ describe('connection caps (CMI_MAX_CONNECTIONS, CMI_MAX_CONNECTIONS_PER_ADDRESS)
   let port: number;
   before(async () => {
     t = await createTestApp({ CMI_MAX_CONNECTIONS: '3', CMI_MAX_CONNECTIONS_PER_ADDRESS: '2' });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (t.app.server.address() as AddressInfo).port;
+    port = await listenLocally(t.app);
   });
   after(() => t.close());
 

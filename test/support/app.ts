@@ -111,3 +111,9 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
     },
   };
 }
+
+/** Makes `app` listen on a free port of 127.0.0.1 (tests over a real socket); returns the port. */
+export async function listenLocally(app: FastifyInstance): Promise<number> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return (app.server.address() as { port: number }).port;
+}

@@ -60,6 +60,14 @@ function oneOf<T extends string>(query: Query, name: string, allowed: readonly T
   return value as T;
 }
 
+/** One parameter that must be one of `allowed` (`fallback` when absent); anything else is a 422 naming it. */
+export function parseChoice<T extends string>(query: Query, name: string, allowed: readonly T[], fallback: T): T {
+  const errors = new FieldErrors();
+  const value = oneOf(query, name, allowed, errors);
+  errors.throwIfAny();
+  return value ?? fallback;
+}
+
 /**
  * The filters and order of an errors list (docs/api.md#get-sysadmin_toolsinfrastructureerrors). A value that is not understood
  * is a 422 naming the parameter, never ignored.

@@ -1,6 +1,6 @@
 import { type Actor, assertAdmin } from './authorization.js';
 import type { Clock } from './clock.js';
-import { parseErrorListQuery, hasFilter } from './error-query.js';
+import { hasFilter, parseChoice, parseErrorListQuery } from './error-query.js';
 import { parseErrorReport } from './error-report.js';
 import { FieldErrors, NotFound } from './errors.js';
 import { groupCommit } from './group-commit.js';
@@ -28,16 +28,6 @@ export type HistogramPeriod = keyof typeof HISTOGRAM_PERIODS;
 
 /** Hourly counts are kept this long (the longest period, plus the day in progress). */
 export const HISTOGRAM_KEPT_DAYS = 31;
-
-function choice<T extends string>(query: Query, name: string, allowed: readonly T[], fallback: T): T {
-  const value = query[name];
-  if (value === undefined) return fallback;
-  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
-  const errors = new FieldErrors();
-  errors.add(name, Array.isArray(value) ? 'must be given only once' : `must be one of ${allowed.join(', ')}`);
-  errors.throwIfAny();
-  return fallback;
-}
 
 /** The tracker (docs/api.md#infrastructure-errors): administrators read, report and delete errors. */
 export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock, settings: TrackerSettings) {
@@ -86,7 +76,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     async removeMatching(actor: Actor, query: Query): Promise<number> {
       assertAdmin(actor);
       const { filters } = parseErrorListQuery(query, { deletion: true });
-      const all = choice(query, 'all', ['true', 'false'], 'false') === 'true';
+      const all = parseChoice(query, 'all', ['true', 'false'], 'false') === 'true';
       if (!hasFilter(filters) && !all) {
         const errors = new FieldErrors();
         errors.add('all', 'must be true to delete every error (or give a filter)');
@@ -103,7 +93,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     /** Occurrences per hour (24h, 7d) or per UTC day (30d), oldest first, zero-filled, up to now. */
     async histogram(actor: Actor, id: number, query: Query): Promise<Array<{ start: Date; count: number }>> {
       await find(actor, id);
-      const period = HISTOGRAM_PERIODS[choice(query, 'period', Object.keys(HISTOGRAM_PERIODS) as HistogramPeriod[], '24h')];
+      const period = HISTOGRAM_PERIODS[parseChoice(query, 'period', Object.keys(HISTOGRAM_PERIODS) as HistogramPeriod[], '24h')];
       const lastStart = Math.floor(hourOf(clock()) / period.hours) * period.hours;
       const firstStart = lastStart - (period.buckets - 1) * period.hours;
       const counts = await repository.hourlyCounts(id, firstStart, lastStart + period.hours - 1);
@@ -119,7 +109,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     /** Occurrences per host or component, largest first: the blast radius of a fault. */
     async breakdown(actor: Actor, id: number, query: Query, limit: number, offset: number): Promise<Page<{ value: string | null; count: number }>> {
       await find(actor, id);
-      const by = choice<BreakdownDimension>(query, 'by', ['host', 'component'], 'host');
+      const by = parseChoice<BreakdownDimension>(query, 'by', ['host', 'component'], 'host');
       const { items, total } = await repository.breakdown(id, by, limit, offset);
       return { items: items.map((row) => ({ value: row.value === '' ? null : row.value, count: row.count })), total };
     },

@@ -110,13 +110,12 @@ function groupByFingerprint(reports: readonly ErrorReport[]): Group[] {
   return [...groups.values()].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1));
 }
 
-/** Adds `column`'s incoming value to the stored one; the later of two times for `at`. */
-const later = (table: string, column: string) =>
-  sql<string>`case when ${sql.ref(`excluded.${column}`)} > ${sql.ref(`${table}.${column}`)} then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`${table}.${column}`)} end`;
-
-/** The incoming `column` when the batch's latest occurrence is not older than the record's, else the stored one. */
-const latestOf = (column: 'message' | 'backtrace') =>
-  sql<string>`case when excluded.updated_at >= infrastructure_errors.updated_at then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`infrastructure_errors.${column}`)} end`;
+/**
+ * In an upsert: the incoming `column` when the incoming `by` compares with the stored one as `op`
+ * says, else the stored `column` (`by` is `column` itself unless given).
+ */
+const incomingIf = (table: string, column: string, op: '>' | '<' | '>=', by = column) =>
+  sql<string>`case when ${sql.ref(`excluded.${by}`)} ${sql.raw(op)} ${sql.ref(`${table}.${by}`)} then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`${table}.${column}`)} end`;
 
 function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, lower: string, few = true) {
   const conditions = [];
@@ -217,10 +216,10 @@ export function infrastructureErrorsRepository(database: Database) {
               oc.column('fingerprint').doUpdateSet((eb) => ({
                 counter: eb('infrastructure_errors.counter', '+', eb.ref('excluded.counter')),
                 // The latest occurrence's text, by when it happened, not by when it arrived.
-                message: latestOf('message'),
-                backtrace: latestOf('backtrace'),
-                created_at: sql<string>`case when excluded.created_at < infrastructure_errors.created_at then excluded.created_at else infrastructure_errors.created_at end`,
-                updated_at: later('infrastructure_errors', 'updated_at'),
+                message: incomingIf('infrastructure_errors', 'message', '>=', 'updated_at'),
+                backtrace: incomingIf('infrastructure_errors', 'backtrace', '>=', 'updated_at'),
+                created_at: incomingIf('infrastructure_errors', 'created_at', '<'),
+                updated_at: incomingIf('infrastructure_errors', 'updated_at', '>'),
               })),
             )
             .returningAll()
@@ -282,7 +281,7 @@ export function infrastructureErrorsRepository(database: Database) {
           await trx.insertInto('error_breakdown').values(part)
             .onConflict((oc) => oc.columns(['error_id', 'dimension', 'value']).doUpdateSet((eb) => ({
               count: eb('error_breakdown.count', '+', eb.ref('excluded.count')),
-              last_seen_at: later('error_breakdown', 'last_seen_at'),
+              last_seen_at: incomingIf('error_breakdown', 'last_seen_at', '>'),
             })))
             .execute();
         }

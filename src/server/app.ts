@@ -43,6 +43,8 @@ export interface AppOptions {
   clock?: Clock;
   /** Fastify logger options; defaults to the configured level, without per-request lines. */
   logger?: boolean | object;
+  /** How often held faults are written by themselves (tests that watch them held set it long). */
+  faultFlushIntervalMs?: number;
 }
 
 declare module 'fastify' {
@@ -77,7 +79,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const tracker = infrastructureErrors(infrastructureErrorsRepository(database), clock, config.errors);
   const version = installationVersion();
   const faults = faultCapture(tracker.recordReports, clock, { host: hostname(), version }, {
-    flushIntervalMs: 1000,
+    flushIntervalMs: options.faultFlushIntervalMs ?? 1000,
     maxFingerprints: 1000,
   });
   const context: AppContext = {

@@ -38,6 +38,8 @@ let sharedHash: Promise<string> | undefined;
 export interface TestAppOptions {
   /** The app's statements go through this gate (support/statement-gate.ts); the test's own do not. */
   gate?: StatementGate;
+  /** How often the app writes the faults it holds by itself (default: as served, each second). */
+  faultFlushIntervalMs?: number;
 }
 
 /**
@@ -69,7 +71,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
   const admin = await create(ADMIN, 'admin');
   const alice = await create(ALICE, 'user');
   const appDatabase = options.gate ? { ...database, db: options.gate.attach(database.db) } : database;
-  const app = await buildApp({ config, database: appDatabase, clock: time.clock, logger: false });
+  const app = await buildApp({ config, database: appDatabase, clock: time.clock, logger: false, faultFlushIntervalMs: options.faultFlushIntervalMs });
   let added = 0;
   const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;
   return {

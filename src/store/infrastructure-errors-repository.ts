@@ -1,7 +1,7 @@
 import { type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { InfrastructureError } from '../domain/records.js';
 import type { Database } from './database.js';
-import type { ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from './schema.js';
+import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from './schema.js';
 
 /** One report of an error, validated and truncated, as the tracker stores it. */
 export interface ErrorReport {
@@ -143,6 +143,18 @@ function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filter
   return eb.and(conditions);
 }
 
+/** The `error_counts` row that holds how many errors `filters` select, when one does: none or one equality filter. */
+function countedBy(filters: ErrorFilters): { dimension: ErrorCountDimension; value: string } | undefined {
+  const given = Object.entries(filters).filter(([, value]) => value !== undefined);
+  if (given.length === 0) return { dimension: 'all', value: '' };
+  if (given.length > 1) return undefined;
+  if (filters.reported !== undefined) return { dimension: 'reported', value: filters.reported ? '1' : '0' };
+  if (filters.errorClass !== undefined) return { dimension: 'error_class', value: filters.errorClass };
+  if (filters.host !== undefined) return { dimension: 'host', value: filters.host };
+  if (filters.component !== undefined) return { dimension: 'component', value: filters.component };
+  return undefined;
+}
+
 /** Deletes errors by id with everything kept about them. */
 async function deleteErrors(trx: Kysely<Schema>, ids: number[]): Promise<number> {
   let deleted = 0;
@@ -160,19 +172,28 @@ export function infrastructureErrorsRepository(database: Database) {
   const { db, dialect } = database;
 
   /**
-   * How many errors match. With a host or component filter, counted from that value's breakdown rows
-   * (at most one per error, so the count is exact) joined to their errors: the rows read are the
-   * errors seen there, not every error.
+   * How many errors match. With no filter or one equality filter, read from `error_counts` (migration
+   * 007). With a host or component filter and others, counted from that value's breakdown rows (at most
+   * one per error, so the count is exact) joined to their errors: the rows read are the errors seen
+   * there, not every error.
    */
-  const countMatching = (filters: ErrorFilters) => {
+  const countMatching = async (filters: ErrorFilters): Promise<number> => {
+    const counted = countedBy(filters);
+    if (counted) {
+      const row = await db.selectFrom('error_counts').select('errors')
+        .where('dimension', '=', counted.dimension).where('value', '=', counted.value)
+        .executeTakeFirst();
+      return Number(row?.errors ?? 0);
+    }
     const dimension = filters.host !== undefined ? 'host' : filters.component !== undefined ? 'component' : undefined;
     if (dimension === undefined) {
-      return db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('total'))
+      const row = await db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('total'))
         .where((eb) => filtered(eb, filters, dialect.lowerFunction))
         .executeTakeFirstOrThrow();
+      return Number(row.total);
     }
     const rest = { ...filters, [dimension]: undefined };
-    return db.selectFrom('error_breakdown')
+    const row = await db.selectFrom('error_breakdown')
       .innerJoin('infrastructure_errors', 'infrastructure_errors.id', 'error_breakdown.error_id')
       .select((eb) => eb.fn.countAll<number | string>().as('total'))
       .where('error_breakdown.dimension', '=', dimension)
@@ -180,6 +201,7 @@ export function infrastructureErrorsRepository(database: Database) {
       // The other filters name columns of infrastructure_errors only, none of which error_breakdown has.
       .where((eb) => filtered(eb as unknown as ExpressionBuilder<Schema, 'infrastructure_errors'>, rest, dialect.lowerFunction))
       .executeTakeFirstOrThrow();
+    return Number(row.total);
   };
 
   return {
@@ -312,7 +334,7 @@ export function infrastructureErrorsRepository(database: Database) {
     /** A page of errors matching `filters`, in `sort` order (ties by id the same way), and how many match. */
     async list(filters: ErrorFilters, sort: ErrorSort, direction: Direction, limit: number, offset: number): Promise<{ items: InfrastructureError[]; total: number }> {
       // Counted first: the count says how to read the page, and whether there is one.
-      const total = Number((await countMatching(filters)).total);
+      const total = await countMatching(filters);
       if (total <= offset) return { items: [], total };
       const rows = await db.selectFrom('infrastructure_errors').selectAll()
         .where((eb) => filtered(eb, filters, dialect.lowerFunction, total <= FEW_MATCHES))

@@ -115,6 +115,15 @@ export interface RowBlocksTable {
   row_count: number;
 }
 
+/** Errors in all, per reported, per class, per host and component seen, kept by triggers (migration 007). */
+export interface ErrorCountsTable {
+  dimension: ErrorCountDimension;
+  value: string;
+  errors: number;
+}
+
+export type ErrorCountDimension = 'all' | 'reported' | 'error_class' | 'host' | 'component';
+
 export interface Schema {
   users: UsersTable;
   infrastructure_errors: InfrastructureErrorsTable;
@@ -127,4 +136,5 @@ export interface Schema {
   error_occurrences: ErrorOccurrencesTable;
   error_histogram: ErrorHistogramTable;
   error_breakdown: ErrorBreakdownTable;
+  error_counts: ErrorCountsTable;
 }

@@ -56,6 +56,8 @@ export interface Dialect {
   dropChangeNotifications(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
   /** Migration 004: triggers that keep `row_blocks` exact for `table`. */
   createRowBlockTriggers(db: Kysely<unknown>, table: string): Promise<void>;
+  /** Migration 007: triggers that keep `error_counts` exact. */
+  createErrorCountTriggers(db: Kysely<unknown>): Promise<void>;
   /** Refreshes the planner's statistics after a bulk load (what autovacuum would do soon after). */
   refreshStatistics(db: AnyKysely): Promise<void>;
 }

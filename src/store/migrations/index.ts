@@ -6,6 +6,7 @@ import { changeNotificationsMigration } from './003_change_notifications.js';
 import { rowBlocksMigration } from './004_row_blocks.js';
 import { loginAddressesMigration } from './005_login_addresses.js';
 import { errorTrackerMigration } from './006_error_tracker.js';
+import { errorCountsMigration } from './007_error_counts.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -16,5 +17,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '004_row_blocks': rowBlocksMigration(dialect),
     '005_login_addresses': loginAddressesMigration,
     '006_error_tracker': errorTrackerMigration(dialect),
+    '007_error_counts': errorCountsMigration(dialect),
   };
 }

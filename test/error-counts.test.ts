@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { type Kysely, sql } from 'kysely';
+import { loadConfig } from '../src/config.js';
+import { type Database, migrateTo, migrateToLatest, openDatabase } from '../src/store/database.js';
+import { type ErrorReport, infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
+import type { Schema } from '../src/store/schema.js';
+import { type FreshDatabase, freshDatabase } from './support/database.js';
+
+// X-Total for no filter or one equality filter is read from error_counts (migration 007), kept by
+// triggers (docs/architecture.md#error-counts); these tests hold it to counts over the rows themselves.
+
+const SAMPLE = { first: 10, latest: 100 };
+const AT = new Date('2026-11-20T10:00:00.000Z');
+
+function reportOf(errorClass: string, host: string | null, component: string | null, fingerprint = randomBytes(32).toString('hex')): ErrorReport {
+  return { fingerprint, error_class: errorClass, message: `${errorClass} failed`, backtrace: '', occurred_at: AT, count: 1, host, component, request_id: null, context: null };
+}
+
+/** error_counts as stored (rows of 0 left out), and as counted from the errors and their breakdown rows. */
+async function counts(db: Kysely<Schema>): Promise<{ stored: string[]; counted: string[] }> {
+  const stored = await db.selectFrom('error_counts').select(['dimension', 'value', 'errors']).where('errors', '<>', 0).orderBy('dimension').orderBy('value').execute();
+  const counted = await sql<{ dimension: string; value: string; errors: number | string }>`
+    select 'all' as dimension, '' as value, count(*) as errors from infrastructure_errors having count(*) > 0
+    union all select 'reported', cast(reported as varchar(255)), count(*) from infrastructure_errors group by reported
+    union all select 'error_class', error_class, count(*) from infrastructure_errors group by error_class
+    union all select dimension, value, count(*) from error_breakdown group by dimension, value
+    order by 1, 2`.execute(db);
+  const line = (row: { dimension: string; value: string; errors: number | string }) => `${row.dimension}:${row.value}:${Number(row.errors)}`;
+  return { stored: stored.map(line), counted: counted.rows.map(line) };
+}
+
+async function assertCountsMatchRows(db: Kysely<Schema>, expected: string[]): Promise<void> {
+  const { stored, counted } = await counts(db);
+  assert.deepEqual(counted, expected, 'the rows themselves');
+  assert.deepEqual(stored, counted, 'error_counts');
+}
+
+describe('error_counts (migration 007)', () => {
+  let fresh: FreshDatabase;
+  let database: Database;
+  beforeEach(async () => {
+    fresh = await freshDatabase();
+    database = openDatabase(loadConfig({ DATABASE_URL: fresh.url }));
+  });
+  afterEach(async () => {
+    await database.close();
+    await fresh.drop();
+  });
+
+  it('follows new errors, repeats, new hosts of a known error, reported both ways, a class change, deletes and retention', async () => {
+    await migrateToLatest(database);
+    const { db } = database;
+    const errors = infrastructureErrorsRepository(database);
+    const known = randomBytes(32).toString('hex');
+    // One batch: a new error reported three times from two hosts, two more errors, one with no host or component.
+    const recorded = await errors.recordBatch([
+      reportOf('Storage::Timeout', 'hv-1', 'storage', known),
+      reportOf('Storage::Timeout', 'hv-1', 'storage', known),
+      reportOf('Storage::Timeout', 'hv-2', 'storage', known),
+      reportOf('Storage::Timeout', 'hv-2', 'storage'),
+      reportOf('Net::ReadTimeout', null, null),
+    ], SAMPLE);
+    const [first, , , second, third] = recorded.map((answer) => answer.record.id) as [number, number, number, number, number];
+    await assertCountsMatchRows(db, [
+      'all::3', 'component::1', 'component:storage:2', 'error_class:Net::ReadTimeout:1', 'error_class:Storage::Timeout:2',
+      'host::1', 'host:hv-1:1', 'host:hv-2:2', 'reported:0:3',
+    ]);
+
+    // A repeat in a later batch, from a third host: only the host count moves.
+    await errors.recordBatch([reportOf('Storage::Timeout', 'hv-3', 'storage', known)], SAMPLE);
+    await db.updateTable('infrastructure_errors').set({ reported: 1 }).where('id', 'in', [first, third]).execute();
+    await db.updateTable('infrastructure_errors').set({ reported: 0 }).where('id', '=', third).execute();
+    await db.updateTable('infrastructure_errors').set({ error_class: 'Storage::SlowOps' }).where('id', '=', second).execute();
+    await assertCountsMatchRows(db, [
+      'all::3', 'component::1', 'component:storage:2', 'error_class:Net::ReadTimeout:1', 'error_class:Storage::SlowOps:1', 'error_class:Storage::Timeout:1',
+      'host::1', 'host:hv-1:1', 'host:hv-2:2', 'host:hv-3:1', 'reported:0:2', 'reported:1:1',
+    ]);
+
+    assert.equal(await errors.deleteById(first), true);
+    await assertCountsMatchRows(db, [
+      'all::2', 'component::1', 'component:storage:1', 'error_class:Net::ReadTimeout:1', 'error_class:Storage::SlowOps:1',
+      'host::1', 'host:hv-2:1', 'reported:0:2',
+    ]);
+
+    // Retention deletes what was not updated since; the list then counts from nothing.
+    assert.deepEqual(await errors.prune(new Date(AT.getTime() + 1), 0), { errors: 2, buckets: 0 });
+    await assertCountsMatchRows(db, []);
+    assert.deepEqual(await errors.list({}, 'updated_at', 'desc', 25, 0), { items: [], total: 0 });
+  });
+
+  it('answers X-Total from it for each single filter, and by counting for combined ones, the same as the rows', async () => {
+    await migrateToLatest(database);
+    const errors = infrastructureErrorsRepository(database);
+    const classes = ['A', 'B', 'C'];
+    await errors.recordBatch(Array.from({ length: 30 }, (_, i) => reportOf(classes[i % 3] as string, `hv-${i % 4}`, i % 5 === 0 ? null : 'storage')), SAMPLE);
+    await database.db.updateTable('infrastructure_errors').set({ reported: 1 }).where(sql<boolean>`id % 2 = 0`).execute();
+    const reportedCount = (await database.db.selectFrom('infrastructure_errors').select('id').where('reported', '=', 1).execute()).length;
+    const cases: Array<[Parameters<typeof errors.list>[0], number]> = [
+      [{}, 30], [{ reported: true }, reportedCount], [{ reported: false }, 30 - reportedCount], [{ errorClass: 'B' }, 10], [{ errorClass: 'Z' }, 0],
+      [{ host: 'hv-1' }, 8], [{ component: 'storage' }, 24], [{ component: 'network' }, 0], [{ errorClass: 'A', host: 'hv-0' }, 3],
+    ];
+    for (const [filters, total] of cases) {
+      const page = await errors.list(filters, 'updated_at', 'desc', 5, 0);
+      assert.equal(page.total, total, JSON.stringify(filters));
+      assert.equal(page.items.length, Math.min(5, total), JSON.stringify(filters));
+    }
+  });
+
+  it('counts the errors that were there before it', async () => {
+    await migrateTo(database, '006_error_tracker');
+    const errors = infrastructureErrorsRepository(database);
+    await errors.recordBatch([reportOf('Old::One', 'hv-1', 'storage'), reportOf('Old::One', 'hv-1', null), reportOf('Old::Two', null, 'network')], SAMPLE);
+    await migrateToLatest(database);
+    await assertCountsMatchRows(database.db, [
+      'all::3', 'component::1', 'component:network:1', 'component:storage:1', 'error_class:Old::One:2', 'error_class:Old::Two:1',
+      'host::1', 'host:hv-1:2', 'reported:0:3',
+    ]);
+    await errors.recordBatch([reportOf('Old::Two', 'hv-1', 'network')], SAMPLE);
+    await assertCountsMatchRows(database.db, [
+      'all::4', 'component::1', 'component:network:2', 'component:storage:1', 'error_class:Old::One:2', 'error_class:Old::Two:2',
+      'host::1', 'host:hv-1:3', 'reported:0:4',
+    ]);
+  });
+});

@@ -1,6 +1,7 @@
 import { type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { InfrastructureError } from '../domain/records.js';
 import type { Database } from './database.js';
+import type { Dialect } from './dialects/dialect.js';
 import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from './schema.js';
 
 /** One report of an error, validated and truncated, as the tracker stores it. */
@@ -117,17 +118,21 @@ function groupByFingerprint(reports: readonly ErrorReport[]): Group[] {
 const incomingIf = (table: string, column: string, op: '>' | '<' | '>=', by = column) =>
   sql<string>`case when ${sql.ref(`excluded.${by}`)} ${sql.raw(op)} ${sql.ref(`${table}.${by}`)} then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`${table}.${column}`)} end`;
 
-function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, lower: string, few = true) {
+function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, few = true) {
   const conditions = [];
   if (filters.reported !== undefined) conditions.push(eb('reported', '=', filters.reported ? 1 : 0));
   if (filters.errorClass !== undefined) conditions.push(eb('error_class', '=', filters.errorClass));
   if (filters.since !== undefined) conditions.push(eb('updated_at', '>=', filters.since.toISOString()));
   if (filters.until !== undefined) conditions.push(eb('updated_at', '<=', filters.until.toISOString()));
   if (filters.q !== undefined) {
+    // Few matches: their ids from the text index, where there is one. Many: test the errors in the
+    // list's order and stop at the page's end (a match is never far).
+    const indexed = few ? dialect.errorIdsContaining(filters.q.toLowerCase()) : undefined;
+    const lower = sql.raw(dialect.lowerFunction);
     const pattern = containsPattern(filters.q);
-    conditions.push(eb.or([
-      sql<boolean>`${sql.raw(lower)}(error_class) like ${pattern} escape '\\'`,
-      sql<boolean>`${sql.raw(lower)}(message) like ${pattern} escape '\\'`,
+    conditions.push(indexed ? sql<boolean>`${sql.ref('infrastructure_errors.id')} in (${indexed})` : eb.or([
+      sql<boolean>`${lower}(error_class) like ${pattern} escape '\\'`,
+      sql<boolean>`${lower}(message) like ${pattern} escape '\\'`,
     ]));
   }
   for (const dimension of ['host', 'component'] as const) {
@@ -185,10 +190,16 @@ export function infrastructureErrorsRepository(database: Database) {
         .executeTakeFirst();
       return Number(row?.errors ?? 0);
     }
+    const indexed = filters.q !== undefined && countedBy({ ...filters, q: undefined })?.dimension === 'all' ? dialect.errorIdsContaining(filters.q.toLowerCase()) : undefined;
+    if (indexed) {
+      // `q` alone: the index's matches are the errors that match.
+      const row = await sql<{ total: number | string }>`select count(*) as total from (${indexed}) as matches`.execute(db);
+      return Number(row.rows[0]?.total);
+    }
     const dimension = filters.host !== undefined ? 'host' : filters.component !== undefined ? 'component' : undefined;
     if (dimension === undefined) {
       const row = await db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('total'))
-        .where((eb) => filtered(eb, filters, dialect.lowerFunction))
+        .where((eb) => filtered(eb, filters, dialect))
         .executeTakeFirstOrThrow();
       return Number(row.total);
     }
@@ -199,7 +210,7 @@ export function infrastructureErrorsRepository(database: Database) {
       .where('error_breakdown.dimension', '=', dimension)
       .where('error_breakdown.value', '=', filters[dimension] as string)
       // The other filters name columns of infrastructure_errors only, none of which error_breakdown has.
-      .where((eb) => filtered(eb as unknown as ExpressionBuilder<Schema, 'infrastructure_errors'>, rest, dialect.lowerFunction))
+      .where((eb) => filtered(eb as unknown as ExpressionBuilder<Schema, 'infrastructure_errors'>, rest, dialect))
       .executeTakeFirstOrThrow();
     return Number(row.total);
   };
@@ -337,7 +348,7 @@ export function infrastructureErrorsRepository(database: Database) {
       const total = await countMatching(filters);
       if (total <= offset) return { items: [], total };
       const rows = await db.selectFrom('infrastructure_errors').selectAll()
-        .where((eb) => filtered(eb, filters, dialect.lowerFunction, total <= FEW_MATCHES))
+        .where((eb) => filtered(eb, filters, dialect, total <= FEW_MATCHES))
         .orderBy(sort, direction).orderBy('id', direction)
         .limit(limit).offset(offset)
         .execute();
@@ -352,7 +363,7 @@ export function infrastructureErrorsRepository(database: Database) {
     /** Deletes every error `filters` select (all of them when empty); answers how many. */
     async deleteMatching(filters: ErrorFilters): Promise<number> {
       return db.transaction().execute(async (trx) => {
-        const rows = await trx.selectFrom('infrastructure_errors').select('id').where((eb) => filtered(eb, filters, dialect.lowerFunction)).execute();
+        const rows = await trx.selectFrom('infrastructure_errors').select('id').where((eb) => filtered(eb, filters, dialect)).execute();
         return deleteErrors(trx, rows.map((row) => Number(row.id)));
       });
     },

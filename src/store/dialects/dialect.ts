@@ -1,4 +1,4 @@
-import type { CreateTableBuilder, Kysely } from 'kysely';
+import type { CreateTableBuilder, Kysely, RawBuilder } from 'kysely';
 import type { Schema } from '../schema.js';
 import type { WriteCounter } from '../write-counter.js';
 
@@ -58,6 +58,14 @@ export interface Dialect {
   createRowBlockTriggers(db: Kysely<unknown>, table: string): Promise<void>;
   /** Migration 007: triggers that keep `error_counts` exact. */
   createErrorCountTriggers(db: Kysely<unknown>): Promise<void>;
+  /** Migration 008: the text index behind `errorIdsContaining` (nothing where there is none). */
+  createErrorSearch(db: Kysely<unknown>): Promise<void>;
+  /**
+   * A query of the ids of the errors whose `lowerFunction`-folded class or message holds `folded`
+   * (already lower-cased), answered from migration 008's index; undefined where there is no index or
+   * it cannot answer this text (then the caller compares the text of each error).
+   */
+  errorIdsContaining(folded: string): RawBuilder<{ id: number }> | undefined;
   /** Refreshes the planner's statistics after a bulk load (what autovacuum would do soon after). */
   refreshStatistics(db: AnyKysely): Promise<void>;
 }

@@ -190,6 +190,10 @@ export function postgresDialect(url: string): Dialect {
         for each row when (old.reported <> new.reported or old.error_class <> new.error_class) execute function error_counts_moved()`);
     },
 
+    // No text index: `q` compares each error's lower-cased text (docs/architecture.md#error-search).
+    createErrorSearch: async () => {},
+    errorIdsContaining: () => undefined,
+
     async refreshStatistics(db) {
       await sql`vacuum analyze`.execute(db);
     },

@@ -7,6 +7,7 @@ import { rowBlocksMigration } from './004_row_blocks.js';
 import { loginAddressesMigration } from './005_login_addresses.js';
 import { errorTrackerMigration } from './006_error_tracker.js';
 import { errorCountsMigration } from './007_error_counts.js';
+import { errorSearchMigration } from './008_error_search.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -18,5 +19,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '005_login_addresses': loginAddressesMigration,
     '006_error_tracker': errorTrackerMigration(dialect),
     '007_error_counts': errorCountsMigration(dialect),
+    '008_error_search': errorSearchMigration(dialect),
   };
 }

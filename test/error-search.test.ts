@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { loadConfig } from '../src/config.js';
+import { type Database, migrateTo, migrateToLatest, openDatabase } from '../src/store/database.js';
+import { type ErrorReport, infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
+import { type FreshDatabase, freshDatabase } from './support/database.js';
+
+// The list's `q` (a case-insensitive substring of the class or the message) answered from the text
+// index where the database has one (migration 008, docs/architecture.md#error-search), held to what
+// comparing every error's text answers: counts, pages, few matches and many, after changes.
+
+const SAMPLE = { first: 10, latest: 100 };
+const START = Date.parse('2026-11-20T00:00:00.000Z');
+
+function reportOf(i: number, errorClass: string, message: string, fingerprint = randomBytes(32).toString('hex')): ErrorReport {
+  return { fingerprint, error_class: errorClass, message, backtrace: '', occurred_at: new Date(START + i * 1000), count: 1, host: null, component: null, request_id: null, context: null };
+}
+
+describe('the error list q filter (migration 008)', () => {
+  let fresh: FreshDatabase;
+  let database: Database;
+  beforeEach(async () => {
+    fresh = await freshDatabase();
+    database = openDatabase(loadConfig({ DATABASE_URL: fresh.url }));
+  });
+  afterEach(async () => {
+    await database.close();
+    await fresh.drop();
+  });
+
+  /** Every page of `q`, 25 a page, newest first, against the errors whose folded text holds it. */
+  async function assertMatchesEveryText(q: string): Promise<number> {
+    const errors = infrastructureErrorsRepository(database);
+    const rows = await database.db.selectFrom('infrastructure_errors').select(['id', 'error_class', 'message', 'updated_at']).execute();
+    const folded = q.toLowerCase();
+    const expected = rows
+      .filter((row) => row.error_class.toLowerCase().includes(folded) || row.message.toLowerCase().includes(folded))
+      .sort((a, b) => (a.updated_at === b.updated_at ? Number(b.id) - Number(a.id) : a.updated_at < b.updated_at ? 1 : -1))
+      .map((row) => Number(row.id));
+    const listed: number[] = [];
+    for (let offset = 0; offset <= expected.length; offset += 25) {
+      const page = await errors.list({ q }, 'updated_at', 'desc', 25, offset);
+      assert.equal(page.total, expected.length, `X-Total of q=${q}`);
+      listed.push(...page.items.map((item) => item.id));
+    }
+    assert.deepEqual(listed, expected, `pages of q=${q}`);
+    return expected.length;
+  }
+
+  it('counts and pages exactly with few matches and with many, in any case, beyond ASCII, with quotes, % and _ and short texts', async () => {
+    await migrateToLatest(database);
+    const errors = infrastructureErrorsRepository(database);
+    const messages = ['Deadlock detected on pool "ssd-1"', 'DEADLOCK while detaching', 'timeout after 30 s', 'Überlauf im Speicher', '50%_done then stalled'];
+    await errors.recordBatch(Array.from({ length: 1200 }, (_, i) => reportOf(i, i % 7 === 0 ? 'Storage::DeadlockError' : 'Net::Timeout', `${messages[i % 5]} #${i}`)), SAMPLE);
+    const many = await assertMatchesEveryText('deadlock');
+    assert.ok(many > 500, `${many} matches: the many-matches path`);
+    assert.equal(await assertMatchesEveryText('DeadLock Detected'), 240);
+    assert.equal(await assertMatchesEveryText('"ssd-1"'), 240);
+    assert.equal(await assertMatchesEveryText('üBERLAUF'), 240);
+    assert.equal(await assertMatchesEveryText('%_d'), 240);
+    assert.equal(await assertMatchesEveryText('#1199'), 1);
+    assert.equal(await assertMatchesEveryText('#11'), 111);
+    assert.equal(await assertMatchesEveryText('ü'), 240);
+    assert.equal(await assertMatchesEveryText('nowhere to be found'), 0);
+  });
+
+  it("follows an error's text when a later occurrence changes it, and forgets a deleted error", async () => {
+    await migrateToLatest(database);
+    const errors = infrastructureErrorsRepository(database);
+    const fingerprint = randomBytes(32).toString('hex');
+    const [first] = await errors.recordBatch([reportOf(1, 'Volume::Busy', 'volume vol-7 is busy', fingerprint), reportOf(2, 'Other', 'unrelated')], SAMPLE);
+    assert.equal(await assertMatchesEveryText('vol-7'), 1);
+    await errors.recordBatch([reportOf(3, 'Volume::Busy', 'volume vol-9 is busy', fingerprint)], SAMPLE);
+    assert.equal(await assertMatchesEveryText('vol-7'), 0);
+    assert.equal(await assertMatchesEveryText('vol-9'), 1);
+    assert.equal(await errors.deleteById(first!.record.id), true);
+    assert.equal(await assertMatchesEveryText('vol-9'), 0);
+    assert.equal(await assertMatchesEveryText('volume::busy'), 0);
+    assert.equal(await assertMatchesEveryText('unrelated'), 1);
+    // Bulk delete by q deletes what q lists.
+    assert.equal(await errors.deleteMatching({ q: 'UNREL' }), 1);
+    assert.equal(await assertMatchesEveryText('unrelated'), 0);
+  });
+
+  it('finds the errors that were there before it', async () => {
+    await migrateTo(database, '007_error_counts');
+    const errors = infrastructureErrorsRepository(database);
+    await errors.recordBatch([reportOf(1, 'Old::Error', 'written before the index'), reportOf(2, 'Old::Error', 'ÄLTER als der Index')], SAMPLE);
+    await migrateToLatest(database);
+    assert.equal(await assertMatchesEveryText('before the'), 1);
+    assert.equal(await assertMatchesEveryText('älter'), 1);
+    assert.equal(await assertMatchesEveryText('old::'), 2);
+  });
+});

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer } from '../test/support/cli.js';
-import { cpuSeconds, machine, median, recordSection, seedUsers, stop, wrk } from './support.js';
+import { buildDist, cpuSeconds, machine, median, recordSection, seedUsers, stop, wrk } from './support.js';
 
 const PORT = 3301;
 const RAW_PORT = 3302;
@@ -33,10 +33,11 @@ function startRawServer(body: string, headers: Record<string, string>) {
   });
 }
 
+buildDist();
 const dir = mkdtempSync(join(tmpdir(), 'cmi-bench-'));
 const url = `sqlite:${join(dir, 'cmi.sqlite3')}`;
 await seedUsers(url, 10);
-const server = await startServer({ DATABASE_URL: url }, [], { port: PORT, cores: '0', stderr: 'inherit' });
+const server = await startServer({ DATABASE_URL: url }, [], { port: PORT, cores: '0', stderr: 'inherit', program: 'built' });
 try {
   const basic = `Basic ${Buffer.from('admin:bench-password').toString('base64')}`;
   const first = await fetch(`http://127.0.0.1:${PORT}${PATH}`, { headers: { authorization: basic } });

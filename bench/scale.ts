@@ -20,7 +20,7 @@ import { loadConfig } from '../src/config.js';
 import { migrateToLatest, openDatabase } from '../src/store/database.js';
 import { type NewUser, usersRepository } from '../src/store/users-repository.js';
 import { type RunningServer, startServer } from '../test/support/cli.js';
-import { machine, median, recordSection } from './support.js';
+import { buildDist, machine, median, recordSection } from './support.js';
 
 const PORT = 3304;
 const PER_PAGE = 25;
@@ -114,7 +114,7 @@ async function curve(url: string): Promise<string> {
     for (const size of SIZES) {
       await grow(url, seeded, size);
       seeded = size;
-      server ??= await startServer({ DATABASE_URL: url, CMI_AUTH_CACHE_TTL: '300' }, [], { port: PORT, cores: '0', stderr: 'inherit' });
+      server ??= await startServer({ DATABASE_URL: url, CMI_AUTH_CACHE_TTL: '300' }, [], { port: PORT, cores: '0', stderr: 'inherit', program: 'built' });
       const positions = await measure(size);
       bySize.set(size, positions);
       for (const p of positions) rows.push(`| ${size.toLocaleString('en')} | ${p.name} | ${p.firstVisit.toFixed(2)} | ${p.repeat.toFixed(2)} |`);
@@ -151,6 +151,7 @@ async function postgresCurve(base: string): Promise<string> {
   }
 }
 
+buildDist();
 let report = `
 ## Size: 1,000 to 1,000,000 users
 

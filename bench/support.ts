@@ -51,6 +51,14 @@ export function treeCpuSeconds(pid: number): number {
   return cpuSeconds(pid) + children.reduce((sum, child) => sum + treeCpuSeconds(child), 0);
 }
 
+/**
+ * Compiles src/ into dist/ (`npm run build`): a benchmark measures what `npm start` runs (bin/cmi.js,
+ * startServer's `program: 'built'`), as the sources are now.
+ */
+export function buildDist(): void {
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+}
+
 /** Stops a child process of a benchmark's own (cmi servers stop with their RunningServer.stop()). */
 export function stop(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {

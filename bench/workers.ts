@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer } from '../test/support/cli.js';
-import { machine, median, recordSection, seedUsers, treeCpuSeconds, wrk } from './support.js';
+import { buildDist, machine, median, recordSection, seedUsers, treeCpuSeconds, wrk } from './support.js';
 
 const PORT = 3303;
 const PATH = '/users.json?page=4&per_page=2';
@@ -16,6 +16,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 32;
 
+buildDist();
 const dir = mkdtempSync(join(tmpdir(), 'cmi-bench-'));
 const url = `sqlite:${join(dir, 'cmi.sqlite3')}`;
 await seedUsers(url, 10);
@@ -27,7 +28,7 @@ const clientCost = new Map<number, number[]>([[1, []], [2, []]]);
 try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const workers of [1, 2]) {
-      const server = await startServer({ DATABASE_URL: url }, ['--workers', String(workers)], { port: PORT, cores: '0,1', stderr: 'inherit' });
+      const server = await startServer({ DATABASE_URL: url }, ['--workers', String(workers)], { port: PORT, cores: '0,1', stderr: 'inherit', program: 'built' });
       try {
         wrk(`http://127.0.0.1:${PORT}${PATH}`, basic, { seconds: 2, connections: CONNECTIONS, cores: '0,1' });
         const before = treeCpuSeconds(server.child.pid as number);

@@ -1,6 +1,42 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly: cmi ships no build step.
-import { register } from 'tsx/esm/api';
+// Runs the JavaScript compiled from src/ into dist/: `npm install` and `npm ci` build it (the
+// `prepare` script), `npm run build` rebuilds it. The tests run the sources through tsx instead
+// (test/support/cli.ts).
+import cluster from 'node:cluster';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 
-register();
-await import('../src/cli/main.ts');
+const root = fileURLToPath(new URL('..', import.meta.url));
+const main = join(root, 'dist', 'cli', 'main.js');
+
+if (!existsSync(main)) {
+  process.stderr.write(
+    'cmi: dist/cli/main.js is missing: cmi runs the JavaScript compiled from src/ into dist/.\n' +
+      'Run `npm run build` in the project directory (npm install does it, unless scripts are turned off), then try again.\n',
+  );
+  process.exit(1);
+}
+
+/** The first source file changed since dist/ was built (newer than its .js, or never compiled), if any. */
+function changedSinceBuild() {
+  const sources = join(root, 'src');
+  if (!existsSync(sources)) return undefined;
+  return readdirSync(sources, { recursive: true, encoding: 'utf8' }).find((file) => {
+    if (!file.endsWith('.ts')) return false;
+    const compiled = statSync(join(root, 'dist', `${file.slice(0, -3)}.js`), { throwIfNoEntry: false });
+    return compiled === undefined || statSync(join(sources, file)).mtimeMs > compiled.mtimeMs;
+  });
+}
+
+// Edited or pulled sources run only once compiled: say so rather than run the older build unnoticed.
+const changed = cluster.isPrimary ? changedSinceBuild() : undefined;
+if (changed !== undefined) {
+  process.stderr.write(`cmi: warning: src/${changed} is newer than dist/, which this runs: \`npm run build\` compiles the sources as they are now.\n`);
+}
+
+// Stacks name src/*.ts and its lines through dist's source maps, as they did when tsx ran the
+// sources: the backtraces of cmi's own faults keep the form docs/error-grouping.md describes.
+process.setSourceMapsEnabled(true);
+await import(pathToFileURL(main).href);

@@ -1,12 +1,25 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const CMI = fileURLToPath(new URL('../../bin/cmi.js', import.meta.url));
+/**
+ * How a test or benchmark runs the `cmi` command: `sources` runs src/cli/main.ts through tsx, so a
+ * test always exercises the code as it is now, never a dist/ left from an older build; `built` runs
+ * bin/cmi.js, which runs dist/ (what `npm start` runs: build it first, `npm run build`); `{ bin }`
+ * runs another copy's bin/cmi.js (test/built-command.test.ts, which checks bin/cmi.js and the build).
+ */
+export type Program = 'sources' | 'built' | { bin: string };
+
+/** The arguments after `node` that run `cmi`. */
+function programArguments(program: Program): string[] {
+  // An absolute URL for tsx: the child resolves `--import` from its working directory, not from here.
+  if (program === 'sources') return ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))];
+  return [program === 'built' ? fileURLToPath(new URL('../../bin/cmi.js', import.meta.url)) : program.bin];
+}
 
 /** Runs `cmi <args>` to completion. */
 export function runCmi(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CMI, ...args], { env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [...programArguments('sources'), ...args], { env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -34,12 +47,14 @@ export interface ServerOptions {
   cores?: string;
   /** The server's stderr: kept in `errors` (the default), or written to this process's own stderr. */
   stderr?: 'collect' | 'inherit';
+  /** The sources through tsx (the default: tests), or bin/cmi.js running dist/ (benchmarks): see Program. */
+  program?: Program;
 }
 
 /** Starts `cmi serve` (with `args` after it) and waits until it says where it listens. */
 export function startServer(env: Record<string, string>, args: string[] = [], options: ServerOptions = {}): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
-    const command = [CMI, 'serve', '--port', String(options.port ?? 0), ...args];
+    const command = [...programArguments(options.program ?? 'sources'), 'serve', '--port', String(options.port ?? 0), ...args];
     const [file, argv] = options.cores === undefined ? [process.execPath, command] : ['taskset', ['-c', options.cores, process.execPath, ...command]];
     const child = spawn(file, argv, {
       env: { ...process.env, LOG_LEVEL: 'warn', ...env },

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { startServer } from './support/cli.js';
+import { type FreshDatabase, freshDatabase } from './support/database.js';
+
+// Every other test runs the sources through tsx (test/support/cli.ts). This one checks what
+// `npm install` and `npm start` run: the `build` script compiling src/ into dist/, and bin/cmi.js
+// running dist/. It builds a copy of the project in a temp dir rather than using ./dist, which may be
+// older than the sources (or be rebuilt by a benchmark meanwhile).
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+function run(file: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const filesUnder = (dir: string): string[] => readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
+
+describe('the command as installed: bin/cmi.js running what `npm run build` compiles', () => {
+  let project: string;
+  let bin: string;
+  before(() => {
+    project = mkdtempSync(join(tmpdir(), 'cmi-built-'));
+    for (const entry of ['bin', 'src', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(ROOT, entry), join(project, entry), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'));
+    bin = join(project, 'bin', 'cmi.js');
+  });
+  after(() => rmSync(project, { recursive: true, force: true }));
+
+  it('without dist/, says to run npm run build and exits 1', async () => {
+    const result = await run(process.execPath, [bin, 'serve'], project);
+    assert.equal(result.code, 1);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /^cmi: dist\/cli\/main\.js is missing: .*\nRun `npm run build` in the project directory/);
+  });
+
+  it('npm run build compiles every source file into dist/, with its source map', async () => {
+    // --noCheck: the build's type check is `npm run typecheck`'s (CI runs it); the emitted files are the same.
+    const build = await run('npm', ['run', 'build', '--', '--noCheck'], project);
+    assert.equal(build.code, 0, build.stdout + build.stderr);
+    const sources = filesUnder(join(project, 'src')).filter((file) => file.endsWith('.ts'));
+    assert.ok(sources.includes(join('store', 'migrations', 'index.ts')));
+    const compiled = sources.flatMap((file) => [file.replace(/\.ts$/, '.js'), file.replace(/\.ts$/, '.js.map')]).sort();
+    assert.deepEqual(filesUnder(join(project, 'dist')).filter((file) => file.endsWith('.js') || file.endsWith('.map')), compiled);
+  });
+
+  it('serves from dist/: the start-up lines, the version, and a fault recorded with a backtrace of src/*.ts frames', async () => {
+    assert.ok(existsSync(join(project, 'dist', 'cli', 'main.js')), 'the build above made dist/');
+    const database: FreshDatabase = await freshDatabase();
+    const spool = mkdtempSync(join(tmpdir(), 'cmi-built-spool-'));
+    const env = { DATABASE_URL: database.url, CMI_ADMIN_PASSWORD: 'built-admin-password', CMI_FAULT_INJECTION: 'capture', CMI_SPOOL_DIR: spool };
+    const server = await startServer(env, [], { program: { bin } });
+    try {
+      assert.doesNotMatch(server.errors, /warning/);
+      assert.match(server.output, /^cmi listening on http:\/\/127\.0\.0\.1:\d+ \(.+\)\nCreated administrator "admin" with the password from CMI_ADMIN_PASSWORD\.\nTry: curl /m);
+      const authorization = `Basic ${Buffer.from('admin:built-admin-password').toString('base64')}`;
+      const version = await fetch(`${server.baseUrl}/version.json`, { headers: { authorization } });
+      const { version: packageVersion } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { version: string };
+      assert.deepEqual(await version.json(), { version: packageVersion.split('.').slice(0, 2).join('.') });
+
+      const fault = await fetch(`${server.baseUrl}/version.json`, { headers: { authorization, 'x-cmi-inject-fault': '1' } });
+      assert.equal(fault.status, 500);
+      // Faults are written within a second (docs/operations.md#faults-of-cmi).
+      let backtrace: string | undefined;
+      for (let tries = 0; backtrace === undefined && tries < 50; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const list = await fetch(`${server.baseUrl}/sysadmin_tools/infrastructure/errors.json`, { headers: { authorization } });
+        const errors = (await list.json()) as Array<{ infrastructure_error: { error_class: string; backtrace: string } }>;
+        backtrace = errors.find((error) => error.infrastructure_error.error_class === 'InjectedFault')?.infrastructure_error.backtrace;
+      }
+      // dist's source maps, turned on by bin/cmi.js, give the form docs/error-grouping.md describes
+      // (and the fingerprint the sources give): without them the frames would be dist/*.js and fastify's.
+      assert.match(backtrace ?? '(not recorded)', /^src\/server\/hooks\/fault-injection\.ts:\d+:in '[^']+'$/);
+    } finally {
+      assert.equal(await server.stop(), 0);
+      await database.drop();
+      rmSync(spool, { recursive: true, force: true });
+    }
+  });
+
+  it('warns when a source file is newer than dist/, and runs dist/ all the same', async () => {
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(project, 'src', 'config.ts'), later, later);
+    const result = await run(process.execPath, [bin, '--help'], project);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^Usage: cmi /);
+    assert.equal(result.stderr, 'cmi: warning: src/config.ts is newer than dist/, which this runs: `npm run build` compiles the sources as they are now.\n');
+  });
+});

@@ -30,7 +30,7 @@ import { dialectFor } from '../src/store/dialects/database-url.js';
 import { type ErrorReport, infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
 import { type RunningServer, startServer } from '../test/support/cli.js';
 import { postgresSchema } from '../test/support/database.js';
-import { cpuSeconds, machine, median, recordSection, ROOT, seedUsers, stop } from './support.js';
+import { buildDist, cpuSeconds, machine, median, recordSection, ROOT, seedUsers, stop } from './support.js';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
@@ -98,7 +98,7 @@ async function countersOf(url: string): Promise<Array<{ error_class: string; cou
 /** A server of the bench: its own spool directory, no ingestion limit in the way. */
 async function serve(url: string, port: number, cores: string, env: Record<string, string> = {}): Promise<RunningServer & { spool: string }> {
   const spool = mkdtempSync(join(tmpdir(), 'cmi-bench-spool-'));
-  const server = await startServer({ DATABASE_URL: url, CMI_SPOOL_DIR: spool, CMI_ERRORS_RATE_LIMIT: '1000000', ...env }, [], { port, cores });
+  const server = await startServer({ DATABASE_URL: url, CMI_SPOOL_DIR: spool, CMI_ERRORS_RATE_LIMIT: '1000000', ...env }, [], { port, cores, program: 'built' });
   return Object.assign(server, { spool });
 }
 
@@ -610,6 +610,8 @@ const section = (text: string) => {
   sections.push(text);
 };
 const started = performance.now();
+// Servers run what `npm start` runs: bin/cmi.js and dist/, compiled from the sources as they are.
+buildDist();
 try {
   if (ONLY.has('A') || ONLY.has('B')) {
     section(`### A and B: ${fmt(STORM)} reports of one error, ${STORM_CLIENTS} clients, two processes, one database\n\n${await storms('sqlite', 'SQLite')}`);

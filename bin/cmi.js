@@ -36,7 +36,7 @@ if (changed !== undefined) {
   process.stderr.write(`cmi: warning: src/${changed} is newer than dist/, which this runs: \`npm run build\` compiles the sources as they are now.\n`);
 }
 
-// Stacks name src/*.ts and its lines through dist's source maps, as they did when tsx ran the
-// sources: the backtraces of cmi's own faults keep the form docs/error-grouping.md describes.
-process.setSourceMapsEnabled(true);
+// Source maps stay off: applying them to a stack costs several times what formatting it does, and
+// in a storm of faults every one is captured (docs/operations.md#faults-of-cmi). Stacks name
+// dist/*.js, which tsc writes close to the sources; NODE_OPTIONS=--enable-source-maps maps them.
 await import(pathToFileURL(main).href);

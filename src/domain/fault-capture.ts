@@ -30,18 +30,77 @@ function identityOf(error: Error): FaultIdentity {
   return { fingerprint: fingerprint(error_class, backtrace, message), error_class, message, backtrace };
 }
 
-/** The identities of the faults seen last, by their stack text: a storm of one fault parses its stack once. */
+/** The identities of the faults seen last, by where they were thrown: a storm of one fault formats its stack once. */
 const KNOWN_FAULTS_MAX = 1000;
 
+const asCallSites = (_error: Error, sites: NodeJS.CallSite[]) => sites;
+
+/** Where an error whose stack was read as call sites keeps them until its `stack` is read as text. */
+const FRAMES = Symbol('cmi.frames');
+/** V8's call sites write themselves as a stack line does (`toString`, which Node's types leave out). */
+type WithFrames = Error & { [FRAMES]?: Array<NodeJS.CallSite & { toString(): string }> };
+
+/** V8's own `stack` is a non-enumerable, writable, configurable property of the error. */
+const stackProperty = (value: unknown): PropertyDescriptor => ({ value, writable: true, configurable: true, enumerable: false });
+
 /**
- * A thrown value as one occurrence to record. `known` remembers identities by the error's stack
- * text (which holds its class and message), since working one out costs more than the rest of a
- * failed request.
+ * `stack` formatted from the kept call sites when first read, as V8 writes it: the error's own text,
+ * then a line per frame. One accessor for every error (a closure per error would give each error a
+ * hidden class of its own, which costs more than formatting would).
+ */
+const deferredStack: PropertyDescriptor = {
+  configurable: true,
+  enumerable: false,
+  get(this: WithFrames) {
+    const text = [String(this), ...(this[FRAMES] ?? []).map((site) => `    at ${site.toString()}`)].join('\n');
+    Object.defineProperty(this, 'stack', stackProperty(text));
+    return text;
+  },
+  set(this: WithFrames, value: unknown) {
+    Object.defineProperty(this, 'stack', stackProperty(value));
+  },
+};
+
+/**
+ * The frames of `error`, read without formatting its stack (formatting costs more than the rest of a
+ * failed request); its `stack` is formatted from them if and when it is read. Undefined when the
+ * stack was read already, or source maps are on (Node's own formatting applies them).
+ */
+function callSitesOf(error: Error): NodeJS.CallSite[] | undefined {
+  // A sealed or frozen error keeps its stack as V8 made it. (Reading the property's descriptor to
+  // ask would format the stack.)
+  if (process.sourceMapsEnabled || !Object.isExtensible(error)) return undefined;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be put back, never called here
+  const saved = Error.prepareStackTrace;
+  Error.prepareStackTrace = asCallSites;
+  let sites: unknown;
+  try {
+    sites = error.stack;
+  } finally {
+    Error.prepareStackTrace = saved;
+  }
+  if (!Array.isArray(sites)) return undefined;
+  (error as WithFrames)[FRAMES] = sites as NodeJS.CallSite[];
+  Object.defineProperty(error, 'stack', deferredStack);
+  return sites as NodeJS.CallSite[];
+}
+
+/** A key naming a fault whole: its class, its message and where each of its frames is (script and offset). */
+function faultKey(error: Error): string {
+  const sites = callSitesOf(error);
+  if (!sites) return error.stack ?? `${error.name}\u0000${error.message}`;
+  let key = `${error.name}\u0000${error.message}`;
+  for (const site of sites) key += `\u0000${site.getFileName() ?? ''}@${site.getPosition()}`;
+  return key;
+}
+
+/**
+ * A thrown value as one occurrence to record. `known` remembers identities by where the fault was
+ * thrown (faultKey), so a storm of one fault works its identity out once.
  */
 export function reportOfFault(fault: unknown, context: FaultContext, identity: ProcessIdentity, at: Date, known?: Map<string, FaultIdentity>): ErrorReport {
   const error = fault instanceof Error ? fault : new Error(String(fault));
-  // The stack text starts with the class and the message, so it names the fault whole.
-  const key = error.stack ?? `${error.name}\u0000${error.message}`;
+  const key = faultKey(error);
   let parts = known?.get(key);
   if (!parts) {
     parts = identityOf(error);

@@ -636,7 +636,7 @@ const report = `
 
 \`${command}\` on ${new Date().toISOString().slice(0, 10)}, commit ${commit}${dirty ? ' (with uncommitted changes in src/)' : ''};
 ${machine()}. ${POSTGRES ? 'SQLite and PostgreSQL (a schema of its own)' : 'SQLite only (PostgreSQL: give `--postgres URL`)'}; ${((performance.now() - started) / 1000).toFixed(0)} s in all.
-Every server runs with \`CMI_ERRORS_RATE_LIMIT=1000000\` (the per-credential limit is not what is measured).
+Every server is what \`npm start\` runs (bin/cmi.js and dist/, compiled by the benchmark first), with \`CMI_ERRORS_RATE_LIMIT=1000000\` (the per-credential limit is not what is measured).
 
 A and B: two \`cmi serve\` processes on one database, pinned to core 0 and core 1; ${STORM_CLIENTS} keep-alive
 clients of this process's own (one request in flight each, every answer read and counted), half on each

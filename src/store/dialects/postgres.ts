@@ -176,8 +176,14 @@ export function postgresDialect(url: string): Dialect {
       const fn = (name: string, body: string) => run(`create or replace function ${name}() returns trigger language plpgsql as $$ begin ${body} return null; end $$`);
       await fn('error_counts_added', addToErrorCounts(errorCounts('added', 1)));
       await fn('error_counts_removed', addToErrorCounts(errorCounts('removed', -1)));
-      await fn('error_counts_moved', addToErrorCounts(`${errorCounts('(select old.reported, old.error_class) as moved_from', -1)}
-        union all ${errorCounts('(select new.reported, new.error_class) as moved_to', 1)}`));
+      // Per row, so as plain as can be: each changed dimension's two rows, in value order.
+      const move = (column: string) => `
+        if old.${column} <> new.${column} then
+          insert into error_counts (dimension, value, errors)
+            select '${column}', value, delta from (values (old.${column}::varchar, -1), (new.${column}::varchar, 1)) as moved (value, delta) order by value
+            on conflict (dimension, value) do update set errors = error_counts.errors + excluded.errors;
+        end if;`;
+      await fn('error_counts_moved', `${move('reported')} ${move('error_class')}`);
       await fn('error_counts_seen', addToErrorCounts('select dimension, value, count(*) as n from added group by dimension, value'));
       await fn('error_counts_unseen', addToErrorCounts('select dimension, value, -count(*) as n from removed group by dimension, value'));
       await fn('error_counts_truncated', `delete from error_counts where (TG_TABLE_NAME = 'error_breakdown') = (dimension in ('host', 'component'));`);

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startServer } from './support/cli.js';
+import { runProgram, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 
 // Every other test runs the sources through tsx (test/support/cli.ts). This one checks what
@@ -15,17 +14,7 @@ import { type FreshDatabase, freshDatabase } from './support/database.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-function run(file: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (file: string, args: string[], cwd: string) => runProgram(file, args, { cwd });
 
 const filesUnder = (dir: string): string[] => readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
 

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { type Kysely, sql } from 'kysely';
-import { loadConfig } from '../src/config.js';
-import { type Database, migrateTo, migrateToLatest, openDatabase } from '../src/store/database.js';
+import { migrateTo, migrateToLatest } from '../src/store/database.js';
 import { type ErrorReport, infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
 import type { Schema } from '../src/store/schema.js';
-import { type FreshDatabase, freshDatabase } from './support/database.js';
+import { databasePerTest } from './support/database.js';
 
 // X-Total for no filter or one equality filter is read from error_counts (migration 007), kept by
 // triggers (docs/architecture.md#error-counts); these tests hold it to counts over the rows themselves.
@@ -38,21 +37,12 @@ async function assertCountsMatchRows(db: Kysely<Schema>, expected: string[]): Pr
 }
 
 describe('error_counts (migration 007)', () => {
-  let fresh: FreshDatabase;
-  let database: Database;
-  beforeEach(async () => {
-    fresh = await freshDatabase();
-    database = openDatabase(loadConfig({ DATABASE_URL: fresh.url }));
-  });
-  afterEach(async () => {
-    await database.close();
-    await fresh.drop();
-  });
+  const each = databasePerTest();
 
   it('follows new errors, repeats, new hosts of a known error, reported both ways, a class change, deletes and retention', async () => {
-    await migrateToLatest(database);
-    const { db } = database;
-    const errors = infrastructureErrorsRepository(database);
+    await migrateToLatest(each.database);
+    const { db } = each.database;
+    const errors = infrastructureErrorsRepository(each.database);
     const known = randomBytes(32).toString('hex');
     // One batch: a new error reported three times from two hosts, two more errors, one with no host or component.
     const recorded = await errors.recordBatch([
@@ -91,12 +81,12 @@ describe('error_counts (migration 007)', () => {
   });
 
   it('answers X-Total from it for each single filter, and by counting for combined ones, the same as the rows', async () => {
-    await migrateToLatest(database);
-    const errors = infrastructureErrorsRepository(database);
+    await migrateToLatest(each.database);
+    const errors = infrastructureErrorsRepository(each.database);
     const classes = ['A', 'B', 'C'];
     await errors.recordBatch(Array.from({ length: 30 }, (_, i) => reportOf(classes[i % 3] as string, `hv-${i % 4}`, i % 5 === 0 ? null : 'storage')), SAMPLE);
-    await database.db.updateTable('infrastructure_errors').set({ reported: 1 }).where(sql<boolean>`id % 2 = 0`).execute();
-    const reportedCount = (await database.db.selectFrom('infrastructure_errors').select('id').where('reported', '=', 1).execute()).length;
+    await each.database.db.updateTable('infrastructure_errors').set({ reported: 1 }).where(sql<boolean>`id % 2 = 0`).execute();
+    const reportedCount = (await each.database.db.selectFrom('infrastructure_errors').select('id').where('reported', '=', 1).execute()).length;
     const cases: Array<[Parameters<typeof errors.list>[0], number]> = [
       [{}, 30], [{ reported: true }, reportedCount], [{ reported: false }, 30 - reportedCount], [{ errorClass: 'B' }, 10], [{ errorClass: 'Z' }, 0],
       [{ host: 'hv-1' }, 8], [{ component: 'storage' }, 24], [{ component: 'network' }, 0], [{ errorClass: 'A', host: 'hv-0' }, 3],
@@ -109,16 +99,16 @@ describe('error_counts (migration 007)', () => {
   });
 
   it('counts the errors that were there before it', async () => {
-    await migrateTo(database, '006_error_tracker');
-    const errors = infrastructureErrorsRepository(database);
+    await migrateTo(each.database, '006_error_tracker');
+    const errors = infrastructureErrorsRepository(each.database);
     await errors.recordBatch([reportOf('Old::One', 'hv-1', 'storage'), reportOf('Old::One', 'hv-1', null), reportOf('Old::Two', null, 'network')], SAMPLE);
-    await migrateToLatest(database);
-    await assertCountsMatchRows(database.db, [
+    await migrateToLatest(each.database);
+    await assertCountsMatchRows(each.database.db, [
       'all::3', 'component::1', 'component:network:1', 'component:storage:1', 'error_class:Old::One:2', 'error_class:Old::Two:1',
       'host::1', 'host:hv-1:2', 'reported:0:3',
     ]);
     await errors.recordBatch([reportOf('Old::Two', 'hv-1', 'network')], SAMPLE);
-    await assertCountsMatchRows(database.db, [
+    await assertCountsMatchRows(each.database.db, [
       'all::4', 'component::1', 'component:network:2', 'component:storage:1', 'error_class:Old::One:2', 'error_class:Old::Two:2',
       'host::1', 'host:hv-1:3', 'reported:0:4',
     ]);

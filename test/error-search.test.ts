@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { loadConfig } from '../src/config.js';
-import { type Database, migrateTo, migrateToLatest, openDatabase } from '../src/store/database.js';
+import { describe, it } from 'node:test';
+import { migrateTo, migrateToLatest } from '../src/store/database.js';
 import { type ErrorReport, infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
-import { type FreshDatabase, freshDatabase } from './support/database.js';
+import { databasePerTest } from './support/database.js';
 
 // The list's `q` (a case-insensitive substring of the class or the message) answered from the text
 // index where the database has one (migration 008, docs/architecture.md#error-search), held to what
@@ -18,21 +17,12 @@ function reportOf(i: number, errorClass: string, message: string, fingerprint = 
 }
 
 describe('the error list q filter (migration 008)', () => {
-  let fresh: FreshDatabase;
-  let database: Database;
-  beforeEach(async () => {
-    fresh = await freshDatabase();
-    database = openDatabase(loadConfig({ DATABASE_URL: fresh.url }));
-  });
-  afterEach(async () => {
-    await database.close();
-    await fresh.drop();
-  });
+  const each = databasePerTest();
 
   /** Every page of `q`, 25 a page, newest first, against the errors whose folded text holds it. */
   async function assertMatchesEveryText(q: string): Promise<number> {
-    const errors = infrastructureErrorsRepository(database);
-    const rows = await database.db.selectFrom('infrastructure_errors').select(['id', 'error_class', 'message', 'updated_at']).execute();
+    const errors = infrastructureErrorsRepository(each.database);
+    const rows = await each.database.db.selectFrom('infrastructure_errors').select(['id', 'error_class', 'message', 'updated_at']).execute();
     const folded = q.toLowerCase();
     const expected = rows
       .filter((row) => row.error_class.toLowerCase().includes(folded) || row.message.toLowerCase().includes(folded))
@@ -49,8 +39,8 @@ describe('the error list q filter (migration 008)', () => {
   }
 
   it('counts and pages exactly with few matches and with many, in any case, beyond ASCII, with quotes, % and _ and short texts', async () => {
-    await migrateToLatest(database);
-    const errors = infrastructureErrorsRepository(database);
+    await migrateToLatest(each.database);
+    const errors = infrastructureErrorsRepository(each.database);
     const messages = ['Deadlock detected on pool "ssd-1"', 'DEADLOCK while detaching', 'timeout after 30 s', 'Überlauf im Speicher', '50%_done then stalled'];
     await errors.recordBatch(Array.from({ length: 1200 }, (_, i) => reportOf(i, i % 7 === 0 ? 'Storage::DeadlockError' : 'Net::Timeout', `${messages[i % 5]} #${i}`)), SAMPLE);
     const many = await assertMatchesEveryText('deadlock');
@@ -66,8 +56,8 @@ describe('the error list q filter (migration 008)', () => {
   });
 
   it("follows an error's text when a later occurrence changes it, and forgets a deleted error", async () => {
-    await migrateToLatest(database);
-    const errors = infrastructureErrorsRepository(database);
+    await migrateToLatest(each.database);
+    const errors = infrastructureErrorsRepository(each.database);
     const fingerprint = randomBytes(32).toString('hex');
     const [first] = await errors.recordBatch([reportOf(1, 'Volume::Busy', 'volume vol-7 is busy', fingerprint), reportOf(2, 'Other', 'unrelated')], SAMPLE);
     assert.equal(await assertMatchesEveryText('vol-7'), 1);
@@ -84,10 +74,10 @@ describe('the error list q filter (migration 008)', () => {
   });
 
   it('finds the errors that were there before it', async () => {
-    await migrateTo(database, '007_error_counts');
-    const errors = infrastructureErrorsRepository(database);
+    await migrateTo(each.database, '007_error_counts');
+    const errors = infrastructureErrorsRepository(each.database);
     await errors.recordBatch([reportOf(1, 'Old::Error', 'written before the index'), reportOf(2, 'Old::Error', 'ÄLTER als der Index')], SAMPLE);
-    await migrateToLatest(database);
+    await migrateToLatest(each.database);
     assert.equal(await assertMatchesEveryText('before the'), 1);
     assert.equal(await assertMatchesEveryText('älter'), 1);
     assert.equal(await assertMatchesEveryText('old::'), 2);

@@ -37,6 +37,8 @@ describe('reportOfFault without source maps (as bin/cmi.js runs)', () => {
     reportOfFault(first, CONTEXT, PROCESS, AT, known);
     reportOfFault(second, CONTEXT, PROCESS, AT, known);
     assert.equal(known.size, 1);
+    // The repeat's stack was not formatted: it is still the accessor that formats it when read.
+    assert.equal(typeof Object.getOwnPropertyDescriptor(second, 'stack')?.get, 'function');
     assert.equal(second.stack, expected, 'a repeat: formatted when read');
     assert.equal(first.stack, expected, 'the first: formatted to work its identity out');
     second.stack = 'replaced';

@@ -190,9 +190,10 @@ export function infrastructureErrorsRepository(database: Database) {
         .executeTakeFirst();
       return Number(row?.errors ?? 0);
     }
-    const indexed = filters.q !== undefined && countedBy({ ...filters, q: undefined })?.dimension === 'all' ? dialect.errorIdsContaining(filters.q.toLowerCase()) : undefined;
+    const qAlone = Object.entries(filters).every(([name, value]) => name === 'q' || value === undefined);
+    const indexed = qAlone && filters.q !== undefined ? dialect.errorIdsContaining(filters.q.toLowerCase()) : undefined;
     if (indexed) {
-      // `q` alone: the index's matches are the errors that match.
+      // The index's matches are the errors that match.
       const row = await sql<{ total: number | string }>`select count(*) as total from (${indexed}) as matches`.execute(db);
       return Number(row.rows[0]?.total);
     }

@@ -16,18 +16,29 @@ function programArguments(program: Program): string[] {
   return [program === 'built' ? fileURLToPath(new URL('../../bin/cmi.js', import.meta.url)) : program.bin];
 }
 
-/** Runs `cmi <args>` to completion. */
-export function runCmi(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `file` with `args` to completion, collecting what it prints; `stdin` is written to it and closed. */
+export function runProgram(file: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; stdin?: string } = {}): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...programArguments('sources'), ...args], { env: { ...process.env, ...env } });
+    const child = spawn(file, args, { env: options.env ?? process.env, cwd: options.cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin ?? '');
+    child.stdin.end(options.stdin ?? '');
   });
+}
+
+/** Runs `cmi <args>` to completion. */
+export function runCmi(args: string[], env: Record<string, string>, stdin?: string): Promise<Finished> {
+  return runProgram(process.execPath, [...programArguments('sources'), ...args], { env: { ...process.env, ...env }, stdin });
 }
 
 export interface RunningServer {

@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'node:test';
 import pg from 'pg';
+import { loadConfig } from '../../src/config.js';
+import { type Database, openDatabase } from '../../src/store/database.js';
 import { dialectFor } from '../../src/store/dialects/database-url.js';
 
 /**
@@ -41,6 +44,26 @@ export async function postgresSchema(url: string, prefix: string): Promise<Fresh
       await client.connect();
       await client.query(`DROP SCHEMA ${schema} CASCADE`);
       await client.end();
+    },
+  };
+}
+
+/** In the describe() it is called in: each test gets an empty database of its own, opened, not yet migrated. */
+export function databasePerTest(): { readonly database: Database } {
+  let fresh: FreshDatabase | undefined;
+  let database: Database | undefined;
+  beforeEach(async () => {
+    fresh = await freshDatabase();
+    database = openDatabase(loadConfig({ DATABASE_URL: fresh.url }));
+  });
+  afterEach(async () => {
+    await database?.close();
+    await fresh?.drop();
+  });
+  return {
+    get database(): Database {
+      if (!database) throw new Error('databasePerTest: no test is running');
+      return database;
     },
   };
 }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { reportOfFault } from '../src/domain/fault-capture.js';
+import { runInThisContext } from 'node:vm';
+import { faultCapture, knownFaults, reportOfFault } from '../src/domain/fault-capture.js';
+import type { ErrorReport } from '../src/store/infrastructure-errors-repository.js';
 
 // A captured fault is recognised by where it was thrown without formatting its stack (docs/operations.md#faults-of-cmi);
 // the error's stack must still read exactly as V8 would have written it, and its identity must not change.
@@ -33,7 +35,7 @@ describe('reportOfFault without source maps (as bin/cmi.js runs)', () => {
     const [twin, first, second] = thrownHere(3) as [Error, Error, Error];
     const expected = twin.stack;
     assert.match(expected ?? '', /^DiskFull: no space left\n {4}at thrownHere \(/);
-    const known = new Map();
+    const known = knownFaults();
     reportOfFault(first, CONTEXT, PROCESS, AT, known);
     reportOfFault(second, CONTEXT, PROCESS, AT, known);
     assert.equal(known.size, 1);
@@ -48,7 +50,7 @@ describe('reportOfFault without source maps (as bin/cmi.js runs)', () => {
   it('gives a repeat the identity of the first, the same as with no memory at all; another place or message is another key', () => {
     const [first, repeat, readBefore] = thrownHere(3) as [Error, Error, Error];
     void readBefore.stack;
-    const known = new Map();
+    const known = knownFaults();
     const a = reportOfFault(first, CONTEXT, PROCESS, AT, known);
     const b = reportOfFault(repeat, CONTEXT, PROCESS, AT, known);
     const c = reportOfFault(readBefore, CONTEXT, PROCESS, AT);
@@ -63,5 +65,62 @@ describe('reportOfFault without source maps (as bin/cmi.js runs)', () => {
     assert.equal(known.size, 3);
     assert.equal(other.message, 'read-only file system');
     assert.equal(other.fingerprint, a.fingerprint, 'the message does not enter the fingerprint of an error with frames');
+  });
+
+  it('tells apart faults thrown at the same offsets of two different scripts', () => {
+    // Two scripts alike but for their names: every frame of theirs has the same offset in each.
+    const source = '(() => {\n  class DiskFull extends Error { name = "DiskFull"; }\n  return () => new DiskFull("no space left");\n})()';
+    const fromA = runInThisContext(source, { filename: '/srv/cmi/dist/store/a.js' }) as () => Error;
+    const fromB = runInThisContext(source, { filename: '/srv/cmi/dist/store/b.js' }) as () => Error;
+    const known = knownFaults();
+    // Thrown through one line here, so that the scripts' names are all that differs.
+    const [a, b, again] = [fromA, fromB, fromB].map((make) => reportOfFault(make(), CONTEXT, PROCESS, AT, known)) as [ErrorReport, ErrorReport, ErrorReport];
+    assert.equal(known.size, 2);
+    assert.match(a.backtrace, /^\/srv\/cmi\/dist\/store\/a\.js:3:/);
+    assert.match(b.backtrace, /^\/srv\/cmi\/dist\/store\/b\.js:3:/);
+    assert.notEqual(a.fingerprint, b.fingerprint);
+    assert.equal(again.fingerprint, b.fingerprint);
+  });
+
+  it('remembers at most as many places as it is told, then starts over', () => {
+    const known = knownFaults(2);
+    const [first, repeat] = thrownHere(2) as [Error, Error];
+    reportOfFault(first, CONTEXT, PROCESS, AT, known);
+    reportOfFault(thrownElsewhere(), CONTEXT, PROCESS, AT, known);
+    assert.equal(known.size, 2);
+    reportOfFault(thrownHere(1, 'read-only file system')[0], CONTEXT, PROCESS, AT, known);
+    assert.equal(known.size, 1, 'the third place made it forget the first two');
+    reportOfFault(repeat, CONTEXT, PROCESS, AT, known);
+    assert.equal(known.size, 2, 'the first place is worked out again');
+  });
+
+  it('holds the repeats of one fault as one report: every one counted, the latest detail kept', async () => {
+    const written: ErrorReport[][] = [];
+    const times = ['2026-11-20T10:00:01.000Z', '2026-11-20T10:00:01.300Z', '2026-11-20T10:00:01.200Z'].map((at) => new Date(at));
+    let now = 0;
+    const faults = faultCapture((reports) => Promise.resolve(written.push(reports)), () => times[now++] ?? AT, PROCESS, { flushIntervalMs: 3_600_000, maxFingerprints: 1000 });
+    const [first, second, late] = [thrownHere(1)[0], thrownHere(1, 'read-only file system')[0], thrownHere(1, 'quota exceeded')[0]] as [Error, Error, Error];
+    const one = faults.capture(first, CONTEXT);
+    const two = faults.capture(second, { component: 'retention', request_id: 'req-2' });
+    // Captured after the second but stamped before it (a clock step back): counted, its detail not kept.
+    const three = faults.capture(late, { ...CONTEXT, request_id: 'req-3' });
+    assert.deepEqual([one.log, two.log, three.log], [true, false, false]);
+    assert.equal(new Set([one.fingerprint, two.fingerprint, three.fingerprint]).size, 1);
+    await faults.stop();
+    const [batch, ...more] = written;
+    assert.deepEqual(more, []);
+    assert.deepEqual(batch?.map((report) => ({ ...report, backtrace: report.backtrace.split('\n')[0] })), [{
+      fingerprint: one.fingerprint,
+      error_class: 'DiskFull',
+      message: 'read-only file system',
+      backtrace: batch?.[0]?.backtrace.split('\n')[0],
+      occurred_at: times[1],
+      count: 3,
+      host: 'test-host',
+      component: 'retention',
+      request_id: 'req-2',
+      context: JSON.stringify({ pid: process.pid, version: '1.0' }),
+    }]);
+    assert.match(batch?.[0]?.backtrace ?? '', /^test\/fault-identity\.test\.ts:\d+:in 'thrownHere'$/m);
   });
 });

@@ -30,9 +30,6 @@ function identityOf(error: Error): FaultIdentity {
   return { fingerprint: fingerprint(error_class, backtrace, message), error_class, message, backtrace };
 }
 
-/** The identities of the faults seen last, by where they were thrown: a storm of one fault formats its stack once. */
-const KNOWN_FAULTS_MAX = 1000;
-
 const asCallSites = (_error: Error, sites: NodeJS.CallSite[]) => sites;
 
 /** Where an error whose stack was read as call sites keeps them until its `stack` is read as text. */
@@ -85,30 +82,102 @@ function callSitesOf(error: Error): NodeJS.CallSite[] | undefined {
   return sites as NodeJS.CallSite[];
 }
 
-/** A key naming a fault whole: its class, its message and where each of its frames is (script and offset). */
-function faultKey(error: Error): string {
-  const sites = callSitesOf(error);
-  if (!sites) return error.stack ?? `${error.name}\u0000${error.message}`;
-  let key = `${error.name}\u0000${error.message}`;
-  for (const site of sites) key += `\u0000${site.getFileName() ?? ''}@${site.getPosition()}`;
-  return key;
+/** A place faults were thrown from: its frames' scripts, and the identity worked out there. */
+interface ThrowSite {
+  files: Array<string | undefined>;
+  identity: FaultIdentity;
+}
+
+/** A step along a fault's frames: the next frame's offset in its script leads on; the last one holds the places. */
+interface FrameStep {
+  next: Map<number, FrameStep>;
+  sites: ThrowSite[];
+}
+
+const frameStep = (): FrameStep => ({ next: new Map(), sites: [] });
+
+const sameFiles = (files: ThrowSite['files'], frames: NodeJS.CallSite[]) =>
+  files.length === frames.length && frames.every((frame, i) => (frame.getFileName() ?? undefined) === files[i]);
+
+/**
+ * The identities of the faults seen last, by where they were thrown, so that a storm of one fault
+ * works its identity out once: a fault is the same as one seen when its class, its message, and each
+ * of its frames' script and offset are (docs/operations.md#faults-of-cmi). Looked up by the class,
+ * the message, then the frames' offsets (small integers, cheap to look up), the scripts compared at the
+ * end. At most `max` remembered; past that, all are forgotten.
+ */
+export function knownFaults(max = 1000) {
+  let byClass = new Map<unknown, Map<unknown, FrameStep>>();
+  /** Errors whose frames cannot be read without formatting their stack: by the stack's text. */
+  let byStack = new Map<string, FaultIdentity>();
+  let size = 0;
+
+  const remember = () => {
+    if (size < max) return (size += 1);
+    byClass = new Map();
+    byStack = new Map();
+    return (size = 1);
+  };
+
+  return {
+    get size() {
+      return size;
+    },
+
+    identify(error: Error): FaultIdentity {
+      const frames = callSitesOf(error);
+      if (!frames) {
+        const stack = error.stack ?? `${error.name}\u0000${error.message}`;
+        let identity = byStack.get(stack);
+        if (!identity) {
+          identity = identityOf(error);
+          remember();
+          byStack.set(stack, identity);
+        }
+        return identity;
+      }
+      let step = byClass.get(error.name)?.get(error.message);
+      for (let i = 0; step && i < frames.length; i++) step = step.next.get((frames[i] as NodeJS.CallSite).getPosition());
+      const seen = step?.sites.find((site) => sameFiles(site.files, frames));
+      if (seen) return seen.identity;
+
+      const identity = identityOf(error);
+      remember();
+      let byMessage = byClass.get(error.name);
+      if (!byMessage) byClass.set(error.name, (byMessage = new Map<unknown, FrameStep>()));
+      let path = byMessage.get(error.message);
+      if (!path) byMessage.set(error.message, (path = frameStep()));
+      for (const frame of frames) {
+        const position = frame.getPosition();
+        let next: FrameStep | undefined = path.next.get(position);
+        if (!next) path.next.set(position, (next = frameStep()));
+        path = next;
+      }
+      path.sites.push({ files: frames.map((frame) => frame.getFileName() ?? undefined), identity });
+      return identity;
+    },
+  };
+}
+
+export type KnownFaults = ReturnType<typeof knownFaults>;
+
+/** The text kept with an occurrence of a fault: where it happened, in which process. */
+function contextText(context: FaultContext, identity: ProcessIdentity): string {
+  return JSON.stringify({ method: context.method, route: context.route, pid: process.pid, version: identity.version });
 }
 
 /**
  * A thrown value as one occurrence to record. `known` remembers identities by where the fault was
- * thrown (faultKey), so a storm of one fault works its identity out once.
+ * thrown, so a storm of one fault works its identity out once.
  */
-export function reportOfFault(fault: unknown, context: FaultContext, identity: ProcessIdentity, at: Date, known?: Map<string, FaultIdentity>): ErrorReport {
-  const error = fault instanceof Error ? fault : new Error(String(fault));
-  const key = faultKey(error);
-  let parts = known?.get(key);
-  if (!parts) {
-    parts = identityOf(error);
-    if (known) {
-      if (known.size >= KNOWN_FAULTS_MAX) known.clear();
-      known.set(key, parts);
-    }
-  }
+export function reportOfFault(fault: unknown, context: FaultContext, identity: ProcessIdentity, at: Date, known?: KnownFaults): ErrorReport {
+  const error = errorOf(fault);
+  return occurrence(known ? known.identify(error) : identityOf(error), context, identity, at);
+}
+
+const errorOf = (fault: unknown): Error => (fault instanceof Error ? fault : new Error(String(fault)));
+
+function occurrence(parts: FaultIdentity, context: FaultContext, identity: ProcessIdentity, at: Date): ErrorReport {
   return {
     fingerprint: parts.fingerprint,
     error_class: parts.error_class,
@@ -119,7 +188,7 @@ export function reportOfFault(fault: unknown, context: FaultContext, identity: P
     host: identity.host,
     component: context.component,
     request_id: context.request_id ?? null,
-    context: JSON.stringify({ method: context.method, route: context.route, pid: process.pid, version: identity.version }),
+    context: contextText(context, identity),
   };
 }
 
@@ -134,8 +203,8 @@ export const faultLogLimits = { intervalMs: 1000, fingerprints: 1000 };
 export function faultLogLimiter(clock: Clock, limits = faultLogLimits) {
   // Insertion order is the order of last logging: each logged fingerprint moves to the end.
   const lastLogged = new Map<string, { at: number; unlogged: number }>();
-  return (fingerprint: string): { log: boolean; repeated: number } => {
-    const now = clock().getTime();
+  return (fingerprint: string, at?: Date): { log: boolean; repeated: number } => {
+    const now = (at ?? clock()).getTime();
     const seen = lastLogged.get(fingerprint);
     if (seen && now >= seen.at && now - seen.at < limits.intervalMs) {
       seen.unlogged += 1;
@@ -180,7 +249,15 @@ export function faultCapture(
   /** The batch being written: still the process's to spool should it die before the write ends. */
   let inFlight: ErrorReport[] = [];
   const mayLog = faultLogLimiter(clock);
-  const known = new Map<string, FaultIdentity>();
+  const known = knownFaults();
+  /** The context text last written, kept while faults come from one route (a storm's case). */
+  let lastContext: { method?: string; route?: string; text?: string } = {};
+  const contextOf = (context: FaultContext): string => {
+    if (lastContext.text === undefined || context.method !== lastContext.method || context.route !== lastContext.route) {
+      lastContext = { method: context.method, route: context.route, text: contextText(context, identity) };
+    }
+    return lastContext.text as string;
+  };
 
   const hold = (report: ErrorReport) => {
     const before = held.get(report.fingerprint);
@@ -216,10 +293,28 @@ export function faultCapture(
 
   return {
     capture(fault: unknown, context: FaultContext): CapturedFault {
-      const report = reportOfFault(fault, context, identity, clock(), known);
-      hold(report);
-      if (held.size >= options.maxFingerprints) void flush();
-      return { fingerprint: report.fingerprint, ...mayLog(report.fingerprint) };
+      const at = clock();
+      const parts = known.identify(errorOf(fault));
+      const { fingerprint } = parts;
+      const before = held.get(fingerprint);
+      if (before) {
+        // A repeat of a fault held: counted, its latest detail kept, in place (as hold does, allocating nothing).
+        before.count += 1;
+        if (at >= before.occurred_at) {
+          before.error_class = parts.error_class;
+          before.message = parts.message;
+          before.backtrace = parts.backtrace;
+          before.occurred_at = at;
+          before.component = context.component;
+          before.request_id = context.request_id ?? null;
+          before.context = contextOf(context);
+        }
+      } else {
+        held.set(fingerprint, occurrence(parts, context, identity, at));
+        if (held.size >= options.maxFingerprints) void flush();
+      }
+      const { log, repeated } = mayLog(fingerprint, at);
+      return { fingerprint, log, repeated };
     },
 
     /** Writes what is held now; a failed write keeps it held (never rejects). */

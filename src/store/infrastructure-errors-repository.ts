@@ -1,7 +1,7 @@
 import { type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { InfrastructureError } from '../domain/records.js';
 import type { Database } from './database.js';
-import type { Dialect } from './dialects/dialect.js';
+import { type Dialect, likeContaining } from './dialects/dialect.js';
 import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from './schema.js';
 
 /** One report of an error, validated and truncated, as the tracker stores it. */
@@ -52,8 +52,13 @@ export interface StoredOccurrence {
 
 export type BreakdownDimension = 'host' | 'component';
 
-/** Up to this many matches, a host or component filter reads its errors' ids from the index; past it, it tests errors in order. */
-const FEW_MATCHES = 500;
+/**
+ * A page is read either by walking the list's order and testing each error, which takes about
+ * `all / matches` errors per row wanted, or by reading the matches' ids from the index of their
+ * filter and sorting them, about one row a match, each a third of a walked row's cost. Whichever
+ * reads less: the matches first when `matches² <= WALKED_ROW_COST * wanted * all`.
+ */
+const WALKED_ROW_COST = 3;
 
 /** At most this many rows go into one multi-row statement (well under both databases' parameter limits). */
 const ROWS_PER_STATEMENT = 500;
@@ -75,8 +80,7 @@ function toRecord(row: Selectable<InfrastructureErrorsTable>): InfrastructureErr
 const HOUR_MS = 3_600_000;
 export const hourOf = (at: Date): number => Math.floor(at.getTime() / HOUR_MS);
 
-/** `text` as a LIKE pattern matching it literally anywhere, with `\` as the escape character. */
-const containsPattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+const containsPattern = (text: string) => likeContaining(text.toLowerCase());
 
 function chunks<T>(items: readonly T[]): T[][] {
   const out: T[][] = [];
@@ -125,9 +129,9 @@ function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filter
   if (filters.since !== undefined) conditions.push(eb('updated_at', '>=', filters.since.toISOString()));
   if (filters.until !== undefined) conditions.push(eb('updated_at', '<=', filters.until.toISOString()));
   if (filters.q !== undefined) {
-    // Few matches: their ids from the text index, where there is one. Many: test the errors in the
-    // list's order and stop at the page's end (a match is never far).
-    const indexed = few ? dialect.errorIdsContaining(filters.q.toLowerCase()) : undefined;
+    // The ids of the matches from the text index, when few match or the database's planner can tell
+    // how many do. Otherwise test the errors in the list's order and stop at the page's end.
+    const indexed = dialect.errorIdsContaining(filters.q.toLowerCase(), few);
     const lower = sql.raw(dialect.lowerFunction);
     const pattern = containsPattern(filters.q);
     conditions.push(indexed ? sql<boolean>`${sql.ref('infrastructure_errors.id')} in (${indexed})` : eb.or([
@@ -191,7 +195,7 @@ export function infrastructureErrorsRepository(database: Database) {
       return Number(row?.errors ?? 0);
     }
     const qAlone = Object.entries(filters).every(([name, value]) => name === 'q' || value === undefined);
-    const indexed = qAlone && filters.q !== undefined ? dialect.errorIdsContaining(filters.q.toLowerCase()) : undefined;
+    const indexed = qAlone && filters.q !== undefined ? dialect.errorIdsContaining(filters.q.toLowerCase(), true) : undefined;
     if (indexed) {
       // The index's matches are the errors that match.
       const row = await sql<{ total: number | string }>`select count(*) as total from (${indexed}) as matches`.execute(db);
@@ -348,8 +352,10 @@ export function infrastructureErrorsRepository(database: Database) {
       // Counted first: the count says how to read the page, and whether there is one.
       const total = await countMatching(filters);
       if (total <= offset) return { items: [], total };
+      const indexed = filters.q !== undefined || filters.host !== undefined || filters.component !== undefined;
+      const few = indexed && total * total <= WALKED_ROW_COST * (offset + limit) * (await countMatching({}));
       const rows = await db.selectFrom('infrastructure_errors').selectAll()
-        .where((eb) => filtered(eb, filters, dialect, total <= FEW_MATCHES))
+        .where((eb) => filtered(eb, filters, dialect, few))
         .orderBy(sort, direction).orderBy('id', direction)
         .limit(limit).offset(offset)
         .execute();

@@ -58,14 +58,22 @@ export interface Dialect {
   createRowBlockTriggers(db: Kysely<unknown>, table: string): Promise<void>;
   /** Migration 007: triggers that keep `error_counts` exact. */
   createErrorCountTriggers(db: Kysely<unknown>): Promise<void>;
-  /** Migration 008: the text index behind `errorIdsContaining` (nothing where there is none). */
-  createErrorSearch(db: Kysely<unknown>): Promise<void>;
+  /**
+   * Migrations 008 and 009: the text index behind `errorIdsContaining`, as `migration` builds it
+   * (SQLite's came with 008; PostgreSQL's with 009, nothing in 008).
+   */
+  createErrorSearch(db: Kysely<unknown>, migration: '008' | '009'): Promise<void>;
   /**
    * A query of the ids of the errors whose `lowerFunction`-folded class or message holds `folded`
-   * (already lower-cased), answered from migration 008's index; undefined where there is no index or
-   * it cannot answer this text (then the caller compares the text of each error).
+   * (already lower-cased), answered from the text index, for `id in (...)`. Undefined where the caller
+   * should compare each error's own folded text instead: where the index cannot answer this text, or
+   * when `few` is false (many matches, so the list is walked in order) and the database's planner
+   * would read every match rather than walk (docs/architecture.md#the-page).
    */
-  errorIdsContaining(folded: string): RawBuilder<{ id: number }> | undefined;
+  errorIdsContaining(folded: string, few: boolean): RawBuilder<{ id: number }> | undefined;
   /** Refreshes the planner's statistics after a bulk load (what autovacuum would do soon after). */
   refreshStatistics(db: AnyKysely): Promise<void>;
 }
+
+/** `text` as a LIKE pattern matching it literally anywhere, with `\` as the escape character. */
+export const likeContaining = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

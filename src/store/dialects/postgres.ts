@@ -2,7 +2,7 @@ import { type CreateTableBuilder, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Schema } from '../schema.js';
 import type { WriteCounter } from '../write-counter.js';
-import type { Connection, Dialect } from './dialect.js';
+import { type Connection, type Dialect, likeContaining } from './dialect.js';
 import { CHANGE_CHANNEL, changeListener } from './postgres-change-listener.js';
 import { guardedPool } from './postgres-pool.js';
 
@@ -25,6 +25,27 @@ const addToBlocks = (rows: string, count: string) => sql.raw(`
  * The trigger statement that adds the signed counts of `counts` (a query of dimension, value, n) to
  * `error_counts`, in (dimension, value) order, so concurrent statements lock rows in one order.
  */
+/**
+ * pg_trgm's GIN operator class, qualified by the schema its extension is in, creating the extension
+ * (in `public`) when the database allows; undefined when it does not (docs/operations.md#postgresql).
+ * Never in cmi's own schema: dropping that would drop the extension from every other schema's index.
+ */
+async function trigramOperators(db: Kysely<unknown>): Promise<string | undefined> {
+  await sql`savepoint trigrams`.execute(db);
+  try {
+    await sql`create extension if not exists pg_trgm with schema public`.execute(db);
+    await sql`release savepoint trigrams`.execute(db);
+  } catch {
+    // Not installed, or not this user's to create: the migration goes on without the index.
+    await sql`rollback to savepoint trigrams`.execute(db);
+  }
+  const found = await sql<{ schema: string }>`
+    select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace
+    where e.extname = 'pg_trgm'`.execute(db);
+  const schema = found.rows[0]?.schema;
+  return schema === undefined ? undefined : `"${schema.replaceAll('"', '""')}".gin_trgm_ops`;
+}
+
 const addToErrorCounts = (counts: string) => `
   insert into error_counts (dimension, value, errors)
     select dimension, value, sum(n) from (${counts}) as counts group by dimension, value having sum(n) <> 0
@@ -196,9 +217,38 @@ export function postgresDialect(url: string): Dialect {
         for each row when (old.reported <> new.reported or old.error_class <> new.error_class) execute function error_counts_moved()`);
     },
 
-    // No text index: `q` compares each error's lower-cased text (docs/architecture.md#error-search).
-    createErrorSearch: async () => {},
-    errorIdsContaining: () => undefined,
+    /**
+     * `error_search` (migration 009): each error's lower-cased class and message, kept in step by
+     * triggers (statement level over transition tables for inserts and deletes, as migration 007's;
+     * per row for a changed text), with a pg_trgm GIN index where the database lets cmi create the
+     * extension. Without it the narrow table is still read instead of every error's whole row.
+     */
+    async createErrorSearch(db, migration) {
+      if (migration !== '009') return;
+      const run = (statement: string) => sql.raw(statement).execute(db);
+      const fn = (name: string, body: string) => run(`create or replace function ${name}() returns trigger language plpgsql as $$ begin ${body} return null; end $$`);
+      await run('create table error_search (id bigint primary key, error_class text not null, message text not null)');
+      await fn('error_search_added', 'insert into error_search (id, error_class, message) select id, lower(error_class), lower(message) from added;');
+      await fn('error_search_removed', 'delete from error_search where id in (select id from removed);');
+      await fn('error_search_changed', 'update error_search set error_class = lower(new.error_class), message = lower(new.message) where id = new.id;');
+      await fn('error_search_truncated', 'delete from error_search;');
+      await run('create trigger infrastructure_errors_search_insert after insert on infrastructure_errors referencing new table as added for each statement execute function error_search_added()');
+      await run('create trigger infrastructure_errors_search_delete after delete on infrastructure_errors referencing old table as removed for each statement execute function error_search_removed()');
+      await run(`create trigger infrastructure_errors_search_update after update of error_class, message on infrastructure_errors
+        for each row when (old.error_class <> new.error_class or old.message <> new.message) execute function error_search_changed()`);
+      await run('create trigger infrastructure_errors_search_truncate after truncate on infrastructure_errors for each statement execute function error_search_truncated()');
+      await run('insert into error_search (id, error_class, message) select id, lower(error_class), lower(message) from infrastructure_errors');
+      const trigrams = await trigramOperators(db);
+      if (trigrams) await run(`create index error_search_trigrams on error_search using gin (error_class ${trigrams}, message ${trigrams})`);
+    },
+
+    // Any text, few matches or many: error_search's statistics tell the planner how many match, and
+    // it walks the list or reads the matches as they say. (Trigrams find a text of 3 characters or
+    // more; a shorter one reads the narrow table whole, still less than the errors.)
+    errorIdsContaining: (folded) => {
+      const pattern = likeContaining(folded);
+      return sql<{ id: number }>`select id from error_search where error_class like ${pattern} escape '\\' or message like ${pattern} escape '\\'`;
+    },
 
     async refreshStatistics(db) {
       await sql`vacuum analyze`.execute(db);

@@ -153,7 +153,8 @@ export function sqliteDialect(path: string): Dialect {
      * by the same function as the list's `q`), contentless: it keeps the index only, not a second copy
      * of the text. Triggers keep it in step; an upsert that leaves the text as it was changes nothing.
      */
-    async createErrorSearch(db) {
+    async createErrorSearch(db, migration) {
+      if (migration !== '008') return;
       const run = (statement: string) => sql.raw(statement).execute(db);
       await run(`create virtual table error_search using fts5(error_class, message, content='', contentless_delete=1, tokenize='trigram case_sensitive 1')`);
       const add = (row: 'new' | 'old') => `insert into error_search (rowid, error_class, message) values (${row}.id, unicode_lower(${row}.error_class), unicode_lower(${row}.message));`;
@@ -166,8 +167,9 @@ export function sqliteDialect(path: string): Dialect {
     },
 
     // A trigram index answers texts of 3 characters or more, as a phrase: the trigrams in a row.
-    errorIdsContaining: (folded) =>
-      ([...folded].length < 3 ? undefined : sql<{ id: number }>`select rowid as id from error_search where error_search match ${`"${folded.replaceAll('"', '""')}"`}`),
+    // SQLite's planner cannot tell how many that is, so many matches are left to the walk.
+    errorIdsContaining: (folded, few) =>
+      (!few || [...folded].length < 3 ? undefined : sql<{ id: number }>`select rowid as id from error_search where error_search match ${`"${folded.replaceAll('"', '""')}"`}`),
 
     // cmi never runs ANALYZE on SQLite, so its planner keeps no statistics to refresh.
     refreshStatistics: async () => {},

@@ -9,7 +9,7 @@ import type { Dialect } from '../dialects/dialect.js';
 export function errorSearchMigration(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await dialect.atomically(db, (trx) => dialect.createErrorSearch(trx));
+      await dialect.atomically(db, (trx) => dialect.createErrorSearch(trx, '008'));
     },
   };
 }

@@ -8,6 +8,7 @@ import { loginAddressesMigration } from './005_login_addresses.js';
 import { errorTrackerMigration } from './006_error_tracker.js';
 import { errorCountsMigration } from './007_error_counts.js';
 import { errorSearchMigration } from './008_error_search.js';
+import { errorSearchPostgresMigration } from './009_error_search_postgres.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -20,5 +21,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '006_error_tracker': errorTrackerMigration(dialect),
     '007_error_counts': errorCountsMigration(dialect),
     '008_error_search': errorSearchMigration(dialect),
+    '009_error_search_postgres': errorSearchPostgresMigration(dialect),
   };
 }

@@ -1,0 +1,66 @@
+/**
+ * docs/benchmarks.md as `npm run bench` writes it: an introduction, then one section per part of the
+ * suite between `<!-- name -->` markers, in a fixed order. A run of some sections (`--only`) keeps
+ * the others as the file had them.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { ROOT } from './support.js';
+
+/** Where a run happened: written at the top of each section it produced. */
+export interface RunInfo {
+  command: string;
+  date: string;
+  commit: string;
+  machine: string;
+  quick: boolean;
+}
+
+export function runInfo(command: string, quick: boolean): RunInfo {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+  const cpu = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
+  const cores = execFileSync('nproc', { encoding: 'utf8' }).trim();
+  return {
+    command,
+    date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
+    commit: `${git('rev-parse', '--short', 'HEAD')}${dirty ? '-dirty' : ''}`,
+    machine: `${cpu}, \`nproc\` ${cores}, Node ${process.version}`,
+    quick,
+  };
+}
+
+/** The line a section starts with: which command, when, on which commit and machine. */
+export function provenance(info: RunInfo): string {
+  return `${info.quick ? '**Quick run** (small data, short runs: a check that it works, not figures to quote). ' : ''}` +
+    `\`${info.command}\` on ${info.date}, commit ${info.commit}; ${info.machine}.`;
+}
+
+/** The sections in the order the document lists them; `npm run bench -- --only` takes these names. */
+export const SECTIONS = ['throughput', 'start', 'scale', 'auth', 'workers', 'errors'] as const;
+export type SectionName = (typeof SECTIONS)[number];
+
+/** The markdown between `<!-- name -->` and `<!-- /name -->` of each section in `doc`. */
+export function sectionsOf(doc: string): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const match of doc.matchAll(/<!-- ([a-z-]+) -->\n([\s\S]*?)\n<!-- \/\1 -->/g)) found.set(match[1] as string, match[2] as string);
+  return found;
+}
+
+/** The whole document: `intro`, then each section of `SECTIONS` that `sections` holds. */
+export function composeDocument(intro: string, sections: Map<string, string>): string {
+  const blocks = SECTIONS.filter((name) => sections.has(name)).map((name) => `<!-- ${name} -->\n${(sections.get(name) as string).trim()}\n<!-- /${name} -->`);
+  return `${intro.trim()}\n\n${blocks.join('\n\n')}\n`;
+}
+
+/** Writes `path` whole: `fresh` sections replace those of the file, the file's others are kept. */
+export function writeDocument(path: string, intro: string, fresh: Map<string, string>): void {
+  let kept = new Map<string, string>();
+  try {
+    kept = sectionsOf(readFileSync(path, 'utf8'));
+  } catch {
+    // No document yet: only the fresh sections.
+  }
+  for (const [name, text] of fresh) kept.set(name, text);
+  writeFileSync(path, composeDocument(intro, kept));
+}

@@ -1,0 +1,74 @@
+/**
+ * Time to ready (docs/benchmarks.md#start): `cmi serve` (bin/cmi.js, dist/) started on an existing,
+ * migrated database of 1,000,000 users, from spawn to its first 200 answer.
+ */
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BASIC, DATABASE_NAMES, type DatabaseKind, type SharedDatabases } from './datasets.js';
+import { provenance, type RunInfo } from './document.js';
+import { fmt, median, residentMb, ROOT, stop } from './support.js';
+
+const PORT = 3331;
+const GOAL_MS = 500;
+
+export interface StartOptions {
+  info: RunInfo;
+  data: SharedDatabases;
+  kinds: DatabaseKind[];
+  users: number;
+  starts: number;
+}
+
+interface Start {
+  ms: number;
+  rssMb: number;
+}
+
+/** Spawns `cmi serve` pinned to core 0 and asks `GET /version.json` (Basic auth) every 2 ms until a 200. */
+async function timeOneStart(url: string): Promise<Start> {
+  const started = performance.now();
+  const child = spawn('taskset', ['-c', '0', process.execPath, `${ROOT}bin/cmi.js`, 'serve', '--port', String(PORT)], {
+    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`cmi serve exited with ${child.exitCode} before answering`);
+      if (performance.now() - started > 30_000) throw new Error('cmi serve did not answer within 30 s');
+      try {
+        const answer = await fetch(`http://127.0.0.1:${PORT}/version.json`, { headers: { authorization: BASIC } });
+        await answer.arrayBuffer();
+        if (answer.status === 200) return { ms: performance.now() - started, rssMb: residentMb(child.pid as number, 'VmRSS') };
+      } catch {
+        // Not listening yet.
+      }
+      await sleep(2);
+    }
+  } finally {
+    await stop(child);
+  }
+}
+
+export async function startSection(options: StartOptions): Promise<string> {
+  const rows: string[] = [];
+  for (const kind of options.kinds) {
+    const { url } = await options.data.get(kind, { users: options.users });
+    const starts: Start[] = [];
+    for (let k = 0; k < options.starts; k++) starts.push(await timeOneStart(url));
+    const ms = median(starts.map((start) => start.ms));
+    rows.push(`| ${DATABASE_NAMES[kind]} | ${ms.toFixed(0)} | ${ms < GOAL_MS ? 'yes' : '**no**'} | ${starts.map((start) => start.ms.toFixed(0)).join(', ')} | ${median(starts.map((start) => start.rssMb)).toFixed(0)} |`);
+  }
+  return `
+## Start
+
+${provenance(options.info)}
+
+\`cmi serve\` (bin/cmi.js running dist/, one process, pinned to core 0) on an existing, migrated database of
+${fmt(options.users)} users: from spawn to the first 200 answer to \`GET /version.json\` with Basic auth (asked every
+2 ms; the first answer checks the password, argon2id); median of ${options.starts} starts. RSS: VmRSS at that answer.
+
+| database | ms to ready | under ${GOAL_MS} ms | starts, ms | RSS at ready, MB |
+|---|---|---|---|---|
+${rows.join('\n')}
+`;
+}

@@ -1,0 +1,114 @@
+/**
+ * `npm run bench`: every benchmark of cmi in one command, which rewrites docs/benchmarks.md (and its
+ * charts, docs/bench-*.svg). docs/benchmarks.md says what each section measures and how.
+ *
+ *   npm run bench                                  everything, on SQLite
+ *   npm run bench -- --postgres postgres://postgres@127.0.0.1:5432/test
+ *                                                  on PostgreSQL as well (BENCH_POSTGRES_URL does the same);
+ *                                                  a schema of its own, dropped after
+ *   npm run bench -- --only throughput,start       some sections; the others stay as the document has them
+ *   npm run bench -- --only errors --errors C,D    some of the error tracker's scenarios (A-E)
+ *   npm run bench -- --workers 1                   the throughput figures with --workers 1 only (default 1,2)
+ *   npm run bench -- --quick                       about a minute, small data: writes .bench/quick.md
+ *                                                  (and .bench/bench-*.svg), never docs/
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { authSection } from './auth.js';
+import { type DatabaseKind, sharedDatabases } from './datasets.js';
+import { runInfo, type SectionName, SECTIONS, writeDocument } from './document.js';
+import { ERROR_SCENARIOS, errorsSection } from './errors.js';
+import { scaleSection } from './scale.js';
+import { startSection } from './start.js';
+import { buildDist, ROOT } from './support.js';
+import { throughputSection } from './throughput.js';
+import { workersSection } from './workers.js';
+import { ensureWrk } from './wrk.js';
+
+const argv = process.argv.slice(2);
+function option(name: string): string | undefined {
+  const at = argv.indexOf(name);
+  if (at === -1) return undefined;
+  const value = argv[at + 1];
+  if (value === undefined || value.startsWith('--')) throw new Error(`${name} needs a value`);
+  return value;
+}
+const known = new Set(['--quick', '--only', '--postgres', '--workers', '--errors']);
+for (const arg of argv) {
+  if (arg.startsWith('--') && !known.has(arg)) throw new Error(`unknown option ${arg}; options: ${[...known].join(', ')}`);
+}
+
+const QUICK = argv.includes('--quick');
+const POSTGRES = option('--postgres') ?? (process.env.BENCH_POSTGRES_URL || undefined);
+const ONLY = option('--only')?.split(',') ?? (QUICK ? ['throughput', 'start', 'scale'] : [...SECTIONS]);
+for (const name of ONLY) if (!(SECTIONS as readonly string[]).includes(name)) throw new Error(`--only: no section ${name}; sections: ${SECTIONS.join(', ')}`);
+const WORKERS = (option('--workers') ?? (QUICK ? '1' : '1,2')).split(',').map(Number);
+const ERRORS = (option('--errors') ?? ERROR_SCENARIOS.join(',')).toUpperCase().split(',');
+
+const sizes = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
+const settings = {
+  users: sizes.at(-1) as number,
+  errors: QUICK ? 10_000 : 100_000,
+  seconds: QUICK ? 1 : 5,
+  warmUpSeconds: QUICK ? 0 : 2,
+  rounds: 3,
+};
+const kinds: DatabaseKind[] = POSTGRES ? ['sqlite', 'postgres'] : ['sqlite'];
+const outputDir = QUICK ? join(ROOT, '.bench') : join(ROOT, 'docs');
+const output = join(outputDir, QUICK ? 'quick.md' : 'benchmarks.md');
+
+// The URL stays out of the document (it may carry a password).
+const shown = argv.map((arg, k) => (argv[k - 1] === '--postgres' ? '<url>' : arg));
+const info = runInfo(`npm run bench${shown.length > 0 ? ` -- ${shown.join(' ')}` : ''}`, QUICK);
+
+function intro(): string {
+  return `
+# Benchmarks${QUICK ? ' (quick run)' : ''}
+
+${QUICK ? '**A quick run** (`npm run bench -- --quick`): small data and 1 s runs, to check that the suite works. Its figures are not the ones to quote: see [docs/benchmarks.md](../docs/benchmarks.md).\n\n' : ''}Written whole by \`npm run bench\` (bench/suite.ts), which makes its own data in a temp directory (SQLite) or
+a schema of its own (PostgreSQL, with \`--postgres URL\` or \`BENCH_POSTGRES_URL\`), compiles \`dist/\`, and runs cmi as
+\`npm start\` does. It needs \`wrk\` (installed with \`apt-get install -y wrk\` when missing) and \`taskset\`.
+\`npm run bench -- --only ${SECTIONS.join(',')}\` rewrites only the sections named; \`--quick\` takes about a
+minute and writes \`.bench/quick.md\` (git-ignored), never this file. Each section says which command, commit and
+machine produced it.
+
+Throughput figures are ratios to a raw node:http server answering the same bytes in the same run, and medians
+over rounds in which the targets take turns, because this machine (a 2-core VM) is noisy: the raw server alone
+has ranged from 8,000 to 29,000 requests/s between runs minutes apart, so compare figures from one run, not
+across runs. No timing is asserted by \`npm test\`.
+`;
+}
+
+ensureWrk();
+buildDist();
+mkdirSync(outputDir, { recursive: true });
+const data = sharedDatabases(POSTGRES);
+const failures: string[] = [];
+const fresh = new Map<string, string>();
+const started = performance.now();
+// Scale first: it grows each shared database from 1,000 users to the largest size, which the
+// throughput and start sections then use as it is.
+const order: SectionName[] = ['scale', 'throughput', 'start', 'errors', 'auth', 'workers'];
+try {
+  for (const name of order.filter((section) => ONLY.includes(section))) {
+    console.log(`== ${name}`);
+    let text: string;
+    if (name === 'scale') text = await scaleSection({ info, data, kinds, sizes, chartDir: outputDir });
+    else if (name === 'throughput') text = await throughputSection({ info, data, kinds, workers: WORKERS, quick: QUICK, ...settings });
+    else if (name === 'start') text = await startSection({ info, data, kinds, users: settings.users, starts: 3 });
+    else if (name === 'errors') text = await errorsSection({ info, data, postgres: POSTGRES, quick: QUICK, scenarios: ERRORS, failures });
+    else if (name === 'auth') text = await authSection({ info, rounds: QUICK ? 3 : 5, seconds: QUICK ? 1 : 4 });
+    else text = await workersSection({ info, rounds: QUICK ? 3 : 5, seconds: QUICK ? 1 : 5 });
+    console.log(text);
+    fresh.set(name, text);
+    // Written after each section: a later one failing keeps the figures already measured.
+    writeDocument(output, intro(), fresh);
+  }
+} finally {
+  await data.dropAll();
+}
+console.log(`Wrote ${output} (${[...fresh.keys()].join(', ')}) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+if (failures.length > 0) {
+  console.error(`Counts not exact: ${failures.join('; ')}`);
+  process.exitCode = 1;
+}

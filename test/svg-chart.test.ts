@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { lineChart, niceStep } from '../bench/svg-chart.js';
+
+// The charts of docs/benchmarks.md are drawn by bench/svg-chart.ts: the same data, the same bytes.
+describe('the SVG line chart', () => {
+  it('draws a log x axis with a tick at each x, a 0-based y axis in steps of 1, 2 or 5, escaped text, and points sorted by x', () => {
+    const svg = lineChart({
+      title: 'A & B',
+      xLabel: 'users',
+      yLabel: 'ms',
+      xScale: 'log',
+      series: [
+        { name: 'first <page>', points: [[1000, 1.5], [100000, 2.25]] },
+        { name: 'last', points: [[10000, 0.5], [1000, 3]] },
+      ],
+    });
+    assert.equal(svg, [
+      '<svg xmlns="http://www.w3.org/2000/svg" width="640" height="360" viewBox="0 0 640 360" font-family="sans-serif" font-size="12">',
+      '<rect width="640" height="360" fill="#fff"/>',
+      '<text x="64" y="22" font-size="14" font-weight="bold">A &amp; B</text>',
+      '<line x1="64" y1="304" x2="450" y2="304" stroke="#ddd"/>',
+      '<text x="58" y="308" text-anchor="end">0</text>',
+      '<line x1="64" y1="216" x2="450" y2="216" stroke="#ddd"/>',
+      '<text x="58" y="220" text-anchor="end">1</text>',
+      '<line x1="64" y1="128" x2="450" y2="128" stroke="#ddd"/>',
+      '<text x="58" y="132" text-anchor="end">2</text>',
+      '<line x1="64" y1="40" x2="450" y2="40" stroke="#ddd"/>',
+      '<text x="58" y="44" text-anchor="end">3</text>',
+      '<line x1="80" y1="304" x2="80" y2="309" stroke="#333"/>',
+      '<text x="80" y="322" text-anchor="middle">1,000</text>',
+      '<line x1="257" y1="304" x2="257" y2="309" stroke="#333"/>',
+      '<text x="257" y="322" text-anchor="middle">10,000</text>',
+      '<line x1="434" y1="304" x2="434" y2="309" stroke="#333"/>',
+      '<text x="434" y="322" text-anchor="middle">100,000</text>',
+      '<line x1="64" y1="304" x2="450" y2="304" stroke="#333"/>',
+      '<line x1="64" y1="40" x2="64" y2="304" stroke="#333"/>',
+      '<text x="257" y="346" text-anchor="middle">users</text>',
+      '<text x="16" y="172" text-anchor="middle" transform="rotate(-90 16 172)">ms</text>',
+      '<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="80,172 434,106"/>',
+      '<circle cx="80" cy="172" r="3" fill="#1f77b4"/>',
+      '<circle cx="434" cy="106" r="3" fill="#1f77b4"/>',
+      '<line x1="464" y1="48" x2="484" y2="48" stroke="#1f77b4" stroke-width="2"/>',
+      '<text x="490" y="52">first &lt;page&gt;</text>',
+      '<polyline fill="none" stroke="#d62728" stroke-width="2" points="80,40 257,260"/>',
+      '<circle cx="80" cy="40" r="3" fill="#d62728"/>',
+      '<circle cx="257" cy="260" r="3" fill="#d62728"/>',
+      '<line x1="464" y1="66" x2="484" y2="66" stroke="#d62728" stroke-width="2"/>',
+      '<text x="490" y="70">last</text>',
+      '</svg>',
+    ].join('\n') + '\n');
+  });
+
+  it('cuts the y axis into at most 5 steps of 1, 2 or 5 times a power of ten', () => {
+    assert.deepEqual([0, 0.3, 3, 7, 23, 1000].map(niceStep), [1, 0.1, 1, 2, 5, 200]);
+  });
+});

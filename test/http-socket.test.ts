@@ -344,3 +344,50 @@ describe('Basic auth resent on one connection for longer than a cookie refresh',
     assert.deepEqual(later.split('.').slice(3, 5), [now, now]);
   });
 });
+
+describe('the session cookie resent on a keep-alive connection', () => {
+  let t: TestApp;
+  let port: number;
+  const agents: Agent[] = [];
+  before(async () => {
+    t = await createTestApp({ CMI_AUTH_CACHE_TTL: '300' });
+    port = await listenLocally(t.app);
+  });
+  after(async () => {
+    for (const agent of agents) agent.destroy();
+    await t.close();
+  });
+
+  /** A session of alice's, and a client holding one connection open that sends its cookie. */
+  const sessionOnConnection = async () => {
+    const token = tokenOf(await t.app.inject({ url: '/version.json', headers: { authorization: t.aliceAuth } }));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    agents.push(agent);
+    return { token, get: (path: string) => rawGet(agent, port, path, withCookie(token)) };
+  };
+
+  it('is refused on the very next request of the connection once its session ended elsewhere', async () => {
+    const { token, get } = await sessionOnConnection();
+    const before = [await get('/version.json'), await get('/version.json')];
+    assert.deepEqual(before.map((res) => [res.status, res.headers['set-cookie']]), [[200, undefined], [200, undefined]]);
+    const logout = await t.app.inject({ method: 'DELETE', url: '/session.json', headers: withCookie(token) });
+    assert.equal(logout.statusCode, 204);
+    const after = await get('/version.json');
+    assert.equal(after.reusedSocket, true);
+    assert.equal(after.status, 401);
+  });
+
+  it('is refreshed on the connection as often as anywhere: the same for under 60 s, then a new token', async () => {
+    const { token, get } = await sessionOnConnection();
+    assert.equal((await get('/version.json')).headers['set-cookie'], undefined);
+    t.time.advance(59);
+    assert.equal((await get('/version.json')).headers['set-cookie'], undefined);
+    t.time.advance(1);
+    const refreshed = await get('/version.json');
+    assert.equal(refreshed.reusedSocket, true);
+    const renewed = tokenOf(refreshed);
+    assert.notEqual(renewed, token);
+    // <user>.<epoch>.<session>.<issued>.<last seen>.<mac>: the same session, seen now.
+    assert.deepEqual(renewed.split('.').slice(2, 5), [...token.split('.').slice(2, 4), String(t.time.clock().getTime() / 1000)]);
+  });
+});

@@ -31,9 +31,11 @@ export interface Credentials {
  */
 const basicKey = (authorization: string, address: string) => `${authorization}\n${address}`;
 
-/** The last Basic answer given on one connection, and what it rested on. */
+/** The last answer given on one connection from the verification cache, and what it rested on. */
 interface ConnectionAnswer {
-  authorization: string;
+  /** The header it answered, and that header's text. */
+  header: 'authorization' | 'cookie';
+  text: string;
   address: string;
   entry: CacheEntry;
   answer: Authenticated;
@@ -144,33 +146,56 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     return withClaims(found.user, claims);
   }
 
-  // A keep-alive client resends the same Authorization header on every request of its connection.
-  // Recognising it by comparing with the header it sent last (in constant time) skips the HMAC of
-  // the cache key, and the connection keeps the session it was given instead of a new one per
-  // request. Held only while the connection is open (a WeakMap), the cache entry is current, and at
-  // most a cookie refresh period (ConnectionAnswer.until).
+  // A keep-alive client resends the same Authorization or Cookie header on every request of its
+  // connection. Recognising it by comparing with the header it sent last (in constant time) skips the
+  // HMACs of the cache key and of the session token, and a Basic connection keeps the session it was
+  // given instead of a new one per request. Held only while the connection is open (a WeakMap), the
+  // cache entry is current, and at most until the session cookie would be refreshed
+  // (ConnectionAnswer.until).
   const lastOnConnection = new WeakMap<object, ConnectionAnswer>();
+
+  /** The answer last given on `connection`, when it came from this very header and address and still holds. */
+  function answeredOnConnection(connection: object | undefined, header: ConnectionAnswer['header'], text: string, address: string): Authenticated | undefined {
+    const last = connection && lastOnConnection.get(connection);
+    if (!last) return undefined;
+    // The address too: behind a proxy, one connection carries many clients' requests.
+    if (last.header === header && last.entry.current && last.until > clock().getTime() && address === last.address && sameText(text, last.text)) return last.answer;
+    // Nothing to reuse: the header it holds goes now, not when the connection closes.
+    lastOnConnection.delete(connection);
+    return undefined;
+  }
 
   /** A new session for verified Basic credentials, kept for the connection while `entry` is current. */
   function answerBasic(authorization: string, address: string, connection: object | undefined, verified: Verified, entry: CacheEntry | undefined): Authenticated {
     const answer = { user: verified.user, sessionToken: sessions.issue(verified.user.id, verified.sessionEpoch) };
     if (connection && entry) {
       const until = Math.min(entry.expiresAt, clock().getTime() + REFRESH_AFTER_SECONDS * 1000);
-      lastOnConnection.set(connection, { authorization, address, entry, answer, until });
+      lastOnConnection.set(connection, { header: 'authorization', text: authorization, address, entry, answer, until });
     }
     return answer;
   }
 
   function fromBasicCache(authorization: string, address: string, connection: object | undefined): Authenticated | undefined {
-    const last = connection && lastOnConnection.get(connection);
-    if (last) {
-      // The address too: behind a proxy, one connection carries many clients' requests.
-      if (last.entry.current && last.until > clock().getTime() && address === last.address && sameText(authorization, last.authorization)) return last.answer;
-      // Nothing to reuse: the header it holds goes now, not when the connection closes.
-      lastOnConnection.delete(connection);
-    }
+    const again = answeredOnConnection(connection, 'authorization', authorization, address);
+    if (again) return again;
     const entry = cache.lookup(basicKey(authorization, address));
     return entry && answerBasic(authorization, address, connection, entry.verified, entry);
+  }
+
+  function fromSessionCache(cookie: string | undefined, address: string, connection: object | undefined): Authenticated | undefined {
+    const again = cookie === undefined ? undefined : answeredOnConnection(connection, 'cookie', cookie, address);
+    if (again) return again;
+    const token = readCookie(cookie, SESSION_COOKIE);
+    const claims = token === undefined ? undefined : sessions.verify(token);
+    const entry = claims && cache.lookup(sessionCacheKey(claims));
+    if (!claims || !entry) return undefined;
+    const answer = withClaims(entry.verified.user, claims);
+    // Kept until the token would be refreshed (a refreshed answer is not kept: the client sends the new cookie next).
+    if (connection && cookie !== undefined && answer.sessionToken === undefined) {
+      const until = Math.min(entry.expiresAt, (claims.lastSeen + REFRESH_AFTER_SECONDS) * 1000, sessions.expiresAt(claims).getTime());
+      lastOnConnection.set(connection, { header: 'cookie', text: cookie, address, entry, answer, until });
+    }
+    return answer;
   }
 
   /**
@@ -179,10 +204,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
    */
   function fromCache(credentials: Credentials, address: string): Authenticated | undefined {
     if (credentials.authorization !== undefined) return fromBasicCache(credentials.authorization, address, credentials.connection);
-    const token = readCookie(credentials.cookie, SESSION_COOKIE);
-    const claims = token === undefined ? undefined : sessions.verify(token);
-    const cached = claims && cache.get(sessionCacheKey(claims));
-    return cached && claims && withClaims(cached.user, claims);
+    return fromSessionCache(credentials.cookie, address, credentials.connection);
   }
 
   return {

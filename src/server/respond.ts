@@ -45,7 +45,22 @@ export function sendRendered(reply: FastifyReply, rendered: RenderedResponse): F
   return reply.headers(rendered.headers).send(rendered.body);
 }
 
+/** Short bodies hashed lately, by their text: the same answer again (the version, an error) is not hashed again. */
+const recentEtags = new Map<string, string>();
+const RECENT_ETAGS = 64;
+const RECENT_ETAG_MAX_CHARS = 4096;
+
 /** `W/"<sha1 of the body>"` (of its UTF-8 bytes, whether given as text or as bytes). */
 export function weakEtag(body: string | Buffer): string {
-  return `W/"${createHash('sha1').update(body).digest('hex')}"`;
+  const remembered = typeof body === 'string' && body.length <= RECENT_ETAG_MAX_CHARS;
+  if (remembered) {
+    const known = recentEtags.get(body);
+    if (known !== undefined) return known;
+  }
+  const etag = `W/"${createHash('sha1').update(body).digest('hex')}"`;
+  if (remembered) {
+    if (recentEtags.size >= RECENT_ETAGS) recentEtags.delete(recentEtags.keys().next().value as string);
+    recentEtags.set(body, etag);
+  }
+  return etag;
 }

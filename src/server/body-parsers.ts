@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { XMLParser } from 'fast-xml-parser';
+import { createRequire } from 'node:module';
+import type { XMLParser } from 'fast-xml-parser';
 import { Unprocessable } from '../domain/errors.js';
 import { UnsupportedCharset } from './http-errors.js';
 
@@ -16,18 +17,26 @@ function checkXmlShape(text: string): void {
   }
 }
 
-const xmlParser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@',
-  parseTagValue: false,
-  parseAttributeValue: false,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-  // Entities are decoded below, in one pass, so `&amp;#65;` stays `&#65;` as XML 1.0 says.
-  processEntities: false,
-  htmlEntities: false,
-  trimValues: false,
-});
+/** The XML reader, loaded with the first XML body (most processes never see one: start-up stays short). */
+let xmlParser: XMLParser | undefined;
+function xmlReader(): XMLParser {
+  if (xmlParser === undefined) {
+    const { XMLParser: Parser } = createRequire(import.meta.url)('fast-xml-parser') as typeof import('fast-xml-parser');
+    xmlParser = new Parser({
+      ignoreAttributes: false,
+      attributeNamePrefix: '@',
+      parseTagValue: false,
+      parseAttributeValue: false,
+      ignoreDeclaration: true,
+      ignorePiTags: true,
+      // Entities are decoded below, in one pass, so `&amp;#65;` stays `&#65;` as XML 1.0 says.
+      processEntities: false,
+      htmlEntities: false,
+      trimValues: false,
+    });
+  }
+  return xmlParser;
+}
 
 const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 const REFERENCE = /&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});/g;
@@ -65,7 +74,7 @@ export function parseXmlBody(text: string): unknown {
   checkXmlShape(text);
   let parsed: unknown;
   try {
-    parsed = xmlParser.parse(text, true);
+    parsed = xmlReader().parse(text, true);
   } catch {
     const reserved = RESERVED_ELEMENT.exec(text)?.[1];
     if (reserved !== undefined) {

@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from './pg-module.js';
 
 export const CHANGE_CHANNEL = 'cmi_data_changed';
 
@@ -20,7 +21,7 @@ export function changeListener(connectionString: string) {
 
   async function connect(): Promise<void> {
     if (closed) return;
-    const next = new pg.Client({ connectionString, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    const next = new (loadPg().Client)({ connectionString, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     client = next;
     let gaveUp = false;
     // Runs once per connection, however many ways it fails (an error event and a rejected query).

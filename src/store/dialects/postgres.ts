@@ -1,5 +1,5 @@
 import { type CreateTableBuilder, Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import { loadPg } from './pg-module.js';
 import type { Schema } from '../schema.js';
 import type { WriteCounter } from '../write-counter.js';
 import { type Connection, type Dialect, likeContaining } from './dialect.js';
@@ -68,7 +68,7 @@ export function postgresDialect(url: string): Dialect {
     open(pool, writes: WriteCounter): Connection {
       // Connected on first use: commands that only write (migrate, users ...) never listen.
       let listener: ReturnType<typeof changeListener> | undefined;
-      const connections = new pg.Pool({
+      const connections = new (loadPg().Pool)({
         connectionString: url,
         max: pool.size,
         statement_timeout: pool.statementTimeoutMs,

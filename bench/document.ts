@@ -40,6 +40,30 @@ export function provenance(info: RunInfo): string {
 export const SECTIONS = ['throughput', 'start', 'scale', 'auth', 'workers', 'errors'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
+/** What the document starts with: how it is made, and how to read its figures. */
+export function introduction(quick: boolean): string {
+  return `
+# Benchmarks${quick ? ' (quick run)' : ''}
+
+${quick ? '**A quick run** (`npm run bench -- --quick`): small data and 1 s runs, to check that the suite works. Its figures are not the ones to quote: see [docs/benchmarks.md](../docs/benchmarks.md).\n\n' : ''}Written by \`npm run bench\` (bench/suite.ts), which makes its own data (bench/datasets.ts) in a temp
+directory (SQLite) and, with \`--postgres URL\` or \`BENCH_POSTGRES_URL\`, in a schema of its own on PostgreSQL,
+dropped after; compiles \`dist/\` and runs cmi as \`npm start\` does. It needs \`wrk\` (installed with
+\`apt-get install -y wrk\` when missing) and \`taskset\`. Options:
+
+- \`--only ${SECTIONS.join(',')}\` (any of them): runs those sections and rewrites only them; the others stay
+  as this file has them. Each section says which command, commit and machine produced it.
+- \`--workers 1\`: the throughput figures with one process only (default: \`--workers 1\` and \`--workers 2\`).
+- \`--errors C,D\`: some of the error tracker's scenarios (A-E).
+- \`--quick\`: about a minute (SQLite, 10,000 users and errors, 1 s runs, the main throughput scenarios, start
+  and size); writes \`.bench/quick.md\` and \`.bench/bench-*.svg\` (git-ignored), never this file.
+
+Throughput figures are ratios to a raw node:http server answering the same bytes in the same run, and medians
+over rounds in which the targets take turns, because this machine (a 2-core VM) is noisy: the raw server alone
+has ranged from 8,000 to 29,000 requests/s between runs minutes apart, so compare figures from one run, not
+across runs. No timing is asserted by \`npm test\`.
+`;
+}
+
 /** The markdown between `<!-- name -->` and `<!-- /name -->` of each section in `doc`. */
 export function sectionsOf(doc: string): Map<string, string> {
   const found = new Map<string, string>();

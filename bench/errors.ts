@@ -473,7 +473,7 @@ async function listing(run: Run, kind: DatabaseKind): Promise<string> {
       rows.push(`| ${name} | ${fmt(total)} | ${mid.toFixed(2)} | ${p90.toFixed(2)} | ${mid < 5 ? 'yes' : `**no** (+${(mid - 5).toFixed(2)} ms)`} |`);
     }
     return [
-      `${fmt(shared.errors)} errors seeded in ${(shared.errorsSeedSeconds as number).toFixed(1)} s, in a database of ${fmt(shared.users)} users.`,
+      `${fmt(shared.errors)} errors seeded in ${(shared.errorsSeedSeconds as number).toFixed(1)} s, in a database of ${fmt(shared.users)} user${shared.users === 1 ? '' : 's'}.`,
       '',
       '| first page (25) | X-Total | median ms | 90th percentile ms | under 5 ms |',
       '|---|---|---|---|---|',

@@ -16,7 +16,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { authSection } from './auth.js';
 import { type DatabaseKind, sharedDatabases } from './datasets.js';
-import { runInfo, type SectionName, SECTIONS, writeDocument } from './document.js';
+import { introduction, runInfo, type SectionName, SECTIONS, writeDocument } from './document.js';
 import { ERROR_SCENARIOS, errorsSection } from './errors.js';
 import { scaleSection } from './scale.js';
 import { startSection } from './start.js';
@@ -61,24 +61,6 @@ const output = join(outputDir, QUICK ? 'quick.md' : 'benchmarks.md');
 const shown = argv.map((arg, k) => (argv[k - 1] === '--postgres' ? '<url>' : arg));
 const info = runInfo(`npm run bench${shown.length > 0 ? ` -- ${shown.join(' ')}` : ''}`, QUICK);
 
-function intro(): string {
-  return `
-# Benchmarks${QUICK ? ' (quick run)' : ''}
-
-${QUICK ? '**A quick run** (`npm run bench -- --quick`): small data and 1 s runs, to check that the suite works. Its figures are not the ones to quote: see [docs/benchmarks.md](../docs/benchmarks.md).\n\n' : ''}Written whole by \`npm run bench\` (bench/suite.ts), which makes its own data in a temp directory (SQLite) or
-a schema of its own (PostgreSQL, with \`--postgres URL\` or \`BENCH_POSTGRES_URL\`), compiles \`dist/\`, and runs cmi as
-\`npm start\` does. It needs \`wrk\` (installed with \`apt-get install -y wrk\` when missing) and \`taskset\`.
-\`npm run bench -- --only ${SECTIONS.join(',')}\` rewrites only the sections named; \`--quick\` takes about a
-minute and writes \`.bench/quick.md\` (git-ignored), never this file. Each section says which command, commit and
-machine produced it.
-
-Throughput figures are ratios to a raw node:http server answering the same bytes in the same run, and medians
-over rounds in which the targets take turns, because this machine (a 2-core VM) is noisy: the raw server alone
-has ranged from 8,000 to 29,000 requests/s between runs minutes apart, so compare figures from one run, not
-across runs. No timing is asserted by \`npm test\`.
-`;
-}
-
 ensureWrk();
 buildDist();
 mkdirSync(outputDir, { recursive: true });
@@ -102,7 +84,7 @@ try {
     console.log(text);
     fresh.set(name, text);
     // Written after each section: a later one failing keeps the figures already measured.
-    writeDocument(output, intro(), fresh);
+    writeDocument(output, introduction(QUICK), fresh);
   }
 } finally {
   await data.dropAll();

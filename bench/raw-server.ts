@@ -4,7 +4,7 @@
  * compared with, and with as many processes (node:cluster) as cmi's `--workers`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -55,7 +55,9 @@ export async function answerOf(response: Response): Promise<RawAnswer> {
 /** Starts the reference server and waits until it listens. */
 export function startRawServer(answer: RawAnswer, options: RawServerOptions): Promise<ChildProcess> {
   if (scriptPath === undefined) {
-    scriptPath = join(mkdtempSync(join(tmpdir(), 'cmi-bench-raw-')), 'raw-server.cjs');
+    const dir = mkdtempSync(join(tmpdir(), 'cmi-bench-raw-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    scriptPath = join(dir, 'raw-server.cjs');
     writeFileSync(scriptPath, SOURCE);
   }
   const config = {

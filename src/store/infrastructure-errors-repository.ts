@@ -345,7 +345,7 @@ export function infrastructureErrorsRepository(database: Database) {
     },
 
     async findById(id: number): Promise<InfrastructureError | undefined> {
-      const { rows } = await db.executeQuery(CompiledQuery.raw(findByIdSql, [id]));
+      const { rows } = await db.executeQuery<Selectable<InfrastructureErrorsTable>>(CompiledQuery.raw(findByIdSql, [id]));
       return rows[0] && toRecord(rows[0]);
     },
 

@@ -25,9 +25,15 @@ const addToBlocks = (rows: string, count: string) => sql.raw(`
  * The trigger statement that adds the signed counts of `counts` (a query of dimension, value, n) to
  * `error_counts`, in (dimension, value) order, so concurrent statements lock rows in one order.
  */
+const addToErrorCounts = (counts: string) => `
+  insert into error_counts (dimension, value, errors)
+    select dimension, value, sum(n) from (${counts}) as counts group by dimension, value having sum(n) <> 0
+    order by dimension, value
+    on conflict (dimension, value) do update set errors = error_counts.errors + excluded.errors;`;
+
 /**
  * pg_trgm's GIN operator class, qualified by the schema its extension is in, creating the extension
- * (in `public`) when the database allows; undefined when it does not (docs/operations.md#postgresql).
+ * (in `public`) when the database allows; undefined when it does not (docs/operations.md#running-on-postgresql).
  * Never in cmi's own schema: dropping that would drop the extension from every other schema's index.
  */
 async function trigramOperators(db: Kysely<unknown>): Promise<string | undefined> {
@@ -45,12 +51,6 @@ async function trigramOperators(db: Kysely<unknown>): Promise<string | undefined
   const schema = found.rows[0]?.schema;
   return schema === undefined ? undefined : `"${schema.replaceAll('"', '""')}".gin_trgm_ops`;
 }
-
-const addToErrorCounts = (counts: string) => `
-  insert into error_counts (dimension, value, errors)
-    select dimension, value, sum(n) from (${counts}) as counts group by dimension, value having sum(n) <> 0
-    order by dimension, value
-    on conflict (dimension, value) do update set errors = error_counts.errors + excluded.errors;`;
 
 /** The `error_counts` rows the errors in `rows` add to (`sign` 1) or take from (-1): all, reported, class. */
 const errorCounts = (rows: string, sign: 1 | -1) => `

@@ -123,4 +123,44 @@ describe('reportOfFault without source maps (as bin/cmi.js runs)', () => {
     }]);
     assert.match(batch?.[0]?.backtrace ?? '', /^test\/fault-identity\.test\.ts:\d+:in 'thrownHere'$/m);
   });
+
+  it('tells apart one place reached with receivers of other types (an inherited method on a Dog, then a Cat)', () => {
+    class Animal {
+      speak(): Error {
+        return new DiskFull('no space left');
+      }
+    }
+    class Dog extends Animal {}
+    class Cat extends Animal {}
+    const known = knownFaults();
+    const [dog, cat, again] = [new Dog(), new Cat(), new Cat()].map((animal) => reportOfFault(animal.speak(), CONTEXT, PROCESS, AT, known)) as [ErrorReport, ErrorReport, ErrorReport];
+    assert.equal(known.size, 2);
+    assert.match(dog.backtrace, /^test\/fault-identity\.test\.ts:\d+:in 'Dog\.speak'$/m);
+    assert.match(cat.backtrace, /^test\/fault-identity\.test\.ts:\d+:in 'Cat\.speak'$/m);
+    assert.notEqual(dog.fingerprint, cat.fingerprint);
+    assert.deepEqual([again.fingerprint, again.backtrace], [cat.fingerprint, cat.backtrace]);
+  });
+
+  it('holds a batch whose write failed once: again, and no longer in flight, from the moment it is held again', async () => {
+    let fail = true;
+    let seenAfterFailure: number[] = [];
+    const written: ErrorReport[][] = [];
+    const faults = faultCapture((reports) => {
+      if (!fail) return Promise.resolve(written.push(reports));
+      const failed = Promise.reject(new Error('disk full'));
+      // Registered before the capture's own handler, this queues its look right after that handler has
+      // run: what a process dying at that moment would spool (each report once).
+      failed.catch(() => queueMicrotask(() => (seenAfterFailure = faults.pending().map((report) => report.count))));
+      return failed;
+    }, () => AT, PROCESS, { flushIntervalMs: 3_600_000, maxFingerprints: 1000 });
+    faults.capture(thrownHere(1)[0], CONTEXT);
+    faults.capture(thrownElsewhere(), CONTEXT);
+    await faults.flush();
+    assert.deepEqual(seenAfterFailure, [1, 1], 'each held once the moment the write failed');
+    assert.deepEqual(faults.pending().map((report) => report.count), [1, 1]);
+    fail = false;
+    await faults.stop();
+    assert.deepEqual(faults.pending(), []);
+    assert.deepEqual(written.map((batch) => batch.length), [2]);
+  });
 });

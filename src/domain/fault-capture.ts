@@ -85,6 +85,8 @@ function callSitesOf(error: Error): NodeJS.CallSite[] | undefined {
 /** A place faults were thrown from: its frames' scripts, and the identity worked out there. */
 interface ThrowSite {
   files: Array<string | undefined>;
+  /** For the application's own frames, what V8 writes of them besides their place (operationOf); undefined for library frames. */
+  operations: Array<string | undefined>;
   identity: FaultIdentity;
 }
 
@@ -96,15 +98,28 @@ interface FrameStep {
 
 const frameStep = (): FrameStep => ({ next: new Map(), sites: [] });
 
-const sameFiles = (files: ThrowSite['files'], frames: NodeJS.CallSite[]) =>
-  files.length === frames.length && frames.every((frame, i) => (frame.getFileName() ?? undefined) === files[i]);
+/**
+ * What a frame's line says besides its place: `async`, `new`, the receiver's type, the function's and
+ * the method's names. One place can be reached with other receivers (an inherited method called on a
+ * Dog, then a Cat), and the frame then names another operation, which the fingerprint holds.
+ */
+const operationOf = (frame: NodeJS.CallSite) =>
+  `${frame.isAsync() ? 'async ' : ''}${frame.isConstructor() ? 'new ' : ''}${frame.getTypeName() ?? ''}.${frame.getFunctionName() ?? ''} [${frame.getMethodName() ?? ''}]`;
+
+/** Frames of Node itself and of packages: collapsed in the fingerprint, so their names do not count (docs/error-grouping.md). */
+const isLibraryFile = (file: string | undefined) => file === undefined || file.startsWith('node:') || /node_modules[/\\]/.test(file);
+
+/** Whether `frames` were thrown from `site`: the same scripts and, for the application's own frames, the same operations. */
+const thrownFrom = (site: ThrowSite, frames: NodeJS.CallSite[]) =>
+  site.files.length === frames.length &&
+  frames.every((frame, i) => (frame.getFileName() ?? undefined) === site.files[i] && (site.operations[i] === undefined || operationOf(frame) === site.operations[i]));
 
 /**
  * The identities of the faults seen last, by where they were thrown, so that a storm of one fault
  * works its identity out once: a fault is the same as one seen when its class, its message, and each
- * of its frames' script and offset are (docs/operations.md#faults-of-cmi). Looked up by the class,
- * the message, then the frames' offsets (small integers, cheap to look up), the scripts compared at the
- * end. At most `max` remembered; past that, all are forgotten.
+ * of its frames' script and offset are, and its own frames' operations (docs/operations.md#faults-of-cmi).
+ * Looked up by the class, the message, then the frames' offsets (small integers, cheap to look up);
+ * the scripts and operations compared at the end. At most `max` remembered; past that, all are forgotten.
  */
 export function knownFaults(max = 1000) {
   let byClass = new Map<unknown, Map<unknown, FrameStep>>();
@@ -138,7 +153,7 @@ export function knownFaults(max = 1000) {
       }
       let step = byClass.get(error.name)?.get(error.message);
       for (let i = 0; step && i < frames.length; i++) step = step.next.get((frames[i] as NodeJS.CallSite).getPosition());
-      const seen = step?.sites.find((site) => sameFiles(site.files, frames));
+      const seen = step?.sites.find((site) => thrownFrom(site, frames));
       if (seen) return seen.identity;
 
       const identity = identityOf(error);
@@ -153,7 +168,8 @@ export function knownFaults(max = 1000) {
         if (!next) path.next.set(position, (next = frameStep()));
         path = next;
       }
-      path.sites.push({ files: frames.map((frame) => frame.getFileName() ?? undefined), identity });
+      const files = frames.map((frame) => frame.getFileName() ?? undefined);
+      path.sites.push({ files, operations: frames.map((frame, i) => (isLibraryFile(files[i]) ? undefined : operationOf(frame))), identity });
       return identity;
     },
   };
@@ -278,11 +294,16 @@ export function faultCapture(
     held = new Map();
     inFlight = batch;
     writing = record(batch).then(
-      () => undefined,
-      // Not lost: held again, merged with whatever came meanwhile, for the next write.
-      () => batch.forEach(hold),
+      () => {
+        inFlight = [];
+      },
+      // Not lost: held again, merged with whatever came meanwhile, for the next write (and no longer
+      // in flight, so a dying process spools it once).
+      () => {
+        inFlight = [];
+        batch.forEach(hold);
+      },
     ).finally(() => {
-      inFlight = [];
       writing = undefined;
     });
     return writing;

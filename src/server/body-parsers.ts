@@ -72,9 +72,11 @@ const RESERVED_ELEMENT = /<(constructor|prototype|__proto__)[\s/>]/;
 export function parseXmlBody(text: string): unknown {
   if (text.trim() === '') return undefined;
   checkXmlShape(text);
+  // Loaded outside the try: a reader that cannot load is a fault of cmi (500), not a client's bad XML.
+  const reader = xmlReader();
   let parsed: unknown;
   try {
-    parsed = xmlReader().parse(text, true);
+    parsed = reader.parse(text, true);
   } catch {
     const reserved = RESERVED_ELEMENT.exec(text)?.[1];
     if (reserved !== undefined) {

@@ -32,24 +32,24 @@ const addToErrorCounts = (counts: string) => `
     on conflict (dimension, value) do update set errors = error_counts.errors + excluded.errors;`;
 
 /**
- * pg_trgm's GIN operator class, qualified by the schema its extension is in, creating the extension
- * (in `public`) when the database allows; undefined when it does not (docs/operations.md#running-on-postgresql).
- * Never in cmi's own schema: dropping that would drop the extension from every other schema's index.
+ * The GIN index of pg_trgm trigrams over error_search, creating the extension (in `public`) when the
+ * database allows (docs/operations.md#running-on-postgresql); when it does not, or the extension's
+ * schema is not this user's to use, the migration goes on without the index. Never created in cmi's
+ * own schema: dropping that would drop the extension from every other schema's index.
  */
-async function trigramOperators(db: Kysely<unknown>): Promise<string | undefined> {
+async function createTrigramIndex(db: Kysely<unknown>): Promise<void> {
   await sql`savepoint trigrams`.execute(db);
   try {
     await sql`create extension if not exists pg_trgm with schema public`.execute(db);
+    const found = await sql<{ schema: string }>`
+      select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace
+      where e.extname = 'pg_trgm'`.execute(db);
+    const operators = sql.raw(`"${(found.rows[0]?.schema ?? 'public').replaceAll('"', '""')}".gin_trgm_ops`);
+    await sql`create index error_search_trigrams on error_search using gin (error_class ${operators}, message ${operators})`.execute(db);
     await sql`release savepoint trigrams`.execute(db);
   } catch {
-    // Not installed, or not this user's to create: the migration goes on without the index.
     await sql`rollback to savepoint trigrams`.execute(db);
   }
-  const found = await sql<{ schema: string }>`
-    select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace
-    where e.extname = 'pg_trgm'`.execute(db);
-  const schema = found.rows[0]?.schema;
-  return schema === undefined ? undefined : `"${schema.replaceAll('"', '""')}".gin_trgm_ops`;
 }
 
 /** The `error_counts` rows the errors in `rows` add to (`sign` 1) or take from (-1): all, reported, class. */
@@ -238,8 +238,7 @@ export function postgresDialect(url: string): Dialect {
         for each row when (old.error_class <> new.error_class or old.message <> new.message) execute function error_search_changed()`);
       await run('create trigger infrastructure_errors_search_truncate after truncate on infrastructure_errors for each statement execute function error_search_truncated()');
       await run('insert into error_search (id, error_class, message) select id, lower(error_class), lower(message) from infrastructure_errors');
-      const trigrams = await trigramOperators(db);
-      if (trigrams) await run(`create index error_search_trigrams on error_search using gin (error_class ${trigrams}, message ${trigrams})`);
+      await createTrigramIndex(db);
     },
 
     // Any text, few matches or many: error_search's statistics tell the planner how many match, and

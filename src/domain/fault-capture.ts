@@ -266,14 +266,6 @@ export function faultCapture(
   let inFlight: ErrorReport[] = [];
   const mayLog = faultLogLimiter(clock);
   const known = knownFaults();
-  /** The context text last written, kept while faults come from one route (a storm's case). */
-  let lastContext: { method?: string; route?: string; text?: string } = {};
-  const contextOf = (context: FaultContext): string => {
-    if (lastContext.text === undefined || context.method !== lastContext.method || context.route !== lastContext.route) {
-      lastContext = { method: context.method, route: context.route, text: contextText(context, identity) };
-    }
-    return lastContext.text as string;
-  };
 
   const hold = (report: ErrorReport) => {
     const before = held.get(report.fingerprint);
@@ -328,7 +320,7 @@ export function faultCapture(
           before.occurred_at = at;
           before.component = context.component;
           before.request_id = context.request_id ?? null;
-          before.context = contextOf(context);
+          before.context = contextText(context, identity);
         }
       } else {
         held.set(fingerprint, occurrence(parts, context, identity, at));

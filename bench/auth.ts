@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { startServer } from '../test/support/cli.js';
 import { BASIC, freshDatabase, seedUsers } from './datasets.js';
-import { provenance, type RunInfo } from './document.js';
+import { provenance, type RoundsOptions } from './document.js';
 import { answerOf, startRawServer } from './raw-server.js';
 import { cpuSeconds, median, stop } from './support.js';
 import { wrk } from './wrk.js';
@@ -18,13 +18,7 @@ const RAW_PORT = 3302;
 const PATH = '/users.json?page=4&per_page=2';
 const CONNECTIONS = 16;
 
-export interface AuthOptions {
-  info: RunInfo;
-  rounds: number;
-  seconds: number;
-}
-
-export async function authSection({ info, rounds: ROUNDS, seconds: SECONDS }: AuthOptions): Promise<string> {
+export async function authSection({ info, rounds: ROUNDS, seconds: SECONDS }: RoundsOptions): Promise<string> {
   const database = await freshDatabase('sqlite');
   await seedUsers(database.url, 10);
   const server = await startServer({ DATABASE_URL: database.url }, [], { port: PORT, cores: '0', stderr: 'inherit', program: 'built' });

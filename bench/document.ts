@@ -16,6 +16,13 @@ export interface RunInfo {
   quick: boolean;
 }
 
+/** The options of a section measured in wrk rounds (auth, workers). */
+export interface RoundsOptions {
+  info: RunInfo;
+  rounds: number;
+  seconds: number;
+}
+
 export function runInfo(command: string, quick: boolean): RunInfo {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
   const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';

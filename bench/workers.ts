@@ -6,7 +6,7 @@
  */
 import { startServer } from '../test/support/cli.js';
 import { BASIC, freshDatabase, seedUsers } from './datasets.js';
-import { provenance, type RunInfo } from './document.js';
+import { provenance, type RoundsOptions } from './document.js';
 import { median, treeCpuSeconds } from './support.js';
 import { wrk } from './wrk.js';
 
@@ -14,13 +14,7 @@ const PORT = 3303;
 const PATH = '/users.json?page=4&per_page=2';
 const CONNECTIONS = 32;
 
-export interface WorkersOptions {
-  info: RunInfo;
-  rounds: number;
-  seconds: number;
-}
-
-export async function workersSection({ info, rounds: ROUNDS, seconds: SECONDS }: WorkersOptions): Promise<string> {
+export async function workersSection({ info, rounds: ROUNDS, seconds: SECONDS }: RoundsOptions): Promise<string> {
   const database = await freshDatabase('sqlite');
   await seedUsers(database.url, 10);
   const url = database.url;

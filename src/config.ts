@@ -85,7 +85,7 @@ export const SETTINGS = {
   CMI_BODY_TIMEOUT: { default: '10000', help: 'a request body may pause at most this many ms; else 408 and the connection closed' },
   CMI_MAX_CONNECTIONS: { default: '4096', help: 'connections a process holds at once; more are closed at once' },
   CMI_MAX_CONNECTIONS_PER_ADDRESS: { default: '128', help: 'connections a process holds from one client address (unset with CMI_TRUST_PROXY: CMI_MAX_CONNECTIONS)' },
-  CMI_PAGE_CACHE_BYTES: { default: '33554432', help: 'the most the rendered list pages a process keeps may cost, in bytes (0: none kept)' },
+  CMI_PAGE_CACHE_BYTES: { default: '33554432', help: 'the most the rendered answers a process keeps may cost, in bytes, for each of its two caches: users pages, tracker pages and records (0: none kept)' },
   CMI_SESSION_MAX_AGE: { default: '43200', help: 'a session ends this many seconds after login' },
   CMI_SESSION_IDLE_TIMEOUT: { default: '1800', help: 'a session ends after this many seconds unused' },
   CMI_LOCKOUT_MAX_FAILURES: { default: '10', help: 'failed logins allowed for one login from one address in a window' },

@@ -97,7 +97,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }),
     health: healthService(database, clock, sessions.ensureKey),
     version,
-    dataVersion: database.dataVersion,
+    dataVersions: database.dataVersions,
   };
 
   const app = Fastify({

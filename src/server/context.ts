@@ -18,8 +18,8 @@ export interface AppContext {
   authenticator: Authenticator;
   health: HealthService;
   version: string;
-  /** The database's data version (Database.dataVersion), for caches of what was read. */
-  dataVersion: () => string | undefined;
+  /** The database's data versions (Database.dataVersions), for caches of what was read. */
+  dataVersions: Record<'users' | 'tracker', () => string | undefined>;
 }
 
 declare module 'fastify' {

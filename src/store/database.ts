@@ -1,6 +1,6 @@
 import { Kysely, Migrator } from 'kysely';
 import { dialectFor } from './dialects/database-url.js';
-import type { Dialect, PoolSettings } from './dialects/dialect.js';
+import type { DataVersions, Dialect, PoolSettings } from './dialects/dialect.js';
 import { allMigrations } from './migrations/index.js';
 import type { Schema } from './schema.js';
 import { WriteCounter } from './write-counter.js';
@@ -8,11 +8,8 @@ import { WriteCounter } from './write-counter.js';
 export interface Database {
   readonly db: Kysely<Schema>;
   readonly dialect: Dialect;
-  /**
-   * A token that changes whenever anything in the database changes, from this process or any other,
-   * read without waiting; undefined where the database offers no such signal now (then nothing is cached).
-   */
-  dataVersion: () => string | undefined;
+  /** Tokens that move when cached data changes, in any process (Connection.dataVersions). */
+  dataVersions: DataVersions;
   close: () => Promise<void>;
 }
 
@@ -20,7 +17,7 @@ export interface Database {
 export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool: PoolSettings }): Database {
   const dialect = dialectFor(databaseUrl);
   const connection = dialect.open(pool, new WriteCounter());
-  return { db: connection.db, dialect, dataVersion: connection.dataVersion, close: connection.close };
+  return { db: connection.db, dialect, dataVersions: connection.dataVersions, close: connection.close };
 }
 
 /** kysely reports a failed migration as `unknown`; whatever it is, it is thrown as an Error. */

@@ -1,7 +1,17 @@
 import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 
-/** Tables whose rows are served from caches; writes to the others (login counters, the error tracker) change nothing cached. */
-const CACHED_TABLES = new Set(['users']);
+/** What a cache serves: users' pages, or the error tracker's (docs/architecture.md#how-cached-pages-stay-right). */
+export type CachedData = 'users' | 'tracker';
+
+/** Tables whose rows are served from caches, by what they serve; writes to the others (login counters, sessions) change nothing cached. */
+const CACHED_TABLES = new Map<string, CachedData>([
+  ['users', 'users'],
+  ['infrastructure_errors', 'tracker'],
+  ['error_counts', 'tracker'],
+  ['error_occurrences', 'tracker'],
+  ['error_histogram', 'tracker'],
+  ['error_breakdown', 'tracker'],
+]);
 
 type Node = OperationNode & Record<string, unknown>;
 
@@ -22,18 +32,24 @@ function writtenTable(node: RootOperationNode): string | undefined {
  * own changes invalidate its caches synchronously, before any notice from the database could arrive.
  */
 export class WriteCounter implements KyselyPlugin {
-  count = 0;
-  private readonly writes = new WeakSet<object>();
+  /** Completed writes by what they change. */
+  readonly counts: Record<CachedData, number> = { users: 0, tracker: 0 };
+  private readonly writes = new WeakMap<object, CachedData | 'both'>();
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const table = writtenTable(args.node);
-    // A write whose table cannot be told is counted: better a needless refresh than a stale page.
-    if (table !== undefined && (CACHED_TABLES.has(table) || table === '(unknown)')) this.writes.add(args.queryId);
+    // A write whose table cannot be told is counted for both: better a needless refresh than a stale page.
+    const changes = table === '(unknown)' ? 'both' : table === undefined ? undefined : CACHED_TABLES.get(table);
+    if (changes !== undefined) this.writes.set(args.queryId, changes);
     return args.node;
   }
 
   transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    if (this.writes.has(args.queryId)) this.count += 1;
+    const changed = this.writes.get(args.queryId);
+    if (changed === 'both') {
+      this.counts.users += 1;
+      this.counts.tracker += 1;
+    } else if (changed !== undefined) this.counts[changed] += 1;
     return Promise.resolve(args.result);
   }
 }

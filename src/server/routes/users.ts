@@ -9,10 +9,10 @@ import { parseId } from '../route-params.js';
 type WithId = { Params: { id: string } };
 
 /** OnApp's user management: administrators manage everyone, a user only itself (domain/users.ts). */
-export function usersRoutes(app: FastifyInstance, { users, config, dataVersion }: AppContext): void {
+export function usersRoutes(app: FastifyInstance, { users, config, dataVersions }: AppContext): void {
   // Rendered pages, reused whole (bytes, ETag, headers) until the data changes in any process; they
   // cost at most CMI_PAGE_CACHE_BYTES (docs/operations.md#configuration).
-  const pages = versionedCache<RenderedResponse>(dataVersion, { maxBytes: config.pageCacheBytes, costOf: renderedCost });
+  const pages = versionedCache<RenderedResponse>(dataVersions.users, { maxBytes: config.pageCacheBytes, costOf: renderedCost });
 
   // Not async: a cached page is answered without a promise.
   app.get('/users', { config: { paginated: true } }, (request, reply) => {

@@ -1,6 +1,8 @@
 import type { CreateTableBuilder, Kysely, RawBuilder } from 'kysely';
 import type { Schema } from '../schema.js';
-import type { WriteCounter } from '../write-counter.js';
+import type { CachedData, WriteCounter } from '../write-counter.js';
+
+export type DataVersions = Record<CachedData, () => string | undefined>;
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -15,10 +17,11 @@ export interface PoolSettings {
 export interface Connection {
   readonly db: Kysely<Schema>;
   /**
-   * A token that changes whenever anything in the database changes, from this process or any other,
-   * read without waiting; undefined where the database offers no such signal now (then nothing is cached).
+   * For each kind of cached data, a token that changes whenever that data changes, from this process or
+   * any other, read without waiting; undefined where the database offers no such signal now (then
+   * nothing is cached). A token may also move when something else changed, never stay when it did.
    */
-  dataVersion: () => string | undefined;
+  dataVersions: DataVersions;
   close: () => Promise<void>;
 }
 
@@ -50,8 +53,8 @@ export interface Dialect {
   uniqueViolationColumn(error: unknown): string | undefined;
   /** Inside a transaction: waits until no other transaction is changing administrators. */
   serializeAdministratorChanges(trx: AnyKysely): Promise<void>;
-  /** Migration 003: every change to `tables` tells the other processes (nothing where they can see it themselves). */
-  createChangeNotifications(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
+  /** Migrations 003 and 011: every change to `tables` tells the other processes that `data` changed (nothing where they can see it themselves). */
+  createChangeNotifications(db: Kysely<unknown>, tables: readonly string[], data: CachedData): Promise<void>;
   /** Migration 006: changes to `tables` no longer tell the other processes (nothing caches them). */
   dropChangeNotifications(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
   /** Migration 004: triggers that keep `row_blocks` exact for `table`. */

@@ -1,19 +1,21 @@
 import type pg from 'pg';
+import type { CachedData } from '../write-counter.js';
 import { loadPg } from './pg-module.js';
 
-export const CHANGE_CHANNEL = 'cmi_data_changed';
+/** The channel each kind of cached data's changes are notified on (migrations 003 and 011). */
+export const CHANGE_CHANNELS: Record<CachedData, string> = { users: 'cmi_data_changed', tracker: 'cmi_tracker_changed' };
 
 /** How often an idle listening connection proves it is still alive, in milliseconds. */
 const PING_EVERY_MS = 30_000;
 
 /**
- * Listens on PostgreSQL's `cmi_data_changed` channel (see migration 003) and counts the changes to
- * this installation's schema. `version()` is undefined while not listening, so nothing is cached
- * on a guess; a reconnect counts as a change, since notifications may have been missed. TCP
+ * Listens on PostgreSQL's change channels (CHANGE_CHANNELS) and counts the changes to this
+ * installation's schema on each. `version()` is undefined while not listening, so nothing is cached
+ * on a guess; a reconnect counts as a change to everything, since notifications may have been missed. TCP
  * keep-alive and a periodic query find a connection that died without a word (NAT, failover).
  */
 export function changeListener(connectionString: string) {
-  let changes = 0;
+  const changes: Record<CachedData, number> = { users: 0, tracker: 0 };
   let listening = false;
   let closed = false;
   let client: pg.Client | undefined;
@@ -42,11 +44,14 @@ export function changeListener(connectionString: string) {
       const { rows } = await next.query<{ schema: string }>('select current_schema() as schema');
       const schema = rows[0]?.schema;
       next.on('notification', (message) => {
-        if (message.channel === CHANGE_CHANNEL && message.payload === schema) changes += 1;
+        if (message.payload !== schema) return;
+        if (message.channel === CHANGE_CHANNELS.users) changes.users += 1;
+        else if (message.channel === CHANGE_CHANNELS.tracker) changes.tracker += 1;
       });
-      await next.query(`LISTEN ${CHANGE_CHANNEL}`);
+      await next.query(`LISTEN ${CHANGE_CHANNELS.users}; LISTEN ${CHANGE_CHANNELS.tracker}`);
       if (gaveUp) return;
-      changes += 1;
+      changes.users += 1;
+      changes.tracker += 1;
       listening = true;
       ping = setInterval(() => void next.query('select 1').catch(retry), PING_EVERY_MS);
       ping.unref();
@@ -57,7 +62,7 @@ export function changeListener(connectionString: string) {
   void connect();
 
   return {
-    version: (): number | undefined => (listening ? changes : undefined),
+    version: (data: CachedData): number | undefined => (listening ? changes[data] : undefined),
     async close(): Promise<void> {
       closed = true;
       listening = false;

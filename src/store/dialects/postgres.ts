@@ -3,7 +3,7 @@ import { loadPg } from './pg-module.js';
 import type { Schema } from '../schema.js';
 import type { WriteCounter } from '../write-counter.js';
 import { type Connection, type Dialect, likeContaining } from './dialect.js';
-import { CHANGE_CHANNEL, changeListener } from './postgres-change-listener.js';
+import { CHANGE_CHANNELS, changeListener } from './postgres-change-listener.js';
 import { guardedPool } from './postgres-pool.js';
 
 /** How much longer than statement_timeout a query may take before the client gives up on the server. */
@@ -83,10 +83,17 @@ export function postgresDialect(url: string): Dialect {
       });
       return {
         db,
-        dataVersion: () => {
-          listener ??= changeListener(url);
-          const changes = listener.version();
-          return changes === undefined ? undefined : `${changes}:${writes.count}`;
+        dataVersions: {
+          users: () => {
+            listener ??= changeListener(url);
+            const changes = listener.version('users');
+            return changes === undefined ? undefined : `${changes}:${writes.counts.users}`;
+          },
+          tracker: () => {
+            listener ??= changeListener(url);
+            const changes = listener.version('tracker');
+            return changes === undefined ? undefined : `${changes}:${writes.counts.tracker}`;
+          },
         },
         close: async () => {
           await listener?.close();
@@ -123,19 +130,24 @@ export function postgresDialect(url: string): Dialect {
       await sql`select pg_advisory_xact_lock(${ADMINISTRATORS_LOCK})`.execute(trx);
     },
 
-    /** Every statement that changes one of `tables` notifies CHANGE_CHANNEL with the schema as payload. */
-    async createChangeNotifications(db, tables) {
+    /**
+     * Every statement that changes one of `tables` notifies the channel of `data` (CHANGE_CHANNELS) with
+     * the schema as payload. PostgreSQL folds the same notification sent again in one transaction into
+     * one, so a batch of error reports is one notification however many statements it runs.
+     */
+    async createChangeNotifications(db, tables, data) {
+      const [functionName, triggerSuffix] = data === 'users' ? ['cmi_data_changed', 'changed'] : ['cmi_tracker_changed', 'tracker_changed'];
       await sql`
-        create or replace function cmi_data_changed() returns trigger language plpgsql as $$
+        create or replace function ${sql.raw(functionName)}() returns trigger language plpgsql as $$
         begin
-          perform pg_notify(${sql.lit(CHANGE_CHANNEL)}, current_schema());
+          perform pg_notify(${sql.lit(CHANGE_CHANNELS[data])}, current_schema());
           return null;
         end $$`.execute(db);
       for (const table of tables) {
         await sql`
-          create trigger ${sql.raw(`${table}_changed`)}
+          create trigger ${sql.raw(`${table}_${triggerSuffix}`)}
           after insert or update or delete or truncate on ${sql.table(table)}
-          for each statement execute function cmi_data_changed()`.execute(db);
+          for each statement execute function ${sql.raw(functionName)}()`.execute(db);
       }
     },
 

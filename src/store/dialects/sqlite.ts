@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { type CreateTableBuilder, Kysely, sql, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { Schema } from '../schema.js';
-import type { WriteCounter } from '../write-counter.js';
+import type { CachedData, WriteCounter } from '../write-counter.js';
 import type { Connection, Dialect } from './dialect.js';
 import { SqliteDriver } from './sqlite-driver.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
@@ -67,30 +67,39 @@ export function sqliteDialect(path: string): Dialect {
       const otherWrites = sqlite.prepare('PRAGMA data_version').pluck();
       let other = 0;
       let checkedAt = -Infinity;
-      // The version string is made again only when a count moved, not on every call.
-      let version = '';
-      let versionOther = -1;
-      let versionOwn = -1;
-      return {
-        db,
-        dataVersion: () => {
-          const now = performance.now();
-          if (now - checkedAt >= OTHER_PROCESS_CHECK_MS) {
-            try {
-              other = otherWrites.get() as number;
-            } catch {
-              // Unreadable for now (another process holds the database exclusively): cache nothing.
-              return undefined;
-            }
-            checkedAt = now;
+      /** Another process's writes, whatever they changed; undefined while unreadable. */
+      const othersCount = (): number | undefined => {
+        const now = performance.now();
+        if (now - checkedAt >= OTHER_PROCESS_CHECK_MS) {
+          try {
+            other = otherWrites.get() as number;
+          } catch {
+            // Unreadable for now (another process holds the database exclusively): cache nothing.
+            return undefined;
           }
-          if (versionOther !== other || versionOwn !== writes.count) {
-            versionOther = other;
-            versionOwn = writes.count;
-            version = `${other}:${writes.count}`;
+          checkedAt = now;
+        }
+        return other;
+      };
+      const versionOf = (data: CachedData) => {
+        // The version string is made again only when a count moved, not on every call.
+        let version = '';
+        let versionOther = -1;
+        let versionOwn = -1;
+        return (): string | undefined => {
+          const others = othersCount();
+          if (others === undefined) return undefined;
+          if (versionOther !== others || versionOwn !== writes.counts[data]) {
+            versionOther = others;
+            versionOwn = writes.counts[data];
+            version = `${others}:${versionOwn}`;
           }
           return version;
-        },
+        };
+      };
+      return {
+        db,
+        dataVersions: { users: versionOf('users'), tracker: versionOf('tracker') },
         close: () => db.destroy(),
       };
     },

@@ -8,6 +8,6 @@ import type { Dialect } from '../dialects/dialect.js';
  */
 export function changeNotificationsMigration(dialect: Dialect) {
   return {
-    up: (db: Kysely<unknown>) => dialect.createChangeNotifications(db, ['users', 'infrastructure_errors']),
+    up: (db: Kysely<unknown>) => dialect.createChangeNotifications(db, ['users', 'infrastructure_errors'], 'users'),
   };
 }

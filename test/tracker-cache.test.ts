@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import type { KyselyPlugin } from 'kysely';
+import { buildApp } from '../src/server/app.js';
+import { createTestApp, type TestApp } from './support/app.js';
+import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
+import { eventually } from './support/eventually.js';
+
+// The tracker's list pages and records are kept rendered until the tracker changes in any process
+// (docs/architecture.md#how-cached-pages-stay-right). Statements are counted to see a kept answer.
+describe('the error tracker\'s answers are kept until the tracker changes', () => {
+  let t: TestApp;
+  let app: FastifyInstance;
+  let other: { app: FastifyInstance; close(): Promise<void> };
+  let statements = 0;
+  // Counted as results arrive: a record's statement is compiled once and never passes transformQuery.
+  const counting: KyselyPlugin = {
+    transformQuery: ({ node }) => node,
+    transformResult: ({ result }) => {
+      statements += 1;
+      return Promise.resolve(result);
+    },
+  };
+
+  before(async () => {
+    t = await createTestApp();
+    app = await buildApp({ config: t.config, database: { ...t.database, db: t.database.db.withPlugin(counting) }, clock: t.time.clock, logger: false });
+    other = await t.secondProcess();
+  });
+  after(async () => {
+    await other.close();
+    await app.close();
+    await t.close();
+  });
+
+  const post = async (on: FastifyInstance, fields: Record<string, unknown>) => {
+    const res = await on.inject({
+      method: 'POST',
+      url: `${ERRORS}.json`,
+      headers: { authorization: t.adminAuth, 'content-type': 'application/json' },
+      payload: JSON.stringify(fields),
+    });
+    assert.ok(res.statusCode === 201 || res.statusCode === 200, res.body);
+    return (JSON.parse(res.body) as { infrastructure_error: { id: number } }).infrastructure_error.id;
+  };
+
+  /** GETs `url` as `authorization`; its status, body, X-Total and how many statements answering it took. */
+  const read = async (url: string, authorization = t.adminAuth) => {
+    const before = statements;
+    const res = await app.inject({ url, headers: { authorization } });
+    return { status: res.statusCode, body: res.body, total: res.headers['x-total'], statements: statements - before };
+  };
+  const counterIn = (body: string) => (JSON.parse(body) as { infrastructure_error: { counter: number } }).infrastructure_error.counter;
+
+  /** Reads `url` until it is kept (on PostgreSQL the version settles when the write's notification arrives). */
+  const kept = (url: string) =>
+    eventually(async () => {
+      await read(url);
+      assert.equal((await read(url)).statements, 0);
+    });
+
+  it('answers a record again with no statement, and anew after a repeat of it is counted', async () => {
+    const id = await post(app, { error_class: 'DiskFull', message: 'no space on /var', host: 'hv-1' });
+    const url = `${ERRORS}/${id}.json`;
+    await kept(url);
+    const first = await read(url);
+    assert.deepEqual([first.status, counterIn(first.body), first.statements], [200, 1, 0]);
+
+    await post(app, { error_class: 'DiskFull', message: 'no space on /var', host: 'hv-1' });
+    const second = await read(url);
+    assert.equal(second.status, 200);
+    assert.equal(counterIn(second.body), 2);
+    assert.ok(second.statements > 0);
+  });
+
+  it('answers a filtered list page again with no statement, and anew after a new error matches it', async () => {
+    const url = `${ERRORS}.json?host=hv-2&per_page=5`;
+    await post(app, { error_class: 'LinkDown', host: 'hv-2' });
+    await kept(url);
+    const first = await read(url);
+    assert.deepEqual([first.status, first.total, first.statements], [200, '1', 0]);
+
+    await post(app, { error_class: 'FanFailure', host: 'hv-2' });
+    const second = await read(url);
+    assert.deepEqual([second.status, second.total], [200, '2']);
+    assert.deepEqual((JSON.parse(second.body) as Array<{ infrastructure_error: { error_class: string } }>).map((e) => e.infrastructure_error.error_class), ['FanFailure', 'LinkDown']);
+  });
+
+  it('answers 404 for a kept record once it is deleted', async () => {
+    const id = await post(app, { error_class: 'Gone' });
+    const url = `${ERRORS}/${id}.json`;
+    await kept(url);
+    const deleted = await app.inject({ method: 'DELETE', url: `${ERRORS}/${id}.json`, headers: { authorization: t.adminAuth } });
+    assert.equal(deleted.statusCode, 204);
+    assert.deepEqual(await read(url).then(({ status, body }) => [status, body]), [404, NOT_FOUND_JSON]);
+  });
+
+  it('sees what another process records (SQLite\'s data_version; the tracker\'s own channel on PostgreSQL, migration 011)', async () => {
+    const id = await post(app, { error_class: 'FromAfar', host: 'hv-3' });
+    const url = `${ERRORS}/${id}.json`;
+    await kept(url);
+    await post(other.app, { error_class: 'FromAfar', host: 'hv-3' });
+    await eventually(async () => assert.equal(counterIn((await read(url)).body), 2));
+  });
+
+  it('never answers a kept record to an administrator who is one no longer', async () => {
+    const [bob] = await t.addUsers(1, 'admin');
+    const bobAuth = t.basic(bob!.login, 'shared-password');
+    const id = await post(app, { error_class: 'ForAdminsOnly' });
+    const url = `${ERRORS}/${id}.json`;
+    await eventually(async () => {
+      await read(url, bobAuth);
+      assert.deepEqual(await read(url, bobAuth).then(({ status, statements: n }) => [status, n]), [200, 0]);
+    });
+    const demoted = await app.inject({
+      method: 'PUT',
+      url: `/users/${bob!.id}.json`,
+      headers: { authorization: t.adminAuth, 'content-type': 'application/json' },
+      payload: JSON.stringify({ user: { role: 'user' } }),
+    });
+    assert.equal(demoted.statusCode, 204, demoted.body);
+    assert.deepEqual(await read(url, bobAuth).then(({ status, body }) => [status, body]), [403, FORBIDDEN_JSON]);
+  });
+});

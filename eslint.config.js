@@ -29,9 +29,9 @@ export default defineConfig(
     },
   },
   {
-    files: ['bin/**/*.js', 'eslint.config.js'],
+    files: ['bin/**/*.js', 'build/**/*.mjs', 'eslint.config.js'],
     extends: [js.configs.recommended],
-    // bin/cmi.js uses no Node global beyond the module scope; name any it comes to need here.
+    // bin/cmi.js and build/ use no Node global beyond the module scope; name any they come to need here.
     languageOptions: { sourceType: 'module' },
   },
 );

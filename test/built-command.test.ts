@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sym
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runProgram, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 
@@ -23,7 +23,7 @@ describe('the command as installed: bin/cmi.js running what `npm run build` comp
   let bin: string;
   before(() => {
     project = mkdtempSync(join(tmpdir(), 'cmi-built-'));
-    for (const entry of ['bin', 'src', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(ROOT, entry), join(project, entry), { recursive: true });
+    for (const entry of ['bin', 'build', 'src', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(ROOT, entry), join(project, entry), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'));
     bin = join(project, 'bin', 'cmi.js');
   });
@@ -43,7 +43,16 @@ describe('the command as installed: bin/cmi.js running what `npm run build` comp
     const sources = filesUnder(join(project, 'src')).filter((file) => file.endsWith('.ts'));
     assert.ok(sources.includes(join('store', 'migrations', 'index.ts')));
     const compiled = sources.flatMap((file) => [file.replace(/\.ts$/, '.js'), file.replace(/\.ts$/, '.js.map')]).sort();
-    assert.deepEqual(filesUnder(join(project, 'dist')).filter((file) => file.endsWith('.js') || file.endsWith('.map')), compiled);
+    const vendored = join('node_modules', 'kysely');
+    const built = filesUnder(join(project, 'dist'));
+    assert.deepEqual(built.filter((file) => !file.startsWith('node_modules') && (file.endsWith('.js') || file.endsWith('.map'))), compiled);
+    // kysely bundled into one file where dist/'s imports find it first (build/vendor-dependencies.mjs).
+    assert.deepEqual(built.filter((file) => file.startsWith('node_modules')), ['node_modules', vendored, join(vendored, 'index.js'), join(vendored, 'package.json')]);
+    const installed = JSON.parse(readFileSync(join(ROOT, 'node_modules', 'kysely', 'package.json'), 'utf8')) as { version: string };
+    const bundle = JSON.parse(readFileSync(join(project, 'dist', vendored, 'package.json'), 'utf8')) as { version: string; type: string };
+    assert.deepEqual([bundle.version, bundle.type], [installed.version, 'module']);
+    const resolved = await run(process.execPath, ['--input-type=module', '-e', "console.log(import.meta.resolve('kysely'))"], join(project, 'dist', 'store'));
+    assert.equal(resolved.stdout, `${pathToFileURL(join(project, 'dist', vendored, 'index.js')).href}\n`);
   });
 
   it('serves from dist/: the start-up lines, the version, and a fault recorded with a backtrace of dist/*.js frames', async () => {

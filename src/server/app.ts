@@ -36,6 +36,11 @@ import { sessionRoutes } from './routes/session.js';
 import { usersRoutes } from './routes/users.js';
 import { versionRoutes } from './routes/version.js';
 
+/** The schema compilers: none, since no route declares a schema; one that does fails at start. */
+function noRouteSchemas(): never {
+  throw new Error('cmi declares no route schemas: a route with one needs a schema compiler (src/server/app.ts)');
+}
+
 export interface AppOptions {
   config: Config;
   /** An open, migrated database. The app does not close it. */
@@ -110,6 +115,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // One hop: the address the nearest proxy saw, not whatever a client wrote into X-Forwarded-For.
     trustProxy: config.trustProxy ? (_address: string, hop: number) => hop < 1 : false,
     routerOptions: { maxParamLength: 200 },
+    // cmi declares no route schemas (it reads bodies and renders answers itself); without these fastify
+    // would load ajv and fast-json-stringify at every start for nothing (docs/operations.md#start-up).
+    schemaController: { compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas } },
     genReqId: (raw) => requestIdFrom(raw.headers['x-request-id'], randomUUID),
     rewriteUrl: rewriteRequestUrl,
     // A URL the router cannot even take apart (bad percent-encoding, a 10,000-character id): no such resource.

@@ -136,7 +136,7 @@ const ratioOf = (outcome: Outcome, over: Target['name'], under: Target['name']) 
   return median((outcome.runs.get(over) as WrkResult[]).map((run, k) => run.requestsPerSecond / (below[k] as WrkResult).requestsPerSecond));
 };
 const rateOf = (outcome: Outcome, target: Target['name']) => median((outcome.runs.get(target) as WrkResult[]).map((run) => run.requestsPerSecond));
-const latencyOf = (outcome: Outcome, which: 'p50' | 'p99') => median((outcome.runs.get('cmi') as WrkResult[]).map((run) => run[which]));
+const latencyOf = (outcome: Outcome, which: 'p50' | 'p99', target: Target['name'] = 'cmi') => median((outcome.runs.get(target) as WrkResult[]).map((run) => run[which]));
 const failedOf = (outcome: Outcome) => [...outcome.runs.values()].flat().reduce((sum, run) => sum + run.non2xx, 0);
 /** The figure a scenario's goal is about: cmi / raw, or for the 304 cmi's 304 / its 200. */
 const goalRatio = (scenario: Scenario, outcome: Outcome) => ratioOf(outcome, 'cmi', scenario.credentials === 'etag' ? 'cmi 200' : 'raw');
@@ -147,11 +147,11 @@ const setting = (outcome: Outcome) => `${DATABASE_NAMES[outcome.kind]}, \`--work
 function scenarioTable(scenario: Scenario, outcomes: Outcome[]): string {
   const etag = scenario.credentials === 'etag';
   const head = etag
-    ? '| database, workers | cmi 304 requests/s | cmi 200 requests/s | 304 / 200 | raw 304 requests/s | cmi 304 / raw | p50 ms | p99 ms | p99 < 5 ms | peak RSS MB |\n|---|---|---|---|---|---|---|---|---|---|'
-    : '| database, workers | cmi requests/s | raw requests/s | cmi / raw | p50 ms | p99 ms | p99 < 5 ms | peak RSS MB |\n|---|---|---|---|---|---|---|---|';
+    ? '| database, workers | cmi 304 requests/s | cmi 200 requests/s | 304 / 200 | raw 304 requests/s | cmi 304 / raw | p50 ms | p99 ms | p99 < 5 ms | raw p99 ms | peak RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|'
+    : '| database, workers | cmi requests/s | raw requests/s | cmi / raw | p50 ms | p99 ms | p99 < 5 ms | raw p99 ms | peak RSS MB |\n|---|---|---|---|---|---|---|---|---|';
   const rows = outcomes.map((outcome) => {
     const p99 = latencyOf(outcome, 'p99');
-    const tail = `${latencyOf(outcome, 'p50').toFixed(2)} | ${p99.toFixed(2)} | ${p99 < P99_GOAL_MS ? 'yes' : '**no**'} | ${rssText(outcome.rss)} |`;
+    const tail = `${latencyOf(outcome, 'p50').toFixed(2)} | ${p99.toFixed(2)} | ${p99 < P99_GOAL_MS ? 'yes' : '**no**'} | ${latencyOf(outcome, 'p99', 'raw').toFixed(2)} | ${rssText(outcome.rss)} |`;
     return etag
       ? `| ${setting(outcome)} | ${fmt(rateOf(outcome, 'cmi'))} | ${fmt(rateOf(outcome, 'cmi 200'))} | ${verdict(goalRatio(scenario, outcome), scenario.goal)} | ${fmt(rateOf(outcome, 'raw'))} | ${ratioOf(outcome, 'cmi', 'raw').toFixed(2)}x | ${tail}`
       : `| ${setting(outcome)} | ${fmt(rateOf(outcome, 'cmi'))} | ${fmt(rateOf(outcome, 'raw'))} | ${verdict(goalRatio(scenario, outcome), scenario.goal)} | ${tail}`;
@@ -179,8 +179,11 @@ export async function throughputSection(options: ThroughputOptions): Promise<str
     return `| ${scenario.name} | >= ${scenario.goal.toFixed(2)}x | ${cells.join(' | ')} |`;
   });
   const p99Row = settings.map((_, k) => {
-    const over = scenarios.filter((scenario) => latencyOf((results.get(scenario) as Outcome[])[k] as Outcome, 'p99') >= P99_GOAL_MS);
-    return over.length === 0 ? 'yes, every scenario' : `**no**: ${over.length} of ${scenarios.length}`;
+    const outcomes = scenarios.map((scenario) => (results.get(scenario) as Outcome[])[k] as Outcome);
+    const over = outcomes.filter((outcome) => latencyOf(outcome, 'p99') >= P99_GOAL_MS).length;
+    // The raw server's own p99 in the same runs: what the machine allowed, whatever the server.
+    const rawOver = outcomes.filter((outcome) => latencyOf(outcome, 'p99', 'raw') >= P99_GOAL_MS).length;
+    return `${over === 0 ? 'yes, every scenario' : `**no**: ${over} of ${scenarios.length}`} (raw: ${rawOver} of ${scenarios.length} over)`;
   });
   const rssRow = settings.map((_, k) => {
     const peak = Math.max(...scenarios.filter((scenario) => scenario.users).flatMap((scenario) => ((results.get(scenario) as Outcome[])[k] as Outcome).rss));
@@ -200,7 +203,9 @@ itself): the reference each cmi figure is a ratio to. With \`--workers 1\` cmi a
 0 and wrk to core 1; with \`--workers 2\` cmi's two workers, the raw server's two (node:cluster) and wrk all run on
 cores 0 and 1, since this 2-core machine has none to spare. wrk: 1 thread, ${CONNECTIONS} connections, \`--latency\`,
 ${options.seconds} s a run after ${warm} per target; ${options.rounds} rounds, the targets taking turns in each round.
-requests/s and p50/p99 (cmi's) are medians over the rounds, the ratios medians of the rounds' ratios. Peak RSS:
+requests/s and p50/p99 (cmi's, and the raw server's p99 beside them) are medians over the rounds, the ratios medians
+of the rounds' ratios: a raw p99 over ${P99_GOAL_MS} ms says the machine itself (the scheduler, wrk on a shared core) stalled
+requests that run, whatever served them. Peak RSS:
 VmHWM of each cmi process after the scenario (with \`--workers 2\`: the primary, then each worker).
 
 ### Figures to reach

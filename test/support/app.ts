@@ -51,7 +51,14 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
   const spool = mkdtempSync(join(tmpdir(), 'cmi-spool-'));
   const config = loadConfig({ DATABASE_URL: fresh.url, LOG_LEVEL: 'silent', CMI_SPOOL_DIR: spool, ...env });
   const database = openDatabase(config);
-  await migrateToLatest(database);
+  try {
+    await migrateToLatest(database);
+  } catch (error) {
+    // Nothing left open: a failed set-up fails its test instead of keeping the test file from exiting.
+    await database.close();
+    await fresh.drop().catch(() => {});
+    throw error;
+  }
   const time = testClock();
   const repository = usersRepository(database);
   const create = async (fields: { login: string; email: string; password: string }, role: Role, hash?: string) =>
@@ -73,6 +80,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
   const appDatabase = options.gate ? { ...database, db: options.gate.attach(database.db) } : database;
   const app = await buildApp({ config, database: appDatabase, clock: time.clock, logger: false, faultFlushIntervalMs: options.faultFlushIntervalMs });
   let added = 0;
+  let closing: Promise<void> | undefined;
   const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;
   return {
     app,
@@ -106,10 +114,14 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
       }
       return users;
     },
-    async close() {
-      await app.close();
-      await database.close();
-      await fresh.drop();
+    close() {
+      // Once only: an afterEach may close the app of a test before it whose own set-up then failed.
+      closing ??= (async () => {
+        await app.close();
+        await database.close();
+        await fresh.drop();
+      })();
+      return closing;
     },
   };
 }

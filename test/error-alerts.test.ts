@@ -11,7 +11,7 @@ import { type Database, openDatabase } from '../src/store/database.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { runCmi, startServer } from './support/cli.js';
 import { freshDatabase } from './support/database.js';
-import { ERRORS, FORBIDDEN_JSON, JSON_TYPE, report, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
+import { ERRORS, FORBIDDEN_JSON, JSON_TYPE, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';
 import { type WebhookReceiver, webhookReceiver } from './support/webhook-receiver.js';
 

@@ -33,7 +33,7 @@ export async function webhookReceiver(secret: string, answer: Answerer = () => (
       const timestamp = String(req.headers['x-cmi-timestamp'] ?? '');
       const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`);
       const given = Buffer.from(String(req.headers['x-cmi-signature'] ?? ''));
-      let json: Record<string, unknown> = {};
+      let json: Record<string, unknown>;
       try {
         json = JSON.parse(body) as Record<string, unknown>;
       } catch {

@@ -315,3 +315,22 @@ describe('alerts across a kill -9 and the cmi deliveries command', { timeout: 90
     }
   });
 });
+
+describe('webhook settings at start-up', () => {
+  it('a URL that is not http or https, or no secret with a URL, stops cmi serve with one line', async () => {
+    const fresh = await freshDatabase();
+    try {
+      const bad = await runCmi(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_ALERT_WEBHOOK_URL: 'ftp://hooks.example.com/x', CMI_WEBHOOK_SECRET: SECRET });
+      assert.equal(bad.code, 1);
+      assert.equal(bad.stdout, '');
+      assert.equal(bad.stderr, 'cmi: CMI_ALERT_WEBHOOK_URL must be an http or https URL of at most 2048 characters (got "ftp://hooks.example.com/x")\n');
+      const hidden = await runCmi(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_REPORT_WEBHOOK_URL: 'gopher://user:hunter2@example.com/', CMI_WEBHOOK_SECRET: SECRET });
+      assert.equal(hidden.stderr, 'cmi: CMI_REPORT_WEBHOOK_URL must be an http or https URL of at most 2048 characters (got "gopher://***@example.com/")\n');
+      const unsigned = await runCmi(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_ALERT_WEBHOOK_URL: 'https://hooks.example.com/x', CMI_WEBHOOK_SECRET: 'short' });
+      assert.equal(unsigned.code, 1);
+      assert.equal(unsigned.stderr, 'cmi: CMI_WEBHOOK_SECRET must be set, at least 16 characters, when CMI_REPORT_WEBHOOK_URL or CMI_ALERT_WEBHOOK_URL is\n');
+    } finally {
+      await fresh.drop();
+    }
+  });
+});

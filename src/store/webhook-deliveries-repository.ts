@@ -221,12 +221,6 @@ export function webhookDeliveriesRepository(database: Database) {
         .where('id', '=', id).returningAll().executeTakeFirst();
       return row && toDelivery(row);
     },
-
-    /** Deliveries that are finished and older than `before` are removed (retention). */
-    async prune(before: Date): Promise<number> {
-      const result = await db.deleteFrom('webhook_deliveries').where('state', '!=', 'pending').where('created_at', '<', before.toISOString()).executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
   };
 }
 

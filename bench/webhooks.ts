@@ -111,12 +111,18 @@ async function storm(kind: DatabaseKind, postgres: string | undefined, total: nu
     const started = performance.now();
     const ticks = 100;
     let acknowledged = 0;
+    const sent: Array<Promise<void>> = [];
+    // Sent on schedule whatever the answers (the clients queue what their sockets cannot take yet).
     for (let tick = 0; tick < ticks; tick++) {
       const due = started + tick * 100;
       if (performance.now() < due) await sleep(due - performance.now());
-      const batch = Array.from({ length: total / ticks }, (_, k) => clients[k % 2]!.post(`${BASE}.json`, report('storm')));
-      acknowledged += (await Promise.all(batch)).filter((answer) => answer.status === 200 || answer.status === 201).length;
+      for (let k = 0; k < total / ticks; k++) {
+        sent.push(clients[k % 2]!.post(`${BASE}.json`, report('storm')).then((answer) => {
+          if (answer.status === 200 || answer.status === 201) acknowledged += 1;
+        }));
+      }
     }
+    await Promise.all(sent);
     const seconds = (performance.now() - started) / 1000;
     for (const client of clients) client.close();
     await drained(database.url, hook.arrivals, 1, 30_000);
@@ -211,8 +217,9 @@ bench's own on 127.0.0.1, answering 204 and checking every signature) and \`CMI_
 is more than 100 occurrences within 60 s, the cooldown an hour, the outbox read each second, retries from
 1 s doubling.
 
-F: ${fmt(total)} reports of one new error, paced over 10 s (${fmt(total / 100)} every 100 ms, half to each process,
-16 keep-alive connections each); then the outbox drained. Required: exactly 1 new-error alert, at most 1 spike alert.
+F: ${fmt(total)} reports of one new error, sent on a schedule of 10 s (${fmt(total / 100)} every 100 ms, half to each process,
+16 keep-alive connections each, queued when all are busy); "seconds": until the last was answered (on this
+shared 2-core machine the servers may take longer than the schedule); then the outbox drained. Required: exactly 1 new-error alert, at most 1 spike alert.
 
 | database | reports | 2xx | seconds | new-error alerts | spike alerts | all signed |
 |---|---|---|---|---|---|---|

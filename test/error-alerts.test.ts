@@ -175,6 +175,15 @@ describe('alerts', { timeout: 60_000 }, () => {
     assert.ok(!logged.includes(SECRET) && !logged.includes('pa55word'), logged);
   });
 
+  it('closing the app cuts a try to a slow receiver short and gives the delivery back, uncounted', async () => {
+    const { receiver, t } = await setUp(() => ({ status: 200, delayMs: 60_000 }), { CMI_WEBHOOK_TIMEOUT: '600000' });
+    await reportNew(t, 'slow');
+    await eventually(() => assert.equal(receiver.received.length, 1));
+    await t.app.close();
+    const rows = await t.database.db.selectFrom('webhook_deliveries').select(['state', 'attempts', 'lease_owner', 'lease_until']).execute();
+    assert.deepEqual(rows.map((r) => [r.state, Number(r.attempts), r.lease_owner, r.lease_until]), [['pending', 0, null, null]]);
+  });
+
   it('a 410 stops every delivery to that URL', async () => {
     const { receiver, t } = await setUp(() => ({ status: 410 }));
     await reportNew(t, 'gone-1');

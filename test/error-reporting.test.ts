@@ -3,6 +3,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { createTestApp, type TestApp } from './support/app.js';
 import { runCmi } from './support/cli.js';
 import { ERRORS, FORBIDDEN_JSON, JSON_TYPE, NOT_FOUND_JSON, report, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
+import { eventually } from './support/eventually.js';
 import { type WebhookReceiver, webhookReceiver } from './support/webhook-receiver.js';
 
 // Reporting an error (docs/reporting-and-alerts.md#reporting-an-error) against a real receiver on a
@@ -195,6 +196,27 @@ describe('reporting an error', { timeout: 60_000 }, () => {
     assert.equal(missing.body, NOT_FOUND_JSON);
     assert.equal(receiver.received.length, 0);
     assert.equal(await reportedFlag(id), 0);
+  });
+});
+
+describe('reporting an error while cmi stops', () => {
+  it('a report waiting for a slow receiver answers 502 at once when the app closes, and the close does not wait for the receiver', async () => {
+    const receiver = await webhookReceiver(SECRET, () => ({ status: 200, delayMs: 60_000 }));
+    const t = await createTestApp({ CMI_REPORT_WEBHOOK_URL: receiver.url, CMI_WEBHOOK_SECRET: SECRET, CMI_WEBHOOK_TIMEOUT: '600000' });
+    try {
+      const created = await report(t, FAULT);
+      const id = (JSON.parse(created.body) as { infrastructure_error: { id: number } }).infrastructure_error.id;
+      const pending = t.app.inject({ method: 'POST', url: `${ERRORS}/${id}/report.json`, headers: { authorization: t.adminAuth } });
+      await eventually(() => assert.equal(receiver.received.length, 1));
+      const [res] = await Promise.all([pending, t.app.close()]);
+      assert.equal(res.statusCode, 502);
+      assert.equal(res.body, '{"errors":{"base":["cmi is stopping: the report was not delivered; it is not marked reported"]}}');
+      const row = await t.database.db.selectFrom('infrastructure_errors').select('reported').where('id', '=', id).executeTakeFirstOrThrow();
+      assert.equal(Number(row.reported), 0);
+    } finally {
+      await t.close();
+      await receiver.stop();
+    }
   });
 });
 

@@ -34,6 +34,8 @@ export function errorReporting(
   rendering: WebhookRendering,
   log: OutboxLog,
 ) {
+  // Cut short when the app closes: a stopping process does not wait for a slow receiver.
+  const stopping = new AbortController();
   const markReported = async (id: number): Promise<InfrastructureError> => {
     const record = await errors.markReported(id);
     if (!record) throw new NotFound();
@@ -61,20 +63,22 @@ export function errorReporting(
       const createdAt = clock();
       let attempt: Attempt = { status: null, excerpt: '' };
       let tries = 0;
-      while (tries < REPORT_TRIES) {
+      while (tries < REPORT_TRIES && !stopping.signal.aborted) {
         if (tries > 0) await wait(settings.reportBackoffMs * 2 ** (tries - 1));
         tries += 1;
-        attempt = await postWebhook(url, body, signedHeaders(settings.secret, deliveryId, body, clock()), settings.timeoutMs);
-        if (succeeded(attempt) || attempt.status === 410) break;
+        attempt = await postWebhook(url, body, signedHeaders(settings.secret, deliveryId, body, clock()), settings.timeoutMs, stopping.signal);
+        if (succeeded(attempt) || attempt.status === 410 || stopping.signal.aborted) break;
         log.warn({ code: 'CMI_WEBHOOK_FAILED', delivery: deliveryId, kind: 'report', error_id: id, url: displayUrl(url), attempts: tries, status: attempt.status, problem: attempt.problem, response: attempt.excerpt }, 'report delivery failed');
       }
       const delivered = succeeded(attempt);
+      const stopped = !delivered && stopping.signal.aborted;
       await deliveries.insertFinished({
         delivery_id: deliveryId, kind: 'report', error_id: id, url, body,
         state: delivered ? 'delivered' : 'failed', attempts: tries, last_status: attempt.status,
         created_at: createdAt, delivered_at: delivered ? clock() : null,
       });
       if (delivered) return markReported(id);
+      if (stopped) throw new BadGateway('cmi is stopping: the report was not delivered; it is not marked reported');
       if (attempt.status === 410) {
         await deliveries.markGone(url, clock());
         log.warn({ code: 'CMI_WEBHOOK_FAILED', delivery: deliveryId, kind: 'report', error_id: id, url: displayUrl(url), attempts: tries, status: 410, response: attempt.excerpt }, 'report receiver answered 410 Gone: nothing more is sent to this URL until it is changed');
@@ -82,6 +86,11 @@ export function errorReporting(
       }
       const outcome = attempt.status === null ? (attempt.problem ?? 'no answer') : `HTTP ${attempt.status}`;
       throw new BadGateway(`The report receiver did not accept the error after ${tries} tries (last: ${outcome}); it is not marked reported`);
+    },
+
+    /** The app is closing: tries in flight end now (their reports answer 502). */
+    stop(): void {
+      stopping.abort();
     },
 
     /** An outbox delivery of a report (a retried one) arrived: the error is reported now. */

@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { type ClientRequest, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
 /** The most of a receiver's answer that is read; the rest is dropped unread (docs/reporting-and-alerts.md#limits). */
@@ -40,34 +40,41 @@ export function displayUrl(url: string): string {
 export function postWebhook(url: string, body: string, headers: Record<string, string>, timeoutMs: number, stop?: AbortSignal): Promise<Attempt> {
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined = undefined;
+    let req: ClientRequest | undefined;
     const finish = (attempt: Attempt) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       stop?.removeEventListener('abort', onStop);
-      req.destroy();
+      req?.destroy();
       resolve(attempt);
     };
     const onStop = () => finish({ status: null, excerpt: '', problem: 'stopped' });
-    const send = url.startsWith('https:') ? httpsRequest : httpRequest;
-    const req = send(url, { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      const chunks: Buffer[] = [];
-      let read = 0;
-      const done = () => {
-        const text = Buffer.concat(chunks).toString('utf8').replace(/\p{Cc}+/gu, ' ').trim();
-        finish({ status: res.statusCode ?? null, excerpt: text.slice(0, LOGGED_CHARS) });
-      };
-      res.on('data', (chunk: Buffer) => {
-        const room = RESPONSE_READ_LIMIT - read;
-        chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
-        read += Math.min(chunk.length, room);
-        if (read >= RESPONSE_READ_LIMIT) done();
-      });
-      res.on('end', done);
-      res.on('error', done);
-    });
-    const timer = setTimeout(() => finish({ status: null, excerpt: '', problem: `no answer within ${timeoutMs} ms` }), timeoutMs);
     if (stop?.aborted) return onStop();
+    const send = url.startsWith('https:') ? httpsRequest : httpRequest;
+    try {
+      req = send(url, { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+        const chunks: Buffer[] = [];
+        let read = 0;
+        const done = () => {
+          const text = Buffer.concat(chunks).toString('utf8').replace(/\p{Cc}+/gu, ' ').trim();
+          finish({ status: res.statusCode ?? null, excerpt: text.slice(0, LOGGED_CHARS) });
+        };
+        res.on('data', (chunk: Buffer) => {
+          const room = RESPONSE_READ_LIMIT - read;
+          chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+          read += Math.min(chunk.length, room);
+          if (read >= RESPONSE_READ_LIMIT) done();
+        });
+        res.on('end', done);
+        res.on('error', done);
+      });
+    } catch (error) {
+      // A URL Node refuses (config.ts lets only http and https through): a failed try, never a throw.
+      return finish({ status: null, excerpt: '', problem: error instanceof Error ? error.message : String(error) });
+    }
+    timer = setTimeout(() => finish({ status: null, excerpt: '', problem: `no answer within ${timeoutMs} ms` }), timeoutMs);
     stop?.addEventListener('abort', onStop);
     req.on('error', (error: NodeJS.ErrnoException) => finish({ status: null, excerpt: '', problem: error.code ?? error.message }));
     req.end(body);

@@ -166,6 +166,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
   const retentionTimer = every(RETENTION_INTERVAL_MS, 60_000, () => retention.run(), background('retention'));
 
+  // Reports waiting for their receiver answer at once rather than hold the close up.
+  app.addHook('preClose', (done) => {
+    reporting.stop();
+    done();
+  });
   app.addHook('onClose', async () => {
     await outbox?.stop();
     sessions.stop();

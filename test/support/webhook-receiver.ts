@@ -25,6 +25,7 @@ export async function webhookReceiver(secret: string, answer: Answerer = () => (
   const received: Received[] = [];
   let answerer = answer;
   const sockets = new Set<import('node:net').Socket>();
+  const delayed = new Set<NodeJS.Timeout>();
   const make = () => http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -42,10 +43,12 @@ export async function webhookReceiver(secret: string, answer: Answerer = () => (
       const entry: Received = { path: req.url ?? '', headers: req.headers, body, json, signatureValid: given.length === expected.length && timingSafeEqual(given, expected) };
       received.push(entry);
       const { status, delayMs = 0, body: answerBody = '' } = answerer(entry, received.length - 1);
-      setTimeout(() => {
+      const timer = setTimeout(() => {
+        delayed.delete(timer);
         if (res.destroyed) return;
         res.writeHead(status, { 'content-type': 'text/plain' }).end(answerBody);
       }, delayMs);
+      delayed.add(timer);
     });
   });
   let server = make();
@@ -70,6 +73,8 @@ export async function webhookReceiver(secret: string, answer: Answerer = () => (
     async stop() {
       if (!up) return;
       up = false;
+      for (const timer of delayed) clearTimeout(timer);
+      delayed.clear();
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
     },

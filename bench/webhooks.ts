@@ -26,8 +26,8 @@ export interface WebhooksOptions {
   failures: string[];
 }
 
-const PORTS = [3321, 3322];
-const RECEIVER_PORT = 3323;
+const PORTS = [3351, 3352];
+const RECEIVER_PORT = 3353;
 const SECRET = 'bench-webhook-secret-0123456789';
 const BASE = '/sysadmin_tools/infrastructure/errors';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

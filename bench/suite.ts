@@ -8,6 +8,7 @@
  *                                                  a schema of its own, dropped after
  *   npm run bench -- --only throughput,start       some sections; the others stay as the document has them
  *   npm run bench -- --only errors --errors C,D    some of the error tracker's scenarios (A-E)
+ *   npm run bench -- --only webhooks               the alert counts (a storm of one error, a receiver down 30 s)
  *   npm run bench -- --workers 1                   the throughput figures with --workers 1 only (default 1,2)
  *   npm run bench -- --quick                       about a minute, small data: writes .bench/quick.md
  *                                                  (and .bench/bench-*.svg), never docs/
@@ -22,6 +23,7 @@ import { scaleSection } from './scale.js';
 import { startSection } from './start.js';
 import { buildDist, ROOT } from './support.js';
 import { throughputSection } from './throughput.js';
+import { webhooksSection } from './webhooks.js';
 import { workersSection } from './workers.js';
 import { ensureWrk } from './wrk.js';
 
@@ -70,7 +72,7 @@ const fresh = new Map<string, string>();
 const started = performance.now();
 // Scale first: it grows each shared database from 1,000 users to the largest size, which the
 // throughput and start sections then use as it is.
-const order: SectionName[] = ['scale', 'throughput', 'start', 'errors', 'auth', 'workers'];
+const order: SectionName[] = ['scale', 'throughput', 'start', 'errors', 'auth', 'workers', 'webhooks'];
 try {
   for (const name of order.filter((section) => ONLY.includes(section))) {
     console.log(`== ${name}`);
@@ -80,6 +82,7 @@ try {
     else if (name === 'start') text = await startSection({ info, data, kinds, users: settings.users, starts: 3 });
     else if (name === 'errors') text = await errorsSection({ info, data, postgres: POSTGRES, quick: QUICK, scenarios: ERRORS, failures });
     else if (name === 'auth') text = await authSection({ info, rounds: QUICK ? 3 : 5, seconds: QUICK ? 1 : 4 });
+    else if (name === 'webhooks') text = await webhooksSection({ info, kinds, postgres: POSTGRES, quick: QUICK, failures });
     else text = await workersSection({ info, rounds: QUICK ? 3 : 5, seconds: QUICK ? 1 : 5 });
     console.log(text);
     fresh.set(name, text);

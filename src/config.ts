@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { userLimits } from './domain/limits.js';
+import type { WebhookSettings } from './domain/webhook-events.js';
+import { displayUrl } from './domain/webhook-sender.js';
 import { dialectFor, displayDatabaseUrl } from './store/dialects/database-url.js';
 import type { PoolSettings } from './store/dialects/dialect.js';
 
@@ -51,9 +53,16 @@ export interface Config {
     /** Where a dying process leaves the faults it could not write. */
     spoolDirectory: string;
   };
+  /** Reports and alerts (docs/reporting-and-alerts.md). */
+  webhooks: WebhookSettings;
   /** Test and benchmark switch: a request with `X-Cmi-Inject-Fault: 1` fails (`capture`) and is recorded, or not (`uncaptured`). */
   faultInjection: 'off' | 'capture' | 'uncaptured';
 }
+
+
+/** The longest webhook URL accepted. */
+const MAX_URL_CHARS = 2048;
+const MIN_SECRET_CHARS = 16;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
@@ -101,6 +110,18 @@ export const SETTINGS = {
   CMI_ERRORS_RATE_LIMIT: { default: '2000', help: 'error reports one credential may send a second, per process; then 429' },
   CMI_ERRORS_QUEUE: { default: '10000', help: 'error reports that may wait for the database, per process; then 503' },
   CMI_SPOOL_DIR: { default: './data/spool', help: 'where a crashing process leaves faults for the next start to record' },
+  CMI_REPORT_WEBHOOK_URL: { default: undefined, help: 'http(s) URL that POST .../errors/:id/report delivers the error to before marking it reported; unset: it only marks it' },
+  CMI_ALERT_WEBHOOK_URL: { default: undefined, help: 'http(s) URL that new and spiking errors are announced to; unset: no alerts' },
+  CMI_WEBHOOK_SECRET: { default: undefined, help: `key (at least ${MIN_SECRET_CHARS} characters) that signs every delivery; required with either URL` },
+  CMI_PUBLIC_URL: { default: undefined, help: 'the address links in webhook bodies start with; unset: http://HOST:PORT' },
+  CMI_WEBHOOK_TIMEOUT: { default: '5000', help: 'a webhook try must be answered within this many ms' },
+  CMI_REPORT_BACKOFF: { default: '1000', help: 'ms before a report\'s second try (its third waits twice as long); 3 tries, then 502' },
+  CMI_WEBHOOK_RETRY_BASE: { default: '1000', help: 'ms before an alert\'s first retry; each next waits twice as long, at most an hour' },
+  CMI_WEBHOOK_RETRY_FOR: { default: '86400', help: 'seconds an alert is retried after it was queued; then it is failed' },
+  CMI_WEBHOOK_POLL_INTERVAL: { default: '1000', help: 'ms between two reads of the outbox by each process' },
+  CMI_ALERT_SPIKE_THRESHOLD: { default: '100', help: 'an error spikes when it occurs more than this many times within CMI_ALERT_SPIKE_WINDOW' },
+  CMI_ALERT_SPIKE_WINDOW: { default: '60', help: 'the spike window, in seconds' },
+  CMI_ALERT_COOLDOWN: { default: '3600', help: 'seconds after a spike alert before the same error may send another' },
   CMI_FAULT_INJECTION: { default: 'off', help: 'tests and benchmarks only: capture or uncaptured makes requests with X-Cmi-Inject-Fault: 1 fail' },
   CMI_ADMIN_LOGIN: { default: 'admin', help: 'login of the administrator created on an empty database' },
   CMI_ADMIN_EMAIL: { default: 'admin@localhost', help: 'its email' },
@@ -170,9 +191,31 @@ export function loadConfig(source: Source = process.env): Config {
   if (adminPassword !== undefined && [...adminPassword].length < userLimits.passwordMinChars) {
     throw new ConfigError(`CMI_ADMIN_PASSWORD must be at least ${userLimits.passwordMinChars} characters`);
   }
+  const port = integer('PORT', 0, 65_535);
+  const webhookUrl = (name: SettingName): string | undefined => {
+    const value = raw(name);
+    if (value === undefined) return undefined;
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(value);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || value.length > MAX_URL_CHARS) {
+      throw new ConfigError(`${name} must be an http or https URL of at most ${MAX_URL_CHARS} characters (got ${JSON.stringify(parsed ? displayUrl(value) : value.slice(0, 100))})`);
+    }
+    return value;
+  };
+  const reportUrl = webhookUrl('CMI_REPORT_WEBHOOK_URL');
+  const alertUrl = webhookUrl('CMI_ALERT_WEBHOOK_URL');
+  const secret = raw('CMI_WEBHOOK_SECRET') ?? '';
+  if ((reportUrl !== undefined || alertUrl !== undefined) && [...secret].length < MIN_SECRET_CHARS) {
+    throw new ConfigError(`CMI_WEBHOOK_SECRET must be set, at least ${MIN_SECRET_CHARS} characters, when CMI_REPORT_WEBHOOK_URL or CMI_ALERT_WEBHOOK_URL is`);
+  }
+  const publicUrl = (webhookUrl('CMI_PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   return {
     host,
-    port: integer('PORT', 0, 65_535),
+    port,
     databaseUrl,
     pool: {
       size: integer('CMI_DB_POOL', 1, 1000),
@@ -207,6 +250,20 @@ export function loadConfig(source: Source = process.env): Config {
       ingestPerSecond: integer('CMI_ERRORS_RATE_LIMIT', 1, 1_000_000),
       maxPending: integer('CMI_ERRORS_QUEUE', 1, 1_000_000),
       spoolDirectory: text('CMI_SPOOL_DIR'),
+    },
+    webhooks: {
+      reportUrl,
+      alertUrl,
+      secret,
+      publicUrl,
+      timeoutMs: integer('CMI_WEBHOOK_TIMEOUT', 10, 600_000),
+      reportBackoffMs: integer('CMI_REPORT_BACKOFF', 0, 600_000),
+      retryBaseMs: integer('CMI_WEBHOOK_RETRY_BASE', 1, 3_600_000),
+      retryForSeconds: integer('CMI_WEBHOOK_RETRY_FOR', 1, 30 * 86_400),
+      pollIntervalMs: integer('CMI_WEBHOOK_POLL_INTERVAL', 10, 3_600_000),
+      spikeThreshold: integer('CMI_ALERT_SPIKE_THRESHOLD', 1, 1_000_000_000),
+      spikeWindowSeconds: integer('CMI_ALERT_SPIKE_WINDOW', 1, 86_400),
+      cooldownSeconds: integer('CMI_ALERT_COOLDOWN', 0, 30 * 86_400),
     },
     faultInjection: oneOf('CMI_FAULT_INJECTION', ['off', 'capture', 'uncaptured'] as const),
   };

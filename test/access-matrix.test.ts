@@ -146,6 +146,19 @@ const ENDPOINTS: Endpoint[] = [
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 201 },
     destructive: true,
   },
+  {
+    name: 'POST /sysadmin_tools/infrastructure/errors/1/report.json',
+    method: 'POST',
+    url: () => '/sysadmin_tools/infrastructure/errors/1/report.json',
+    expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 },
+    destructive: true,
+  },
+  {
+    name: 'GET /sysadmin_tools/infrastructure/deliveries.json',
+    method: 'GET',
+    url: () => '/sysadmin_tools/infrastructure/deliveries.json',
+    expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 },
+  },
 ];
 
 /** admin, alice, bob (user001) and a second administrator (user002), and one recorded infrastructure error. */

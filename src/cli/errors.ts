@@ -2,13 +2,17 @@ import type { Config } from '../config.js';
 import { OPERATOR } from '../domain/authorization.js';
 import { systemClock } from '../domain/clock.js';
 import { NotFound } from '../domain/errors.js';
+import { errorReporting } from '../domain/error-reporting.js';
 import { HISTOGRAM_KEPT_DAYS, infrastructureErrors } from '../domain/infrastructure-errors.js';
+import { displayUrl } from '../domain/webhook-sender.js';
 import type { InfrastructureError } from '../domain/records.js';
 import { formatDatetime } from '../render/datetime.js';
 import { renderJson } from '../render/json.js';
+import { webhookRendering } from '../render/webhook-json.js';
 import { infrastructureErrorResource as resource } from '../resources/infrastructure-error.js';
 import type { Database } from '../store/database.js';
 import { infrastructureErrorsRepository } from '../store/infrastructure-errors-repository.js';
+import { webhookDeliveriesRepository } from '../store/webhook-deliveries-repository.js';
 import { UsageError } from './usage-error.js';
 
 /** The filters of `cmi errors list`, as its options give them. */
@@ -47,7 +51,16 @@ function parseErrorId(raw: string): number {
  * administrator may), through the same service and query rules as the HTTP API (docs/operations.md#cmi-errors).
  */
 export function errorCommands(database: Database, config: Config) {
-  const tracker = infrastructureErrors(infrastructureErrorsRepository(database), systemClock, config.errors);
+  const errors = infrastructureErrorsRepository(database);
+  const tracker = infrastructureErrors(errors, systemClock, config.errors);
+  // A failed try is told on stderr in one line; the final refusal is the command's error (docs/operations.md#report).
+  const reporting = errorReporting(tracker, errors, webhookDeliveriesRepository(database), systemClock, config.webhooks, webhookRendering, {
+    warn: (fields) => {
+      const { attempts, status, problem } = fields as { attempts: number; status: number | null; problem?: string };
+      console.error(`cmi: try ${attempts} of the report failed (${status === null ? (problem ?? 'no answer') : `HTTP ${status}`})`);
+    },
+    info: () => undefined,
+  });
 
   /** The error, or the one-line refusal `cmi: no infrastructure error N`. */
   const find = async (raw: string): Promise<InfrastructureError> => {
@@ -115,6 +128,15 @@ export function errorCommands(database: Database, config: Config) {
         ...table([['HOST', 'COUNT'], ...hosts.items.map((h) => [cell(h.value ?? '-'), String(h.count)])], '  '),
       ];
       return lines.join('\n');
+    },
+
+    /** POST .../errors/:id/report from the command line: delivered first when CMI_REPORT_WEBHOOK_URL is set. */
+    async report(raw: string): Promise<string> {
+      const record = await find(raw);
+      if (record.reported) return `Infrastructure error ${record.id} was already reported; nothing sent`;
+      await reporting.report(OPERATOR, record.id);
+      const url = config.webhooks.reportUrl;
+      return `Reported infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})${url === undefined ? '' : ` to ${displayUrl(url)}`}`;
     },
 
     async remove(raw: string): Promise<string> {

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, SETTINGS, type Setting } from '../config.js';
 import { ClientError } from '../domain/errors.js';
 import { userLimits } from '../domain/limits.js';
 import { type Database, migrateToLatest, openDatabase } from '../store/database.js';
+import { deliveryCommands } from './deliveries.js';
 import { errorCommands, type ErrorListOptions } from './errors.js';
 import { serve } from './serve.js';
 import { UsageError } from './usage-error.js';
@@ -191,11 +192,38 @@ errors
   .description('print an error, its latest occurrences and the hosts it occurred on')
   .option('--json', 'print the record as the API answers it')
   .action(async (id: string, options: { json?: boolean }) => onErrors((c) => c.show(id, options.json === true))());
+errors
+  .command('report <id>')
+  .description('mark an error reported, delivering it first to CMI_REPORT_WEBHOOK_URL when that is set')
+  .action(async (id: string) => onErrors((c) => c.report(id))());
 errors.command('delete <id>').description('delete an error and everything kept about it').action(async (id: string) => onErrors((c) => c.remove(id))());
 errors
   .command('prune')
   .description('remove errors not seen for CMI_ERRORS_RETENTION_DAYS days and old hourly counts, now')
   .action(async () => onErrors((c) => c.prune())());
+
+const deliveries = program.command('deliveries').description('the webhook deliveries (reports and alerts) in the configured database');
+
+const onDeliveries = (run: (commands: ReturnType<typeof deliveryCommands>) => Promise<string>) => async () =>
+  console.log(await withDatabase((database) => run(deliveryCommands(database, loadConfig()))));
+
+deliveries
+  .command('list')
+  .description('list deliveries, the oldest first')
+  .option('--state <state>', 'only pending, failed or delivered ones')
+  .option('--json', 'print the JSON array the API answers')
+  .option('--page <n>', 'page', '1')
+  .option('--per-page <n>', 'deliveries a page', '100')
+  .action(async (options: { state?: string; json?: boolean; page: string; perPage: string }) => {
+    const page = Number(options.page);
+    const perPage = Number(options.perPage);
+    if (!Number.isInteger(page) || page < 1 || !Number.isInteger(perPage) || perPage < 1) throw new UsageError('--page and --per-page must be positive integers');
+    await onDeliveries((c) => c.list(options.state, page, perPage, options.json === true))();
+  });
+deliveries
+  .command('retry <id>')
+  .description('send a delivery again (same id and body), now, from a running cmi serve')
+  .action(async (id: string) => onDeliveries((c) => c.retry(id))());
 
 try {
   await program.parseAsync();

@@ -61,6 +61,12 @@ export class TooManyRequests extends ClientError {
   }
 }
 
+/** A receiver cmi had to deliver to did not take it (a report: docs/reporting-and-alerts.md#reporting-an-error). */
+export class BadGateway extends ClientError {
+  readonly status = 502;
+  readonly code = 'CMI_ERR_BAD_GATEWAY';
+}
+
 /**
  * The database cannot serve now (unreachable, hung, locked by another process, full): 503 with
  * Retry-After, never a 500, and not recorded as a fault (recording needs the database too).

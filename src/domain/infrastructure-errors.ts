@@ -9,6 +9,7 @@ import type { InfrastructureError, Page } from './records.js';
 import {
   type BreakdownDimension, type ErrorReport, hourOf, type InfrastructureErrorsRepository, type SampleSize, type StoredOccurrence,
 } from '../store/infrastructure-errors-repository.js';
+import type { AlertPlan } from '../store/webhook-deliveries-repository.js';
 
 type Query = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -23,6 +24,12 @@ export interface TrackerSettings {
   retentionDays: number;
 }
 
+/** Alerts (docs/reporting-and-alerts.md#alerts): the plan each batch follows, and who to tell once alerts are queued. */
+export interface TrackerAlerts {
+  plan: () => AlertPlan;
+  queued: () => void;
+}
+
 export const HISTOGRAM_PERIODS = { '24h': { buckets: 24, hours: 1 }, '7d': { buckets: 168, hours: 1 }, '30d': { buckets: 30, hours: 24 } } as const;
 export type HistogramPeriod = keyof typeof HISTOGRAM_PERIODS;
 
@@ -30,8 +37,16 @@ export type HistogramPeriod = keyof typeof HISTOGRAM_PERIODS;
 export const HISTOGRAM_KEPT_DAYS = 31;
 
 /** The tracker (docs/api.md#infrastructure-errors): administrators read, report and delete errors. */
-export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock, settings: TrackerSettings) {
-  const ingestion = groupCommit((reports: ErrorReport[]) => repository.recordBatch(reports, settings.sample), {
+export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock, settings: TrackerSettings, alerts?: TrackerAlerts) {
+  /** Writes a batch; the alerts it causes are queued in its transaction and sent once it commits. */
+  const record = async (reports: ErrorReport[]) => {
+    if (!alerts) return repository.recordBatch(reports, settings.sample);
+    let queued = 0;
+    const answers = await repository.recordBatch(reports, settings.sample, () => ({ ...alerts.plan(), queued: (count) => (queued += count) }));
+    if (queued > 0) alerts.queued();
+    return answers;
+  };
+  const ingestion = groupCommit(record, {
     maxPending: settings.maxPending,
     maxBatch: 1000,
   });
@@ -65,7 +80,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     },
 
     /** Reports recorded with no one acting (cmi's own faults): all in one transaction, or none. */
-    recordReports: (reports: ErrorReport[]) => repository.recordBatch(reports, settings.sample),
+    recordReports: record,
 
     async remove(actor: Actor, id: number): Promise<void> {
       assertAdmin(actor);

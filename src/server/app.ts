@@ -6,7 +6,12 @@ import { authenticator } from '../domain/authentication.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { healthService } from '../domain/health.js';
 import { type FaultCapture, faultCapture } from '../domain/fault-capture.js';
+import { alertPlanner } from '../domain/error-alerts.js';
+import { errorReporting } from '../domain/error-reporting.js';
 import { infrastructureErrors } from '../domain/infrastructure-errors.js';
+import { webhookDeliveries } from '../domain/webhook-deliveries.js';
+import { webhookOutbox } from '../domain/webhook-outbox.js';
+import { webhookRendering } from '../render/webhook-json.js';
 import { every, retentionJob } from '../domain/retention.js';
 import { newSessionSecret, sessionTokensOnceKeyed } from '../domain/sessions.js';
 import { lockout } from '../domain/lockout.js';
@@ -20,6 +25,7 @@ import { loginFailuresRepository } from '../store/login-failures-repository.js';
 import { revokedSessionsRepository } from '../store/revoked-sessions-repository.js';
 import { settingsRepository } from '../store/settings-repository.js';
 import { usersRepository } from '../store/users-repository.js';
+import { webhookDeliveriesRepository } from '../store/webhook-deliveries-repository.js';
 import { registerBodyParsers } from './body-parsers.js';
 import { limitConnections, registerBodyTimeout, requestTimeoutOptions } from './connections.js';
 import type { AppContext } from './context.js';
@@ -30,6 +36,7 @@ import { registerFaultInjection } from './hooks/fault-injection.js';
 import { requestIdFrom, rewriteRequestUrl } from './hooks/request-context.js';
 import { registerRequestGate } from './hooks/request-gate.js';
 import { registerResponseHeaders } from './hooks/response-headers.js';
+import { deliveriesRoutes } from './routes/deliveries.js';
 import { infrastructureErrorsRoutes } from './routes/infrastructure-errors.js';
 import { healthRoutes } from './routes/health.js';
 import { sessionRoutes } from './routes/session.js';
@@ -81,7 +88,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     accountMaxFailures: config.lockoutAccountMaxFailures,
     windowSeconds: config.lockoutWindowSeconds,
   });
-  const tracker = infrastructureErrors(infrastructureErrorsRepository(database), clock, config.errors);
+  const errorsRepository = infrastructureErrorsRepository(database);
+  const deliveries = webhookDeliveriesRepository(database);
+  // Reports and alerts (docs/reporting-and-alerts.md). Their failures go to the app's log (made
+  // below, before anything is sent), never to fault capture: a failed alert must not raise one.
+  const webhookLog = {
+    warn: (fields: Record<string, unknown>, message: string) => app.log.warn(fields, message),
+    info: (fields: Record<string, unknown>, message: string) => app.log.info(fields, message),
+  };
+  const { webhooks } = config;
+  const plan = alertPlanner(webhooks, clock, webhookRendering);
+  const tracker = infrastructureErrors(errorsRepository, clock, config.errors, plan && { plan, queued: () => outbox?.wake() });
+  const reporting = errorReporting(tracker, errorsRepository, deliveries, clock, webhooks, webhookRendering, webhookLog);
+  const outbox = webhooks.alertUrl !== undefined || webhooks.reportUrl !== undefined
+    ? webhookOutbox(deliveries, clock, webhooks, webhookLog, async (delivery) => {
+      if (delivery.kind === 'report') await reporting.delivered(delivery.error_id);
+    })
+    : undefined;
   const version = installationVersion();
   const faults = faultCapture(tracker.recordReports, clock, { host: hostname(), version }, {
     flushIntervalMs: options.faultFlushIntervalMs ?? 1000,
@@ -92,6 +115,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clock,
     users: usersService(users, clock, cache.credentialsChanged, guesses),
     infrastructureErrors: tracker,
+    errorReporting: reporting,
+    webhookDeliveries: webhookDeliveries(deliveries, clock, () => outbox?.wake()),
     authenticator: authenticator({
       users,
       revokedSessions: revokedSessionsRepository(database),
@@ -140,6 +165,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   sessionRoutes(app, context);
   healthRoutes(app, context);
   infrastructureErrorsRoutes(app, context);
+  deliveriesRoutes(app, context);
 
   const retention = retentionJob(() => tracker.prune(), { claim: (name, until, now) => settings.claimLease(name, until, now) }, clock, RETENTION_INTERVAL_MS);
   const background = (component: string) => (error: unknown) => {
@@ -148,13 +174,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
   const retentionTimer = every(RETENTION_INTERVAL_MS, 60_000, () => retention.run(), background('retention'));
 
+  // Reports waiting for their receiver answer at once rather than hold the close up.
+  app.addHook('preClose', (done) => {
+    reporting.stop();
+    done();
+  });
   app.addHook('onClose', async () => {
+    await outbox?.stop();
     sessions.stop();
     await retentionTimer.stop();
     await tracker.drained();
     await faults.stop();
   });
   await app.ready();
+  outbox?.start();
   // Faults a process that crashed left behind (docs/operations.md#faults-of-cmi).
   const spool = faultSpool(config.errors.spoolDirectory);
   for (const { reports, done } of spool.take()) {

@@ -2,7 +2,9 @@ import type { Config } from '../config.js';
 import type { Authenticator } from '../domain/authentication.js';
 import type { Clock } from '../domain/clock.js';
 import type { HealthService } from '../domain/health.js';
+import type { ErrorReporting } from '../domain/error-reporting.js';
 import type { InfrastructureErrors } from '../domain/infrastructure-errors.js';
+import type { WebhookDeliveries } from '../domain/webhook-deliveries.js';
 import type { User } from '../domain/records.js';
 import type { SessionClaims } from '../domain/sessions.js';
 import type { UsersService } from '../domain/users.js';
@@ -15,6 +17,8 @@ export interface AppContext {
   clock: Clock;
   users: UsersService;
   infrastructureErrors: InfrastructureErrors;
+  errorReporting: ErrorReporting;
+  webhookDeliveries: WebhookDeliveries;
   authenticator: Authenticator;
   health: HealthService;
   version: string;

@@ -3,6 +3,7 @@ import type { InfrastructureError } from '../domain/records.js';
 import type { Database } from './database.js';
 import { type Dialect, likeContaining } from './dialects/dialect.js';
 import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from './schema.js';
+import { type AlertPlan, enqueueAlerts } from './webhook-deliveries-repository.js';
 
 /** One report of an error, validated and truncated, as the tracker stores it. */
 export interface ErrorReport {
@@ -173,6 +174,7 @@ async function deleteErrors(trx: Kysely<Schema>, ids: number[]): Promise<number>
     await trx.deleteFrom('error_occurrences').where('error_id', 'in', part).execute();
     await trx.deleteFrom('error_histogram').where('error_id', 'in', part).execute();
     await trx.deleteFrom('error_breakdown').where('error_id', 'in', part).execute();
+    await trx.deleteFrom('error_alerts').where('error_id', 'in', part).execute();
   }
   return deleted;
 }
@@ -228,9 +230,10 @@ export function infrastructureErrorsRepository(database: Database) {
      * upsert per distinct error (counter + n, atomic in the database: exact in any number of
      * processes), the hourly and per-host/component counts likewise, and the occurrences the sample
      * keeps. Answers, for each report in order, the record as the transaction left it and whether this
-     * report created it.
+     * report created it. With `alerts` (a function of the time the transaction begins), the alerts
+     * the batch causes go into the outbox in the same transaction (store/webhook-deliveries-repository.ts).
      */
-    async recordBatch(reports: readonly ErrorReport[], sample: SampleSize): Promise<Array<{ record: InfrastructureError; created: boolean }>> {
+    async recordBatch(reports: readonly ErrorReport[], sample: SampleSize, alerts?: () => AlertPlan): Promise<Array<{ record: InfrastructureError; created: boolean }>> {
       const groups = groupByFingerprint(reports);
       const outcome = new Map<string, { record: InfrastructureError; created: boolean }>();
       await db.transaction().execute(async (trx) => {
@@ -332,6 +335,10 @@ export function infrastructureErrorsRepository(database: Database) {
             .where('error_id', '=', errorId).where('ordinal', '>', sample.first).where('ordinal', '<=', upTo)
             .execute();
         }
+        if (alerts) {
+          const outcomes = groups.map((group) => ({ ...(outcome.get(group.fingerprint) as { record: InfrastructureError; created: boolean }), added: group.count }));
+          await enqueueAlerts(trx, outcomes, alerts());
+        }
       });
       const answers: Array<{ record: InfrastructureError; created: boolean }> = [];
       const answered = new Set<string>();
@@ -362,6 +369,12 @@ export function infrastructureErrorsRepository(database: Database) {
         .limit(limit).offset(offset)
         .execute();
       return { items: rows.map(toRecord), total };
+    },
+
+    /** Marks an error reported (its other fields as they were); undefined when there is none. */
+    async markReported(id: number): Promise<InfrastructureError | undefined> {
+      const row = await db.updateTable('infrastructure_errors').set({ reported: 1 }).where('id', '=', id).returningAll().executeTakeFirst();
+      return row && toRecord(row);
     },
 
     /** Deletes one error and all that is kept about it; false when there was none. */

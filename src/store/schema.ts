@@ -122,6 +122,42 @@ export interface ErrorCountsTable {
   errors: number;
 }
 
+/** The outbox of reports and alerts (migration 010, docs/reporting-and-alerts.md). */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  /** The X-Cmi-Delivery header: the same on every try. */
+  delivery_id: string;
+  kind: 'report' | 'new' | 'spike';
+  error_id: number;
+  url: string;
+  /** The JSON body, exactly as sent on every try. */
+  body: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  /** The receiver's last HTTP status; null when none answered (refused, timed out). */
+  last_status: number | null;
+  created_at: string;
+  next_attempt_at: string;
+  delivered_at: string | null;
+  /** The claim of the process sending it now, and until when it holds (migration 010). */
+  lease_owner: string | null;
+  lease_until: string | null;
+}
+
+/** Per error: the spike window and the last spike alert (migration 010). */
+export interface ErrorAlertsTable {
+  error_id: number;
+  window_started_at: string;
+  window_count: number;
+  spike_alerted_at: string | null;
+}
+
+/** Receivers that answered 410 Gone (migration 010). */
+export interface WebhookGoneUrlsTable {
+  url: string;
+  gone_at: string;
+}
+
 export type ErrorCountDimension = 'all' | 'reported' | 'error_class' | 'host' | 'component';
 
 export interface Schema {
@@ -137,4 +173,7 @@ export interface Schema {
   error_histogram: ErrorHistogramTable;
   error_breakdown: ErrorBreakdownTable;
   error_counts: ErrorCountsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  error_alerts: ErrorAlertsTable;
+  webhook_gone_urls: WebhookGoneUrlsTable;
 }

@@ -9,6 +9,7 @@ import { errorTrackerMigration } from './006_error_tracker.js';
 import { errorCountsMigration } from './007_error_counts.js';
 import { errorSearchMigration } from './008_error_search.js';
 import { errorSearchPostgresMigration } from './009_error_search_postgres.js';
+import { webhookDeliveriesMigration } from './010_webhook_deliveries.js';
 import { trackerChangeNotificationsMigration } from './011_tracker_change_notifications.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
@@ -23,6 +24,7 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '007_error_counts': errorCountsMigration(dialect),
     '008_error_search': errorSearchMigration(dialect),
     '009_error_search_postgres': errorSearchPostgresMigration(dialect),
+    '010_webhook_deliveries': webhookDeliveriesMigration(dialect),
     '011_tracker_change_notifications': trackerChangeNotificationsMigration(dialect),
   };
 }

@@ -1,0 +1,49 @@
+import type { Config } from '../config.js';
+import { OPERATOR } from '../domain/authorization.js';
+import { systemClock } from '../domain/clock.js';
+import { NotFound } from '../domain/errors.js';
+import { webhookDeliveries } from '../domain/webhook-deliveries.js';
+import { formatDatetime } from '../render/datetime.js';
+import { renderJson } from '../render/json.js';
+import { deliveryResource as resource } from '../resources/delivery.js';
+import type { Database } from '../store/database.js';
+import { webhookDeliveriesRepository } from '../store/webhook-deliveries-repository.js';
+import { UsageError } from './usage-error.js';
+
+/** A table with columns as wide as their widest cell, two spaces apart (as `cmi errors list` prints). */
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => [...row[i]!].length)));
+  return rows.map((row) => row.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join('  ').trimEnd());
+}
+
+/**
+ * `cmi deliveries ...`: the webhook outbox on the configured database, as the operator, through the
+ * same service as GET /sysadmin_tools/infrastructure/deliveries (docs/operations.md#cmi-deliveries).
+ * This command sends nothing itself: a running `cmi serve` does.
+ */
+export function deliveryCommands(database: Database, config: Config) {
+  const deliveries = webhookDeliveries(webhookDeliveriesRepository(database), systemClock, () => undefined);
+  return {
+    async list(state: string | undefined, page: number, perPage: number, json: boolean): Promise<string> {
+      const { items, total } = await deliveries.list(OPERATOR, state === undefined ? {} : { state }, perPage, (page - 1) * perPage);
+      if (json) return renderJson({ kind: 'list', resource, records: items });
+      const rows = items.map((d) => [
+        String(d.id), d.kind, String(d.error_id), d.state, String(d.attempts), d.last_status === null ? '-' : String(d.last_status),
+        formatDatetime(d.created_at), d.delivered_at === null ? '-' : formatDatetime(d.delivered_at), d.url,
+      ]);
+      const lines = table([['ID', 'KIND', 'ERROR', 'STATE', 'TRIES', 'STATUS', 'CREATED', 'DELIVERED', 'URL'], ...rows]);
+      return [...lines, `${items.length} of ${total} deliveries (page ${page})`].join('\n');
+    },
+
+    async retry(raw: string): Promise<string> {
+      if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) throw new UsageError(`no delivery ${raw}`);
+      try {
+        const delivery = await deliveries.retry(OPERATOR, Number(raw));
+        return `Delivery ${delivery.id} (${delivery.kind} of error ${delivery.error_id}) is pending again; a running cmi serve sends it within ${config.webhooks.pollIntervalMs} ms`;
+      } catch (error) {
+        if (error instanceof NotFound) throw new UsageError(`no delivery ${raw}`);
+        throw error;
+      }
+    },
+  };
+}

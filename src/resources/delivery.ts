@@ -1,0 +1,18 @@
+import type { ResourceDefinition } from './definition.js';
+
+/** One webhook delivery, a report or an alert (docs/api.md#get-sysadmin_toolsinfrastructuredeliveries). */
+export const deliveryResource: ResourceDefinition = {
+  root: 'delivery',
+  plural: 'deliveries',
+  fields: [
+    ['id', 'integer'],
+    ['kind', 'string'],
+    ['error_id', 'integer'],
+    ['url', 'string'],
+    ['state', 'string'],
+    ['attempts', 'integer'],
+    ['last_status', 'integer'],
+    ['created_at', 'datetime'],
+    ['delivered_at', 'datetime'],
+  ],
+};

@@ -204,7 +204,9 @@ export function loadConfig(source: Source = process.env): Config {
     if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || value.length > MAX_URL_CHARS) {
       throw new ConfigError(`${name} must be an http or https URL of at most ${MAX_URL_CHARS} characters (got ${JSON.stringify(parsed ? displayUrl(value) : value.slice(0, 100))})`);
     }
-    return value;
+    // As the WHATWG parser normalises it (scheme and host lower-cased, spaces trimmed): what is sent to
+    // is exactly what was validated.
+    return parsed.href;
   };
   const reportUrl = webhookUrl('CMI_REPORT_WEBHOOK_URL');
   const alertUrl = webhookUrl('CMI_ALERT_WEBHOOK_URL');

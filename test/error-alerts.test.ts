@@ -91,6 +91,12 @@ describe('alerts', { timeout: 60_000 }, () => {
     assert.notEqual(back, id);
     await eventually(() => assert.deepEqual(events(receiver), [`new:${id}`, `new:${back}`]));
     assert.ok(receiver.received.every((r) => r.signatureValid));
+
+    // A message is shown as text by a chat service, never as markup that pages or links.
+    const marked = await reportNew(t, '<!channel> @here & @all <https://evil.example|https://cmi.internal>');
+    await eventually(() => assert.equal(receiver.received.length, 3));
+    assert.equal(receiver.received[2]!.json.text,
+      `[cmi] New error #${marked}: RangeError: pool exhausted &lt;!channel&gt; @\u200bhere &amp; @\u200ball &lt;https://evil.example|https://cmi.internal&gt; http://127.0.0.1:3000${ERRORS}/${marked}.json`);
   });
 
   it('a spike sends one alert, after the error\'s new one; the cooldown holds the next back for an hour', async () => {
@@ -151,7 +157,7 @@ describe('alerts', { timeout: 60_000 }, () => {
     assert.ok(refused, JSON.stringify(lines));
     assert.equal(refused.status, null);
     assert.equal(refused.problem, 'ECONNREFUSED');
-    assert.equal(refused.url, `http://***@127.0.0.1:${receiver.port}/hooks`);
+    assert.equal(refused.url, `http://127.0.0.1:${receiver.port}/…`);
     assert.equal(refused.msg, 'webhook delivery failed; will retry');
 
     await receiver.start();
@@ -214,7 +220,7 @@ describe('alerts', { timeout: 60_000 }, () => {
     await eventually(async () => assert.equal((await deliveryRows(t.database)).filter((r) => r.state === 'failed').length, 1));
     const get = (url: string, authorization = t.adminAuth) => t.app.inject({ method: 'GET', url, headers: { authorization } });
     const at = '2026-11-20T10:00:00+00:00';
-    const url = `http://127.0.0.1:${receiver.port}/hooks`;
+    const url = `http://127.0.0.1:${receiver.port}/…`;
 
     const all = await get(`${DELIVERIES}.json`);
     assert.equal(all.statusCode, 200);
@@ -293,7 +299,7 @@ describe('alerts across a kill -9 and the cmi deliveries command', { timeout: 90
       const lines = listed.stdout.trimEnd().split('\n');
       assert.match(lines[0]!, /^ID\s+KIND\s+ERROR\s+STATE\s+TRIES\s+STATUS\s+CREATED\s+DELIVERED\s+URL$/);
       assert.equal(lines.at(-1), '3 of 3 deliveries (page 1)');
-      assert.match(lines[1]!, new RegExp(`^1\\s+new\\s+1\\s+pending\\s+[01]\\s+-\\s+\\S+\\s+-\\s+${receiver.url.replace(/[.]/g, '\\.')}$`));
+      assert.match(lines[1]!, new RegExp(`^1\\s+new\\s+1\\s+pending\\s+[01]\\s+-\\s+\\S+\\s+-\\s+http://127\\.0\\.0\\.1:${receiver.port}/…$`));
       const onDisk = openDatabase(loadConfig({ DATABASE_URL: fresh.url }));
       try {
         // What a kill -9 leaves: pending alerts; one it was trying is leased (another process would take
@@ -332,9 +338,9 @@ describe('webhook settings at start-up', () => {
       const bad = await runCmi(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_ALERT_WEBHOOK_URL: 'ftp://hooks.example.com/x', CMI_WEBHOOK_SECRET: SECRET });
       assert.equal(bad.code, 1);
       assert.equal(bad.stdout, '');
-      assert.equal(bad.stderr, 'cmi: CMI_ALERT_WEBHOOK_URL must be an http or https URL of at most 2048 characters (got "ftp://hooks.example.com/x")\n');
+      assert.equal(bad.stderr, 'cmi: CMI_ALERT_WEBHOOK_URL must be an http or https URL of at most 2048 characters (got "ftp://hooks.example.com/…")\n');
       const hidden = await runCmi(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_REPORT_WEBHOOK_URL: 'gopher://user:hunter2@example.com/', CMI_WEBHOOK_SECRET: SECRET });
-      assert.equal(hidden.stderr, 'cmi: CMI_REPORT_WEBHOOK_URL must be an http or https URL of at most 2048 characters (got "gopher://***@example.com/")\n');
+      assert.equal(hidden.stderr, 'cmi: CMI_REPORT_WEBHOOK_URL must be an http or https URL of at most 2048 characters (got "gopher://example.com/…")\n');
       const unsigned = await runCmi(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_ALERT_WEBHOOK_URL: 'https://hooks.example.com/x', CMI_WEBHOOK_SECRET: 'short' });
       assert.equal(unsigned.code, 1);
       assert.equal(unsigned.stderr, 'cmi: CMI_WEBHOOK_SECRET must be set, at least 16 characters, when CMI_REPORT_WEBHOOK_URL or CMI_ALERT_WEBHOOK_URL is\n');

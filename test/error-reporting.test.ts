@@ -253,7 +253,7 @@ describe('cmi errors report', { timeout: 60_000 }, () => {
       receiver.answer(() => ({ status: 200 }));
       const done = await runCmi(['errors', 'report', String(id)], env);
       assert.equal(done.stderr, '');
-      assert.equal(done.stdout, `Reported infrastructure error ${id} (TypeError: ${FAULT.message}) to ${receiver.url}\n`);
+      assert.equal(done.stdout, `Reported infrastructure error ${id} (TypeError: ${FAULT.message}) to http://127.0.0.1:${receiver.port}/…\n`);
       assert.equal(done.code, 0);
       assert.equal(receiver.received.length, 4);
       assert.ok(receiver.received.every((r) => r.signatureValid));

@@ -47,6 +47,14 @@ function oneLine(text: string, max: number): string {
   return characters.length <= max ? characters.join('') : `${characters.slice(0, max - 1).join('')}…`;
 }
 
+/**
+ * Reported text as a chat message shows it, never as markup that acts: `&`, `<` and `>` escaped as
+ * Slack and Mattermost require (no `<!channel>`, no disguised `<url|label>` link), and a zero-width
+ * space after the `@` of `@channel`, `@here`, `@all` and `@everyone` (no one is paged by a message).
+ */
+const chatSafe = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/@(?=(channel|here|all|everyone)\b)/gi, '@\u200b');
+
 const times = (n: number) => `${n} ${n === 1 ? 'occurrence' : 'occurrences'}`;
 
 /** The record's address in the API: where an operator goes from the message. */
@@ -63,7 +71,7 @@ export function webhookBody(
   rendering: WebhookRendering,
   detail: Record<string, unknown> = {},
 ): string {
-  const what = `${oneLine(record.error_class, 100)}: ${oneLine(record.message, TEXT_MESSAGE_CHARS)}`;
+  const what = chatSafe(`${oneLine(record.error_class, 100)}: ${oneLine(record.message, TEXT_MESSAGE_CHARS)}`);
   const link = errorLink(publicUrl, record.id);
   const text = event === 'new'
     ? `[cmi] New error #${record.id}: ${what} ${link}`

@@ -18,14 +18,15 @@ export interface Attempt {
 
 export const succeeded = (attempt: Attempt): boolean => attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
 
-/** `url` as a log line or the deliveries list may show it: credentials in it masked. */
+/**
+ * `url` as a log line or the deliveries list may show it: its origin only. Incoming webhooks of chat
+ * services carry their secret in the path (`/services/T.../B.../XXXX`), and any URL may in its
+ * credentials or query; none of those is shown.
+ */
 export function displayUrl(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.username === '' && parsed.password === '') return url;
-    parsed.username = '***';
-    parsed.password = '';
-    return parsed.toString();
+    return `${parsed.protocol}//${parsed.host}/…`;
   } catch {
     return '(invalid URL)';
   }
@@ -52,7 +53,12 @@ export function postWebhook(url: string, body: string, headers: Record<string, s
     };
     const onStop = () => finish({ status: null, excerpt: '', problem: 'stopped' });
     if (stop?.aborted) return onStop();
-    const send = url.startsWith('https:') ? httpsRequest : httpRequest;
+    let send: typeof httpRequest;
+    try {
+      send = new URL(url).protocol === 'https:' ? httpsRequest : httpRequest;
+    } catch {
+      return finish({ status: null, excerpt: '', problem: 'invalid URL' });
+    }
     try {
       req = send(url, { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
         const chunks: Buffer[] = [];

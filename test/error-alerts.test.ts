@@ -339,6 +339,9 @@ describe('webhook settings at start-up', () => {
       assert.equal(bad.code, 1);
       assert.equal(bad.stdout, '');
       assert.equal(bad.stderr, 'cmi: CMI_ALERT_WEBHOOK_URL must be an http or https URL of at most 2048 characters (got "ftp://hooks.example.com/…")\n');
+      // What is sent to is the URL as validated: scheme and host lower-cased, surrounding spaces gone.
+      const normalised = loadConfig({ DATABASE_URL: fresh.url, CMI_ALERT_WEBHOOK_URL: ' HTTPS://Hooks.Example.COM/T1/B2/Secret ', CMI_WEBHOOK_SECRET: SECRET });
+      assert.equal(normalised.webhooks.alertUrl, 'https://hooks.example.com/T1/B2/Secret');
       const hidden = await runCmi(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_REPORT_WEBHOOK_URL: 'gopher://user:hunter2@example.com/', CMI_WEBHOOK_SECRET: SECRET });
       assert.equal(hidden.stderr, 'cmi: CMI_REPORT_WEBHOOK_URL must be an http or https URL of at most 2048 characters (got "gopher://example.com/…")\n');
       const unsigned = await runCmi(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_ALERT_WEBHOOK_URL: 'https://hooks.example.com/x', CMI_WEBHOOK_SECRET: 'short' });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import type { KyselyPlugin } from 'kysely';
+import { type KyselyPlugin, sql } from 'kysely';
 import { buildApp } from '../src/server/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
@@ -102,6 +102,32 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
     await kept(url);
     await post(other.app, { error_class: 'FromAfar', host: 'hv-3' });
     await eventually(async () => assert.equal(counterIn((await read(url)).body), 2));
+  });
+
+  it('never keeps a record read while its deletion was being committed (PostgreSQL: another connection reads it)', async (test) => {
+    if (t.database.dialect.name !== 'postgres') return test.skip('SQLite has one connection: a read waits for the transaction');
+    const id = await post(app, { error_class: 'DeletedMidway' });
+    const url = `${ERRORS}/${id}.json`;
+    // The deletion's statements all run (each moves the version); its commit then waits for a lock this
+    // test holds, through a deferred trigger of the test's own.
+    const { db } = t.database;
+    await sql`create function hold_commit() returns trigger language plpgsql as $$ begin perform pg_advisory_xact_lock(4242); return null; end $$`.execute(db);
+    await sql`create constraint trigger hold_commit after delete on infrastructure_errors deferrable initially deferred for each row execute function hold_commit()`.execute(db);
+    let deleting: ReturnType<typeof app.inject> | undefined;
+    await db.connection().execute(async (holder) => {
+      await sql`select pg_advisory_lock(4242)`.execute(holder);
+      deleting = app.inject({ method: 'DELETE', url, headers: { authorization: t.adminAuth } });
+      await eventually(async () => {
+        const { rows } = await sql<{ waiting: number }>`select count(*)::int as waiting from pg_stat_activity where wait_event = 'advisory'`.execute(db);
+        assert.equal(rows[0]?.waiting, 1);
+      });
+      // Read meanwhile on another connection: the row is still there, and the page is kept under the moved version.
+      assert.equal((await read(url)).status, 200);
+      await sql`select pg_advisory_unlock(4242)`.execute(holder);
+    });
+    assert.equal((await deleting!).statusCode, 204);
+    // The deletion's answer came: the same client reads it gone at once, not once a notification arrives.
+    assert.deepEqual(await read(url).then(({ status, body }) => [status, body]), [404, NOT_FOUND_JSON]);
   });
 
   it('never answers a kept record to an administrator who is one no longer', async () => {

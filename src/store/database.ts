@@ -3,21 +3,36 @@ import { dialectFor } from './dialects/database-url.js';
 import type { DataVersions, Dialect, PoolSettings } from './dialects/dialect.js';
 import { allMigrations } from './migrations/index.js';
 import type { Schema } from './schema.js';
-import { WriteCounter } from './write-counter.js';
+import { type CachedData, WriteCounter } from './write-counter.js';
 
 export interface Database {
   readonly db: Kysely<Schema>;
   readonly dialect: Dialect;
   /** Tokens that move when cached data changes, in any process (Connection.dataVersions). */
   dataVersions: DataVersions;
+  /**
+   * Moves `data`'s version once a transaction that wrote it has ended. Its statements moved it as
+   * they completed, before the commit, while another connection (PostgreSQL) could still read the
+   * data as it was and keep that page under the moved version (docs/architecture.md#how-cached-pages-stay-right).
+   */
+  transactionEnded: (data: CachedData) => void;
   close: () => Promise<void>;
 }
 
 /** Opens the database `databaseUrl` names (a Config will do); nothing is read until it is used. */
 export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool: PoolSettings }): Database {
   const dialect = dialectFor(databaseUrl);
-  const connection = dialect.open(pool, new WriteCounter());
-  return { db: connection.db, dialect, dataVersions: connection.dataVersions, close: connection.close };
+  const writes = new WriteCounter();
+  const connection = dialect.open(pool, writes);
+  return {
+    db: connection.db,
+    dialect,
+    dataVersions: connection.dataVersions,
+    transactionEnded: (data) => {
+      writes.counts[data] += 1;
+    },
+    close: connection.close,
+  };
 }
 
 /** kysely reports a failed migration as `unknown`; whatever it is, it is thrown as an Error. */

@@ -1,4 +1,4 @@
-import { CompiledQuery, type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql } from 'kysely';
+import { CompiledQuery, type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { InfrastructureError } from '../domain/records.js';
 import type { Database } from './database.js';
 import { type Dialect, likeContaining } from './dialects/dialect.js';
@@ -181,6 +181,9 @@ async function deleteErrors(trx: Kysely<Schema>, ids: number[]): Promise<number>
 
 export function infrastructureErrorsRepository(database: Database) {
   const { db, dialect } = database;
+  /** A transaction writing the tracker; its end moves the tracker's version again (Database.transactionEnded). */
+  const trackerTransaction = <T>(work: (trx: Transaction<Schema>) => Promise<T>): Promise<T> =>
+    db.transaction().execute(work).finally(() => database.transactionEnded('tracker'));
   // The one statement a record's page runs, compiled once (building and compiling it cost more than running it).
   const findByIdSql = db.selectFrom('infrastructure_errors').selectAll().where('id', '=', 0).compile().sql;
 
@@ -236,7 +239,7 @@ export function infrastructureErrorsRepository(database: Database) {
     async recordBatch(reports: readonly ErrorReport[], sample: SampleSize, alerts?: () => AlertPlan): Promise<Array<{ record: InfrastructureError; created: boolean }>> {
       const groups = groupByFingerprint(reports);
       const outcome = new Map<string, { record: InfrastructureError; created: boolean }>();
-      await db.transaction().execute(async (trx) => {
+      await trackerTransaction(async (trx) => {
         const stored = new Map<string, InfrastructureError>();
         for (const part of chunks(groups)) {
           const rows = await trx
@@ -379,12 +382,12 @@ export function infrastructureErrorsRepository(database: Database) {
 
     /** Deletes one error and all that is kept about it; false when there was none. */
     async deleteById(id: number): Promise<boolean> {
-      return db.transaction().execute(async (trx) => (await deleteErrors(trx, [id])) === 1);
+      return trackerTransaction(async (trx) => (await deleteErrors(trx, [id])) === 1);
     },
 
     /** Deletes every error `filters` select (all of them when empty); answers how many. */
     async deleteMatching(filters: ErrorFilters): Promise<number> {
-      return db.transaction().execute(async (trx) => {
+      return trackerTransaction(async (trx) => {
         const rows = await trx.selectFrom('infrastructure_errors').select('id').where((eb) => filtered(eb, filters, dialect)).execute();
         return deleteErrors(trx, rows.map((row) => Number(row.id)));
       });
@@ -432,7 +435,7 @@ export function infrastructureErrorsRepository(database: Database) {
 
     /** Retention: errors not updated since `updatedBefore`, and hourly counts older than `hourBefore`. */
     async prune(updatedBefore: Date, hourBefore: number): Promise<{ errors: number; buckets: number }> {
-      return db.transaction().execute(async (trx) => {
+      return trackerTransaction(async (trx) => {
         const stale = await trx.selectFrom('infrastructure_errors').select('id').where('updated_at', '<', updatedBefore.toISOString()).execute();
         const errors = await deleteErrors(trx, stale.map((row) => Number(row.id)));
         const buckets = await trx.deleteFrom('error_histogram').where('hour', '<', hourBefore).executeTakeFirst();

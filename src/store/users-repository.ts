@@ -97,7 +97,7 @@ export function usersRepository(database: Database) {
     return db.transaction().execute(async (trx) => {
       await dialect.serializeAdministratorChanges(trx);
       return build(trx).where((eb) => notLastActiveAdmin(eb, id)).returning(publicColumns).executeTakeFirst();
-    });
+    }).finally(() => database.transactionEnded('users')); // its end moves the users' version again (Database.transactionEnded)
   }
 
   /**

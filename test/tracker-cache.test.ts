@@ -113,7 +113,7 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
     const { db } = t.database;
     await sql`create function hold_commit() returns trigger language plpgsql as $$ begin perform pg_advisory_xact_lock(4242); return null; end $$`.execute(db);
     await sql`create constraint trigger hold_commit after delete on infrastructure_errors deferrable initially deferred for each row execute function hold_commit()`.execute(db);
-    let deleting: ReturnType<typeof app.inject> | undefined;
+    let deleting: Promise<{ statusCode: number }> | undefined;
     await db.connection().execute(async (holder) => {
       await sql`select pg_advisory_lock(4242)`.execute(holder);
       deleting = app.inject({ method: 'DELETE', url, headers: { authorization: t.adminAuth } });

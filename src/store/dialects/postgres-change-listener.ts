@@ -7,6 +7,8 @@ export const CHANGE_CHANNELS: Record<CachedData, string> = { users: 'cmi_data_ch
 
 /** How often an idle listening connection proves it is still alive, in milliseconds. */
 const PING_EVERY_MS = 30_000;
+/** How long that proof may take before the connection counts as dead and is replaced, in milliseconds. */
+const PING_DEADLINE_MS = 5_000;
 
 /**
  * Listens on PostgreSQL's change channels (CHANGE_CHANNELS) and counts the changes to this
@@ -53,7 +55,15 @@ export function changeListener(connectionString: string) {
       changes.users += 1;
       changes.tracker += 1;
       listening = true;
-      ping = setInterval(() => void next.query('select 1').catch(retry), PING_EVERY_MS);
+      ping = setInterval(() => {
+        // A connection that died without a word (half-open TCP) may not fail a query for many minutes,
+        // while notifications are lost: no answer within PING_DEADLINE_MS counts as dead.
+        const deadline = setTimeout(retry, PING_DEADLINE_MS);
+        next.query('select 1').then(() => clearTimeout(deadline), () => {
+          clearTimeout(deadline);
+          retry();
+        });
+      }, PING_EVERY_MS);
       ping.unref();
     } catch {
       retry();

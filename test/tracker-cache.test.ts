@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import { type KyselyPlugin, sql } from 'kysely';
 import { buildApp } from '../src/server/app.js';
@@ -128,6 +129,23 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
     assert.equal((await deleting!).statusCode, 204);
     // The deletion's answer came: the same client reads it gone at once, not once a notification arrives.
     assert.deepEqual(await read(url).then(({ status, body }) => [status, body]), [404, NOT_FOUND_JSON]);
+  });
+
+  it('sees a change made by hand in another search_path (PostgreSQL: the notification names the table\'s schema, migration 012)', async (test) => {
+    if (t.database.dialect.name !== 'postgres') return test.skip('SQLite\'s data_version sees every other connection\'s write');
+    const id = await post(app, { error_class: 'FixedByHand' });
+    const url = `${ERRORS}/${id}.json`;
+    await kept(url);
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(t.database.db);
+    // A DBA in psql: the database's default search_path, the table named with its schema.
+    const dba = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await dba.connect();
+    try {
+      await dba.query(`update "${rows[0]!.schema}".infrastructure_errors set counter = 41 where id = $1`, [id]);
+    } finally {
+      await dba.end();
+    }
+    await eventually(async () => assert.equal(counterIn((await read(url)).body), 41));
   });
 
   it('never answers a kept record to an administrator who is one no longer', async () => {

@@ -57,6 +57,8 @@ export interface Dialect {
   createChangeNotifications(db: Kysely<unknown>, tables: readonly string[], data: CachedData): Promise<void>;
   /** Migration 006: changes to `tables` no longer tell the other processes (nothing caches them). */
   dropChangeNotifications(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
+  /** Migration 012 (and createChangeNotifications): the function that notifies of changes to `data`, made anew. */
+  createChangeNotificationFunction(db: Kysely<unknown>, data: CachedData): Promise<void>;
   /** Migration 004: triggers that keep `row_blocks` exact for `table`. */
   createRowBlockTriggers(db: Kysely<unknown>, table: string): Promise<void>;
   /** Migration 007: triggers that keep `error_counts` exact. */

@@ -136,19 +136,30 @@ export function postgresDialect(url: string): Dialect {
      * one, so a batch of error reports is one notification however many statements it runs.
      */
     async createChangeNotifications(db, tables, data) {
+      await this.createChangeNotificationFunction(db, data);
       const [functionName, triggerSuffix] = data === 'users' ? ['cmi_data_changed', 'changed'] : ['cmi_tracker_changed', 'tracker_changed'];
-      await sql`
-        create or replace function ${sql.raw(functionName)}() returns trigger language plpgsql as $$
-        begin
-          perform pg_notify(${sql.lit(CHANGE_CHANNELS[data])}, current_schema());
-          return null;
-        end $$`.execute(db);
       for (const table of tables) {
         await sql`
           create trigger ${sql.raw(`${table}_${triggerSuffix}`)}
           after insert or update or delete or truncate on ${sql.table(table)}
           for each statement execute function ${sql.raw(functionName)}()`.execute(db);
       }
+    },
+
+    /**
+     * The trigger function behind createChangeNotifications. The payload is the changed table's schema
+     * (TG_TABLE_SCHEMA), which listeners compare with their own: a write from a session whose
+     * search_path differs (psql as a DBA) is still heard. Before migration 012 it sent the writer's
+     * current_schema().
+     */
+    async createChangeNotificationFunction(db, data) {
+      const functionName = data === 'users' ? 'cmi_data_changed' : 'cmi_tracker_changed';
+      await sql`
+        create or replace function ${sql.raw(functionName)}() returns trigger language plpgsql as $$
+        begin
+          perform pg_notify(${sql.lit(CHANGE_CHANNELS[data])}, TG_TABLE_SCHEMA);
+          return null;
+        end $$`.execute(db);
     },
 
     async dropChangeNotifications(db, tables) {

@@ -129,6 +129,7 @@ export function sqliteDialect(path: string): Dialect {
 
     // Other processes read PRAGMA data_version (open() above): nothing to create.
     createChangeNotifications: async () => {},
+    createChangeNotificationFunction: async () => {},
     dropChangeNotifications: async () => {},
 
     async createRowBlockTriggers(db, table) {

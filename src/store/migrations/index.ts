@@ -11,6 +11,7 @@ import { errorSearchMigration } from './008_error_search.js';
 import { errorSearchPostgresMigration } from './009_error_search_postgres.js';
 import { webhookDeliveriesMigration } from './010_webhook_deliveries.js';
 import { trackerChangeNotificationsMigration } from './011_tracker_change_notifications.js';
+import { notifyTableSchemaMigration } from './012_notify_table_schema.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -26,5 +27,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '009_error_search_postgres': errorSearchPostgresMigration(dialect),
     '010_webhook_deliveries': webhookDeliveriesMigration(dialect),
     '011_tracker_change_notifications': trackerChangeNotificationsMigration(dialect),
+    '012_notify_table_schema': notifyTableSchemaMigration(dialect),
   };
 }

@@ -6,8 +6,12 @@ import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../src/config.js';
+import { OPERATOR } from '../src/domain/authorization.js';
+import { Unprocessable } from '../src/domain/errors.js';
+import { webhookDeliveries } from '../src/domain/webhook-deliveries.js';
 import { buildApp } from '../src/server/app.js';
 import { type Database, openDatabase } from '../src/store/database.js';
+import { webhookDeliveriesRepository } from '../src/store/webhook-deliveries-repository.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { runCmi, startServer } from './support/cli.js';
 import { freshDatabase } from './support/database.js';
@@ -131,6 +135,53 @@ describe('alerts', { timeout: 60_000 }, () => {
     await settle(200);
     assert.equal(receiver.received.length, 4);
     await eventually(async () => assert.deepEqual((await deliveryRows(t.database)).map((r) => [r.kind, r.state]), [['new', 'delivered'], ['spike', 'delivered'], ['spike', 'delivered']]));
+  });
+
+  it('sends what is pending to the URL set when it is tried: a changed URL takes the backlog along', async () => {
+    const old = await webhookReceiver(SECRET);
+    await old.stop();
+    const t = await createTestApp();
+    const withUrl = (receiver: WebhookReceiver) =>
+      buildApp({ config: loadConfig({ DATABASE_URL: t.config.databaseUrl, CMI_SPOOL_DIR: t.config.errors.spoolDirectory, ...alertEnv(receiver) }), database: t.database, clock: t.time.clock, logger: false });
+    const before = await withUrl(old);
+    cleanups.push(() => t.close());
+    await reportNew(t, 'moved', before);
+    await eventually(async () => assert.deepEqual((await deliveryRows(t.database)).map((r) => [r.state, Number(r.attempts), r.last_status]), [['pending', 1, null]]));
+    await before.close();
+
+    // The operator points alerts at another receiver and restarts: the backlog goes there.
+    const moved = await webhookReceiver(SECRET);
+    const after = await withUrl(moved);
+    cleanups.push(async () => {
+      await after.close();
+      await moved.stop();
+    });
+    t.time.advance(1);
+    await eventually(() => assert.equal(moved.received.length, 1));
+    assert.equal(moved.received[0]!.signatureValid, true);
+    await eventually(async () => assert.deepEqual(
+      await t.database.db.selectFrom('webhook_deliveries').select(['state', 'url', 'attempts']).execute(),
+      [{ state: 'delivered', url: moved.url, attempts: 2 }],
+    ));
+    assert.equal(old.received.length, 0);
+  });
+
+  it('refuses to retry a delivery a process is sending right now (it would go twice at once)', async () => {
+    const t = await createTestApp();
+    cleanups.push(() => t.close());
+    const repository = webhookDeliveriesRepository(t.database);
+    const now = t.time.clock();
+    const failed = await repository.insertFinished({
+      delivery_id: '00000000-0000-4000-8000-000000000001', kind: 'new', error_id: 1, url: 'http://127.0.0.1:9/hooks', body: '{}',
+      state: 'failed', attempts: 1, last_status: 500, created_at: now, delivered_at: null,
+    });
+    const service = webhookDeliveries(repository, t.time.clock, () => {});
+    const sending = (await service.retry(OPERATOR, failed.id)).id;
+    // Another process claims it and is sending it: its lease is current.
+    assert.equal((await repository.claim('other-process', now, new Date(now.getTime() + 60_000), 10, ['new'])).length, 1);
+    await assert.rejects(service.retry(OPERATOR, sending), (error: unknown) =>
+      error instanceof Unprocessable && JSON.stringify(error.messages) === '{"id":["is being sent right now; retry it once that try has ended"]}');
+    assert.deepEqual(await t.database.db.selectFrom('webhook_deliveries').select(['state', 'lease_owner']).execute(), [{ state: 'pending', lease_owner: 'other-process' }]);
   });
 
   it('retries a receiver that is down until it is back; every failure is logged with its status, none recorded as an error', async () => {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { type Actor, assertAdmin } from './authorization.js';
 import type { Clock } from './clock.js';
@@ -16,7 +17,8 @@ export const REPORT_TRIES = 3;
 /** Occurrences a report carries. */
 export const REPORTED_OCCURRENCES = 10;
 
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less when `signal` aborts (a stopping process does not sit out a backoff). */
+const wait = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal }).catch(() => {});
 
 /**
  * Reporting an error (docs/reporting-and-alerts.md#reporting-an-error): the `reported` transition.
@@ -64,7 +66,8 @@ export function errorReporting(
       let attempt: Attempt = { status: null, excerpt: '' };
       let tries = 0;
       while (tries < REPORT_TRIES && !stopping.signal.aborted) {
-        if (tries > 0) await wait(settings.reportBackoffMs * 2 ** (tries - 1));
+        if (tries > 0) await wait(settings.reportBackoffMs * 2 ** (tries - 1), stopping.signal);
+        if (stopping.signal.aborted) break;
         tries += 1;
         attempt = await postWebhook(url, body, signedHeaders(settings.secret, deliveryId, body, clock()), settings.timeoutMs, stopping.signal);
         if (succeeded(attempt) || attempt.status === 410 || stopping.signal.aborted) break;

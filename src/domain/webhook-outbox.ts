@@ -2,9 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { signedHeaders } from './webhook-signature.js';
 import { type Attempt, displayUrl, postWebhook, succeeded } from './webhook-sender.js';
-import type { Delivery, WebhookDeliveriesRepository } from '../store/webhook-deliveries-repository.js';
+import type { Delivery, DeliveryKind, WebhookDeliveriesRepository } from '../store/webhook-deliveries-repository.js';
 
 export interface OutboxSettings {
+  /** Where reports and alerts go now: a delivery is sent to the URL of its kind when it is tried. */
+  reportUrl: string | undefined;
+  alertUrl: string | undefined;
   secret: string;
   /** One try's limit, in ms. */
   timeoutMs: number;
@@ -54,23 +57,33 @@ export function webhookOutbox(
   const stop = new AbortController();
   const tokens = new Set<string>();
 
-  const record = async (delivery: Delivery, token: string, attempt: Attempt) => {
+  /**
+   * The URL a delivery of `kind` goes to: this process's setting when it is tried, not the one it was
+   * queued under, so a changed URL takes the backlog along and an unset one sends nothing more.
+   */
+  const urlFor = (kind: DeliveryKind) => (kind === 'report' ? settings.reportUrl : settings.alertUrl);
+  const sendable: DeliveryKind[] = [
+    ...(settings.reportUrl === undefined ? [] : ['report' as const]),
+    ...(settings.alertUrl === undefined ? [] : ['new' as const, 'spike' as const]),
+  ];
+
+  const record = async (delivery: Delivery, url: string, token: string, attempt: Attempt) => {
     const attempts = delivery.attempts + 1;
-    const fields = { code: 'CMI_WEBHOOK_FAILED', delivery: delivery.delivery_id, kind: delivery.kind, error_id: delivery.error_id, url: displayUrl(delivery.url), attempts };
+    const fields = { code: 'CMI_WEBHOOK_FAILED', delivery: delivery.delivery_id, kind: delivery.kind, error_id: delivery.error_id, url: displayUrl(url), attempts };
     if (succeeded(attempt)) {
-      await repository.markDelivered(delivery.id, token, attempt.status as number, attempts, clock());
+      await repository.markDelivered(delivery.id, token, url, attempt.status as number, attempts, clock());
       await onDelivered(delivery);
       return;
     }
     if (attempt.status === 410) {
-      await repository.markGone(delivery.url, clock());
-      await repository.markAttemptFailed(delivery.id, token, 410, attempts, undefined);
+      await repository.markGone(url, clock());
+      await repository.markAttemptFailed(delivery.id, token, url, 410, attempts, undefined);
       log.warn({ ...fields, status: 410, response: attempt.excerpt }, 'webhook receiver answered 410 Gone: nothing more is sent to this URL until it is changed');
       return;
     }
     const next = new Date(clock().getTime() + backoffMs(settings.retryBaseMs, attempts));
     const giveUp = next.getTime() > delivery.created_at.getTime() + settings.retryForSeconds * 1000;
-    await repository.markAttemptFailed(delivery.id, token, attempt.status, attempts, giveUp ? undefined : next);
+    await repository.markAttemptFailed(delivery.id, token, url, attempt.status, attempts, giveUp ? undefined : next);
     log.warn(
       { ...fields, status: attempt.status, problem: attempt.problem, response: attempt.excerpt, next_attempt_at: giveUp ? null : next.toISOString() },
       giveUp ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry',
@@ -78,16 +91,18 @@ export function webhookOutbox(
   };
 
   const deliver = async (delivery: Delivery, token: string) => {
-    if (await repository.isGone(delivery.url)) {
-      await repository.markAttemptFailed(delivery.id, token, 410, delivery.attempts, undefined);
-      log.warn({ code: 'CMI_WEBHOOK_FAILED', delivery: delivery.delivery_id, url: displayUrl(delivery.url), status: 410 }, 'webhook not sent: its receiver answered 410 Gone');
+    // Claimed only in kinds this process has a URL for.
+    const url = urlFor(delivery.kind) as string;
+    if (await repository.isGone(url)) {
+      await repository.markAttemptFailed(delivery.id, token, url, 410, delivery.attempts, undefined);
+      log.warn({ code: 'CMI_WEBHOOK_FAILED', delivery: delivery.delivery_id, url: displayUrl(url), status: 410 }, 'webhook not sent: its receiver answered 410 Gone');
       return;
     }
     const headers = signedHeaders(settings.secret, delivery.delivery_id, delivery.body, clock());
-    const attempt = await postWebhook(delivery.url, delivery.body, headers, settings.timeoutMs, stop.signal);
+    const attempt = await postWebhook(url, delivery.body, headers, settings.timeoutMs, stop.signal);
     // A try cut short by shutdown is no try: its claim is given back (below) for the next process.
     if (stop.signal.aborted) return;
-    await record(delivery, token, attempt);
+    await record(delivery, url, token, attempt);
   };
 
   /** One round: claims and sends until nothing is due. */
@@ -98,7 +113,7 @@ export function webhookOutbox(
       tokens.add(token);
       try {
         const now = clock();
-        const claimed = await repository.claim(token, now, new Date(now.getTime() + settings.timeoutMs + LEASE_MARGIN_MS), CLAIM_LIMIT);
+        const claimed = await repository.claim(token, now, new Date(now.getTime() + settings.timeoutMs + LEASE_MARGIN_MS), CLAIM_LIMIT, sendable);
         await Promise.all(claimed.map((delivery) => deliver(delivery, token)));
         if (claimed.length === CLAIM_LIMIT) again = true;
         if (stop.signal.aborted) await repository.release(token);

@@ -154,10 +154,12 @@ export function webhookDeliveriesRepository(database: Database) {
      * conditional update: of several processes claiming at once, each delivery goes to exactly one
      * (PostgreSQL rechecks the lease of a row another transaction just changed before updating it).
      */
-    async claim(token: string, now: Date, until: Date, limit: number): Promise<Delivery[]> {
+    async claim(token: string, now: Date, until: Date, limit: number, kinds: readonly DeliveryKind[]): Promise<Delivery[]> {
+      if (kinds.length === 0) return [];
       const at = now.toISOString();
       const due = db.selectFrom('webhook_deliveries as d').select('d.id')
         .where('d.state', '=', 'pending')
+        .where('d.kind', 'in', kinds)
         .where('d.next_attempt_at', '<=', at)
         .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<=', at)]))
         .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as e').select('e.id')
@@ -173,15 +175,16 @@ export function webhookDeliveriesRepository(database: Database) {
       return rows.map(toDelivery);
     },
 
-    async markDelivered(id: number, token: string, status: number, attempts: number, at: Date): Promise<void> {
-      await owned(id, token).set({ state: 'delivered', last_status: status, attempts, delivered_at: at.toISOString(), lease_owner: null, lease_until: null }).execute();
+    /** A try to `url` (where it went, shown by the list) that the receiver accepted. */
+    async markDelivered(id: number, token: string, url: string, status: number, attempts: number, at: Date): Promise<void> {
+      await owned(id, token).set({ state: 'delivered', url, last_status: status, attempts, delivered_at: at.toISOString(), lease_owner: null, lease_until: null }).execute();
     },
 
-    /** A failed try: tried again from `nextAttemptAt`, or never (`failed`). */
-    async markAttemptFailed(id: number, token: string, status: number | null, attempts: number, nextAttemptAt: Date | undefined): Promise<void> {
+    /** A failed try to `url`: tried again from `nextAttemptAt`, or never (`failed`). */
+    async markAttemptFailed(id: number, token: string, url: string, status: number | null, attempts: number, nextAttemptAt: Date | undefined): Promise<void> {
       await owned(id, token).set(nextAttemptAt === undefined
-        ? { state: 'failed', last_status: status, attempts, lease_owner: null, lease_until: null }
-        : { last_status: status, attempts, next_attempt_at: nextAttemptAt.toISOString(), lease_owner: null, lease_until: null }).execute();
+        ? { state: 'failed', url, last_status: status, attempts, lease_owner: null, lease_until: null }
+        : { url, last_status: status, attempts, next_attempt_at: nextAttemptAt.toISOString(), lease_owner: null, lease_until: null }).execute();
     },
 
     /** Gives back what `token` holds and did not finish (a stopping process), without counting a try. */
@@ -214,11 +217,18 @@ export function webhookDeliveriesRepository(database: Database) {
       return row && toDelivery(row);
     },
 
-    /** Makes a delivery pending again, due at `now` (its id and body unchanged); undefined when there is none. */
+    /**
+     * Makes a delivery pending again, due at `now` (its id and body unchanged); undefined when there is
+     * none, or when a process is sending it right now (its claim is current): a retry then would send
+     * it twice at once and lose the first try's outcome.
+     */
     async retry(id: number, now: Date): Promise<Delivery | undefined> {
+      const at = now.toISOString();
       const row = await db.updateTable('webhook_deliveries')
-        .set({ state: 'pending', next_attempt_at: now.toISOString(), lease_owner: null, lease_until: null })
-        .where('id', '=', id).returningAll().executeTakeFirst();
+        .set({ state: 'pending', next_attempt_at: at, lease_owner: null, lease_until: null })
+        .where('id', '=', id)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
+        .returningAll().executeTakeFirst();
       return row && toDelivery(row);
     },
   };

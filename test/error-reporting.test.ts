@@ -108,8 +108,8 @@ describe('reporting an error', { timeout: 60_000 }, () => {
     const id = await newError();
     const answers = await Promise.all([reportIt(id), reportIt(id)]);
     assert.deepEqual(answers.map((res) => res.statusCode), [200, 200]);
-    assert.equal(answers[0]!.body, answers[1]!.body);
-    assert.equal((JSON.parse(answers[0]!.body) as { infrastructure_error: { reported: boolean } }).infrastructure_error.reported, true);
+    assert.equal(answers[0].body, answers[1].body);
+    assert.equal((JSON.parse(answers[0].body) as { infrastructure_error: { reported: boolean } }).infrastructure_error.reported, true);
     assert.equal(receiver.received.length, 1);
     assert.equal((await deliveryRows(id)).length, 1);
   });

@@ -1,8 +1,8 @@
 // Runs after `npm run build` (npm's `postbuild`): bundles each dependency named below into one file,
 // dist/node_modules/<name>/index.js, which Node finds first for every `import '<name>'` in dist/
-// (it looks in the nearest node_modules). kysely ships its ES modules as some 400 files: loading them
-// one by one took about a third of cmi's start-up, one bundle a tenth of that
-// (docs/operations.md#start-up). The files stay under a node_modules directory, so a fault's
+// (it looks in the nearest node_modules). kysely ships its ES modules as some 400 files, loaded one by
+// one; one bundle loads faster (docs/operations.md#start-up; `npm run bench -- --only start` measures
+// start-up). The files stay under a node_modules directory, so a fault's
 // backtrace still tells kysely's frames from cmi's own (docs/error-grouping.md). Tests run the
 // sources through tsx and never see these bundles.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,13 +1,19 @@
 import { type CreateTableBuilder, Kysely, PostgresDialect, sql } from 'kysely';
 import { loadPg } from './pg-module.js';
 import type { Schema } from '../schema.js';
-import type { WriteCounter } from '../write-counter.js';
+import type { CachedData, WriteCounter } from '../write-counter.js';
 import { type Connection, type Dialect, likeContaining } from './dialect.js';
 import { CHANGE_CHANNELS, changeListener } from './postgres-change-listener.js';
 import { guardedPool } from './postgres-pool.js';
 
 /** How much longer than statement_timeout a query may take before the client gives up on the server. */
 const CLIENT_GRACE_MS = 1000;
+
+/** The trigger function and trigger-name suffix that notify changes to each kind of cached data (migrations 003, 011, 012). */
+const NOTIFIERS: Record<CachedData, { functionName: string; triggerSuffix: string }> = {
+  users: { functionName: 'cmi_data_changed', triggerSuffix: 'changed' },
+  tracker: { functionName: 'cmi_tracker_changed', triggerSuffix: 'tracker_changed' },
+};
 
 /** An arbitrary, fixed advisory-lock key for changes that could leave no active administrator. */
 const ADMINISTRATORS_LOCK = 7_302_114;
@@ -137,7 +143,7 @@ export function postgresDialect(url: string): Dialect {
      */
     async createChangeNotifications(db, tables, data) {
       await this.createChangeNotificationFunction(db, data);
-      const [functionName, triggerSuffix] = data === 'users' ? ['cmi_data_changed', 'changed'] : ['cmi_tracker_changed', 'tracker_changed'];
+      const { functionName, triggerSuffix } = NOTIFIERS[data];
       for (const table of tables) {
         await sql`
           create trigger ${sql.raw(`${table}_${triggerSuffix}`)}
@@ -153,7 +159,7 @@ export function postgresDialect(url: string): Dialect {
      * current_schema().
      */
     async createChangeNotificationFunction(db, data) {
-      const functionName = data === 'users' ? 'cmi_data_changed' : 'cmi_tracker_changed';
+      const { functionName } = NOTIFIERS[data];
       await sql`
         create or replace function ${sql.raw(functionName)}() returns trigger language plpgsql as $$
         begin

@@ -6,12 +6,8 @@ import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../src/config.js';
-import { OPERATOR } from '../src/domain/authorization.js';
-import { Unprocessable } from '../src/domain/errors.js';
-import { webhookDeliveries } from '../src/domain/webhook-deliveries.js';
 import { buildApp } from '../src/server/app.js';
 import { type Database, openDatabase } from '../src/store/database.js';
-import { webhookDeliveriesRepository } from '../src/store/webhook-deliveries-repository.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { runCmi, startServer } from './support/cli.js';
 import { freshDatabase } from './support/database.js';
@@ -164,24 +160,6 @@ describe('alerts', { timeout: 60_000 }, () => {
       [{ state: 'delivered', url: moved.url, attempts: 2 }],
     ));
     assert.equal(old.received.length, 0);
-  });
-
-  it('refuses to retry a delivery a process is sending right now (it would go twice at once)', async () => {
-    const t = await createTestApp();
-    cleanups.push(() => t.close());
-    const repository = webhookDeliveriesRepository(t.database);
-    const now = t.time.clock();
-    const failed = await repository.insertFinished({
-      delivery_id: '00000000-0000-4000-8000-000000000001', kind: 'new', error_id: 1, url: 'http://127.0.0.1:9/hooks', body: '{}',
-      state: 'failed', attempts: 1, last_status: 500, created_at: now, delivered_at: null,
-    });
-    const service = webhookDeliveries(repository, t.time.clock, () => {});
-    const sending = (await service.retry(OPERATOR, failed.id)).id;
-    // Another process claims it and is sending it: its lease is current.
-    assert.equal((await repository.claim('other-process', now, new Date(now.getTime() + 60_000), 10, ['new'])).length, 1);
-    await assert.rejects(service.retry(OPERATOR, sending), (error: unknown) =>
-      error instanceof Unprocessable && JSON.stringify(error.messages) === '{"id":["is being sent right now; retry it once that try has ended"]}');
-    assert.deepEqual(await t.database.db.selectFrom('webhook_deliveries').select(['state', 'lease_owner']).execute(), [{ state: 'pending', lease_owner: 'other-process' }]);
   });
 
   it('retries a receiver that is down until it is back; every failure is logged with its status, none recorded as an error', async () => {

@@ -1,6 +1,6 @@
 import { type Actor, assertAdmin } from './authorization.js';
 import type { Clock } from './clock.js';
-import { FieldErrors, NotFound, Unprocessable } from './errors.js';
+import { FieldErrors, NotFound } from './errors.js';
 import { parseChoice } from './error-query.js';
 import type { Page } from './records.js';
 import { displayUrl } from './webhook-sender.js';
@@ -58,10 +58,7 @@ export function webhookDeliveries(repository: WebhookDeliveriesRepository, clock
         errors.throwIfAny();
       }
       const delivery = await repository.retry(id, clock());
-      if (!delivery) {
-        if (!(await repository.findById(id))) throw new NotFound();
-        throw new Unprocessable({ id: ['is being sent right now; retry it once that try has ended'] });
-      }
+      if (!delivery) throw new NotFound();
       wake();
       return listed(delivery);
     },

@@ -218,16 +218,15 @@ export function webhookDeliveriesRepository(database: Database) {
     },
 
     /**
-     * Makes a delivery pending again, due at `now` (its id and body unchanged); undefined when there is
-     * none, or when a process is sending it right now (its claim is current): a retry then would send
-     * it twice at once and lose the first try's outcome.
+     * Makes a delivery pending again, due at `now` (its id and body unchanged), its claim dropped: a claim
+     * cannot tell a process killed mid-try from one still trying, and the operator asks after a crash.
+     * A live sender's try may then be sent twice, with the same delivery id. Undefined when there is none.
      */
     async retry(id: number, now: Date): Promise<Delivery | undefined> {
       const at = now.toISOString();
       const row = await db.updateTable('webhook_deliveries')
         .set({ state: 'pending', next_attempt_at: at, lease_owner: null, lease_until: null })
         .where('id', '=', id)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
         .returningAll().executeTakeFirst();
       return row && toDelivery(row);
     },

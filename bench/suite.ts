@@ -8,6 +8,7 @@
  *                                                  a schema of its own, dropped after
  *   npm run bench -- --only throughput,start       some sections; the others stay as the document has them
  *   npm run bench -- --only errors --errors C,D    some of the error tracker's scenarios (A-E)
+ *   npm run bench -- --only profile                where the CPU goes: cmi, bare fastify and raw node:http per answer
  *   npm run bench -- --only webhooks               the alert counts (a storm of one error, a receiver down 30 s)
  *   npm run bench -- --workers 1                   the throughput figures with --workers 1 only (default 1,2)
  *   npm run bench -- --quick                       about a minute, small data: writes .bench/quick.md
@@ -19,6 +20,7 @@ import { authSection } from './auth.js';
 import { type DatabaseKind, sharedDatabases } from './datasets.js';
 import { introduction, runInfo, type SectionName, SECTIONS, writeDocument } from './document.js';
 import { ERROR_SCENARIOS, errorsSection } from './errors.js';
+import { profileSection } from './profile.js';
 import { scaleSection } from './scale.js';
 import { startSection } from './start.js';
 import { buildDist, ROOT } from './support.js';
@@ -72,13 +74,14 @@ const fresh = new Map<string, string>();
 const started = performance.now();
 // Scale first: it grows each shared database from 1,000 users to the largest size, which the
 // throughput and start sections then use as it is.
-const order: SectionName[] = ['scale', 'throughput', 'start', 'errors', 'auth', 'workers', 'webhooks'];
+const order: SectionName[] = ['scale', 'throughput', 'profile', 'start', 'errors', 'auth', 'workers', 'webhooks'];
 try {
   for (const name of order.filter((section) => ONLY.includes(section))) {
     console.log(`== ${name}`);
     let text: string;
     if (name === 'scale') text = await scaleSection({ info, data, kinds, sizes, chartDir: outputDir });
     else if (name === 'throughput') text = await throughputSection({ info, data, kinds, workers: WORKERS, quick: QUICK, ...settings });
+    else if (name === 'profile') text = await profileSection({ info, data, kinds, users: settings.users, errors: settings.errors, seconds: settings.seconds });
     else if (name === 'start') text = await startSection({ info, data, kinds, users: settings.users, starts: 3 });
     else if (name === 'errors') text = await errorsSection({ info, data, postgres: POSTGRES, quick: QUICK, scenarios: ERRORS, failures });
     else if (name === 'auth') text = await authSection({ info, rounds: QUICK ? 3 : 5, seconds: QUICK ? 1 : 4 });

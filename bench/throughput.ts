@@ -20,7 +20,7 @@ const ERRORS = '/sysadmin_tools/infrastructure/errors';
 const P99_GOAL_MS = 5;
 const RSS_GOAL_MB = 100;
 
-interface Scenario {
+export interface Scenario {
   name: string;
   /** Shown in --quick runs too. */
   quick: boolean;
@@ -73,7 +73,7 @@ interface Outcome {
 }
 
 /** The headers a scenario's requests carry, found by asking cmi once with Basic auth. */
-async function credentialsFor(scenario: Scenario, url: string): Promise<Record<string, string>> {
+export async function credentialsFor(scenario: Scenario, url: string): Promise<Record<string, string>> {
   if (scenario.credentials === 'basic') return { Authorization: BASIC };
   const first = await fetch(url, { headers: { authorization: BASIC } });
   await first.arrayBuffer();

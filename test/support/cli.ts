@@ -60,12 +60,14 @@ export interface ServerOptions {
   stderr?: 'collect' | 'inherit';
   /** The sources through tsx (the default: tests), or bin/cmi.js running dist/ (benchmarks): see Program. */
   program?: Program;
+  /** Node's own flags, before the program (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+  nodeArguments?: string[];
 }
 
 /** Starts `cmi serve` (with `args` after it) and waits until it says where it listens. */
 export function startServer(env: Record<string, string>, args: string[] = [], options: ServerOptions = {}): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
-    const command = [...programArguments(options.program ?? 'sources'), 'serve', '--port', String(options.port ?? 0), ...args];
+    const command = [...(options.nodeArguments ?? []), ...programArguments(options.program ?? 'sources'), 'serve', '--port', String(options.port ?? 0), ...args];
     const [file, argv] = options.cores === undefined ? [process.execPath, command] : ['taskset', ['-c', options.cores, process.execPath, ...command]];
     const child = spawn(file, argv, {
       env: { ...process.env, LOG_LEVEL: 'warn', ...env },

@@ -172,7 +172,8 @@ For each throughput scenario, on ${options.users.toLocaleString('en-US')} users 
 under \`node --cpu-prof\` pinned to core 0, wrk (1 thread, ${CONNECTIONS} connections, 1 s of warm-up then ${options.seconds} s) on core 1;
 then a raw node:http server and a bare fastify server (one route answering the same status, headers and bytes,
 nothing else) are driven the same way. CPU per answer: the server process's user + system CPU time (/proc)
-over the run, divided by the answers wrk read; unlike requests/s it hardly depends on what else the machine runs.
+over the run, divided by the answers wrk read: it depends less than requests/s on what else the machine runs, but
+not nothing (cache and scheduler contention): compare the three servers of one row, not rows or runs.
 raw / fastify is the most any fastify server can reach on that answer; raw / cmi what cmi reaches.
 
 | scenario | database | raw µs/answer | bare fastify µs/answer | cmi µs/answer | raw / fastify | raw / cmi |

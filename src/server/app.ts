@@ -169,7 +169,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   healthRoutes(app, context);
   infrastructureErrorsRoutes(app, context);
   deliveriesRoutes(app, context);
-  rootRoutes(app, context);
+  rootRoutes(app);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, { prefix: '/console', ...context });
 

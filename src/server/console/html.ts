@@ -29,7 +29,9 @@ function piece(value: Value): string {
 /** The template tag: `html\`<p>${message}</p>\`` escapes `message`; nested `html` fragments stay as they are. */
 export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
   let out = strings[0] as string;
-  for (let i = 0; i < values.length; i++) out += piece(values[i] as Value) + (strings[i + 1] as string);
+  values.forEach((value, i) => {
+    out += piece(value) + (strings[i + 1] as string);
+  });
   return new Html(out);
 }
 

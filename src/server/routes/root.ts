@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../context.js';
 
 /** Whether `accept` prefers HTML to JSON and XML (a browser's navigation); `*\/*` alone does not. */
 export function prefersHtml(accept: string | undefined): boolean {
@@ -14,7 +13,7 @@ export function prefersHtml(accept: string | undefined): boolean {
  * `/`: a browser (Accept preferring text/html) goes to the console; anything else gets what it got
  * before there was a route here, the not-found answer after the credential check (docs/console.md).
  */
-export function rootRoutes(app: FastifyInstance, _context: AppContext): void {
+export function rootRoutes(app: FastifyInstance): void {
   app.get('/', { config: { public: true } }, (request, reply) => {
     if (prefersHtml(request.headers.accept)) return reply.code(302).header('location', '/console').send();
     return reply.callNotFound();

@@ -21,7 +21,10 @@ export interface ErrorsListView {
 /** The list's URL with these filters and this page. */
 export function errorsListUrl(filters: ErrorFilterValues, page = 1): string {
   const query = new URLSearchParams();
-  for (const name of ERROR_FILTERS) if (filters[name]) query.set(name, filters[name] as string);
+  for (const name of ERROR_FILTERS) {
+    const value = filters[name];
+    if (value) query.set(name, value);
+  }
   if (page > 1) query.set('page', String(page));
   const text = query.toString();
   return text === '' ? '/console/errors' : `/console/errors?${text}`;

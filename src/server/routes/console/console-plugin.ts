@@ -58,7 +58,7 @@ const FORM_LIMIT_BYTES = 64 * 1024;
  * rules as the API. Its hooks, body parser and error handler live in this plugin's own context, so
  * the API's routes run none of them.
  */
-export async function consolePlugin(app: FastifyInstance, context: AppContext): Promise<void> {
+export function consolePlugin(app: FastifyInstance, context: AppContext, done: (error?: Error) => void): void {
   const { authenticator, sessionTokens } = context;
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES }, (_request, body, done) => {
@@ -118,4 +118,5 @@ export async function consolePlugin(app: FastifyInstance, context: AppContext): 
   consoleErrorsRoutes(app, context);
   consoleErrorRoutes(app, context);
   consoleUsersRoutes(app, context);
+  done();
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ClientError, Unprocessable } from '../../../domain/errors.js';
 import type { AppContext } from '../../context.js';
 import { safeNext } from '../../console/console-session.js';
-import { confirmDeletePage, ERROR_FILTERS, type ErrorFilterValues, errorsListPage } from '../../console/views/errors-list-page.js';
+import { confirmDeletePage, ERROR_FILTERS, type ErrorFilterValues, errorsListPage, errorsListUrl } from '../../console/views/errors-list-page.js';
 import { parsePagination } from '../../pagination.js';
 import { consoleRoute, formOf, sendPage } from './console-plugin.js';
 import { pageContext } from './page-context.js';
@@ -50,6 +50,8 @@ export function consoleErrorsRoutes(app: FastifyInstance, context: AppContext): 
   app.get<{ Querystring: Query }>('/errors', consoleRoute(), async (request, reply) => {
     const query = request.query;
     const filters = filtersOf(query);
+    // A filter form sends its empty fields too: the URL to keep (and share) is the one without them.
+    if (Object.values(query).some((value) => value === '')) return reply.code(303).header('location', errorsListUrl(filters)).send();
     const pagination = parsePagination([], { page: query.page, per_page: query.per_page }, PAGE_LIMITS);
     let filterErrors: Record<string, string[]> = {};
     let list = { items: [] as Awaited<ReturnType<typeof tracker.list>>['items'], total: 0 };

@@ -65,8 +65,9 @@ export function consoleUsersRoutes(app: FastifyInstance, context: AppContext): v
       return reply.code(303).header('location', see(user.id, 'created')).send();
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
-      const { password: _password, ...values } = body;
-      return sendPage(reply, newUserPage(pageContext(request, context), values, error.messages), 422);
+      // The password is never written back into the page.
+      delete body.password;
+      return sendPage(reply, newUserPage(pageContext(request, context), body, error.messages), 422);
     }
   });
 

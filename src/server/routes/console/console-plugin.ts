@@ -65,7 +65,8 @@ export function consolePlugin(app: FastifyInstance, context: AppContext, done: (
     done(null, new URLSearchParams(body as string));
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  /** Who is asking, from the console's cookie; a POST from another origin is refused before its body is read. */
+  const consoleGate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     securityHeaders(reply);
     if (request.method === 'POST' && !fromSameOrigin(request)) throw new CrossSiteRequest();
     if (request.routeOptions.config.consoleAnonymous) return;
@@ -77,6 +78,10 @@ export function consolePlugin(app: FastifyInstance, context: AppContext, done: (
     request.viewer = authenticated.user;
     request.session = authenticated.session;
     if (authenticated.sessionToken) setConsoleCookie(request, reply, authenticated.sessionToken);
+  };
+  // After the API's gate of each route (which starts the request's clock and context), never instead of it.
+  app.addHook('onRoute', (route) => {
+    route.onRequest = [...[route.onRequest ?? []].flat(), consoleGate];
   });
 
   // The CSRF token of every POST of a session, once its form is read (docs/console.md#security).

@@ -185,6 +185,33 @@ describe('the operator console', () => {
     assert.match(form.body, /Your session has ended/);
   });
 
+  it('says when something failed, with the request id, and records the fault; a path that is no page is a 404 page', async () => {
+    const faulty = await createTestApp({ CMI_FAULT_INJECTION: 'capture' });
+    try {
+      const cookie = await session(faulty);
+      const res = await faulty.app.inject({ method: 'GET', url: '/console/users', headers: { cookie, 'x-cmi-inject-fault': '1', 'x-request-id': 'console-fault-1' } });
+      assert.equal(res.statusCode, 500);
+      assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+      assert.equal(res.headers['content-security-policy'], CSP);
+      assert.match(res.body, /<h1>Something failed<\/h1>\n<div class="error" role="alert"><p>Internal server error \(request console-fault-1\)<\/p><\/div>/);
+      await faulty.app.faults.flush();
+      const recorded = await faulty.app.inject({ method: 'GET', url: `${'/sysadmin_tools/infrastructure/errors'}.json?error_class=InjectedFault`, headers: { authorization: faulty.adminAuth } });
+      assert.equal((JSON.parse(recorded.body) as unknown[]).length, 1);
+      const occurrences = await faulty.app.inject({
+        method: 'GET', url: `/sysadmin_tools/infrastructure/errors/${(JSON.parse(recorded.body) as Array<{ infrastructure_error: { id: number } }>)[0]!.infrastructure_error.id}/occurrences.json`, headers: { authorization: faulty.adminAuth },
+      });
+      const [occurrence] = JSON.parse(occurrences.body) as Array<{ occurrence: { component: string; request_id: string } }>;
+      assert.equal(occurrence?.occurrence.component, 'console');
+      assert.equal(occurrence?.occurrence.request_id, 'console-fault-1');
+    } finally {
+      await faulty.close();
+    }
+    const missing = await t.app.inject({ method: 'GET', url: '/console/no-such-page' });
+    assert.equal(missing.statusCode, 404);
+    assert.equal(missing.headers['content-type'], 'text/html; charset=utf-8');
+    assert.match(missing.body, /There is no such page in the console\./);
+  });
+
   it('creates a user with the API\'s field errors beside the fields', async () => {
     const cookie = await session(t);
     const csrf = csrfOf((await t.app.inject({ method: 'GET', url: '/console/users/new', headers: { cookie } })).body);

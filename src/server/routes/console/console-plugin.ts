@@ -118,6 +118,12 @@ export function consolePlugin(app: FastifyInstance, context: AppContext, done: (
     return show(500, 'Something failed', [`Internal server error (request ${request.id})`]);
   });
 
+  // A console path that is no page: the console's own 404 (the API's not-found answer would ask for Basic credentials).
+  app.setNotFoundHandler((request, reply) => {
+    securityHeaders(reply);
+    return sendPage(reply, bare('Not found', problem('Not found', ['There is no such page in the console.'], request.id)), 404);
+  });
+
   consoleAssetsRoutes(app);
   consoleSignInRoutes(app, context);
   consoleErrorsRoutes(app, context);

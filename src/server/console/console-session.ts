@@ -58,5 +58,5 @@ export function fromSameOrigin(request: FastifyRequest): boolean {
 /** Where to go after signing in: a console path of this site only (never `//host` nor another scheme). */
 export function safeNext(next: string | undefined): string {
   if (next === undefined || next.length > 2000) return '/console';
-  return /^\/console(?:[/?][^\\\s]*)?$/.test(next) && !next.startsWith('//') ? next : '/console';
+  return /^\/console(?:[/?][^\\\s]*)?$/.test(next) && !next.includes('/..') && !next.includes('//') ? next : '/console';
 }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readCookie } from '../../../domain/authentication.js';
 import { ClientError, Forbidden, NotFound, TooManyRequests, Unauthorized } from '../../../domain/errors.js';
+import { startRequest } from '../../hooks/request-context.js';
 import { INTERNAL_ERROR_CODE } from '../../http-errors.js';
 import type { AppContext } from '../../context.js';
 import {
@@ -98,7 +99,9 @@ export function consolePlugin(app: FastifyInstance, context: AppContext, done: (
     if (error instanceof SessionEnded) {
       clearConsoleCookie(request, reply);
       const next = request.method === 'GET' ? request.url : '/console';
-      return reply.code(303).header('location', `/console/sign-in?ended=1&next=${encodeURIComponent(next)}`).send();
+      // "Your session has ended" only to a browser that had one; a first visit just gets the form.
+      const ended = readCookie(request.headers.cookie, CONSOLE_COOKIE) ? 'ended=1&' : '';
+      return reply.code(303).header('location', `/console/sign-in?${ended}next=${encodeURIComponent(next)}`).send();
     }
     const signedIn = request.viewer !== undefined && request.session !== undefined;
     const show = (status: number, heading: string, messages: string[]) => {
@@ -120,6 +123,7 @@ export function consolePlugin(app: FastifyInstance, context: AppContext, done: (
 
   // A console path that is no page: the console's own 404 (the API's not-found answer would ask for Basic credentials).
   app.setNotFoundHandler((request, reply) => {
+    startRequest(request);
     securityHeaders(reply);
     return sendPage(reply, bare('Not found', problem('Not found', ['There is no such page in the console.'], request.id)), 404);
   });

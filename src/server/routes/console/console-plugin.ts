@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readCookie } from '../../../domain/authentication.js';
-import { ClientError, Forbidden, NotFound, TooManyRequests, Unauthorized } from '../../../domain/errors.js';
+import { ClientError, Forbidden, NotFound, Unauthorized } from '../../../domain/errors.js';
 import { startRequest } from '../../hooks/request-context.js';
 import { INTERNAL_ERROR_CODE } from '../../http-errors.js';
 import type { AppContext } from '../../context.js';
@@ -110,7 +110,8 @@ export function consolePlugin(app: FastifyInstance, context: AppContext, done: (
       return sendPage(reply, body, status);
     };
     if (error instanceof ClientError) {
-      reply.headers(error instanceof TooManyRequests ? error.headers : {});
+      // Retry-After of a 429 or a 503 is worth keeping; a Basic challenge would make the browser prompt.
+      for (const [name, value] of Object.entries(error.headers)) if (name !== 'WWW-Authenticate') reply.header(name, value);
       const heading = error instanceof NotFound ? 'Not found' : error instanceof Forbidden ? 'Not allowed' : 'That did not work';
       return show(error.status, heading, Object.entries(error.messages).flatMap(([field, messages]) => messages.map((m) => (field === 'base' ? m : `${field} ${m}`))));
     }

@@ -212,6 +212,48 @@ describe('the operator console', () => {
     assert.match(missing.body, /There is no such page in the console\./);
   });
 
+  it('lets a user edit its own account and change its password (with the current one), which ends its sessions', async () => {
+    const cookie = await session(t, ALICE.login, ALICE.password);
+    const own = await t.app.inject({ method: 'GET', url: `/console/users/${t.alice.id}`, headers: { cookie } });
+    assert.equal(own.statusCode, 200);
+    assert.ok(!own.body.includes('name="role"'), 'no role field for a user');
+    const csrf = csrfOf(own.body);
+    const post = (url: string, fields: Record<string, string>) =>
+      t.app.inject({ method: 'POST', url, headers: { ...FORM, cookie }, payload: new URLSearchParams({ _csrf: csrf, ...fields }).toString() });
+    const saved = await post(`/console/users/${t.alice.id}`, { login: 'alice', email: 'alice@example.com', first_name: 'Alicia', last_name: 'User', time_zone: '', locale: '', role: 'admin' });
+    assert.equal(saved.statusCode, 303);
+    assert.equal(saved.headers.location, `/console/users/${t.alice.id}?notice=saved`);
+    const api = await t.app.inject({ method: 'GET', url: `/users/${t.alice.id}.json`, headers: { authorization: t.adminAuth } });
+    const record = (JSON.parse(api.body) as { user: { first_name: string; roles: Array<{ role: { identifier: string } }> } }).user;
+    assert.equal(record.first_name, 'Alicia');
+    assert.equal(record.roles[0]?.role.identifier, 'user');
+
+    const wrong = await post(`/console/users/${t.alice.id}/password`, { current_password: 'not-it', password: 'alice-new-password' });
+    assert.equal(wrong.statusCode, 422);
+    assert.match(wrong.body, /<span class="field-error" id="current_password-error">current password is incorrect<\/span>/);
+    const changed = await post(`/console/users/${t.alice.id}/password`, { current_password: ALICE.password, password: 'alice-new-password' });
+    assert.equal(changed.statusCode, 303);
+    assert.equal(changed.headers.location, '/console/sign-in?password_changed=1');
+    assert.equal(changed.headers['set-cookie'], CLEARED);
+    const after = await t.app.inject({ method: 'GET', url: '/console/users', headers: { cookie } });
+    assert.equal(after.headers.location, '/console/sign-in?ended=1&next=%2Fconsole%2Fusers');
+    await session(t, ALICE.login, 'alice-new-password');
+  });
+
+  it('deletes a user after asking, as the API does (marked deleted, then removed)', async () => {
+    const cookie = await session(t);
+    const ask = await t.app.inject({ method: 'GET', url: `/console/users/${t.alice.id}/delete`, headers: { cookie } });
+    assert.match(ask.body, /<h1>Delete alice\?<\/h1>/);
+    const csrf = csrfOf(ask.body);
+    const deleted = await t.app.inject({ method: 'POST', url: `/console/users/${t.alice.id}/delete`, headers: { ...FORM, cookie }, payload: `_csrf=${csrf}` });
+    assert.equal(deleted.headers.location, '/console/users?notice=deleted');
+    const api = await t.app.inject({ method: 'GET', url: `/users/${t.alice.id}.json`, headers: { authorization: t.adminAuth } });
+    assert.equal((JSON.parse(api.body) as { user: { status: string } }).user.status, 'deleted');
+    const again = await t.app.inject({ method: 'POST', url: `/console/users/${t.alice.id}/delete`, headers: { ...FORM, cookie }, payload: `_csrf=${csrf}` });
+    assert.equal(again.headers.location, '/console/users?notice=removed');
+    assert.equal((await t.app.inject({ method: 'GET', url: `/users/${t.alice.id}.json`, headers: { authorization: t.adminAuth } })).statusCode, 404);
+  });
+
   it('creates a user with the API\'s field errors beside the fields', async () => {
     const cookie = await session(t);
     const csrf = csrfOf((await t.app.inject({ method: 'GET', url: '/console/users/new', headers: { cookie } })).body);

@@ -23,7 +23,7 @@ describe('the command as installed: bin/cmi.js running what `npm run build` comp
   let bin: string;
   before(() => {
     project = mkdtempSync(join(tmpdir(), 'cmi-built-'));
-    for (const entry of ['bin', 'build', 'src', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(ROOT, entry), join(project, entry), { recursive: true });
+    for (const entry of ['bin', 'build', 'src', 'static', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(ROOT, entry), join(project, entry), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'));
     bin = join(project, 'bin', 'cmi.js');
   });
@@ -68,6 +68,10 @@ describe('the command as installed: bin/cmi.js running what `npm run build` comp
       const version = await fetch(`${server.baseUrl}/version.json`, { headers: { authorization } });
       const { version: packageVersion } = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { version: string };
       assert.deepEqual(await version.json(), { version: packageVersion.split('.').slice(0, 2).join('.') });
+      // The console's files come from static/ beside dist/ (docs/console.md#how-it-is-built).
+      const stylesheet = await fetch(`${server.baseUrl}/console/assets/console-css`);
+      assert.equal(stylesheet.status, 200);
+      assert.equal(await stylesheet.text(), readFileSync(join(project, 'static', 'console', 'console.css'), 'utf8'));
 
       const fault = await fetch(`${server.baseUrl}/version.json`, { headers: { authorization, 'x-cmi-inject-fault': '1' } });
       assert.equal(fault.status, 500);

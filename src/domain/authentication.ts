@@ -90,16 +90,17 @@ export interface AuthenticatorParts {
  * Unauthorized; too many failures for a login or from an address is TooManyRequests.
  */
 export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock }: AuthenticatorParts) {
-  async function withBasic(authorization: string, address: string): Promise<Verified> {
-    const credentials = parseBasicCredentials(authorization);
-    if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
-    const since = cache.generation;
+  /**
+   * A login (or email) and a password, under the lockout; with `acceptApiKey`, the API key may stand
+   * for the password (HTTP Basic), never on the console's sign-in form (docs/console.md#security).
+   */
+  async function verifyLogin(credentials: { login: string; password: string }, address: string, acceptApiKey: boolean): Promise<Verified> {
     const found = await users.findCredentials(credentials.login);
     const { password } = credentials;
     // Counted under the name as typed, whether or not it found a user, so a 429 tells nothing.
     const attempt = lockout.attempt(credentials.login, address, found?.user.id);
     // The API key first: it cannot be guessed, so password guessing never locks it (nor is it counted).
-    if (apiKeyMatches(password, found?.api_key_hash ?? null) && found) {
+    if (acceptApiKey && apiKeyMatches(password, found?.api_key_hash ?? null) && found) {
       if (found.user.status !== 'active') throw new Unauthorized();
       await lockout.apiKeyAccepted(attempt);
     } else {
@@ -111,7 +112,14 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       }
       await lockout.succeeded(charged);
     }
-    const verified = { user: found.user, sessionEpoch: found.session_epoch };
+    return { user: found.user, sessionEpoch: found.session_epoch };
+  }
+
+  async function withBasic(authorization: string, address: string): Promise<Verified> {
+    const credentials = parseBasicCredentials(authorization);
+    if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
+    const since = cache.generation;
+    const verified = await verifyLogin(credentials, address, true);
     cache.set(basicKey(authorization, address), verified, since);
     return verified;
   }
@@ -224,6 +232,27 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       const claims = token === undefined ? undefined : sessions.verify(token);
       if (!claims) throw new Unauthorized();
       return withSession(claims);
+    },
+
+    /**
+     * The console's sign-in form: a login or email and a password (never an API key), under the same
+     * lockout as HTTP Basic; answers a new session. Unauthorized or TooManyRequests otherwise.
+     */
+    async signIn(login: string, password: string, address: string): Promise<Authenticated & { sessionToken: string }> {
+      if (login === '' || login.length > MAX_LOGIN_LENGTH || login.includes('\u0000') || password.includes('\u0000')) throw new Unauthorized();
+      const verified = await verifyLogin({ login, password }, address, false);
+      return { user: verified.user, sessionToken: sessions.issue(verified.user.id, verified.sessionEpoch) };
+    },
+
+    /**
+     * A session token given apart from the Cookie header (the console's own cookie): from the
+     * verification cache when it holds, else checked against the database like the API's cookie.
+     */
+    async session(token: string): Promise<Authenticated> {
+      const claims = sessions.verify(token);
+      if (!claims) throw new Unauthorized();
+      const entry = cache.lookup(sessionCacheKey(claims));
+      return entry ? withClaims(entry.verified.user, claims) : withSession(claims);
     },
 
     /** Ends one session (logout); other sessions of the user go on. */

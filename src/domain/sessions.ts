@@ -67,6 +67,21 @@ export function sessionTokens(secret: string, clock: Clock, timeouts: SessionTim
       return new Date((claims.issuedAt + timeouts.maxAgeSeconds) * 1000);
     },
 
+    /**
+     * The console's CSRF token for this session (docs/console.md#security): an HMAC of the session id
+     * under the installation's key, so it needs no storage, differs per session and dies with it.
+     */
+    csrfToken(claims: SessionClaims): string {
+      return sign(`csrf.${claims.sessionId}`);
+    },
+
+    /** Whether `given` is this session's CSRF token (compared in constant time). */
+    csrfTokenMatches(claims: SessionClaims, given: string): boolean {
+      const expected = Buffer.from(sign(`csrf.${claims.sessionId}`));
+      const actual = Buffer.from(given);
+      return actual.length === expected.length && timingSafeEqual(expected, actual);
+    },
+
     /** The claims of a genuine token within both timeouts; undefined for anything else. */
     verify(token: string): SessionClaims | undefined {
       const match = TOKEN.exec(token);
@@ -126,6 +141,8 @@ export function sessionTokensOnceKeyed(readSecret: () => Promise<string>, clock:
     needsRefresh: (claims) => need().needsRefresh(claims),
     expiresAt: (claims) => need().expiresAt(claims),
     verify: (token) => need().verify(token),
+    csrfToken: (claims) => need().csrfToken(claims),
+    csrfTokenMatches: (claims, given) => need().csrfTokenMatches(claims, given),
   };
   return {
     tokens,

@@ -39,6 +39,8 @@ import { registerResponseHeaders } from './hooks/response-headers.js';
 import { deliveriesRoutes } from './routes/deliveries.js';
 import { infrastructureErrorsRoutes } from './routes/infrastructure-errors.js';
 import { healthRoutes } from './routes/health.js';
+import { consolePlugin } from './routes/console/console-plugin.js';
+import { rootRoutes } from './routes/root.js';
 import { sessionRoutes } from './routes/session.js';
 import { usersRoutes } from './routes/users.js';
 import { versionRoutes } from './routes/version.js';
@@ -125,6 +127,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       lockout: guesses,
       clock,
     }),
+    sessionTokens: sessions.tokens,
     health: healthService(database, clock, sessions.ensureKey),
     version,
     dataVersions: database.dataVersions,
@@ -166,6 +169,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   healthRoutes(app, context);
   infrastructureErrorsRoutes(app, context);
   deliveriesRoutes(app, context);
+  rootRoutes(app);
+  // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
+  await app.register(consolePlugin, { prefix: '/console', ...context });
 
   const retention = retentionJob(() => tracker.prune(), { claim: (name, until, now) => settings.claimLease(name, until, now) }, clock, RETENTION_INTERVAL_MS);
   const background = (component: string) => (error: unknown) => {

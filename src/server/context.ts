@@ -6,7 +6,7 @@ import type { ErrorReporting } from '../domain/error-reporting.js';
 import type { InfrastructureErrors } from '../domain/infrastructure-errors.js';
 import type { WebhookDeliveries } from '../domain/webhook-deliveries.js';
 import type { User } from '../domain/records.js';
-import type { SessionClaims } from '../domain/sessions.js';
+import type { SessionClaims, SessionTokens } from '../domain/sessions.js';
 import type { UsersService } from '../domain/users.js';
 import type { Format } from '../render/payload.js';
 import type { RequestPath } from './request-path.js';
@@ -20,6 +20,8 @@ export interface AppContext {
   errorReporting: ErrorReporting;
   webhookDeliveries: WebhookDeliveries;
   authenticator: Authenticator;
+  /** The installation's session tokens (the console derives its CSRF tokens from them). */
+  sessionTokens: SessionTokens;
   health: HealthService;
   version: string;
   /** The database's data versions (Database.dataVersions), for caches of what was read. */

@@ -1,0 +1,24 @@
+import { html, type Html } from '../html.js';
+import { bare } from '../layout.js';
+
+export interface SignInView {
+  next: string;
+  login?: string;
+  notice?: string;
+  failure?: string;
+}
+
+/** The sign-in form: login or email, and password. */
+export function signInPage({ next, login = '', notice, failure }: SignInView): Html {
+  return bare('Sign in', html`<h1>Sign in to cmi</h1>
+${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+${failure ? html`<p class="error" role="alert">${failure}</p>` : ''}
+<form method="post" action="/console/sign-in" class="stacked">
+<input type="hidden" name="next" value="${next}">
+<label for="login">Login or email</label>
+<input id="login" name="login" autocomplete="username" required maxlength="254" value="${login}" autofocus>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024">
+<button type="submit">Sign in</button>
+</form>`);
+}

@@ -1,0 +1,263 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { ADMIN, ALICE, createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { ERRORS, report } from './support/error-reports.js';
+
+// The operator console in a real headless Chromium (Debian's, driven by playwright-core) against a
+// real cmi on a free port of 127.0.0.1 (docs/console.md). Every request the browser makes is checked:
+// one to anywhere but that server fails the test. The screenshots in docs/ are taken here.
+
+const XSS = '<img src=x onerror=alert(1)>';
+const SCREENSHOTS = new URL('../docs/', import.meta.url);
+
+describe('the operator console in a browser', () => {
+  let browser: Browser;
+  let t: TestApp;
+  let base: string;
+  let context: BrowserContext;
+  let page: Page;
+  /** Requests that went anywhere but cmi, and what the page logged as an error (CSP refusals among them). */
+  let outside: string[];
+  let problems: string[];
+
+  before(async () => {
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+  });
+  after(() => browser.close());
+
+  beforeEach(async () => {
+    t = await createTestApp();
+    base = `http://127.0.0.1:${await listenLocally(t.app)}`;
+    outside = [];
+    problems = [];
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await context.route('**/*', (route) => {
+      const url = new URL(route.request().url());
+      if (url.hostname === '127.0.0.1') return route.continue();
+      outside.push(route.request().url());
+      return route.abort();
+    });
+    page = await context.newPage();
+    page.on('console', (message) => {
+      // A 4xx page the test asks for is no problem; anything else logged as an error (a CSP refusal) is.
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource: the server responded with a status of 4')) problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('dialog', (dialog) => {
+      problems.push(`dialog: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+  });
+
+  afterEach(async () => {
+    await context.close();
+    await t.close();
+    assert.deepEqual(outside, [], 'requests left 127.0.0.1');
+  });
+
+  /** Errors spread over the last hours, so the sparklines and the chart have a shape. */
+  async function seed(): Promise<void> {
+    const hosts = ['hv-01', 'hv-02', 'hv-07'];
+    t.time.set('2026-11-19T14:10:00.000Z');
+    for (let hour = 0; hour < 20; hour++) {
+      for (let i = 0; i < (hour % 5) + 1; i++) {
+        const res = await report(t, {
+          error_class: 'StorageTimeout', message: `timeout after ${3000 + i} ms on 10.0.0.${i}`, host: hosts[i % 3], component: i % 2 ? 'storage' : 'scheduler',
+          backtrace: "src/storage/volume.ts:88:in 'attach'\nsrc/server/routes/volumes.ts:31:in 'handler'", context: { volume: `vol-${hour}`, attempt: i },
+        });
+        assert.ok(res.statusCode === 200 || res.statusCode === 201, res.body);
+      }
+      t.time.advance(3600);
+    }
+    for (let i = 0; i < 27; i++) {
+      const res = await report(t, { error_class: `QuotaExceeded${i}`, message: `quota ${i} exceeded for tenant ${i}`, host: 'cp-01', component: 'billing' });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+    const xss = await report(t, { error_class: 'TemplateError', message: XSS, host: 'web-01', component: 'ui' });
+    assert.equal(xss.statusCode, 201, xss.body);
+  }
+
+  /** Signs in with the keyboard alone: the login field has focus, Tab to the password, Enter to send. */
+  async function signIn(login: string, password: string): Promise<void> {
+    await page.goto(`${base}/`);
+    assert.match(page.url(), /\/console\/sign-in\?next=%2Fconsole$/);
+    await page.keyboard.type(login);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(password);
+    await Promise.all([page.waitForURL((url) => !url.pathname.startsWith('/console/sign-in')), page.keyboard.press('Enter')]);
+  }
+
+  const rows = () => page.locator('table.errors tbody tr');
+  const idOf = async (errorClass: string): Promise<number> => {
+    const res = await t.app.inject({ method: 'GET', url: `${ERRORS}.json?error_class=${errorClass}`, headers: { authorization: t.adminAuth } });
+    return (JSON.parse(res.body) as Array<{ infrastructure_error: { id: number } }>)[0]!.infrastructure_error.id;
+  };
+
+  it('signs in, lists, pages, filters, opens an error with its chart, reports it, deletes it, and signs out', async () => {
+    await seed();
+    await signIn(ADMIN.login, ADMIN.password);
+    assert.equal(page.url(), `${base}/console/errors`);
+    assert.equal(await page.locator('#total').textContent(), '29 errors');
+    assert.equal(await rows().count(), 25);
+    assert.equal(await page.locator('svg.sparkline').count(), 25);
+    // The message shows as text: the page holds no <img>, and no script ran (no dialog).
+    const xssRow = rows().filter({ hasText: 'TemplateError' });
+    assert.equal(await xssRow.locator('td.message').textContent(), XSS);
+    assert.equal(await page.locator('main img').count(), 0);
+    assert.equal(await rows().first().locator('td').nth(1).textContent(), 'TemplateError');
+    await page.screenshot({ path: new URL('console-errors.png', SCREENSHOTS).pathname, fullPage: false });
+
+    await page.getByRole('link', { name: 'Next →' }).click();
+    assert.equal(page.url(), `${base}/console/errors?page=2`);
+    await page.reload();
+    assert.equal(await rows().count(), 4);
+    assert.equal(await page.locator('.pager span').textContent(), 'Page 2 of 2');
+
+    await page.getByLabel('Class').fill('StorageTimeout');
+    await page.getByLabel('Reported').selectOption('false');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    assert.equal(page.url(), `${base}/console/errors?reported=false&error_class=StorageTimeout`);
+    await page.reload();
+    assert.equal(await page.getByLabel('Class').inputValue(), 'StorageTimeout');
+    assert.equal(await page.locator('#total').textContent(), '1 error match');
+    assert.equal(await rows().locator('td.number').textContent(), '60');
+
+    await rows().getByRole('link', { name: 'StorageTimeout' }).click();
+    const id = await idOf('StorageTimeout');
+    assert.equal(page.url(), `${base}/console/errors/${id}`);
+    assert.equal(await page.locator('h1').textContent(), 'StorageTimeout');
+    assert.deepEqual(await page.locator('ol.frames li').allTextContents(), ['src/storage/volume.ts:88 in attach', 'src/server/routes/volumes.ts:31 in handler']);
+    // The chart is drawn: 24 hourly bars, the busiest as tall as the plot.
+    const bars = page.locator('svg.histogram rect.bar');
+    assert.equal(await bars.count(), 24);
+    const heights = (await Promise.all((await bars.all()).map((bar) => bar.getAttribute('height')))).map(Number);
+    assert.equal(Math.max(...heights), 170);
+    assert.ok((await page.locator('svg.histogram').boundingBox())!.width > 600);
+    assert.equal(await page.locator('table.breakdown').first().locator('caption').textContent(), 'Host (3)');
+    assert.equal(await page.locator('table.occurrences tbody tr').count(), 20);
+    await page.screenshot({ path: new URL('console-error.png', SCREENSHOTS).pathname, fullPage: true });
+    await page.getByRole('link', { name: '7 d' }).click();
+    assert.equal(await bars.count(), 168);
+
+    await page.getByRole('button', { name: 'Report', exact: true }).click();
+    assert.equal(page.url(), `${base}/console/errors/${id}?notice=reported`);
+    assert.equal(await page.locator('.notice').textContent(), 'Reported.');
+    assert.equal(await page.locator('.badge').textContent(), 'Reported');
+
+    await page.getByRole('link', { name: 'Delete…' }).click();
+    assert.equal(await page.locator('h1').textContent(), `Delete error #${id}?`);
+    await page.getByRole('button', { name: 'Delete' }).click();
+    assert.equal(page.url(), `${base}/console/errors?notice=deleted&count=1`);
+    assert.equal(await page.locator('.notice').textContent(), 'Deleted 1 error.');
+    const gone = await t.app.inject({ method: 'GET', url: `${ERRORS}/${id}.json`, headers: { authorization: t.adminAuth } });
+    assert.equal(gone.statusCode, 404);
+
+    // Several at once: report two, then delete them (after the confirmation).
+    await page.getByLabel('Text').fill('QuotaExceeded1');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    assert.equal(await page.locator('#total').textContent(), '11 errors match');
+    await page.getByLabel(`Select error ${await idOf('QuotaExceeded1')}`).check();
+    await page.getByLabel(`Select error ${await idOf('QuotaExceeded10')}`).check();
+    await page.getByRole('button', { name: 'Report selected' }).click();
+    assert.equal(await page.locator('.notice').textContent(), 'Reported 2 errors.');
+    assert.equal(await rows().filter({ hasText: 'yes' }).count(), 2);
+    await page.getByLabel('Select all on this page').check();
+    await page.getByRole('button', { name: 'Delete selected' }).click();
+    assert.equal(await page.locator('h1').textContent(), 'Delete 11 errors?');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    assert.equal(await page.locator('.notice').textContent(), 'Deleted 11 errors.');
+    assert.equal(await page.locator('.empty').textContent(), 'No errors match these filters.');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    assert.equal(page.url(), `${base}/console/sign-in?signed_out=1`);
+    await page.goto(`${base}/console/errors`);
+    assert.match(page.url(), /\/console\/sign-in\?next=%2Fconsole%2Ferrors$/);
+    assert.deepEqual(problems, []);
+  });
+
+  it('creates a user (field errors beside the fields), suspends it, activates it and gives it an API key', async () => {
+    await signIn(ADMIN.email, ADMIN.password);
+    await page.getByRole('link', { name: 'Users', exact: true }).click();
+    await page.getByRole('link', { name: 'New user' }).click();
+    await page.getByLabel('Login').fill('bob');
+    await page.getByLabel('Email').fill('bob@example');
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    assert.equal(await page.locator('#password-error').textContent(), 'password is too short (minimum is 8 characters)');
+    assert.equal(await page.getByLabel('Login').inputValue(), 'bob');
+    await page.getByLabel('Password').fill('bob-password');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    assert.match(page.url(), /\/console\/users\/\d+\?notice=created$/);
+    const bobPage = page.url().replace(/\?.*$/, '');
+    assert.equal(await page.locator('h1 .status').textContent(), 'active');
+
+    await page.getByRole('button', { name: 'Suspend' }).click();
+    assert.equal(await page.locator('h1 .status').textContent(), 'suspended');
+    const basic = t.basic('bob', 'bob-password');
+    assert.equal((await t.app.inject({ method: 'GET', url: '/version.json', headers: { authorization: basic } })).statusCode, 401);
+    await page.getByRole('button', { name: 'Activate' }).click();
+    assert.equal(await page.locator('h1 .status').textContent(), 'active');
+
+    await page.getByRole('button', { name: 'New API key' }).click();
+    const key = await page.getByRole('textbox', { name: 'API key' }).inputValue();
+    assert.match(key, /^[A-Za-z0-9_-]{20,}$/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.locator('[data-copied-for="api-key"]', { hasText: 'Copied.' }).waitFor();
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), key);
+    const withKey = await t.app.inject({ method: 'GET', url: '/version.json', headers: { authorization: t.basic('bob@example', key) } });
+    assert.equal(withKey.statusCode, 200);
+    // Shown once: the page again has no key.
+    await page.goto(bobPage);
+    assert.equal(await page.getByRole('textbox', { name: 'API key' }).count(), 0);
+
+    await page.getByRole('link', { name: 'Users', exact: true }).click();
+    assert.deepEqual(await page.locator('table.users tbody td:first-child').allTextContents(), ['admin', 'alice', 'bob']);
+    assert.deepEqual(problems, []);
+  });
+
+  it('keeps a regular user from the errors, and refuses a forged cross-site POST', async () => {
+    await seed();
+    await signIn(ALICE.login, ALICE.password);
+    assert.equal(page.url(), `${base}/console/users`);
+    assert.equal(await page.locator('h1').textContent(), 'My account');
+    assert.equal(await page.getByRole('link', { name: 'Errors' }).count(), 0);
+    const refused = await page.goto(`${base}/console/errors`);
+    assert.equal(refused?.status(), 403);
+    assert.equal(await page.locator('h1').textContent(), 'Not allowed');
+    assert.equal(await page.locator('table.errors').count(), 0);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+
+    // An administrator signed in, then a page of another site (answered by the browser itself: no
+    // request leaves) posts to the console in its name.
+    await signIn(ADMIN.login, ADMIN.password);
+    const id = await idOf('TemplateError');
+    await context.route('http://evil.example/**', (route) => route.fulfill({
+      contentType: 'text/html',
+      body: `<form method="post" action="${base}/console/errors/${id}/delete"><input name="_csrf" value="guess"><button>Win a prize</button></form>`,
+    }));
+    await page.goto('http://evil.example/');
+    await page.getByRole('button', { name: 'Win a prize' }).click();
+    await page.waitForURL(`${base}/console/errors/${id}/delete`);
+    assert.equal(await page.locator('h1').textContent(), 'That did not work');
+    assert.match(await page.locator('.error').textContent() ?? '', /did not come from a page of this console/);
+    const still = await t.app.inject({ method: 'GET', url: `${ERRORS}/${id}.json`, headers: { authorization: t.adminAuth } });
+    assert.equal(still.statusCode, 200);
+  });
+
+  it('is readable at 390 px: nothing wider than the screen but the tables, which scroll', async () => {
+    await seed();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signIn(ADMIN.login, ADMIN.password);
+    const width = () => page.evaluate('document.documentElement.scrollWidth');
+    assert.equal(await width(), 390);
+    await page.screenshot({ path: new URL('console-errors-390.png', SCREENSHOTS).pathname });
+    await page.goto(`${base}/console/errors/${await idOf('StorageTimeout')}`);
+    assert.equal(await width(), 390);
+    const chart = await page.locator('svg.histogram').boundingBox();
+    assert.ok(chart && chart.width <= 390 && chart.width > 300, JSON.stringify(chart));
+    await page.screenshot({ path: new URL('console-error-390.png', SCREENSHOTS).pathname });
+    assert.deepEqual(problems, []);
+  });
+});

@@ -1,0 +1,269 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
+
+// The console's security model (docs/console.md#security), through app.inject(); the browser's view of
+// the same pages is test/console-browser.test.ts.
+
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+const CONSOLE_COOKIE = /^_cmi_console=([^;\s]+); Path=\/console; HttpOnly; SameSite=Strict$/;
+const CLEARED = '_cmi_console=; Max-Age=0; Path=/console; HttpOnly; SameSite=Strict';
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const XSS = '<img src=x onerror=alert(1)>';
+
+function signIn(t: TestApp, login: string, password: string, extra: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return t.app.inject({ method: 'POST', url: '/console/sign-in', headers: FORM, payload: new URLSearchParams({ login, password, ...extra }).toString() });
+}
+
+/** Signs in; the Cookie header that carries the console session. */
+async function session(t: TestApp, login = ADMIN.login, password = ADMIN.password): Promise<string> {
+  const res = await signIn(t, login, password);
+  assert.equal(res.statusCode, 303, res.body);
+  const match = CONSOLE_COOKIE.exec(String(res.headers['set-cookie']));
+  assert.ok(match, String(res.headers['set-cookie']));
+  return `_cmi_console=${match[1]}`;
+}
+
+/** The CSRF token a page's forms carry. */
+function csrfOf(body: string): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(body);
+  assert.ok(match, 'no CSRF field on the page');
+  return match[1] as string;
+}
+
+async function reportError(t: TestApp, fields: Record<string, string>): Promise<number> {
+  const res = await t.app.inject({
+    method: 'POST', url: '/sysadmin_tools/infrastructure/errors.json', headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, payload: fields,
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  return (JSON.parse(res.body) as { infrastructure_error: { id: number } }).infrastructure_error.id;
+}
+
+describe('the operator console', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp({ CMI_LOCKOUT_MAX_FAILURES: '3' });
+  });
+  afterEach(() => t.close());
+
+  it('sends a browser at / to /console, and answers API clients at / as before (401 without credentials, 404 with)', async () => {
+    const browser = await t.app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+    assert.equal(browser.statusCode, 302);
+    assert.equal(browser.headers.location, '/console');
+    for (const accept of ['*/*', 'application/json', 'application/xml', 'application/json, text/html']) {
+      const anonymous = await t.app.inject({ method: 'GET', url: '/', headers: { accept } });
+      assert.equal(anonymous.statusCode, 401, accept);
+      const known = await t.app.inject({ method: 'GET', url: '/', headers: { accept, authorization: t.adminAuth } });
+      assert.equal(known.statusCode, 404, accept);
+      assert.equal(known.headers['content-security-policy'], undefined);
+    }
+  });
+
+  it('signs in with login or email into a cookie of its own (HttpOnly, SameSite=Strict, /console only) that the API does not accept', async () => {
+    const page = await t.app.inject({ method: 'GET', url: '/console/sign-in' });
+    assert.equal(page.statusCode, 200);
+    assert.equal(page.headers['content-type'], 'text/html; charset=utf-8');
+    assert.equal(page.headers['content-security-policy'], CSP);
+    assert.equal(page.headers['x-content-type-options'], 'nosniff');
+    assert.equal(page.headers['x-frame-options'], 'DENY');
+    assert.match(page.body, /<label for="login">Login or email<\/label>/);
+
+    const res = await signIn(t, ADMIN.email, ADMIN.password, { next: '/console/users?page=1' });
+    assert.equal(res.statusCode, 303);
+    assert.equal(res.headers.location, '/console/users?page=1');
+    const token = CONSOLE_COOKIE.exec(String(res.headers['set-cookie']))?.[1] as string;
+    const api = await t.app.inject({ method: 'GET', url: '/users.json', headers: { cookie: `_cmi_console=${token}` } });
+    assert.equal(api.statusCode, 401);
+    // And the API's cookie does not open the console.
+    const viaApiCookie = await t.app.inject({ method: 'GET', url: '/console/users', headers: { cookie: `_cmi_session=${token}` } });
+    assert.equal(viaApiCookie.statusCode, 303);
+    assert.equal(viaApiCookie.headers.location, '/console/sign-in?next=%2Fconsole%2Fusers');
+  });
+
+  it('never sends anyone after sign-in to another site', async () => {
+    for (const next of ['//evil.example/', 'https://evil.example/', '/\\evil.example', '/users.json', '/console\n', '/console/../users.json', '/console//evil.example']) {
+      const res = await signIn(t, ADMIN.login, ADMIN.password, { next });
+      assert.equal(res.headers.location, '/console', next);
+    }
+  });
+
+  it('refuses a wrong password with the form again and no cookie, and puts the form under the API\'s lockout (an API key is no password here)', async () => {
+    const key = await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/make_new_api_key.json`, headers: { authorization: t.adminAuth } });
+    const apiKey = (JSON.parse(key.body) as { user: { api_key: string } }).user.api_key;
+    const withKey = await signIn(t, ALICE.login, apiKey);
+    assert.equal(withKey.statusCode, 401);
+    assert.equal(withKey.headers['set-cookie'], undefined);
+    assert.match(withKey.body, /<p class="error" role="alert">The login or the password is wrong, or the account is not active.<\/p>/);
+    assert.match(withKey.body, /value="alice" autofocus/);
+    await signIn(t, ALICE.login, 'wrong-1');
+    await signIn(t, ALICE.login, 'wrong-2');
+    const locked = await signIn(t, ALICE.login, ALICE.password);
+    assert.equal(locked.statusCode, 429);
+    assert.equal(locked.headers['retry-after'], '900');
+    assert.equal(locked.headers['set-cookie'], undefined);
+    // The same counters as HTTP Basic: the API refuses the right password now too.
+    const api = await t.app.inject({ method: 'GET', url: '/version.json', headers: { authorization: t.aliceAuth } });
+    assert.equal(api.statusCode, 429);
+  });
+
+  it('shows an error message as text, never as markup', async () => {
+    const id = await reportError(t, { error_class: 'Xss<b>', message: XSS, backtrace: `src/a.ts:1:in '${XSS}'` });
+    const cookie = await session(t);
+    for (const url of ['/console/errors', `/console/errors/${id}`, `/console/errors/${id}/delete`]) {
+      const res = await t.app.inject({ method: 'GET', url, headers: { cookie } });
+      assert.equal(res.statusCode, 200, url);
+      assert.ok(!res.body.includes('<img'), url);
+      assert.ok(!res.body.includes('<b>'), url);
+      assert.ok(res.body.includes('&lt;img src=x onerror=alert(1)&gt;'), url);
+    }
+  });
+
+  it('refuses a POST without the session\'s CSRF token, or from another site, and changes nothing', async () => {
+    const id = await reportError(t, { error_class: 'Kept', message: 'kept' });
+    const cookie = await session(t);
+    const other = await session(t);
+    const page = await t.app.inject({ method: 'GET', url: `/console/errors/${id}/delete`, headers: { cookie } });
+    const csrf = csrfOf(page.body);
+    const otherCsrf = csrfOf((await t.app.inject({ method: 'GET', url: '/console/errors', headers: { cookie: other } })).body);
+    assert.notEqual(csrf, otherCsrf);
+    const attempts: Array<[string, Record<string, string>, string]> = [
+      ['no token', {}, ''],
+      ['another session\'s token', {}, `_csrf=${otherCsrf}`],
+      ['a token one character off', {}, `_csrf=${csrf.slice(0, -1)}${csrf.endsWith('A') ? 'B' : 'A'}`],
+      ['another origin', { origin: 'https://evil.example' }, `_csrf=${csrf}`],
+      ['a cross-site fetch', { 'sec-fetch-site': 'cross-site' }, `_csrf=${csrf}`],
+      ['a null origin', { origin: 'null' }, `_csrf=${csrf}`],
+    ];
+    for (const [what, headers, payload] of attempts) {
+      const res = await t.app.inject({ method: 'POST', url: `/console/errors/${id}/delete`, headers: { ...FORM, cookie, ...headers }, payload });
+      assert.equal(res.statusCode, 403, what);
+      assert.equal(res.headers['content-security-policy'], CSP, what);
+      assert.match(res.body, /This form did not come from a page of this console/, what);
+    }
+    const still = await t.app.inject({ method: 'GET', url: `/sysadmin_tools/infrastructure/errors/${id}.json`, headers: { authorization: t.adminAuth } });
+    assert.equal(still.statusCode, 200);
+    const done = await t.app.inject({
+      method: 'POST', url: `/console/errors/${id}/delete`, headers: { ...FORM, cookie, origin: 'http://localhost:80', 'sec-fetch-site': 'same-origin' }, payload: `_csrf=${csrf}`,
+    });
+    assert.equal(done.statusCode, 303);
+    assert.equal(done.headers.location, '/console/errors?notice=deleted&count=1');
+    const gone = await t.app.inject({ method: 'GET', url: `/sysadmin_tools/infrastructure/errors/${id}.json`, headers: { authorization: t.adminAuth } });
+    assert.equal(gone.statusCode, 404);
+  });
+
+  it('keeps a regular user from the errors, and shows it its own account only', async () => {
+    await reportError(t, { error_class: 'Secret', message: 'admins only' });
+    const cookie = await session(t, ALICE.login, ALICE.password);
+    const home = await t.app.inject({ method: 'GET', url: '/console', headers: { cookie } });
+    assert.equal(home.headers.location, '/console/users');
+    for (const url of ['/console/errors', '/console/errors/1', '/console/users/new', `/console/users/${t.admin.id}`]) {
+      const res = await t.app.inject({ method: 'GET', url, headers: { cookie } });
+      assert.equal(res.statusCode, 403, url);
+      assert.ok(!res.body.includes('admins only'), url);
+      assert.match(res.body, /<h1>Not allowed<\/h1>/, url);
+    }
+    const users = await t.app.inject({ method: 'GET', url: '/console/users', headers: { cookie } });
+    assert.equal(users.headers['x-total'], '1');
+    assert.ok(users.body.includes('>alice</a>'));
+    assert.ok(!users.body.includes('>admin</a>'));
+  });
+
+  it('ends the session on sign-out: the old cookie opens nothing, and the next sign-in returns to the page asked for', async () => {
+    const cookie = await session(t);
+    const page = await t.app.inject({ method: 'GET', url: '/console/users', headers: { cookie } });
+    const out = await t.app.inject({ method: 'POST', url: '/console/sign-out', headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(page.body)}` });
+    assert.equal(out.statusCode, 303);
+    assert.equal(out.headers.location, '/console/sign-in?signed_out=1');
+    assert.equal(out.headers['set-cookie'], CLEARED);
+    const after = await t.app.inject({ method: 'GET', url: '/console/errors?q=disk', headers: { cookie } });
+    assert.equal(after.statusCode, 303);
+    assert.equal(after.headers.location, '/console/sign-in?ended=1&next=%2Fconsole%2Ferrors%3Fq%3Ddisk');
+    assert.equal(after.headers['set-cookie'], CLEARED);
+    const form = await t.app.inject({ method: 'GET', url: after.headers.location });
+    assert.match(form.body, /<input type="hidden" name="next" value="\/console\/errors\?q=disk">/);
+    assert.match(form.body, /Your session has ended/);
+  });
+
+  it('says when something failed, with the request id, and records the fault; a path that is no page is a 404 page', async () => {
+    const faulty = await createTestApp({ CMI_FAULT_INJECTION: 'capture' });
+    try {
+      const cookie = await session(faulty);
+      const res = await faulty.app.inject({ method: 'GET', url: '/console/users', headers: { cookie, 'x-cmi-inject-fault': '1', 'x-request-id': 'console-fault-1' } });
+      assert.equal(res.statusCode, 500);
+      assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+      assert.equal(res.headers['content-security-policy'], CSP);
+      assert.match(res.body, /<h1>Something failed<\/h1>\n<div class="error" role="alert"><p>Internal server error \(request console-fault-1\)<\/p><\/div>/);
+      await faulty.app.faults.flush();
+      const recorded = await faulty.app.inject({ method: 'GET', url: `${'/sysadmin_tools/infrastructure/errors'}.json?error_class=InjectedFault`, headers: { authorization: faulty.adminAuth } });
+      assert.equal((JSON.parse(recorded.body) as unknown[]).length, 1);
+      const occurrences = await faulty.app.inject({
+        method: 'GET', url: `/sysadmin_tools/infrastructure/errors/${(JSON.parse(recorded.body) as Array<{ infrastructure_error: { id: number } }>)[0]!.infrastructure_error.id}/occurrences.json`, headers: { authorization: faulty.adminAuth },
+      });
+      const [occurrence] = JSON.parse(occurrences.body) as Array<{ occurrence: { component: string; request_id: string } }>;
+      assert.equal(occurrence?.occurrence.component, 'console');
+      assert.equal(occurrence?.occurrence.request_id, 'console-fault-1');
+    } finally {
+      await faulty.close();
+    }
+    const missing = await t.app.inject({ method: 'GET', url: '/console/no-such-page' });
+    assert.equal(missing.statusCode, 404);
+    assert.equal(missing.headers['content-type'], 'text/html; charset=utf-8');
+    assert.match(missing.body, /There is no such page in the console\./);
+  });
+
+  it('lets a user edit its own account and change its password (with the current one), which ends its sessions', async () => {
+    const cookie = await session(t, ALICE.login, ALICE.password);
+    const own = await t.app.inject({ method: 'GET', url: `/console/users/${t.alice.id}`, headers: { cookie } });
+    assert.equal(own.statusCode, 200);
+    assert.ok(!own.body.includes('name="role"'), 'no role field for a user');
+    const csrf = csrfOf(own.body);
+    const post = (url: string, fields: Record<string, string>) =>
+      t.app.inject({ method: 'POST', url, headers: { ...FORM, cookie }, payload: new URLSearchParams({ _csrf: csrf, ...fields }).toString() });
+    const saved = await post(`/console/users/${t.alice.id}`, { login: 'alice', email: 'alice@example.com', first_name: 'Alicia', last_name: 'User', time_zone: '', locale: '', role: 'admin' });
+    assert.equal(saved.statusCode, 303);
+    assert.equal(saved.headers.location, `/console/users/${t.alice.id}?notice=saved`);
+    const api = await t.app.inject({ method: 'GET', url: `/users/${t.alice.id}.json`, headers: { authorization: t.adminAuth } });
+    const record = (JSON.parse(api.body) as { user: { first_name: string; roles: Array<{ role: { identifier: string } }> } }).user;
+    assert.equal(record.first_name, 'Alicia');
+    assert.equal(record.roles[0]?.role.identifier, 'user');
+
+    const wrong = await post(`/console/users/${t.alice.id}/password`, { current_password: 'not-it', password: 'alice-new-password' });
+    assert.equal(wrong.statusCode, 422);
+    assert.match(wrong.body, /<span class="field-error" id="current_password-error">current password is incorrect<\/span>/);
+    const changed = await post(`/console/users/${t.alice.id}/password`, { current_password: ALICE.password, password: 'alice-new-password' });
+    assert.equal(changed.statusCode, 303);
+    assert.equal(changed.headers.location, '/console/sign-in?password_changed=1');
+    assert.equal(changed.headers['set-cookie'], CLEARED);
+    const after = await t.app.inject({ method: 'GET', url: '/console/users', headers: { cookie } });
+    assert.equal(after.headers.location, '/console/sign-in?ended=1&next=%2Fconsole%2Fusers');
+    await session(t, ALICE.login, 'alice-new-password');
+  });
+
+  it('deletes a user after asking, as the API does (marked deleted, then removed)', async () => {
+    const cookie = await session(t);
+    const ask = await t.app.inject({ method: 'GET', url: `/console/users/${t.alice.id}/delete`, headers: { cookie } });
+    assert.match(ask.body, /<h1>Delete alice\?<\/h1>/);
+    const csrf = csrfOf(ask.body);
+    const deleted = await t.app.inject({ method: 'POST', url: `/console/users/${t.alice.id}/delete`, headers: { ...FORM, cookie }, payload: `_csrf=${csrf}` });
+    assert.equal(deleted.headers.location, '/console/users?notice=deleted');
+    const api = await t.app.inject({ method: 'GET', url: `/users/${t.alice.id}.json`, headers: { authorization: t.adminAuth } });
+    assert.equal((JSON.parse(api.body) as { user: { status: string } }).user.status, 'deleted');
+    const again = await t.app.inject({ method: 'POST', url: `/console/users/${t.alice.id}/delete`, headers: { ...FORM, cookie }, payload: `_csrf=${csrf}` });
+    assert.equal(again.headers.location, '/console/users?notice=removed');
+    assert.equal((await t.app.inject({ method: 'GET', url: `/users/${t.alice.id}.json`, headers: { authorization: t.adminAuth } })).statusCode, 404);
+  });
+
+  it('creates a user with the API\'s field errors beside the fields', async () => {
+    const cookie = await session(t);
+    const csrf = csrfOf((await t.app.inject({ method: 'GET', url: '/console/users/new', headers: { cookie } })).body);
+    const bad = await t.app.inject({
+      method: 'POST', url: '/console/users', headers: { ...FORM, cookie }, payload: new URLSearchParams({ _csrf: csrf, login: 'alice', email: 'nope', password: 'short', role: 'user' }).toString(),
+    });
+    assert.equal(bad.statusCode, 422);
+    assert.match(bad.body, /<span class="field-error" id="login-error">login has already been taken<\/span>/);
+    assert.match(bad.body, /<span class="field-error" id="email-error">email is invalid<\/span>/);
+    assert.match(bad.body, /<span class="field-error" id="password-error">password is too short \(minimum is \d+ characters\)<\/span>/);
+    assert.ok(!bad.body.includes('value="short"'), 'the password is not sent back');
+  });
+});

@@ -88,6 +88,18 @@ describe('the operator console', () => {
     }
   });
 
+  it('signs in from a link whose next holds characters no Location header may carry (a 500 before)', async () => {
+    for (const next of ['/console/errors?q=\u0100', '/console/errors?q=caf\u00e9', '/console/\u0001', '/console/\u007f']) {
+      const form = await t.app.inject({ method: 'GET', url: `/console/sign-in?next=${encodeURIComponent(next)}` });
+      assert.match(form.body, /<input type="hidden" name="next" value="\/console">/, JSON.stringify(next));
+      const res = await signIn(t, ADMIN.login, ADMIN.password, { next });
+      assert.equal(res.statusCode, 303, JSON.stringify(next));
+      assert.equal(res.headers.location, '/console', JSON.stringify(next));
+    }
+    const percentEncoded = await signIn(t, ADMIN.login, ADMIN.password, { next: '/console/errors?q=caf%C3%A9' });
+    assert.equal(percentEncoded.headers.location, '/console/errors?q=caf%C3%A9');
+  });
+
   it('refuses a wrong password with the form again and no cookie, and puts the form under the API\'s lockout (an API key is no password here)', async () => {
     const key = await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/make_new_api_key.json`, headers: { authorization: t.adminAuth } });
     const apiKey = (JSON.parse(key.body) as { user: { api_key: string } }).user.api_key;

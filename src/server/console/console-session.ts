@@ -55,8 +55,12 @@ export function fromSameOrigin(request: FastifyRequest): boolean {
   return origin === `${request.protocol}://${request.host}`;
 }
 
-/** Where to go after signing in: a console path of this site only (never `//host` nor another scheme). */
+/**
+ * Where to go after signing in: a console path of this site only (never `//host` nor another scheme),
+ * in printable ASCII, since it becomes a Location header and Node refuses any other character there
+ * (the answer would be a 500 after a right password).
+ */
 export function safeNext(next: string | undefined): string {
   if (next === undefined || next.length > 2000) return '/console';
-  return /^\/console(?:[/?][^\\\s]*)?$/.test(next) && !next.includes('/..') && !next.includes('//') ? next : '/console';
+  return /^\/console(?:[/?][\x21-\x5b\x5d-\x7e]*)?$/.test(next) && !next.includes('/..') && !next.includes('//') ? next : '/console';
 }

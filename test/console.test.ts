@@ -100,6 +100,24 @@ describe('the operator console', () => {
     assert.equal(percentEncoded.headers.location, '/console/errors?q=caf%C3%A9');
   });
 
+  it('reads forms only: the sign-in form, open to anyone, parses no JSON or XML body (the API\'s readers and limit)', async () => {
+    const bodies: Array<[string, string]> = [
+      ['application/json', JSON.stringify({ login: ADMIN.login, password: ADMIN.password, padding: 'x'.repeat(500_000) })],
+      ['application/xml', `<session><login>admin</login><padding>${'x'.repeat(500_000)}</padding></session>`],
+      ['text/plain', 'login=admin'],
+    ];
+    for (const [type, payload] of bodies) {
+      const res = await t.app.inject({ method: 'POST', url: '/console/sign-in', headers: { 'content-type': type }, payload });
+      assert.equal(res.statusCode, 415, type);
+      assert.equal(res.headers['content-type'], 'text/html; charset=utf-8', type);
+      assert.equal(res.headers['content-security-policy'], CSP, type);
+      assert.match(res.body, /<p>The request could not be read<\/p>/, type);
+      assert.equal(res.headers['set-cookie'], undefined, type);
+    }
+    // The API still reads its JSON.
+    await reportError(t, { error_class: 'StillRead', message: 'json' });
+  });
+
   it('refuses a wrong password with the form again and no cookie, and puts the form under the API\'s lockout (an API key is no password here)', async () => {
     const key = await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/make_new_api_key.json`, headers: { authorization: t.adminAuth } });
     const apiKey = (JSON.parse(key.body) as { user: { api_key: string } }).user.api_key;

@@ -62,6 +62,9 @@ const FORM_LIMIT_BYTES = 64 * 1024;
 export function consolePlugin(app: FastifyInstance, context: AppContext, done: (error?: Error) => void): void {
   const { authenticator, sessionTokens } = context;
 
+  // Forms only: the API's JSON and XML readers (CMI_BODY_LIMIT) are not inherited, so the sign-in
+  // form, open to anyone, reads no body of another type nor one over the form's limit (415, 413).
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES }, (_request, body, done) => {
     done(null, new URLSearchParams(body as string));
   });

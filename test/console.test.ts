@@ -118,6 +118,25 @@ describe('the operator console', () => {
     await reportError(t, { error_class: 'StillRead', message: 'json' });
   });
 
+  it('lets no browser keep a page (no-store, no ETag), the new API key\'s least of all; the assets may be revalidated', async () => {
+    await reportError(t, { error_class: 'Cached', message: 'secret in a message' });
+    const cookie = await session(t);
+    for (const url of ['/console/sign-in', '/console/errors', '/console/errors/1', '/console/users', `/console/users/${t.alice.id}`]) {
+      const res = await t.app.inject({ method: 'GET', url, headers: { cookie } });
+      assert.equal(res.statusCode, 200, url);
+      assert.equal(res.headers['cache-control'], 'no-store', url);
+      assert.equal(res.headers.etag, undefined, url);
+    }
+    const page = await t.app.inject({ method: 'GET', url: `/console/users/${t.alice.id}`, headers: { cookie } });
+    const key = await t.app.inject({ method: 'POST', url: `/console/users/${t.alice.id}/api-key`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(page.body)}` });
+    assert.equal(key.statusCode, 200);
+    assert.match(key.body, /<input id="api-key" readonly value="[^"]+"/);
+    assert.equal(key.headers['cache-control'], 'no-store');
+    const css = await t.app.inject({ method: 'GET', url: '/console/assets/console-css' });
+    assert.equal(css.headers['cache-control'], 'max-age=0, private, must-revalidate');
+    assert.match(String(css.headers.etag), /^W\/"/);
+  });
+
   it('refuses a wrong password with the form again and no cookie, and puts the form under the API\'s lockout (an API key is no password here)', async () => {
     const key = await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/make_new_api_key.json`, headers: { authorization: t.adminAuth } });
     const apiKey = (JSON.parse(key.body) as { user: { api_key: string } }).user.api_key;

@@ -88,6 +88,17 @@ export function consolePlugin(app: FastifyInstance, context: AppContext, done: (
     route.onRequest = [...[route.onRequest ?? []].flat(), consoleGate];
   });
 
+  // Pages hold what a signed-in user saw (addresses, backtraces, contexts, the CSRF token): never kept
+  // by the browser, so none comes back from its cache or history after sign-out. After the API's
+  // onSend, which gives a GET its ETag and `private, must-revalidate`; the assets keep those.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (String(reply.getHeader('content-type')).startsWith('text/html')) {
+      reply.header('cache-control', 'no-store');
+      reply.removeHeader('etag');
+    }
+    done(null, payload);
+  });
+
   // The CSRF token of every POST of a session, once its form is read (docs/console.md#security).
   app.addHook('preHandler', (request, _reply, done) => {
     if (request.method !== 'POST' || request.routeOptions.config.consoleAnonymous) return done();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { frame } from '../src/server/console/views/error-page.js';
 import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
 
 // The console's security model (docs/console.md#security), through app.inject(); the browser's view of
@@ -314,5 +315,25 @@ describe('the operator console', () => {
     assert.match(bad.body, /<span class="field-error" id="email-error">email is invalid<\/span>/);
     assert.match(bad.body, /<span class="field-error" id="password-error">password is too short \(minimum is \d+ characters\)<\/span>/);
     assert.ok(!bad.body.includes('value="short"'), 'the password is not sent back');
+  });
+});
+
+describe('a backtrace line on an error\'s page', () => {
+  it('reads as where and what, escaped, and a line that is no frame as it is', () => {
+    assert.equal(frame("src/a.ts:1:in 'find'").text, '<li><code>src/a.ts:1</code> <span class="muted">in</span> <strong>find</strong></li>');
+    assert.equal(frame('app/x.rb:7:in `<main>\'').text, '<li><code>app/x.rb:7</code> <span class="muted">in</span> <strong>&lt;main&gt;</strong></li>');
+    assert.equal(frame("a:in 'b:in 'c'").text, '<li><code>a</code> <span class="muted">in</span> <strong>b:in &#39;c</strong></li>');
+    assert.equal(frame("a:in ''").text, '<li><code>a</code> <span class="muted">in</span> <strong></strong></li>');
+    assert.equal(frame(":in '").text, '<li><code>:in &#39;</code></li>');
+    assert.equal(frame('at Object.<anonymous> (x.js:1:2)').text, '<li><code>at Object.&lt;anonymous&gt; (x.js:1:2)</code></li>');
+  });
+
+  it('costs one pass, even for a line full of ":in \'" (a backtracking pattern took seconds of CPU at 100,000 characters)', () => {
+    const line = ":in '".repeat(20_000) + 'x';
+    const before = process.cpuUsage();
+    const text = frame(line).text;
+    const used = process.cpuUsage(before);
+    assert.equal(text, `<li><code>${':in &#39;'.repeat(20_000)}x</code></li>`);
+    assert.ok(used.user + used.system < 500_000, `${used.user + used.system} µs`);
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import type { Kysely, KyselyPlugin } from 'kysely';
 import { frame } from '../src/server/console/views/error-page.js';
 import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
 
@@ -315,6 +316,47 @@ describe('the operator console', () => {
     assert.match(bad.body, /<span class="field-error" id="email-error">email is invalid<\/span>/);
     assert.match(bad.body, /<span class="field-error" id="password-error">password is too short \(minimum is \d+ characters\)<\/span>/);
     assert.ok(!bad.body.includes('value="short"'), 'the password is not sent back');
+  });
+});
+
+describe('the errors list\'s cost', () => {
+  it('reads a page of errors and their sparklines in a fixed number of statements, not two more an error', async () => {
+    const statements: string[] = [];
+    // A plugin that changes nothing, for a Kysely of the app's own whose executor can be watched.
+    const counter: KyselyPlugin = {
+      transformQuery: ({ node }) => node,
+      transformResult: ({ result }) => Promise.resolve(result),
+    };
+    const gate = {
+      attach<DB>(db: Kysely<DB>): Kysely<DB> {
+        const counted = db.withPlugin(counter);
+        const executor = counted.getExecutor();
+        const execute = executor.executeQuery.bind(executor);
+        executor.executeQuery = (query, queryId) => {
+          statements.push(query.sql);
+          return execute(query, queryId);
+        };
+        return counted;
+      },
+    };
+    const t = await createTestApp({}, { gate });
+    try {
+      for (let i = 0; i < 30; i++) await reportError(t, { error_class: `Counted${i}`, message: `m${i}` });
+      const cookie = await session(t);
+      const histogramReads = async (url: string) => {
+        statements.length = 0;
+        const res = await t.app.inject({ method: 'GET', url, headers: { cookie } });
+        assert.equal(res.statusCode, 200, url);
+        return { rows: (res.body.match(/<svg class="sparkline"/g) ?? []).length, reads: statements.filter((sql) => /from "error_histogram"/.test(sql)).length, all: statements.length };
+      };
+      await histogramReads('/console/errors?per_page=1'); // the session's check, once
+      const five = await histogramReads('/console/errors?per_page=5');
+      const thirty = await histogramReads('/console/errors?per_page=30');
+      assert.deepEqual([five.rows, five.reads, thirty.rows, thirty.reads], [5, 1, 30, 1]);
+      assert.equal(thirty.all, five.all);
+    } finally {
+      await t.close();
+    }
   });
 });
 

@@ -52,6 +52,23 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
   });
   const mayIngest = rateLimit(clock, settings.ingestPerSecond);
 
+  /** The buckets a period's histogram ends with now: first and last bucket start, last hour counted. */
+  const histogramSpan = (query: Query) => {
+    const period = HISTOGRAM_PERIODS[parseChoice(query, 'period', Object.keys(HISTOGRAM_PERIODS) as HistogramPeriod[], '24h')];
+    const lastStart = Math.floor(hourOf(clock()) / period.hours) * period.hours;
+    const firstStart = lastStart - (period.buckets - 1) * period.hours;
+    return { hours: period.hours, firstStart, lastStart, lastHour: lastStart + period.hours - 1 };
+  };
+  const buckets = (span: ReturnType<typeof histogramSpan>, counts: ReadonlyMap<number, number>) => {
+    const result = [];
+    for (let start = span.firstStart; start <= span.lastStart; start += span.hours) {
+      let count = 0;
+      for (let hour = start; hour < start + span.hours; hour++) count += counts.get(hour) ?? 0;
+      result.push({ start: new Date(start * 3_600_000), count });
+    }
+    return result;
+  };
+
   const find = async (actor: Actor, id: number): Promise<InfrastructureError> => {
     assertAdmin(actor);
     const record = await repository.findById(id);
@@ -108,17 +125,19 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     /** Occurrences per hour (24h, 7d) or per UTC day (30d), oldest first, zero-filled, up to now. */
     async histogram(actor: Actor, id: number, query: Query): Promise<Array<{ start: Date; count: number }>> {
       await find(actor, id);
-      const period = HISTOGRAM_PERIODS[parseChoice(query, 'period', Object.keys(HISTOGRAM_PERIODS) as HistogramPeriod[], '24h')];
-      const lastStart = Math.floor(hourOf(clock()) / period.hours) * period.hours;
-      const firstStart = lastStart - (period.buckets - 1) * period.hours;
-      const counts = await repository.hourlyCounts(id, firstStart, lastStart + period.hours - 1);
-      const buckets = [];
-      for (let start = firstStart; start <= lastStart; start += period.hours) {
-        let count = 0;
-        for (let hour = start; hour < start + period.hours; hour++) count += counts.get(hour) ?? 0;
-        buckets.push({ start: new Date(start * 3_600_000), count });
-      }
-      return buckets;
+      const span = histogramSpan(query);
+      return buckets(span, await repository.hourlyCounts(id, span.firstStart, span.lastHour));
+    },
+
+    /**
+     * The histograms of several errors (a page of a list) in one query, by id; an id that is not
+     * there has only zeros. Administrators only, like histogram.
+     */
+    async histograms(actor: Actor, ids: readonly number[], query: Query): Promise<Map<number, Array<{ start: Date; count: number }>>> {
+      assertAdmin(actor);
+      const span = histogramSpan(query);
+      const counts = await repository.hourlyCountsOf(ids, span.firstStart, span.lastHour);
+      return new Map(ids.map((id) => [id, buckets(span, counts.get(id) ?? new Map())]));
     },
 
     /** Occurrences per host or component, largest first: the blast radius of a fault. */

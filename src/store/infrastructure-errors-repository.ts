@@ -419,6 +419,17 @@ export function infrastructureErrorsRepository(database: Database) {
       return new Map(rows.map((row) => [Number(row.hour), Number(row.count)]));
     },
 
+    /** hourlyCounts of several errors in one statement (a page of the console's list), by error id. */
+    async hourlyCountsOf(errorIds: readonly number[], fromHour: number, toHour: number): Promise<Map<number, Map<number, number>>> {
+      const byError = new Map<number, Map<number, number>>(errorIds.map((id) => [id, new Map()]));
+      if (errorIds.length === 0) return byError;
+      const rows = await db.selectFrom('error_histogram').select(['error_id', 'hour', 'count'])
+        .where('error_id', 'in', [...errorIds]).where('hour', '>=', fromHour).where('hour', '<=', toHour)
+        .execute();
+      for (const row of rows) byError.get(Number(row.error_id))?.set(Number(row.hour), Number(row.count));
+      return byError;
+    },
+
     /** Occurrences per host or component, largest first ('' is "not given"). */
     async breakdown(errorId: number, dimension: BreakdownDimension, limit: number, offset: number): Promise<{ items: Array<{ value: string; count: number }>; total: number }> {
       const [rows, count] = await Promise.all([

@@ -36,8 +36,11 @@ export interface TestApp {
 let sharedHash: Promise<string> | undefined;
 
 export interface TestAppOptions {
-  /** The app's statements go through this gate (support/statement-gate.ts); the test's own do not. */
-  gate?: StatementGate;
+  /**
+   * The app's statements go through this gate (support/statement-gate.ts, or anything that attaches a
+   * Kysely plugin); the test's own do not.
+   */
+  gate?: Pick<StatementGate, 'attach'>;
   /** How often the app writes the faults it holds by itself (default: as served, each second). */
   faultFlushIntervalMs?: number;
 }

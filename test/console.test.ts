@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import type { Kysely, KyselyPlugin } from 'kysely';
+import type { CompiledQuery, Kysely, KyselyPlugin } from 'kysely';
 import { frame } from '../src/server/console/views/error-page.js';
 import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
 
@@ -332,9 +332,9 @@ describe('the errors list\'s cost', () => {
         const counted = db.withPlugin(counter);
         const executor = counted.getExecutor();
         const execute = executor.executeQuery.bind(executor);
-        executor.executeQuery = (query, queryId) => {
+        executor.executeQuery = <R>(query: CompiledQuery<R>) => {
           statements.push(query.sql);
-          return execute(query, queryId);
+          return execute(query);
         };
         return counted;
       },

@@ -10,7 +10,7 @@ const BASIC = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(?:[.,](\d{1,9}))?(Z|
 export function parseDatetime(text: string): Date | undefined {
   const match = EXTENDED.exec(text) ?? BASIC.exec(text);
   if (!match) return undefined;
-  const [year, month, day, hour, minute, second, fraction = '', zone = 'Z'] = match.slice(1) as string[];
+  const [year, month, day, hour, minute, second, fraction = '', zone = 'Z'] = match.slice(1);
   const [y, mo, d, h, mi, s] = [year, month, day, hour, minute, second].map(Number) as [number, number, number, number, number, number];
   if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return undefined;
   // Date.UTC rolls 31 February over into March: such a day does not exist.

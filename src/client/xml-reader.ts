@@ -54,10 +54,18 @@ function valueOf(node: Node, name: string): unknown {
   const type = attributes.type;
   if (type === 'array') return elements.map((child) => valueOf(child, elementName(child)!));
   if (elements.length > 0) {
-    const record: Record<string, unknown> = {};
+    const record: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+    // A repeated element (`<errors><error>..</error><error>..</error></errors>`) becomes an array.
+    const repeated = new Set<string>();
     for (const child of elements) {
       const childName = elementName(child)!;
-      record[childName] = valueOf(child, childName);
+      const value = valueOf(child, childName);
+      if (!(childName in record)) record[childName] = value;
+      else if (repeated.has(childName)) (record[childName] as unknown[]).push(value);
+      else {
+        record[childName] = [record[childName], value];
+        repeated.add(childName);
+      }
     }
     return record;
   }

@@ -44,7 +44,7 @@ function rawOptions(command: Command): Command {
 
 const rawFormat = (options: { json?: boolean; xml?: boolean }): RawFormat => (options.json ? 'json' : options.xml ? 'xml' : undefined);
 
-const examples = (...lines: string[]) => `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}\n`;
+const examples = (...lines: string[]) => `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}`;
 
 function remote(command: Command, description: string, ...example: string[]): Command {
   return exitsTwoOnUsage(connectionOptions(command.description(description)).addHelpText('after', examples(...example)));

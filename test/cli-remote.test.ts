@@ -100,7 +100,7 @@ describe('cmi remote commands', () => {
       const body = (await t.app.inject({ url: `/users.${format}`, headers: { authorization: t.adminAuth } })).body;
       succeeded(await cmi(['users', 'ls', `--${format}`]), `${body.replace(/\n$/, '')}\n`);
     }
-    succeeded(await cmi(['users', 'ls', '--per-page', '1', '--page', '2']), /^ID  LOGIN  EMAIL {14}ROLE  STATUS\n2   alice  alice@example\.com  user  active\n1 of 2 users \(page 2 of 2\)\n$/);
+    succeeded(await cmi(['users', 'ls', '--per-page', '1', '--page', '2']), /^ID {2}LOGIN {2}EMAIL {14}ROLE {2}STATUS\n2 {3}alice {2}alice@example\.com {2}user {2}active\n1 of 2 users \(page 2 of 2\)\n$/);
   });
 
   it('users add, show, edit, suspend, activate, api-key, rm: what each prints and what the server then holds', async () => {
@@ -110,8 +110,8 @@ describe('cmi remote commands', () => {
     succeeded(await cmi(['users', 'show', 'grace']),
       'id:                  3\nlogin:               grace\nemail:               grace@example.com\nfirst_name:          Grace\n' +
       'last_name:           Hopper\nstatus:              active\nrole:                admin\ntime_zone:           Europe/London\nlocale:              -\n' +
-      'created_at:          2026-11-20T10:00:00.000Z\nupdated_at:          2026-11-20T10:00:00.000Z\nactivated_at:        2026-11-20T10:00:00.000Z\n' +
-      'suspend_at:          -\ndeleted_at:          -\npassword_changed_at: 2026-11-20T10:00:00.000Z\n');
+      'created_at:          2026-11-20T10:00:00+00:00\nupdated_at:          2026-11-20T10:00:00+00:00\nactivated_at:        2026-11-20T10:00:00+00:00\n' +
+      'suspend_at:          -\ndeleted_at:          -\npassword_changed_at: 2026-11-20T10:00:00+00:00\n');
     succeeded(await cmi(['users', 'suspend', '3']), 'Suspended user 3 "grace" <grace@example.com>\n');
     succeeded(await cmi(['users', 'activate', 'grace@example.com']), 'Activated user 3 "grace" <grace@example.com>\n');
     const keyed = await cmi(['users', 'api-key', 'grace']);
@@ -159,7 +159,7 @@ describe('cmi remote commands', () => {
       'Latest occurrences (1 of 1 kept):\n  OCCURRED AT                HOST   COMPONENT  REQUEST ID\n  2026-11-20T10:00:00+00:00  hv-01  storage    -\n\n' +
       'By host (1 of 1):\n  HOST   COUNT\n  hv-01  1\n');
     const histogram = await cmi(['errors', 'histogram', String(id.id)]);
-    succeeded(histogram, /^START {22}COUNT\n2026-11-19T11:00:00\+00:00  0\n[^]*2026-11-20T10:00:00\+00:00  1      #{40}\n1 occurrences in 24 buckets\n$/);
+    succeeded(histogram, /^START {22}COUNT\n2026-11-19T11:00:00\+00:00 {2}0\n[^]*2026-11-20T10:00:00\+00:00 {2}1 {6}#{40}\n1 occurrences in 24 buckets\n$/);
     succeeded(await cmi(['errors', 'report', String(id.id)]), `Reported infrastructure error ${id.id} (AttachTimeout: attach timed out)\n`);
     succeeded(await cmi(['errors', 'rm', String(id.id)]), `Deleted infrastructure error ${id.id} (AttachTimeout: attach timed out)\n`);
     failed(await cmi(['errors', 'show', String(id.id)]), 1, 'cmi: Resource not found\n');
@@ -168,6 +168,23 @@ describe('cmi remote commands', () => {
 
   it('an ordinary user is refused the tracker: exit 1 and the server\'s message', async () => {
     failed(await cmi(['errors', 'ls', '--url', url, '--user', ALICE.login], { CMI_PASSWORD: ALICE.password }), 1, 'cmi: You are not authorized to perform this action\n');
+  });
+
+  it('the old spellings act on the local database as before, with one note; a verb both have goes remote once a server is named', async () => {
+    const created = await cmi(['users', 'create', '--login', 'root', '--email', 'root@example.com', '--password', 'root-password', '--admin']);
+    assert.deepEqual([created.code, created.stdout], [0, 'Created administrator 1 "root" <root@example.com>\n']);
+    assert.equal(created.stderr, 'cmi: note: `cmi users create` acts on the local database; it is now spelt `cmi local users create` (docs/cli.md#local-or-remote)\n');
+    const listed = await cmi(['users', 'list']);
+    assert.deepEqual([listed.code, listed.stdout], [0, 'ID  LOGIN  EMAIL             ROLE   STATUS\n1   root   root@example.com  admin  active\n1 of 1 users (page 1)\n']);
+    assert.match(listed.stderr, /^cmi: note: `cmi users list` acts on the local database; it is now spelt `cmi local users list` /);
+    // No server named and no profile saved (a fresh config directory): local, with the note.
+    const local = await cmi(['users', 'api-key', 'root'], { XDG_CONFIG_HOME: join(home, 'empty-config') });
+    assert.match(local.stdout, /^New API key for 1 "root" <root@example\.com>/);
+    assert.match(local.stderr, /^cmi: note: `cmi users api-key` acts on the local database/);
+    // A server named: remote, no note (alice is user 2 on the server; the local database has no user 2).
+    succeeded(await cmi(['users', 'suspend', 'alice'], AS_ADMIN()), 'Suspended user 2 "alice" <alice@example.com>\n');
+    succeeded(await cmi(['users', 'activate', 'alice', '--url', url, '--user', 'admin'], { CMI_PASSWORD: ADMIN.password, XDG_CONFIG_HOME: join(home, 'empty-config') }), 'Activated user 2 "alice" <alice@example.com>\n');
+    succeeded(await cmi(['local', 'users', 'list']), 'ID  LOGIN  EMAIL             ROLE   STATUS\n1   root   root@example.com  admin  active\n1 of 1 users (page 1)\n');
   });
 
   /** Runs cmi in a pseudo-terminal (stdout and stderr both the terminal) and returns what it printed. */
@@ -187,16 +204,17 @@ describe('cmi remote commands', () => {
   it('on a terminal: a progress bar for --all and export, colour unless NO_COLOR; piped: neither', async () => {
     const onTerminal = await inTerminal(['users', 'ls', '--all', '--per-page', '1'], {});
     assert.match(onTerminal, /\rusers \[#{30}\] 4\/4/);
-    assert.match(onTerminal, /\r\x1b\[2K/);
-    assert.match(onTerminal, /\x1b\[1mID\x1b\[0m/);
-    assert.match(onTerminal, /\x1b\[32mactive\x1b\[0m/);
+    const ESC = '\u001b';
+    assert.ok(onTerminal.includes(`\r${ESC}[2K`), 'the bar is cleared');
+    assert.ok(onTerminal.includes(`${ESC}[1mID${ESC}[0m`), 'the header is bold');
+    assert.ok(onTerminal.includes(`${ESC}[32mactive${ESC}[0m`), 'active is green');
     const noColour = await inTerminal(['users', 'ls', '--all', '--per-page', '1'], { NO_COLOR: '1' });
     assert.match(noColour, /\rusers \[#{30}\] 4\/4/);
-    assert.doesNotMatch(noColour, /\x1b\[\d+m/);
+    assert.ok(!noColour.slice(noColour.indexOf('ID')).includes(`${ESC}[`), 'no colour with NO_COLOR');
     assert.match(await inTerminal(['users', 'export'], {}), /\rusers \[#{30}\] 4\/4/);
     const piped = await cmi(['users', 'ls', '--all', '--per-page', '1']);
-    succeeded(piped, /^ID  LOGIN  EMAIL {14}ROLE   STATUS\n1 {3}admin[^]*\n4 users\n$/);
-    assert.doesNotMatch(piped.stdout + piped.stderr, /\x1b|\r|#/);
+    succeeded(piped, /^ID {2}LOGIN {2}EMAIL {14}ROLE {3}STATUS\n1 {3}admin[^]*\n4 users\n$/);
+    assert.ok(![ESC, '\r', '#'].some((mark) => (piped.stdout + piped.stderr).includes(mark)), 'no bar, no colour when piped');
   });
 
   it('help: cmi help users, and --help on a command with its examples', async () => {

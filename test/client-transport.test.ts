@@ -175,7 +175,7 @@ describe('CmiClient options and answers it refuses', () => {
     const custom = client(server.baseUrl, {
       fetchOptions: { headers: { 'x-extra': 'from-options' } },
       fetch: (input, init) => {
-        calls.push(String(input));
+        calls.push(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
         return fetch(input, init);
       },
     });

@@ -74,7 +74,7 @@ export function remoteUserCommands({ client }: Connection, term: Terminal) {
     async show(target: string, raw: RawFormat): Promise<string> {
       const user = await findUser(client, target);
       if (raw) return rendered(raw, { resource: userResource, record: user });
-      const value = (v: string | number | Date | null) => (v === null ? '-' : v instanceof Date ? v.toISOString() : String(v));
+      const value = (v: string | number | Date | null) => (v === null ? '-' : v instanceof Date ? `${v.toISOString().slice(0, 19)}+00:00` : String(v));
       const lines = userResource.fields
         .filter(([name]) => name !== 'roles' && name !== 'api_key')
         .map(([name]) => [name, value((user as unknown as Record<string, string | number | Date | null>)[name]!)]);

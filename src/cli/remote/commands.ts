@@ -119,7 +119,7 @@ export const remoteActions = {
 
 /** Options a remote verb shared with a local one needs on its local definition too. */
 export function sharedVerbOptions(command: Command, raw: boolean): Command {
-  connectionOptions(command);
+  connectionOptions(command).addHelpText('after', '\nWith a server named (--url, --profile, CMI_URL, CMI_PROFILE or a saved profile) this acts on it;\notherwise on the configured database, as `cmi local ...` does (docs/cli.md#local-or-remote).');
   return raw ? command.option('--xml', 'talk XML to the server and print the XML body (remote only)') : command;
 }
 

@@ -220,5 +220,7 @@ describe('cmi remote commands', () => {
   it('help: cmi help users, and --help on a command with its examples', async () => {
     succeeded(await cmi(['help', 'users']), /^Usage: cmi users \[options\] \[command\][^]*\n {2}ls \[options\] +list users on the server/);
     succeeded(await cmi(['users', 'import', '--help']), /Examples:\n {2}\$ cmi users import staff\.csv --concurrency 8\n$/);
+    succeeded(await cmi(['help', 'users', 'ls']), /^Usage: cmi users ls \[options\]\n[^]*\n {2}\$ cmi users ls --all --json\n$/);
+    failed(await cmi(['help', 'users', 'frob']), 2, 'cmi: no command "users frob" (cmi help lists them)\n');
   });
 });

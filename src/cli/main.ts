@@ -10,6 +10,7 @@ import { serve } from './serve.js';
 import { UsageError } from './usage-error.js';
 import { userCommands } from './users.js';
 import {
+  addHelpCommand,
   addRemoteErrorCommands,
   addRemoteProgramCommands,
   addRemoteUserCommands,
@@ -277,6 +278,7 @@ deliveries
 defineLocalDeliveries(local.command('deliveries').description('the webhook deliveries (reports and alerts) in the configured database'));
 defineLocalDeliveries(program.command('deliveries').description('the webhook deliveries (reports and alerts) in the configured database (also cmi local deliveries)'));
 addRemoteProgramCommands(program);
+addHelpCommand(program);
 
 try {
   await program.parseAsync();

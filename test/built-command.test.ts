@@ -55,6 +55,33 @@ describe('the command as installed: bin/cmi.js running what `npm run build` comp
     assert.equal(resolved.stdout, `${pathToFileURL(join(project, 'dist', vendored, 'index.js')).href}\n`);
   });
 
+  it('cmi/client, imported by its package name from the build in a fresh process, loads no server module', async () => {
+    assert.ok(existsSync(join(project, 'dist', 'client', 'index.d.ts')), 'the build above wrote the types of cmi/client');
+    // A resolve hook (in the loader thread) posts every URL resolved; the import is by the package's
+    // "exports", as a user of the package writes it.
+    const script = `
+      import { register } from 'node:module';
+      import { MessageChannel } from 'node:worker_threads';
+      const { port1, port2 } = new MessageChannel();
+      const loaded = [];
+      port1.on('message', (url) => loaded.push(url));
+      const hooks = 'let port; export function initialize(data) { port = data.port; }' +
+        ' export async function resolve(specifier, context, next) { const result = await next(specifier, context); port.postMessage(result.url); return result; }';
+      register('data:text/javascript,' + encodeURIComponent(hooks), { data: { port: port2 }, transferList: [port2] });
+      const { CmiClient } = await import('cmi/client');
+      new CmiClient({ baseUrl: 'http://127.0.0.1:1' });
+      await new Promise((done) => setTimeout(done, 200));
+      port1.close();
+      console.log(JSON.stringify(loaded));`;
+    const result = await run(process.execPath, ['--input-type=module', '-e', script], project);
+    assert.equal(result.code, 0, result.stderr);
+    const loaded = (JSON.parse(result.stdout) as string[]).filter((url) => url.startsWith('file:')).map((url) => fileURLToPath(url));
+    assert.ok(loaded.includes(join(project, 'dist', 'client', 'index.js')), result.stdout);
+    assert.ok(loaded.some((file) => file.includes('/node_modules/fast-xml-parser/')), 'the XML reader is loaded');
+    const server = loaded.filter((file) => /\/node_modules\/(fastify|kysely|better-sqlite3|pg|@node-rs|commander)\/|\/dist\/(server|store|domain|cli|cache|render)\//.test(file));
+    assert.deepEqual(server, []);
+  });
+
   it('serves from dist/: the start-up lines, the version, and a fault recorded with a backtrace of dist/*.js frames', async () => {
     assert.ok(existsSync(join(project, 'dist', 'cli', 'main.js')), 'the build above made dist/');
     const database: FreshDatabase = await freshDatabase();

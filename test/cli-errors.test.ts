@@ -68,7 +68,7 @@ describe('cmi errors', () => {
 
   /** Runs a command that must succeed and print exactly `stdout`. */
   async function succeeds(args: string[], stdout: string, extraEnv: Record<string, string> = {}): Promise<void> {
-    const res = await runCmi(['errors', ...args], { ...env, ...extraEnv });
+    const res = await runCmi(['local', 'errors', ...args], { ...env, ...extraEnv });
     assert.equal(res.stderr, '', `${args.join(' ')}: ${res.stderr}`);
     assert.equal(res.code, 0);
     assert.equal(res.stdout, stdout, args.join(' '));
@@ -76,7 +76,7 @@ describe('cmi errors', () => {
 
   /** Runs a command that must fail with exit code 1, print nothing, and say exactly `stderr` (or match it). */
   async function fails(args: string[], stderr: string | RegExp): Promise<void> {
-    const res = await runCmi(['errors', ...args], env);
+    const res = await runCmi(['local', 'errors', ...args], env);
     if (typeof stderr === 'string') assert.equal(res.stderr, stderr, args.join(' '));
     else assert.match(res.stderr, stderr);
     assert.equal(res.stdout, '', args.join(' '));
@@ -115,10 +115,10 @@ describe('cmi errors', () => {
   });
 
   // Each command costs a process (about a second of CPU): the cases below are chosen to keep the file short.
-  it('errors --help lists the four commands', async () => {
-    const help = await runCmi(['errors', '--help'], env);
+  it('local errors --help lists the four commands', async () => {
+    const help = await runCmi(['local', 'errors', '--help'], env);
     assert.equal(help.code, 0, help.stderr);
-    assert.match(help.stdout, /^Usage: cmi errors \[options\] \[command\]\n/);
+    assert.match(help.stdout, /^Usage: cmi local errors \[options\] \[command\]\n/);
     for (const command of [/^ {2}list \[options\] +list errors, the latest seen first$/m, /^ {2}show \[options\] <id> +print an error/m, /^ {2}delete <id> +delete an error/m, /^ {2}prune +remove errors not seen/m]) {
       assert.match(help.stdout, command);
     }

@@ -38,7 +38,7 @@ describe('cmi users', () => {
 
   /** Runs a command that must succeed and print exactly `stdout` (or match it). */
   async function succeeds(args: string[], stdout: string | RegExp, stdin?: string): Promise<string> {
-    const res = await runCmi(['users', ...args], env, stdin);
+    const res = await runCmi(['local', 'users', ...args], env, stdin);
     assert.equal(res.stderr, '', `${args.join(' ')}: ${res.stderr}`);
     assert.equal(res.code, 0);
     if (typeof stdout === 'string') assert.equal(res.stdout, stdout, args.join(' '));
@@ -48,7 +48,7 @@ describe('cmi users', () => {
 
   /** Runs a command that must fail with exit code 1, print nothing, and say exactly `stderr`. */
   async function fails(args: string[], stderr: string): Promise<void> {
-    const res = await runCmi(['users', ...args], env);
+    const res = await runCmi(['local', 'users', ...args], env);
     assert.equal(res.stderr, stderr, args.join(' '));
     assert.equal(res.stdout, '');
     assert.equal(res.code, 1);

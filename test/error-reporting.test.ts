@@ -254,20 +254,20 @@ describe('cmi errors report', { timeout: 60_000 }, () => {
       const created = await report(t, FAULT);
       const id = (JSON.parse(created.body) as { infrastructure_error: { id: number } }).infrastructure_error.id;
       const env = { DATABASE_URL: t.config.databaseUrl, CMI_REPORT_WEBHOOK_URL: receiver.url, CMI_WEBHOOK_SECRET: SECRET, CMI_REPORT_BACKOFF: '10', LOG_LEVEL: 'silent' };
-      const refused = await runCmi(['errors', 'report', String(id)], env);
+      const refused = await runCmi(['local', 'errors', 'report', String(id)], env);
       assert.equal(refused.code, 1);
       assert.equal(refused.stdout, '');
       assert.equal(refused.stderr, 'cmi: try 1 of the report failed (HTTP 500)\ncmi: try 2 of the report failed (HTTP 500)\ncmi: try 3 of the report failed (HTTP 500)\n' +
         'cmi: The report receiver did not accept the error after 3 tries (last: HTTP 500); it is not marked reported\n');
       assert.equal(receiver.received.length, 3);
       receiver.answer(() => ({ status: 200 }));
-      const done = await runCmi(['errors', 'report', String(id)], env);
+      const done = await runCmi(['local', 'errors', 'report', String(id)], env);
       assert.equal(done.stderr, '');
       assert.equal(done.stdout, `Reported infrastructure error ${id} (TypeError: ${FAULT.message}) to http://127.0.0.1:${receiver.port}/…\n`);
       assert.equal(done.code, 0);
       assert.equal(receiver.received.length, 4);
       assert.ok(receiver.received.every((r) => r.signatureValid));
-      const again = await runCmi(['errors', 'report', String(id)], env);
+      const again = await runCmi(['local', 'errors', 'report', String(id)], env);
       assert.equal(again.stdout, `Infrastructure error ${id} was already reported; nothing sent\n`);
       assert.equal(receiver.received.length, 4);
     } finally {

@@ -363,7 +363,7 @@ describe('the operator lifts a lockout', () => {
   it('cmi users unlock clears every counter of the account\'s login and email, not other names\'', async () => {
     await lockAdmin();
     for (let i = 1; i <= 3; i++) assertAccessDenied(await attempt(t, ALICE.login, `guess-${i}`, '203.0.113.1'));
-    const res = await runCmi(['users', 'unlock', 'admin'], env());
+    const res = await runCmi(['local', 'users', 'unlock', 'admin'], env());
     assert.equal(res.stderr, '');
     assert.equal(res.stdout, 'Unlocked user 1 "admin" <admin@example.com>: its failed-login counters are cleared\n');
     assert.equal(res.code, 0);
@@ -374,14 +374,14 @@ describe('the operator lifts a lockout', () => {
   });
 
   it('cmi users unlock names an unknown user like the other commands', async () => {
-    const res = await runCmi(['users', 'unlock', 'ghost'], env());
+    const res = await runCmi(['local', 'users', 'unlock', 'ghost'], env());
     assert.equal(res.stderr, 'cmi: no user with id, login or email "ghost"\n');
     assert.equal(res.code, 1);
   });
 
   it('cmi users reset-password clears them too, so the new password works at once', async () => {
     await lockAdmin();
-    const res = await runCmi(['users', 'reset-password', 'admin', '--password', 'admin-new-password'], env());
+    const res = await runCmi(['local', 'users', 'reset-password', 'admin', '--password', 'admin-new-password'], env());
     assert.equal(res.stderr, '');
     assert.equal(res.stdout, 'Password of 1 "admin" <admin@example.com> changed; its sessions have ended\n');
     assert.deepEqual(await failures(t), [counter('', '203.0.113.1', 10), counter('', '203.0.113.2', 15)]);

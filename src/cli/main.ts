@@ -9,6 +9,18 @@ import { errorCommands, type ErrorListOptions } from './errors.js';
 import { serve } from './serve.js';
 import { UsageError } from './usage-error.js';
 import { userCommands } from './users.js';
+import {
+  addHelpCommand,
+  addRemoteErrorCommands,
+  addRemoteProgramCommands,
+  addRemoteUserCommands,
+  connectionOptions,
+  legacyNote,
+  remoteActions,
+  remoteFailure,
+  remoteOrLocal,
+  sharedVerbOptions,
+} from './remote/commands.js';
 
 const settings = Object.entries(SETTINGS) as Array<[string, Setting]>;
 
@@ -50,7 +62,9 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
-const program = new Command('cmi').description('Cloud-management API server').showHelpAfterError();
+// Positional options: the program's --url/--user/... go before the command; remote commands take them after too
+// (docs/cli.md#connecting), and `users update --user` keeps its own meaning.
+const program = connectionOptions(new Command('cmi').description('Cloud-management API server, and a command line for it (docs/cli.md)').showHelpAfterError().enablePositionalOptions());
 
 const serveCommand = program.command('serve').description('run the HTTP server');
 for (const setting of SERVE_FLAGS) serveCommand.option(setting.flag, `${withDefault(setting)}; env ${setting.variable}`);
@@ -70,7 +84,21 @@ program
     }
   });
 
-const users = program.command('users').description('manage users in the configured database (also without working credentials)');
+const local = program.command('local').description('act on the configured database directly, as the operator (also without working credentials)');
+
+/**
+ * The local user commands, under `cmi local users` and, as before, under `cmi users` (`legacy`), where each
+ * prints one note with its new spelling, and the verbs the remote commands share go remote when a server is
+ * configured (docs/cli.md#local-or-remote).
+ */
+function defineLocalUsers(users: Command, legacy: boolean): void {
+const shared = <A extends unknown[]>(verb: 'suspend' | 'activate' | 'api-key', action: (...args: A) => Promise<void>): ((...args: A) => Promise<void>) =>
+  legacy ? remoteOrLocal('users', verb, remoteActions.users[verb], action as (...args: unknown[]) => Promise<void>) : action;
+if (legacy) {
+  users.hook('preAction', (_group, command) => {
+    if (['list', 'create', 'update', 'delete', 'unlock', 'reset-password'].includes(command.name())) legacyNote('users', command.name());
+  });
+}
 
 const onUsers = (run: (commands: ReturnType<typeof userCommands>) => Promise<string>) => async () =>
   console.log(await withDatabase((database) => run(userCommands(database))));
@@ -144,9 +172,10 @@ users
   .command('delete <user>')
   .description('mark a user deleted (its access ends); run again to remove the record')
   .action(async (target: string) => onUsers((c) => c.remove(target))());
-users.command('suspend <user>').description('suspend a user (its access ends)').action(async (target: string) => onUsers((c) => c.suspend(target))());
-users.command('activate <user>').description('reactivate a suspended or deleted user').action(async (target: string) => onUsers((c) => c.activate(target))());
-users.command('api-key <user>').description('make a new API key (printed once; the old one stops working)').action(async (target: string) => onUsers((c) => c.apiKey(target))());
+const sharedVerb = (name: string) => (legacy ? sharedVerbOptions(users.command(name), false) : users.command(name));
+sharedVerb('suspend <user>').description('suspend a user (its access ends)').action(shared('suspend', async (target: string) => onUsers((c) => c.suspend(target))()));
+sharedVerb('activate <user>').description('reactivate a suspended or deleted user').action(shared('activate', async (target: string) => onUsers((c) => c.activate(target))()));
+sharedVerb('api-key <user>').description('make a new API key (printed once; the old one stops working)').action(shared('api-key', async (target: string) => onUsers((c) => c.apiKey(target))()));
 users
   .command('unlock <user>')
   .description('clear the failed-login counters of the user\'s login and email (the lockout ends)')
@@ -160,8 +189,23 @@ users
     const password = await passwordFrom(options);
     await onUsers((c) => c.resetPassword(target, password))();
   });
+}
 
-const errors = program.command('errors').description('investigate and remove infrastructure errors in the configured database');
+defineLocalUsers(local.command('users').description('manage users in the configured database (also without working credentials)'), false);
+const users = program.command('users').description('manage users: on a server (ls, show, add, edit, rm, import, export), or the configured database (the old spellings; see cmi local users)');
+addRemoteUserCommands(users);
+defineLocalUsers(users, true);
+
+/** The local error commands, under `cmi local errors` and, as before, under `cmi errors` (see defineLocalUsers). */
+function defineLocalErrors(errors: Command, legacy: boolean): void {
+const shared = <A extends unknown[]>(verb: 'show' | 'report', action: (...args: A) => Promise<void>): ((...args: A) => Promise<void>) =>
+  legacy ? remoteOrLocal('errors', verb, remoteActions.errors[verb], action as (...args: unknown[]) => Promise<void>) : action;
+if (legacy) {
+  errors.hook('preAction', (_group, command) => {
+    if (['list', 'delete', 'prune'].includes(command.name())) legacyNote('errors', command.name());
+  });
+}
+const sharedVerb = (name: string, raw: boolean) => (legacy ? sharedVerbOptions(errors.command(name), raw) : errors.command(name));
 
 const onErrors = (run: (commands: ReturnType<typeof errorCommands>) => Promise<string>) => async () =>
   console.log(await withDatabase((database) => run(errorCommands(database, loadConfig()))));
@@ -187,22 +231,27 @@ errors
     };
     await onErrors((c) => c.list(filters, page, perPage, options.json === true))();
   });
-errors
-  .command('show <id>')
+sharedVerb('show <id>', true)
   .description('print an error, its latest occurrences and the hosts it occurred on')
   .option('--json', 'print the record as the API answers it')
-  .action(async (id: string, options: { json?: boolean }) => onErrors((c) => c.show(id, options.json === true))());
-errors
-  .command('report <id>')
+  .action(shared('show', async (id: string, options: { json?: boolean }) => onErrors((c) => c.show(id, options.json === true))()));
+sharedVerb('report <id>', false)
   .description('mark an error reported, delivering it first to CMI_REPORT_WEBHOOK_URL when that is set')
-  .action(async (id: string) => onErrors((c) => c.report(id))());
+  .action(shared('report', async (id: string) => onErrors((c) => c.report(id))()));
 errors.command('delete <id>').description('delete an error and everything kept about it').action(async (id: string) => onErrors((c) => c.remove(id))());
 errors
   .command('prune')
   .description('remove errors not seen for CMI_ERRORS_RETENTION_DAYS days and old hourly counts, now')
   .action(async () => onErrors((c) => c.prune())());
+}
 
-const deliveries = program.command('deliveries').description('the webhook deliveries (reports and alerts) in the configured database');
+defineLocalErrors(local.command('errors').description('investigate and remove infrastructure errors in the configured database'), false);
+const errors = program.command('errors').description('infrastructure errors: on a server (ls, show, report, rm, histogram), or the configured database (the old spellings; see cmi local errors)');
+addRemoteErrorCommands(errors);
+defineLocalErrors(errors, true);
+
+/** The webhook deliveries in the configured database: `cmi local deliveries`, and `cmi deliveries` as before (no remote verbs share it). */
+function defineLocalDeliveries(deliveries: Command): void {
 
 const onDeliveries = (run: (commands: ReturnType<typeof deliveryCommands>) => Promise<string>) => async () =>
   console.log(await withDatabase((database) => run(deliveryCommands(database, loadConfig()))));
@@ -224,11 +273,21 @@ deliveries
   .command('retry <id>')
   .description('send a delivery again (same id and body), now, from a running cmi serve')
   .action(async (id: string) => onDeliveries((c) => c.retry(id))());
+}
+
+defineLocalDeliveries(local.command('deliveries').description('the webhook deliveries (reports and alerts) in the configured database'));
+defineLocalDeliveries(program.command('deliveries').description('the webhook deliveries (reports and alerts) in the configured database (also cmi local deliveries)'));
+addRemoteProgramCommands(program);
+addHelpCommand(program);
 
 try {
   await program.parseAsync();
 } catch (error) {
-  if (error instanceof ConfigError || error instanceof UsageError) {
+  const remote = remoteFailure(error);
+  if (remote !== undefined) {
+    for (const line of remote.lines) console.error(line);
+    process.exitCode = remote.code;
+  } else if (error instanceof ConfigError || error instanceof UsageError) {
     console.error(`cmi: ${error.message}`);
   } else if (error instanceof ClientError) {
     for (const [field, messages] of Object.entries(error.messages)) {
@@ -237,7 +296,7 @@ try {
   } else {
     console.error(`cmi: ${error instanceof Error ? error.message : String(error)}`);
   }
-  process.exitCode = 1;
+  process.exitCode ||= 1;
   // A worker's IPC channel would keep it alive; its primary learns of the failure from the exit.
   if (cluster.isWorker) process.exit(1);
 }

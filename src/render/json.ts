@@ -7,7 +7,7 @@ function plainRecord(resource: ResourceDefinition, record: ResourceRecord): Reco
   const out: Record<string, unknown> = {};
   for (const [name, type] of resource.fields) {
     const value = (record as Readonly<Record<string, unknown>>)[name];
-    if (value === undefined && resource.optional?.has(name)) continue;
+    if (value === undefined && resource.optional?.includes(name)) continue;
     if (value === null || value === undefined) out[name] = null;
     else if (type === 'datetime') out[name] = formatDatetime(value as Date);
     else if (type === 'json') out[name] = JSON.parse(value as string) as unknown;

@@ -19,7 +19,7 @@ function writeRecord(resource: ResourceDefinition, record: ResourceRecord, inden
   out.push(`${indent}<${resource.root}>\n`);
   for (const [name, type] of resource.fields) {
     const value = (record as Readonly<Record<string, unknown>>)[name];
-    if (value === undefined && resource.optional?.has(name)) continue;
+    if (value === undefined && resource.optional?.includes(name)) continue;
     if (value === null || value === undefined) {
       out.push(`${inner}<${name} nil="true"/>\n`);
     } else if (typeof type === 'object') {

@@ -1,20 +1,24 @@
 /**
  * A resource: its root element name and its fields in wire order with their types. JSON, XML type
- * attributes and the renderers' output all derive from this one description.
+ * attributes, the renderers' output and the client's record types (src/client/records.ts) all derive
+ * from this one description.
  */
 /** `json`: a JSON object held as its text; JSON writes the object, XML the text (docs/api.md#formats). */
 export type ScalarType = 'integer' | 'string' | 'datetime' | 'boolean' | 'json';
 
-export type FieldType = ScalarType | { arrayOf: ResourceDefinition };
+export type FieldType = ScalarType | { readonly arrayOf: ResourceDefinition };
+
+/** A field: its name, its type, and `'nullable'` when the record may hold null there (written `nil="true"`). */
+export type FieldDefinition = readonly [name: string, type: FieldType, nullable?: 'nullable'];
 
 export interface ResourceDefinition {
   /** Element name of one record, and the JSON wrapper key. */
   readonly root: string;
   /** Element name of a list. */
   readonly plural: string;
-  readonly fields: ReadonlyArray<readonly [name: string, type: FieldType]>;
+  readonly fields: ReadonlyArray<FieldDefinition>;
   /** Fields that are written only when the record has them (e.g. a new API key). */
-  readonly optional?: ReadonlySet<string>;
+  readonly optional?: ReadonlyArray<string>;
   /** JSON without the root wrapper (the version resource is `{"version": "1.2"}`). */
   readonly unwrappedJson?: boolean;
 }

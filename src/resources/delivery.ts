@@ -1,7 +1,7 @@
 import type { ResourceDefinition } from './definition.js';
 
 /** One webhook delivery, a report or an alert (docs/api.md#get-sysadmin_toolsinfrastructuredeliveries). */
-export const deliveryResource: ResourceDefinition = {
+export const deliveryResource = {
   root: 'delivery',
   plural: 'deliveries',
   fields: [
@@ -11,8 +11,8 @@ export const deliveryResource: ResourceDefinition = {
     ['url', 'string'],
     ['state', 'string'],
     ['attempts', 'integer'],
-    ['last_status', 'integer'],
+    ['last_status', 'integer', 'nullable'],
     ['created_at', 'datetime'],
-    ['delivered_at', 'datetime'],
+    ['delivered_at', 'datetime', 'nullable'],
   ],
-};
+} as const satisfies ResourceDefinition;

@@ -1,9 +1,9 @@
 import type { ResourceDefinition } from './definition.js';
 
 /** `{"status": "ok"}`; `<health><status>ok</status></health>`. */
-export const healthResource: ResourceDefinition = {
+export const healthResource = {
   root: 'health',
   plural: 'health',
   fields: [['status', 'string']],
   unwrappedJson: true,
-};
+} as const satisfies ResourceDefinition;

@@ -1,7 +1,7 @@
 import type { ResourceDefinition } from './definition.js';
 
 /** The nine fields of an infrastructure error, in their wire order (docs/api.md#infrastructure-errors). */
-export const infrastructureErrorResource: ResourceDefinition = {
+export const infrastructureErrorResource = {
   root: 'infrastructure_error',
   plural: 'infrastructure_errors',
   fields: [
@@ -15,4 +15,4 @@ export const infrastructureErrorResource: ResourceDefinition = {
     ['reported', 'boolean'],
     ['updated_at', 'datetime'],
   ],
-};
+} as const satisfies ResourceDefinition;

@@ -1,7 +1,7 @@
 import type { Role, User } from '../domain/records.js';
 import type { ResourceDefinition, ResourceRecord } from './definition.js';
 
-export const roleResource: ResourceDefinition = {
+export const roleResource = {
   root: 'role',
   plural: 'roles',
   fields: [
@@ -9,10 +9,10 @@ export const roleResource: ResourceDefinition = {
     ['label', 'string'],
     ['identifier', 'string'],
   ],
-};
+} as const satisfies ResourceDefinition;
 
 /** The user record of docs/api.md#users; never a password, hash or key other than a just-made `api_key`. */
-export const userResource: ResourceDefinition = {
+export const userResource = {
   root: 'user',
   plural: 'users',
   fields: [
@@ -22,19 +22,19 @@ export const userResource: ResourceDefinition = {
     ['first_name', 'string'],
     ['last_name', 'string'],
     ['status', 'string'],
-    ['time_zone', 'string'],
-    ['locale', 'string'],
+    ['time_zone', 'string', 'nullable'],
+    ['locale', 'string', 'nullable'],
     ['created_at', 'datetime'],
     ['updated_at', 'datetime'],
-    ['activated_at', 'datetime'],
-    ['suspend_at', 'datetime'],
-    ['deleted_at', 'datetime'],
-    ['password_changed_at', 'datetime'],
+    ['activated_at', 'datetime', 'nullable'],
+    ['suspend_at', 'datetime', 'nullable'],
+    ['deleted_at', 'datetime', 'nullable'],
+    ['password_changed_at', 'datetime', 'nullable'],
     ['roles', { arrayOf: roleResource }],
     ['api_key', 'string'],
   ],
-  optional: new Set(['api_key']),
-};
+  optional: ['api_key'],
+} as const satisfies ResourceDefinition;
 
 /** cmi's two fixed roles, with OnApp-style numeric ids. */
 const ROLES: Record<Role, { id: number; label: string; identifier: Role }> = {

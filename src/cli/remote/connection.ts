@@ -1,0 +1,73 @@
+import { CmiClient } from '../../client/index.js';
+import { UsageError } from '../usage-error.js';
+import { readProfile } from './profiles.js';
+
+/** The options every remote command takes (before or after the command's name; docs/cli.md#connecting). */
+export interface GlobalOptions {
+  url?: string;
+  user?: string;
+  passwordStdin?: boolean;
+  profile?: string;
+  timeout?: string;
+  xml?: boolean;
+}
+
+/** Exit codes of the remote commands (docs/cli.md#exit-codes). */
+export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3 } as const;
+
+/** A usage mistake of a remote command: exit code 2. */
+export class RemoteUsageError extends UsageError {
+  readonly exitCode = EXIT.usage;
+}
+
+/**
+ * Whether the remote command is meant, for a verb both kinds have (`cmi users suspend`): a server is
+ * named by --url, --profile, CMI_URL or CMI_PROFILE, or a default profile is saved (docs/cli.md#local-or-remote).
+ */
+export function serverConfigured(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (options.url !== undefined || options.profile !== undefined || nonEmpty(env.CMI_URL) || nonEmpty(env.CMI_PROFILE)) return true;
+  return readProfile(undefined, env) !== undefined;
+}
+
+const nonEmpty = (value: string | undefined): value is string => value !== undefined && value !== '';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+export interface Connection {
+  client: CmiClient;
+  url: string;
+  login: string;
+}
+
+/**
+ * A client for the server the options name. The secret comes from --password-stdin, CMI_PASSWORD,
+ * CMI_API_KEY or the profile's API key, in that order; flags win over the environment, which wins over
+ * the profile.
+ */
+export async function connect(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env, profiles: 'read' | 'ignore' = 'read'): Promise<Connection> {
+  const profileName = options.profile ?? (nonEmpty(env.CMI_PROFILE) ? env.CMI_PROFILE : undefined);
+  const profile = profiles === 'read' ? readProfile(profileName, env) : undefined;
+  if (profiles === 'read' && profileName !== undefined && profile === undefined) throw new RemoteUsageError(`no profile "${profileName}": save one with cmi login --profile ${profileName}`);
+  const url = options.url ?? (nonEmpty(env.CMI_URL) ? env.CMI_URL : undefined) ?? profile?.url;
+  if (url === undefined) throw new RemoteUsageError('no server: give --url URL (or CMI_URL), --profile NAME, or save one with cmi login');
+  if (!/^https?:\/\/[^/]/.test(url)) throw new RemoteUsageError(`--url must be an http:// or https:// URL (got "${url}")`);
+  const login = options.user ?? (nonEmpty(env.CMI_USER) ? env.CMI_USER : undefined) ?? profile?.login;
+  if (login === undefined) throw new RemoteUsageError('no login: give --user LOGIN (or CMI_USER)');
+  let secret: { password: string } | { apiKey: string } | undefined;
+  if (options.passwordStdin) secret = { password: await readStdin() };
+  else if (nonEmpty(env.CMI_PASSWORD)) secret = { password: env.CMI_PASSWORD };
+  else if (nonEmpty(env.CMI_API_KEY)) secret = { apiKey: env.CMI_API_KEY };
+  else if (profile !== undefined && profile.login === login) secret = { apiKey: profile.api_key };
+  if (secret === undefined) throw new RemoteUsageError('no password: give --password-stdin, CMI_PASSWORD or CMI_API_KEY, or save a profile with cmi login');
+  let timeout: number | undefined;
+  if (options.timeout !== undefined) {
+    timeout = Number(options.timeout);
+    if (!Number.isFinite(timeout) || timeout <= 0 || timeout > 3600) throw new RemoteUsageError(`--timeout must be seconds from 0 to 3600 (got "${options.timeout}")`);
+  }
+  const client = new CmiClient({ baseUrl: url, login, ...secret, format: options.xml ? 'xml' : 'json', timeout: timeout === undefined ? 30_000 : timeout * 1000 });
+  return { client, url, login };
+}

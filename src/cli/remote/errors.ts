@@ -1,0 +1,110 @@
+import type { ErrorListParams, InfrastructureError } from '../../client/index.js';
+import { infrastructureErrorResource as resource } from '../../resources/infrastructure-error.js';
+import { histogramBucketResource } from '../../resources/error-details.js';
+import { type Connection, RemoteUsageError } from './connection.js';
+import { rendered } from './records-output.js';
+import { cell, paint, progressBar, table, type Terminal } from './terminal.js';
+import type { RawFormat } from './users.js';
+
+/** The list's MESSAGE column is at most this many characters; `show` lists this many occurrences and hosts. */
+const MESSAGE_COLUMN_CHARS = 60;
+const SHOWN = 5;
+const BAR_CHARS = 40;
+
+function errorId(raw: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) throw new RemoteUsageError(`not an error id: "${raw}"`);
+  return Number(raw);
+}
+
+const datetime = (value: Date) => `${value.toISOString().slice(0, 19)}+00:00`;
+
+/** `cmi errors ls|show|report|rm|histogram` against a server (administrators only). */
+export function remoteErrorCommands({ client }: Connection, term: Terminal) {
+  const errorTable = (errors: InfrastructureError[]) =>
+    table(term, [
+      ['ID', 'COUNT', 'LAST SEEN', 'REPORTED', 'CLASS', 'MESSAGE'],
+      ...errors.map((e) => [String(e.id), String(e.counter), datetime(e.updated_at), e.reported ? 'yes' : 'no', cell(e.error_class), cell(e.message, MESSAGE_COLUMN_CHARS)]),
+    ], (row, column) => (column === 3 && !errors[row]!.reported ? 'yellow' : undefined));
+
+  return {
+    async ls(params: ErrorListParams, all: boolean, raw: RawFormat): Promise<string> {
+      if (all) {
+        if (params.page !== undefined) throw new RemoteUsageError('--all walks every page: leave out --page');
+        const bar = progressBar(term, 'errors');
+        const errors: InfrastructureError[] = [];
+        try {
+          const first = await client.infrastructureErrors.list({ ...params, page: 1 });
+          for await (const error of client.infrastructureErrors.all({ ...params, perPage: first.limit })) {
+            errors.push(error);
+            bar.update(errors.length, Math.max(first.total, errors.length));
+          }
+        } finally {
+          bar.done();
+        }
+        if (raw) return rendered(raw, { resource, records: errors });
+        return [...errorTable(errors), `${errors.length} errors`].join('\n');
+      }
+      const result = await client.infrastructureErrors.list(params);
+      if (raw) return rendered(raw, { resource, records: result.items });
+      const pages = Math.max(1, Math.ceil(result.total / result.limit));
+      return [...errorTable(result.items), `${result.items.length} of ${result.total} errors (page ${result.page} of ${pages})`].join('\n');
+    },
+
+    async show(raw: string, format: RawFormat): Promise<string> {
+      const id = errorId(raw);
+      const record = await client.infrastructureErrors.get(id);
+      if (format) return rendered(format, { resource, record });
+      const [occurrences, hosts] = await Promise.all([
+        client.infrastructureErrors.occurrences(id, { perPage: SHOWN }),
+        client.infrastructureErrors.breakdown(id, { by: 'host', perPage: SHOWN }),
+      ]);
+      const key = (name: string) => paint(term, 'bold', `${name}:`);
+      const [firstLine, ...moreLines] = record.message.split(/\r\n|\r|\n/);
+      return [
+        `${key('id')} ${record.id}`,
+        record.backtrace === '' ? `${key('backtrace')} (none)` : key('backtrace'),
+        ...(record.backtrace === '' ? [] : record.backtrace.split(/\r\n|\r|\n/).map((line) => `    ${line}`)),
+        `${key('counter')} ${record.counter}`,
+        `${key('created_at')} ${datetime(record.created_at)}`,
+        `${key('error_class')} ${record.error_class}`,
+        `${key('fingerprint')} ${record.fingerprint}`,
+        `${key('message')} ${firstLine}`,
+        ...moreLines.map((line) => `    ${line}`),
+        `${key('reported')} ${record.reported}`,
+        `${key('updated_at')} ${datetime(record.updated_at)}`,
+        '',
+        `Latest occurrences (${occurrences.items.length} of ${occurrences.total} kept):`,
+        ...table(term, [
+          ['OCCURRED AT', 'HOST', 'COMPONENT', 'REQUEST ID'],
+          ...occurrences.items.map((o) => [datetime(o.occurred_at), cell(o.host ?? '-'), cell(o.component ?? '-'), cell(o.request_id ?? '-')]),
+        ]).map((line) => `  ${line}`),
+        '',
+        `By host (${hosts.items.length} of ${hosts.total}):`,
+        ...table(term, [['HOST', 'COUNT'], ...hosts.items.map((h) => [cell(h.value ?? '-'), String(h.count)])]).map((line) => `  ${line}`),
+      ].join('\n');
+    },
+
+    async report(raw: string): Promise<string> {
+      const record = await client.infrastructureErrors.report(errorId(raw));
+      return `Reported infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})`;
+    },
+
+    async rm(raw: string): Promise<string> {
+      const id = errorId(raw);
+      const record = await client.infrastructureErrors.get(id);
+      await client.infrastructureErrors.delete(id);
+      return `Deleted infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})`;
+    },
+
+    /** The counts of `period`, one row a bucket, with a bar scaled to the largest. */
+    async histogram(raw: string, period: string | undefined, format: RawFormat): Promise<string> {
+      if (period !== undefined && !['24h', '7d', '30d'].includes(period)) throw new RemoteUsageError(`--period must be 24h, 7d or 30d (got "${period}")`);
+      const buckets = await client.infrastructureErrors.histogram(errorId(raw), { period: period as '24h' | '7d' | '30d' | undefined });
+      if (format) return rendered(format, { resource: histogramBucketResource, records: buckets });
+      const largest = Math.max(1, ...buckets.map((b) => b.count));
+      const rows = buckets.map((b) => [datetime(b.start), String(b.count), '#'.repeat(Math.ceil((b.count / largest) * BAR_CHARS))]);
+      const total = buckets.reduce((sum, b) => sum + b.count, 0);
+      return [...table(term, [['START', 'COUNT', ''], ...rows]), `${total} occurrences in ${buckets.length} buckets`].join('\n');
+    },
+  };
+}

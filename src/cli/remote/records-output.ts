@@ -1,0 +1,13 @@
+import type { ResourceDefinition, ResourceRecord } from '../../resources/definition.js';
+import { renderJson } from '../../render/json.js';
+import { renderXml } from '../../render/xml.js';
+
+/**
+ * `--json` and `--xml`: the records as cmi's API renders them (the same renderer, so for cmi the bytes of
+ * its answer; for an OnApp panel, the fields cmi's definitions know). A list walked with --all is one list.
+ */
+export function rendered(format: 'json' | 'xml', payload: { resource: ResourceDefinition; record: ResourceRecord } | { resource: ResourceDefinition; records: readonly ResourceRecord[] }): string {
+  const body = 'record' in payload ? { kind: 'record' as const, ...payload } : { kind: 'list' as const, ...payload };
+  const text = format === 'json' ? renderJson(body) : renderXml(body);
+  return text.replace(/\n$/, '');
+}

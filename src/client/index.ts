@@ -1,0 +1,63 @@
+/**
+ * `import { CmiClient } from 'cmi/client'`: a typed client of cmi's HTTP API, and of an OnApp control
+ * panel for the endpoints they share (docs/client.md). It loads nothing of the server: only the resource
+ * definitions (src/resources/) and fast-xml-parser for XML answers.
+ */
+import { versionResource } from '../resources/version.js';
+import { deliveriesApi } from './deliveries.js';
+import { infrastructureErrorsApi } from './infrastructure-errors.js';
+import { decodeRecord } from './records.js';
+import { type RequestOptions, transport, type TransportOptions } from './transport.js';
+import { usersApi } from './users.js';
+
+export type CmiClientOptions = TransportOptions;
+
+export class CmiClient {
+  readonly users: ReturnType<typeof usersApi>;
+  readonly infrastructureErrors: ReturnType<typeof infrastructureErrorsApi>;
+  readonly deliveries: ReturnType<typeof deliveriesApi>;
+  readonly session: {
+    /** Ends the session the client holds (`DELETE /session`); later calls log in again with the credentials. */
+    logout(call?: RequestOptions): Promise<void>;
+    /** Whether the client holds a session cookie. */
+    readonly active: boolean;
+  };
+  readonly #http: ReturnType<typeof transport>;
+
+  constructor(options: CmiClientOptions) {
+    if (typeof options.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) throw new TypeError('baseUrl must be an http:// or https:// URL');
+    if (options.format !== undefined && options.format !== 'json' && options.format !== 'xml') throw new TypeError('format must be json or xml');
+    const http = transport(options);
+    this.#http = http;
+    this.users = usersApi(http);
+    this.infrastructureErrors = infrastructureErrorsApi(http);
+    this.deliveries = deliveriesApi(http);
+    this.session = {
+      async logout(call: RequestOptions = {}) {
+        if (!http.hasSession) return;
+        try {
+          await http.request('DELETE', '/session', call);
+        } finally {
+          http.forgetSession();
+        }
+      },
+      get active() {
+        return http.hasSession;
+      },
+    };
+  }
+
+  /** The server's version (`GET /version`), which also checks the credentials. */
+  async version(call: RequestOptions = {}): Promise<string> {
+    const answer = await this.#http.request('GET', '/version', call);
+    return decodeRecord(versionResource, answer.body, this.#http.format).version;
+  }
+}
+
+export * from './errors.js';
+export { parseDatetime } from './datetime.js';
+export type { Page, PageParams } from './pagination.js';
+export type { BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, Occurrence, RecordOf, Role, User } from './records.js';
+export type { Query, RequestOptions, TransportOptions } from './transport.js';
+export type { NewUser, UserChanges, UserWithApiKey } from './users.js';
+export type { ErrorFilters, ErrorListParams, ErrorReport } from './infrastructure-errors.js';

@@ -1,0 +1,107 @@
+import { breakdownGroupResource, histogramBucketResource, occurrenceResource } from '../resources/error-details.js';
+import { infrastructureErrorResource as resource } from '../resources/infrastructure-error.js';
+import { CmiProtocolError } from './errors.js';
+import { decodeList, type Page, type PageParams, fetchPage, walkPages } from './pagination.js';
+import { type BreakdownGroup, decodeRecord, type HistogramBucket, type InfrastructureError, type Occurrence, unwrap } from './records.js';
+import type { Answer, Query, RequestOptions, Transport } from './transport.js';
+
+/** What selects errors (docs/api.md#get-sysadmin_toolsinfrastructureerrors); filters combine. */
+export interface ErrorFilters {
+  reported?: boolean;
+  error_class?: string;
+  /** Text in the class or message, in any case. */
+  q?: string;
+  since?: Date | string;
+  until?: Date | string;
+  host?: string;
+  component?: string;
+}
+
+export interface ErrorListParams extends PageParams, ErrorFilters {
+  sort?: 'updated_at' | 'created_at' | 'counter';
+  direction?: 'asc' | 'desc';
+}
+
+/** One report (docs/api.md#post-sysadmin_toolsinfrastructureerrors); only `error_class` is required. */
+export interface ErrorReport {
+  error_class: string;
+  message?: string;
+  backtrace?: string | string[];
+  fingerprint?: string;
+  occurred_at?: Date | string;
+  count?: number;
+  host?: string;
+  component?: string;
+  request_id?: string;
+  context?: Record<string, unknown>;
+}
+
+const BASE = '/sysadmin_tools/infrastructure/errors';
+
+function splitParams<T extends PageParams>(params: T): { page: PageParams; query: Query } {
+  const { page, perPage, signal, timeout, maxRetries, ...rest } = params;
+  return { page: { page, perPage, signal, timeout, maxRetries }, query: rest as Query };
+}
+
+/** `client.infrastructureErrors`: the error tracker, administrators only (docs/client.md#infrastructure-errors). */
+export function infrastructureErrorsApi(http: Transport) {
+  const one = (answer: Answer) => decodeRecord(resource, http.format === 'json' ? unwrap(resource, answer.body) : answer.body, http.format);
+  const list = (params: ErrorListParams) => {
+    const { page, query } = splitParams(params);
+    return fetchPage(http, resource, BASE, { ...page, query });
+  };
+
+  return {
+    list(params: ErrorListParams = {}): Promise<Page<InfrastructureError>> {
+      return list(params);
+    },
+
+    all(params: Omit<ErrorListParams, 'page'> = {}): AsyncGenerator<InfrastructureError, void, undefined> {
+      return walkPages((page) => list({ ...params, page }), (error) => error.id);
+    },
+
+    async get(id: number, call: RequestOptions = {}): Promise<InfrastructureError> {
+      return one(await http.request('GET', `${BASE}/${id}`, call));
+    },
+
+    /** Records a report: `created` when it started a record (201), else it was counted on a known one (200). */
+    async record(report: ErrorReport, call: RequestOptions = {}): Promise<{ error: InfrastructureError; created: boolean }> {
+      const answer = await http.request('POST', BASE, { ...call, body: { infrastructure_error: report } });
+      return { error: one(answer), created: answer.status === 201 };
+    },
+
+    /** Marks the error reported, delivering it to the server's report webhook first when one is set. */
+    async report(id: number, call: RequestOptions = {}): Promise<InfrastructureError> {
+      return one(await http.request('POST', `${BASE}/${id}/report`, call));
+    },
+
+    async delete(id: number, call: RequestOptions = {}): Promise<void> {
+      await http.request('DELETE', `${BASE}/${id}`, call);
+    },
+
+    /** Deletes every error the filters select; with no filter, `all: true` must say so. Answers how many. */
+    async deleteMatching(filters: ErrorFilters & { all?: true }, call: RequestOptions = {}): Promise<number> {
+      const answer = await http.request('DELETE', BASE, { ...call, query: filters as Query });
+      const body = answer.body as Record<string, unknown> | number;
+      const deleted = typeof body === 'number' ? body : body?.deleted;
+      if (typeof deleted !== 'number') throw new CmiProtocolError(`expected {"deleted": N}, got ${JSON.stringify(answer.body)}`);
+      return deleted;
+    },
+
+    occurrences(id: number, params: PageParams = {}): Promise<Page<Occurrence>> {
+      return fetchPage(http, occurrenceResource, `${BASE}/${id}/occurrences`, params);
+    },
+
+    /** Counts an hour (or a day) over `period`, zero-filled, oldest first. */
+    async histogram(id: number, params: RequestOptions & { period?: '24h' | '7d' | '30d' } = {}): Promise<HistogramBucket[]> {
+      const { period, ...call } = params;
+      return decodeList(histogramBucketResource, await http.request('GET', `${BASE}/${id}/histogram`, { ...call, query: { period } }), http.format);
+    },
+
+    /** Occurrences by host or component, largest first. */
+    breakdown(id: number, params: PageParams & { by?: 'host' | 'component' } = {}): Promise<Page<BreakdownGroup>> {
+      const { by, ...page } = params;
+      return fetchPage(http, breakdownGroupResource, `${BASE}/${id}/breakdown`, { ...page, query: { by } });
+    },
+  };
+}

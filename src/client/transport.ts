@@ -1,0 +1,233 @@
+import { readXml } from './xml-reader.js';
+import {
+  apiErrorClass,
+  CmiAbortError,
+  CmiApiError,
+  CmiConnectionError,
+  CmiError,
+  CmiProtocolError,
+  CmiTimeoutError,
+} from './errors.js';
+import type { Format } from './records.js';
+
+/** How the client reaches the server (docs/client.md#options). */
+export interface TransportOptions {
+  baseUrl: string;
+  login?: string;
+  password?: string;
+  /** Sent as the password of HTTP Basic, with `login` (cmi also takes the email there). */
+  apiKey?: string;
+  format?: Format;
+  /** Milliseconds each attempt may take, answer body included (default 60,000). */
+  timeout?: number;
+  /** Tries after the first, for idempotent requests (default 2). */
+  maxRetries?: number;
+  /** The longest wait between tries, in milliseconds (default 30,000); a longer `Retry-After` is not waited for. */
+  maxRetryDelay?: number;
+  /** The first backoff in milliseconds, doubled each try, with jitter (default 500). */
+  initialRetryDelay?: number;
+  fetch?: typeof fetch;
+  /** Merged into every `fetch` call, e.g. `{ dispatcher }` of undici. */
+  fetchOptions?: RequestInit & Record<string, unknown>;
+}
+
+export type Query = Record<string, string | number | boolean | Date | undefined>;
+
+export interface RequestOptions {
+  /** Aborts the call (all its tries); a `CmiAbortError` is thrown. */
+  signal?: AbortSignal;
+  /** Overrides the client's `timeout` for this call. */
+  timeout?: number;
+  /** Overrides the client's `maxRetries` for this call. */
+  maxRetries?: number;
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  /** The body read in the client's format: JSON's value, or the XML root's name and value. */
+  body: unknown;
+  rootName?: string;
+}
+
+const RETRIED_STATUSES = new Set([408, 429, 502, 503, 504]);
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+const SESSION_COOKIE = '_cmi_session';
+
+/** `Retry-After` in seconds: delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function retryAfterSeconds(headers: Headers, now = Date.now()): number | undefined {
+  const value = headers.get('retry-after')?.trim();
+  if (value === undefined || value === '') return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
+}
+
+function queryString(query: Query | undefined): string {
+  if (query === undefined) return '';
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    params.append(name, value instanceof Date ? value.toISOString() : String(value));
+  }
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+const sleep = (ms: number, signal: AbortSignal | undefined) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(new CmiAbortError('aborted by the caller'));
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new CmiAbortError('aborted by the caller'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** The words of a network failure: undici hides the cause (ECONNREFUSED, a reset socket) under `fetch failed`. */
+function networkProblem(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message;
+}
+
+/**
+ * One HTTP exchange with retries, timeouts and the session cookie (docs/client.md#retries-and-timeouts):
+ * credentials go as HTTP Basic until the server sets `_cmi_session`, then the cookie alone; when the
+ * session ends (a 401 to the cookie), the call is made again once with the credentials.
+ */
+export function transport(options: TransportOptions) {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const format: Format = options.format ?? 'json';
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const secret = options.apiKey ?? options.password;
+  const basic = options.login !== undefined && secret !== undefined ? `Basic ${Buffer.from(`${options.login}:${secret}`).toString('base64')}` : undefined;
+  const maxRetryDelay = options.maxRetryDelay ?? 30_000;
+  const initialRetryDelay = options.initialRetryDelay ?? 500;
+  let session: string | undefined;
+
+  function keepSession(headers: Headers): void {
+    for (const cookie of headers.getSetCookie()) {
+      const match = new RegExp(`^${SESSION_COOKIE}=([^;]*)`).exec(cookie);
+      if (match === null) continue;
+      const ended = match[1] === '' || /;\s*max-age=0\b/i.test(cookie);
+      session = ended ? undefined : match[1];
+    }
+  }
+
+  function readBody(text: string, contentType: string | null): { body: unknown; rootName?: string } {
+    if (text === '') return { body: undefined };
+    if (contentType?.includes('xml') || (contentType === null && format === 'xml')) {
+      const { name, value } = readXml(text);
+      return { body: value, rootName: name };
+    }
+    try {
+      return { body: JSON.parse(text) as unknown };
+    } catch {
+      throw new CmiProtocolError(`the answer is not JSON (content-type ${contentType ?? 'none'}): ${text.slice(0, 200)}`);
+    }
+  }
+
+  function apiError(answer: Answer): CmiApiError {
+    let errors: Record<string, string[]> = {};
+    const body = answer.body as Record<string, unknown> | undefined;
+    if (answer.rootName === 'errors') {
+      // XML: <errors><error>Login has already been taken</error></errors>, full messages only.
+      const value = answer.body as Record<string, unknown> | string;
+      const messages = typeof value === 'object' && value !== null ? Object.values(value).flat() : [value];
+      errors = { base: messages.filter((m): m is string => typeof m === 'string' && m !== '') };
+    } else if (body !== undefined && typeof body.errors === 'object' && body.errors !== null) {
+      errors = body.errors as Record<string, string[]>;
+    }
+    const ErrorClass = apiErrorClass(answer.status);
+    return new ErrorClass(answer.status, errors, answer.headers, retryAfterSeconds(answer.headers));
+  }
+
+  /** One try: the answer, or a CmiConnectionError / CmiTimeoutError / CmiAbortError. */
+  async function attempt(method: string, url: string, body: string | undefined, signal: AbortSignal | undefined, timeout: number): Promise<Answer> {
+    const timer = AbortSignal.timeout(timeout);
+    const combined = signal === undefined ? timer : AbortSignal.any([signal, timer]);
+    const headers: Record<string, string> = { accept: format === 'xml' ? 'application/xml' : 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (session !== undefined) headers.cookie = `${SESSION_COOKIE}=${session}`;
+    else if (basic !== undefined) headers.authorization = basic;
+    const extraHeaders = new Headers(options.fetchOptions?.headers);
+    extraHeaders.forEach((value, name) => {
+      headers[name] ??= value;
+    });
+    try {
+      const response = await doFetch(url, { ...options.fetchOptions, method, headers, body, signal: combined });
+      const text = await response.text();
+      keepSession(response.headers);
+      const answer: Answer = { status: response.status, headers: response.headers, body: undefined };
+      try {
+        Object.assign(answer, readBody(text, response.headers.get('content-type')));
+      } catch (error) {
+        // An error page of a proxy in front of the server is still that error.
+        if (response.status < 400) throw error;
+      }
+      return answer;
+    } catch (error) {
+      if (error instanceof CmiError) throw error;
+      if (signal?.aborted) throw new CmiAbortError('aborted by the caller');
+      if (timer.aborted) throw new CmiTimeoutError(`no answer from ${method} ${url} within ${timeout} ms`);
+      throw new CmiConnectionError(`cannot reach ${baseUrl}: ${networkProblem(error)}`);
+    }
+  }
+
+  /** Milliseconds before try `retry` (1-based): `Retry-After` if it fits under the cap, else backoff with jitter. */
+  function delayBefore(retry: number, retryAfter: number | undefined): number | undefined {
+    if (retryAfter !== undefined) return retryAfter * 1000 <= maxRetryDelay ? retryAfter * 1000 : undefined;
+    const backoff = Math.min(initialRetryDelay * 2 ** (retry - 1), maxRetryDelay);
+    return backoff * (0.75 + Math.random() * 0.25);
+  }
+
+  return {
+    format,
+    baseUrl,
+    /** Whether a session cookie is held. */
+    get hasSession() {
+      return session !== undefined;
+    },
+    forgetSession() {
+      session = undefined;
+    },
+
+    /** `path` without extension (`/users/3`); the format's extension is added. A status of 400 or more throws. */
+    async request(method: string, path: string, call: RequestOptions & { query?: Query; body?: unknown } = {}): Promise<Answer> {
+      const url = `${baseUrl}${path}.${format}${queryString(call.query)}`;
+      const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+      const retries = IDEMPOTENT.has(method) ? (call.maxRetries ?? options.maxRetries ?? 2) : 0;
+      const timeout = call.timeout ?? options.timeout ?? 60_000;
+      let refreshed = false;
+      for (let tried = 0; ; tried++) {
+        let answer: Answer;
+        try {
+          const usedSession = session !== undefined;
+          answer = await attempt(method, url, body, call.signal, timeout);
+          if (answer.status === 401 && usedSession && basic !== undefined && !refreshed) {
+            // The session ended (logout, expiry, a changed password): once more with the credentials.
+            session = undefined;
+            refreshed = true;
+            tried--;
+            continue;
+          }
+        } catch (error) {
+          if (!(error instanceof CmiConnectionError) || tried >= retries) throw error;
+          await sleep(delayBefore(tried + 1, undefined)!, call.signal);
+          continue;
+        }
+        if (answer.status < 400) return answer;
+        const error = apiError(answer);
+        const delay = tried < retries && RETRIED_STATUSES.has(answer.status) ? delayBefore(tried + 1, error.retryAfter) : undefined;
+        if (delay === undefined) throw error;
+        await sleep(delay, call.signal);
+      }
+    },
+  };
+}
+
+export type Transport = ReturnType<typeof transport>;

@@ -1,0 +1,71 @@
+import { userResource } from '../resources/user.js';
+import { type Page, type PageParams, fetchPage, walkPages } from './pagination.js';
+import { decodeRecord, type User, unwrap } from './records.js';
+import type { Answer, RequestOptions, Transport } from './transport.js';
+
+/** The fields of `POST /users` (docs/api.md#post-users); `role` is `admin` or `user`. */
+export interface NewUser {
+  login: string;
+  email: string;
+  password: string;
+  first_name?: string;
+  last_name?: string;
+  time_zone?: string | null;
+  locale?: string | null;
+  role?: 'admin' | 'user';
+}
+
+/** The fields of `PUT /users/:id` (docs/api.md#put-usersid): any of those of a new user. */
+export type UserChanges = Partial<NewUser>;
+
+/** A user with the API key `make_new_api_key` just made (shown once). */
+export type UserWithApiKey = User & { api_key: string };
+
+/** `client.users`: OnApp's user management (docs/client.md#users). */
+export function usersApi(http: Transport) {
+  const one = (answer: Answer) => decodeRecord(userResource, http.format === 'json' ? unwrap(userResource, answer.body) : answer.body, http.format);
+  const path = (id: number) => `/users/${id}`;
+
+  return {
+    /** One page: `{ items, total, page, limit }`. */
+    list(params: PageParams = {}): Promise<Page<User>> {
+      return fetchPage(http, userResource, '/users', params);
+    },
+
+    /** Every user, page by page (`perPage` a request, default the server's). */
+    all(params: Omit<PageParams, 'page'> = {}): AsyncGenerator<User, void, undefined> {
+      return walkPages((page) => fetchPage(http, userResource, '/users', { ...params, page }), (user) => user.id);
+    },
+
+    async get(id: number, call: RequestOptions = {}): Promise<User> {
+      return one(await http.request('GET', path(id), call));
+    },
+
+    async create(fields: NewUser, call: RequestOptions = {}): Promise<User> {
+      return one(await http.request('POST', '/users', { ...call, body: { user: fields } }));
+    },
+
+    /** Answers nothing (204); `get` reads the changed record. */
+    async update(id: number, changes: UserChanges, call: RequestOptions = {}): Promise<void> {
+      await http.request('PUT', path(id), { ...call, body: { user: changes } });
+    },
+
+    /** Marks the user deleted; deleting a deleted user removes the record (docs/api.md#delete-usersid). */
+    async delete(id: number, call: RequestOptions = {}): Promise<void> {
+      await http.request('DELETE', path(id), call);
+    },
+
+    async suspend(id: number, call: RequestOptions = {}): Promise<User> {
+      return one(await http.request('POST', `${path(id)}/suspend`, call));
+    },
+
+    async activate(id: number, call: RequestOptions = {}): Promise<User> {
+      return one(await http.request('POST', `${path(id)}/activate`, call));
+    },
+
+    /** A new API key, in `api_key` of the answer (shown once; the user's previous key stops working). */
+    async makeNewApiKey(id: number, call: RequestOptions = {}): Promise<UserWithApiKey> {
+      return one(await http.request('POST', `${path(id)}/make_new_api_key`, call)) as UserWithApiKey;
+    },
+  };
+}

@@ -1,0 +1,228 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ADMIN, ALICE, createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { type Finished, runCmi } from './support/cli.js';
+
+/**
+ * The remote commands of `cmi` (docs/cli.md) against a real cmi on a random port, as child processes;
+ * each command starts a process, so the tests build on each other in order. The terminal's output is
+ * checked in a pseudo-terminal (`script`, util-linux) and piped.
+ */
+describe('cmi remote commands', () => {
+  let t: TestApp;
+  let url: string;
+  let home: string;
+  let env: Record<string, string>;
+  const AS_ADMIN = () => ({ ...env, CMI_URL: url, CMI_USER: ADMIN.login, CMI_PASSWORD: ADMIN.password });
+
+  before(async () => {
+    t = await createTestApp({ CMI_AUTH_CACHE_TTL: '0' });
+    url = `http://127.0.0.1:${await listenLocally(t.app)}`;
+    home = mkdtempSync(join(tmpdir(), 'cmi-cli-remote-'));
+    // Nothing of the developer's own setup: no profile, no server, no database in reach.
+    env = { XDG_CONFIG_HOME: join(home, 'config'), CMI_URL: '', CMI_USER: '', CMI_PASSWORD: '', CMI_API_KEY: '', CMI_PROFILE: '', NO_COLOR: '', DATABASE_URL: `sqlite:${join(home, 'unused.sqlite3')}` };
+  });
+  after(async () => {
+    await t.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  const cmi = (args: string[], extra: Record<string, string> = {}, stdin?: string) => runCmi(args, { ...env, ...extra }, stdin);
+
+  function succeeded(res: Finished, stdout: string | RegExp): void {
+    assert.equal(res.stderr, '');
+    assert.equal(res.code, 0);
+    if (typeof stdout === 'string') assert.equal(res.stdout, stdout);
+    else assert.match(res.stdout, stdout);
+  }
+
+  function failed(res: Finished, code: number, stderr: string | RegExp): void {
+    assert.equal(res.stdout, '');
+    if (typeof stderr === 'string') assert.equal(res.stderr, stderr);
+    else assert.match(res.stderr, stderr);
+    assert.equal(res.code, code);
+  }
+
+  it('without a server or credentials: exit 2 and what to give', async () => {
+    failed(await cmi(['users', 'ls']), 2, 'cmi: no server: give --url URL (or CMI_URL), --profile NAME, or save one with cmi login\n');
+    failed(await cmi(['users', 'ls', '--url', url, '--user', 'admin']), 2, 'cmi: no password: give --password-stdin, CMI_PASSWORD or CMI_API_KEY, or save a profile with cmi login\n');
+    failed(await cmi(['users', 'ls', '--bogus']), 2, /^error: unknown option '--bogus'\n/);
+    failed(await cmi(['users', 'ls', '--url', url, '--page', 'x'], { CMI_USER: 'admin', CMI_PASSWORD: 'pw' }), 2, 'cmi: --page must be a positive integer (got "x")\n');
+  });
+
+  it('version, with the flags before the command or after it, the password on stdin; --json and --xml', async () => {
+    succeeded(await cmi(['--url', url, '--user', 'admin', '--password-stdin', 'version'], {}, `${ADMIN.password}\n`), '1.0\n');
+    succeeded(await cmi(['version', '--url', url, '--user', 'admin', '--password-stdin', '--json'], {}, ADMIN.password), '{"version":"1.0"}\n');
+    succeeded(await cmi(['version', '--xml'], AS_ADMIN()), '<?xml version="1.0" encoding="UTF-8"?>\n<cmi>\n  <version>1.0</version>\n</cmi>\n');
+  });
+
+  it('the API refusing is exit 1 with its message; no server answering is exit 3', async () => {
+    failed(await cmi(['version'], { ...AS_ADMIN(), CMI_PASSWORD: 'wrong' }), 1, 'cmi: Access denied\n');
+    failed(await cmi(['users', 'show', '999'], AS_ADMIN()), 1, 'cmi: Resource not found\n');
+    const closed = createServer();
+    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((done) => closed.close(done));
+    failed(await cmi(['version', '--url', `http://127.0.0.1:${port}`], AS_ADMIN()), 3, `cmi: cannot reach http://127.0.0.1:${port}: ECONNREFUSED\n`);
+  });
+
+  it('cmi login saves a 0600 profile with the URL, login and a new API key, never the password; later commands need nothing', async () => {
+    const res = await cmi(['login', '--url', url, '--user', 'admin', '--password-stdin'], {}, ADMIN.password);
+    const path = join(home, 'config', 'cmi', 'config.json');
+    succeeded(res, `Saved profile "default" (admin at ${url}) in ${path}; a new API key was made for it (the previous key of this user no longer works)\n`);
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    const saved = JSON.parse(readFileSync(path, 'utf8')) as { default: string; profiles: Record<string, { url: string; login: string; api_key: string }> };
+    assert.deepEqual(Object.keys(saved.profiles.default!), ['url', 'login', 'api_key']);
+    assert.deepEqual([saved.default, saved.profiles.default!.url, saved.profiles.default!.login], ['default', url, 'admin']);
+    assert.doesNotMatch(readFileSync(path, 'utf8'), new RegExp(ADMIN.password));
+    succeeded(await cmi(['version']), '1.0\n');
+    // A second installation under its own name, with a key given rather than made.
+    const key = saved.profiles.default!.api_key;
+    succeeded(await cmi(['login', '--url', url, '--user', 'admin', '--profile', 'other'], { CMI_API_KEY: key }), `Saved profile "other" (admin at ${url}) in ${path}\n`);
+    succeeded(await cmi(['version', '--profile', 'other']), '1.0\n');
+    failed(await cmi(['version', '--profile', 'nope']), 2, 'cmi: no profile "nope": save one with cmi login --profile nope\n');
+  });
+
+  it('users ls: an aligned table, piped without colour; --json and --xml are the API\'s bodies', async () => {
+    succeeded(await cmi(['users', 'ls']),
+      'ID  LOGIN  EMAIL              ROLE   STATUS\n' +
+      '1   admin  admin@example.com  admin  active\n' +
+      '2   alice  alice@example.com  user   active\n' +
+      '2 of 2 users (page 1 of 1)\n');
+    for (const format of ['json', 'xml']) {
+      const body = (await t.app.inject({ url: `/users.${format}`, headers: { authorization: t.adminAuth } })).body;
+      succeeded(await cmi(['users', 'ls', `--${format}`]), `${body.replace(/\n$/, '')}\n`);
+    }
+    succeeded(await cmi(['users', 'ls', '--per-page', '1', '--page', '2']), /^ID {2}LOGIN {2}EMAIL {14}ROLE {2}STATUS\n2 {3}alice {2}alice@example\.com {2}user {2}active\n1 of 2 users \(page 2 of 2\)\n$/);
+  });
+
+  it('users add, show, edit, suspend, activate, api-key, rm: what each prints and what the server then holds', async () => {
+    succeeded(await cmi(['users', 'add', '--login', 'grace', '--email', 'grace@example.com', '--password', 'grace-password', '--first-name', 'Grace', '--admin']),
+      'Created administrator 3 "grace" <grace@example.com>\n');
+    succeeded(await cmi(['users', 'edit', 'grace', '--last-name', 'Hopper', '--time-zone', 'Europe/London']), 'Updated user 3 "grace" <grace@example.com>\n');
+    succeeded(await cmi(['users', 'show', 'grace']),
+      'id:                  3\nlogin:               grace\nemail:               grace@example.com\nfirst_name:          Grace\n' +
+      'last_name:           Hopper\nstatus:              active\nrole:                admin\ntime_zone:           Europe/London\nlocale:              -\n' +
+      'created_at:          2026-11-20T10:00:00+00:00\nupdated_at:          2026-11-20T10:00:00+00:00\nactivated_at:        2026-11-20T10:00:00+00:00\n' +
+      'suspend_at:          -\ndeleted_at:          -\npassword_changed_at: 2026-11-20T10:00:00+00:00\n');
+    succeeded(await cmi(['users', 'suspend', '3']), 'Suspended user 3 "grace" <grace@example.com>\n');
+    succeeded(await cmi(['users', 'activate', 'grace@example.com']), 'Activated user 3 "grace" <grace@example.com>\n');
+    const keyed = await cmi(['users', 'api-key', 'grace']);
+    succeeded(keyed, /^New API key for 3 "grace" <grace@example\.com> \(shown once; the old one no longer works\):\n\S{20,}\n$/);
+    const key = keyed.stdout.trim().split('\n')[1]!;
+    succeeded(await cmi(['version', '--url', url, '--user', 'grace'], { CMI_API_KEY: key }), '1.0\n');
+    succeeded(await cmi(['users', 'rm', 'grace']), 'Marked user 3 "grace" <grace@example.com> deleted; its access has ended (rm again to remove the record)\n');
+    succeeded(await cmi(['users', 'rm', '3']), 'Removed user 3 "grace" <grace@example.com>\n');
+    failed(await cmi(['users', 'show', 'grace']), 2, 'cmi: no user "grace" (give an id, a login or an email)\n');
+    failed(await cmi(['users', 'add', '--login', 'admin', '--email', 'x@example.com', '--password', 'long-enough']), 1, 'cmi: login has already been taken\n');
+  });
+
+  it('users import creates in bulk, skips existing logins (also on a rerun), reports failures with reasons and exits 1; export writes CSV', async () => {
+    const csv = join(home, 'staff.csv');
+    writeFileSync(csv, 'login,email,password,first_name,role\r\nbob,bob@example.com,bob-password,Bob,user\r\nalice,alice2@example.com,alice-password,,\r\n' +
+      'carol,carol@example.com,short,Carol,\r\ndave,dave@example.com,dave-password,"Dave, Jr.",admin\r\n');
+    const first = await cmi(['users', 'import', csv, '--concurrency', '2']);
+    assert.deepEqual([first.code, first.stderr], [1, '']);
+    assert.equal(first.stdout, '2 created, 1 skipped, 1 failed (4 rows)\nskipped line 3: alice: login already exists\nfailed line 4: carol: password is too short (minimum is 8 characters)\n');
+    const rerun = await cmi(['users', 'import', csv]);
+    assert.equal(rerun.stdout, '0 created, 3 skipped, 1 failed (4 rows)\nskipped line 2: bob: login already exists\nskipped line 3: alice: login already exists\n' +
+      'skipped line 5: dave: login already exists\nfailed line 4: carol: password is too short (minimum is 8 characters)\n');
+    // Two at a time: bob and dave may be created in either order, so their ids are read back.
+    const listed = (await t.app.inject({ url: '/users.json', headers: { authorization: t.adminAuth } })).json<Array<{ user: { id: number; login: string } }>>().map((u) => u.user);
+    assert.deepEqual(listed.map((u) => u.login).sort(), ['admin', 'alice', 'bob', 'dave']);
+    const rows: Record<string, string> = {
+      admin: 'admin,admin@example.com,Ada,Admin,admin,active,UTC,en,2026-11-20T10:00:00+00:00',
+      alice: 'alice,alice@example.com,Alice,User,user,active,,,2026-11-20T10:00:00+00:00',
+      bob: 'bob,bob@example.com,Bob,,user,active,,,2026-11-20T10:00:00+00:00',
+      dave: 'dave,dave@example.com,"Dave, Jr.",,admin,active,,,2026-11-20T10:00:00+00:00',
+    };
+    succeeded(await cmi(['users', 'export']),
+      'id,login,email,first_name,last_name,role,status,time_zone,locale,created_at\r\n' + listed.map((u) => `${u.id},${rows[u.login]}\r\n`).join(''));
+    failed(await cmi(['users', 'import', join(home, 'missing.csv')]), 2, `cmi: cannot read ${join(home, 'missing.csv')}: ENOENT\n`);
+  });
+
+  it('errors ls, show, histogram, report, rm', async () => {
+    const report = { error_class: 'AttachTimeout', message: 'attach timed out\nsecond line', host: 'hv-01', component: 'storage', backtrace: 'a.ts:1\nb.ts:2' };
+    const posted = await t.app.inject({ method: 'POST', url: '/sysadmin_tools/infrastructure/errors.json', headers: { authorization: t.adminAuth }, payload: report });
+    const id = posted.json<{ infrastructure_error: { id: number; fingerprint: string } }>().infrastructure_error;
+    succeeded(await cmi(['errors', 'ls', '--unreported']),
+      'ID  COUNT  LAST SEEN                  REPORTED  CLASS          MESSAGE\n' +
+      `${id.id}   1      2026-11-20T10:00:00+00:00  no        AttachTimeout  attach timed out\n1 of 1 errors (page 1 of 1)\n`);
+    const shown = await cmi(['errors', 'show', String(id.id)]);
+    succeeded(shown, `id: ${id.id}\nbacktrace:\n    a.ts:1\n    b.ts:2\ncounter: 1\ncreated_at: 2026-11-20T10:00:00+00:00\nerror_class: AttachTimeout\n` +
+      `fingerprint: ${id.fingerprint}\nmessage: attach timed out\n    second line\nreported: false\nupdated_at: 2026-11-20T10:00:00+00:00\n\n` +
+      'Latest occurrences (1 of 1 kept):\n  OCCURRED AT                HOST   COMPONENT  REQUEST ID\n  2026-11-20T10:00:00+00:00  hv-01  storage    -\n\n' +
+      'By host (1 of 1):\n  HOST   COUNT\n  hv-01  1\n');
+    const histogram = await cmi(['errors', 'histogram', String(id.id)]);
+    succeeded(histogram, /^START {22}COUNT\n2026-11-19T11:00:00\+00:00 {2}0\n[^]*2026-11-20T10:00:00\+00:00 {2}1 {6}#{40}\n1 occurrences in 24 buckets\n$/);
+    succeeded(await cmi(['errors', 'report', String(id.id)]), `Reported infrastructure error ${id.id} (AttachTimeout: attach timed out)\n`);
+    succeeded(await cmi(['errors', 'rm', String(id.id)]), `Deleted infrastructure error ${id.id} (AttachTimeout: attach timed out)\n`);
+    failed(await cmi(['errors', 'show', String(id.id)]), 1, 'cmi: Resource not found\n');
+    failed(await cmi(['errors', 'histogram', '1', '--period', '1y']), 2, 'cmi: --period must be 24h, 7d or 30d (got "1y")\n');
+  });
+
+  it('an ordinary user is refused the tracker: exit 1 and the server\'s message', async () => {
+    failed(await cmi(['errors', 'ls', '--url', url, '--user', ALICE.login], { CMI_PASSWORD: ALICE.password }), 1, 'cmi: You are not authorized to perform this action\n');
+  });
+
+  it('the old spellings act on the local database as before, with one note; a verb both have goes remote once a server is named', async () => {
+    const created = await cmi(['users', 'create', '--login', 'root', '--email', 'root@example.com', '--password', 'root-password', '--admin']);
+    assert.deepEqual([created.code, created.stdout], [0, 'Created administrator 1 "root" <root@example.com>\n']);
+    assert.equal(created.stderr, 'cmi: note: `cmi users create` acts on the local database; it is now spelt `cmi local users create` (docs/cli.md#local-or-remote)\n');
+    const listed = await cmi(['users', 'list']);
+    assert.deepEqual([listed.code, listed.stdout], [0, 'ID  LOGIN  EMAIL             ROLE   STATUS\n1   root   root@example.com  admin  active\n1 of 1 users (page 1)\n']);
+    assert.match(listed.stderr, /^cmi: note: `cmi users list` acts on the local database; it is now spelt `cmi local users list` /);
+    // No server named and no profile saved (a fresh config directory): local, with the note.
+    const local = await cmi(['users', 'api-key', 'root'], { XDG_CONFIG_HOME: join(home, 'empty-config') });
+    assert.match(local.stdout, /^New API key for 1 "root" <root@example\.com>/);
+    assert.match(local.stderr, /^cmi: note: `cmi users api-key` acts on the local database/);
+    // A server named: remote, no note (alice is user 2 on the server; the local database has no user 2).
+    succeeded(await cmi(['users', 'suspend', 'alice'], AS_ADMIN()), 'Suspended user 2 "alice" <alice@example.com>\n');
+    succeeded(await cmi(['users', 'activate', 'alice', '--url', url, '--user', 'admin'], { CMI_PASSWORD: ADMIN.password, XDG_CONFIG_HOME: join(home, 'empty-config') }), 'Activated user 2 "alice" <alice@example.com>\n');
+    succeeded(await cmi(['local', 'users', 'list']), 'ID  LOGIN  EMAIL             ROLE   STATUS\n1   root   root@example.com  admin  active\n1 of 1 users (page 1)\n');
+  });
+
+  /** Runs cmi in a pseudo-terminal (stdout and stderr both the terminal) and returns what it printed. */
+  function inTerminal(args: string[], extra: Record<string, string>): Promise<string> {
+    const main = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+    const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+    const command = [process.execPath, '--import', import.meta.resolve('tsx'), main, ...args].map(quote).join(' ');
+    return new Promise((resolve, reject) => {
+      const child = spawn('script', ['-qfec', command, '/dev/null'], { env: { ...process.env, ...env, ...extra } });
+      let output = '';
+      child.stdout.on('data', (chunk) => (output += chunk));
+      child.on('error', reject);
+      child.on('close', () => resolve(output));
+    });
+  }
+
+  it('on a terminal: a progress bar for --all and export, colour unless NO_COLOR; piped: neither', async () => {
+    const onTerminal = await inTerminal(['users', 'ls', '--all', '--per-page', '1'], {});
+    assert.match(onTerminal, /\rusers \[#{30}\] 4\/4/);
+    const ESC = '\u001b';
+    assert.ok(onTerminal.includes(`\r${ESC}[2K`), 'the bar is cleared');
+    assert.ok(onTerminal.includes(`${ESC}[1mID${ESC}[0m`), 'the header is bold');
+    assert.ok(onTerminal.includes(`${ESC}[32mactive${ESC}[0m`), 'active is green');
+    const noColour = await inTerminal(['users', 'ls', '--all', '--per-page', '1'], { NO_COLOR: '1' });
+    assert.match(noColour, /\rusers \[#{30}\] 4\/4/);
+    assert.ok(!noColour.slice(noColour.indexOf('ID')).includes(`${ESC}[`), 'no colour with NO_COLOR');
+    assert.match(await inTerminal(['users', 'export'], {}), /\rusers \[#{30}\] 4\/4/);
+    const piped = await cmi(['users', 'ls', '--all', '--per-page', '1']);
+    succeeded(piped, /^ID {2}LOGIN {2}EMAIL {14}ROLE {3}STATUS\n1 {3}admin[^]*\n4 users\n$/);
+    assert.ok(![ESC, '\r', '#'].some((mark) => (piped.stdout + piped.stderr).includes(mark)), 'no bar, no colour when piped');
+  });
+
+  it('help: cmi help users, and --help on a command with its examples', async () => {
+    succeeded(await cmi(['help', 'users']), /^Usage: cmi users \[options\] \[command\][^]*\n {2}ls \[options\] +list users on the server/);
+    succeeded(await cmi(['users', 'import', '--help']), /Examples:\n {2}\$ cmi users import staff\.csv --concurrency 8\n$/);
+    succeeded(await cmi(['help', 'users', 'ls']), /^Usage: cmi users ls \[options\]\n[^]*\n {2}\$ cmi users ls --all --json\n$/);
+    failed(await cmi(['help', 'users', 'frob']), 2, 'cmi: no command "users frob" (cmi help lists them)\n');
+  });
+});

@@ -15,6 +15,10 @@ export interface ResourceDefinition {
   readonly fields: ReadonlyArray<readonly [name: string, type: FieldType]>;
   /** Fields that are written only when the record has them (e.g. a new API key). */
   readonly optional?: ReadonlySet<string>;
+  /** Fields that may be null (`null` in JSON, `nil="true"` in XML); the others never are. */
+  readonly nullable?: ReadonlySet<string>;
+  /** The only values a string field takes. */
+  readonly values?: Readonly<Record<string, readonly string[]>>;
   /** JSON without the root wrapper (the version resource is `{"version": "1.2"}`). */
   readonly unwrappedJson?: boolean;
 }

@@ -15,4 +15,6 @@ export const deliveryResource: ResourceDefinition = {
     ['created_at', 'datetime'],
     ['delivered_at', 'datetime'],
   ],
+  nullable: new Set(['last_status', 'delivered_at']),
+  values: { kind: ['report', 'new', 'spike'], state: ['pending', 'delivered', 'failed'] },
 };

@@ -13,6 +13,7 @@ export const occurrenceResource: ResourceDefinition = {
     ['message', 'string'],
     ['context', 'json'],
   ],
+  nullable: new Set(['host', 'component', 'request_id', 'context']),
 };
 
 /** Occurrences in one hour or day (docs/api.md#get-sysadmin_toolsinfrastructureerrorsidhistogram). */
@@ -33,4 +34,5 @@ export const breakdownGroupResource: ResourceDefinition = {
     ['value', 'string'],
     ['count', 'integer'],
   ],
+  nullable: new Set(['value']),
 };

@@ -9,6 +9,7 @@ export const roleResource: ResourceDefinition = {
     ['label', 'string'],
     ['identifier', 'string'],
   ],
+  values: { identifier: ['admin', 'user'] },
 };
 
 /** The user record of docs/api.md#users; never a password, hash or key other than a just-made `api_key`. */
@@ -34,6 +35,8 @@ export const userResource: ResourceDefinition = {
     ['api_key', 'string'],
   ],
   optional: new Set(['api_key']),
+  nullable: new Set(['time_zone', 'locale', 'activated_at', 'suspend_at', 'deleted_at', 'password_changed_at']),
+  values: { status: ['active', 'suspended', 'deleted'] },
 };
 
 /** cmi's two fixed roles, with OnApp-style numeric ids. */

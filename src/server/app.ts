@@ -42,6 +42,12 @@ import { healthRoutes } from './routes/health.js';
 import { sessionRoutes } from './routes/session.js';
 import { usersRoutes } from './routes/users.js';
 import { versionRoutes } from './routes/version.js';
+import { openApiDocument } from '../render/openapi.js';
+import { registerAccessLog } from './hooks/access-log.js';
+import { type Metrics, registerMetrics } from './metrics.js';
+import { holdToRouteTable, METRICS_ROUTE, OPENAPI_ROUTES, ROUTES } from './route-table.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { openApiRoutes } from './routes/openapi.js';
 
 /** The schema compilers: none, since no route declares a schema; one that does fails at start. */
 function noRouteSchemas(): never {
@@ -57,12 +63,18 @@ export interface AppOptions {
   logger?: boolean | object;
   /** How often held faults are written by themselves (tests that watch them held set it long). */
   faultFlushIntervalMs?: number;
+  /** Where access-log lines go (CMI_ACCESS_LOG=1); stdout unless given. */
+  writeAccessLog?: (line: string) => void;
+  /** Hooks a caller adds before the app is ready (the tests' response validation, test/support/app.ts). */
+  extend?: (app: FastifyInstance) => void;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** cmi's own faults, held until written (tests flush it to read them back at once). */
     faults: FaultCapture;
+    /** This process's metrics when CMI_METRICS_TOKEN or CMI_METRICS_PORT is set (docs/operations.md#metrics). */
+    metrics: Metrics | undefined;
   }
 }
 
@@ -159,6 +171,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerErrorHandler(app, config.faultInjection === 'uncaptured' ? undefined : faults, config.bodyLimitBytes);
   if (config.faultInjection !== 'off') registerFaultInjection(app);
   app.decorate('faults', faults);
+  // Hooks for metrics and the access log only when they are on: off, a request does no work for them.
+  const metrics = config.metrics.token !== undefined || config.metrics.port !== undefined ? registerMetrics(app, { poolUse: database.poolUse }) : undefined;
+  app.decorate('metrics', metrics);
+  if (config.accessLog) registerAccessLog(app, options.writeAccessLog ?? ((line) => process.stdout.write(line)));
+  options.extend?.(app);
+  const routes = [...ROUTES, ...(config.openApi ? OPENAPI_ROUTES : []), ...(metrics && config.metrics.token !== undefined ? [METRICS_ROUTE] : [])];
+  const allRegistered = holdToRouteTable(app, routes);
 
   versionRoutes(app, context);
   usersRoutes(app, context);
@@ -166,6 +185,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   healthRoutes(app, context);
   infrastructureErrorsRoutes(app, context);
   deliveriesRoutes(app, context);
+  if (config.openApi) openApiRoutes(app, openApiDocument({ version, routes }));
+  if (metrics && config.metrics.token !== undefined) metricsRoutes(app, metrics, config.metrics.token);
+  allRegistered();
 
   const retention = retentionJob(() => tracker.prune(), { claim: (name, until, now) => settings.claimLease(name, until, now) }, clock, RETENTION_INTERVAL_MS);
   const background = (component: string) => (error: unknown) => {

@@ -23,6 +23,14 @@ export interface Connection {
    */
   dataVersions: DataVersions;
   close: () => Promise<void>;
+  /** Connections of the pool open, idle and waited for (PostgreSQL; SQLite has one connection, no pool). */
+  poolUse?: () => PoolUse;
+}
+
+export interface PoolUse {
+  total: number;
+  idle: number;
+  waiting: number;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema (migrations see none): these read no table of it

@@ -105,6 +105,7 @@ export function postgresDialect(url: string): Dialect {
           await listener?.close();
           await db.destroy();
         },
+        poolUse: () => ({ total: connections.totalCount, idle: connections.idleCount, waiting: connections.waitingCount }),
       };
     },
 

@@ -131,13 +131,12 @@ function errorResponses(): Record<string, Schema> {
     TooManyRequests: { description: 'Too many failed logins or requests', headers: [...COMMON, 'Retry-After'] },
   };
   for (const [kind, { description, headers }] of Object.entries(kinds)) {
-    for (const format of ['json', 'xml'] as const) {
-      out[`${kind}${format === 'json' ? 'Json' : 'Xml'}`] = {
-        description,
-        headers: headerRefs(headers),
-        content: { [MEDIA[format]]: { schema: ref(format === 'json' ? 'Errors' : 'ErrorsXml') } },
-      };
-    }
+    const json = { [MEDIA.json]: { schema: ref('Errors') } };
+    const xml = { [MEDIA.xml]: { schema: ref('ErrorsXml') } };
+    out[`${kind}Json`] = { description, headers: headerRefs(headers), content: json };
+    out[`${kind}Xml`] = { description, headers: headerRefs(headers), content: xml };
+    // A route of one fixed format (`/openapi.json`) answers errors in the format the request asked for.
+    out[kind] = { description, headers: headerRefs(headers), content: { ...json, ...xml } };
   }
   return out;
 }
@@ -158,8 +157,8 @@ const ERROR_SCHEMAS: Record<string, Schema> = {
   }),
 };
 
-function errorRef(kind: string, format: 'json' | 'xml'): Schema {
-  return { $ref: `#/components/responses/${kind}${format === 'json' ? 'Json' : 'Xml'}` };
+function errorRef(kind: string, format: 'json' | 'xml' | 'either'): Schema {
+  return { $ref: `#/components/responses/${kind}${format === 'json' ? 'Json' : format === 'xml' ? 'Xml' : ''}` };
 }
 
 function parameters(route: RouteSpec, segments: readonly string[]): Schema[] {
@@ -223,17 +222,18 @@ export function tagOf(route: RouteSpec): string {
 function operation(route: RouteSpec, format: 'json' | 'xml', segments: readonly string[], schemas: Map<string, Schema>): Schema {
   const responses: Record<string, Schema> = {};
   for (const [status, answer] of Object.entries(route.answers)) responses[status] = successResponse(route, Number(status), answer, format, schemas);
+  const errorFormat = route.formats ? format : 'either';
   if (route.method === 'GET') responses['304'] = { description: 'Not modified (If-None-Match matched the ETag)', headers: headerRefs([...COMMON, 'ETag']) };
   const authenticated = route.who !== 'anyone';
-  if (authenticated) responses['401'] = errorRef('Unauthorized', format);
-  if (route.who.startsWith('administrators')) responses['403'] = errorRef('Error', format);
-  responses['404'] = errorRef('Error', format);
-  responses['406'] = errorRef('Error', format);
-  if (route.paginated || route.query || route.body) responses['422'] = errorRef('Error', format);
-  if (authenticated) responses['429'] = errorRef('TooManyRequests', format);
-  responses['500'] = errorRef('Error', format);
-  responses['503'] ??= errorRef('Error', format);
-  responses.default = errorRef('Error', format);
+  if (authenticated) responses['401'] = errorRef('Unauthorized', errorFormat);
+  if (route.who.startsWith('administrators')) responses['403'] = errorRef('Error', errorFormat);
+  responses['404'] = errorRef('Error', errorFormat);
+  responses['406'] = errorRef('Error', errorFormat);
+  if (route.paginated || route.query || route.body) responses['422'] = errorRef('Error', errorFormat);
+  if (authenticated) responses['429'] = errorRef('TooManyRequests', errorFormat);
+  responses['500'] = errorRef('Error', errorFormat);
+  responses['503'] ??= errorRef('Error', errorFormat);
+  responses.default = errorRef('Error', errorFormat);
   const suffix = [format, ...segments].map((part) => part.replace(/_(\w)/g, (_all, c: string) => c.toUpperCase()).replace(/^\w/, (c) => c.toUpperCase())).join('');
   const id = route.path.split(/[/:_]+/).filter(Boolean).map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`).join('');
   const parameterList = parameters(route, segments);

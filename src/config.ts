@@ -61,8 +61,8 @@ export interface Config {
   metrics: { token: string | undefined; port: number | undefined };
   /** One JSON line a request (docs/operations.md#access-log). */
   accessLog: boolean;
-  /** How `cmi serve` writes its start-up lines; undefined: pretty on a terminal, json otherwise. */
-  logFormat: 'json' | 'pretty' | undefined;
+  /** How `cmi serve` writes its start-up and stop lines (docs/operations.md#log-format). */
+  logFormat: 'json' | 'pretty';
   /** Test and benchmark switch: a request with `X-Cmi-Inject-Fault: 1` fails (`capture`) and is recorded, or not (`uncaptured`). */
   faultInjection: 'off' | 'capture' | 'uncaptured';
 }
@@ -135,7 +135,7 @@ export const SETTINGS = {
   CMI_METRICS_TOKEN: { default: undefined, help: `serve /metrics on the API port to requests with Authorization: Bearer <this> (at least ${MIN_SECRET_CHARS} characters); unset: not served there` },
   CMI_METRICS_PORT: { default: undefined, help: 'serve /metrics without credentials on this port of 127.0.0.1 (worker i of --workers on this port + i - 1); unset: no such port' },
   CMI_ACCESS_LOG: { default: 'false', help: 'one JSON line a request on stdout: method, route, status, duration, request id, user id, bytes' },
-  CMI_LOG_FORMAT: { flag: '--log-format <format>', default: undefined, help: 'json or pretty start-up lines; unset: pretty on a terminal, json otherwise' },
+  CMI_LOG_FORMAT: { flag: '--log-format <format>', default: 'pretty', help: 'how cmi serve writes its start-up and stop lines: pretty (for people) or json (one object a line)' },
   CMI_ADMIN_LOGIN: { default: 'admin', help: 'login of the administrator created on an empty database' },
   CMI_ADMIN_EMAIL: { default: 'admin@localhost', help: 'its email' },
   CMI_ADMIN_PASSWORD: { default: undefined, help: `its password (at least ${userLimits.passwordMinChars} characters); unset: one is generated and printed once` },
@@ -287,7 +287,7 @@ export function loadConfig(source: Source = process.env): Config {
     openApi: flag('CMI_OPENAPI'),
     metrics: { token: metricsToken, port: raw('CMI_METRICS_PORT') === undefined ? undefined : integer('CMI_METRICS_PORT', 1, 65_535) },
     accessLog: flag('CMI_ACCESS_LOG'),
-    logFormat: raw('CMI_LOG_FORMAT') === undefined ? undefined : oneOf('CMI_LOG_FORMAT', ['json', 'pretty'] as const),
+    logFormat: oneOf('CMI_LOG_FORMAT', ['json', 'pretty'] as const),
     faultInjection: oneOf('CMI_FAULT_INJECTION', ['off', 'capture', 'uncaptured'] as const),
   };
 }

@@ -10,7 +10,7 @@ import { type Database, migrateToLatest, openDatabase } from '../../src/store/da
 import { usersRepository } from '../../src/store/users-repository.js';
 import { type TestClock, testClock } from './clock.js';
 import { freshDatabase } from './database.js';
-import { validateResponses } from './response-validation.js';
+import { takeMismatches, validateResponses } from './response-validation.js';
 import type { StatementGate } from './statement-gate.js';
 
 export const ADMIN = { login: 'admin', email: 'admin@example.com', password: 'admin-password' };
@@ -80,8 +80,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
   const alice = await create(ALICE, 'user');
   const appDatabase = options.gate ? { ...database, db: options.gate.attach(database.db) } : database;
   // Every response is checked against the OpenAPI document (support/response-validation.ts).
-  const mismatches: string[] = [];
-  const extend = validateResponses(mismatches);
+  const extend = validateResponses();
   const app = await buildApp({ config, database: appDatabase, clock: time.clock, logger: false, faultFlushIntervalMs: options.faultFlushIntervalMs, extend });
   let added = 0;
   let closing: Promise<void> | undefined;
@@ -124,7 +123,8 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
         await app.close();
         await database.close();
         await fresh.drop();
-        if (mismatches.length > 0) throw new Error(`responses the OpenAPI document does not admit:\n${mismatches.join('\n')}`);
+        const mismatch = takeMismatches();
+        if (mismatch) throw mismatch;
       })();
       return closing;
     },

@@ -1,5 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { afterEach } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { XMLParser } from 'fast-xml-parser';
 import { installationVersion } from '../../src/domain/version.js';
@@ -9,7 +10,7 @@ import { METRICS_ROUTE, OPENAPI_ROUTES, ROUTES, type RouteSpec } from '../../src
 /**
  * Every response a test app sends is checked against cmi's OpenAPI document (docs/api.md#openapi):
  * createTestApp installs this on every app, so every HTTP test checks that the document tells the
- * truth without saying so. A mismatch is kept and thrown when the app closes, failing the test.
+ * truth without saying so. A mismatch fails the test it happened in.
  */
 type Schema = Record<string, unknown>;
 
@@ -139,12 +140,24 @@ export function responseChecker(document: Schema, routes: readonly RouteSpec[] =
 }
 
 let shared: ResponseChecker | undefined;
+/** Mismatches not yet reported. */
+const mismatches: string[] = [];
 
-/**
- * Adds the check to an app (before it is ready: buildApp's `extend`). Mismatches go to `mismatches`;
- * createTestApp throws them when the app closes.
- */
-export function validateResponses(mismatches: string[]) {
+/** The mismatches found since the last call, as an Error, or undefined when there were none. */
+export function takeMismatches(): Error | undefined {
+  if (mismatches.length === 0) return undefined;
+  return new Error(`responses the OpenAPI document does not admit:\n${mismatches.splice(0).join('\n')}`);
+}
+
+// Each test that got a response the document does not admit fails, after it ran (a mismatch in a
+// before hook fails the test after it; createTestApp's close reports any left at the end).
+afterEach(() => {
+  const error = takeMismatches();
+  if (error) throw error;
+});
+
+/** Adds the check to an app, before it is ready (buildApp's `extend`). */
+export function validateResponses() {
   shared ??= responseChecker(fullDocument());
   const checker = shared;
   return (app: FastifyInstance): void => {

@@ -22,10 +22,12 @@ const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 const SUFFIXES: Record<string, readonly string[]> = { histogram: ['_bucket', '_sum', '_count'], summary: ['_sum', '_count'], counter: [], gauge: [], untyped: [] };
 
+/** A float as Prometheus reads one (Go's strconv.ParseFloat: NaN and Inf in any case, prom-client writes `Nan`). */
 function parseValue(text: string, line: string): number {
-  if (text === '+Inf') return Infinity;
-  if (text === '-Inf') return -Infinity;
-  if (text === 'NaN') return NaN;
+  const word = text.toLowerCase();
+  if (word === '+inf' || word === 'inf' || word === '+infinity' || word === 'infinity') return Infinity;
+  if (word === '-inf' || word === '-infinity') return -Infinity;
+  if (word === 'nan') return NaN;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) throw new Error(`bad value "${text}" in: ${line}`);
   return Number(text);
 }
@@ -97,7 +99,8 @@ export function parsePrometheusText(text: string): Map<string, Family> {
       }
       continue;
     }
-    if (line.trim() === '') throw new Error('an empty line');
+    if (line === '') continue; // the format ignores empty lines
+    if (line.trim() === '') throw new Error('a line of only blanks');
     const nameEnd = line.search(/[{ ]/);
     const name = line.slice(0, nameEnd);
     if (!METRIC_NAME.test(name)) throw new Error(`bad metric name in: ${line}`);

@@ -28,7 +28,7 @@ describe('the access log (CMI_ACCESS_LOG=1)', () => {
         assert.match(String(record.time), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
         assert.equal(typeof record.duration_ms, 'number');
       }
-      const strip = ({ time: _time, duration_ms: _duration, ...rest }: Record<string, unknown>) => rest;
+      const strip = (record: Record<string, unknown>) => Object.fromEntries(Object.entries(record).filter(([key]) => key !== 'time' && key !== 'duration_ms'));
       assert.deepEqual(records.map(strip), [
         { method: 'GET', route: '/users/:id', status: 200, request_id: 'req-1', user_id: t.alice.id, bytes: Buffer.byteLength(first.body) },
         { method: 'GET', route: '/version', status: 200, request_id: 'req-2', user_id: t.alice.id, bytes: records[1]?.bytes },

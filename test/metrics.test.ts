@@ -24,7 +24,7 @@ describe('GET /metrics with CMI_METRICS_TOKEN', () => {
   };
 
   it('refuses a missing, wrong or non-bearer token with 401, and never takes a user\'s credentials', async () => {
-    for (const headers of [{}, { authorization: 'Bearer metrics-token-0123456789abcdeX' }, { authorization: `Basic ${TOKEN}` }, { authorization: t.adminAuth }, { authorization: 'Bearer ' }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer metrics-token-0123456789abcdeX' }, { authorization: `Basic ${TOKEN}` }, { authorization: t.adminAuth }, { authorization: 'Bearer ' }]) {
       const res = await get(t.app, '/metrics', headers);
       assert.equal(res.statusCode, 401);
       assert.equal(res.headers['www-authenticate'], 'Bearer realm="cmi-metrics"');

@@ -99,7 +99,7 @@ describe('the response check every test app runs (test/support/response-validati
 
   it('reads XML by its type and nil attributes: an integer without type="integer" is refused', () => {
     // The XML writer takes Dates and unwrapped roles: build them back from the JSON above.
-    const record = JSON.parse(user).user as Json;
+    const record = (JSON.parse(user) as { user: Json }).user;
     for (const key of ['created_at', 'updated_at']) record[key] = new Date(record[key] as string);
     record.roles = [{ id: 2, label: 'User', identifier: 'user' }];
     const good = renderXml({ kind: 'record', resource: userResource, record });

@@ -6,6 +6,11 @@ type Schema = Record<string, unknown>;
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
+/** A schema's text (a description, a name); '' where it has none. */
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string);
 }
@@ -24,12 +29,12 @@ function typeText(schema: Schema | undefined): string {
     return `{ ${Object.entries(schema.properties as Record<string, Schema>).map(([name, inner]) => `<code>${escapeHtml(name)}</code>: ${typeText(inner)}`).join(', ')} }`;
   }
   if (schema.format === 'date-time') return 'datetime';
-  return escapeHtml(String(schema.type ?? 'any'));
+  return escapeHtml(textOf(schema.type) || 'any');
 }
 
 function parametersTable(parameters: Schema[] | undefined): string {
   if (!parameters || parameters.length === 0) return '';
-  const rows = parameters.map((p) => `<tr><td><code>${escapeHtml(String(p.name))}</code></td><td>${escapeHtml(String(p.in))}</td><td>${typeText(p.schema as Schema)}</td><td>${escapeHtml(String(p.description ?? ''))}</td></tr>`);
+  const rows = parameters.map((p) => `<tr><td><code>${escapeHtml(textOf(p.name))}</code></td><td>${escapeHtml(textOf(p.in))}</td><td>${typeText(p.schema as Schema)}</td><td>${escapeHtml(textOf(p.description))}</td></tr>`);
   return `<table><thead><tr><th>parameter</th><th>in</th><th>type</th><th>meaning</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
@@ -37,7 +42,7 @@ function responsesList(responses: Record<string, Schema>): string {
   const items = Object.entries(responses).map(([status, response]) => {
     const content = response.content as Record<string, { schema: Schema }> | undefined;
     const body = content ? Object.entries(content).map(([media, { schema }]) => ` <span class="media">${escapeHtml(media)}</span> ${typeText(schema)}`).join('') : '';
-    const description = typeof response.$ref === 'string' ? `error body (${typeText(response)})` : escapeHtml(String(response.description ?? ''));
+    const description = typeof response.$ref === 'string' ? `error body (${typeText(response)})` : escapeHtml(textOf(response.description));
     return `<li><strong>${escapeHtml(status)}</strong> ${description}${body}</li>`;
   });
   return `<ul class="responses">${items.join('')}</ul>`;

@@ -41,7 +41,7 @@ function xmlValue(node: unknown): unknown {
   const attributes = Object.keys(element).filter((key) => key.startsWith('@_'));
   const children = Object.keys(element).filter((key) => !key.startsWith('@_') && key !== '#text');
   const text = typeof element['#text'] === 'string' ? element['#text'] : '';
-  const type = element['@_type'];
+  const type = element['@_type'] as string | undefined;
   if (attributes.some((key) => key !== '@_type' && key !== '@_nil')) return invalid(`attributes ${attributes.join(' ')}`);
   if (element['@_nil'] !== undefined) {
     return element['@_nil'] === 'true' && type === undefined && children.length === 0 && text === '' ? null : invalid('nil with a type or content');
@@ -52,11 +52,11 @@ function xmlValue(node: unknown): unknown {
     return items.map(xmlValue);
   }
   if (type !== undefined) {
-    if (children.length > 0) return invalid(`type="${String(type)}" with children`);
+    if (children.length > 0) return invalid(`type="${type}" with children`);
     if (type === 'integer') return /^-?\d+$/.test(text) ? Number(text) : invalid(`integer "${text}"`);
     if (type === 'boolean') return text === 'true' ? true : text === 'false' ? false : invalid(`boolean "${text}"`);
     if (type === 'datetime') return text;
-    return invalid(`type="${String(type)}"`);
+    return invalid(`type="${type}"`);
   }
   if (children.length === 0) return text;
   if (text !== '') return invalid('text mixed with elements');

@@ -6,7 +6,7 @@ import { renderXml } from '../src/render/xml.js';
 import { openApiDocument } from '../src/render/openapi.js';
 import type { ResourceDefinition } from '../src/resources/definition.js';
 import { userResource } from '../src/resources/user.js';
-import { ROUTES, type RouteSpec } from '../src/server/route-table.js';
+import { ROUTES, type RouteSpec } from '../src/resources/routes.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { get } from './support/http.js';
 import { fullDocument, readXmlBody, responseChecker } from './support/response-validation.js';

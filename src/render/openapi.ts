@@ -1,8 +1,8 @@
 import type { FieldType, ResourceDefinition } from '../resources/definition.js';
-import type { Answer, RouteSpec } from '../server/route-table.js';
+import type { Answer, RouteSpec } from '../resources/routes.js';
 
 /**
- * The OpenAPI 3.1 document of docs/api.md#openapi, generated from the route table and the resource
+ * The OpenAPI 3.1 document of docs/api.md#openapi, generated from the route table (resources/routes.ts) and the resource
  * definitions (one source: a field added to a resource changes the JSON, the XML and this together).
  * The XML bodies are described in the shape an XML reader that honours `type="..."` and `nil="true"`
  * gives them: a record is an object of its fields, `type="array"` an array of its children, a

@@ -45,7 +45,8 @@ import { versionRoutes } from './routes/version.js';
 import { openApiDocument } from '../render/openapi.js';
 import { registerAccessLog } from './hooks/access-log.js';
 import { type Metrics, registerMetrics } from './metrics.js';
-import { holdToRouteTable, METRICS_ROUTE, OPENAPI_ROUTES, ROUTES } from './route-table.js';
+import { METRICS_ROUTE, OPENAPI_ROUTES, ROUTES } from '../resources/routes.js';
+import { holdToRouteTable } from './declared-routes.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { openApiRoutes } from './routes/openapi.js';
 

@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { PoolUse } from '../store/dialects/dialect.js';
 
 /** The route label of every request no route matched: never the raw URL (docs/operations.md#metrics). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -21,7 +20,7 @@ export interface Metrics {
  * refused; the PostgreSQL pool; prom-client's process defaults. Made only when metrics are on, and
  * its hooks registered only then: with metrics off a request does no metrics work at all.
  */
-export function registerMetrics(app: FastifyInstance, options: { poolUse?: () => PoolUse }): Metrics {
+export function registerMetrics(app: FastifyInstance, options: { poolUse?: () => { total: number; idle: number; waiting: number } }): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { XMLParser } from 'fast-xml-parser';
 import { installationVersion } from '../../src/domain/version.js';
 import { documentPath, openApiDocument } from '../../src/render/openapi.js';
-import { METRICS_ROUTE, OPENAPI_ROUTES, ROUTES, type RouteSpec } from '../../src/server/route-table.js';
+import { METRICS_ROUTE, OPENAPI_ROUTES, ROUTES, type RouteSpec } from '../../src/resources/routes.js';
 
 /**
  * Every response a test app sends is checked against cmi's OpenAPI document (docs/api.md#openapi):

@@ -1,15 +1,15 @@
-import { deliveryResource } from '../resources/delivery.js';
-import type { ResourceDefinition, ScalarType } from '../resources/definition.js';
-import { breakdownGroupResource, histogramBucketResource, occurrenceResource } from '../resources/error-details.js';
-import { healthResource } from '../resources/health.js';
-import { infrastructureErrorResource } from '../resources/infrastructure-error.js';
-import { userResource } from '../resources/user.js';
-import { versionResource } from '../resources/version.js';
+import { deliveryResource } from './delivery.js';
+import type { ResourceDefinition, ScalarType } from './definition.js';
+import { breakdownGroupResource, histogramBucketResource, occurrenceResource } from './error-details.js';
+import { healthResource } from './health.js';
+import { infrastructureErrorResource } from './infrastructure-error.js';
+import { userResource } from './user.js';
+import { versionResource } from './version.js';
 
 /**
  * Every endpoint cmi serves, declared once: the OpenAPI document (render/openapi.ts) is generated from
  * this table and the resource definitions, and buildApp refuses to start when a registered route is
- * missing here or a row here has no route (docs/api.md#openapi). The handlers live in routes/.
+ * missing here or a row here has no route (docs/api.md#openapi). The handlers live in server/routes/.
  */
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -147,24 +147,3 @@ export const METRICS_ROUTE: RouteSpec = {
   method: 'GET', path: '/metrics', summary: 'Prometheus metrics of this process (bearer CMI_METRICS_TOKEN)', who: 'metrics token', formats: false, answers: { 200: { document: 'prometheus' } },
 };
 
-/**
- * Holds the app to the table: every route registered (HEAD aside, which fastify adds for each GET)
- * must be a row of `routes`, and the returned check, called once all are registered, that every row
- * has its route. Start-up work only: no request pays for it.
- */
-export function holdToRouteTable(app: { addHook(name: 'onRoute', hook: (route: { method: string | string[]; url: string }) => void): unknown }, routes: readonly RouteSpec[]): () => void {
-  const declared = new Set(routes.map((route) => `${route.method} ${route.path}`));
-  const registered = new Set<string>();
-  app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) {
-      if (method === 'HEAD') continue;
-      const key = `${method} ${route.url}`;
-      if (!declared.has(key)) throw new Error(`route ${key} is not in the route table (src/server/route-table.ts)`);
-      registered.add(key);
-    }
-  });
-  return () => {
-    const missing = [...declared].filter((key) => !registered.has(key));
-    if (missing.length > 0) throw new Error(`the route table names routes that are not registered: ${missing.join(', ')}`);
-  };
-}

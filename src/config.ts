@@ -239,6 +239,7 @@ export function loadConfig(source: Source = process.env): Config {
     pool: {
       size: integer('CMI_DB_POOL', 1, 1000),
       statementTimeoutMs: integer('CMI_DB_STATEMENT_TIMEOUT', 100, 3_600_000),
+      timeQueries: metricsToken !== undefined || raw('CMI_METRICS_PORT') !== undefined,
     },
     defaultPerPage,
     maxPerPage,

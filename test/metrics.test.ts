@@ -81,10 +81,18 @@ describe('GET /metrics with CMI_METRICS_TOKEN', () => {
     assert.equal(moved('cmi_infrastructure_error_reports_rejected_total', { status: '422' }), 1);
   });
 
-  it('reports the PostgreSQL pool, and only on PostgreSQL', async () => {
+  it('reports the PostgreSQL pool and query times, and only on PostgreSQL', async () => {
+    const before = await scrape();
+    await get(t.app, `/users/${t.alice.id}.json`, { authorization: t.adminAuth });
     const families = await scrape();
-    assert.equal(families.has('cmi_db_pool_connections'), t.database.dialect.name === 'postgres');
-    if (t.database.dialect.name === 'postgres') assert.ok(sampleValue(families, 'cmi_db_pool_connections', { state: 'total' }) >= 1);
+    const postgres = t.database.dialect.name === 'postgres';
+    assert.equal(families.has('cmi_db_pool_connections'), postgres);
+    assert.equal(families.has('cmi_db_query_duration_seconds'), postgres);
+    if (postgres) {
+      assert.ok(sampleValue(families, 'cmi_db_pool_connections', { state: 'total' }) >= 1);
+      // Reading the user is at least one query.
+      assert.ok(sampleValue(families, 'cmi_db_query_duration_seconds_count') > sampleValue(before, 'cmi_db_query_duration_seconds_count'));
+    }
   });
 });
 

@@ -173,7 +173,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (config.faultInjection !== 'off') registerFaultInjection(app);
   app.decorate('faults', faults);
   // Hooks for metrics and the access log only when they are on: off, a request does no work for them.
-  const metrics = config.metrics.token !== undefined || config.metrics.port !== undefined ? registerMetrics(app, { poolUse: database.poolUse }) : undefined;
+  const metrics = config.metrics.token !== undefined || config.metrics.port !== undefined ? registerMetrics(app, { poolUse: database.poolUse, onQueryTime: database.onQueryTime }) : undefined;
   app.decorate('metrics', metrics);
   if (config.accessLog) registerAccessLog(app, options.writeAccessLog ?? ((line) => process.stdout.write(line)));
   options.extend?.(app);

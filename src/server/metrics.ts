@@ -20,7 +20,14 @@ export interface Metrics {
  * refused; the PostgreSQL pool; prom-client's process defaults. Made only when metrics are on, and
  * its hooks registered only then: with metrics off a request does no metrics work at all.
  */
-export function registerMetrics(app: FastifyInstance, options: { poolUse?: () => { total: number; idle: number; waiting: number } }): Metrics {
+export interface MetricsSources {
+  /** The PostgreSQL pool's use now. */
+  poolUse?: () => { total: number; idle: number; waiting: number };
+  /** Hands over an observer of each query's duration (PostgreSQL). */
+  onQueryTime?: (observer: (seconds: number) => void) => void;
+}
+
+export function registerMetrics(app: FastifyInstance, options: MetricsSources): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -71,6 +78,16 @@ export function registerMetrics(app: FastifyInstance, options: { poolUse?: () =>
         this.set({ state: 'waiting' }, use.waiting);
       },
     });
+  }
+
+  if (options.onQueryTime) {
+    const queries = new Histogram({
+      name: 'cmi_db_query_duration_seconds',
+      help: 'Time of each PostgreSQL query of this process, from sending it to its answer',
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+      registers: [registry],
+    });
+    options.onQueryTime((seconds) => queries.observe(seconds));
   }
 
   // Synchronous hooks: fastify runs them without creating a promise.

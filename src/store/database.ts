@@ -19,6 +19,8 @@ export interface Database {
   close: () => Promise<void>;
   /** The connection pool's use now (PostgreSQL only; docs/operations.md#metrics). */
   poolUse?: () => PoolUse;
+  /** Each query's duration, in seconds, to `observer` (PostgreSQL, with the metrics on). */
+  onQueryTime?: (observer: (seconds: number) => void) => void;
 }
 
 /** Opens the database `databaseUrl` names (a Config will do); nothing is read until it is used. */
@@ -35,6 +37,7 @@ export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool:
     },
     close: connection.close,
     ...(connection.poolUse ? { poolUse: connection.poolUse } : {}),
+    ...(connection.onQueryTime ? { onQueryTime: connection.onQueryTime } : {}),
   };
 }
 

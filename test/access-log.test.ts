@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { buildApp } from '../src/server/app.js';
 import { createTestApp } from './support/app.js';
 import { get, tokenOf, withCookie } from './support/http.js';
+import { validateResponses } from './support/response-validation.js';
 
 const LINE_KEYS = ['time', 'method', 'route', 'status', 'duration_ms', 'request_id', 'user_id', 'bytes'];
 
@@ -11,7 +12,7 @@ describe('the access log (CMI_ACCESS_LOG=1)', () => {
     const t = await createTestApp();
     // A second app on the same database with the access log on, writing its lines here.
     const lines: string[] = [];
-    const app = await buildApp({ config: { ...t.config, accessLog: true }, database: t.database, clock: t.time.clock, logger: false, writeAccessLog: (line) => lines.push(line) });
+    const app = await buildApp({ config: { ...t.config, accessLog: true }, database: t.database, clock: t.time.clock, extend: validateResponses(), logger: false, writeAccessLog: (line) => lines.push(line) });
     try {
       const first = await get(app, `/users/${t.alice.id}.json?secret=query-secret`, { authorization: t.aliceAuth, 'x-request-id': 'req-1' });
       assert.equal(first.statusCode, 200);
@@ -47,7 +48,7 @@ describe('the access log (CMI_ACCESS_LOG=1)', () => {
   it('is off by default: no line is written', async () => {
     const t = await createTestApp();
     const lines: string[] = [];
-    const app = await buildApp({ config: t.config, database: t.database, clock: t.time.clock, logger: false, writeAccessLog: (line) => lines.push(line) });
+    const app = await buildApp({ config: t.config, database: t.database, clock: t.time.clock, extend: validateResponses(), logger: false, writeAccessLog: (line) => lines.push(line) });
     try {
       assert.equal(t.config.accessLog, false);
       assert.equal((await get(app, '/version.json', { authorization: t.adminAuth })).statusCode, 200);

@@ -7,6 +7,7 @@ import { openApiDocument } from '../src/render/openapi.js';
 import type { ResourceDefinition } from '../src/resources/definition.js';
 import { userResource } from '../src/resources/user.js';
 import { ROUTES, type RouteSpec } from '../src/resources/routes.js';
+import { buildApp } from '../src/server/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { get } from './support/http.js';
 import { fullDocument, readXmlBody, responseChecker } from './support/response-validation.js';
@@ -76,6 +77,20 @@ describe('GET /openapi.json', () => {
       assert.equal((await get(off.app, '/docs', { authorization: off.adminAuth })).statusCode, 404);
     } finally {
       await off.close();
+    }
+  });
+});
+
+describe('the route table', () => {
+  it('is the only way in: an app that registers a route the table does not name does not start', async () => {
+    const t = await createTestApp();
+    try {
+      await assert.rejects(
+        buildApp({ config: t.config, database: t.database, logger: false, extend: (app) => app.get('/undeclared', () => 'hello') }),
+        { message: 'route GET /undeclared is not in the route table (src/resources/routes.ts)' },
+      );
+    } finally {
+      await t.close();
     }
   });
 });

@@ -176,9 +176,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const metrics = config.metrics.token !== undefined || config.metrics.port !== undefined ? registerMetrics(app, { poolUse: database.poolUse, onQueryTime: database.onQueryTime }) : undefined;
   app.decorate('metrics', metrics);
   if (config.accessLog) registerAccessLog(app, options.writeAccessLog ?? ((line) => process.stdout.write(line)));
-  options.extend?.(app);
   const routes = [...ROUTES, ...(config.openApi ? OPENAPI_ROUTES : []), ...(metrics && config.metrics.token !== undefined ? [METRICS_ROUTE] : [])];
   const allRegistered = holdToRouteTable(app, routes);
+  options.extend?.(app);
 
   versionRoutes(app, context);
   usersRoutes(app, context);

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { listenForScrapes } from '../src/server/metrics-server.js';
 import { UNMATCHED_ROUTE } from '../src/server/metrics.js';
 import { createTestApp, listenLocally, type TestApp } from './support/app.js';
 import { ACCESS_DENIED_JSON, get } from './support/http.js';
 import { parsePrometheusText, sampleValue } from './support/prometheus-text.js';
+import { startServer } from './support/cli.js';
+import { freshDatabase } from './support/database.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 const BEARER = { authorization: `Bearer ${TOKEN}` };
@@ -129,6 +132,42 @@ describe('CMI_METRICS_PORT', () => {
     } finally {
       server.close();
       await t.close();
+    }
+  });
+});
+
+/** Two consecutive ports of 127.0.0.1 free now. */
+async function freePortPair(): Promise<number> {
+  const free = (port: number) => new Promise<boolean>((resolve) => {
+    const server = createServer().once('error', () => resolve(false)).listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 40_000);
+    if ((await free(port)) && (await free(port + 1))) return port;
+  }
+}
+
+describe('cmi serve --workers 2 with CMI_METRICS_PORT', () => {
+  it('gives each worker its own port, port and port + 1: scraping both counts every request once; --log-format json writes JSON lines', async () => {
+    const database = await freshDatabase();
+    const port = await freePortPair();
+    const server = await startServer({ DATABASE_URL: database.url, CMI_ADMIN_PASSWORD: 'metrics-password', CMI_METRICS_PORT: String(port) }, ['--workers', '2', '--log-format', 'json']);
+    try {
+      const lines = server.output.trim().split('\n').map((line) => JSON.parse(line) as { level: string; msg: string });
+      assert.match(lines[0]?.msg ?? '', /^cmi listening on http:\/\/127\.0\.0\.1:\d+ with 2 workers \(/);
+      assert.equal(lines.at(-1)?.msg, `Metrics: http://127.0.0.1:${port}/metrics (worker 1) to http://127.0.0.1:${port + 1}/metrics (worker 2)`);
+      const auth = `Basic ${Buffer.from('admin:metrics-password').toString('base64')}`;
+      for (let i = 0; i < 10; i++) assert.equal((await fetch(`${server.baseUrl}/version.json`, { headers: { authorization: auth, connection: 'close' } })).status, 200);
+      let total = 0;
+      for (const metricsPort of [port, port + 1]) {
+        const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+        assert.equal(res.status, 200);
+        total += sampleValue(parsePrometheusText(await res.text()), 'cmi_http_requests_total', { route: '/version', method: 'GET', status_class: '2xx' });
+      }
+      assert.equal(total, 10);
+    } finally {
+      await server.stop();
+      await database.drop();
     }
   });
 });

@@ -57,8 +57,9 @@ function printWelcome(config: Config, base: string, first: FirstAdministrator | 
     say(config, `Log in with an existing user: curl -u '<login>:<password>' ${base}/version.json`);
   }
   if (config.metrics.port !== undefined) {
-    const ports = config.workers > 1 ? `${config.metrics.port}-${config.metrics.port + config.workers - 1} (one a worker)` : String(config.metrics.port);
-    say(config, `Metrics: http://127.0.0.1:${ports}/metrics`);
+    const url = (port: number) => `http://127.0.0.1:${port}/metrics`;
+    const last = config.metrics.port + config.workers - 1;
+    say(config, config.workers > 1 ? `Metrics: ${url(config.metrics.port)} (worker 1) to ${url(last)} (worker ${config.workers})` : `Metrics: ${url(config.metrics.port)}`);
   }
 }
 

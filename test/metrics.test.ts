@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { listenForScrapes } from '../src/server/metrics-server.js';
-import { UNMATCHED_ROUTE } from '../src/server/metrics.js';
+import { UNMATCHED_ROUTE } from '../src/server/route-label.js';
 import { createTestApp, listenLocally, type TestApp } from './support/app.js';
 import { ACCESS_DENIED_JSON, get } from './support/http.js';
 import { parsePrometheusText, sampleValue } from './support/prometheus-text.js';

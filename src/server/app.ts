@@ -44,7 +44,7 @@ import { usersRoutes } from './routes/users.js';
 import { versionRoutes } from './routes/version.js';
 import { openApiDocument } from '../render/openapi.js';
 import { registerAccessLog } from './hooks/access-log.js';
-import { type Metrics, registerMetrics } from './metrics.js';
+import type { Metrics } from './metrics.js';
 import { METRICS_ROUTE, OPENAPI_ROUTES, ROUTES } from '../resources/routes.js';
 import { holdToRouteTable } from './declared-routes.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -173,7 +173,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (config.faultInjection !== 'off') registerFaultInjection(app);
   app.decorate('faults', faults);
   // Hooks for metrics and the access log only when they are on: off, a request does no work for them.
-  const metrics = config.metrics.token !== undefined || config.metrics.port !== undefined ? registerMetrics(app, { poolUse: database.poolUse, onQueryTime: database.onQueryTime }) : undefined;
+  // prom-client is loaded only when metrics are on: off, start-up does not pay for it either.
+  const metrics = config.metrics.token !== undefined || config.metrics.port !== undefined
+    ? (await import('./metrics.js')).registerMetrics(app, { poolUse: database.poolUse, onQueryTime: database.onQueryTime })
+    : undefined;
   app.decorate('metrics', metrics);
   if (config.accessLog) registerAccessLog(app, options.writeAccessLog ?? ((line) => process.stdout.write(line)));
   const routes = [...ROUTES, ...(config.openApi ? OPENAPI_ROUTES : []), ...(metrics && config.metrics.token !== undefined ? [METRICS_ROUTE] : [])];

@@ -1,9 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { UNMATCHED_ROUTE } from './route-label.js';
 
-/** The route label of every request no route matched: never the raw URL (docs/operations.md#metrics). */
-export const UNMATCHED_ROUTE = 'unmatched';
 const REPORTS_ROUTE = '/sysadmin_tools/infrastructure/errors';
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 
@@ -18,7 +16,8 @@ export interface Metrics {
  * This process's metrics (docs/operations.md#metrics): requests by route pattern, method and status
  * class; latency by route; requests in flight; authentication outcomes; error reports recorded and
  * refused; the PostgreSQL pool; prom-client's process defaults. Made only when metrics are on, and
- * its hooks registered only then: with metrics off a request does no metrics work at all.
+ * its hooks registered only then: with metrics off a request does no metrics work at all, and this
+ * module (and prom-client) is not even loaded (server/app.ts imports it when needed).
  */
 export interface MetricsSources {
   /** The PostgreSQL pool's use now. */
@@ -147,9 +146,3 @@ export function registerMetrics(app: FastifyInstance, options: MetricsSources): 
   return { registry, contentType: registry.contentType, scrape: () => registry.metrics() };
 }
 
-/** A constant-time check of `Authorization: Bearer <token>` (both sides hashed first, so lengths never differ). */
-export function bearerMatches(header: string | undefined, token: string): boolean {
-  const given = header !== undefined && header.startsWith('Bearer ') ? header.slice(7) : '';
-  const digest = (text: string) => createHash('sha256').update(text).digest();
-  return timingSafeEqual(digest(given), digest(token)) && given.length > 0;
-}

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { UNMATCHED_ROUTE } from '../metrics.js';
+import { UNMATCHED_ROUTE } from '../route-label.js';
 
 /**
  * With CMI_ACCESS_LOG=1, one JSON line a request (docs/operations.md#access-log): what was asked (the

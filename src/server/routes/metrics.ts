@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { bearerMatches, type Metrics } from '../metrics.js';
+import { bearerMatches } from '../bearer-token.js';
+import type { Metrics } from '../metrics.js';
 import { sendPayload } from '../respond.js';
 
 /**

@@ -78,9 +78,13 @@ export function sectionsOf(doc: string): Map<string, string> {
   return found;
 }
 
-/** The whole document: `intro`, then each section of `SECTIONS` that `sections` holds. */
+/**
+ * The whole document: `intro`, then each section of `SECTIONS` that `sections` holds, then the marked
+ * sections no benchmark of the suite writes (measured by hand, such as `metrics-cost`), as they were.
+ */
 export function composeDocument(intro: string, sections: Map<string, string>): string {
-  const blocks = SECTIONS.filter((name) => sections.has(name)).map((name) => `<!-- ${name} -->\n${(sections.get(name) as string).trim()}\n<!-- /${name} -->`);
+  const names = [...SECTIONS.filter((name) => sections.has(name)), ...[...sections.keys()].filter((name) => !(SECTIONS as readonly string[]).includes(name))];
+  const blocks = names.map((name) => `<!-- ${name} -->\n${(sections.get(name) as string).trim()}\n<!-- /${name} -->`);
   return `${intro.trim()}\n\n${blocks.join('\n\n')}\n`;
 }
 

@@ -55,6 +55,14 @@ export interface Config {
   };
   /** Reports and alerts (docs/reporting-and-alerts.md). */
   webhooks: WebhookSettings;
+  /** Serve /openapi.json and /docs (docs/api.md#openapi). */
+  openApi: boolean;
+  /** Metrics (docs/operations.md#metrics): a bearer token for /metrics on the API port, and/or a port of 127.0.0.1. */
+  metrics: { token: string | undefined; port: number | undefined };
+  /** One JSON line a request (docs/operations.md#access-log). */
+  accessLog: boolean;
+  /** How `cmi serve` writes its start-up and stop lines (docs/operations.md#log-format). */
+  logFormat: 'json' | 'pretty';
   /** Test and benchmark switch: a request with `X-Cmi-Inject-Fault: 1` fails (`capture`) and is recorded, or not (`uncaptured`). */
   faultInjection: 'off' | 'capture' | 'uncaptured';
 }
@@ -123,6 +131,11 @@ export const SETTINGS = {
   CMI_ALERT_SPIKE_WINDOW: { default: '60', help: 'the spike window, in seconds' },
   CMI_ALERT_COOLDOWN: { default: '3600', help: 'seconds after a spike alert before the same error may send another' },
   CMI_FAULT_INJECTION: { default: 'off', help: 'tests and benchmarks only: capture or uncaptured makes requests with X-Cmi-Inject-Fault: 1 fail' },
+  CMI_OPENAPI: { default: 'true', help: 'serve the OpenAPI document at /openapi.json and its reference page at /docs, without credentials' },
+  CMI_METRICS_TOKEN: { default: undefined, help: `serve /metrics on the API port to requests with Authorization: Bearer <this> (at least ${MIN_SECRET_CHARS} characters); unset: not served there` },
+  CMI_METRICS_PORT: { default: undefined, help: 'serve /metrics without credentials on this port of 127.0.0.1 (worker i of --workers on this port + i - 1); unset: no such port' },
+  CMI_ACCESS_LOG: { default: 'false', help: 'one JSON line a request on stdout: method, route, status, duration, request id, user id, bytes' },
+  CMI_LOG_FORMAT: { flag: '--log-format <format>', default: 'pretty', help: 'how cmi serve writes its start-up and stop lines: pretty (for people) or json (one object a line)' },
   CMI_ADMIN_LOGIN: { default: 'admin', help: 'login of the administrator created on an empty database' },
   CMI_ADMIN_EMAIL: { default: 'admin@localhost', help: 'its email' },
   CMI_ADMIN_PASSWORD: { default: undefined, help: `its password (at least ${userLimits.passwordMinChars} characters); unset: one is generated and printed once` },
@@ -214,6 +227,10 @@ export function loadConfig(source: Source = process.env): Config {
   if ((reportUrl !== undefined || alertUrl !== undefined) && [...secret].length < MIN_SECRET_CHARS) {
     throw new ConfigError(`CMI_WEBHOOK_SECRET must be set, at least ${MIN_SECRET_CHARS} characters, when CMI_REPORT_WEBHOOK_URL or CMI_ALERT_WEBHOOK_URL is`);
   }
+  const metricsToken = raw('CMI_METRICS_TOKEN');
+  if (metricsToken !== undefined && (metricsToken.length < MIN_SECRET_CHARS || !/^[\x21-\x7e]+$/.test(metricsToken))) {
+    throw new ConfigError(`CMI_METRICS_TOKEN must be at least ${MIN_SECRET_CHARS} printable characters without spaces`);
+  }
   const publicUrl = (webhookUrl('CMI_PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   return {
     host,
@@ -222,6 +239,7 @@ export function loadConfig(source: Source = process.env): Config {
     pool: {
       size: integer('CMI_DB_POOL', 1, 1000),
       statementTimeoutMs: integer('CMI_DB_STATEMENT_TIMEOUT', 100, 3_600_000),
+      timeQueries: metricsToken !== undefined || raw('CMI_METRICS_PORT') !== undefined,
     },
     defaultPerPage,
     maxPerPage,
@@ -267,6 +285,10 @@ export function loadConfig(source: Source = process.env): Config {
       spikeWindowSeconds: integer('CMI_ALERT_SPIKE_WINDOW', 1, 86_400),
       cooldownSeconds: integer('CMI_ALERT_COOLDOWN', 0, 30 * 86_400),
     },
+    openApi: flag('CMI_OPENAPI'),
+    metrics: { token: metricsToken, port: raw('CMI_METRICS_PORT') === undefined ? undefined : integer('CMI_METRICS_PORT', 1, 65_535) },
+    accessLog: flag('CMI_ACCESS_LOG'),
+    logFormat: oneOf('CMI_LOG_FORMAT', ['json', 'pretty'] as const),
     faultInjection: oneOf('CMI_FAULT_INJECTION', ['off', 'capture', 'uncaptured'] as const),
   };
 }

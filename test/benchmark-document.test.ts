@@ -16,4 +16,10 @@ describe('the benchmarks document', () => {
     sections.set('scale', '## Size\n\nnew');
     assert.equal(composeDocument('# Benchmarks', sections), '# Benchmarks\n\n<!-- scale -->\n## Size\n\nnew\n<!-- /scale -->\n\n<!-- auth -->\n## Auth\n<!-- /auth -->\n');
   });
+
+  it('keeps a section measured by hand (metrics-cost) after the suite\'s own, as it was', () => {
+    const sections = sectionsOf(composeDocument('# Benchmarks', new Map([['metrics-cost', '## Metrics cost\n\n3 µs'], ['auth', '## Auth']])));
+    sections.set('auth', '## Auth, new');
+    assert.equal(composeDocument('# Benchmarks', sections), '# Benchmarks\n\n<!-- auth -->\n## Auth, new\n<!-- /auth -->\n\n<!-- metrics-cost -->\n## Metrics cost\n\n3 µs\n<!-- /metrics-cost -->\n');
+  });
 });

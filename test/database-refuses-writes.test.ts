@@ -8,6 +8,7 @@ import { type Database, openDatabase } from '../src/store/database.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { onPostgres } from './support/database.js';
 import { get } from './support/http.js';
+import { validateResponses } from './support/response-validation.js';
 
 const REFUSED_JSON = '{"errors":{"base":["Service unavailable: the database refuses writes; try again later"]}}';
 
@@ -28,7 +29,7 @@ describe('a database that refuses writes', () => {
       // A second app on one connection, which turns read-only once its credential is verified, as
       // on a server whose disk filled up.
       readOnly = openDatabase(loadConfig({ DATABASE_URL: t.config.databaseUrl, CMI_DB_POOL: '1' }));
-      app = await buildApp({ config: t.config, database: readOnly, clock: t.time.clock, logger: false });
+      app = await buildApp({ config: t.config, database: readOnly, clock: t.time.clock, extend: validateResponses(), logger: false });
       assert.equal((await get(app, '/users.json', { authorization: t.adminAuth })).statusCode, 200);
       await sql`set session default_transaction_read_only = on`.execute(readOnly.db);
     } else {

@@ -14,6 +14,7 @@ import { freshDatabase } from './support/database.js';
 import { ERRORS, FORBIDDEN_JSON, JSON_TYPE, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';
 import { type WebhookReceiver, webhookReceiver } from './support/webhook-receiver.js';
+import { validateResponses } from './support/response-validation.js';
 
 // Alerts (docs/reporting-and-alerts.md#alerts) through the durable outbox, against a real receiver
 // on a free port: what is sent and when, retries, 410, several processes, a restart, the list.
@@ -138,7 +139,7 @@ describe('alerts', { timeout: 60_000 }, () => {
     await old.stop();
     const t = await createTestApp();
     const withUrl = (receiver: WebhookReceiver) =>
-      buildApp({ config: loadConfig({ DATABASE_URL: t.config.databaseUrl, CMI_SPOOL_DIR: t.config.errors.spoolDirectory, ...alertEnv(receiver) }), database: t.database, clock: t.time.clock, logger: false });
+      buildApp({ config: loadConfig({ DATABASE_URL: t.config.databaseUrl, CMI_SPOOL_DIR: t.config.errors.spoolDirectory, ...alertEnv(receiver) }), database: t.database, clock: t.time.clock, extend: validateResponses(), logger: false });
     const before = await withUrl(old);
     cleanups.push(() => t.close());
     await reportNew(t, 'moved', before);
@@ -174,7 +175,7 @@ describe('alerts', { timeout: 60_000 }, () => {
       },
     });
     const config = loadConfig({ DATABASE_URL: t.config.databaseUrl, CMI_SPOOL_DIR: t.config.errors.spoolDirectory, ...alertEnv(receiver), CMI_ALERT_WEBHOOK_URL: receiver.url.replace('http://', 'http://hook:pa55word@') });
-    const app = await buildApp({ config, database: t.database, clock: t.time.clock, logger: { level: 'warn', stream } });
+    const app = await buildApp({ config, database: t.database, clock: t.time.clock, extend: validateResponses(), logger: { level: 'warn', stream } });
     cleanups.push(async () => {
       await app.close();
       await t.close();

@@ -7,6 +7,7 @@ import * as domainErrors from '../src/domain/errors.js';
 import { buildApp } from '../src/server/app.js';
 import * as httpErrors from '../src/server/http-errors.js';
 import { createTestApp, type TestApp } from './support/app.js';
+import { validateResponses } from './support/response-validation.js';
 
 /** Every ClientError class the code has, constructed, with the code it carries. */
 function everyClientError(): domainErrors.ClientError[] {
@@ -42,7 +43,7 @@ describe('error codes', () => {
           done();
         },
       });
-      app = await buildApp({ config: t.config, database: t.database, clock: t.time.clock, logger: { level: 'debug', stream } });
+      app = await buildApp({ config: t.config, database: t.database, clock: t.time.clock, extend: validateResponses(), logger: { level: 'debug', stream } });
     });
     after(async () => {
       await app.close();

@@ -6,6 +6,7 @@ import { faultLogLimiter } from '../src/domain/fault-capture.js';
 import { buildApp } from '../src/server/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { testClock } from './support/clock.js';
+import { validateResponses } from './support/response-validation.js';
 
 type Line = Record<string, unknown>;
 
@@ -23,7 +24,7 @@ describe('a storm of one fault', () => {
         done();
       },
     });
-    app = await buildApp({ config: t.config, database: t.database, clock: t.time.clock, logger: { level: 'debug', stream } });
+    app = await buildApp({ config: t.config, database: t.database, clock: t.time.clock, extend: validateResponses(), logger: { level: 'debug', stream } });
     // A real fault: a row the code cannot render (an unparseable timestamp) makes formatDatetime throw.
     await t.database.db.updateTable('users').set({ created_at: 'not a date' }).where('login', '=', 'alice').execute();
   });

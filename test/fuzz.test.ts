@@ -8,6 +8,7 @@ import { XMLValidator } from 'fast-xml-parser';
 import { buildApp } from '../src/server/app.js';
 import { createTestApp, type TestApp, listenLocally } from './support/app.js';
 import { login } from './support/http.js';
+import { validateResponses } from './support/response-validation.js';
 
 // Property-based fuzzing of the whole app, bounded and seeded so every run sends the same requests.
 // Whatever arrives, cmi answers a 4xx or a success, never a 5xx and never a fault (docs/api.md#errors),
@@ -350,7 +351,7 @@ describe('fuzzing paths, query strings, headers and bodies (fast-check, seeded)'
         done();
       },
     });
-    app = await buildApp({ config: t.config, database: t.database, clock: t.time.clock, logger: { level: 'error', stream } });
+    app = await buildApp({ config: t.config, database: t.database, clock: t.time.clock, extend: validateResponses(), logger: { level: 'error', stream } });
     token = await login(app, t.aliceAuth);
   });
   after(async () => {

@@ -5,6 +5,7 @@ import type { KyselyPlugin } from 'kysely';
 import { buildApp } from '../src/server/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { assertAccessDenied } from './support/http.js';
+import { validateResponses } from './support/response-validation.js';
 
 // U+0000 anywhere in a string is refused before it reaches the database (docs/limits.md#nul-characters):
 // PostgreSQL cannot store it, and SQLite must answer the same.
@@ -22,7 +23,7 @@ describe('NUL characters are refused with 401 or 422, on every database', () => 
       transformQuery: ({ node }) => ((statements += 1), node),
       transformResult: ({ result }) => Promise.resolve(result),
     };
-    app = await buildApp({ config: t.config, database: { ...t.database, db: t.database.db.withPlugin(counting) }, clock: t.time.clock, logger: false });
+    app = await buildApp({ config: t.config, database: { ...t.database, db: t.database.db.withPlugin(counting) }, clock: t.time.clock, extend: validateResponses(), logger: false });
   });
   after(async () => {
     await app.close();

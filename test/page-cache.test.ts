@@ -7,6 +7,7 @@ import { buildApp } from '../src/server/app.js';
 import { renderedCost, renderResponse } from '../src/server/respond.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { eventually } from './support/eventually.js';
+import { validateResponses } from './support/response-validation.js';
 
 /** A cache whose entries cost their length (docs/operations.md#configuration, CMI_PAGE_CACHE_BYTES). */
 function cacheOf(maxBytes: number, version: () => string | undefined = () => 'v1') {
@@ -86,7 +87,7 @@ describe('the users page cache over HTTP, with a tiny CMI_PAGE_CACHE_BYTES', () 
     // One page of one user costs about 2.4 kB: two fit in 5,000 bytes, three do not.
     t = await createTestApp({ CMI_PAGE_CACHE_BYTES: '5000' });
     await t.addUsers(4);
-    app = await buildApp({ config: t.config, database: { ...t.database, db: t.database.db.withPlugin(counting) }, clock: t.time.clock, logger: false });
+    app = await buildApp({ config: t.config, database: { ...t.database, db: t.database.db.withPlugin(counting) }, clock: t.time.clock, extend: validateResponses(), logger: false });
     // The credential is verified once and then answered from the verification cache, without statements.
     assert.equal((await app.inject({ url: '/version.json', headers: { authorization: t.adminAuth } })).statusCode, 200);
     // On PostgreSQL the users just added are heard of by notification, after their inserts: pages are

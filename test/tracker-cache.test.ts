@@ -7,6 +7,7 @@ import { buildApp } from '../src/server/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';
+import { validateResponses } from './support/response-validation.js';
 
 // The tracker's list pages and records are kept rendered until the tracker changes in any process
 // (docs/architecture.md#how-cached-pages-stay-right). Statements are counted to see a kept answer.
@@ -26,7 +27,7 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
 
   before(async () => {
     t = await createTestApp();
-    app = await buildApp({ config: t.config, database: { ...t.database, db: t.database.db.withPlugin(counting) }, clock: t.time.clock, logger: false });
+    app = await buildApp({ config: t.config, database: { ...t.database, db: t.database.db.withPlugin(counting) }, clock: t.time.clock, extend: validateResponses(), logger: false });
     other = await t.secondProcess();
   });
   after(async () => {

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError } from '../config.js';
 import { systemClock } from '../domain/clock.js';
@@ -6,6 +7,7 @@ import { Unprocessable } from '../domain/errors.js';
 import { createFirstAdministrator, type FirstAdministrator } from '../domain/first-administrator.js';
 import { usersService } from '../domain/users.js';
 import { buildApp } from '../server/app.js';
+import { listenForScrapes } from '../server/metrics-server.js';
 import { INTERNAL_ERROR_CODE } from '../server/http-errors.js';
 import { faultSpool } from '../store/fault-spool.js';
 import { type Database, migrateToLatest, openDatabase } from '../store/database.js';
@@ -36,18 +38,28 @@ async function prepareFirstAdministrator(config: Config, database: Database): Pr
   });
 }
 
+/** A start-up or stop line, for people (`--log-format pretty`) or as one JSON object (`json`; docs/operations.md#log-format). */
+function say(config: Config, message: string): void {
+  console.log(config.logFormat === 'json' ? JSON.stringify({ time: new Date().toISOString(), level: 'info', pid: process.pid, msg: message }) : message);
+}
+
 function printWelcome(config: Config, base: string, first: FirstAdministrator | undefined): void {
   const processes = config.workers > 1 ? ` with ${config.workers} workers` : '';
-  console.log(`cmi listening on ${base}${processes} (${displayDatabaseUrl(config.databaseUrl)})`);
+  say(config, `cmi listening on ${base}${processes} (${displayDatabaseUrl(config.databaseUrl)})`);
   if (first?.generatedPassword) {
-    console.log(`Created administrator "${first.user.login}" with password: ${first.generatedPassword}`);
-    console.log('This password is shown only once. Try:');
-    console.log(`  curl -u '${first.user.login}:${first.generatedPassword}' ${base}/version.json`);
+    say(config, `Created administrator "${first.user.login}" with password: ${first.generatedPassword}`);
+    say(config, 'This password is shown only once. Try:');
+    say(config, `  curl -u '${first.user.login}:${first.generatedPassword}' ${base}/version.json`);
   } else if (first) {
-    console.log(`Created administrator "${first.user.login}" with the password from CMI_ADMIN_PASSWORD.`);
-    console.log(`Try: curl -u '${first.user.login}:<password>' ${base}/version.json`);
+    say(config, `Created administrator "${first.user.login}" with the password from CMI_ADMIN_PASSWORD.`);
+    say(config, `Try: curl -u '${first.user.login}:<password>' ${base}/version.json`);
   } else {
-    console.log(`Log in with an existing user: curl -u '<login>:<password>' ${base}/version.json`);
+    say(config, `Log in with an existing user: curl -u '<login>:<password>' ${base}/version.json`);
+  }
+  if (config.metrics.port !== undefined) {
+    const url = (port: number) => `http://127.0.0.1:${port}/metrics`;
+    const last = config.metrics.port + config.workers - 1;
+    say(config, config.workers > 1 ? `Metrics: ${url(config.metrics.port)} (worker 1) to ${url(last)} (worker ${config.workers})` : `Metrics: ${url(config.metrics.port)}`);
   }
 }
 
@@ -55,9 +67,10 @@ function printWelcome(config: Config, base: string, first: FirstAdministrator | 
  * Stops on SIGTERM or SIGINT: no new connections, requests in flight finish (for at most the
  * shutdown timeout), then the database closes.
  */
-function drainOnSignal(app: FastifyInstance, database: Database, config: Config): void {
+function drainOnSignal(app: FastifyInstance, database: Database, config: Config, scrapes: Server | undefined): void {
   const stop = async (signal: string) => {
-    if (cluster.isPrimary) console.log(`${signal}: finishing requests in flight, then stopping`);
+    if (cluster.isPrimary) say(config, `${signal}: finishing requests in flight, then stopping`);
+    scrapes?.close();
     const timer = setTimeout(() => {
       console.error(`cmi: requests still in flight after ${config.shutdownTimeoutSeconds} s; stopping anyway`);
       process.exit(1);
@@ -101,8 +114,17 @@ function captureProcessFaults(app: FastifyInstance, config: Config): void {
 async function runServer(config: Config, database: Database): Promise<{ app: FastifyInstance; address: string }> {
   const app = await buildApp({ config, database });
   captureProcessFaults(app, config);
-  drainOnSignal(app, database, config);
+  // Worker i of --workers N scrapes on CMI_METRICS_PORT + i - 1 (docs/operations.md#metrics).
+  const scrapePort = config.metrics.port === undefined ? undefined : config.metrics.port + Number(process.env.CMI_WORKER_INDEX ?? 0);
+  const scrapes = app.metrics && scrapePort !== undefined
+    ? await listenForScrapes(app.metrics, scrapePort).catch(async (error: unknown) => {
+      await app.close();
+      throw new ConfigError(`CMI_METRICS_PORT: cannot listen on 127.0.0.1:${scrapePort} (${(error as Error).message})`);
+    })
+    : undefined;
+  drainOnSignal(app, database, config, scrapes);
   const address = await app.listen({ host: config.host, port: config.port }).catch(async (error: unknown) => {
+    scrapes?.close();
     await app.close();
     throw error;
   });
@@ -117,9 +139,12 @@ function superviseWorkers(config: Config, database: Database): void {
   let stopping = false;
   let started = 0;
   const deaths: number[] = [];
-  const fork = (): void => {
+  // Each worker keeps an index (its metrics port: CMI_METRICS_PORT + index); a replacement takes the dead one's.
+  const indexOf = new Map<number, number>();
+  const fork = (index: number): void => {
     if (stopping) return;
-    const worker = cluster.fork();
+    const worker = cluster.fork({ CMI_WORKER_INDEX: String(index) });
+    indexOf.set(worker.id, index);
     worker.once('listening', (address) => {
       started += 1;
       if (started > config.workers) console.log(`cmi: worker ${worker.process.pid} listens in place of one that exited`);
@@ -162,19 +187,21 @@ function superviseWorkers(config: Config, database: Database): void {
     }
     const delay = Math.min(30, deaths.length - 1);
     console.error(`cmi: worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting a new one${delay > 0 ? ` in ${delay} s` : ''}`);
-    setTimeout(fork, delay * 1000);
+    const index = indexOf.get(worker.id) ?? 0;
+    indexOf.delete(worker.id);
+    setTimeout(() => fork(index), delay * 1000);
   });
 
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: workers finish requests in flight, then stop`);
+    say(config, `${signal}: workers finish requests in flight, then stop`);
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
     setTimeout(() => process.exit(1), (config.shutdownTimeoutSeconds + 2) * 1000).unref();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  for (let i = 0; i < config.workers; i++) fork();
+  for (let i = 0; i < config.workers; i++) fork(i);
 }
 
 /** `cmi serve`: one process, or a primary supervising `config.workers` workers. */

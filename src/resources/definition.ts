@@ -19,6 +19,8 @@ export interface ResourceDefinition {
   readonly fields: ReadonlyArray<FieldDefinition>;
   /** Fields that are written only when the record has them (e.g. a new API key). */
   readonly optional?: ReadonlyArray<string>;
+  /** The only values a string field takes. */
+  readonly values?: Readonly<Record<string, readonly string[]>>;
   /** JSON without the root wrapper (the version resource is `{"version": "1.2"}`). */
   readonly unwrappedJson?: boolean;
 }

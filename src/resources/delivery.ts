@@ -15,4 +15,5 @@ export const deliveryResource = {
     ['created_at', 'datetime'],
     ['delivered_at', 'datetime', 'nullable'],
   ],
+  values: { kind: ['report', 'new', 'spike'], state: ['pending', 'delivered', 'failed'] },
 } as const satisfies ResourceDefinition;

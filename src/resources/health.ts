@@ -5,5 +5,6 @@ export const healthResource = {
   root: 'health',
   plural: 'health',
   fields: [['status', 'string']],
+  values: { status: ['ok', 'migrations pending', 'database unreachable', 'database refuses writes', 'database not answering'] },
   unwrappedJson: true,
 } as const satisfies ResourceDefinition;

@@ -9,6 +9,7 @@ export const roleResource = {
     ['label', 'string'],
     ['identifier', 'string'],
   ],
+  values: { identifier: ['admin', 'user'] },
 } as const satisfies ResourceDefinition;
 
 /** The user record of docs/api.md#users; never a password, hash or key other than a just-made `api_key`. */
@@ -34,6 +35,7 @@ export const userResource = {
     ['api_key', 'string'],
   ],
   optional: ['api_key'],
+  values: { status: ['active', 'suspended', 'deleted'] },
 } as const satisfies ResourceDefinition;
 
 /** cmi's two fixed roles, with OnApp-style numeric ids. */

@@ -44,6 +44,13 @@ import { rootRoutes } from './routes/root.js';
 import { sessionRoutes } from './routes/session.js';
 import { usersRoutes } from './routes/users.js';
 import { versionRoutes } from './routes/version.js';
+import { openApiDocument } from '../render/openapi.js';
+import { registerAccessLog } from './hooks/access-log.js';
+import type { Metrics } from './metrics.js';
+import { METRICS_ROUTE, OPENAPI_ROUTES, ROUTES } from '../resources/routes.js';
+import { holdToRouteTable } from './declared-routes.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { openApiRoutes } from './routes/openapi.js';
 
 /** The schema compilers: none, since no route declares a schema; one that does fails at start. */
 function noRouteSchemas(): never {
@@ -59,12 +66,18 @@ export interface AppOptions {
   logger?: boolean | object;
   /** How often held faults are written by themselves (tests that watch them held set it long). */
   faultFlushIntervalMs?: number;
+  /** Where access-log lines go (CMI_ACCESS_LOG=1); stdout unless given. */
+  writeAccessLog?: (line: string) => void;
+  /** Hooks a caller adds before the app is ready (the tests' response validation, test/support/app.ts). */
+  extend?: (app: FastifyInstance) => void;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** cmi's own faults, held until written (tests flush it to read them back at once). */
     faults: FaultCapture;
+    /** This process's metrics when CMI_METRICS_TOKEN or CMI_METRICS_PORT is set (docs/operations.md#metrics). */
+    metrics: Metrics | undefined;
   }
 }
 
@@ -162,6 +175,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerErrorHandler(app, config.faultInjection === 'uncaptured' ? undefined : faults, config.bodyLimitBytes);
   if (config.faultInjection !== 'off') registerFaultInjection(app);
   app.decorate('faults', faults);
+  // Hooks for metrics and the access log only when they are on: off, a request does no work for them.
+  // prom-client is loaded only when metrics are on: off, start-up does not pay for it either.
+  const metrics = config.metrics.token !== undefined || config.metrics.port !== undefined
+    ? (await import('./metrics.js')).registerMetrics(app, { poolUse: database.poolUse, onQueryTime: database.onQueryTime })
+    : undefined;
+  app.decorate('metrics', metrics);
+  if (config.accessLog) registerAccessLog(app, options.writeAccessLog ?? ((line) => process.stdout.write(line)));
+  const routes = [...ROUTES, ...(config.openApi ? OPENAPI_ROUTES : []), ...(metrics && config.metrics.token !== undefined ? [METRICS_ROUTE] : [])];
+  const allRegistered = holdToRouteTable(app, routes);
+  options.extend?.(app);
 
   versionRoutes(app, context);
   usersRoutes(app, context);
@@ -172,6 +195,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   rootRoutes(app);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, { prefix: '/console', ...context });
+  if (config.openApi) openApiRoutes(app, openApiDocument({ version, routes }));
+  if (metrics && config.metrics.token !== undefined) metricsRoutes(app, metrics, config.metrics.token);
+  allRegistered();
 
   const retention = retentionJob(() => tracker.prune(), { claim: (name, until, now) => settings.claimLease(name, until, now) }, clock, RETENTION_INTERVAL_MS);
   const background = (component: string) => (error: unknown) => {

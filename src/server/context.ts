@@ -42,7 +42,9 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route serves a paginated list and accepts pagination path segments. */
     paginated?: boolean;
-    /** The route needs no credentials (health probes only). */
+    /** The route needs no credentials (health probes, the OpenAPI document and its page, /metrics with its own token). */
     public?: boolean;
+    /** The one extension a fixed-format route answers to (`/openapi.json`, `/docs/reference.css`); others: 406. */
+    extension?: string;
   }
 }

@@ -1,6 +1,6 @@
 import { Kysely, Migrator } from 'kysely';
 import { dialectFor } from './dialects/database-url.js';
-import type { DataVersions, Dialect, PoolSettings } from './dialects/dialect.js';
+import type { DataVersions, Dialect, PoolSettings, PoolUse } from './dialects/dialect.js';
 import { allMigrations } from './migrations/index.js';
 import type { Schema } from './schema.js';
 import { type CachedData, WriteCounter } from './write-counter.js';
@@ -17,6 +17,10 @@ export interface Database {
    */
   transactionEnded: (data: CachedData) => void;
   close: () => Promise<void>;
+  /** The connection pool's use now (PostgreSQL only; docs/operations.md#metrics). */
+  poolUse?: () => PoolUse;
+  /** Each query's duration, in seconds, to `observer` (PostgreSQL, with the metrics on). */
+  onQueryTime?: (observer: (seconds: number) => void) => void;
 }
 
 /** Opens the database `databaseUrl` names (a Config will do); nothing is read until it is used. */
@@ -32,6 +36,8 @@ export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool:
       writes.counts[data] += 1;
     },
     close: connection.close,
+    ...(connection.poolUse ? { poolUse: connection.poolUse } : {}),
+    ...(connection.onQueryTime ? { onQueryTime: connection.onQueryTime } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import { type Database, migrateToLatest, openDatabase } from '../../src/store/da
 import { usersRepository } from '../../src/store/users-repository.js';
 import { type TestClock, testClock } from './clock.js';
 import { freshDatabase } from './database.js';
+import { takeMismatches, validateResponses } from './response-validation.js';
 import type { StatementGate } from './statement-gate.js';
 
 export const ADMIN = { login: 'admin', email: 'admin@example.com', password: 'admin-password' };
@@ -81,7 +82,9 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
   const admin = await create(ADMIN, 'admin');
   const alice = await create(ALICE, 'user');
   const appDatabase = options.gate ? { ...database, db: options.gate.attach(database.db) } : database;
-  const app = await buildApp({ config, database: appDatabase, clock: time.clock, logger: false, faultFlushIntervalMs: options.faultFlushIntervalMs });
+  // Every response is checked against the OpenAPI document (support/response-validation.ts).
+  const extend = validateResponses();
+  const app = await buildApp({ config, database: appDatabase, clock: time.clock, logger: false, faultFlushIntervalMs: options.faultFlushIntervalMs, extend });
   let added = 0;
   let closing: Promise<void> | undefined;
   const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;
@@ -96,7 +99,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
     adminAuth: basic(ADMIN.login, ADMIN.password),
     async secondProcess() {
       const other = openDatabase(config);
-      const otherApp = await buildApp({ config, database: other, clock: time.clock, logger: false });
+      const otherApp = await buildApp({ config, database: other, clock: time.clock, logger: false, extend });
       return {
         app: otherApp,
         async close() {
@@ -123,6 +126,8 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
         await app.close();
         await database.close();
         await fresh.drop();
+        const mismatch = takeMismatches();
+        if (mismatch) throw mismatch;
       })();
       return closing;
     },

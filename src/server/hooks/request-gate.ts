@@ -8,6 +8,7 @@ import { startRequest } from './request-context.js';
 /** 406 for an unknown extension; 404 for pagination segments where no list is served. */
 function pathError(request: FastifyRequest, config: FastifyContextConfig): Error | undefined {
   const { extension, pagination } = request.requestPath;
+  if (config.extension !== undefined) return extension === undefined || extension === config.extension ? undefined : new NotAcceptable();
   if (extension !== undefined && extension !== 'json' && extension !== 'xml') return new NotAcceptable();
   if (pagination.length > 0 && !config.paginated) return new NotFound();
   return undefined;

@@ -11,6 +11,8 @@ export interface PoolSettings {
   size: number;
   /** Longest a statement may run before the database cancels it, in milliseconds (PostgreSQL). */
   statementTimeoutMs: number;
+  /** Time each query for the metrics (PostgreSQL; docs/operations.md#metrics); off, no query is timed. */
+  timeQueries?: boolean;
 }
 
 /** Connections to one database, as a dialect opened them. */
@@ -23,6 +25,16 @@ export interface Connection {
    */
   dataVersions: DataVersions;
   close: () => Promise<void>;
+  /** Connections of the pool open, idle and waited for (PostgreSQL; SQLite has one connection, no pool). */
+  poolUse?: () => PoolUse;
+  /** With `timeQueries`: tells `observer` each query's duration, in seconds. */
+  onQueryTime?: (observer: (seconds: number) => void) => void;
+}
+
+export interface PoolUse {
+  total: number;
+  idle: number;
+  waiting: number;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema (migrations see none): these read no table of it

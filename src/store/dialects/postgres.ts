@@ -1,4 +1,4 @@
-import { type CreateTableBuilder, Kysely, PostgresDialect, sql } from 'kysely';
+import { type CreateTableBuilder, Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import { loadPg } from './pg-module.js';
 import type { Schema } from '../schema.js';
 import type { CachedData, WriteCounter } from '../write-counter.js';
@@ -83,9 +83,12 @@ export function postgresDialect(url: string): Dialect {
       // An idle connection the server ends (restart, failover) is dropped by the pool; without a
       // listener its error would end the process. The next query opens a new connection.
       connections.on('error', () => {});
+      let observeQuery: ((seconds: number) => void) | undefined;
       const db = new Kysely<Schema>({
         plugins: [writes],
         dialect: new PostgresDialect({ pool: guardedPool(connections, pool.statementTimeoutMs + CLIENT_GRACE_MS) }),
+        // kysely times a query only when given a log function: only with the metrics on.
+        ...(pool.timeQueries ? { log: (event: LogEvent) => observeQuery?.(event.queryDurationMillis / 1000) } : {}),
       });
       return {
         db,
@@ -105,6 +108,8 @@ export function postgresDialect(url: string): Dialect {
           await listener?.close();
           await db.destroy();
         },
+        poolUse: () => ({ total: connections.totalCount, idle: connections.idleCount, waiting: connections.waitingCount }),
+        ...(pool.timeQueries ? { onQueryTime: (observer: (seconds: number) => void) => { observeQuery = observer; } } : {}),
       };
     },
 

@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { listenForScrapes } from '../src/server/metrics-server.js';
+import { UNMATCHED_ROUTE } from '../src/server/route-label.js';
+import { createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { ACCESS_DENIED_JSON, get } from './support/http.js';
+import { parsePrometheusText, sampleValue } from './support/prometheus-text.js';
+import { startServer } from './support/cli.js';
+import { freshDatabase } from './support/database.js';
+
+const TOKEN = 'metrics-token-0123456789abcdef';
+const BEARER = { authorization: `Bearer ${TOKEN}` };
+
+describe('GET /metrics with CMI_METRICS_TOKEN', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp({ CMI_METRICS_TOKEN: TOKEN });
+  });
+  after(() => t.close());
+
+  const scrape = async () => {
+    const res = await get(t.app, '/metrics', BEARER);
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
+    return parsePrometheusText(res.body);
+  };
+
+  it('refuses a missing, wrong or non-bearer token with 401, and never takes a user\'s credentials', async () => {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer metrics-token-0123456789abcdeX' }, { authorization: `Basic ${TOKEN}` }, { authorization: t.adminAuth }, { authorization: 'Bearer ' }]) {
+      const res = await get(t.app, '/metrics', headers);
+      assert.equal(res.statusCode, 401);
+      assert.equal(res.headers['www-authenticate'], 'Bearer realm="cmi-metrics"');
+      assert.equal(res.body, ACCESS_DENIED_JSON);
+    }
+  });
+
+  it('is valid Prometheus text whose counts move as requests are made, labelled by route pattern', async () => {
+    const before = await scrape();
+    const users = { route: '/users/:id', method: 'GET', status_class: '2xx' };
+    await get(t.app, `/users/${t.alice.id}.json`, { authorization: t.adminAuth });
+    await get(t.app, `/users/${t.alice.id}.xml`, { authorization: t.adminAuth });
+    await get(t.app, '/users/999999.json', { authorization: t.adminAuth });
+    await get(t.app, '/no/such/path/4711.json', { authorization: t.adminAuth });
+    await get(t.app, '/another-unknown-path', { authorization: t.adminAuth });
+    const now = await scrape();
+    assert.equal(sampleValue(now, 'cmi_http_requests_total', users) - sampleValue(before, 'cmi_http_requests_total', users), 2);
+    const missing = { route: '/users/:id', method: 'GET', status_class: '4xx' };
+    assert.equal(sampleValue(now, 'cmi_http_requests_total', missing) - sampleValue(before, 'cmi_http_requests_total', missing), 1);
+    const unmatched = { route: UNMATCHED_ROUTE, method: 'GET', status_class: '4xx' };
+    assert.equal(sampleValue(now, 'cmi_http_requests_total', unmatched) - sampleValue(before, 'cmi_http_requests_total', unmatched), 2);
+    // Never the raw URL in a label.
+    const routes = new Set(now.get('cmi_http_requests_total')?.samples.map((sample) => sample.labels.route));
+    assert.deepEqual([...routes].filter((route) => route?.includes('4711') || route?.includes('unknown')), []);
+    assert.equal(sampleValue(now, 'cmi_http_request_duration_seconds_count', { route: '/users/:id' }) - sampleValue(before, 'cmi_http_request_duration_seconds_count', { route: '/users/:id' }), 3);
+    assert.equal(now.get('cmi_http_request_duration_seconds')?.type, 'histogram');
+    // The scrape being answered is the one request in flight.
+    assert.equal(sampleValue(now, 'cmi_http_requests_in_flight'), 1);
+    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_gc_duration_seconds']) assert.ok(now.has(name), name);
+  });
+
+  it('counts authentications ok, failed and locked', async () => {
+    const before = await scrape();
+    await get(t.app, '/version.json', { authorization: t.aliceAuth });
+    await get(t.app, '/version.json', { authorization: t.basic('alice', 'wrong-password') });
+    await get(t.app, '/version.json', { authorization: t.basic('alice', 'wrong-password') });
+    const now = await scrape();
+    const moved = (outcome: string) => sampleValue(now, 'cmi_authentications_total', { outcome }) - sampleValue(before, 'cmi_authentications_total', { outcome });
+    assert.equal(moved('ok'), 1);
+    assert.equal(moved('failed'), 2);
+    assert.equal(moved('locked'), 0);
+  });
+
+  it('counts error reports new, repeat and rejected', async () => {
+    const before = await scrape();
+    const post = (body: string) => t.app.inject({ method: 'POST', url: '/sysadmin_tools/infrastructure/errors.json', headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, body });
+    assert.equal((await post('{"error_class":"MetricsError","message":"m"}')).statusCode, 201);
+    assert.equal((await post('{"error_class":"MetricsError","message":"m"}')).statusCode, 200);
+    assert.equal((await post('{"message":"no class"}')).statusCode, 422);
+    const now = await scrape();
+    const moved = (name: string, labels: Record<string, string>) => sampleValue(now, name, labels) - sampleValue(before, name, labels);
+    assert.equal(moved('cmi_infrastructure_error_reports_total', { kind: 'new' }), 1);
+    assert.equal(moved('cmi_infrastructure_error_reports_total', { kind: 'repeat' }), 1);
+    assert.equal(moved('cmi_infrastructure_error_reports_rejected_total', { status: '422' }), 1);
+  });
+
+  it('reports the PostgreSQL pool and query times, and only on PostgreSQL', async () => {
+    const before = await scrape();
+    await get(t.app, `/users/${t.alice.id}.json`, { authorization: t.adminAuth });
+    const families = await scrape();
+    const postgres = t.database.dialect.name === 'postgres';
+    assert.equal(families.has('cmi_db_pool_connections'), postgres);
+    assert.equal(families.has('cmi_db_query_duration_seconds'), postgres);
+    if (postgres) {
+      assert.ok(sampleValue(families, 'cmi_db_pool_connections', { state: 'total' }) >= 1);
+      // Reading the user is at least one query.
+      assert.ok(sampleValue(families, 'cmi_db_query_duration_seconds_count') > sampleValue(before, 'cmi_db_query_duration_seconds_count'));
+    }
+  });
+});
+
+describe('metrics off (the default)', () => {
+  it('has no /metrics and no metrics on the app', async () => {
+    const t = await createTestApp();
+    try {
+      assert.equal(t.app.metrics, undefined);
+      assert.equal((await get(t.app, '/metrics', BEARER)).statusCode, 401);
+      assert.equal((await get(t.app, '/metrics', { authorization: t.adminAuth })).statusCode, 404);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('CMI_METRICS_PORT', () => {
+  it('serves /metrics without credentials on 127.0.0.1 over a real socket, and not on the API port', async () => {
+    const t = await createTestApp({ CMI_METRICS_PORT: '9' });
+    const metrics = t.app.metrics;
+    assert.ok(metrics);
+    const server = await listenForScrapes(metrics, 0);
+    try {
+      const apiPort = await listenLocally(t.app);
+      const address = server.address() as { address: string; port: number };
+      assert.equal(address.address, '127.0.0.1');
+      await fetch(`http://127.0.0.1:${apiPort}/version.json`, { headers: { authorization: t.adminAuth } });
+      const res = await fetch(`http://127.0.0.1:${address.port}/metrics`);
+      assert.equal(res.status, 200);
+      const families = parsePrometheusText(await res.text());
+      assert.equal(sampleValue(families, 'cmi_http_requests_total', { route: '/version', method: 'GET', status_class: '2xx' }), 1);
+      assert.equal((await fetch(`http://127.0.0.1:${address.port}/users.json`)).status, 404);
+      assert.equal((await fetch(`http://127.0.0.1:${apiPort}/metrics`, { headers: { authorization: t.adminAuth } })).status, 404);
+    } finally {
+      server.close();
+      await t.close();
+    }
+  });
+});
+
+/** Two consecutive ports of 127.0.0.1 free now. */
+async function freePortPair(): Promise<number> {
+  const free = (port: number) => new Promise<boolean>((resolve) => {
+    const server = createServer().once('error', () => resolve(false)).listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 40_000);
+    if ((await free(port)) && (await free(port + 1))) return port;
+  }
+}
+
+describe('cmi serve --workers 2 with CMI_METRICS_PORT', () => {
+  it('gives each worker its own port, port and port + 1: scraping both counts every request once; --log-format json writes JSON lines', async () => {
+    const database = await freshDatabase();
+    const port = await freePortPair();
+    const server = await startServer({ DATABASE_URL: database.url, CMI_ADMIN_PASSWORD: 'metrics-password', CMI_METRICS_PORT: String(port) }, ['--workers', '2', '--log-format', 'json']);
+    try {
+      const lines = server.output.trim().split('\n').map((line) => JSON.parse(line) as { level: string; msg: string });
+      assert.match(lines[0]?.msg ?? '', /^cmi listening on http:\/\/127\.0\.0\.1:\d+ with 2 workers \(/);
+      assert.equal(lines.at(-1)?.msg, `Metrics: http://127.0.0.1:${port}/metrics (worker 1) to http://127.0.0.1:${port + 1}/metrics (worker 2)`);
+      const auth = `Basic ${Buffer.from('admin:metrics-password').toString('base64')}`;
+      for (let i = 0; i < 10; i++) assert.equal((await fetch(`${server.baseUrl}/version.json`, { headers: { authorization: auth, connection: 'close' } })).status, 200);
+      let total = 0;
+      for (const metricsPort of [port, port + 1]) {
+        const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+        assert.equal(res.status, 200);
+        total += sampleValue(parsePrometheusText(await res.text()), 'cmi_http_requests_total', { route: '/version', method: 'GET', status_class: '2xx' });
+      }
+      assert.equal(total, 10);
+    } finally {
+      await server.stop();
+      await database.drop();
+    }
+  });
+});
+
+describe('the Prometheus text reader of the tests', () => {
+  it('refuses what the format does not allow', () => {
+    const good = '# HELP a_total A.\n# TYPE a_total counter\na_total{x="1"} 2\n';
+    assert.equal(sampleValue(parsePrometheusText(good), 'a_total', { x: '1' }), 2);
+    for (const bad of [
+      good.slice(0, -1),
+      `${good}a_total{x="1"} 3\n`,
+      'a_total 1\n',
+      '# TYPE a counter\na{x="1} 1\n',
+      '# TYPE a counter\na{1x="1"} 1\n',
+      '# TYPE a counter\na 1x\n',
+      '# TYPE a counter\n# TYPE b counter\na 1\nb 1\na{y="2"} 1\n',
+      '# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n',
+      '# TYPE h histogram\nh_bucket{le="1"} 1\nh_bucket{le="+Inf"} 2\nh_sum 1\nh_count 3\n',
+    ]) assert.throws(() => parsePrometheusText(bad), Error, bad);
+  });
+});

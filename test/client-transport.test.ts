@@ -200,3 +200,42 @@ describe('CmiClient options and answers it refuses', () => {
     await assert.rejects(client(server.baseUrl).users.get(1), (e: unknown) => e instanceof CmiProtocolError && /^user\.email is not a string/.test(e.message));
   });
 });
+
+describe('CmiClient against a hostile server', () => {
+  it('refuses an answer longer than maxResponseBytes, streamed without a length, and one announced too long', async () => {
+    const server = await scripted((request, response) => {
+      if (request.url === '/version.json') {
+        // Chunked, no Content-Length: 64 KiB pieces until the client hangs up.
+        response.writeHead(200, { 'content-type': 'application/json' });
+        const piece = Buffer.alloc(65_536, 0x20);
+        const more = () => {
+          while (response.write(piece)) if (response.destroyed) return;
+          response.once('drain', more);
+        };
+        response.on('close', () => response.removeAllListeners('drain'));
+        more();
+      } else response.writeHead(200, { 'content-type': 'application/json', 'content-length': '2000000' }).write('{');
+    });
+    const small = client(server.baseUrl, { maxResponseBytes: 1_000_000 });
+    await assert.rejects(small.version(), (e: unknown) => e instanceof CmiProtocolError && e.message === 'the answer is longer than maxResponseBytes (1000000 bytes); refused');
+    await assert.rejects(small.users.get(1), (e: unknown) => e instanceof CmiProtocolError && /maxResponseBytes/.test(e.message));
+    assert.equal(server.requests(), 2);
+  });
+
+  it('does not follow a redirect: a POST body (a new user\'s password) never reaches the Location', async () => {
+    const elsewhere = await scripted((_q, response) => ok(response, JSON.stringify({ user: {} })));
+    const server = await scripted((_q, response) => response.writeHead(307, { location: `${elsewhere.baseUrl}/users.json` }).end());
+    await assert.rejects(
+      client(server.baseUrl).users.create({ login: 'grace', email: 'grace@example.com', password: 'Secret-1234' }),
+      (e: unknown) => e instanceof CmiProtocolError && e.message === `the server redirected POST /users.json (307) to ${elsewhere.baseUrl}/users.json; not followed: give that address as baseUrl`,
+    );
+    assert.equal(elsewhere.requests(), 0);
+  });
+
+  it('refuses a baseUrl holding credentials without repeating them', () => {
+    assert.throws(
+      () => new CmiClient({ baseUrl: 'https://admin:Secret-1234@cmi.example.com', login: 'admin', password: 'Secret-1234' }),
+      (e: unknown) => e instanceof TypeError && e.message === 'baseUrl must not hold credentials (user:password@host): give login with password or apiKey',
+    );
+  });
+});

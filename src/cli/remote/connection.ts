@@ -54,6 +54,8 @@ export async function connect(options: GlobalOptions, env: NodeJS.ProcessEnv = p
   if (profiles === 'read' && profileName !== undefined && profile === undefined) throw new RemoteUsageError(`no profile "${profileName}": save one with cmi login --profile ${profileName}`);
   const url = options.url ?? (nonEmpty(env.CMI_URL) ? env.CMI_URL : undefined) ?? profile?.url;
   if (url === undefined) throw new RemoteUsageError('no server: give --url URL (or CMI_URL), --profile NAME, or save one with cmi login');
+  // Not echoed: it holds a password, which would land in the terminal's scrollback and the profile file.
+  if (/^https?:\/\/[^/?#]*@/.test(url)) throw new RemoteUsageError('--url must not hold credentials (user:password@host): give --user, and the password with --password-stdin or CMI_PASSWORD');
   if (!/^https?:\/\/[^/]/.test(url)) throw new RemoteUsageError(`--url must be an http:// or https:// URL (got "${url}")`);
   const login = options.user ?? (nonEmpty(env.CMI_USER) ? env.CMI_USER : undefined) ?? profile?.login;
   if (login === undefined) throw new RemoteUsageError('no login: give --user LOGIN (or CMI_USER)');

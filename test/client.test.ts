@@ -228,6 +228,35 @@ describe('CmiClient pagination: all() walks every page once', () => {
     assert.deepEqual(seen, ['admin', 'alice', 'user002', 'zed']);
   });
 
+  it('a server that lies (X-Page always 1, an X-Total or Link that never ends, the same page each time) cannot hold the walk', async () => {
+    const port = (t.app.server.address() as { port: number }).port;
+    for (const lie of ['x-total', 'link'] as const) {
+      let requests = 0;
+      const liar = new CmiClient({
+        baseUrl: `http://127.0.0.1:${port}`,
+        login: ADMIN.login,
+        password: ADMIN.password,
+        // The real first page, whatever page was asked for, with headers announcing more forever.
+        fetch: async (input, init) => {
+          requests++;
+          const url = new URL(String(input));
+          url.searchParams.set('page', '1');
+          const real = await fetch(url, init);
+          const headers = new Headers(real.headers);
+          headers.set('x-page', '1');
+          if (lie === 'x-total') headers.set('x-total', '1000000');
+          else {
+            headers.delete('x-total');
+            headers.set('link', `<${url.href}>; rel="next"`);
+          }
+          return new Response(await real.arrayBuffer(), { status: real.status, headers });
+        },
+      });
+      assert.deepEqual(await logins(liar.users.all({ perPage: 2 })), ['admin', 'alice'], lie);
+      assert.equal(requests, 2, lie);
+    }
+  });
+
   it('a record added before the walk\'s place (shifting the rest along) is not yielded twice', async () => {
     const seen: number[] = [];
     let added = false;

@@ -12,6 +12,7 @@ import {
   CmiServerError,
   CmiTimeoutError,
 } from '../src/client/index.js';
+import { retryAfterSeconds } from '../src/client/transport.js';
 
 /**
  * Retries, timeouts and failures of cmi/client against real node:http servers on random ports, each
@@ -236,6 +237,16 @@ describe('CmiClient against a hostile server', () => {
     assert.throws(
       () => new CmiClient({ baseUrl: 'https://admin:Secret-1234@cmi.example.com', login: 'admin', password: 'Secret-1234' }),
       (e: unknown) => e instanceof TypeError && e.message === 'baseUrl must not hold credentials (user:password@host): give login with password or apiKey',
+    );
+  });
+});
+
+describe('Retry-After as the client reads it', () => {
+  const read = (value: string) => retryAfterSeconds(new Headers({ 'retry-after': value }), Date.parse('2026-11-20T10:00:00Z'));
+  it('seconds, an HTTP date (past: 0), and nothing for what is neither', () => {
+    assert.deepEqual(
+      ['7', ' 30 ', '99999999999999999999', 'Fri, 20 Nov 2026 10:00:05 GMT', 'Thu, 19 Nov 2026 10:00:00 GMT', '-5', '1.5', '2', 'soon', '1e3', ''].map(read),
+      [7, 30, 1e20, 5, 0, undefined, undefined, 2, undefined, undefined, undefined],
     );
   });
 });

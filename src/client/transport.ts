@@ -61,6 +61,9 @@ export function retryAfterSeconds(headers: Headers, now = Date.now()): number | 
   const value = headers.get('retry-after')?.trim();
   if (value === undefined || value === '') return undefined;
   if (/^\d+$/.test(value)) return Number(value);
+  // An HTTP date starts with the day's name (`Wed, 21 Oct 2015 07:28:00 GMT`); V8's Date.parse reads
+  // far more (`-5` and `1.5` as days of 2001, which would mean "now" and skip the backoff).
+  if (!/^[A-Za-z]{3}[, ]/.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }

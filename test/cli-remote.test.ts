@@ -54,6 +54,10 @@ describe('cmi remote commands', () => {
     failed(await cmi(['users', 'ls']), 2, 'cmi: no server: give --url URL (or CMI_URL), --profile NAME, or save one with cmi login\n');
     failed(await cmi(['users', 'ls', '--url', url, '--user', 'admin']), 2, 'cmi: no password: give --password-stdin, CMI_PASSWORD or CMI_API_KEY, or save a profile with cmi login\n');
     failed(await cmi(['users', 'ls', '--bogus']), 2, /^error: unknown option '--bogus'\n/);
+    // 192.0.2.1 (TEST-NET-1) is never a cmi: the warning, then refused or timed out as the network has it; loopback
+    // (every other test here) warns of nothing.
+    failed(await cmi(['version', '--url', 'http://192.0.2.1:8080', '--timeout', '0.3'], { CMI_USER: 'admin', CMI_PASSWORD: 'pw' }), 3,
+      /^cmi: warning: 192\.0\.2\.1:8080 is reached over plain http: the password or API key crosses the network readable; use https:\/\/\ncmi: (cannot reach|no answer from) [^\n]*\n$/);
     failed(await cmi(['users', 'ls', '--url', 'http://admin:Secret-1234@127.0.0.1:9'], { CMI_USER: 'admin', CMI_PASSWORD: 'pw' }), 2,
       'cmi: --url must not hold credentials (user:password@host): give --user, and the password with --password-stdin or CMI_PASSWORD\n');
     failed(await cmi(['users', 'ls', '--url', url, '--page', 'x'], { CMI_USER: 'admin', CMI_PASSWORD: 'pw' }), 2, 'cmi: --page must be a positive integer (got "x")\n');

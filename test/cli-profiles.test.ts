@@ -33,6 +33,6 @@ describe('cmi profile file', () => {
     assert.equal(existsSync(stolen), false);
     assert.equal(lstatSync(path).isFile(), true);
     assert.equal(statSync(path).mode & 0o777, 0o600);
-    assert.equal(JSON.parse(readFileSync(path, 'utf8')).profiles.main.api_key, profile.api_key);
+    assert.equal((JSON.parse(readFileSync(path, 'utf8')) as { profiles: { main: { api_key: string } } }).profiles.main.api_key, profile.api_key);
   });
 });

@@ -180,7 +180,7 @@ describe('cmi remote commands', () => {
     assert.equal(posted.statusCode, 201);
     const id = posted.json<{ infrastructure_error: { id: number } }>().infrastructure_error.id;
     const shown = await cmi(['errors', 'show', String(id)]);
-    succeeded(shown, /\nbacktrace:\n {4}a\.ts:1 \[2J\n {4}b\.ts:2\n[^]*\nmessage: clip \]52;c;cHduZWQ=  board\n {4}hide \[8m me\n/);
+    succeeded(shown, /\nbacktrace:\n {4}a\.ts:1 \[2J\n {4}b\.ts:2\n[^]*\nmessage: clip \]52;c;cHduZWQ= {2}board\n {4}hide \[8m me\n/);
     succeeded(await cmi(['errors', 'rm', String(id)]), /^Deleted infrastructure error /);
   });
 

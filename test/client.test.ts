@@ -239,7 +239,7 @@ describe('CmiClient pagination: all() walks every page once', () => {
         // The real first page, whatever page was asked for, with headers announcing more forever.
         fetch: async (input, init) => {
           requests++;
-          const url = new URL(String(input));
+          const url = new URL(input instanceof Request ? input.url : input);
           url.searchParams.set('page', '1');
           const real = await fetch(url, init);
           const headers = new Headers(real.headers);

@@ -111,7 +111,7 @@ async function boundedText(response: Response, limit: number): Promise<string> {
     throw tooLong();
   }
   if (response.body === null) return '';
-  const reader = response.body.getReader();
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Uint8Array[] = [];
   let length = 0;
   for (;;) {

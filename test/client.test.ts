@@ -6,6 +6,7 @@ import {
   CmiNotFoundError,
   CmiPermissionError,
   CmiRateLimitError,
+  CmiServerError,
   CmiValidationError,
   type Format,
   type User,
@@ -255,6 +256,29 @@ describe('CmiClient pagination: all() walks every page once', () => {
       assert.deepEqual(await logins(liar.users.all({ perPage: 2 })), ['admin', 'alice'], lie);
       assert.equal(requests, 2, lie);
     }
+  });
+
+  it('users.delete is never retried: a 502 after the server marked the user deleted leaves the record there', async () => {
+    const ghost = await admin.users.create({ login: 'ghost', email: 'ghost@example.com', password: 'ghost-password' });
+    let deletes = 0;
+    const behindProxy = new CmiClient({
+      baseUrl: `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`,
+      login: ADMIN.login,
+      password: ADMIN.password,
+      initialRetryDelay: 1,
+      // A proxy that passes the request on, then loses the answer: the server acted, the client sees 502.
+      fetch: async (input, init) => {
+        const real = await fetch(input, init);
+        if (init?.method !== 'DELETE') return real;
+        deletes++;
+        await real.arrayBuffer();
+        return new Response('{}', { status: 502, headers: { 'content-type': 'application/json' } });
+      },
+    });
+    await assert.rejects(behindProxy.users.delete(ghost.id, { maxRetries: 2 }), CmiServerError);
+    assert.equal(deletes, 1);
+    assert.equal((await admin.users.get(ghost.id)).status, 'deleted');
+    await admin.users.delete(ghost.id);
   });
 
   it('a record added before the walk\'s place (shifting the rest along) is not yielded twice', async () => {

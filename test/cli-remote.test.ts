@@ -54,6 +54,12 @@ describe('cmi remote commands', () => {
     failed(await cmi(['users', 'ls']), 2, 'cmi: no server: give --url URL (or CMI_URL), --profile NAME, or save one with cmi login\n');
     failed(await cmi(['users', 'ls', '--url', url, '--user', 'admin']), 2, 'cmi: no password: give --password-stdin, CMI_PASSWORD or CMI_API_KEY, or save a profile with cmi login\n');
     failed(await cmi(['users', 'ls', '--bogus']), 2, /^error: unknown option '--bogus'\n/);
+    // 192.0.2.1 (TEST-NET-1) is never a cmi: the warning, then refused or timed out as the network has it; loopback
+    // (every other test here) warns of nothing.
+    failed(await cmi(['version', '--url', 'http://192.0.2.1:8080', '--timeout', '0.3'], { CMI_USER: 'admin', CMI_PASSWORD: 'pw' }), 3,
+      /^cmi: warning: 192\.0\.2\.1:8080 is reached over plain http: the password or API key crosses the network readable; use https:\/\/\ncmi: (cannot reach|no answer from) [^\n]*\n$/);
+    failed(await cmi(['users', 'ls', '--url', 'http://admin:Secret-1234@127.0.0.1:9'], { CMI_USER: 'admin', CMI_PASSWORD: 'pw' }), 2,
+      'cmi: --url must not hold credentials (user:password@host): give --user, and the password with --password-stdin or CMI_PASSWORD\n');
     failed(await cmi(['users', 'ls', '--url', url, '--page', 'x'], { CMI_USER: 'admin', CMI_PASSWORD: 'pw' }), 2, 'cmi: --page must be a positive integer (got "x")\n');
   });
 
@@ -166,6 +172,16 @@ describe('cmi remote commands', () => {
     succeeded(await cmi(['errors', 'rm', String(id.id)]), `Deleted infrastructure error ${id.id} (AttachTimeout: attach timed out)\n`);
     failed(await cmi(['errors', 'show', String(id.id)]), 1, 'cmi: Resource not found\n');
     failed(await cmi(['errors', 'histogram', '1', '--period', '1y']), 2, 'cmi: --period must be 24h, 7d or 30d (got "1y")\n');
+  });
+
+  it('errors show prints a reporter\'s control characters as spaces, never as escape sequences', async () => {
+    const report = { error_class: 'Evil', message: 'clip\x1b]52;c;cHduZWQ=\x07 board\nhide\x1b[8m me', host: 'hv-01', backtrace: 'a.ts:1\x1b[2J\nb.ts:2' };
+    const posted = await t.app.inject({ method: 'POST', url: '/sysadmin_tools/infrastructure/errors.json', headers: { authorization: t.adminAuth }, payload: report });
+    assert.equal(posted.statusCode, 201);
+    const id = posted.json<{ infrastructure_error: { id: number } }>().infrastructure_error.id;
+    const shown = await cmi(['errors', 'show', String(id)]);
+    succeeded(shown, /\nbacktrace:\n {4}a\.ts:1 \[2J\n {4}b\.ts:2\n[^]*\nmessage: clip \]52;c;cHduZWQ= {2}board\n {4}hide \[8m me\n/);
+    succeeded(await cmi(['errors', 'rm', String(id)]), /^Deleted infrastructure error /);
   });
 
   it('an ordinary user is refused the tracker: exit 1 and the server\'s message', async () => {

@@ -12,6 +12,7 @@ import {
   CmiServerError,
   CmiTimeoutError,
 } from '../src/client/index.js';
+import { retryAfterSeconds } from '../src/client/transport.js';
 
 /**
  * Retries, timeouts and failures of cmi/client against real node:http servers on random ports, each
@@ -198,5 +199,54 @@ describe('CmiClient options and answers it refuses', () => {
   it('a JSON record missing a field it must have is refused, naming it', async () => {
     const server = await scripted((_q, response) => ok(response, JSON.stringify({ user: { id: 1, login: 'x' } })));
     await assert.rejects(client(server.baseUrl).users.get(1), (e: unknown) => e instanceof CmiProtocolError && /^user\.email is not a string/.test(e.message));
+  });
+});
+
+describe('CmiClient against a hostile server', () => {
+  it('refuses an answer longer than maxResponseBytes, streamed without a length, and one announced too long', async () => {
+    const server = await scripted((request, response) => {
+      if (request.url === '/version.json') {
+        // Chunked, no Content-Length: 64 KiB pieces until the client hangs up.
+        response.writeHead(200, { 'content-type': 'application/json' });
+        const piece = Buffer.alloc(65_536, 0x20);
+        const more = () => {
+          while (response.write(piece)) if (response.destroyed) return;
+          response.once('drain', more);
+        };
+        response.on('close', () => response.removeAllListeners('drain'));
+        more();
+      } else response.writeHead(200, { 'content-type': 'application/json', 'content-length': '2000000' }).write('{');
+    });
+    const small = client(server.baseUrl, { maxResponseBytes: 1_000_000 });
+    await assert.rejects(small.version(), (e: unknown) => e instanceof CmiProtocolError && e.message === 'the answer is longer than maxResponseBytes (1000000 bytes); refused');
+    await assert.rejects(small.users.get(1), (e: unknown) => e instanceof CmiProtocolError && /maxResponseBytes/.test(e.message));
+    assert.equal(server.requests(), 2);
+  });
+
+  it('does not follow a redirect: a POST body (a new user\'s password) never reaches the Location', async () => {
+    const elsewhere = await scripted((_q, response) => ok(response, JSON.stringify({ user: {} })));
+    const server = await scripted((_q, response) => response.writeHead(307, { location: `${elsewhere.baseUrl}/users.json` }).end());
+    await assert.rejects(
+      client(server.baseUrl).users.create({ login: 'grace', email: 'grace@example.com', password: 'Secret-1234' }),
+      (e: unknown) => e instanceof CmiProtocolError && e.message === `the server redirected POST /users.json (307) to ${elsewhere.baseUrl}/users.json; not followed: give that address as baseUrl`,
+    );
+    assert.equal(elsewhere.requests(), 0);
+  });
+
+  it('refuses a baseUrl holding credentials without repeating them', () => {
+    assert.throws(
+      () => new CmiClient({ baseUrl: 'https://admin:Secret-1234@cmi.example.com', login: 'admin', password: 'Secret-1234' }),
+      (e: unknown) => e instanceof TypeError && e.message === 'baseUrl must not hold credentials (user:password@host): give login with password or apiKey',
+    );
+  });
+});
+
+describe('Retry-After as the client reads it', () => {
+  const read = (value: string) => retryAfterSeconds(new Headers({ 'retry-after': value }), Date.parse('2026-11-20T10:00:00Z'));
+  it('seconds, an HTTP date (past: 0), and nothing for what is neither', () => {
+    assert.deepEqual(
+      ['7', ' 30 ', '99999999999999999999', 'Fri, 20 Nov 2026 10:00:05 GMT', 'Thu, 19 Nov 2026 10:00:00 GMT', '-5', '1.5', '2', 'soon', '1e3', ''].map(read),
+      [7, 30, 1e20, 5, 0, undefined, undefined, 2, undefined, undefined, undefined],
+    );
   });
 });

@@ -6,6 +6,7 @@ import {
   CmiNotFoundError,
   CmiPermissionError,
   CmiRateLimitError,
+  CmiServerError,
   CmiValidationError,
   type Format,
   type User,
@@ -226,6 +227,58 @@ describe('CmiClient pagination: all() walks every page once', () => {
     }
     // user001 was deleted after page 1 but before page 2 was read: not listed; user002 and zed are.
     assert.deepEqual(seen, ['admin', 'alice', 'user002', 'zed']);
+  });
+
+  it('a server that lies (X-Page always 1, an X-Total or Link that never ends, the same page each time) cannot hold the walk', async () => {
+    const port = (t.app.server.address() as { port: number }).port;
+    for (const lie of ['x-total', 'link'] as const) {
+      let requests = 0;
+      const liar = new CmiClient({
+        baseUrl: `http://127.0.0.1:${port}`,
+        login: ADMIN.login,
+        password: ADMIN.password,
+        // The real first page, whatever page was asked for, with headers announcing more forever.
+        fetch: async (input, init) => {
+          requests++;
+          const url = new URL(input instanceof Request ? input.url : input);
+          url.searchParams.set('page', '1');
+          const real = await fetch(url, init);
+          const headers = new Headers(real.headers);
+          headers.set('x-page', '1');
+          if (lie === 'x-total') headers.set('x-total', '1000000');
+          else {
+            headers.delete('x-total');
+            headers.set('link', `<${url.href}>; rel="next"`);
+          }
+          return new Response(await real.arrayBuffer(), { status: real.status, headers });
+        },
+      });
+      assert.deepEqual(await logins(liar.users.all({ perPage: 2 })), ['admin', 'alice'], lie);
+      assert.equal(requests, 2, lie);
+    }
+  });
+
+  it('users.delete is never retried: a 502 after the server marked the user deleted leaves the record there', async () => {
+    const ghost = await admin.users.create({ login: 'ghost', email: 'ghost@example.com', password: 'ghost-password' });
+    let deletes = 0;
+    const behindProxy = new CmiClient({
+      baseUrl: `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`,
+      login: ADMIN.login,
+      password: ADMIN.password,
+      initialRetryDelay: 1,
+      // A proxy that passes the request on, then loses the answer: the server acted, the client sees 502.
+      fetch: async (input, init) => {
+        const real = await fetch(input, init);
+        if (init?.method !== 'DELETE') return real;
+        deletes++;
+        await real.arrayBuffer();
+        return new Response('{}', { status: 502, headers: { 'content-type': 'application/json' } });
+      },
+    });
+    await assert.rejects(behindProxy.users.delete(ghost.id, { maxRetries: 2 }), CmiServerError);
+    assert.equal(deletes, 1);
+    assert.equal((await admin.users.get(ghost.id)).status, 'deleted');
+    await admin.users.delete(ghost.id);
   });
 
   it('a record added before the walk\'s place (shifting the rest along) is not yielded twice', async () => {

@@ -26,6 +26,8 @@ export class CmiClient {
 
   constructor(options: CmiClientOptions) {
     if (typeof options.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) throw new TypeError('baseUrl must be an http:// or https:// URL');
+    // A password in the URL would be repeated by every error message naming the server; fetch refuses it too.
+    if (/^https?:\/\/[^/?#]*@/.test(options.baseUrl)) throw new TypeError('baseUrl must not hold credentials (user:password@host): give login with password or apiKey');
     if (options.format !== undefined && options.format !== 'json' && options.format !== 'xml') throw new TypeError('format must be json or xml');
     const http = transport(options);
     this.#http = http;

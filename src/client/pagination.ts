@@ -57,6 +57,10 @@ export async function fetchPage<R extends ResourceDefinition>(
  * along) is not yielded twice, and when `X-Total` falls (records removed before the walk's place shifted
  * the rest back) the walk steps back as many pages as could have been skipped. It ends on the last page
  * as the latest answer tells it (`hasMore`), so records added mid-walk at the end are reached.
+ *
+ * A server that lies cannot hold it forever: the next page is the one asked for plus one (never the
+ * server's `X-Page`), a step back needs a new item since the last one, and a page of items all seen
+ * before ends the walk unless a step back explains it (X-Total or Link announcing pages that repeat).
  */
 export async function* walkPages<T>(
   fetch: (page: number) => Promise<Page<T>>,
@@ -65,24 +69,33 @@ export async function* walkPages<T>(
   const seen = new Set<unknown>();
   let page = 1;
   let lastTotal: number | undefined;
+  // Pages that may repeat what was seen: those a step back re-reads.
+  let repeatsAllowed = 0;
+  let newSinceStepBack = true;
   for (;;) {
     const current = await fetch(page);
-    if (lastTotal !== undefined && current.total < lastTotal && page > 1) {
-      const back = Math.min(page - 1, Math.ceil((lastTotal - current.total) / current.limit));
+    if (lastTotal !== undefined && current.total < lastTotal && page > 1 && newSinceStepBack) {
+      const back = Math.min(page - 1, Math.ceil((lastTotal - current.total) / Math.max(current.limit, 1)));
       lastTotal = current.total;
       page -= back;
+      repeatsAllowed = back;
+      newSinceStepBack = false;
       continue;
     }
     lastTotal = current.total;
+    let fresh = 0;
     for (const item of current.items) {
       if (keyOf !== undefined) {
         const key = keyOf(item);
         if (seen.has(key)) continue;
         seen.add(key);
       }
+      fresh += 1;
       yield item;
     }
     if (current.items.length === 0 || !current.hasMore) return;
-    page = current.page + 1;
+    if (fresh > 0) newSinceStepBack = true;
+    else if (repeatsAllowed-- <= 0) return;
+    page += 1;
   }
 }

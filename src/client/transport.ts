@@ -26,6 +26,8 @@ export interface TransportOptions {
   maxRetryDelay?: number;
   /** The first backoff in milliseconds, doubled each try, with jitter (default 500). */
   initialRetryDelay?: number;
+  /** The largest answer body read, in bytes (default 64 MiB); a longer one is a `CmiProtocolError`. */
+  maxResponseBytes?: number;
   fetch?: typeof fetch;
   /** Merged into every `fetch` call, e.g. `{ dispatcher }` of undici. */
   fetchOptions?: RequestInit & Record<string, unknown>;
@@ -59,6 +61,9 @@ export function retryAfterSeconds(headers: Headers, now = Date.now()): number | 
   const value = headers.get('retry-after')?.trim();
   if (value === undefined || value === '') return undefined;
   if (/^\d+$/.test(value)) return Number(value);
+  // An HTTP date starts with the day's name (`Wed, 21 Oct 2015 07:28:00 GMT`); V8's Date.parse reads
+  // far more (`-5` and `1.5` as days of 2001, which would mean "now" and skip the backoff).
+  if (!/^[A-Za-z]{3}[, ]/.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }
@@ -74,6 +79,12 @@ function queryString(query: Query | undefined): string {
   return text === '' ? '' : `?${text}`;
 }
 
+/** A URL's path and query, for messages. */
+const path = (url: string) => {
+  const parsed = new URL(url);
+  return `${parsed.pathname}${parsed.search}`;
+};
+
 const sleep = (ms: number, signal: AbortSignal | undefined) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(new CmiAbortError('aborted by the caller'));
@@ -87,6 +98,34 @@ const sleep = (ms: number, signal: AbortSignal | undefined) =>
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+
+/**
+ * The body as text, refused past `limit` bytes: a hostile or broken server streaming without end would
+ * otherwise fill the memory (`response.text()` has no limit).
+ */
+async function boundedText(response: Response, limit: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? '');
+  const tooLong = () => new CmiProtocolError(`the answer is longer than maxResponseBytes (${limit} bytes); refused`);
+  if (Number.isFinite(declared) && declared > limit) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLong();
+  }
+  if (response.body === null) return '';
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.byteLength;
+    if (length > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLong();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, length).toString('utf8');
+}
 
 /** The words of a network failure: undici hides the cause (ECONNREFUSED, a reset socket) under `fetch failed`. */
 function networkProblem(error: unknown): string {
@@ -106,6 +145,7 @@ export function transport(options: TransportOptions) {
   const secret = options.apiKey ?? options.password;
   const basic = options.login !== undefined && secret !== undefined ? `Basic ${Buffer.from(`${options.login}:${secret}`).toString('base64')}` : undefined;
   const maxRetryDelay = options.maxRetryDelay ?? 30_000;
+  const maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
   const initialRetryDelay = options.initialRetryDelay ?? 500;
   let session: string | undefined;
 
@@ -159,8 +199,14 @@ export function transport(options: TransportOptions) {
       headers[name] ??= value;
     });
     try {
-      const response = await doFetch(url, { ...options.fetchOptions, method, headers, body, signal: combined });
-      const text = await response.text();
+      // Redirects are not followed: a 307 would send the body (a new user's password) to wherever the
+      // Location points, and cmi never redirects its API.
+      const response = await doFetch(url, { ...options.fetchOptions, method, headers, body, signal: combined, redirect: 'manual' });
+      if (response.status >= 300 && response.status < 400) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new CmiProtocolError(`the server redirected ${method} ${path(url)} (${response.status}) to ${response.headers.get('location') ?? 'nowhere'}; not followed: give that address as baseUrl`);
+      }
+      const text = await boundedText(response, maxResponseBytes);
       keepSession(response.headers);
       const answer: Answer = { status: response.status, headers: response.headers, body: undefined };
       try {

@@ -50,9 +50,13 @@ export function usersApi(http: Transport) {
       await http.request('PUT', path(id), { ...call, body: { user: changes } });
     },
 
-    /** Marks the user deleted; deleting a deleted user removes the record (docs/api.md#delete-usersid). */
+    /**
+     * Marks the user deleted; deleting a deleted user removes the record (docs/api.md#delete-usersid).
+     * Never retried: this DELETE is not idempotent, a second try after a first that reached the server
+     * (a 502 from a proxy, a timeout) would remove the record.
+     */
     async delete(id: number, call: RequestOptions = {}): Promise<void> {
-      await http.request('DELETE', path(id), call);
+      await http.request('DELETE', path(id), { ...call, maxRetries: 0 });
     },
 
     async suspend(id: number, call: RequestOptions = {}): Promise<User> {

@@ -31,6 +31,12 @@ export function serverConfigured(options: GlobalOptions, env: NodeJS.ProcessEnv 
 
 const nonEmpty = (value: string | undefined): value is string => value !== undefined && value !== '';
 
+/** Whether credentials sent to `url` stay off the network's reach: https, or http to this machine's loopback. */
+function sentEncrypted(url: string): boolean {
+  const { protocol, hostname } = new URL(url);
+  return protocol === 'https:' || hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -54,7 +60,10 @@ export async function connect(options: GlobalOptions, env: NodeJS.ProcessEnv = p
   if (profiles === 'read' && profileName !== undefined && profile === undefined) throw new RemoteUsageError(`no profile "${profileName}": save one with cmi login --profile ${profileName}`);
   const url = options.url ?? (nonEmpty(env.CMI_URL) ? env.CMI_URL : undefined) ?? profile?.url;
   if (url === undefined) throw new RemoteUsageError('no server: give --url URL (or CMI_URL), --profile NAME, or save one with cmi login');
+  // Not echoed: it holds a password, which would land in the terminal's scrollback and the profile file.
+  if (/^https?:\/\/[^/?#]*@/.test(url)) throw new RemoteUsageError('--url must not hold credentials (user:password@host): give --user, and the password with --password-stdin or CMI_PASSWORD');
   if (!/^https?:\/\/[^/]/.test(url)) throw new RemoteUsageError(`--url must be an http:// or https:// URL (got "${url}")`);
+  if (!sentEncrypted(url)) process.stderr.write(`cmi: warning: ${new URL(url).host} is reached over plain http: the password or API key crosses the network readable; use https://\n`);
   const login = options.user ?? (nonEmpty(env.CMI_USER) ? env.CMI_USER : undefined) ?? profile?.login;
   if (login === undefined) throw new RemoteUsageError('no login: give --user LOGIN (or CMI_USER)');
   let secret: { password: string } | { apiKey: string } | undefined;

@@ -1,7 +1,12 @@
 import { parse } from 'csv-parse/sync';
 
-/** One field of RFC 4180 CSV: quoted when it holds a comma, quote, CR or LF (or leading/trailing space). */
-function field(value: string): string {
+/**
+ * One field of RFC 4180 CSV: quoted when it holds a comma, quote, CR or LF (or leading/trailing space).
+ * A field a spreadsheet would run as a formula (starting with = + - @, a tab or CR: a user's own name
+ * `=HYPERLINK(...)` or `=cmd|...`) is written after an apostrophe, which shows it as text (docs/cli.md#users).
+ */
+function field(raw: string): string {
+  const value = /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
   return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 

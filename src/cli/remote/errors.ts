@@ -59,15 +59,16 @@ export function remoteErrorCommands({ client }: Connection, term: Terminal) {
         client.infrastructureErrors.breakdown(id, { by: 'host', perPage: SHOWN }),
       ]);
       const key = (name: string) => paint(term, 'bold', `${name}:`);
-      const [firstLine, ...moreLines] = record.message.split(/\r\n|\r|\n/);
+      // Every line through cell(): a reporter's text must not reach the terminal's escape sequences (docs/cli.md#output).
+      const [firstLine, ...moreLines] = record.message.split(/\r\n|\r|\n/).map((line) => cell(line));
       return [
         `${key('id')} ${record.id}`,
         record.backtrace === '' ? `${key('backtrace')} (none)` : key('backtrace'),
-        ...(record.backtrace === '' ? [] : record.backtrace.split(/\r\n|\r|\n/).map((line) => `    ${line}`)),
+        ...(record.backtrace === '' ? [] : record.backtrace.split(/\r\n|\r|\n/).map((line) => `    ${cell(line)}`)),
         `${key('counter')} ${record.counter}`,
         `${key('created_at')} ${datetime(record.created_at)}`,
-        `${key('error_class')} ${record.error_class}`,
-        `${key('fingerprint')} ${record.fingerprint}`,
+        `${key('error_class')} ${cell(record.error_class)}`,
+        `${key('fingerprint')} ${cell(record.fingerprint)}`,
         `${key('message')} ${firstLine}`,
         ...moreLines.map((line) => `    ${line}`),
         `${key('reported')} ${record.reported}`,

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -44,12 +44,17 @@ export function readProfile(name: string | undefined, env: NodeJS.ProcessEnv = p
 export function saveProfile(name: string, profile: Profile, env: NodeJS.ProcessEnv = process.env): string {
   const path = profilePath(env);
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // mkdir's mode applies only to a directory it makes: one already there (0777, 0755) is closed too, so
+  // nobody else can list it or plant a file (a symlink under the temporary name) in it.
+  chmodSync(dirname(path), 0o700);
   const file = readFile(path);
   file.profiles[name] = profile;
   file.default ??= name;
   // Written whole under another name, then renamed: never a half-written file, never readable by others.
+  // 'wx' (O_CREAT|O_EXCL) never follows a symlink left under that name; a stale one is removed first.
   const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  rmSync(temporary, { force: true });
+  writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(temporary, 0o600);
   renameSync(temporary, path);
   return path;

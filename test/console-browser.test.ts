@@ -83,9 +83,12 @@ describe('the operator console in a browser', () => {
   async function signIn(login: string, password: string): Promise<void> {
     await page.goto(`${base}/`);
     assert.match(page.url(), /\/console\/sign-in\?next=%2Fconsole$/);
+    // Chromium gives autofocus a moment after load: keys typed before it would go nowhere.
+    await page.waitForFunction(() => document.activeElement?.id === 'login');
     await page.keyboard.type(login);
     await page.keyboard.press('Tab');
     await page.keyboard.type(password);
+    assert.deepEqual([await page.inputValue('#login'), await page.inputValue('#password')], [login, password]);
     await Promise.all([page.waitForURL((url) => !url.pathname.startsWith('/console/sign-in')), page.keyboard.press('Enter')]);
   }
 
@@ -110,7 +113,8 @@ describe('the operator console in a browser', () => {
     await page.screenshot({ path: new URL('console-errors.png', SCREENSHOTS).pathname, fullPage: false });
 
     await page.getByRole('link', { name: 'Next →' }).click();
-    assert.equal(page.url(), `${base}/console/errors?page=2`);
+    // The navigation loaded whole before the reload (a reload racing its commit finds no page).
+    await page.waitForURL(`${base}/console/errors?page=2`);
     await page.reload();
     assert.equal(await rows().count(), 4);
     assert.equal(await page.locator('.pager span').textContent(), 'Page 2 of 2');
@@ -118,7 +122,7 @@ describe('the operator console in a browser', () => {
     await page.getByLabel('Class').fill('StorageTimeout');
     await page.getByLabel('Reported').selectOption('false');
     await page.getByRole('button', { name: 'Filter' }).click();
-    assert.equal(page.url(), `${base}/console/errors?reported=false&error_class=StorageTimeout`);
+    await page.waitForURL(`${base}/console/errors?reported=false&error_class=StorageTimeout`);
     await page.reload();
     assert.equal(await page.getByLabel('Class').inputValue(), 'StorageTimeout');
     assert.equal(await page.locator('#total').textContent(), '1 error match');

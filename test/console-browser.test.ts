@@ -84,7 +84,7 @@ describe('the operator console in a browser', () => {
     await page.goto(`${base}/`);
     assert.match(page.url(), /\/console\/sign-in\?next=%2Fconsole$/);
     // Chromium gives autofocus a moment after load: keys typed before it would go nowhere.
-    await page.waitForFunction(() => document.activeElement?.id === 'login');
+    await page.locator('#login:focus').waitFor();
     await page.keyboard.type(login);
     await page.keyboard.press('Tab');
     await page.keyboard.type(password);

@@ -8,12 +8,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { systemClock } from '../src/domain/clock.js';
-import { hashPassword } from '../src/domain/passwords.js';
+import { systemClock } from '../src/shared/clock.js';
+import { hashPassword } from '../src/users/passwords.js';
 import { loadConfig } from '../src/config.js';
-import { migrateToLatest, openDatabase } from '../src/store/database.js';
-import { type ErrorReport, infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
-import { type NewUser, usersRepository } from '../src/store/users-repository.js';
+import { migrateToLatest, openDatabase } from '../src/db/database.js';
+import { type ErrorReport, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import { type NewUser, usersRepository } from '../src/users/users.store.js';
 import { postgresSchema } from '../test/support/database.js';
 
 export type DatabaseKind = 'sqlite' | 'postgres';

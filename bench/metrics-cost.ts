@@ -10,7 +10,7 @@
  * reads the server's user+system CPU over exactly those requests. It prints the median of each.
  * That difference is at the mercy of a shared machine's noise, so it also runs one server with
  * metrics on under `--cpu-prof` and counts the samples whose stack passes through cmi's metrics
- * hooks (src/server/metrics.ts) or prom-client: the CPU the metrics themselves take, a request.
+ * hooks (src/metrics/metrics.ts) or prom-client: the CPU the metrics themselves take, a request.
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -19,10 +19,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config.js';
-import { hashPassword } from '../src/domain/passwords.js';
-import { buildApp } from '../src/server/app.js';
-import { migrateToLatest, openDatabase } from '../src/store/database.js';
-import { usersRepository } from '../src/store/users-repository.js';
+import { hashPassword } from '../src/users/passwords.js';
+import { buildApp } from '../src/app/app.js';
+import { migrateToLatest, openDatabase } from '../src/db/database.js';
+import { usersRepository } from '../src/users/users.store.js';
 
 const PASSWORD = 'bench-password-1';
 

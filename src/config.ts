@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
-import { userLimits } from './domain/limits.js';
-import type { WebhookSettings } from './domain/webhook-events.js';
-import { displayUrl } from './domain/webhook-sender.js';
-import { dialectFor, displayDatabaseUrl } from './store/dialects/database-url.js';
-import type { PoolSettings } from './store/dialects/dialect.js';
+import { userLimits } from './shared/limits.js';
+import type { WebhookSettings } from './alerts/webhook-events.js';
+import { displayUrl } from './alerts/sender.js';
+import { dialectFor, displayDatabaseUrl } from './db/database-url.js';
+import type { PoolSettings } from './db/dialects/dialect.js';
 
 /** Everything cmi reads from its environment, validated once at start-up. */
 export interface Config {

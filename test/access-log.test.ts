@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildApp } from '../src/server/app.js';
+import { buildApp } from '../src/app/app.js';
 import { createTestApp } from './support/app.js';
 import { get, tokenOf, withCookie } from './support/http.js';
 import { validateResponses } from './support/response-validation.js';

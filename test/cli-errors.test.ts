@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.js';
-import { type Database, migrateToLatest, openDatabase } from '../src/store/database.js';
-import { type ErrorReport, infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
+import { type Database, migrateToLatest, openDatabase } from '../src/db/database.js';
+import { type ErrorReport, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 import { runCmi } from './support/cli.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 
@@ -164,7 +164,7 @@ describe('cmi errors', () => {
       'id: 1',
       'backtrace:',
       "    src/store/users.ts:42:in 'findUser'",
-      "    src/server/routes/users.ts:18:in 'list'",
+      "    src/users/users.routes.ts:18:in 'list'",
       'counter: 19',
       `created_at: ${wire(base)}`,
       'error_class: TypeError',

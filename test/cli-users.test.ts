@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.js';
-import { type Database, openDatabase } from '../src/store/database.js';
+import { type Database, openDatabase } from '../src/db/database.js';
 import { type RunningServer, runCmi, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 

@@ -4,7 +4,7 @@ import { parseDatetime } from '../src/client/datetime.js';
 import { CmiProtocolError } from '../src/client/errors.js';
 import { decodeRecord } from '../src/client/records.js';
 import { readXml } from '../src/client/xml-reader.js';
-import { occurrenceResource } from '../src/resources/error-details.js';
+import { occurrenceResource } from '../src/tracker/error-details.resource.js';
 
 describe('the client\'s datetimes (docs/client.md#datetimes)', () => {
   const instant = new Date('2026-11-20T10:00:00Z');

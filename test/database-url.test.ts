@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { dialectFor, displayDatabaseUrl } from '../src/store/dialects/database-url.js';
+import { dialectFor, displayDatabaseUrl } from '../src/db/database-url.js';
 
 describe('DATABASE_URL', () => {
   it('is printed without a password', () => {

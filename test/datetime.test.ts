@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseDatetime } from '../src/domain/datetime.js';
+import { parseDatetime } from '../src/shared/datetime.js';
 
 // Every form docs/api.md#datetimes says a reader accepts, and what it refuses.
 describe('parseDatetime', () => {

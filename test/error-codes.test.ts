@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import * as domainErrors from '../src/domain/errors.js';
-import { buildApp } from '../src/server/app.js';
-import * as httpErrors from '../src/server/http-errors.js';
+import * as domainErrors from '../src/shared/problems.js';
+import { buildApp } from '../src/app/app.js';
+import * as httpErrors from '../src/http/http-problems.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { validateResponses } from './support/response-validation.js';
 

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { type Kysely, sql } from 'kysely';
-import { migrateTo, migrateToLatest } from '../src/store/database.js';
-import { type ErrorReport, infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
-import type { Schema } from '../src/store/schema.js';
+import { migrateTo, migrateToLatest } from '../src/db/database.js';
+import { type ErrorReport, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import type { Schema } from '../src/db/schema.js';
 import { databasePerTest } from './support/database.js';
 
 // X-Total for no filter or one equality filter is read from error_counts (migration 007), kept by

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.js';
-import { infrastructureErrors } from '../src/domain/infrastructure-errors.js';
-import { retentionJob } from '../src/domain/retention.js';
-import { type Database, openDatabase } from '../src/store/database.js';
-import { infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
-import { settingsRepository } from '../src/store/settings-repository.js';
+import { infrastructureErrors } from '../src/tracker/tracker.service.js';
+import { retentionJob } from '../src/tracker/retention.js';
+import { type Database, openDatabase } from '../src/db/database.js';
+import { infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import { settingsRepository } from '../src/db/settings.store.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { type RunningServer, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
@@ -371,7 +371,7 @@ describe('error ingestion on real cmi serve processes', { timeout: 120_000 }, ()
       await t.close();
     });
 
-    /** The retention job as each process runs it (src/server/app.ts), on a connection of its own. */
+    /** The retention job as each process runs it (src/app/app.ts), on a connection of its own. */
     const jobOn = (database: Database) => {
       const tracker = infrastructureErrors(infrastructureErrorsRepository(database), t.time.clock, t.config.errors);
       const settings = settingsRepository(database);

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { migrateTo, migrateToLatest } from '../src/store/database.js';
-import { type ErrorReport, infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
+import { migrateTo, migrateToLatest } from '../src/db/database.js';
+import { type ErrorReport, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 import { databasePerTest } from './support/database.js';
 
 // The list's `q` (a case-insensitive substring of the class or the message) answered from the text

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
-import { infrastructureErrorsRepository } from '../src/store/infrastructure-errors-repository.js';
+import { infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import {
   call, ERRORS, errorJson, errorRow, errorXml, FORBIDDEN_JSON, histogramRows, hourOf, idsOf, JSON_TYPE, NOT_FOUND_JSON,
@@ -605,7 +605,7 @@ describe('q beyond ASCII', () => {
   after(() => t.close());
 
   // TODO(src): on SQLite, lower() folds ASCII only while the pattern is lowered in JavaScript
-  // (src/store/infrastructure-errors-repository.ts, containsPattern and filtered()), so `q=ÉCHEC`
+  // (src/tracker/tracker.store.ts, containsPattern and filtered()), so `q=ÉCHEC`
   // does not find 'ÉCHEC de connexion', not even in its own case. Passes on PostgreSQL.
   it('matches non-ASCII letters case-insensitively, the exact case included', async () => {
     for (const q of ['ÉCHEC', 'échec', 'Échec::Réseau', 'RÉSEAU']) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { weakEtag } from '../src/server/respond.js';
+import { weakEtag } from '../src/http/respond.js';
 
 // ETags (docs/api.md#response-headers): W/"<SHA-1 of the body's UTF-8 bytes>", whatever was hashed before.
 

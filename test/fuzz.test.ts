@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { XMLValidator } from 'fast-xml-parser';
-import { buildApp } from '../src/server/app.js';
+import { buildApp } from '../src/app/app.js';
 import { createTestApp, type TestApp, listenLocally } from './support/app.js';
 import { login } from './support/http.js';
 import { validateResponses } from './support/response-validation.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ServiceUnavailable, TooManyRequests } from '../src/domain/errors.js';
-import { groupCommit } from '../src/domain/group-commit.js';
-import { rateLimit } from '../src/domain/rate-limit.js';
+import { ServiceUnavailable, TooManyRequests } from '../src/shared/problems.js';
+import { groupCommit } from '../src/shared/group-commit.js';
+import { rateLimit } from '../src/shared/rate-limit.js';
 import { testClock } from './support/clock.js';
 
 /** A write that records its batches and finishes when the test says so. */

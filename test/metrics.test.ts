@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { listenForScrapes } from '../src/server/metrics-server.js';
-import { UNMATCHED_ROUTE } from '../src/server/route-label.js';
+import { listenForScrapes } from '../src/metrics/metrics-server.js';
+import { UNMATCHED_ROUTE } from '../src/http/route-label.js';
 import { createTestApp, listenLocally, type TestApp } from './support/app.js';
 import { ACCESS_DENIED_JSON, get } from './support/http.js';
 import { parsePrometheusText, sampleValue } from './support/prometheus-text.js';

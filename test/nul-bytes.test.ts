@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { KyselyPlugin } from 'kysely';
-import { buildApp } from '../src/server/app.js';
+import { buildApp } from '../src/app/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { assertAccessDenied } from './support/http.js';
 import { validateResponses } from './support/response-validation.js';

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { renderJson } from '../src/render/json.js';
-import { renderXml } from '../src/render/xml.js';
-import { openApiDocument } from '../src/render/openapi.js';
-import type { ResourceDefinition } from '../src/resources/definition.js';
-import { userResource } from '../src/resources/user.js';
-import { ROUTES, type RouteSpec } from '../src/resources/routes.js';
-import { buildApp } from '../src/server/app.js';
+import { renderJson } from '../src/http/render/json.js';
+import { renderXml } from '../src/http/render/xml.js';
+import { openApiDocument } from '../src/openapi/openapi-document.js';
+import type { ResourceDefinition } from '../src/http/resource-definition.js';
+import { userResource } from '../src/users/user.resource.js';
+import { ROUTES, type RouteSpec } from '../src/http/route-spec.js';
+import { buildApp } from '../src/app/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { get } from './support/http.js';
 import { fullDocument, readXmlBody, responseChecker } from './support/response-validation.js';
@@ -87,7 +87,7 @@ describe('the route table', () => {
     try {
       await assert.rejects(
         buildApp({ config: t.config, database: t.database, logger: false, extend: (app) => app.get('/undeclared', () => 'hello') }),
-        { message: 'route GET /undeclared is not in the route table (src/resources/routes.ts)' },
+        { message: 'route GET /undeclared is not in the route table (src/http/route-spec.ts)' },
       );
     } finally {
       await t.close();

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import { type KyselyPlugin, sql } from 'kysely';
-import { buildApp } from '../src/server/app.js';
+import { buildApp } from '../src/app/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';

@@ -3,9 +3,9 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { type Kysely, type KyselyPlugin, sql } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
-import { type Database, migrateTo, migrateToLatest, openDatabase } from '../src/store/database.js';
-import type { Schema } from '../src/store/schema.js';
-import { type NewUser, usersRepository } from '../src/store/users-repository.js';
+import { type Database, migrateTo, migrateToLatest, openDatabase } from '../src/db/database.js';
+import type { Schema } from '../src/db/schema.js';
+import { type NewUser, usersRepository } from '../src/users/users.store.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { type FreshDatabase, freshDatabase, onPostgres } from './support/database.js';
 

@@ -1,9 +1,9 @@
 import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
 import { ConfigError, loadConfig, SETTINGS, type Setting } from '../config.js';
-import { ClientError } from '../domain/errors.js';
-import { userLimits } from '../domain/limits.js';
-import { type Database, migrateToLatest, openDatabase } from '../store/database.js';
+import { ClientError } from '../shared/problems.js';
+import { userLimits } from '../shared/limits.js';
+import { type Database, migrateToLatest, openDatabase } from '../db/database.js';
 import { deliveryCommands } from './deliveries.js';
 import { errorCommands, type ErrorListOptions } from './errors.js';
 import { serve } from './serve.js';

@@ -2,17 +2,17 @@ import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError } from '../config.js';
-import { systemClock } from '../domain/clock.js';
-import { Unprocessable } from '../domain/errors.js';
-import { createFirstAdministrator, type FirstAdministrator } from '../domain/first-administrator.js';
-import { usersService } from '../domain/users.js';
-import { buildApp } from '../server/app.js';
-import { listenForScrapes } from '../server/metrics-server.js';
-import { INTERNAL_ERROR_CODE } from '../server/http-errors.js';
-import { faultSpool } from '../store/fault-spool.js';
-import { type Database, migrateToLatest, openDatabase } from '../store/database.js';
-import { displayDatabaseUrl } from '../store/dialects/database-url.js';
-import { usersRepository } from '../store/users-repository.js';
+import { systemClock } from '../shared/clock.js';
+import { Unprocessable } from '../shared/problems.js';
+import { createFirstAdministrator, type FirstAdministrator } from '../users/first-administrator.js';
+import { usersService } from '../users/users.service.js';
+import { buildApp } from '../app/app.js';
+import { listenForScrapes } from '../metrics/metrics-server.js';
+import { INTERNAL_ERROR_CODE } from '../http/http-problems.js';
+import { faultSpool } from '../tracker/fault-spool.js';
+import { type Database, migrateToLatest, openDatabase } from '../db/database.js';
+import { displayDatabaseUrl } from '../db/database-url.js';
+import { usersRepository } from '../users/users.store.js';
 
 const ADMIN_VARIABLES: Record<string, string> = { login: 'CMI_ADMIN_LOGIN', email: 'CMI_ADMIN_EMAIL', password: 'CMI_ADMIN_PASSWORD' };
 

@@ -1,4 +1,4 @@
-import { deliveryResource } from '../resources/delivery.js';
+import { deliveryResource } from '../alerts/delivery.resource.js';
 import { type Page, type PageParams, fetchPage, walkPages } from './pagination.js';
 import type { Delivery } from './records.js';
 import type { Transport } from './transport.js';

@@ -3,7 +3,7 @@
  * panel for the endpoints they share (docs/client.md). It loads nothing of the server: only the resource
  * definitions (src/resources/) and fast-xml-parser for XML answers.
  */
-import { versionResource } from '../resources/version.js';
+import { versionResource } from '../version/version.resource.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi } from './infrastructure-errors.js';
 import { decodeRecord } from './records.js';

@@ -1,5 +1,5 @@
-import { breakdownGroupResource, histogramBucketResource, occurrenceResource } from '../resources/error-details.js';
-import { infrastructureErrorResource as resource } from '../resources/infrastructure-error.js';
+import { breakdownGroupResource, histogramBucketResource, occurrenceResource } from '../tracker/error-details.resource.js';
+import { infrastructureErrorResource as resource } from '../tracker/infrastructure-error.resource.js';
 import { CmiProtocolError } from './errors.js';
 import { decodeList, type Page, type PageParams, fetchPage, walkPages } from './pagination.js';
 import { type BreakdownGroup, decodeRecord, type HistogramBucket, type InfrastructureError, type Occurrence, unwrap } from './records.js';

@@ -1,8 +1,8 @@
-import type { FieldType, ResourceDefinition } from '../resources/definition.js';
-import type { breakdownGroupResource, histogramBucketResource, occurrenceResource } from '../resources/error-details.js';
-import type { deliveryResource } from '../resources/delivery.js';
-import type { infrastructureErrorResource } from '../resources/infrastructure-error.js';
-import type { roleResource, userResource } from '../resources/user.js';
+import type { FieldType, ResourceDefinition } from '../http/resource-definition.js';
+import type { breakdownGroupResource, histogramBucketResource, occurrenceResource } from '../tracker/error-details.resource.js';
+import type { deliveryResource } from '../alerts/delivery.resource.js';
+import type { infrastructureErrorResource } from '../tracker/infrastructure-error.resource.js';
+import type { roleResource, userResource } from '../users/user.resource.js';
 import { parseDatetime } from './datetime.js';
 import { CmiProtocolError } from './errors.js';
 

@@ -1,4 +1,4 @@
-import { userResource } from '../resources/user.js';
+import { userResource } from '../users/user.resource.js';
 import { type Page, type PageParams, fetchPage, walkPages } from './pagination.js';
 import { decodeRecord, type User, unwrap } from './records.js';
 import type { Answer, RequestOptions, Transport } from './transport.js';

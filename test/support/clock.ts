@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/domain/clock.js';
+import type { Clock } from '../../src/shared/clock.js';
 
 /** A clock tests move by hand. */
 export interface TestClock {

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach } from 'node:test';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
-import { type Database, openDatabase } from '../../src/store/database.js';
-import { dialectFor } from '../../src/store/dialects/database-url.js';
+import { type Database, openDatabase } from '../../src/db/database.js';
+import { dialectFor } from '../../src/db/database-url.js';
 
 /**
  * The suite runs on SQLite by default and on PostgreSQL when DATABASE_URL names one

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { Selectable } from 'kysely';
-import type { InfrastructureErrorsTable } from '../../src/store/schema.js';
+import type { InfrastructureErrorsTable } from '../../src/db/schema.js';
 import type { TestApp } from './app.js';
 
 /** The error tracker's base path (docs/api.md#infrastructure-errors). */

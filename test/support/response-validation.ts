@@ -3,9 +3,9 @@ import addFormatsModule from 'ajv-formats';
 import { afterEach } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { XMLParser } from 'fast-xml-parser';
-import { installationVersion } from '../../src/domain/version.js';
-import { documentPath, openApiDocument } from '../../src/render/openapi.js';
-import { isBesideApi, METRICS_ROUTE, OPENAPI_ROUTES, ROUTES, type RouteSpec } from '../../src/resources/routes.js';
+import { installationVersion } from '../../src/version/version.js';
+import { documentPath, openApiDocument } from '../../src/openapi/openapi-document.js';
+import { isBesideApi, METRICS_ROUTE, OPENAPI_ROUTES, ROUTES, type RouteSpec } from '../../src/http/route-spec.js';
 
 /**
  * Every response a test app sends is checked against cmi's OpenAPI document (docs/api.md#openapi):
@@ -30,7 +30,7 @@ function invalid(reason: string): Schema {
 }
 
 /**
- * One element as the document describes XML (render/openapi.ts): `nil="true"` is null, `type="integer"`
+ * One element as the document describes XML (openapi/openapi-document.ts): `nil="true"` is null, `type="integer"`
  * a number, `type="boolean"` a boolean, `type="array"` the array of its children, an element with
  * children an object (a repeated child an array), any other element its text.
  */

@@ -1,6 +1,6 @@
 import type { ErrorListParams, InfrastructureError } from '../../client/index.js';
-import { infrastructureErrorResource as resource } from '../../resources/infrastructure-error.js';
-import { histogramBucketResource } from '../../resources/error-details.js';
+import { infrastructureErrorResource as resource } from '../../tracker/infrastructure-error.resource.js';
+import { histogramBucketResource } from '../../tracker/error-details.resource.js';
 import { type Connection, RemoteUsageError } from './connection.js';
 import { rendered } from './records-output.js';
 import { cell, paint, progressBar, table, type Terminal } from './terminal.js';

@@ -1,6 +1,6 @@
-import type { ResourceDefinition, ResourceRecord } from '../../resources/definition.js';
-import { renderJson } from '../../render/json.js';
-import { renderXml } from '../../render/xml.js';
+import type { ResourceDefinition, ResourceRecord } from '../../http/resource-definition.js';
+import { renderJson } from '../../http/render/json.js';
+import { renderXml } from '../../http/render/xml.js';
 
 /**
  * `--json` and `--xml`: the records as cmi's API renders them (the same renderer, so for cmi the bytes of

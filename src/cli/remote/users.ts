@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { CmiClient, NewUser, User, UserChanges } from '../../client/index.js';
 import { CmiApiError } from '../../client/index.js';
-import { userResource } from '../../resources/user.js';
+import { userResource } from '../../users/user.resource.js';
 import { type Connection, RemoteUsageError } from './connection.js';
 import { readCsv, toCsv } from './csv.js';
 import { rendered } from './records-output.js';

@@ -1,0 +1,236 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { InfrastructureError } from '../shared/records.js';
+import type { Database } from '../db/database.js';
+import type { Schema, WebhookDeliveriesTable } from '../db/schema.js';
+
+export type DeliveryKind = WebhookDeliveriesTable['kind'];
+export type DeliveryState = WebhookDeliveriesTable['state'];
+export type AlertKind = Exclude<DeliveryKind, 'report'>;
+
+/** A delivery as the outbox keeps it (docs/reporting-and-alerts.md#the-outbox). */
+export interface Delivery {
+  id: number;
+  delivery_id: string;
+  kind: DeliveryKind;
+  error_id: number;
+  url: string;
+  body: string;
+  state: DeliveryState;
+  attempts: number;
+  last_status: number | null;
+  created_at: Date;
+  next_attempt_at: Date;
+  delivered_at: Date | null;
+}
+
+/** What a batch of reports asks of the alerts, decided by the domain (alerts/planner.ts). */
+export interface AlertPlan {
+  url: string;
+  now: Date;
+  /** A spike: more than this many occurrences within `spikeWindowMs`. */
+  spikeThreshold: number;
+  spikeWindowMs: number;
+  /** No second spike alert for an error within this long of the last. */
+  cooldownMs: number;
+  /** The JSON body of an alert of `kind` about `record` (`windowCount`: occurrences in the spike window). */
+  body(kind: AlertKind, record: InfrastructureError, windowCount: number): string;
+  newDeliveryId(): string;
+  /** Told how many alerts the transaction queued, when any (to send them once it commits). */
+  queued?(count: number): void;
+}
+
+/** One error's part of a committed batch: the record as the batch left it, whether it created it, how many it added. */
+export interface BatchOutcome {
+  record: InfrastructureError;
+  created: boolean;
+  added: number;
+}
+
+const ROWS_PER_STATEMENT = 500;
+
+function toDelivery(row: Selectable<WebhookDeliveriesTable>): Delivery {
+  return {
+    id: Number(row.id),
+    delivery_id: row.delivery_id,
+    kind: row.kind,
+    error_id: Number(row.error_id),
+    url: row.url,
+    body: row.body,
+    state: row.state,
+    attempts: Number(row.attempts),
+    last_status: row.last_status === null ? null : Number(row.last_status),
+    created_at: new Date(row.created_at),
+    next_attempt_at: new Date(row.next_attempt_at),
+    delivered_at: row.delivered_at === null ? null : new Date(row.delivered_at),
+  };
+}
+
+/**
+ * Inside the transaction that counted a batch of reports: the alerts it causes go into the outbox
+ * with it, so an alert exists exactly when its cause was committed (docs/reporting-and-alerts.md#alerts).
+ * A new error gets a `new` alert. Each error's spike window (`error_alerts`) adds the batch's count,
+ * restarting when it is older than the window; the batch that takes it past the threshold sends a
+ * `spike` alert unless the last one is within the cooldown. Rows are upserted in the batch's order
+ * (by fingerprint), so concurrent transactions on PostgreSQL lock them in the same order.
+ */
+export async function enqueueAlerts(trx: Kysely<Schema>, outcomes: readonly BatchOutcome[], plan: AlertPlan): Promise<number> {
+  const now = plan.now.toISOString();
+  const windowStart = new Date(plan.now.getTime() - plan.spikeWindowMs).toISOString();
+  const cooledBefore = new Date(plan.now.getTime() - plan.cooldownMs).toISOString();
+  const byId = new Map(outcomes.map((outcome) => [outcome.record.id, outcome]));
+  const deliveries: Array<{ kind: AlertKind; record: InfrastructureError; windowCount: number }> = [];
+  for (const outcome of outcomes) if (outcome.created) deliveries.push({ kind: 'new', record: outcome.record, windowCount: outcome.added });
+
+  for (let i = 0; i < outcomes.length; i += ROWS_PER_STATEMENT) {
+    const part = outcomes.slice(i, i + ROWS_PER_STATEMENT);
+    const windows = await trx.insertInto('error_alerts')
+      .values(part.map((outcome) => ({ error_id: outcome.record.id, window_started_at: now, window_count: outcome.added, spike_alerted_at: null })))
+      .onConflict((oc) => oc.column('error_id').doUpdateSet((eb) => ({
+        window_count: eb.case().when('error_alerts.window_started_at', '>', windowStart)
+          .then(eb('error_alerts.window_count', '+', eb.ref('excluded.window_count')))
+          .else(eb.ref('excluded.window_count')).end(),
+        window_started_at: eb.case().when('error_alerts.window_started_at', '>', windowStart)
+          .then(eb.ref('error_alerts.window_started_at'))
+          .else(eb.ref('excluded.window_started_at')).end(),
+      })))
+      .returning(['error_id', 'window_count', 'spike_alerted_at'])
+      .execute();
+    for (const row of windows) {
+      const outcome = byId.get(Number(row.error_id)) as BatchOutcome;
+      const count = Number(row.window_count);
+      const crossed = count > plan.spikeThreshold && count - outcome.added <= plan.spikeThreshold;
+      if (!crossed || (row.spike_alerted_at !== null && row.spike_alerted_at > cooledBefore)) continue;
+      await trx.updateTable('error_alerts').set({ spike_alerted_at: now }).where('error_id', '=', outcome.record.id).execute();
+      deliveries.push({ kind: 'spike', record: outcome.record, windowCount: count });
+    }
+  }
+
+  // In order per error: its `new` before its `spike`.
+  deliveries.sort((a, b) => a.record.id - b.record.id || (a.kind === 'new' ? -1 : 1));
+  for (let i = 0; i < deliveries.length; i += ROWS_PER_STATEMENT) {
+    await trx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + ROWS_PER_STATEMENT).map((d) => ({
+      delivery_id: plan.newDeliveryId(),
+      kind: d.kind,
+      error_id: d.record.id,
+      url: plan.url,
+      body: plan.body(d.kind, d.record, d.windowCount),
+      state: 'pending' as const,
+      attempts: 0,
+      last_status: null,
+      created_at: now,
+      next_attempt_at: now,
+      delivered_at: null,
+      lease_owner: null,
+      lease_until: null,
+    }))).execute();
+  }
+  if (deliveries.length > 0) plan.queued?.(deliveries.length);
+  return deliveries.length;
+}
+
+/** The outbox of reports and alerts (migration 010): the only SQL of webhook deliveries. */
+export function webhookDeliveriesRepository(database: Database) {
+  const { db } = database;
+  const owned = (id: number, token: string) =>
+    db.updateTable('webhook_deliveries').where('id', '=', id).where('lease_owner', '=', token).where('state', '=', 'pending');
+
+  return {
+    /** Records a delivery made at once (a report), in its final state. */
+    async insertFinished(delivery: Omit<Delivery, 'id' | 'next_attempt_at'>): Promise<Delivery> {
+      const row = await db.insertInto('webhook_deliveries').values({
+        ...delivery,
+        created_at: delivery.created_at.toISOString(),
+        next_attempt_at: delivery.created_at.toISOString(),
+        delivered_at: delivery.delivered_at?.toISOString() ?? null,
+        lease_owner: null,
+        lease_until: null,
+      }).returningAll().executeTakeFirstOrThrow();
+      return toDelivery(row);
+    },
+
+    /**
+     * Claims up to `limit` deliveries due at `now` for `token` until `until`: the oldest pending one
+     * of each error (so each error's deliveries go in order), not held by another claim. One
+     * conditional update: of several processes claiming at once, each delivery goes to exactly one
+     * (PostgreSQL rechecks the lease of a row another transaction just changed before updating it).
+     */
+    async claim(token: string, now: Date, until: Date, limit: number, kinds: readonly DeliveryKind[]): Promise<Delivery[]> {
+      if (kinds.length === 0) return [];
+      const at = now.toISOString();
+      const due = db.selectFrom('webhook_deliveries as d').select('d.id')
+        .where('d.state', '=', 'pending')
+        .where('d.kind', 'in', kinds)
+        .where('d.next_attempt_at', '<=', at)
+        .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<=', at)]))
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as e').select('e.id')
+          .whereRef('e.error_id', '=', 'd.error_id').where('e.state', '=', 'pending').whereRef('e.id', '<', 'd.id'))))
+        .orderBy('d.id').limit(limit);
+      await db.updateTable('webhook_deliveries').set({ lease_owner: token, lease_until: until.toISOString() })
+        .where('id', 'in', due)
+        .where('state', '=', 'pending')
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
+        .execute();
+      const rows = await db.selectFrom('webhook_deliveries').selectAll()
+        .where('lease_owner', '=', token).where('state', '=', 'pending').orderBy('id').execute();
+      return rows.map(toDelivery);
+    },
+
+    /** A try to `url` (where it went, shown by the list) that the receiver accepted. */
+    async markDelivered(id: number, token: string, url: string, status: number, attempts: number, at: Date): Promise<void> {
+      await owned(id, token).set({ state: 'delivered', url, last_status: status, attempts, delivered_at: at.toISOString(), lease_owner: null, lease_until: null }).execute();
+    },
+
+    /** A failed try to `url`: tried again from `nextAttemptAt`, or never (`failed`). */
+    async markAttemptFailed(id: number, token: string, url: string, status: number | null, attempts: number, nextAttemptAt: Date | undefined): Promise<void> {
+      await owned(id, token).set(nextAttemptAt === undefined
+        ? { state: 'failed', url, last_status: status, attempts, lease_owner: null, lease_until: null }
+        : { url, last_status: status, attempts, next_attempt_at: nextAttemptAt.toISOString(), lease_owner: null, lease_until: null }).execute();
+    },
+
+    /** Gives back what `token` holds and did not finish (a stopping process), without counting a try. */
+    async release(token: string): Promise<void> {
+      await db.updateTable('webhook_deliveries').set({ lease_owner: null, lease_until: null }).where('lease_owner', '=', token).execute();
+    },
+
+    async markGone(url: string, at: Date): Promise<void> {
+      await db.insertInto('webhook_gone_urls').values({ url, gone_at: at.toISOString() }).onConflict((oc) => oc.column('url').doNothing()).execute();
+    },
+
+    async isGone(url: string): Promise<boolean> {
+      return (await db.selectFrom('webhook_gone_urls').select('url').where('url', '=', url).executeTakeFirst()) !== undefined;
+    },
+
+    /** A page of deliveries in id order, of one state or all, and how many there are. */
+    async page(state: DeliveryState | undefined, limit: number, offset: number): Promise<{ items: Delivery[]; total: number }> {
+      let rows = db.selectFrom('webhook_deliveries').selectAll();
+      let count = db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number | string>().as('total'));
+      if (state !== undefined) {
+        rows = rows.where('state', '=', state);
+        count = count.where('state', '=', state);
+      }
+      const [items, total] = await Promise.all([rows.orderBy('id').limit(limit).offset(offset).execute(), count.executeTakeFirstOrThrow()]);
+      return { items: items.map(toDelivery), total: Number(total.total) };
+    },
+
+    async findById(id: number): Promise<Delivery | undefined> {
+      const row = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toDelivery(row);
+    },
+
+    /**
+     * Makes a delivery pending again, due at `now` (its id and body unchanged), its claim dropped: a claim
+     * cannot tell a process killed mid-try from one still trying, and the operator asks after a crash.
+     * A live sender's try may then be sent twice, with the same delivery id. Undefined when there is none.
+     */
+    async retry(id: number, now: Date): Promise<Delivery | undefined> {
+      const at = now.toISOString();
+      const row = await db.updateTable('webhook_deliveries')
+        .set({ state: 'pending', next_attempt_at: at, lease_owner: null, lease_until: null })
+        .where('id', '=', id)
+        .returningAll().executeTakeFirst();
+      return row && toDelivery(row);
+    },
+  };
+}
+
+export type WebhookDeliveriesRepository = ReturnType<typeof webhookDeliveriesRepository>;

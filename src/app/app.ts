@@ -1,0 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { Config } from '../config.js';
+import { authenticator } from '../users/authentication.js';
+import { type Clock, systemClock } from '../shared/clock.js';
+import { healthService } from '../health/health.service.js';
+import { type FaultCapture, faultCapture } from '../tracker/fault-capture.js';
+import { alertPlanner } from '../alerts/planner.js';
+import { errorReporting } from '../alerts/reporting.js';
+import { infrastructureErrors } from '../tracker/tracker.service.js';
+import { webhookDeliveries } from '../alerts/deliveries.service.js';
+import { webhookOutbox } from '../alerts/outbox.js';
+import { webhookRendering } from '../alerts/webhook-json.js';
+import { every, retentionJob } from '../tracker/retention.js';
+import { newSessionSecret, sessionTokensOnceKeyed } from '../users/sessions.js';
+import { lockout } from '../users/lockout.js';
+import { usersService } from '../users/users.service.js';
+import { verificationCache } from '../users/verification-cache.js';
+import { installationVersion } from '../version/version.js';
+import type { Database } from '../db/database.js';
+import { faultSpool } from '../tracker/fault-spool.js';
+import { infrastructureErrorsRepository } from '../tracker/tracker.store.js';
+import { loginFailuresRepository } from '../users/login-failures.store.js';
+import { revokedSessionsRepository } from '../users/revoked-sessions.store.js';
+import { settingsRepository } from '../db/settings.store.js';
+import { usersRepository } from '../users/users.store.js';
+import { webhookDeliveriesRepository } from '../alerts/deliveries.store.js';
+import { registerBodyParsers } from '../http/body-parsers.js';
+import { limitConnections, registerBodyTimeout, requestTimeoutOptions } from '../http/connections.js';
+import type { AppContext } from './context.js';
+import { INTERNAL_ERROR_CODE } from '../http/http-problems.js';
+import { answerClientError } from '../http/hooks/client-errors.js';
+import { answerUnroutable, registerErrorHandler } from '../http/hooks/error-handler.js';
+import { registerFaultInjection } from '../http/hooks/fault-injection.js';
+import { requestIdFrom, rewriteRequestUrl } from '../http/hooks/request-context.js';
+import { registerRequestGate } from '../users/request-gate.js';
+import { registerResponseHeaders } from '../http/hooks/response-headers.js';
+import { deliveriesRoutes } from '../alerts/deliveries.routes.js';
+import { infrastructureErrorsRoutes } from '../tracker/tracker.routes.js';
+import { healthRoutes } from '../health/health.routes.js';
+import { consolePlugin } from '../console/console.plugin.js';
+import { rootRoutes } from './root.routes.js';
+import { sessionRoutes } from '../users/session.routes.js';
+import { usersRoutes } from '../users/users.routes.js';
+import { versionRoutes } from '../version/version.routes.js';
+import { openApiDocument } from '../openapi/openapi-document.js';
+import { registerAccessLog } from '../http/hooks/access-log.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { METRICS_ROUTE, OPENAPI_ROUTES, ROUTES } from '../http/route-spec.js';
+import { holdToRouteTable } from '../http/route-table.js';
+import { metricsRoutes } from '../metrics/metrics.routes.js';
+import { openApiRoutes } from '../openapi/openapi.routes.js';
+
+/** The schema compilers: none, since no route declares a schema; one that does fails at start. */
+function noRouteSchemas(): never {
+  throw new Error('cmi declares no route schemas: a route with one needs a schema compiler (src/app/app.ts)');
+}
+
+export interface AppOptions {
+  config: Config;
+  /** An open, migrated database. The app does not close it. */
+  database: Database;
+  clock?: Clock;
+  /** Fastify logger options; defaults to the configured level, without per-request lines. */
+  logger?: boolean | object;
+  /** How often held faults are written by themselves (tests that watch them held set it long). */
+  faultFlushIntervalMs?: number;
+  /** Where access-log lines go (CMI_ACCESS_LOG=1); stdout unless given. */
+  writeAccessLog?: (line: string) => void;
+  /** Hooks a caller adds before the app is ready (the tests' response validation, test/support/app.ts). */
+  extend?: (app: FastifyInstance) => void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** cmi's own faults, held until written (tests flush it to read them back at once). */
+    faults: FaultCapture;
+    /** This process's metrics when CMI_METRICS_TOKEN or CMI_METRICS_PORT is set (docs/operations.md#metrics). */
+    metrics: Metrics | undefined;
+  }
+}
+
+/** How often the retention job runs in each process (one of them does the work: tracker/retention.ts). */
+const RETENTION_INTERVAL_MS = 3_600_000;
+
+/** Builds the HTTP application (never listens: the caller does, or tests inject). */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config, database } = options;
+  const clock = options.clock ?? systemClock;
+  const settings = settingsRepository(database);
+  // Read now, or, with the database down, again each second while the app already answers (503).
+  const sessions = sessionTokensOnceKeyed(() => settings.getOrInsert('session_secret', newSessionSecret()), clock, {
+    maxAgeSeconds: config.sessionMaxAgeSeconds,
+    idleSeconds: config.sessionIdleSeconds,
+  });
+  await sessions.loaded;
+  const users = usersRepository(database);
+  const cache = verificationCache(clock, { ttlMs: config.authCacheSeconds * 1000, maxEntries: 10_000 });
+  const guesses = lockout(loginFailuresRepository(database), clock, {
+    maxFailures: config.lockoutMaxFailures,
+    addressMaxFailures: config.lockoutAddressMaxFailures,
+    accountMaxFailures: config.lockoutAccountMaxFailures,
+    windowSeconds: config.lockoutWindowSeconds,
+  });
+  const errorsRepository = infrastructureErrorsRepository(database);
+  const deliveries = webhookDeliveriesRepository(database);
+  // Reports and alerts (docs/reporting-and-alerts.md). Their failures go to the app's log (made
+  // below, before anything is sent), never to fault capture: a failed alert must not raise one.
+  const webhookLog = {
+    warn: (fields: Record<string, unknown>, message: string) => app.log.warn(fields, message),
+    info: (fields: Record<string, unknown>, message: string) => app.log.info(fields, message),
+  };
+  const { webhooks } = config;
+  const plan = alertPlanner(webhooks, clock, webhookRendering);
+  const tracker = infrastructureErrors(errorsRepository, clock, config.errors, plan && { plan, queued: () => outbox?.wake() });
+  const reporting = errorReporting(tracker, errorsRepository, deliveries, clock, webhooks, webhookRendering, webhookLog);
+  const outbox = webhooks.alertUrl !== undefined || webhooks.reportUrl !== undefined
+    ? webhookOutbox(deliveries, clock, webhooks, webhookLog, async (delivery) => {
+      if (delivery.kind === 'report') await reporting.delivered(delivery.error_id);
+    })
+    : undefined;
+  const version = installationVersion();
+  const faults = faultCapture(tracker.recordReports, clock, { host: hostname(), version }, {
+    flushIntervalMs: options.faultFlushIntervalMs ?? 1000,
+    maxFingerprints: 1000,
+  });
+  const context: AppContext = {
+    config,
+    clock,
+    users: usersService(users, clock, cache.credentialsChanged, guesses),
+    infrastructureErrors: tracker,
+    errorReporting: reporting,
+    webhookDeliveries: webhookDeliveries(deliveries, clock, () => outbox?.wake()),
+    authenticator: authenticator({
+      users,
+      revokedSessions: revokedSessionsRepository(database),
+      sessions: sessions.tokens,
+      cache,
+      lockout: guesses,
+      clock,
+    }),
+    sessionTokens: sessions.tokens,
+    health: healthService(database, clock, sessions.ensureKey),
+    version,
+    dataVersions: database.dataVersions,
+  };
+
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
+    // No per-request log lines: they cost every request much of its throughput; faults are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    // No child logger a request: faults are logged with their request id by the error handler.
+    childLoggerFactory: (logger) => logger,
+    bodyLimit: config.bodyLimitBytes,
+    // One hop: the address the nearest proxy saw, not whatever a client wrote into X-Forwarded-For.
+    trustProxy: config.trustProxy ? (_address: string, hop: number) => hop < 1 : false,
+    routerOptions: { maxParamLength: 200 },
+    // cmi declares no route schemas (it reads bodies and renders answers itself); without these fastify
+    // would load ajv and fast-json-stringify at every start for nothing (docs/operations.md#start-up).
+    schemaController: { compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas } },
+    genReqId: (raw) => requestIdFrom(raw.headers['x-request-id'], randomUUID),
+    rewriteUrl: rewriteRequestUrl,
+    // A URL the router cannot even take apart (bad percent-encoding, a 10,000-character id): no such resource.
+    frameworkErrors: (_error, request, reply) => answerUnroutable(request, reply),
+    clientErrorHandler: answerClientError,
+    ...requestTimeoutOptions(config),
+  });
+  limitConnections(app.server, config);
+
+  registerBodyParsers(app, config.bodyLimitBytes);
+  registerBodyTimeout(app, config);
+  registerRequestGate(app, context.authenticator);
+  registerResponseHeaders(app);
+  registerErrorHandler(app, config.faultInjection === 'uncaptured' ? undefined : faults, config.bodyLimitBytes);
+  if (config.faultInjection !== 'off') registerFaultInjection(app);
+  app.decorate('faults', faults);
+  // Hooks for metrics and the access log only when they are on: off, a request does no work for them.
+  // prom-client is loaded only when metrics are on: off, start-up does not pay for it either.
+  const metrics = config.metrics.token !== undefined || config.metrics.port !== undefined
+    ? (await import('../metrics/metrics.js')).registerMetrics(app, { poolUse: database.poolUse, onQueryTime: database.onQueryTime })
+    : undefined;
+  app.decorate('metrics', metrics);
+  if (config.accessLog) registerAccessLog(app, options.writeAccessLog ?? ((line) => process.stdout.write(line)));
+  const routes = [...ROUTES, ...(config.openApi ? OPENAPI_ROUTES : []), ...(metrics && config.metrics.token !== undefined ? [METRICS_ROUTE] : [])];
+  const allRegistered = holdToRouteTable(app, routes);
+  options.extend?.(app);
+
+  versionRoutes(app, context);
+  usersRoutes(app, context);
+  sessionRoutes(app, context);
+  healthRoutes(app, context);
+  infrastructureErrorsRoutes(app, context);
+  deliveriesRoutes(app, context);
+  rootRoutes(app);
+  // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
+  await app.register(consolePlugin, { prefix: '/console', ...context });
+  if (config.openApi) openApiRoutes(app, openApiDocument({ version, routes }));
+  if (metrics && config.metrics.token !== undefined) metricsRoutes(app, metrics, config.metrics.token);
+  allRegistered();
+
+  const retention = retentionJob(() => tracker.prune(), { claim: (name, until, now) => settings.claimLease(name, until, now) }, clock, RETENTION_INTERVAL_MS);
+  const background = (component: string) => (error: unknown) => {
+    const fault = faults.capture(error, { component });
+    if (fault.log) app.log.error({ code: INTERNAL_ERROR_CODE, err: error, fingerprint: fault.fingerprint, component, repeated: fault.repeated }, 'fault');
+  };
+  const retentionTimer = every(RETENTION_INTERVAL_MS, 60_000, () => retention.run(), background('retention'));
+
+  // Reports waiting for their receiver answer at once rather than hold the close up.
+  app.addHook('preClose', (done) => {
+    reporting.stop();
+    done();
+  });
+  app.addHook('onClose', async () => {
+    await outbox?.stop();
+    sessions.stop();
+    await retentionTimer.stop();
+    await tracker.drained();
+    await faults.stop();
+  });
+  await app.ready();
+  outbox?.start();
+  // Faults a process that crashed left behind (docs/operations.md#faults-of-cmi).
+  const spool = faultSpool(config.errors.spoolDirectory);
+  for (const { reports, done } of spool.take()) {
+    void tracker.recordReports(reports).then(done).catch(background('fault-spool'));
+  }
+  return app;
+}

@@ -1,0 +1,152 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { readCookie } from '../users/authentication.js';
+import { ClientError, Forbidden, NotFound, Unauthorized } from '../shared/problems.js';
+import { startRequest } from '../http/hooks/request-context.js';
+import { INTERNAL_ERROR_CODE } from '../http/http-problems.js';
+import type { AppContext } from '../app/context.js';
+import {
+  CONSOLE_COOKIE, CrossSiteRequest, CSRF_FIELD, clearConsoleCookie, fromSameOrigin, SessionEnded, setConsoleCookie,
+} from './console-session.js';
+import { bare, page, problem } from './layout.js';
+import type { Html } from './html.js';
+import { consoleAssetsRoutes } from './assets.routes.js';
+import { consoleErrorRoutes } from './error.routes.js';
+import { consoleErrorsRoutes } from './errors.routes.js';
+import { consoleSignInRoutes } from './sign-in.routes.js';
+import { consoleUsersRoutes } from './users.routes.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A console route that needs no console session (sign-in, its assets). */
+    consoleAnonymous?: boolean;
+  }
+}
+
+/**
+ * The policy of docs/console.md#security: only this origin's own files, no inline script or style,
+ * never framed, forms post only here.
+ */
+const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+  + "frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+
+function securityHeaders(reply: FastifyReply): void {
+  reply.headers({
+    'content-security-policy': CONTENT_SECURITY_POLICY,
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'same-origin',
+  });
+}
+
+/** Sends a page of the console. */
+export function sendPage(reply: FastifyReply, body: Html, status = 200): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(body.text);
+}
+
+/** Options of every console route: the API's gate asks for no credentials here, the console's own hook does. */
+export const consoleRoute = (anonymous = false) => ({ config: { public: true, consoleAnonymous: anonymous } });
+
+/** The form fields of a POST (URL-encoded); nothing else is a form of the console. */
+export function formOf(request: FastifyRequest): URLSearchParams {
+  return request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+}
+
+/** Largest form the console accepts (a user's fields, or a page of selected errors). */
+const FORM_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * The operator console under /console (docs/console.md): HTML pages over the same domain services and
+ * rules as the API. Its hooks, body parser and error handler live in this plugin's own context, so
+ * the API's routes run none of them.
+ */
+export function consolePlugin(app: FastifyInstance, context: AppContext, done: (error?: Error) => void): void {
+  const { authenticator, sessionTokens } = context;
+
+  // Forms only: the API's JSON and XML readers (CMI_BODY_LIMIT) are not inherited, so the sign-in
+  // form, open to anyone, reads no body of another type nor one over the form's limit (415, 413).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES }, (_request, body, done) => {
+    done(null, new URLSearchParams(body as string));
+  });
+
+  /** Who is asking, from the console's cookie; a POST from another origin is refused before its body is read. */
+  const consoleGate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    securityHeaders(reply);
+    if (request.method === 'POST' && !fromSameOrigin(request)) throw new CrossSiteRequest();
+    if (request.routeOptions.config.consoleAnonymous) return;
+    const token = readCookie(request.headers.cookie, CONSOLE_COOKIE);
+    if (token === undefined || token === '') throw new SessionEnded();
+    const authenticated = await authenticator.session(token).catch((error: unknown) => {
+      throw error instanceof Unauthorized ? new SessionEnded() : error;
+    });
+    request.viewer = authenticated.user;
+    request.session = authenticated.session;
+    if (authenticated.sessionToken) setConsoleCookie(request, reply, authenticated.sessionToken);
+  };
+  // After the API's gate of each route (which starts the request's clock and context), never instead of it.
+  app.addHook('onRoute', (route) => {
+    route.onRequest = [...[route.onRequest ?? []].flat(), consoleGate];
+  });
+
+  // Pages hold what a signed-in user saw (addresses, backtraces, contexts, the CSRF token): never kept
+  // by the browser, so none comes back from its cache or history after sign-out. After the API's
+  // onSend, which gives a GET its ETag and `private, must-revalidate`; the assets keep those.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (String(reply.getHeader('content-type')).startsWith('text/html')) {
+      reply.header('cache-control', 'no-store');
+      reply.removeHeader('etag');
+    }
+    done(null, payload);
+  });
+
+  // The CSRF token of every POST of a session, once its form is read (docs/console.md#security).
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (request.method !== 'POST' || request.routeOptions.config.consoleAnonymous) return done();
+    const given = formOf(request).get(CSRF_FIELD) ?? '';
+    const claims = request.session;
+    done(claims && sessionTokens.csrfTokenMatches(claims, given) ? undefined : new CrossSiteRequest());
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    securityHeaders(reply);
+    reply.removeHeader('x-total');
+    if (error instanceof SessionEnded) {
+      clearConsoleCookie(request, reply);
+      const next = request.method === 'GET' ? request.url : '/console';
+      // "Your session has ended" only to a browser that had one; a first visit just gets the form.
+      const ended = readCookie(request.headers.cookie, CONSOLE_COOKIE) ? 'ended=1&' : '';
+      return reply.code(303).header('location', `/console/sign-in?${ended}next=${encodeURIComponent(next)}`).send();
+    }
+    const signedIn = request.viewer !== undefined && request.session !== undefined;
+    const show = (status: number, heading: string, messages: string[]) => {
+      const content = problem(heading, messages, request.id);
+      const body = signedIn ? page({ viewer: request.viewer, csrf: sessionTokens.csrfToken(request.session!), now: context.clock() }, heading, content) : bare(heading, content);
+      return sendPage(reply, body, status);
+    };
+    if (error instanceof ClientError) {
+      // Retry-After of a 429 or a 503 is worth keeping; a Basic challenge would make the browser prompt.
+      for (const [name, value] of Object.entries(error.headers)) if (name !== 'WWW-Authenticate') reply.header(name, value);
+      const heading = error instanceof NotFound ? 'Not found' : error instanceof Forbidden ? 'Not allowed' : 'That did not work';
+      return show(error.status, heading, Object.entries(error.messages).flatMap(([field, messages]) => messages.map((m) => (field === 'base' ? m : `${field} ${m}`))));
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) return show(status, 'That did not work', [status === 413 ? 'The form is too large' : 'The request could not be read']);
+    const fault = request.server.faults.capture(error, { request_id: request.id, method: request.method, route: request.routeOptions.url ?? '(no route)', component: 'console' });
+    if (fault.log) request.log.error({ code: INTERNAL_ERROR_CODE, err: error, requestId: request.id, fingerprint: fault.fingerprint }, 'fault');
+    return show(500, 'Something failed', [`Internal server error (request ${request.id})`]);
+  });
+
+  // A console path that is no page: the console's own 404 (the API's not-found answer would ask for Basic credentials).
+  app.setNotFoundHandler((request, reply) => {
+    startRequest(request);
+    securityHeaders(reply);
+    return sendPage(reply, bare('Not found', problem('Not found', ['There is no such page in the console.'], request.id)), 404);
+  });
+
+  consoleAssetsRoutes(app);
+  consoleSignInRoutes(app, context);
+  consoleErrorsRoutes(app, context);
+  consoleErrorRoutes(app, context);
+  consoleUsersRoutes(app, context);
+  done();
+}

@@ -1,0 +1,58 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ClientError } from '../shared/problems.js';
+import type { AppContext } from '../app/context.js';
+import { CHART_PERIODS, type ChartPeriod, confirmDeleteErrorPage, errorPage } from './views/error-page.js';
+import { parseId } from '../http/route-params.js';
+import { consoleRoute, sendPage } from './console.plugin.js';
+import { pageContext } from './page-context.js';
+
+type WithId = { Params: { id: string }; Querystring: Record<string, string | string[] | undefined> };
+
+/** Groups and occurrences one error's page shows. */
+const SHOWN_GROUPS = 10;
+const SHOWN_OCCURRENCES = 20;
+
+/** One error's page, and its actions: report, delete (docs/console.md#one-error). */
+export function consoleErrorRoutes(app: FastifyInstance, context: AppContext): void {
+  const { infrastructureErrors: tracker, errorReporting } = context;
+
+  async function show(request: FastifyRequest<WithId>, reply: FastifyReply, id: number, extra: { notice?: string; failure?: string; status?: number }) {
+    const { viewer } = request;
+    const error = await tracker.find(viewer, id);
+    const asked = request.query.period;
+    const period: ChartPeriod = typeof asked === 'string' && asked in CHART_PERIODS ? (asked as ChartPeriod) : '24h';
+    const [buckets, byHost, byComponent, occurrences] = await Promise.all([
+      tracker.histogram(viewer, id, { period }),
+      tracker.breakdown(viewer, id, { by: 'host' }, SHOWN_GROUPS, 0),
+      tracker.breakdown(viewer, id, { by: 'component' }, SHOWN_GROUPS, 0),
+      tracker.occurrences(viewer, id, SHOWN_OCCURRENCES, 0),
+    ]);
+    const view = { error, period, buckets, byHost, byComponent, occurrences, notice: extra.notice, failure: extra.failure };
+    return sendPage(reply, errorPage(pageContext(request, context), view), extra.status);
+  }
+
+  app.get<WithId>('/errors/:id', consoleRoute(), (request, reply) =>
+    show(request, reply, parseId(request.params.id), { notice: request.query.notice === 'reported' ? 'Reported.' : undefined }));
+
+  app.post<WithId>('/errors/:id/report', consoleRoute(), async (request, reply) => {
+    const id = parseId(request.params.id);
+    try {
+      await errorReporting.report(request.viewer, id);
+    } catch (error) {
+      // The receiver refused or failed (502): said on the page, with what it answered.
+      if (!(error instanceof ClientError) || error.status !== 502) throw error;
+      return show(request, reply, id, { failure: `${error.message} (request ${request.id})`, status: 502 });
+    }
+    return reply.code(303).header('location', `/console/errors/${id}?notice=reported`).send();
+  });
+
+  app.get<WithId>('/errors/:id/delete', consoleRoute(), async (request, reply) => {
+    const error = await tracker.find(request.viewer, parseId(request.params.id));
+    return sendPage(reply, confirmDeleteErrorPage(pageContext(request, context), error));
+  });
+
+  app.post<WithId>('/errors/:id/delete', consoleRoute(), async (request, reply) => {
+    await tracker.remove(request.viewer, parseId(request.params.id));
+    return reply.code(303).header('location', '/console/errors?notice=deleted&count=1').send();
+  });
+}

@@ -1,0 +1,102 @@
+import type { FastifyInstance } from 'fastify';
+import { ClientError, Unprocessable } from '../shared/problems.js';
+import type { AppContext } from '../app/context.js';
+import { safeNext } from './console-session.js';
+import { confirmDeletePage, ERROR_FILTERS, type ErrorFilterValues, errorsListPage, errorsListUrl } from './views/errors-list-page.js';
+import { parsePagination } from '../shared/pagination.js';
+import { consoleRoute, formOf, sendPage } from './console.plugin.js';
+import { pageContext } from './page-context.js';
+
+type Query = Record<string, string | string[] | undefined>;
+
+/** Errors a page of the console shows (and may select at once). */
+const PAGE_LIMITS = { defaultPerPage: 25, maxPerPage: 100 };
+
+/** The filters the URL gives (empty fields of the form are no filter). */
+function filtersOf(query: Query): ErrorFilterValues {
+  const filters: ErrorFilterValues = {};
+  for (const name of ERROR_FILTERS) {
+    const value = query[name];
+    if (typeof value === 'string' && value !== '') filters[name] = value;
+  }
+  return filters;
+}
+
+/** What a notice in the URL says after an action (codes only: no text from the URL is shown). */
+function noticeOf(query: Query): string | undefined {
+  const count = Number(query.count);
+  const n = Number.isSafeInteger(count) && count >= 0 ? count : 0;
+  const errors = `${n} ${n === 1 ? 'error' : 'errors'}`;
+  if (query.notice === 'deleted') return `Deleted ${errors}.`;
+  if (query.notice === 'reported') {
+    const failed = Number(query.failed);
+    return failed > 0 && Number.isSafeInteger(failed) ? `Reported ${errors}; ${failed} could not be reported (see each error's page).` : `Reported ${errors}.`;
+  }
+  return undefined;
+}
+
+/** Back to the list the form was on, with a notice. */
+function backWith(back: string | null, notice: Record<string, string>): string {
+  const target = safeNext(back ?? undefined);
+  const url = new URL(target.startsWith('/console/errors') ? target : '/console/errors', 'http://console.invalid');
+  for (const [name, value] of Object.entries(notice)) url.searchParams.set(name, value);
+  return url.pathname + url.search;
+}
+
+/** The errors list with its filters, paging, and actions on the selected errors (docs/console.md#errors). */
+export function consoleErrorsRoutes(app: FastifyInstance, context: AppContext): void {
+  const { infrastructureErrors: tracker, errorReporting } = context;
+
+  app.get<{ Querystring: Query }>('/errors', consoleRoute(), async (request, reply) => {
+    const query = request.query;
+    const filters = filtersOf(query);
+    // A filter form sends its empty fields too: the URL to keep (and share) is the one without them.
+    if (Object.values(query).some((value) => value === '')) return reply.code(303).header('location', errorsListUrl(filters)).send();
+    const pagination = parsePagination([], { page: query.page, per_page: query.per_page }, PAGE_LIMITS);
+    let filterErrors: Record<string, string[]> = {};
+    let list = { items: [] as Awaited<ReturnType<typeof tracker.list>>['items'], total: 0 };
+    try {
+      list = await tracker.list(request.viewer, filters, pagination.perPage, pagination.offset);
+    } catch (error) {
+      if (!(error instanceof Unprocessable)) throw error;
+      filterErrors = error.messages;
+    }
+    // One query for the page's sparklines, not two an error.
+    const days = await tracker.histograms(request.viewer, list.items.map((error) => error.id), { period: '24h' });
+    const rows = list.items.map((error) => ({ error, day: days.get(error.id) ?? [] }));
+    reply.header('x-total', String(list.total));
+    const view = { filters, filterErrors, rows, total: list.total, page: pagination.page, perPage: pagination.perPage, notice: noticeOf(query) };
+    return sendPage(reply, errorsListPage(pageContext(request, context), view), Object.keys(filterErrors).length > 0 ? 422 : 200);
+  });
+
+  /** Report or delete the selected errors; deleting asks first. */
+  app.post('/errors/selected', consoleRoute(), async (request, reply) => {
+    const form = formOf(request);
+    const ids = [...new Set(form.getAll('id'))].slice(0, PAGE_LIMITS.maxPerPage).filter((id) => /^[1-9]\d{0,9}$/.test(id)).map(Number);
+    const action = form.get('action');
+    const back = form.get('back');
+    if (ids.length === 0) return reply.code(303).header('location', backWith(back, {})).send();
+    if (action === 'delete') {
+      if (form.get('confirmed') !== '1') return sendPage(reply, confirmDeletePage(pageContext(request, context), ids, backWith(back, {})));
+      let deleted = 0;
+      for (const id of ids) {
+        await tracker.remove(request.viewer, id).then(() => (deleted += 1), (error: unknown) => {
+          if (!(error instanceof ClientError) || error.status !== 404) throw error;
+        });
+      }
+      return reply.code(303).header('location', backWith(back, { notice: 'deleted', count: String(deleted) })).send();
+    }
+    if (action === 'report') {
+      let reported = 0;
+      let failed = 0;
+      for (const id of ids) {
+        await errorReporting.report(request.viewer, id).then(() => (reported += 1), (error: unknown) => {
+          if (!(error instanceof ClientError) || error.status === 403) throw error;
+          failed += 1;
+        });
+      }
+      return reply.code(303).header('location', backWith(back, { notice: 'reported', count: String(reported), failed: String(failed) })).send();
+    }
+    throw new Unprocessable({ action: ['must be report or delete'] });
+  });
+}

@@ -1,0 +1,79 @@
+import type { User } from '../shared/records.js';
+import { formatDatetime } from '../http/render/datetime.js';
+import { CSRF_FIELD } from './console-session.js';
+import { html, type Html } from './html.js';
+
+/** What every signed-in page knows: who is looking, and the token its forms carry. */
+export interface PageContext {
+  viewer: User;
+  csrf: string;
+  now: Date;
+}
+
+/** The hidden field that carries the CSRF token in every form that POSTs. */
+export const csrfField = (csrf: string): Html => html`<input type="hidden" name="${CSRF_FIELD}" value="${csrf}">`;
+
+/** "3 min ago", with the exact time on hover and for machines. */
+export function ago(at: Date, now: Date): Html {
+  const seconds = Math.max(0, Math.round((now.getTime() - at.getTime()) / 1000));
+  const text = seconds < 60 ? `${seconds} s ago`
+    : seconds < 3600 ? `${Math.floor(seconds / 60)} min ago`
+    : seconds < 86_400 ? `${Math.floor(seconds / 3600)} h ago`
+    : `${Math.floor(seconds / 86_400)} d ago`;
+  const exact = formatDatetime(at);
+  return html`<time datetime="${exact}" title="${exact}">${text}</time>`;
+}
+
+export function datetime(at: Date | null): Html {
+  if (at === null) return html`<span class="muted">never</span>`;
+  const exact = formatDatetime(at);
+  return html`<time datetime="${exact}">${exact}</time>`;
+}
+
+function document(title: string, body: Html): Html {
+  return html`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · cmi console</title>
+<link rel="stylesheet" href="/console/assets/console-css">
+<script type="module" src="/console/assets/console-js"></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+${body}
+</body>
+</html>
+`;
+}
+
+/** A page of a signed-in user: the navigation, an optional notice, and the content. */
+export function page(context: PageContext, title: string, content: Html, notice?: Html): Html {
+  const { viewer, csrf } = context;
+  const admin = viewer.role === 'admin';
+  return document(title, html`<header class="top">
+<nav aria-label="Console">
+<a class="brand" href="/console">cmi</a>
+${admin ? html`<a href="/console/errors">Errors</a>` : ''}
+<a href="/console/users">${admin ? 'Users' : 'My account'}</a>
+</nav>
+<form method="post" action="/console/sign-out" class="sign-out">${csrfField(csrf)}<span class="who">${viewer.login}</span> <button type="submit">Sign out</button></form>
+</header>
+<main id="main">
+${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+${content}
+</main>`);
+}
+
+/** A page without a session: sign-in, and the answers given before one exists. */
+export function bare(title: string, content: Html): Html {
+  return document(title, html`<main id="main" class="narrow">${content}</main>`);
+}
+
+/** A failure the user should see, with the request id to quote. */
+export function problem(heading: string, messages: string[], requestId: string): Html {
+  return html`<h1>${heading}</h1>
+<div class="error" role="alert">${messages.map((m) => html`<p>${m}</p>`)}</div>
+<p class="muted">Request id: <code>${requestId}</code></p>`;
+}

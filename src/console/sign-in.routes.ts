@@ -1,0 +1,51 @@
+import type { FastifyInstance } from 'fastify';
+import { TooManyRequests, Unauthorized } from '../shared/problems.js';
+import type { AppContext } from '../app/context.js';
+import { clearConsoleCookie, safeNext, setConsoleCookie } from './console-session.js';
+import { signInPage } from './views/sign-in-page.js';
+import { consoleRoute, formOf, sendPage } from './console.plugin.js';
+
+/** Longest password the form passes on (no account's password is longer: docs/limits.md). */
+const MAX_PASSWORD_CHARS = 1024;
+
+/** Signing in and out of the console (docs/console.md#signing-in). */
+export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock }: AppContext): void {
+  app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sign-in', consoleRoute(true), (request, reply) => {
+    const { next, ended, signed_out: signedOut, password_changed: passwordChanged } = request.query;
+    const notice = ended === '1' ? 'Your session has ended. Sign in again to go on.'
+      : signedOut === '1' ? 'You have signed out.'
+      : passwordChanged === '1' ? 'Your password has changed, and your sessions have ended: sign in with the new one.'
+      : undefined;
+    return sendPage(reply, signInPage({ next: safeNext(typeof next === 'string' ? next : undefined), notice }));
+  });
+
+  app.post('/sign-in', consoleRoute(true), async (request, reply) => {
+    const form = formOf(request);
+    const login = (form.get('login') ?? '').trim();
+    const password = form.get('password') ?? '';
+    const next = safeNext(form.get('next') ?? undefined);
+    try {
+      if (password.length > MAX_PASSWORD_CHARS) throw new Unauthorized();
+      const { sessionToken } = await authenticator.signIn(login, password, request.ip);
+      setConsoleCookie(request, reply, sessionToken);
+      return reply.code(303).header('location', next).send();
+    } catch (error) {
+      if (error instanceof TooManyRequests) {
+        reply.headers(error.headers);
+        return sendPage(reply, signInPage({ next, login, failure: `Too many failed sign-ins: try again in ${error.headers['Retry-After']} s.` }), 429);
+      }
+      if (error instanceof Unauthorized) return sendPage(reply, signInPage({ next, login, failure: 'The login or the password is wrong, or the account is not active.' }), 401);
+      throw error;
+    }
+  });
+
+  /** Ends this session (the token is revoked, not only forgotten) and clears the cookie. */
+  app.post('/sign-out', consoleRoute(), async (request, reply) => {
+    if (request.session) await authenticator.endSession(request.session, clock());
+    clearConsoleCookie(request, reply);
+    return reply.code(303).header('location', '/console/sign-in?signed_out=1').send();
+  });
+
+  app.get('/', consoleRoute(), (request, reply) =>
+    reply.code(303).header('location', request.viewer.role === 'admin' ? '/console/errors' : '/console/users').send());
+}

@@ -1,0 +1,148 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { UNMATCHED_ROUTE } from '../http/route-label.js';
+
+const REPORTS_ROUTE = '/sysadmin_tools/infrastructure/errors';
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** The text of a scrape, in the Prometheus text format. */
+  scrape(): Promise<string>;
+  readonly contentType: string;
+}
+
+/**
+ * This process's metrics (docs/operations.md#metrics): requests by route pattern, method and status
+ * class; latency by route; requests in flight; authentication outcomes; error reports recorded and
+ * refused; the PostgreSQL pool; prom-client's process defaults. Made only when metrics are on, and
+ * its hooks registered only then: with metrics off a request does no metrics work at all, and this
+ * module (and prom-client) is not even loaded (app/app.ts imports it when needed).
+ */
+export interface MetricsSources {
+  /** The PostgreSQL pool's use now. */
+  poolUse?: () => { total: number; idle: number; waiting: number };
+  /** Hands over an observer of each query's duration (PostgreSQL). */
+  onQueryTime?: (observer: (seconds: number) => void) => void;
+}
+
+export function registerMetrics(app: FastifyInstance, options: MetricsSources): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'cmi_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status class',
+    labelNames: ['route', 'method', 'status_class'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'cmi_http_request_duration_seconds',
+    help: 'Time from the request\'s arrival to its answer being sent, by route pattern',
+    labelNames: ['route'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  // Plain counts, read when scraped: cheaper than a gauge moved twice a request.
+  let started = 0;
+  let answered = 0;
+  new Gauge({
+    name: 'cmi_http_requests_in_flight',
+    help: 'Requests received and not yet answered',
+    registers: [registry],
+    collect() {
+      this.set(started - answered);
+    },
+  });
+  const authentications = new Counter({
+    name: 'cmi_authentications_total',
+    help: 'Requests that needed credentials, by outcome: ok, failed (401) or locked (429 before any credential was accepted)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const reports = new Counter({
+    name: 'cmi_infrastructure_error_reports_total',
+    help: 'Error reports received over HTTP and recorded, by whether they started a new error (201) or counted a known one (200)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const rejected = new Counter({
+    name: 'cmi_infrastructure_error_reports_rejected_total',
+    help: 'Error reports received over HTTP and not recorded, by status (422 invalid, 429 rate limit, 503 queue full ...)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  for (const outcome of ['ok', 'failed', 'locked']) authentications.inc({ outcome }, 0);
+  const authenticated = { ok: authentications.labels('ok'), failed: authentications.labels('failed'), locked: authentications.labels('locked') };
+  for (const kind of ['new', 'repeat']) reports.inc({ kind }, 0);
+  const { poolUse } = options;
+  if (poolUse) {
+    new Gauge({
+      name: 'cmi_db_pool_connections',
+      help: 'PostgreSQL connections of this process\'s pool: open (total), idle, and requests waiting for one',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const use = poolUse();
+        this.set({ state: 'total' }, use.total);
+        this.set({ state: 'idle' }, use.idle);
+        this.set({ state: 'waiting' }, use.waiting);
+      },
+    });
+  }
+
+  if (options.onQueryTime) {
+    const queries = new Histogram({
+      name: 'cmi_db_query_duration_seconds',
+      help: 'Time of each PostgreSQL query of this process, from sending it to its answer',
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+      registers: [registry],
+    });
+    options.onQueryTime((seconds) => queries.observe(seconds));
+  }
+
+  // Synchronous hooks: fastify runs them without creating a promise.
+  // Each route's series, looked up once: prom-client hashes a label object on every inc() given one.
+  const series = new Map<string, { duration: Histogram.Internal<'route'>; counts: Map<string, Counter.Internal> }>();
+  const seriesOf = (route: string) => {
+    let found = series.get(route);
+    if (!found) {
+      found = { duration: duration.labels(route), counts: new Map() };
+      series.set(route, found);
+    }
+    return found;
+  };
+
+  app.addHook('onRequest', (_request, _reply, done) => {
+    started += 1;
+    done();
+  });
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
+    answered += 1;
+    const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
+    const status = reply.statusCode;
+    const statusClass = STATUS_CLASSES[Math.floor(status / 100) - 1] ?? 'other';
+    const { duration: latency, counts } = seriesOf(route);
+    const key = `${request.method} ${statusClass}`;
+    let count = counts.get(key);
+    if (!count) {
+      count = requests.labels(route, request.method, statusClass);
+      counts.set(key, count);
+    }
+    count.inc();
+    latency.observe(reply.elapsedTime / 1000);
+    if (!request.routeOptions.config.public) {
+      if (request.viewer !== undefined) authenticated.ok.inc();
+      else if (status === 401) authenticated.failed.inc();
+      else if (status === 429) authenticated.locked.inc();
+    }
+    if (route === REPORTS_ROUTE && request.method === 'POST') {
+      if (status === 201) reports.inc({ kind: 'new' });
+      else if (status === 200) reports.inc({ kind: 'repeat' });
+      else if (status >= 400) rejected.inc({ status: String(status) });
+    }
+    done();
+  });
+
+  return { registry, contentType: registry.contentType, scrape: () => registry.metrics() };
+}
+

@@ -1,0 +1,113 @@
+/**
+ * Errors answered with their own status: a client's mistake (a broken rule of the domain), or a
+ * database that cannot serve now (503). Each carries a stable code (logged with it;
+ * match codes, never message text), its HTTP status, and the messages to show, keyed by field
+ * ("base" for the request as a whole). Errors only the HTTP layer can detect live in
+ * http/http-problems.ts. Anything thrown that is neither is a fault of the service: 500, and recorded
+ * as an infrastructure error. docs/api.md#errors lists every code.
+ */
+export type ErrorMessages = Record<string, string[]>;
+
+export abstract class ClientError extends Error {
+  abstract readonly status: number;
+  abstract readonly code: string;
+  readonly messages: ErrorMessages;
+  /** Extra response headers, e.g. WWW-Authenticate or Retry-After. */
+  readonly headers: Record<string, string> = {};
+
+  constructor(messages: ErrorMessages | string) {
+    const normalized = typeof messages === 'string' ? { base: [messages] } : messages;
+    super(Object.values(normalized).flat().join('; '));
+    this.messages = normalized;
+  }
+}
+
+export class Unauthorized extends ClientError {
+  readonly status = 401;
+  readonly code = 'CMI_ERR_UNAUTHORIZED';
+  constructor() {
+    super('Access denied');
+    this.headers['WWW-Authenticate'] = 'Basic realm="cmi"';
+  }
+}
+
+export class Forbidden extends ClientError {
+  readonly status = 403;
+  readonly code = 'CMI_ERR_FORBIDDEN';
+  constructor(message = 'You are not authorized to perform this action') {
+    super(message);
+  }
+}
+
+export class NotFound extends ClientError {
+  readonly status = 404;
+  readonly code = 'CMI_ERR_NOT_FOUND';
+  constructor() {
+    super('Resource not found');
+  }
+}
+
+export class Unprocessable extends ClientError {
+  readonly status = 422;
+  readonly code = 'CMI_ERR_UNPROCESSABLE';
+}
+
+export class TooManyRequests extends ClientError {
+  readonly status = 429;
+  readonly code = 'CMI_ERR_TOO_MANY_REQUESTS';
+  constructor(retryAfterSeconds: number) {
+    super('Too many requests, try again later');
+    this.headers['Retry-After'] = String(retryAfterSeconds);
+  }
+}
+
+/** A receiver cmi had to deliver to did not take it (a report: docs/reporting-and-alerts.md#reporting-an-error). */
+export class BadGateway extends ClientError {
+  readonly status = 502;
+  readonly code = 'CMI_ERR_BAD_GATEWAY';
+}
+
+/**
+ * The database cannot serve now (unreachable, hung, locked by another process, full): 503 with
+ * Retry-After, never a 500, and not recorded as a fault (recording needs the database too).
+ */
+export type UnavailableReason =
+  | 'the database cannot be reached'
+  | 'the database did not answer in time'
+  | 'the database is locked by another process'
+  | 'the database is full'
+  | 'the database is out of resources'
+  | 'the database refuses writes'
+  | 'the database cannot be read or written'
+  | 'the session key cannot be read from the database'
+  | 'the write queue is full';
+
+export class ServiceUnavailable extends ClientError {
+  readonly status = 503;
+  readonly code = 'CMI_ERR_SERVICE_UNAVAILABLE';
+  constructor(readonly reason: UnavailableReason, retryAfterSeconds: number) {
+    super(`Service unavailable: ${reason}; try again later`);
+    this.headers['Retry-After'] = String(retryAfterSeconds);
+  }
+}
+
+/** Collects field errors so a validator can name every bad field at once. */
+export class FieldErrors {
+  private readonly messages: ErrorMessages = {};
+
+  add(field: string, message: string): void {
+    (this.messages[field] ??= []).push(message);
+  }
+
+  has(field: string): boolean {
+    return field in this.messages;
+  }
+
+  get empty(): boolean {
+    return Object.keys(this.messages).length === 0;
+  }
+
+  throwIfAny(): void {
+    if (!this.empty) throw new Unprocessable(this.messages);
+  }
+}

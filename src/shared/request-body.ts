@@ -1,0 +1,54 @@
+import { FieldErrors, Unprocessable } from './problems.js';
+
+type Fields = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Fields =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The record's fields from a request body that may or may not wrap it in its root
+ * (`{"user": {...}}` or `{...}`; XML always arrives wrapped).
+ */
+export function unwrapRecord(body: unknown, root: string): Fields {
+  if (!isObject(body)) throw new Unprocessable({ base: [`Request body must be an object (${root})`] });
+  const keys = Object.keys(body);
+  if (keys.length === 1 && keys[0] === root) {
+    const inner = body[root];
+    if (inner === '' || inner === null) return {};
+    if (!isObject(inner)) throw new Unprocessable({ base: [`${root} must be an object`] });
+    return inner;
+  }
+  return body;
+}
+
+/** Reads an optional string field, recording an error when it is of another type, holds U+0000 or is too long. */
+export function stringField(
+  fields: Fields,
+  name: string,
+  errors: FieldErrors,
+  options: { required: boolean; max: number },
+): string | undefined {
+  const value = fields[name];
+  if (value === undefined || value === null) {
+    if (options.required) errors.add(name, "can't be blank");
+    return undefined;
+  }
+  if (typeof value !== 'string') {
+    errors.add(name, 'must be a string');
+    return undefined;
+  }
+  // PostgreSQL cannot store U+0000, so no field may hold it on any database (docs/limits.md#nul-characters).
+  if (value.includes('\u0000')) {
+    errors.add(name, 'must not contain the NUL character (U+0000)');
+    return undefined;
+  }
+  if (options.required && value.trim() === '') {
+    errors.add(name, "can't be blank");
+    return undefined;
+  }
+  if (value.length > options.max) {
+    errors.add(name, `is too long (maximum is ${options.max} characters)`);
+    return undefined;
+  }
+  return value;
+}

@@ -1,0 +1,101 @@
+import { parseDatetime } from '../shared/datetime.js';
+import { FieldErrors } from '../shared/problems.js';
+import { errorReportLimits } from '../shared/limits.js';
+import type { Direction, ErrorFilters, ErrorSort } from './tracker.store.js';
+
+type Query = Readonly<Record<string, string | string[] | undefined>>;
+
+/** Every parameter a list (or a bulk delete, with `all`) understands. */
+const KNOWN = new Set(['page', 'per_page', 'sort', 'direction', 'reported', 'error_class', 'q', 'since', 'until', 'host', 'component']);
+const SORTS: readonly ErrorSort[] = ['updated_at', 'created_at', 'counter'];
+const DIRECTIONS: readonly Direction[] = ['asc', 'desc'];
+
+export interface ErrorListQuery {
+  filters: ErrorFilters;
+  sort: ErrorSort;
+  direction: Direction;
+}
+
+/** One value of a parameter; given twice is a mistake, named in the 422. */
+function single(query: Query, name: string, errors: FieldErrors): string | undefined {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (Array.isArray(value)) {
+    if (value.length === 1) return value[0];
+    errors.add(name, 'must be given only once');
+    return undefined;
+  }
+  return value;
+}
+
+function text(query: Query, name: string, errors: FieldErrors): string | undefined {
+  const value = single(query, name, errors);
+  if (value === undefined) return undefined;
+  if (value.includes('\u0000')) {
+    errors.add(name, 'must not contain the NUL character (U+0000)');
+    return undefined;
+  }
+  if (value === '' || value.length > errorReportLimits.nameChars) {
+    errors.add(name, `must be 1 to ${errorReportLimits.nameChars} characters`);
+    return undefined;
+  }
+  return value;
+}
+
+function datetime(query: Query, name: string, errors: FieldErrors): Date | undefined {
+  const value = single(query, name, errors);
+  if (value === undefined) return undefined;
+  const at = parseDatetime(value);
+  if (!at) errors.add(name, 'must be a datetime such as 2026-11-20T10:00:00+00:00');
+  return at;
+}
+
+function oneOf<T extends string>(query: Query, name: string, allowed: readonly T[], errors: FieldErrors): T | undefined {
+  const value = single(query, name, errors);
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) {
+    errors.add(name, `must be one of ${allowed.join(', ')}`);
+    return undefined;
+  }
+  return value as T;
+}
+
+/** One parameter that must be one of `allowed` (`fallback` when absent); anything else is a 422 naming it. */
+export function parseChoice<T extends string>(query: Query, name: string, allowed: readonly T[], fallback: T): T {
+  const errors = new FieldErrors();
+  const value = oneOf(query, name, allowed, errors);
+  errors.throwIfAny();
+  return value ?? fallback;
+}
+
+/**
+ * The filters and order of an errors list (docs/api.md#get-sysadmin_toolsinfrastructureerrors). A value that is not understood
+ * is a 422 naming the parameter, never ignored.
+ */
+export function parseErrorListQuery(query: Query, { deletion = false } = {}): ErrorListQuery {
+  const errors = new FieldErrors();
+  // A misspelt filter is refused, never ignored: ignored, it would widen a list, or a bulk delete.
+  for (const name of Object.keys(query)) {
+    if (name !== '' && !KNOWN.has(name) && !(deletion && name === 'all')) errors.add(name, 'is not a parameter of this list');
+  }
+  const reported = oneOf(query, 'reported', ['true', 'false'], errors);
+  const filters: ErrorFilters = {
+    reported: reported === undefined ? undefined : reported === 'true',
+    errorClass: text(query, 'error_class', errors),
+    q: text(query, 'q', errors),
+    since: datetime(query, 'since', errors),
+    until: datetime(query, 'until', errors),
+    host: text(query, 'host', errors),
+    component: text(query, 'component', errors),
+  };
+  const sort = oneOf(query, 'sort', SORTS, errors) ?? 'updated_at';
+  const direction = oneOf(query, 'direction', DIRECTIONS, errors) ?? 'desc';
+  errors.throwIfAny();
+  for (const key of Object.keys(filters) as Array<keyof ErrorFilters>) if (filters[key] === undefined) delete filters[key];
+  return { filters, sort, direction };
+}
+
+/** Whether the query names any filter at all (a bulk delete without one needs `all=true`). */
+export function hasFilter(filters: ErrorFilters): boolean {
+  return Object.keys(filters).length > 0;
+}

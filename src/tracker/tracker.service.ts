@@ -1,0 +1,163 @@
+import { type Actor, assertAdmin } from '../users/authorization.js';
+import type { Clock } from '../shared/clock.js';
+import { hasFilter, parseChoice, parseErrorListQuery } from './query.js';
+import { parseErrorReport } from './report.js';
+import { FieldErrors, NotFound } from '../shared/problems.js';
+import { groupCommit } from '../shared/group-commit.js';
+import { rateLimit } from '../shared/rate-limit.js';
+import type { InfrastructureError, Page } from '../shared/records.js';
+import {
+  type BreakdownDimension, type ErrorReport, hourOf, type InfrastructureErrorsRepository, type SampleSize, type StoredOccurrence,
+} from './tracker.store.js';
+import type { AlertPlan } from '../alerts/deliveries.store.js';
+
+type Query = Readonly<Record<string, string | string[] | undefined>>;
+
+export interface TrackerSettings {
+  /** Which occurrences each error keeps. */
+  sample: SampleSize;
+  /** Reports one credential may send a second, per process (429 beyond). */
+  ingestPerSecond: number;
+  /** Reports that may wait for the database, per process (503 beyond). */
+  maxPending: number;
+  /** Errors not updated for this many days are removed. */
+  retentionDays: number;
+}
+
+/** Alerts (docs/reporting-and-alerts.md#alerts): the plan each batch follows, and who to tell once alerts are queued. */
+export interface TrackerAlerts {
+  plan: () => AlertPlan;
+  queued: () => void;
+}
+
+export const HISTOGRAM_PERIODS = { '24h': { buckets: 24, hours: 1 }, '7d': { buckets: 168, hours: 1 }, '30d': { buckets: 30, hours: 24 } } as const;
+export type HistogramPeriod = keyof typeof HISTOGRAM_PERIODS;
+
+/** Hourly counts are kept this long (the longest period, plus the day in progress). */
+export const HISTOGRAM_KEPT_DAYS = 31;
+
+/** The tracker (docs/api.md#infrastructure-errors): administrators read, report and delete errors. */
+export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock, settings: TrackerSettings, alerts?: TrackerAlerts) {
+  /** Writes a batch; the alerts it causes are queued in its transaction and sent once it commits. */
+  const record = async (reports: ErrorReport[]) => {
+    if (!alerts) return repository.recordBatch(reports, settings.sample);
+    let queued = 0;
+    const answers = await repository.recordBatch(reports, settings.sample, () => ({ ...alerts.plan(), queued: (count) => (queued += count) }));
+    if (queued > 0) alerts.queued();
+    return answers;
+  };
+  const ingestion = groupCommit(record, {
+    maxPending: settings.maxPending,
+    maxBatch: 1000,
+  });
+  const mayIngest = rateLimit(clock, settings.ingestPerSecond);
+
+  /** The buckets a period's histogram ends with now: first and last bucket start, last hour counted. */
+  const histogramSpan = (query: Query) => {
+    const period = HISTOGRAM_PERIODS[parseChoice(query, 'period', Object.keys(HISTOGRAM_PERIODS) as HistogramPeriod[], '24h')];
+    const lastStart = Math.floor(hourOf(clock()) / period.hours) * period.hours;
+    const firstStart = lastStart - (period.buckets - 1) * period.hours;
+    return { hours: period.hours, firstStart, lastStart, lastHour: lastStart + period.hours - 1 };
+  };
+  const buckets = (span: ReturnType<typeof histogramSpan>, counts: ReadonlyMap<number, number>) => {
+    const result = [];
+    for (let start = span.firstStart; start <= span.lastStart; start += span.hours) {
+      let count = 0;
+      for (let hour = start; hour < start + span.hours; hour++) count += counts.get(hour) ?? 0;
+      result.push({ start: new Date(start * 3_600_000), count });
+    }
+    return result;
+  };
+
+  const find = async (actor: Actor, id: number): Promise<InfrastructureError> => {
+    assertAdmin(actor);
+    const record = await repository.findById(id);
+    if (!record) throw new NotFound();
+    return record;
+  };
+
+  return {
+    find,
+
+    /** A page of errors, filtered and sorted as the query says (a 422 names what it cannot read). */
+    async list(actor: Actor, query: Query, limit: number, offset: number): Promise<Page<InfrastructureError>> {
+      assertAdmin(actor);
+      const { filters, sort, direction } = parseErrorListQuery(query);
+      return repository.list(filters, sort, direction, limit, offset);
+    },
+
+    /**
+     * Another component reports an error. Answers once the report is stored durably (group commit);
+     * `created` is true for the report that started a new record.
+     */
+    report(actor: Actor, body: unknown): Promise<{ record: InfrastructureError; created: boolean }> {
+      assertAdmin(actor);
+      mayIngest(actor.id ?? 'operator');
+      return ingestion.submit(parseErrorReport(body, clock()));
+    },
+
+    /** Reports recorded with no one acting (cmi's own faults): all in one transaction, or none. */
+    recordReports: record,
+
+    async remove(actor: Actor, id: number): Promise<void> {
+      assertAdmin(actor);
+      if (!(await repository.deleteById(id))) throw new NotFound();
+    },
+
+    /** Deletes what the filters select; with none, only when the query says `all=true`. */
+    async removeMatching(actor: Actor, query: Query): Promise<number> {
+      assertAdmin(actor);
+      const { filters } = parseErrorListQuery(query, { deletion: true });
+      const all = parseChoice(query, 'all', ['true', 'false'], 'false') === 'true';
+      if (!hasFilter(filters) && !all) {
+        const errors = new FieldErrors();
+        errors.add('all', 'must be true to delete every error (or give a filter)');
+        errors.throwIfAny();
+      }
+      return repository.deleteMatching(filters);
+    },
+
+    async occurrences(actor: Actor, id: number, limit: number, offset: number): Promise<Page<StoredOccurrence>> {
+      await find(actor, id);
+      return repository.occurrences(id, limit, offset);
+    },
+
+    /** Occurrences per hour (24h, 7d) or per UTC day (30d), oldest first, zero-filled, up to now. */
+    async histogram(actor: Actor, id: number, query: Query): Promise<Array<{ start: Date; count: number }>> {
+      await find(actor, id);
+      const span = histogramSpan(query);
+      return buckets(span, await repository.hourlyCounts(id, span.firstStart, span.lastHour));
+    },
+
+    /**
+     * The histograms of several errors (a page of a list) in one query, by id; an id that is not
+     * there has only zeros. Administrators only, like histogram.
+     */
+    async histograms(actor: Actor, ids: readonly number[], query: Query): Promise<Map<number, Array<{ start: Date; count: number }>>> {
+      assertAdmin(actor);
+      const span = histogramSpan(query);
+      const counts = await repository.hourlyCountsOf(ids, span.firstStart, span.lastHour);
+      return new Map(ids.map((id) => [id, buckets(span, counts.get(id) ?? new Map())]));
+    },
+
+    /** Occurrences per host or component, largest first: the blast radius of a fault. */
+    async breakdown(actor: Actor, id: number, query: Query, limit: number, offset: number): Promise<Page<{ value: string | null; count: number }>> {
+      await find(actor, id);
+      const by = parseChoice<BreakdownDimension>(query, 'by', ['host', 'component'], 'host');
+      const { items, total } = await repository.breakdown(id, by, limit, offset);
+      return { items: items.map((row) => ({ value: row.value === '' ? null : row.value, count: row.count })), total };
+    },
+
+    /** Retention (docs/operations.md#retention): removes stale errors and old hourly counts. */
+    prune(): Promise<{ errors: number; buckets: number }> {
+      const now = clock();
+      const updatedBefore = new Date(now.getTime() - settings.retentionDays * 86_400_000);
+      return repository.prune(updatedBefore, hourOf(now) - HISTOGRAM_KEPT_DAYS * 24);
+    },
+
+    /** Resolves once every accepted report is written (shutdown). */
+    drained: () => ingestion.drained(),
+  };
+}
+
+export type InfrastructureErrors = ReturnType<typeof infrastructureErrors>;

@@ -1,0 +1,459 @@
+import { CompiledQuery, type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import type { InfrastructureError } from '../shared/records.js';
+import type { Database } from '../db/database.js';
+import { type Dialect, likeContaining } from '../db/dialects/dialect.js';
+import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
+import { type AlertPlan, enqueueAlerts } from '../alerts/deliveries.store.js';
+
+/** One report of an error, validated and truncated, as the tracker stores it. */
+export interface ErrorReport {
+  fingerprint: string;
+  error_class: string;
+  message: string;
+  backtrace: string;
+  occurred_at: Date;
+  /** Occurrences it stands for (1 unless the reporter pre-aggregated). */
+  count: number;
+  host: string | null;
+  component: string | null;
+  request_id: string | null;
+  /** A JSON object, serialized. */
+  context: string | null;
+}
+
+/** Which occurrences each error keeps: the first `first` and the latest `latest`. */
+export interface SampleSize {
+  first: number;
+  latest: number;
+}
+
+export interface ErrorFilters {
+  reported?: boolean;
+  errorClass?: string;
+  /** Case-insensitive substring of the class or the message. */
+  q?: string;
+  since?: Date;
+  until?: Date;
+  host?: string;
+  component?: string;
+}
+
+export type ErrorSort = 'updated_at' | 'created_at' | 'counter';
+export type Direction = 'asc' | 'desc';
+
+export interface StoredOccurrence {
+  id: number;
+  occurred_at: Date;
+  host: string | null;
+  component: string | null;
+  request_id: string | null;
+  message: string;
+  context: string | null;
+}
+
+export type BreakdownDimension = 'host' | 'component';
+
+/**
+ * A page is read either by walking the list's order and testing each error, which takes about
+ * `all / matches` errors per row wanted, or by reading the matches' ids from the index of their
+ * filter and sorting them, about one row a match, each a third of a walked row's cost. Whichever
+ * reads less: the matches first when `matches² <= WALKED_ROW_COST * wanted * all`.
+ */
+const WALKED_ROW_COST = 3;
+
+/** At most this many rows go into one multi-row statement (well under both databases' parameter limits). */
+const ROWS_PER_STATEMENT = 500;
+
+function toRecord(row: Selectable<InfrastructureErrorsTable>): InfrastructureError {
+  return {
+    id: Number(row.id),
+    backtrace: row.backtrace,
+    counter: Number(row.counter),
+    created_at: new Date(row.created_at),
+    error_class: row.error_class,
+    fingerprint: row.fingerprint,
+    message: row.message,
+    reported: Number(row.reported) === 1,
+    updated_at: new Date(row.updated_at),
+  };
+}
+
+const HOUR_MS = 3_600_000;
+export const hourOf = (at: Date): number => Math.floor(at.getTime() / HOUR_MS);
+
+const containsPattern = (text: string) => likeContaining(text.toLowerCase());
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += ROWS_PER_STATEMENT) out.push(items.slice(i, i + ROWS_PER_STATEMENT));
+  return out;
+}
+
+/** The reports of one error within a batch, in arrival order. */
+interface Group {
+  fingerprint: string;
+  reports: ErrorReport[];
+  count: number;
+  firstAt: string;
+  lastAt: string;
+}
+
+function groupByFingerprint(reports: readonly ErrorReport[]): Group[] {
+  const groups = new Map<string, Group>();
+  for (const report of reports) {
+    const at = report.occurred_at.toISOString();
+    const group = groups.get(report.fingerprint);
+    if (!group) {
+      groups.set(report.fingerprint, { fingerprint: report.fingerprint, reports: [report], count: report.count, firstAt: at, lastAt: at });
+      continue;
+    }
+    group.reports.push(report);
+    group.count += report.count;
+    if (at < group.firstAt) group.firstAt = at;
+    if (at > group.lastAt) group.lastAt = at;
+  }
+  // One order for every writer, so two transactions lock the same records in the same order (PostgreSQL).
+  return [...groups.values()].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1));
+}
+
+/**
+ * In an upsert: the incoming `column` when the incoming `by` compares with the stored one as `op`
+ * says, else the stored `column` (`by` is `column` itself unless given).
+ */
+const incomingIf = (table: string, column: string, op: '>' | '<' | '>=', by = column) =>
+  sql<string>`case when ${sql.ref(`excluded.${by}`)} ${sql.raw(op)} ${sql.ref(`${table}.${by}`)} then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`${table}.${column}`)} end`;
+
+function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, few = true) {
+  const conditions = [];
+  if (filters.reported !== undefined) conditions.push(eb('reported', '=', filters.reported ? 1 : 0));
+  if (filters.errorClass !== undefined) conditions.push(eb('error_class', '=', filters.errorClass));
+  if (filters.since !== undefined) conditions.push(eb('updated_at', '>=', filters.since.toISOString()));
+  if (filters.until !== undefined) conditions.push(eb('updated_at', '<=', filters.until.toISOString()));
+  if (filters.q !== undefined) {
+    // The ids of the matches from the text index, when few match or the database's planner can tell
+    // how many do. Otherwise test the errors in the list's order and stop at the page's end.
+    const indexed = dialect.errorIdsContaining(filters.q.toLowerCase(), few);
+    const lower = sql.raw(dialect.lowerFunction);
+    const pattern = containsPattern(filters.q);
+    conditions.push(indexed ? sql<boolean>`${sql.ref('infrastructure_errors.id')} in (${indexed})` : eb.or([
+      sql<boolean>`${lower}(error_class) like ${pattern} escape '\\'`,
+      sql<boolean>`${lower}(message) like ${pattern} escape '\\'`,
+    ]));
+  }
+  for (const dimension of ['host', 'component'] as const) {
+    const value = filters[dimension];
+    if (value === undefined) continue;
+    const seen = eb.selectFrom('error_breakdown').select('error_breakdown.error_id')
+      .where('error_breakdown.dimension', '=', dimension)
+      .where('error_breakdown.value', '=', value);
+    // Few errors seen there: read them from the (dimension, value, error_id) index (`id in`). Many:
+    // test the errors in the list's order, each by its breakdown key, and stop at the page's end.
+    conditions.push(few ? eb('id', 'in', seen) : eb.exists(seen.whereRef('error_breakdown.error_id', '=', 'infrastructure_errors.id')));
+  }
+  return eb.and(conditions);
+}
+
+/** The `error_counts` row that holds how many errors `filters` select, when one does: none or one equality filter. */
+function countedBy(filters: ErrorFilters): { dimension: ErrorCountDimension; value: string } | undefined {
+  const given = Object.entries(filters).filter(([, value]) => value !== undefined);
+  if (given.length === 0) return { dimension: 'all', value: '' };
+  if (given.length > 1) return undefined;
+  if (filters.reported !== undefined) return { dimension: 'reported', value: filters.reported ? '1' : '0' };
+  if (filters.errorClass !== undefined) return { dimension: 'error_class', value: filters.errorClass };
+  if (filters.host !== undefined) return { dimension: 'host', value: filters.host };
+  if (filters.component !== undefined) return { dimension: 'component', value: filters.component };
+  return undefined;
+}
+
+/** Deletes errors by id with everything kept about them. */
+async function deleteErrors(trx: Kysely<Schema>, ids: number[]): Promise<number> {
+  let deleted = 0;
+  for (const part of chunks(ids)) {
+    const result = await trx.deleteFrom('infrastructure_errors').where('id', 'in', part).executeTakeFirst();
+    deleted += Number(result.numDeletedRows);
+    await trx.deleteFrom('error_occurrences').where('error_id', 'in', part).execute();
+    await trx.deleteFrom('error_histogram').where('error_id', 'in', part).execute();
+    await trx.deleteFrom('error_breakdown').where('error_id', 'in', part).execute();
+    await trx.deleteFrom('error_alerts').where('error_id', 'in', part).execute();
+  }
+  return deleted;
+}
+
+export function infrastructureErrorsRepository(database: Database) {
+  const { db, dialect } = database;
+  /** A transaction writing the tracker; its end moves the tracker's version again (Database.transactionEnded). */
+  const trackerTransaction = <T>(work: (trx: Transaction<Schema>) => Promise<T>): Promise<T> =>
+    db.transaction().execute(work).finally(() => database.transactionEnded('tracker'));
+  // The one statement a record's page runs, compiled once (building and compiling it cost more than running it).
+  const findByIdSql = db.selectFrom('infrastructure_errors').selectAll().where('id', '=', 0).compile().sql;
+
+  /**
+   * How many errors match. With no filter or one equality filter, read from `error_counts` (migration
+   * 007). With a host or component filter and others, counted from that value's breakdown rows (at most
+   * one per error, so the count is exact) joined to their errors: the rows read are the errors seen
+   * there, not every error.
+   */
+  const countMatching = async (filters: ErrorFilters): Promise<number> => {
+    const counted = countedBy(filters);
+    if (counted) {
+      const row = await db.selectFrom('error_counts').select('errors')
+        .where('dimension', '=', counted.dimension).where('value', '=', counted.value)
+        .executeTakeFirst();
+      return Number(row?.errors ?? 0);
+    }
+    const qAlone = Object.entries(filters).every(([name, value]) => name === 'q' || value === undefined);
+    const indexed = qAlone && filters.q !== undefined ? dialect.errorIdsContaining(filters.q.toLowerCase(), true) : undefined;
+    if (indexed) {
+      // The index's matches are the errors that match.
+      const row = await sql<{ total: number | string }>`select count(*) as total from (${indexed}) as matches`.execute(db);
+      return Number(row.rows[0]?.total);
+    }
+    const dimension = filters.host !== undefined ? 'host' : filters.component !== undefined ? 'component' : undefined;
+    if (dimension === undefined) {
+      const row = await db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('total'))
+        .where((eb) => filtered(eb, filters, dialect))
+        .executeTakeFirstOrThrow();
+      return Number(row.total);
+    }
+    const rest = { ...filters, [dimension]: undefined };
+    const row = await db.selectFrom('error_breakdown')
+      .innerJoin('infrastructure_errors', 'infrastructure_errors.id', 'error_breakdown.error_id')
+      .select((eb) => eb.fn.countAll<number | string>().as('total'))
+      .where('error_breakdown.dimension', '=', dimension)
+      .where('error_breakdown.value', '=', filters[dimension] as string)
+      // The other filters name columns of infrastructure_errors only, none of which error_breakdown has.
+      .where((eb) => filtered(eb as unknown as ExpressionBuilder<Schema, 'infrastructure_errors'>, rest, dialect))
+      .executeTakeFirstOrThrow();
+    return Number(row.total);
+  };
+
+  return {
+    /**
+     * Counts a batch of reports in one transaction (the group commit of docs/architecture.md): one
+     * upsert per distinct error (counter + n, atomic in the database: exact in any number of
+     * processes), the hourly and per-host/component counts likewise, and the occurrences the sample
+     * keeps. Answers, for each report in order, the record as the transaction left it and whether this
+     * report created it. With `alerts` (a function of the time the transaction begins), the alerts
+     * the batch causes go into the outbox in the same transaction (alerts/deliveries.store.ts).
+     */
+    async recordBatch(reports: readonly ErrorReport[], sample: SampleSize, alerts?: () => AlertPlan): Promise<Array<{ record: InfrastructureError; created: boolean }>> {
+      const groups = groupByFingerprint(reports);
+      const outcome = new Map<string, { record: InfrastructureError; created: boolean }>();
+      await trackerTransaction(async (trx) => {
+        const stored = new Map<string, InfrastructureError>();
+        for (const part of chunks(groups)) {
+          const rows = await trx
+            .insertInto('infrastructure_errors')
+            .values(part.map((group) => {
+              // The text of the occurrence that happened last (the last to arrive among equals).
+              const latest = group.reports.reduce((a, b) => (b.occurred_at >= a.occurred_at ? b : a));
+              return {
+                fingerprint: group.fingerprint,
+                error_class: latest.error_class,
+                message: latest.message,
+                backtrace: latest.backtrace,
+                counter: group.count,
+                reported: 0,
+                created_at: group.firstAt,
+                updated_at: group.lastAt,
+              };
+            }))
+            .onConflict((oc) =>
+              oc.column('fingerprint').doUpdateSet((eb) => ({
+                counter: eb('infrastructure_errors.counter', '+', eb.ref('excluded.counter')),
+                // The latest occurrence's text, by when it happened, not by when it arrived.
+                message: incomingIf('infrastructure_errors', 'message', '>=', 'updated_at'),
+                backtrace: incomingIf('infrastructure_errors', 'backtrace', '>=', 'updated_at'),
+                created_at: incomingIf('infrastructure_errors', 'created_at', '<'),
+                updated_at: incomingIf('infrastructure_errors', 'updated_at', '>'),
+              })),
+            )
+            .returningAll()
+            .execute();
+          for (const row of rows) stored.set(row.fingerprint, toRecord(row));
+        }
+
+        const hours = new Map<string, { error_id: number; hour: number; count: number }>();
+        const breakdown = new Map<string, { error_id: number; dimension: 'host' | 'component'; value: string; count: number; last_seen_at: string }>();
+        const occurrences: Array<Insertable<ErrorOccurrencesTable>> = [];
+        const trims: Array<{ errorId: number; upTo: number }> = [];
+        for (const group of groups) {
+          const record = stored.get(group.fingerprint) as InfrastructureError;
+          outcome.set(group.fingerprint, { record, created: record.counter === group.count });
+          // The batch's occurrences take the ordinals counter - count + 1 .. counter, in arrival order.
+          let ordinal = record.counter - group.count;
+          const keepFrom = record.counter - sample.latest;
+          for (const report of group.reports) {
+            ordinal += report.count;
+            const at = report.occurred_at.toISOString();
+            const hour = hourOf(report.occurred_at);
+            const hourKey = `${record.id}|${hour}`;
+            const bucket = hours.get(hourKey);
+            if (bucket) bucket.count += report.count;
+            else hours.set(hourKey, { error_id: record.id, hour, count: report.count });
+            for (const dimension of ['host', 'component'] as const) {
+              const value = report[dimension] ?? '';
+              const key = `${record.id}|${dimension}|${value}`;
+              const row = breakdown.get(key);
+              if (!row) breakdown.set(key, { error_id: record.id, dimension, value, count: report.count, last_seen_at: at });
+              else {
+                row.count += report.count;
+                if (at > row.last_seen_at) row.last_seen_at = at;
+              }
+            }
+            if (ordinal - report.count < sample.first || ordinal > keepFrom) {
+              occurrences.push({
+                error_id: record.id,
+                ordinal,
+                occurred_at: at,
+                count: report.count,
+                host: report.host,
+                component: report.component,
+                request_id: report.request_id,
+                message: report.message,
+                context: report.context,
+              });
+            }
+          }
+          if (keepFrom > sample.first) trims.push({ errorId: record.id, upTo: keepFrom });
+        }
+
+        for (const part of chunks([...hours.values()])) {
+          await trx.insertInto('error_histogram').values(part)
+            .onConflict((oc) => oc.columns(['error_id', 'hour']).doUpdateSet((eb) => ({ count: eb('error_histogram.count', '+', eb.ref('excluded.count')) })))
+            .execute();
+        }
+        for (const part of chunks([...breakdown.values()])) {
+          await trx.insertInto('error_breakdown').values(part)
+            .onConflict((oc) => oc.columns(['error_id', 'dimension', 'value']).doUpdateSet((eb) => ({
+              count: eb('error_breakdown.count', '+', eb.ref('excluded.count')),
+              last_seen_at: incomingIf('error_breakdown', 'last_seen_at', '>'),
+            })))
+            .execute();
+        }
+        for (const part of chunks(occurrences)) await trx.insertInto('error_occurrences').values(part).execute();
+        // The sample sheds what fell between the first `first` and the latest `latest`.
+        for (const { errorId, upTo } of trims) {
+          await trx.deleteFrom('error_occurrences')
+            .where('error_id', '=', errorId).where('ordinal', '>', sample.first).where('ordinal', '<=', upTo)
+            .execute();
+        }
+        if (alerts) {
+          const outcomes = groups.map((group) => ({ ...(outcome.get(group.fingerprint) as { record: InfrastructureError; created: boolean }), added: group.count }));
+          await enqueueAlerts(trx, outcomes, alerts());
+        }
+      });
+      const answers: Array<{ record: InfrastructureError; created: boolean }> = [];
+      const answered = new Set<string>();
+      for (const report of reports) {
+        const { record, created } = outcome.get(report.fingerprint) as { record: InfrastructureError; created: boolean };
+        // Only the first report of a new error created it.
+        answers.push({ record, created: created && !answered.has(report.fingerprint) });
+        answered.add(report.fingerprint);
+      }
+      return answers;
+    },
+
+    async findById(id: number): Promise<InfrastructureError | undefined> {
+      const { rows } = await db.executeQuery<Selectable<InfrastructureErrorsTable>>(CompiledQuery.raw(findByIdSql, [id]));
+      return rows[0] && toRecord(rows[0]);
+    },
+
+    /** A page of errors matching `filters`, in `sort` order (ties by id the same way), and how many match. */
+    async list(filters: ErrorFilters, sort: ErrorSort, direction: Direction, limit: number, offset: number): Promise<{ items: InfrastructureError[]; total: number }> {
+      // Counted first: the count says how to read the page, and whether there is one.
+      const total = await countMatching(filters);
+      if (total <= offset) return { items: [], total };
+      const indexed = filters.q !== undefined || filters.host !== undefined || filters.component !== undefined;
+      const few = indexed && total * total <= WALKED_ROW_COST * (offset + limit) * (await countMatching({}));
+      const rows = await db.selectFrom('infrastructure_errors').selectAll()
+        .where((eb) => filtered(eb, filters, dialect, few))
+        .orderBy(sort, direction).orderBy('id', direction)
+        .limit(limit).offset(offset)
+        .execute();
+      return { items: rows.map(toRecord), total };
+    },
+
+    /** Marks an error reported (its other fields as they were); undefined when there is none. */
+    async markReported(id: number): Promise<InfrastructureError | undefined> {
+      const row = await db.updateTable('infrastructure_errors').set({ reported: 1 }).where('id', '=', id).returningAll().executeTakeFirst();
+      return row && toRecord(row);
+    },
+
+    /** Deletes one error and all that is kept about it; false when there was none. */
+    async deleteById(id: number): Promise<boolean> {
+      return trackerTransaction(async (trx) => (await deleteErrors(trx, [id])) === 1);
+    },
+
+    /** Deletes every error `filters` select (all of them when empty); answers how many. */
+    async deleteMatching(filters: ErrorFilters): Promise<number> {
+      return trackerTransaction(async (trx) => {
+        const rows = await trx.selectFrom('infrastructure_errors').select('id').where((eb) => filtered(eb, filters, dialect)).execute();
+        return deleteErrors(trx, rows.map((row) => Number(row.id)));
+      });
+    },
+
+    /** The kept occurrences of an error, newest first (by when they happened; the latest to arrive first among equals). */
+    async occurrences(errorId: number, limit: number, offset: number): Promise<{ items: StoredOccurrence[]; total: number }> {
+      const [rows, count] = await Promise.all([
+        db.selectFrom('error_occurrences')
+          .select(['id', 'occurred_at', 'host', 'component', 'request_id', 'message', 'context'])
+          .where('error_id', '=', errorId)
+          .orderBy('occurred_at', 'desc').orderBy('id', 'desc')
+          .limit(limit).offset(offset)
+          .execute(),
+        db.selectFrom('error_occurrences').select((eb) => eb.fn.countAll<number | string>().as('total'))
+          .where('error_id', '=', errorId).executeTakeFirstOrThrow(),
+      ]);
+      return {
+        items: rows.map((row) => ({ ...row, id: Number(row.id), occurred_at: new Date(row.occurred_at) })),
+        total: Number(count.total),
+      };
+    },
+
+    /** Occurrences per hour from `fromHour` to `toHour` (inclusive); hours with none are absent. */
+    async hourlyCounts(errorId: number, fromHour: number, toHour: number): Promise<Map<number, number>> {
+      const rows = await db.selectFrom('error_histogram').select(['hour', 'count'])
+        .where('error_id', '=', errorId).where('hour', '>=', fromHour).where('hour', '<=', toHour)
+        .execute();
+      return new Map(rows.map((row) => [Number(row.hour), Number(row.count)]));
+    },
+
+    /** hourlyCounts of several errors in one statement (a page of the console's list), by error id. */
+    async hourlyCountsOf(errorIds: readonly number[], fromHour: number, toHour: number): Promise<Map<number, Map<number, number>>> {
+      const byError = new Map<number, Map<number, number>>(errorIds.map((id) => [id, new Map()]));
+      if (errorIds.length === 0) return byError;
+      const rows = await db.selectFrom('error_histogram').select(['error_id', 'hour', 'count'])
+        .where('error_id', 'in', [...errorIds]).where('hour', '>=', fromHour).where('hour', '<=', toHour)
+        .execute();
+      for (const row of rows) byError.get(Number(row.error_id))?.set(Number(row.hour), Number(row.count));
+      return byError;
+    },
+
+    /** Occurrences per host or component, largest first ('' is "not given"). */
+    async breakdown(errorId: number, dimension: BreakdownDimension, limit: number, offset: number): Promise<{ items: Array<{ value: string; count: number }>; total: number }> {
+      const [rows, count] = await Promise.all([
+        db.selectFrom('error_breakdown').select(['value', 'count'])
+          .where('error_id', '=', errorId).where('dimension', '=', dimension)
+          .orderBy('count', 'desc').orderBy('value', 'asc')
+          .limit(limit).offset(offset)
+          .execute(),
+        db.selectFrom('error_breakdown').select((eb) => eb.fn.countAll<number | string>().as('total'))
+          .where('error_id', '=', errorId).where('dimension', '=', dimension).executeTakeFirstOrThrow(),
+      ]);
+      return { items: rows.map((row) => ({ value: row.value, count: Number(row.count) })), total: Number(count.total) };
+    },
+
+    /** Retention: errors not updated since `updatedBefore`, and hourly counts older than `hourBefore`. */
+    async prune(updatedBefore: Date, hourBefore: number): Promise<{ errors: number; buckets: number }> {
+      return trackerTransaction(async (trx) => {
+        const stale = await trx.selectFrom('infrastructure_errors').select('id').where('updated_at', '<', updatedBefore.toISOString()).execute();
+        const errors = await deleteErrors(trx, stale.map((row) => Number(row.id)));
+        const buckets = await trx.deleteFrom('error_histogram').where('hour', '<', hourBefore).executeTakeFirst();
+        return { errors, buckets: Number(buckets.numDeletedRows) };
+      });
+    },
+  };
+}
+
+export type InfrastructureErrorsRepository = ReturnType<typeof infrastructureErrorsRepository>;

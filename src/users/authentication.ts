@@ -1,0 +1,266 @@
+import { apiKeyMatches } from './api-keys.js';
+import type { Clock } from '../shared/clock.js';
+import { Unauthorized } from '../shared/problems.js';
+import type { Lockout } from './lockout.js';
+import { verifyPassword } from './passwords.js';
+import type { User } from '../shared/records.js';
+import { REFRESH_AFTER_SECONDS, SESSION_COOKIE, type SessionClaims, type SessionTokens } from './sessions.js';
+import type { CacheEntry, VerificationCache, Verified } from './verification-cache.js';
+import type { RevokedSessionsRepository } from './revoked-sessions.store.js';
+import type { UsersRepository } from './users.store.js';
+
+export interface Authenticated {
+  user: User;
+  /** Present when the request came with the session cookie. */
+  session?: SessionClaims;
+  /** A cookie value to send back: a new session after a credential login, or a refreshed one. */
+  sessionToken?: string;
+}
+
+export interface Credentials {
+  authorization?: string;
+  cookie?: string;
+  /** The connection the request came on (any object that lives as long as it), if there is one. */
+  connection?: object;
+}
+
+/**
+ * What a verified Basic credential is remembered under: the header and the client's address. A
+ * verification holds only for the address it was made from, so a guesser whom the lockout refuses
+ * does not get the right password answered from the cache (docs/security.md#brute-force).
+ */
+const basicKey = (authorization: string, address: string) => `${authorization}\n${address}`;
+
+/** The last answer given on one connection from the verification cache, and what it rested on. */
+interface ConnectionAnswer {
+  /** The header it answered, and that header's text. */
+  header: 'authorization' | 'cookie';
+  text: string;
+  address: string;
+  entry: CacheEntry;
+  answer: Authenticated;
+  /** When to stop: the entry's expiry, or sooner so the cookie handed out is never staler than a refresh. */
+  until: number;
+}
+
+/** Equality of two strings in time that depends only on their length. */
+function sameText(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
+}
+
+/** Longest login or email accepted in credentials; longer ones are refused without a lookup. */
+const MAX_LOGIN_LENGTH = 254;
+
+/** `Basic <base64(login:password)>`; undefined when the header is not that. */
+export function parseBasicCredentials(header: string): { login: string; password: string } | undefined {
+  const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  // No login or password holds U+0000 (docs/limits.md#nul-characters): refused without a lookup.
+  if (decoded.includes('\u0000')) return undefined;
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  return { login: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+export interface AuthenticatorParts {
+  users: UsersRepository;
+  revokedSessions: RevokedSessionsRepository;
+  sessions: SessionTokens;
+  cache: VerificationCache;
+  lockout: Lockout;
+  clock: Clock;
+}
+
+/**
+ * Who is asking: HTTP Basic (login or email, with the password or the API key) when an Authorization
+ * header is present, else the session cookie. Anything else, or a user who is not active, is
+ * Unauthorized; too many failures for a login or from an address is TooManyRequests.
+ */
+export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock }: AuthenticatorParts) {
+  /**
+   * A login (or email) and a password, under the lockout; with `acceptApiKey`, the API key may stand
+   * for the password (HTTP Basic), never on the console's sign-in form (docs/console.md#security).
+   */
+  async function verifyLogin(credentials: { login: string; password: string }, address: string, acceptApiKey: boolean): Promise<Verified> {
+    const found = await users.findCredentials(credentials.login);
+    const { password } = credentials;
+    // Counted under the name as typed, whether or not it found a user, so a 429 tells nothing.
+    const attempt = lockout.attempt(credentials.login, address, found?.user.id);
+    // The API key first: it cannot be guessed, so password guessing never locks it (nor is it counted).
+    if (acceptApiKey && apiKeyMatches(password, found?.api_key_hash ?? null) && found) {
+      if (found.user.status !== 'active') throw new Unauthorized();
+      await lockout.apiKeyAccepted(attempt);
+    } else {
+      const charged = await lockout.charge(attempt);
+      if (!(await verifyPassword(found?.password_hash, password)) || !found || found.user.status !== 'active') {
+        // The owner's cached verification stays: it is keyed by its header and address, so a guess
+        // can never match it, and dropping it would make each guess cost the owner a fresh check.
+        throw new Unauthorized();
+      }
+      await lockout.succeeded(charged);
+    }
+    return { user: found.user, sessionEpoch: found.session_epoch };
+  }
+
+  async function withBasic(authorization: string, address: string): Promise<Verified> {
+    const credentials = parseBasicCredentials(authorization);
+    if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
+    const since = cache.generation;
+    const verified = await verifyLogin(credentials, address, true);
+    cache.set(basicKey(authorization, address), verified, since);
+    return verified;
+  }
+
+  // Checks under way, by Authorization header and address. A client that sends the same credentials
+  // on many connections at once (or again just as its cached check expires) waits for the one check
+  // instead of starting its own: one password hash, and one attempt against the brute-force limit.
+  const checksUnderWay = new Map<string, Promise<Verified>>();
+
+  function withBasicOnce(authorization: string, address: string): Promise<Verified> {
+    const key = basicKey(authorization, address);
+    let check = checksUnderWay.get(key);
+    if (check === undefined) {
+      check = withBasic(authorization, address).finally(() => checksUnderWay.delete(key));
+      checksUnderWay.set(key, check);
+    }
+    return check;
+  }
+
+  const sessionCacheKey = (claims: SessionClaims) => `session ${claims.sessionId} ${claims.epoch}`;
+  const withClaims = (user: User, claims: SessionClaims): Authenticated => ({
+    user,
+    session: claims,
+    sessionToken: sessions.needsRefresh(claims) ? sessions.refresh(claims) : undefined,
+  });
+
+  async function withSession(claims: SessionClaims): Promise<Authenticated> {
+    const since = cache.generation;
+    const [found, revoked] = await Promise.all([users.findWithSessionEpoch(claims.userId), revokedSessions.isRevoked(claims.sessionId)]);
+    if (!found || revoked || found.session_epoch !== claims.epoch || found.user.status !== 'active') throw new Unauthorized();
+    cache.set(sessionCacheKey(claims), { user: found.user, sessionEpoch: found.session_epoch }, since);
+    return withClaims(found.user, claims);
+  }
+
+  // A keep-alive client resends the same Authorization or Cookie header on every request of its
+  // connection. Recognising it by comparing with the header it sent last (in constant time) skips the
+  // HMACs of the cache key and of the session token, and a Basic connection keeps the session it was
+  // given instead of a new one per request. Held only while the connection is open (a WeakMap), the
+  // cache entry is current, and at most until the session cookie would be refreshed
+  // (ConnectionAnswer.until).
+  const lastOnConnection = new WeakMap<object, ConnectionAnswer>();
+
+  /** The answer last given on `connection`, when it came from this very header and address and still holds. */
+  function answeredOnConnection(connection: object | undefined, header: ConnectionAnswer['header'], text: string, address: string): Authenticated | undefined {
+    const last = connection && lastOnConnection.get(connection);
+    if (!last) return undefined;
+    // The address too: behind a proxy, one connection carries many clients' requests.
+    if (last.header === header && last.entry.current && last.until > clock().getTime() && address === last.address && sameText(text, last.text)) return last.answer;
+    // Nothing to reuse: the header it holds goes now, not when the connection closes.
+    lastOnConnection.delete(connection);
+    return undefined;
+  }
+
+  /** A new session for verified Basic credentials, kept for the connection while `entry` is current. */
+  function answerBasic(authorization: string, address: string, connection: object | undefined, verified: Verified, entry: CacheEntry | undefined): Authenticated {
+    const answer = { user: verified.user, sessionToken: sessions.issue(verified.user.id, verified.sessionEpoch) };
+    if (connection && entry) {
+      const until = Math.min(entry.expiresAt, clock().getTime() + REFRESH_AFTER_SECONDS * 1000);
+      lastOnConnection.set(connection, { header: 'authorization', text: authorization, address, entry, answer, until });
+    }
+    return answer;
+  }
+
+  function fromBasicCache(authorization: string, address: string, connection: object | undefined): Authenticated | undefined {
+    const again = answeredOnConnection(connection, 'authorization', authorization, address);
+    if (again) return again;
+    const entry = cache.lookup(basicKey(authorization, address));
+    return entry && answerBasic(authorization, address, connection, entry.verified, entry);
+  }
+
+  function fromSessionCache(cookie: string | undefined, address: string, connection: object | undefined): Authenticated | undefined {
+    const again = cookie === undefined ? undefined : answeredOnConnection(connection, 'cookie', cookie, address);
+    if (again) return again;
+    const token = readCookie(cookie, SESSION_COOKIE);
+    const claims = token === undefined ? undefined : sessions.verify(token);
+    const entry = claims && cache.lookup(sessionCacheKey(claims));
+    if (!claims || !entry) return undefined;
+    const answer = withClaims(entry.verified.user, claims);
+    // Kept until the token would be refreshed (a refreshed answer is not kept: the client sends the new cookie next).
+    if (connection && cookie !== undefined && answer.sessionToken === undefined) {
+      const until = Math.min(entry.expiresAt, (claims.lastSeen + REFRESH_AFTER_SECONDS) * 1000, sessions.expiresAt(claims).getTime());
+      lastOnConnection.set(connection, { header: 'cookie', text: cookie, address, entry, answer, until });
+    }
+    return answer;
+  }
+
+  /**
+   * The answer from the verification cache alone, without I/O; undefined when it must be checked.
+   * `address` is the client's: a Basic credential is remembered for the address it was verified from.
+   */
+  function fromCache(credentials: Credentials, address: string): Authenticated | undefined {
+    if (credentials.authorization !== undefined) return fromBasicCache(credentials.authorization, address, credentials.connection);
+    return fromSessionCache(credentials.cookie, address, credentials.connection);
+  }
+
+  return {
+    fromCache,
+
+    /**
+     * The full check against the database (and the password hash), after fromCache had nothing.
+     * `address` is the client's, for brute-force counting.
+     */
+    async authenticate(credentials: Credentials, address: string): Promise<Authenticated> {
+      const { authorization, connection } = credentials;
+      if (authorization !== undefined) {
+        const verified = await withBasicOnce(authorization, address);
+        return answerBasic(authorization, address, connection, verified, cache.lookup(basicKey(authorization, address)));
+      }
+      const token = readCookie(credentials.cookie, SESSION_COOKIE);
+      const claims = token === undefined ? undefined : sessions.verify(token);
+      if (!claims) throw new Unauthorized();
+      return withSession(claims);
+    },
+
+    /**
+     * The console's sign-in form: a login or email and a password (never an API key), under the same
+     * lockout as HTTP Basic; answers a new session. Unauthorized or TooManyRequests otherwise.
+     */
+    async signIn(login: string, password: string, address: string): Promise<Authenticated & { sessionToken: string }> {
+      if (login === '' || login.length > MAX_LOGIN_LENGTH || login.includes('\u0000') || password.includes('\u0000')) throw new Unauthorized();
+      const verified = await verifyLogin({ login, password }, address, false);
+      return { user: verified.user, sessionToken: sessions.issue(verified.user.id, verified.sessionEpoch) };
+    },
+
+    /**
+     * A session token given apart from the Cookie header (the console's own cookie): from the
+     * verification cache when it holds, else checked against the database like the API's cookie.
+     */
+    async session(token: string): Promise<Authenticated> {
+      const claims = sessions.verify(token);
+      if (!claims) throw new Unauthorized();
+      const entry = cache.lookup(sessionCacheKey(claims));
+      return entry ? withClaims(entry.verified.user, claims) : withSession(claims);
+    },
+
+    /** Ends one session (logout); other sessions of the user go on. */
+    async endSession(claims: SessionClaims, now: Date): Promise<void> {
+      await revokedSessions.revoke(claims.sessionId, sessions.expiresAt(claims), now);
+      cache.credentialsChanged(claims.userId);
+    },
+  };
+}
+
+export type Authenticator = ReturnType<typeof authenticator>;

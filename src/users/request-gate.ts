@@ -1,0 +1,84 @@
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Authenticated, Authenticator } from './authentication.js';
+import { NotFound } from '../shared/problems.js';
+import { DuplicateCredentials, NotAcceptable } from '../http/http-problems.js';
+import { setSessionCookie } from './session-cookie.js';
+import { startRequest } from '../http/hooks/request-context.js';
+
+/** 406 for an unknown extension; 404 for pagination segments where no list is served. */
+function pathError(request: FastifyRequest, config: FastifyContextConfig): Error | undefined {
+  const { extension, pagination } = request.requestPath;
+  if (config.extension !== undefined) return extension === undefined || extension === config.extension ? undefined : new NotAcceptable();
+  if (extension !== undefined && extension !== 'json' && extension !== 'xml') return new NotAcceptable();
+  if (pagination.length > 0 && !config.paginated) return new NotFound();
+  return undefined;
+}
+
+/**
+ * Authorization or Cookie given twice: Node keeps the first Authorization and joins Cookies, so only
+ * the raw headers tell. A loop over the raw header names, comparing lengths first: no allocation on
+ * the common path.
+ */
+function duplicateCredentials(rawHeaders: string[]): Error | undefined {
+  let authorizations = 0;
+  let cookies = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length === 13 && (name === 'Authorization' || name === 'authorization' || name.toLowerCase() === 'authorization')) authorizations += 1;
+    else if (name.length === 6 && (name === 'Cookie' || name === 'cookie' || name.toLowerCase() === 'cookie')) cookies += 1;
+  }
+  if (authorizations > 1) return new DuplicateCredentials('Authorization');
+  if (cookies > 1) return new DuplicateCredentials('Cookie');
+  return undefined;
+}
+
+function admit(request: FastifyRequest, reply: FastifyReply, authenticated: Authenticated): void {
+  request.viewer = authenticated.user;
+  request.session = authenticated.session;
+  if (authenticated.sessionToken) setSessionCookie(request, reply, authenticated.sessionToken);
+}
+
+/**
+ * The one onRequest hook, built per route with that route's config: the request's context, then its
+ * credentials (before anything about the path is revealed), then the path checks. A credential
+ * verified moments ago is answered synchronously from the cache, the common case for API clients
+ * that resend Basic auth on every request.
+ */
+export function requestGate(authenticator: Authenticator, config: FastifyContextConfig) {
+  return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+    startRequest(request);
+    if (config.public) return done(pathError(request, config));
+    const duplicate = duplicateCredentials(request.raw.rawHeaders);
+    if (duplicate) return done(duplicate);
+    const { authorization, cookie } = request.headers;
+    const credentials = { authorization, cookie, connection: request.raw.socket };
+    const cached = authenticator.fromCache(credentials, request.ip);
+    if (cached) {
+      admit(request, reply, cached);
+      return done(pathError(request, config));
+    }
+    authenticator.authenticate(credentials, request.ip).then((authenticated) => {
+      admit(request, reply, authenticated);
+      done(pathError(request, config));
+    }, done);
+  };
+}
+
+/** Puts the gate in front of every route, and of the not-found answer. */
+export function registerRequestGate(app: FastifyInstance, authenticator: Authenticator): void {
+  app.decorateRequest('format', 'json');
+  app.decorateRequest('startedAt', 0);
+  app.decorateRequest('requestPath');
+  app.decorateRequest('viewer');
+  app.decorateRequest('session');
+  app.addHook('onRoute', (route) => {
+    const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
+    route.onRequest = [requestGate(authenticator, route.config ?? {}), ...own];
+  });
+  const notFoundGate = requestGate(authenticator, {});
+  app.setNotFoundHandler((request, reply) =>
+    new Promise<void>((resolve, reject) => notFoundGate(request, reply, (error) => (error ? reject(error) : resolve()))).then(() => {
+      throw new NotFound();
+    }),
+  );
+}

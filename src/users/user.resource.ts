@@ -1,0 +1,50 @@
+import type { Role, User } from '../shared/records.js';
+import type { ResourceDefinition, ResourceRecord } from '../http/resource-definition.js';
+
+export const roleResource = {
+  root: 'role',
+  plural: 'roles',
+  fields: [
+    ['id', 'integer'],
+    ['label', 'string'],
+    ['identifier', 'string'],
+  ],
+  values: { identifier: ['admin', 'user'] },
+} as const satisfies ResourceDefinition;
+
+/** The user record of docs/api.md#users; never a password, hash or key other than a just-made `api_key`. */
+export const userResource = {
+  root: 'user',
+  plural: 'users',
+  fields: [
+    ['id', 'integer'],
+    ['login', 'string'],
+    ['email', 'string'],
+    ['first_name', 'string'],
+    ['last_name', 'string'],
+    ['status', 'string'],
+    ['time_zone', 'string', 'nullable'],
+    ['locale', 'string', 'nullable'],
+    ['created_at', 'datetime'],
+    ['updated_at', 'datetime'],
+    ['activated_at', 'datetime', 'nullable'],
+    ['suspend_at', 'datetime', 'nullable'],
+    ['deleted_at', 'datetime', 'nullable'],
+    ['password_changed_at', 'datetime', 'nullable'],
+    ['roles', { arrayOf: roleResource }],
+    ['api_key', 'string'],
+  ],
+  optional: ['api_key'],
+  values: { status: ['active', 'suspended', 'deleted'] },
+} as const satisfies ResourceDefinition;
+
+/** cmi's two fixed roles, with OnApp-style numeric ids. */
+const ROLES: Record<Role, { id: number; label: string; identifier: Role }> = {
+  admin: { id: 1, label: 'Administrator', identifier: 'admin' },
+  user: { id: 2, label: 'User', identifier: 'user' },
+};
+
+export function presentUser(user: User, extra: { api_key?: string } = {}): ResourceRecord {
+  const { role, ...fields } = user;
+  return { ...fields, roles: [ROLES[role]], ...extra };
+}

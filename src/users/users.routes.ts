@@ -1,0 +1,79 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { presentUser, userResource as resource } from './user.resource.js';
+import type { AppContext } from '../app/context.js';
+import { versionedCache } from '../shared/page-cache.js';
+import { paginationHeaders, paginationKey, parsePagination } from '../shared/pagination.js';
+import { type RenderedResponse, renderedCost, renderResponse, sendPayload, sendRendered } from '../http/respond.js';
+import { parseId } from '../http/route-params.js';
+
+type WithId = { Params: { id: string } };
+
+/** OnApp's user management: administrators manage everyone, a user only itself (users/users.service.ts). */
+export function usersRoutes(app: FastifyInstance, { users, config, dataVersions }: AppContext): void {
+  // Rendered pages, reused whole (bytes, ETag, headers) until the data changes in any process; they
+  // cost at most CMI_PAGE_CACHE_BYTES (docs/operations.md#configuration).
+  const pages = versionedCache<RenderedResponse>(dataVersions.users, { maxBytes: config.pageCacheBytes, costOf: renderedCost });
+
+  // Not async: a cached page is answered without a promise.
+  app.get('/users', { config: { paginated: true } }, (request, reply) => {
+    const query = request.query as Record<string, string | string[]>;
+    const pagination = parsePagination(request.requestPath.pagination, query, config);
+    const { viewer, format } = request;
+    const scope = viewer.role === 'admin' ? 'all' : viewer.id;
+    const key = `${format}|${scope}|${paginationKey(pagination, request.requestPath.listPath)}`;
+    const cached = pages.peek(key);
+    if (cached) return sendRendered(reply, cached);
+    return pages
+      .get(key, async () => {
+        const { items, total } = await users.list(viewer, pagination.perPage, pagination.offset);
+        const headers = paginationHeaders(pagination, total, request.requestPath.listPath);
+        return renderResponse(format, { kind: 'list', resource, records: items.map((user) => presentUser(user)) }, headers);
+      })
+      .then((page) => sendRendered(reply, page));
+  });
+
+  app.post('/users', async (request, reply) => {
+    const user = await users.create(request.viewer, request.body);
+    reply.code(201).header('location', `/users/${user.id}.${request.format}`);
+    return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
+  });
+
+  app.get<WithId>('/users/:id', async (request, reply) => {
+    const user = await users.get(request.viewer, parseId(request.params.id));
+    return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
+  });
+
+  /** A change to the caller's own account may end its sessions: no cookie for one that just ended. */
+  const ownAccount = (request: FastifyRequest, reply: FastifyReply, id: number) => {
+    if (id === request.viewer.id) reply.removeHeader('set-cookie');
+  };
+
+  app.put<WithId>('/users/:id', async (request, reply) => {
+    const id = parseId(request.params.id);
+    await users.update({ id: request.viewer.id, role: request.viewer.role, address: request.ip }, id, request.body);
+    ownAccount(request, reply, id);
+    return reply.code(204).send();
+  });
+
+  // OnApp clients send a body such as {"force": 1}; it changes nothing here.
+  app.delete<WithId>('/users/:id', async (request, reply) => {
+    const id = parseId(request.params.id);
+    await users.remove(request.viewer, id);
+    ownAccount(request, reply, id);
+    return reply.code(204).send();
+  });
+
+  for (const action of ['suspend', 'activate'] as const) {
+    app.post<WithId>(`/users/:id/${action}`, async (request, reply) => {
+      const id = parseId(request.params.id);
+      const user = await users[action](request.viewer, id);
+      ownAccount(request, reply, id);
+      return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
+    });
+  }
+
+  app.post<WithId>('/users/:id/make_new_api_key', async (request, reply) => {
+    const { user, apiKey } = await users.makeNewApiKey(request.viewer, parseId(request.params.id));
+    return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user, { api_key: apiKey }) });
+  });
+}

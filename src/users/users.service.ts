@@ -1,0 +1,241 @@
+import { newApiKey } from './api-keys.js';
+import type { Clock } from '../shared/clock.js';
+import { type Actor, assertAdmin, assertMayActOn, isAdmin } from './authorization.js';
+import { FieldErrors, Forbidden, NotFound, Unprocessable } from '../shared/problems.js';
+import { userLimits } from '../shared/limits.js';
+import { accountName, type Lockout } from './lockout.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+import type { Page, User } from '../shared/records.js';
+import { stringField, unwrapRecord } from '../shared/request-body.js';
+import { DuplicateValue, type ChangeOutcome, type UserChanges, type UsersRepository } from './users.store.js';
+
+
+const LOGIN = /^[A-Za-z0-9_.][A-Za-z0-9_@.-]*$/;
+// Deliberately plain: one @ and no spaces (local domains such as admin@localhost are fine).
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/**
+ * Reads the user fields present in `fields`, naming every bad one (a login or email another user has
+ * included) in a single 422. With `required`, login, email and password must be there (a new user).
+ * `check`, if given, adds its own errors to the same 422 (it runs last).
+ */
+async function readUserFields(
+  fields: Record<string, unknown>,
+  required: boolean,
+  taken: (values: { login?: string; email?: string }) => Promise<Array<'login' | 'email'>>,
+  check?: (errors: FieldErrors) => Promise<void>,
+): Promise<UserChanges & { password?: string }> {
+  const errors = new FieldErrors();
+  const out: UserChanges & { password?: string } = {};
+  const text = (name: string, max: number, isRequired = false) => stringField(fields, name, errors, { required: isRequired, max });
+
+  const login = text('login', userLimits.loginMax, required);
+  if (login !== undefined && (login.length < userLimits.loginMin || !LOGIN.test(login))) {
+    errors.add('login', `must be ${userLimits.loginMin}-${userLimits.loginMax} characters of letters, digits and _ @ . -, not starting with - or @`);
+  } else if (login !== undefined) out.login = login;
+
+  const email = text('email', userLimits.email, required);
+  if (email !== undefined && !EMAIL.test(email)) errors.add('email', 'is invalid');
+  else if (email !== undefined) out.email = email.toLowerCase();
+
+  for (const field of await taken({ login: out.login, email: out.email })) errors.add(field, 'has already been taken');
+
+  // Measured in bytes below; the character limit here only has to let every candidate through.
+  const password = text('password', Number.MAX_SAFE_INTEGER, required);
+  if (password !== undefined) {
+    if ([...password].length < userLimits.passwordMinChars) {
+      errors.add('password', `is too short (minimum is ${userLimits.passwordMinChars} characters)`);
+    } else if (Buffer.byteLength(password) > userLimits.passwordMaxBytes) {
+      errors.add('password', `is too long (maximum is ${userLimits.passwordMaxBytes} bytes)`);
+    } else out.password = password;
+  }
+
+  for (const name of ['first_name', 'last_name'] as const) {
+    const value = text(name, userLimits.name);
+    if (value !== undefined) out[name] = value;
+  }
+  for (const [name, max] of [['time_zone', userLimits.timeZone], ['locale', userLimits.locale]] as const) {
+    if (fields[name] === null) out[name] = null;
+    else {
+      const value = text(name, max);
+      if (value !== undefined) out[name] = value === '' ? null : value;
+    }
+  }
+  const role = text('role', 16);
+  if (role !== undefined && role !== 'admin' && role !== 'user') errors.add('role', 'must be admin or user');
+  else if (role !== undefined) out.role = role;
+
+  await check?.(errors);
+  errors.throwIfAny();
+  return out;
+}
+
+const LAST_ADMIN = 'The last active administrator cannot be deleted, suspended or made a user';
+
+function changedUser(change: ChangeOutcome): User {
+  if (change.outcome !== 'changed') throw change.outcome === 'not_found' ? new NotFound() : new Unprocessable({ base: [LAST_ADMIN] });
+  return change.user;
+}
+
+/**
+ * A user changing its own password proves it knows the current one (docs/api.md#put-usersid), so a
+ * stolen cookie or API key alone cannot take the account. Administrators and the operator do not:
+ * they may set anyone's password anyway. Checked with the password hash, only when every other
+ * field is valid (no hash is computed for a request that fails anyway).
+ */
+function currentPasswordCheck(
+  fields: Record<string, unknown>,
+  passwordHash: () => Promise<string | undefined>,
+  countGuess: () => Promise<() => Promise<void>>,
+) {
+  return async (errors: FieldErrors): Promise<void> => {
+    if (fields.password === undefined || fields.password === null) return;
+    const current = stringField(fields, 'current_password', errors, { required: true, max: Number.MAX_SAFE_INTEGER });
+    if (current === undefined || !errors.empty) return;
+    // Counted like a login before it is checked, so a stolen session cannot guess the password freely.
+    const succeeded = await countGuess();
+    const hash = await passwordHash();
+    if (hash === undefined || !(await verifyPassword(hash, current))) errors.add('current_password', 'is incorrect');
+    else await succeeded();
+  };
+}
+
+function duplicateAsUnprocessable(error: unknown): never {
+  if (error instanceof DuplicateValue) throw new Unprocessable({ [error.field]: ['has already been taken'] });
+  throw error;
+}
+
+/**
+ * The account rules, and who may apply them. Request bodies arrive as sent (`{"user": {...}}` or the
+ * bare fields). `credentialsChanged(id)` runs after every change to a user, so its cached
+ * verifications go at once.
+ */
+export function usersService(
+  repository: UsersRepository,
+  clock: Clock,
+  credentialsChanged: (userId: number) => void = () => {},
+  guesses?: Lockout,
+) {
+  /** Counts a proof of `user`'s password from `address` on the lockout's counters; gives what to call if it was right. */
+  async function countGuess(userId: number, address: string | undefined): Promise<() => Promise<void>> {
+    const user = await repository.findById(userId);
+    if (guesses === undefined || address === undefined || user === undefined) return () => Promise.resolve();
+    const charged = await guesses.charge({ name: accountName(user.login), address, userId });
+    return () => guesses.succeeded(charged);
+  }
+
+
+  async function find(actor: Actor, id: number): Promise<User> {
+    assertMayActOn(actor, id);
+    const user = await repository.findById(id);
+    if (!user) throw new NotFound();
+    return user;
+  }
+
+  return {
+    async create(actor: Actor, body: unknown): Promise<User> {
+      assertAdmin(actor);
+      const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values));
+      const user = await repository
+        .create(
+          {
+            login: changes.login as string,
+            email: changes.email as string,
+            password_hash: await hashPassword(password as string),
+            first_name: changes.first_name ?? '',
+            last_name: changes.last_name ?? '',
+            role: changes.role ?? 'user',
+            time_zone: changes.time_zone ?? null,
+            locale: changes.locale ?? null,
+          },
+          clock(),
+        )
+        .catch(duplicateAsUnprocessable);
+      return user;
+    },
+
+    /** What `actor` may list: everyone for an administrator, only itself for a user. */
+    async list(actor: Actor, limit: number, offset: number): Promise<Page<User>> {
+      const onlyId = isAdmin(actor) ? undefined : (actor.id ?? -1);
+      const total = await repository.count(onlyId);
+      const items = offset >= total ? [] : await repository.page(limit, offset, onlyId);
+      return { items, total };
+    },
+
+    get: find,
+
+    /** A user by id, login or email (the operator's command line names users all three ways). */
+    async lookUp(actor: Actor, idLoginOrEmail: string): Promise<User> {
+      assertAdmin(actor);
+      const user = /^\d+$/.test(idLoginOrEmail)
+        ? await repository.findById(Number(idLoginOrEmail))
+        : await repository.findByLoginOrEmail(idLoginOrEmail);
+      if (!user) throw new Unprocessable({ base: [`no user with id, login or email ${JSON.stringify(idLoginOrEmail)}`] });
+      return user;
+    },
+
+    /**
+     * Any field a user may hold; only an administrator changes roles. A user's own new password
+     * needs `current_password` (currentPasswordCheck).
+     */
+    async update(actor: Actor, id: number, body: unknown): Promise<User> {
+      assertMayActOn(actor, id);
+      const fields = unwrapRecord(body ?? {}, 'user');
+      const check = isAdmin(actor)
+        ? undefined
+        : currentPasswordCheck(fields, () => repository.passwordHash(id), () => countGuess(id, actor.address));
+      const { password, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), check);
+      if (changes.role !== undefined && !isAdmin(actor)) throw new Forbidden();
+      const password_hash = password === undefined ? undefined : await hashPassword(password);
+      const change = await repository.update(id, password_hash ? { ...changes, password_hash } : changes, clock()).catch(duplicateAsUnprocessable);
+      credentialsChanged(id);
+      return changedUser(change);
+    },
+
+    /** First call marks the user deleted (access ends); a second removes the record. */
+    async remove(actor: Actor, id: number): Promise<'marked' | 'removed'> {
+      assertAdmin(actor);
+      const user = await repository.findById(id);
+      if (!user) throw new NotFound();
+      // After the write, like every credential change: a check that began before it stores nothing.
+      if (user.status === 'deleted') {
+        const removed = await repository.remove(id);
+        credentialsChanged(id);
+        if (!removed) throw new NotFound();
+        return 'removed';
+      }
+      const change = await repository.changeStatus(id, 'deleted', clock());
+      credentialsChanged(id);
+      changedUser(change);
+      return 'marked';
+    },
+
+    async suspend(actor: Actor, id: number): Promise<User> {
+      assertAdmin(actor);
+      const user = changedUser(await repository.changeStatus(id, 'suspended', clock()));
+      credentialsChanged(id);
+      return user;
+    },
+
+    async activate(actor: Actor, id: number): Promise<User> {
+      assertAdmin(actor);
+      const user = changedUser(await repository.changeStatus(id, 'active', clock()));
+      credentialsChanged(id);
+      return user;
+    },
+
+    /** A new API key for the user, returned this once; the old one stops working. */
+    async makeNewApiKey(actor: Actor, id: number): Promise<{ user: User; apiKey: string }> {
+      assertMayActOn(actor, id);
+      const { key, hash } = newApiKey();
+      const user = await repository.setApiKeyHash(id, hash, clock());
+      if (!user) throw new NotFound();
+      credentialsChanged(id);
+      return { user, apiKey: key };
+    },
+
+    count: () => repository.count(),
+  };
+}
+
+export type UsersService = ReturnType<typeof usersService>;

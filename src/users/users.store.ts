@@ -1,0 +1,320 @@
+import { type ExpressionBuilder, type Kysely, type Selectable, sql, type UpdateQueryBuilder } from 'kysely';
+import type { Role, User, UserCredentials, UserStatus } from '../shared/records.js';
+import type { Database } from '../db/database.js';
+import type { Schema, UsersTable } from '../db/schema.js';
+
+export interface NewUser {
+  login: string;
+  email: string;
+  password_hash: string;
+  first_name: string;
+  last_name: string;
+  role: Role;
+  time_zone: string | null;
+  locale: string | null;
+}
+
+export type UserChanges = Partial<Pick<NewUser, 'login' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role' | 'time_zone' | 'locale'>>;
+
+/** Thrown when a login or email is taken; `field` names which. */
+export class DuplicateValue extends Error {
+  constructor(readonly field: string) {
+    super(`${field} is already taken`);
+  }
+}
+
+const publicColumns = [
+  'id', 'login', 'email', 'first_name', 'last_name', 'status', 'role', 'time_zone', 'locale',
+  'created_at', 'updated_at', 'activated_at', 'suspend_at', 'deleted_at', 'password_changed_at',
+] as const;
+
+type PublicRow = Pick<Selectable<UsersTable>, (typeof publicColumns)[number]>;
+
+const toDate = (value: string | null): Date | null => (value === null ? null : new Date(value));
+
+function toUser(row: PublicRow): User {
+  return {
+    id: Number(row.id),
+    login: row.login,
+    email: row.email,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    status: row.status as UserStatus,
+    role: row.role as Role,
+    time_zone: row.time_zone,
+    locale: row.locale,
+    created_at: new Date(row.created_at),
+    updated_at: new Date(row.updated_at),
+    activated_at: toDate(row.activated_at),
+    suspend_at: toDate(row.suspend_at),
+    deleted_at: toDate(row.deleted_at),
+    password_changed_at: toDate(row.password_changed_at),
+  };
+}
+
+/** True for a row that is not an active administrator, or when another active administrator exists. */
+function notLastActiveAdmin(eb: ExpressionBuilder<Schema, 'users'>, id: number) {
+  return eb.or([
+    eb('role', '<>', 'admin'),
+    eb('status', '<>', 'active'),
+    eb.exists(
+      eb.selectFrom('users as other').select('other.id')
+        .where('other.role', '=', 'admin').where('other.status', '=', 'active').where('other.id', '<>', id),
+    ),
+  ]);
+}
+
+/** Rows whose login is `name`, or whose email is `name` in any case. */
+const matchesLoginOrEmail = (name: string) => (eb: ExpressionBuilder<Schema, 'users'>) =>
+  eb.or([eb('login', '=', name), eb('email', '=', name.toLowerCase())]);
+
+/** row_blocks counts users per block of this many ids (migration 004): block = id >> 10 ... */
+const SMALL_BLOCK = 1024;
+/** ... and per block of 32 small ones: block = id >> 15. */
+const LARGE_BLOCK = 32_768;
+
+/** What a guarded change of a user came to. */
+export type ChangeOutcome = { outcome: 'changed'; user: User } | { outcome: 'last_admin' | 'not_found' };
+
+export function usersRepository(database: Database) {
+  const { db, dialect } = database;
+
+  /** A unique-constraint violation as the DuplicateValue it means; anything else as it is. */
+  function asDuplicateValue(error: unknown): unknown {
+    const column = dialect.uniqueViolationColumn(error);
+    return column ? new DuplicateValue(column) : error;
+  }
+  /**
+   * Runs an update of user `id`; with `guard`, only if it leaves an active administrator, one such
+   * change at a time. The updated row, or undefined when none was (no such user, or the guard held).
+   */
+  async function guardedUpdate(
+    guard: boolean,
+    id: number,
+    build: (trx: Kysely<Schema>) => UpdateQueryBuilder<Schema, 'users', 'users', object>,
+  ): Promise<PublicRow | undefined> {
+    if (!guard) return build(db).returning(publicColumns).executeTakeFirst();
+    return db.transaction().execute(async (trx) => {
+      await dialect.serializeAdministratorChanges(trx);
+      return build(trx).where((eb) => notLastActiveAdmin(eb, id)).returning(publicColumns).executeTakeFirst();
+    }).finally(() => database.transactionEnded('users')); // its end moves the users' version again (Database.transactionEnded)
+  }
+
+  /**
+   * Users at positions `offset` .. `offset + limit - 1` of the id-ordered list, in one statement, so
+   * the blocks it seeks by and the users it reads are one snapshot (a user deleted between two
+   * statements would shift the page). A running sum over the large blocks finds those holding the
+   * range, one over their (at most 32 each) small blocks finds the small ones, and the users are read
+   * by id between them, skipping fewer than 1,024.
+   */
+  async function pageByBlocks(limit: number, offset: number): Promise<PublicRow[]> {
+    const to = offset + limit;
+    const smallPerLarge = LARGE_BLOCK / SMALL_BLOCK;
+    const { rows } = await sql<PublicRow>`
+      with large as (
+        select block, row_count, sum(row_count) over (order by block) as through
+        from row_blocks where table_name = 'users' and block_size = ${LARGE_BLOCK}
+      ), chosen as (
+        select min(block) as first_large, max(block) as last_large, min(through - row_count) as users_before
+        from large where through > ${offset} and through - row_count < ${to}
+      ), small as (
+        -- Scalar subqueries, not a join: the database reads chosen once and seeks the small blocks by key.
+        select block, row_count, (select users_before from chosen) + sum(row_count) over (order by block) as through
+        from row_blocks
+        where table_name = 'users' and block_size = ${SMALL_BLOCK}
+          and block >= (select first_large from chosen) * ${smallPerLarge}
+          and block < ((select last_large from chosen) + 1) * ${smallPerLarge}
+      ), span as (
+        select min(block) as first_block, max(block) as last_block, min(through - row_count) as users_before
+        from small where through > ${offset} and through - row_count < ${to}
+      )
+      select ${sql.join(publicColumns.map((column) => sql.ref(column)))}
+      from users
+      -- Both bounds, so PostgreSQL walks the id index even before it has statistics on a new table.
+      where id >= (select first_block from span) * ${SMALL_BLOCK}
+        and id < ((select last_block from span) + 1) * ${SMALL_BLOCK}
+      order by id
+      limit ${limit} offset ${offset} - coalesce((select users_before from span), 0)`.execute(db);
+    return rows;
+  }
+
+  return {
+    async create(user: NewUser, now: Date): Promise<User> {
+      const at = now.toISOString();
+      try {
+        const row = await db
+          .insertInto('users')
+          .values({ ...user, status: 'active', created_at: at, updated_at: at, activated_at: at, password_changed_at: at })
+          .returning(publicColumns)
+          .executeTakeFirstOrThrow();
+        return toUser(row);
+      } catch (error) {
+        throw asDuplicateValue(error);
+      }
+    },
+
+    /** Inserts many users in one statement (imports, benchmarks); duplicates fail the whole batch. */
+    async createMany(users: NewUser[], now: Date): Promise<void> {
+      if (users.length === 0) return;
+      const at = now.toISOString();
+      const stamps = { status: 'active', created_at: at, updated_at: at, activated_at: at, password_changed_at: at };
+      await db.insertInto('users').values(users.map((user) => ({ ...user, ...stamps }))).execute().catch((error: unknown) => {
+        throw asDuplicateValue(error);
+      });
+    },
+
+    /**
+     * Applies `changes`. A new password hash also stamps password_changed_at and bumps the session
+     * epoch, which ends every session of the user. Demoting the last active administrator is refused
+     * in the same statement ('last_admin', nothing changed).
+     */
+    async update(id: number, changes: UserChanges, now: Date): Promise<ChangeOutcome> {
+      const at = now.toISOString();
+      const credentials = changes.password_hash === undefined ? {} : {
+        password_changed_at: at,
+        session_epoch: sql<number>`session_epoch + 1`,
+      };
+      try {
+        const row = await guardedUpdate(changes.role === 'user', id, (trx) =>
+          trx.updateTable('users').set({ ...changes, ...credentials, updated_at: at }).where('id', '=', id),
+        );
+        if (row) return { outcome: 'changed', user: toUser(row) };
+        return { outcome: (await this.findById(id)) ? 'last_admin' : 'not_found' };
+      } catch (error) {
+        throw asDuplicateValue(error);
+      }
+    },
+
+    /**
+     * Moves a user to `status` in one statement that refuses to leave no active administrator:
+     * 'changed', 'last_admin' (nothing changed), or 'not_found'. Leaving `active` bumps the session
+     * epoch, which ends every session of the user.
+     */
+    async changeStatus(id: number, status: UserStatus, now: Date): Promise<ChangeOutcome> {
+      const at = now.toISOString();
+      const stamps =
+        status === 'active' ? { activated_at: at, suspend_at: null, deleted_at: null }
+        : status === 'suspended' ? { suspend_at: at, session_epoch: sql<number>`session_epoch + 1` }
+        : { deleted_at: at, session_epoch: sql<number>`session_epoch + 1` };
+      const row = await guardedUpdate(status !== 'active', id, (trx) =>
+        trx.updateTable('users').set({ status, ...stamps, updated_at: at }).where('id', '=', id),
+      );
+      if (row) return { outcome: 'changed', user: toUser(row) };
+      return { outcome: (await this.findById(id)) ? 'last_admin' : 'not_found' };
+    },
+
+    /** Removes the record for good; false when there was none. */
+    async remove(id: number): Promise<boolean> {
+      const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+
+    /**
+     * Stores the SHA-256 of a new API key, replacing (and so revoking) the old one, and ends the
+     * user's sessions, since a session may have been opened with the old key.
+     */
+    async setApiKeyHash(id: number, apiKeyHash: string, now: Date): Promise<User | undefined> {
+      const row = await db
+        .updateTable('users')
+        .set({ api_key_hash: apiKeyHash, session_epoch: sql<number>`session_epoch + 1`, updated_at: now.toISOString() })
+        .where('id', '=', id)
+        .returning(publicColumns)
+        .executeTakeFirst();
+      return row && toUser(row);
+    },
+
+    /**
+     * Which of `login` and `email` another user (not `exceptId`) already has. A login counts as
+     * taken by another user's email too, and an email by another user's login, since either may be
+     * used to sign in.
+     */
+    async takenFields(values: { login?: string; email?: string }, exceptId?: number): Promise<Array<'login' | 'email'>> {
+      const names = [values.login, values.email, values.login?.toLowerCase()].filter((n): n is string => n !== undefined);
+      if (names.length === 0) return [];
+      let query = db.selectFrom('users').select(['login', 'email']).where((eb) => eb.or([eb('login', 'in', names), eb('email', 'in', names)]));
+      if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+      const rows = await query.limit(4).execute();
+      const holds = (name: string | undefined) =>
+        name !== undefined && rows.some((row) => row.login === name || row.email === name.toLowerCase());
+      const taken: Array<'login' | 'email'> = [];
+      if (holds(values.login)) taken.push('login');
+      if (holds(values.email)) taken.push('email');
+      return taken;
+    },
+
+    async findById(id: number): Promise<User | undefined> {
+      const row = await db.selectFrom('users').select(publicColumns).where('id', '=', id).executeTakeFirst();
+      return row && toUser(row);
+    },
+
+    /** A user by login, or by email when no login matches. */
+    async findByLoginOrEmail(loginOrEmail: string): Promise<User | undefined> {
+      const rows = await db.selectFrom('users').select(publicColumns).where(matchesLoginOrEmail(loginOrEmail)).limit(2).execute();
+      const row = rows.find((r) => r.login === loginOrEmail) ?? rows[0];
+      return row && toUser(row);
+    },
+
+    /** The user's password hash (to check a current password): never rendered. */
+    async passwordHash(id: number): Promise<string | undefined> {
+      const row = await db.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirst();
+      return row?.password_hash;
+    },
+
+    /** What authentication checks, for the user findByLoginOrEmail finds: never rendered. */
+    async findCredentials(loginOrEmail: string): Promise<UserCredentials | undefined> {
+      const rows = await db
+        .selectFrom('users')
+        .select([...publicColumns, 'password_hash', 'api_key_hash', 'session_epoch'])
+        .where(matchesLoginOrEmail(loginOrEmail))
+        .limit(2)
+        .execute();
+      const row = rows.find((r) => r.login === loginOrEmail) ?? rows[0];
+      return row && {
+        user: toUser(row),
+        password_hash: row.password_hash,
+        api_key_hash: row.api_key_hash,
+        session_epoch: Number(row.session_epoch),
+      };
+    },
+
+    /** The user and its session epoch, which a session cookie must carry to be valid. */
+    async findWithSessionEpoch(id: number): Promise<{ user: User; session_epoch: number } | undefined> {
+      const row = await db
+        .selectFrom('users')
+        .select([...publicColumns, 'session_epoch'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row && { user: toUser(row), session_epoch: Number(row.session_epoch) };
+    },
+
+    /**
+     * One page in id order. `onlyId` narrows the list to that one user (what a non-admin may see).
+     * Reads only the ids between the blocks of 1,024 that hold the page's first and last positions,
+     * so the database skips fewer than 1,024 users however deep the page is.
+     */
+    async page(limit: number, offset: number, onlyId?: number): Promise<User[]> {
+      if (onlyId !== undefined) {
+        const rows = await db.selectFrom('users').select(publicColumns).where('id', '=', onlyId).orderBy('id').limit(limit).offset(offset).execute();
+        return rows.map(toUser);
+      }
+      return (await pageByBlocks(limit, offset)).map(toUser);
+    },
+
+    /** All users, summed from row_blocks (migration 004) rather than counted; or 0/1 for `onlyId`. */
+    async count(onlyId?: number): Promise<number> {
+      if (onlyId !== undefined) {
+        const row = await db.selectFrom('users').select('id').where('id', '=', onlyId).executeTakeFirst();
+        return row ? 1 : 0;
+      }
+      const row = await db
+        .selectFrom('row_blocks')
+        .select((eb) => eb.fn.sum<number | string | null>('row_count').as('n'))
+        .where('table_name', '=', 'users')
+        .where('block_size', '=', LARGE_BLOCK)
+        .executeTakeFirstOrThrow();
+      return Number(row.n ?? 0);
+    },
+  };
+}
+
+export type UsersRepository = ReturnType<typeof usersRepository>;

@@ -15,7 +15,7 @@ const ASSETS = {
  */
 export function consoleAssetsRoutes(app: FastifyInstance): void {
   for (const [name, { file, type }] of Object.entries(ASSETS)) {
-    const body = readFileSync(new URL(`../../../../static/console/${file}`, import.meta.url));
+    const body = readFileSync(new URL(`../../static/console/${file}`, import.meta.url));
     app.get(`/assets/${name}`, consoleRoute(true), (_request, reply) => reply.type(type).send(body));
   }
 }

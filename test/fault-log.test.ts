@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { faultLogLimiter } from '../src/tracker/fault-capture.js';
+import { faultLogLimiter } from '../src/shared/faults.js';
 import { buildApp } from '../src/app/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { testClock } from './support/clock.js';

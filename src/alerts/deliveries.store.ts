@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { InfrastructureError } from '../shared/records.js';
 import type { Database } from '../db/database.js';
 import type { Schema, WebhookDeliveriesTable } from '../db/schema.js';
+import type { BatchOutcome } from '../tracker/tracker.store.js';
 
 export type DeliveryKind = WebhookDeliveriesTable['kind'];
 export type DeliveryState = WebhookDeliveriesTable['state'];
@@ -35,15 +36,6 @@ export interface AlertPlan {
   /** The JSON body of an alert of `kind` about `record` (`windowCount`: occurrences in the spike window). */
   body(kind: AlertKind, record: InfrastructureError, windowCount: number): string;
   newDeliveryId(): string;
-  /** Told how many alerts the transaction queued, when any (to send them once it commits). */
-  queued?(count: number): void;
-}
-
-/** One error's part of a committed batch: the record as the batch left it, whether it created it, how many it added. */
-export interface BatchOutcome {
-  record: InfrastructureError;
-  created: boolean;
-  added: number;
 }
 
 const ROWS_PER_STATEMENT = 500;
@@ -124,7 +116,6 @@ export async function enqueueAlerts(trx: Kysely<Schema>, outcomes: readonly Batc
       lease_until: null,
     }))).execute();
   }
-  if (deliveries.length > 0) plan.queued?.(deliveries.length);
   return deliveries.length;
 }
 

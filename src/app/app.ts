@@ -112,8 +112,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     info: (fields: Record<string, unknown>, message: string) => app.log.info(fields, message),
   };
   const { webhooks } = config;
-  const plan = alertPlanner(webhooks, clock, webhookRendering);
-  const tracker = infrastructureErrors(errorsRepository, clock, config.errors, plan && { plan, queued: () => outbox?.wake() });
+  const queueAlerts = alertPlanner(webhooks, clock, webhookRendering);
+  const tracker = infrastructureErrors(errorsRepository, clock, config.errors, queueAlerts && { queue: queueAlerts, queued: () => outbox?.wake() });
   const reporting = errorReporting(tracker, errorsRepository, deliveries, clock, webhooks, webhookRendering, webhookLog);
   const outbox = webhooks.alertUrl !== undefined || webhooks.reportUrl !== undefined
     ? webhookOutbox(deliveries, clock, webhooks, webhookLog, async (delivery) => {

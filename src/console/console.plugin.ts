@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readCookie } from '../users/authentication.js';
-import { ClientError, Forbidden, NotFound, Unauthorized } from '../shared/problems.js';
+import { Forbidden, NotFound, problemOf, Unauthorized } from '../shared/problems.js';
 import { startRequest } from '../http/hooks/request-context.js';
 import { INTERNAL_ERROR_CODE } from '../http/http-problems.js';
 import type { AppContext } from '../app/context.js';
@@ -123,11 +123,12 @@ export function consolePlugin(app: FastifyInstance, context: AppContext, done: (
       const body = signedIn ? page({ viewer: request.viewer, csrf: sessionTokens.csrfToken(request.session!), now: context.clock() }, heading, content) : bare(heading, content);
       return sendPage(reply, body, status);
     };
-    if (error instanceof ClientError) {
+    const answered = problemOf(error);
+    if (answered) {
       // Retry-After of a 429 or a 503 is worth keeping; a Basic challenge would make the browser prompt.
-      for (const [name, value] of Object.entries(error.headers)) if (name !== 'WWW-Authenticate') reply.header(name, value);
-      const heading = error instanceof NotFound ? 'Not found' : error instanceof Forbidden ? 'Not allowed' : 'That did not work';
-      return show(error.status, heading, Object.entries(error.messages).flatMap(([field, messages]) => messages.map((m) => (field === 'base' ? m : `${field} ${m}`))));
+      for (const [name, value] of Object.entries(answered.headers)) if (name !== 'WWW-Authenticate') reply.header(name, value);
+      const heading = answered instanceof NotFound ? 'Not found' : answered instanceof Forbidden ? 'Not allowed' : 'That did not work';
+      return show(answered.status, heading, Object.entries(answered.messages).flatMap(([field, messages]) => messages.map((m) => (field === 'base' ? m : `${field} ${m}`))));
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return show(status, 'That did not work', [status === 413 ? 'The form is too large' : 'The request could not be read']);

@@ -1,3 +1,4 @@
+import { DatabaseUnavailable } from '../db/database-unavailable.js';
 import { type Database, pendingMigrations } from '../db/database.js';
 import { settingsRepository } from '../db/settings.store.js';
 import type { Clock } from '../shared/clock.js';
@@ -30,7 +31,7 @@ export function healthService(database: Database, clock: Clock, ensureSessionKey
       await ensureSessionKey();
       return 'ok';
     } catch (error) {
-      if (!(error instanceof ServiceUnavailable)) return 'database unreachable';
+      if (!(error instanceof ServiceUnavailable || error instanceof DatabaseUnavailable)) return 'database unreachable';
       if (error.reason === 'the database did not answer in time' || error.reason === 'the database is locked by another process') return 'database not answering';
       return error.reason === 'the database cannot be reached' ? 'database unreachable' : 'database refuses writes';
     }

@@ -2,8 +2,15 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
-import type { Config } from '../config.js';
 import { BodyTimeout } from './http-problems.js';
+
+/** What a client may hold (docs/limits.md#connections), from the configuration (config.ts). */
+export interface ConnectionLimits {
+  requestTimeoutMs: number;
+  bodyTimeoutMs: number;
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
+}
 
 /**
  * What a client may hold and for how long (docs/limits.md#connections): a whole request must arrive
@@ -13,7 +20,7 @@ import { BodyTimeout } from './http-problems.js';
  */
 
 /** Fastify's server options for the request timeout: Node answers 408 (hooks/client-errors.ts) and closes. */
-export function requestTimeoutOptions(config: Config) {
+export function requestTimeoutOptions(config: ConnectionLimits) {
   const timeout = config.requestTimeoutMs;
   return {
     requestTimeout: timeout,
@@ -28,7 +35,7 @@ export function requestTimeoutOptions(config: Config) {
 }
 
 /** Caps the connections of `server`: in all (Node closes the surplus at once) and per client address. */
-export function limitConnections(server: Server, config: Config): void {
+export function limitConnections(server: Server, config: ConnectionLimits): void {
   server.maxConnections = config.maxConnections;
   const perAddress = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
@@ -75,7 +82,7 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * The body timeout, on the routes that read a body (so a GET pays nothing): the body is read through
  * a stream that fails with a 408 when nothing arrives for CMI_BODY_TIMEOUT.
  */
-export function registerBodyTimeout(app: FastifyInstance, config: Config): void {
+export function registerBodyTimeout(app: FastifyInstance, config: ConnectionLimits): void {
   const timeoutMs = config.bodyTimeoutMs;
   const watch: preParsingHookHandler = (request, _reply, payload, done) => {
     // A body already here, or a request without a socket (fastify's inject): nothing to wait for.

@@ -1,3 +1,5 @@
+import { DatabaseUnavailable, type DatabaseUnavailableReason } from '../db/database-unavailable.js';
+
 /**
  * Errors answered with their own status: a client's mistake (a broken rule of the domain), or a
  * database that cannot serve now (503). Each carries a stable code (logged with it;
@@ -68,19 +70,10 @@ export class BadGateway extends ClientError {
 }
 
 /**
- * The database cannot serve now (unreachable, hung, locked by another process, full): 503 with
- * Retry-After, never a 500, and not recorded as a fault (recording needs the database too).
+ * cmi cannot serve now: the database (db/database-unavailable.ts), the session key not yet read, or
+ * the write queue full. 503 with Retry-After, never a 500, and not recorded as a fault.
  */
-export type UnavailableReason =
-  | 'the database cannot be reached'
-  | 'the database did not answer in time'
-  | 'the database is locked by another process'
-  | 'the database is full'
-  | 'the database is out of resources'
-  | 'the database refuses writes'
-  | 'the database cannot be read or written'
-  | 'the session key cannot be read from the database'
-  | 'the write queue is full';
+export type UnavailableReason = DatabaseUnavailableReason | 'the session key cannot be read from the database' | 'the write queue is full';
 
 export class ServiceUnavailable extends ClientError {
   readonly status = 503;
@@ -89,6 +82,13 @@ export class ServiceUnavailable extends ClientError {
     super(`Service unavailable: ${reason}; try again later`);
     this.headers['Retry-After'] = String(retryAfterSeconds);
   }
+}
+
+/** The problem `error` is when it is one the client is answered with (a database unavailable included). */
+export function problemOf(error: unknown): ClientError | undefined {
+  if (error instanceof ClientError) return error;
+  if (error instanceof DatabaseUnavailable) return new ServiceUnavailable(error.reason, error.retryAfterSeconds);
+  return undefined;
 }
 
 /** Collects field errors so a validator can name every bad field at once. */

@@ -7,9 +7,8 @@ import { groupCommit } from '../shared/group-commit.js';
 import { rateLimit } from '../shared/rate-limit.js';
 import type { InfrastructureError, Page } from '../shared/records.js';
 import {
-  type BreakdownDimension, type ErrorReport, hourOf, type InfrastructureErrorsRepository, type SampleSize, type StoredOccurrence,
+  type BatchOutcome, type BreakdownDimension, type ErrorReport, hourOf, type InBatch, type InfrastructureErrorsRepository, type SampleSize, type StoredOccurrence,
 } from './tracker.store.js';
-import type { AlertPlan } from '../alerts/deliveries.store.js';
 
 type Query = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -24,9 +23,13 @@ export interface TrackerSettings {
   retentionDays: number;
 }
 
-/** Alerts (docs/reporting-and-alerts.md#alerts): the plan each batch follows, and who to tell once alerts are queued. */
+/**
+ * Alerts (docs/reporting-and-alerts.md#alerts), as the tracker knows them: what each batch's
+ * transaction queues (answering how many), and who to tell once queued ones are committed. Wired at
+ * the top (app/app.ts) from alerts/planner.ts.
+ */
 export interface TrackerAlerts {
-  plan: () => AlertPlan;
+  queue: (trx: Parameters<InBatch>[0], outcomes: readonly BatchOutcome[]) => Promise<number>;
   queued: () => void;
 }
 
@@ -42,7 +45,9 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
   const record = async (reports: ErrorReport[]) => {
     if (!alerts) return repository.recordBatch(reports, settings.sample);
     let queued = 0;
-    const answers = await repository.recordBatch(reports, settings.sample, () => ({ ...alerts.plan(), queued: (count) => (queued += count) }));
+    const answers = await repository.recordBatch(reports, settings.sample, async (trx, outcomes) => {
+      queued = await alerts.queue(trx, outcomes);
+    });
     if (queued > 0) alerts.queued();
     return answers;
   };

@@ -3,7 +3,6 @@ import type { InfrastructureError } from '../shared/records.js';
 import type { Database } from '../db/database.js';
 import { type Dialect, likeContaining } from '../db/dialects/dialect.js';
 import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
-import { type AlertPlan, enqueueAlerts } from '../alerts/deliveries.store.js';
 
 /** One report of an error, validated and truncated, as the tracker stores it. */
 export interface ErrorReport {
@@ -165,6 +164,20 @@ function countedBy(filters: ErrorFilters): { dimension: ErrorCountDimension; val
   return undefined;
 }
 
+/** One error's part of a committed batch: the record as the batch left it, whether it created it, how many it added. */
+export interface BatchOutcome {
+  record: InfrastructureError;
+  created: boolean;
+  added: number;
+}
+
+/**
+ * What a feature above the tracker does inside the transaction that counts a batch (the alerts queue
+ * what it causes, so an alert exists exactly when its cause was committed: alerts/planner.ts). The
+ * tracker knows it only as this port, wired at the top (app/app.ts).
+ */
+export type InBatch = (trx: Kysely<Schema>, outcomes: readonly BatchOutcome[]) => Promise<unknown>;
+
 /** Deletes errors by id with everything kept about them. */
 async function deleteErrors(trx: Kysely<Schema>, ids: number[]): Promise<number> {
   let deleted = 0;
@@ -233,10 +246,10 @@ export function infrastructureErrorsRepository(database: Database) {
      * upsert per distinct error (counter + n, atomic in the database: exact in any number of
      * processes), the hourly and per-host/component counts likewise, and the occurrences the sample
      * keeps. Answers, for each report in order, the record as the transaction left it and whether this
-     * report created it. With `alerts` (a function of the time the transaction begins), the alerts
-     * the batch causes go into the outbox in the same transaction (alerts/deliveries.store.ts).
+     * report created it. `inBatch`, when given, runs last in the same transaction with each error's
+     * outcome (the alerts the batch causes go into the outbox with it: alerts/planner.ts).
      */
-    async recordBatch(reports: readonly ErrorReport[], sample: SampleSize, alerts?: () => AlertPlan): Promise<Array<{ record: InfrastructureError; created: boolean }>> {
+    async recordBatch(reports: readonly ErrorReport[], sample: SampleSize, inBatch?: InBatch): Promise<Array<{ record: InfrastructureError; created: boolean }>> {
       const groups = groupByFingerprint(reports);
       const outcome = new Map<string, { record: InfrastructureError; created: boolean }>();
       await trackerTransaction(async (trx) => {
@@ -338,9 +351,9 @@ export function infrastructureErrorsRepository(database: Database) {
             .where('error_id', '=', errorId).where('ordinal', '>', sample.first).where('ordinal', '<=', upTo)
             .execute();
         }
-        if (alerts) {
+        if (inBatch) {
           const outcomes = groups.map((group) => ({ ...(outcome.get(group.fingerprint) as { record: InfrastructureError; created: boolean }), added: group.count }));
-          await enqueueAlerts(trx, outcomes, alerts());
+          await inBatch(trx, outcomes);
         }
       });
       const answers: Array<{ record: InfrastructureError; created: boolean }> = [];

@@ -1,6 +1,6 @@
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
-import { ServiceUnavailable, type UnavailableReason } from '../../shared/problems.js';
+import { DatabaseUnavailable, type DatabaseUnavailableReason } from '../database-unavailable.js';
 
 /** Network errors that mean the server cannot be reached. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
@@ -11,7 +11,7 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUN
  * many connections) and 57 (operator intervention: shutdown, statement timeout); 25006, a read-only
  * server.
  */
-export function unavailableReason(error: unknown): UnavailableReason | undefined {
+export function unavailableReason(error: unknown): DatabaseUnavailableReason | undefined {
   if (!(error instanceof Error)) return undefined;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
@@ -29,7 +29,7 @@ export function unavailableReason(error: unknown): UnavailableReason | undefined
 
 const asUnavailable = (error: unknown): unknown => {
   const reason = unavailableReason(error);
-  return reason === undefined ? error : new ServiceUnavailable(reason, 5);
+  return reason === undefined ? error : new DatabaseUnavailable(reason, 5);
 };
 
 /**
@@ -47,13 +47,13 @@ export function guardedPool(pool: pg.Pool, queryTimeoutMs: number): PostgresPool
       let broken = false;
       const query = <R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> => {
         // A connection given up on (kysely's rollback comes next): no waiting behind the hung query.
-        if (broken) return Promise.reject(new ServiceUnavailable('the database cannot be reached', 5));
+        if (broken) return Promise.reject(new DatabaseUnavailable('the database cannot be reached', 5));
         const running = client.query(sql, parameters as unknown[]) as unknown as Promise<PostgresQueryResult<R>>;
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<never>((_resolve, reject) => {
           timer = setTimeout(() => {
             broken = true;
-            reject(new ServiceUnavailable('the database did not answer in time', 5));
+            reject(new DatabaseUnavailable('the database did not answer in time', 5));
           }, queryTimeoutMs);
         });
         return Promise.race([running, timeout])

@@ -5,7 +5,7 @@ import {
   type QueryResult,
   type SqliteDatabase,
 } from 'kysely';
-import { ServiceUnavailable, type UnavailableReason } from '../../shared/problems.js';
+import { DatabaseUnavailable, type DatabaseUnavailableReason } from '../database-unavailable.js';
 
 /** Longest pause between two tries for a lock another process holds, in milliseconds. */
 const MAX_PAUSE_MS = 50;
@@ -19,7 +19,7 @@ const isLocked = (error: unknown): boolean => {
 };
 
 /** What a SQLite error means for the client when the database cannot serve (full, read-only, unreadable). */
-function unavailableReason(error: unknown): UnavailableReason | undefined {
+function unavailableReason(error: unknown): DatabaseUnavailableReason | undefined {
   const code = (error as { code?: unknown }).code;
   if (typeof code !== 'string') return undefined;
   if (code === 'SQLITE_FULL') return 'the database is full';
@@ -82,7 +82,7 @@ class SqliteConnection implements DatabaseConnection {
   private async waitForLock<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const deadline = performance.now() + this.lockTimeoutMs;
     for (let wait = 1; ; wait = Math.min(wait * 2, MAX_PAUSE_MS)) {
-      if (performance.now() >= deadline) throw new ServiceUnavailable('the database is locked by another process', 1);
+      if (performance.now() >= deadline) throw new DatabaseUnavailable('the database is locked by another process', 1);
       const holding = this.inTransaction;
       if (!holding) this.mutex.unlock();
       await pause(Math.min(wait, Math.max(1, deadline - performance.now())));
@@ -100,10 +100,10 @@ class SqliteConnection implements DatabaseConnection {
   }
 }
 
-/** An error that means the database cannot serve now, as ServiceUnavailable; anything else as it is. */
+/** An error that means the database cannot serve now, as DatabaseUnavailable; anything else as it is. */
 function asUnavailable(error: unknown): Error {
   const reason = unavailableReason(error);
-  if (reason !== undefined) return new ServiceUnavailable(reason, 5);
+  if (reason !== undefined) return new DatabaseUnavailable(reason, 5);
   return error instanceof Error ? error : new Error(String(error));
 }
 

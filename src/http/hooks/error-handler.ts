@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { systemClock } from '../../shared/clock.js';
-import { ClientError, NotFound, ServiceUnavailable } from '../../shared/problems.js';
-import { type FaultCapture, faultLogLimiter } from '../../tracker/fault-capture.js';
+import { type ClientError, NotFound, problemOf, ServiceUnavailable } from '../../shared/problems.js';
+import { type FaultCatcher, faultLogLimiter } from '../../shared/faults.js';
 import { INTERNAL_ERROR_CODE, MalformedRequest, PayloadTooLarge, UnsupportedMediaType } from '../http-problems.js';
 import { sendPayload } from '../respond.js';
 import { startRequest } from './request-context.js';
@@ -11,7 +11,8 @@ const SUCCESS_ONLY_HEADERS = ['x-total', 'x-limit', 'x-page', 'link', 'location'
 
 /** Fastify's own request errors (body limits, media types, bad URLs) as client errors. */
 function clientErrorOf(error: FastifyError, bodyLimit: number): ClientError | undefined {
-  if (error instanceof ClientError) return error;
+  const problem = problemOf(error);
+  if (problem) return problem;
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PayloadTooLarge(bodyLimit);
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new UnsupportedMediaType();
   // A request fastify or Node refused (a bad body, a client that hung up mid-upload): the client's doing.
@@ -26,7 +27,7 @@ function clientErrorOf(error: FastifyError, bodyLimit: number): ClientError | un
  * infrastructure error (every time; written within a second: tracker/fault-capture.ts), and answered
  * 500 with nothing but the request id.
  */
-export function registerErrorHandler(app: FastifyInstance, faults: FaultCapture | undefined, bodyLimit: number): void {
+export function registerErrorHandler(app: FastifyInstance, faults: FaultCatcher | undefined, bodyLimit: number): void {
   // A sick database is the operator's business: warned at any log level, once a second per reason.
   const mayWarn = faultLogLimiter(systemClock);
   app.setErrorHandler((error: FastifyError, request, reply) => {

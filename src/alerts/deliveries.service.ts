@@ -2,7 +2,7 @@ import { type Actor, assertAdmin } from '../users/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import { FieldErrors, NotFound } from '../shared/problems.js';
 import { parseChoice } from '../tracker/query.js';
-import type { Page } from '../shared/records.js';
+import type { Page } from '../shared/page.js';
 import { displayUrl } from './sender.js';
 import type { Delivery, DeliveryState, WebhookDeliveriesRepository } from './deliveries.store.js';
 

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { InfrastructureError } from '../shared/records.js';
+import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import type { Database } from '../db/database.js';
 import type { Schema, WebhookDeliveriesTable } from '../db/schema.js';
 import type { BatchOutcome } from '../tracker/tracker.store.js';

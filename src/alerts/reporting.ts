@@ -4,7 +4,7 @@ import { type Actor, assertAdmin } from '../users/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import { BadGateway, NotFound } from '../shared/problems.js';
 import type { InfrastructureErrors } from '../tracker/tracker.service.js';
-import type { InfrastructureError } from '../shared/records.js';
+import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import { type WebhookRendering, type WebhookSettings, webhookBody } from './webhook-events.js';
 import { type Attempt, displayUrl, postWebhook, succeeded } from './sender.js';
 import { signedHeaders } from './signature.js';

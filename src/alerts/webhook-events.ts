@@ -1,4 +1,4 @@
-import type { InfrastructureError } from '../shared/records.js';
+import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import type { AlertKind } from './deliveries.store.js';
 
 /** The settings of reports and alerts (docs/operations.md#configuration; config.ts reads them). */

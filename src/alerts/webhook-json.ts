@@ -1,4 +1,4 @@
-import type { InfrastructureError } from '../shared/records.js';
+import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import type { WebhookRendering } from './webhook-events.js';
 import { histogramBucketResource, occurrenceResource } from '../tracker/error-details.resource.js';
 import { infrastructureErrorResource } from '../tracker/infrastructure-error.resource.js';

@@ -5,7 +5,7 @@ import type { HealthService } from '../health/health.service.js';
 import type { ErrorReporting } from '../alerts/reporting.js';
 import type { InfrastructureErrors } from '../tracker/tracker.service.js';
 import type { WebhookDeliveries } from '../alerts/deliveries.service.js';
-import type { User } from '../shared/records.js';
+import type { User } from '../users/user.js';
 import type { SessionClaims, SessionTokens } from '../users/sessions.js';
 import type { UsersService } from '../users/users.service.js';
 import type { Format } from '../http/render/payload.js';

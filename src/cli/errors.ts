@@ -5,7 +5,7 @@ import { NotFound } from '../shared/problems.js';
 import { errorReporting } from '../alerts/reporting.js';
 import { HISTOGRAM_KEPT_DAYS, infrastructureErrors } from '../tracker/tracker.service.js';
 import { displayUrl } from '../alerts/sender.js';
-import type { InfrastructureError } from '../shared/records.js';
+import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import { formatDatetime } from '../http/render/datetime.js';
 import { renderJson } from '../http/render/json.js';
 import { webhookRendering } from '../alerts/webhook-json.js';

@@ -1,6 +1,6 @@
 import { systemClock } from '../shared/clock.js';
 import { generatePassword } from '../users/passwords.js';
-import type { User } from '../shared/records.js';
+import type { User } from '../users/user.js';
 import { OPERATOR } from '../users/authorization.js';
 import { unlockAccount } from '../users/lockout.js';
 import { usersService } from '../users/users.service.js';

@@ -1,4 +1,4 @@
-import type { User } from '../shared/records.js';
+import type { User } from '../users/user.js';
 import { formatDatetime } from '../http/render/datetime.js';
 import { CSRF_FIELD } from './console-session.js';
 import { html, type Html } from './html.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { assertAdmin } from '../users/authorization.js';
 import { Unprocessable } from '../shared/problems.js';
-import type { User } from '../shared/records.js';
+import type { User } from '../users/user.js';
 import type { AppContext } from '../app/context.js';
 import { clearConsoleCookie } from './console-session.js';
 import { confirmDeleteUserPage, newUserPage, type UserFormValues, userPage, usersListPage } from './views/users-pages.js';

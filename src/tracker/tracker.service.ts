@@ -5,7 +5,8 @@ import { parseErrorReport } from './report.js';
 import { FieldErrors, NotFound } from '../shared/problems.js';
 import { groupCommit } from '../shared/group-commit.js';
 import { rateLimit } from '../shared/rate-limit.js';
-import type { InfrastructureError, Page } from '../shared/records.js';
+import type { InfrastructureError } from './infrastructure-error.js';
+import type { Page } from '../shared/page.js';
 import {
   type BatchOutcome, type BreakdownDimension, type ErrorReport, hourOf, type InBatch, type InfrastructureErrorsRepository, type SampleSize, type StoredOccurrence,
 } from './tracker.store.js';

@@ -1,5 +1,5 @@
 import { CompiledQuery, type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import type { InfrastructureError } from '../shared/records.js';
+import type { InfrastructureError } from './infrastructure-error.js';
 import type { Database } from '../db/database.js';
 import { type Dialect, likeContaining } from '../db/dialects/dialect.js';
 import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';

@@ -3,7 +3,7 @@ import type { Clock } from '../shared/clock.js';
 import { Unauthorized } from '../shared/problems.js';
 import type { Lockout } from './lockout.js';
 import { verifyPassword } from './passwords.js';
-import type { User } from '../shared/records.js';
+import type { User } from './user.js';
 import { REFRESH_AFTER_SECONDS, SESSION_COOKIE, type SessionClaims, type SessionTokens } from './sessions.js';
 import type { CacheEntry, VerificationCache, Verified } from './verification-cache.js';
 import type { RevokedSessionsRepository } from './revoked-sessions.store.js';

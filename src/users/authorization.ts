@@ -1,5 +1,5 @@
 import { Forbidden } from '../shared/problems.js';
-import type { Role } from '../shared/records.js';
+import type { Role } from './user.js';
 
 /** Who acts: a user through the API (its record will do), or the operator at the command line. */
 export interface Actor {

@@ -1,5 +1,5 @@
 import { generatePassword } from './passwords.js';
-import type { User } from '../shared/records.js';
+import type { User } from './user.js';
 import { OPERATOR } from './authorization.js';
 import type { UsersService } from './users.service.js';
 

@@ -1,4 +1,4 @@
-import type { Role, User } from '../shared/records.js';
+import type { Role, User } from './user.js';
 import type { ResourceDefinition, ResourceRecord } from '../http/resource-definition.js';
 
 export const roleResource = {

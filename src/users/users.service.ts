@@ -5,7 +5,8 @@ import { FieldErrors, Forbidden, NotFound, Unprocessable } from '../shared/probl
 import { userLimits } from '../shared/limits.js';
 import { accountName, type Lockout } from './lockout.js';
 import { hashPassword, verifyPassword } from './passwords.js';
-import type { Page, User } from '../shared/records.js';
+import type { Page } from '../shared/page.js';
+import type { User } from './user.js';
 import { stringField, unwrapRecord } from '../shared/request-body.js';
 import { DuplicateValue, type ChangeOutcome, type UserChanges, type UsersRepository } from './users.store.js';
 

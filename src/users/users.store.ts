@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, sql, type UpdateQueryBuilder } from 'kysely';
-import type { Role, User, UserCredentials, UserStatus } from '../shared/records.js';
+import type { Role, User, UserCredentials, UserStatus } from './user.js';
 import type { Database } from '../db/database.js';
 import type { Schema, UsersTable } from '../db/schema.js';
 

@@ -1,6 +1,6 @@
 import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
-import type { User } from '../shared/records.js';
+import type { User } from './user.js';
 
 /** What a successful verification established. */
 export interface Verified {

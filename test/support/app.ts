@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type Config, loadConfig } from '../../src/config.js';
 import { hashPassword } from '../../src/users/passwords.js';
-import type { Role, User } from '../../src/shared/records.js';
+import type { Role, User } from '../../src/users/user.js';
 import { buildApp } from '../../src/app/app.js';
 import { type Database, migrateToLatest, openDatabase } from '../../src/db/database.js';
 import { usersRepository } from '../../src/users/users.store.js';

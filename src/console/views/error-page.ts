@@ -1,4 +1,4 @@
-import type { InfrastructureError } from '../../shared/records.js';
+import type { InfrastructureError } from '../../tracker/infrastructure-error.js';
 import { html, type Html } from '../html.js';
 import { ago, csrfField, datetime, page, type PageContext } from '../layout.js';
 import { type Bucket, histogram } from '../svg-charts.js';

@@ -1,4 +1,4 @@
-import type { User } from '../../shared/records.js';
+import type { User } from '../../users/user.js';
 import { html, type Html } from '../html.js';
 import { ago, csrfField, datetime, page, type PageContext } from '../layout.js';
 

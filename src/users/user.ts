@@ -1,6 +1,6 @@
 /**
- * The records cmi serves. Keys carry their wire names (snake_case), the same in the database, the
- * JSON and the XML, so no layer renames them.
+ * A user account as cmi keeps and serves it. Keys carry their wire names (snake_case), the same in the
+ * database, the JSON and the XML, so no layer renames them.
  */
 export type Role = 'admin' | 'user';
 export type UserStatus = 'active' | 'suspended' | 'deleted';
@@ -29,21 +29,4 @@ export interface UserCredentials {
   password_hash: string;
   api_key_hash: string | null;
   session_epoch: number;
-}
-
-export interface InfrastructureError {
-  id: number;
-  backtrace: string;
-  counter: number;
-  created_at: Date;
-  error_class: string;
-  fingerprint: string;
-  message: string;
-  reported: boolean;
-  updated_at: Date;
-}
-
-export interface Page<T> {
-  items: T[];
-  total: number;
 }

@@ -1,21 +1,39 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
+import type { RouteSpec } from '../http/route-spec.js';
+import type { ErrorReporting } from './reporting.js';
+import type { WebhookDeliveries } from './deliveries.service.js';
 import { deliveryResource as resource } from './delivery.resource.js';
 import { infrastructureErrorResource } from '../tracker/infrastructure-error.resource.js';
-import type { AppContext } from '../app/context.js';
-import { paginationHeaders, parsePagination } from '../shared/pagination.js';
+import { ERRORS } from '../tracker/tracker.routes.js';
+import { type ListSettings, paginationHeaders, parsePagination } from '../shared/pagination.js';
 import { sendPayload } from '../http/respond.js';
 import { parseId } from '../http/route-params.js';
 
 type Query = Record<string, string | string[]>;
 
+export const ALERTS_ROUTES: readonly RouteSpec[] = [
+  { method: 'POST', path: `${ERRORS}/:id/report`, summary: 'Delivers the error to the report webhook, then marks it reported (502 when not taken)', who: 'administrators', formats: true, answers: { 200: { record: infrastructureErrorResource } } },
+  {
+    method: 'GET', path: '/sysadmin_tools/infrastructure/deliveries', summary: 'Webhook deliveries: reports and alerts', who: 'administrators', formats: true, paginated: true,
+    query: [{ name: 'state', type: 'string', values: ['pending', 'failed', 'delivered', 'all'], description: 'default all' }],
+    answers: { 200: { list: resource } },
+  },
+];
+
+export interface DeliveriesRoutesOptions {
+  errorReporting: ErrorReporting;
+  webhookDeliveries: WebhookDeliveries;
+  lists: ListSettings;
+}
+
 /**
  * Reporting an error and the list of webhook deliveries (docs/reporting-and-alerts.md; administrators
  * only: alerts/reporting.ts, alerts/deliveries.service.ts).
  */
-export function deliveriesRoutes(app: FastifyInstance, { errorReporting, webhookDeliveries, config }: AppContext): void {
-  const pageOf = (request: FastifyRequest) => parsePagination(request.requestPath.pagination, request.query as Query, config);
+export const deliveriesRoutes: FastifyPluginCallback<DeliveriesRoutesOptions> = (app, { errorReporting, webhookDeliveries, lists }, done) => {
+  const pageOf = (request: FastifyRequest) => parsePagination(request.requestPath.pagination, request.query as Query, lists);
 
-  app.post<{ Params: { id: string } }>('/sysadmin_tools/infrastructure/errors/:id/report', async (request, reply) => {
+  app.post<{ Params: { id: string } }>(`${ERRORS}/:id/report`, async (request, reply) => {
     const record = await errorReporting.report(request.viewer, parseId(request.params.id));
     return sendPayload(reply, request.format, { kind: 'record', resource: infrastructureErrorResource, record });
   });
@@ -26,4 +44,5 @@ export function deliveriesRoutes(app: FastifyInstance, { errorReporting, webhook
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath, request.query as Query));
     return sendPayload(reply, request.format, { kind: 'list', resource, records: items });
   });
-}
+  done();
+};

@@ -28,7 +28,6 @@ import { usersRepository } from '../users/users.store.js';
 import { webhookDeliveriesRepository } from '../alerts/deliveries.store.js';
 import { registerBodyParsers } from '../http/body-parsers.js';
 import { limitConnections, registerBodyTimeout, requestTimeoutOptions } from '../http/connections.js';
-import type { AppContext } from './context.js';
 import { INTERNAL_ERROR_CODE } from '../http/http-problems.js';
 import { answerClientError } from '../http/hooks/client-errors.js';
 import { answerUnroutable, registerErrorHandler } from '../http/hooks/error-handler.js';
@@ -44,13 +43,12 @@ import { rootRoutes } from './root.routes.js';
 import { sessionRoutes } from '../users/session.routes.js';
 import { usersRoutes } from '../users/users.routes.js';
 import { versionRoutes } from '../version/version.routes.js';
-import { openApiDocument } from '../openapi/openapi-document.js';
 import { registerAccessLog } from '../http/hooks/access-log.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { METRICS_ROUTE, OPENAPI_ROUTES, ROUTES } from '../http/route-spec.js';
+import { ROUTES } from './api-routes.js';
 import { holdToRouteTable } from '../http/route-table.js';
-import { metricsRoutes } from '../metrics/metrics.routes.js';
-import { openApiRoutes } from '../openapi/openapi.routes.js';
+import { METRICS_ROUTE, metricsRoutes } from '../metrics/metrics.routes.js';
+import { OPENAPI_ROUTES, openApiRoutes } from '../openapi/openapi.routes.js';
 
 /** The schema compilers: none, since no route declares a schema; one that does fails at start. */
 function noRouteSchemas(): never {
@@ -125,26 +123,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     flushIntervalMs: options.faultFlushIntervalMs ?? 1000,
     maxFingerprints: 1000,
   });
-  const context: AppContext = {
-    config,
+  const accounts = usersService(users, clock, cache.credentialsChanged, guesses);
+  const authentication = authenticator({
+    users,
+    revokedSessions: revokedSessionsRepository(database),
+    sessions: sessions.tokens,
+    cache,
+    lockout: guesses,
     clock,
-    users: usersService(users, clock, cache.credentialsChanged, guesses),
-    infrastructureErrors: tracker,
-    errorReporting: reporting,
-    webhookDeliveries: webhookDeliveries(deliveries, clock, () => outbox?.wake()),
-    authenticator: authenticator({
-      users,
-      revokedSessions: revokedSessionsRepository(database),
-      sessions: sessions.tokens,
-      cache,
-      lockout: guesses,
-      clock,
-    }),
-    sessionTokens: sessions.tokens,
-    health: healthService(database, clock, sessions.ensureKey),
-    version,
-    dataVersions: database.dataVersions,
-  };
+  });
+  const lists = { defaultPerPage: config.defaultPerPage, maxPerPage: config.maxPerPage, pageCacheBytes: config.pageCacheBytes };
 
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
@@ -170,7 +158,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   registerBodyParsers(app, config.bodyLimitBytes);
   registerBodyTimeout(app, config);
-  registerRequestGate(app, context.authenticator);
+  registerRequestGate(app, authentication);
   registerResponseHeaders(app);
   registerErrorHandler(app, config.faultInjection === 'uncaptured' ? undefined : faults, config.bodyLimitBytes);
   if (config.faultInjection !== 'off') registerFaultInjection(app);
@@ -186,17 +174,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const allRegistered = holdToRouteTable(app, routes);
   options.extend?.(app);
 
-  versionRoutes(app, context);
-  usersRoutes(app, context);
-  sessionRoutes(app, context);
-  healthRoutes(app, context);
-  infrastructureErrorsRoutes(app, context);
-  deliveriesRoutes(app, context);
-  rootRoutes(app);
+  // Each feature registers its routes as a plugin given exactly what it uses.
+  await app.register(versionRoutes, { version });
+  await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
+  await app.register(sessionRoutes, { authenticator: authentication, clock });
+  await app.register(healthRoutes, { health: healthService(database, clock, sessions.ensureKey) });
+  await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: database.dataVersions.tracker });
+  await app.register(deliveriesRoutes, { errorReporting: reporting, webhookDeliveries: webhookDeliveries(deliveries, clock, () => outbox?.wake()), lists });
+  await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
-  await app.register(consolePlugin, { prefix: '/console', ...context });
-  if (config.openApi) openApiRoutes(app, openApiDocument({ version, routes }));
-  if (metrics && config.metrics.token !== undefined) metricsRoutes(app, metrics, config.metrics.token);
+  await app.register(consolePlugin, {
+    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, tracker, errorReporting: reporting, clock,
+  });
+  if (config.openApi) await app.register(openApiRoutes, { version, routes });
+  if (metrics && config.metrics.token !== undefined) await app.register(metricsRoutes, { metrics, token: config.metrics.token });
   allRegistered();
 
   const retention = retentionJob(() => tracker.prune(), { claim: (name, until, now) => settings.claimLease(name, until, now) }, clock, RETENTION_INTERVAL_MS);

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginCallback } from 'fastify';
 
 /** Whether `accept` prefers HTML to JSON and XML (a browser's navigation); `*\/*` alone does not. */
 export function prefersHtml(accept: string | undefined): boolean {
@@ -13,9 +13,10 @@ export function prefersHtml(accept: string | undefined): boolean {
  * `/`: a browser (Accept preferring text/html) goes to the console; anything else gets what it got
  * before there was a route here, the not-found answer after the credential check (docs/console.md).
  */
-export function rootRoutes(app: FastifyInstance): void {
+export const rootRoutes: FastifyPluginCallback = (app, _options, done) => {
   app.get('/', { config: { public: true } }, (request, reply) => {
     if (prefersHtml(request.headers.accept)) return reply.code(302).header('location', '/console').send();
     return reply.callNotFound();
   });
-}
+  done();
+};

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { consoleRoute } from './console.plugin.js';
+import { consoleRoute } from './console-page.js';
 
 /** The console's two files, from static/console/ in the repository (the same path from src/ and dist/). */
 const ASSETS = {

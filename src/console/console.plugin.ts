@@ -1,14 +1,13 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { readCookie } from '../users/authentication.js';
 import { Forbidden, NotFound, problemOf, Unauthorized } from '../shared/problems.js';
 import { startRequest } from '../http/hooks/request-context.js';
 import { INTERNAL_ERROR_CODE } from '../http/http-problems.js';
-import type { AppContext } from '../app/context.js';
+import { type ConsoleServices, formOf, sendPage } from './console-page.js';
 import {
   CONSOLE_COOKIE, CrossSiteRequest, CSRF_FIELD, clearConsoleCookie, fromSameOrigin, SessionEnded, setConsoleCookie,
 } from './console-session.js';
 import { bare, page, problem } from './layout.js';
-import type { Html } from './html.js';
 import { consoleAssetsRoutes } from './assets.routes.js';
 import { consoleErrorRoutes } from './error.routes.js';
 import { consoleErrorsRoutes } from './errors.routes.js';
@@ -38,19 +37,6 @@ function securityHeaders(reply: FastifyReply): void {
   });
 }
 
-/** Sends a page of the console. */
-export function sendPage(reply: FastifyReply, body: Html, status = 200): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').send(body.text);
-}
-
-/** Options of every console route: the API's gate asks for no credentials here, the console's own hook does. */
-export const consoleRoute = (anonymous = false) => ({ config: { public: true, consoleAnonymous: anonymous } });
-
-/** The form fields of a POST (URL-encoded); nothing else is a form of the console. */
-export function formOf(request: FastifyRequest): URLSearchParams {
-  return request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
-}
-
 /** Largest form the console accepts (a user's fields, or a page of selected errors). */
 const FORM_LIMIT_BYTES = 64 * 1024;
 
@@ -59,8 +45,8 @@ const FORM_LIMIT_BYTES = 64 * 1024;
  * rules as the API. Its hooks, body parser and error handler live in this plugin's own context, so
  * the API's routes run none of them.
  */
-export function consolePlugin(app: FastifyInstance, context: AppContext, done: (error?: Error) => void): void {
-  const { authenticator, sessionTokens } = context;
+export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, services, done) => {
+  const { authenticator, sessionTokens, clock } = services;
 
   // Forms only: the API's JSON and XML readers (CMI_BODY_LIMIT) are not inherited, so the sign-in
   // form, open to anyone, reads no body of another type nor one over the form's limit (415, 413).
@@ -120,7 +106,7 @@ export function consolePlugin(app: FastifyInstance, context: AppContext, done: (
     const signedIn = request.viewer !== undefined && request.session !== undefined;
     const show = (status: number, heading: string, messages: string[]) => {
       const content = problem(heading, messages, request.id);
-      const body = signedIn ? page({ viewer: request.viewer, csrf: sessionTokens.csrfToken(request.session!), now: context.clock() }, heading, content) : bare(heading, content);
+      const body = signedIn ? page({ viewer: request.viewer, csrf: sessionTokens.csrfToken(request.session!), now: clock() }, heading, content) : bare(heading, content);
       return sendPage(reply, body, status);
     };
     const answered = problemOf(error);
@@ -145,9 +131,9 @@ export function consolePlugin(app: FastifyInstance, context: AppContext, done: (
   });
 
   consoleAssetsRoutes(app);
-  consoleSignInRoutes(app, context);
-  consoleErrorsRoutes(app, context);
-  consoleErrorRoutes(app, context);
-  consoleUsersRoutes(app, context);
+  consoleSignInRoutes(app, services);
+  consoleErrorsRoutes(app, services);
+  consoleErrorRoutes(app, services);
+  consoleUsersRoutes(app, services);
   done();
-}
+};

@@ -1,10 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ClientError } from '../shared/problems.js';
-import type { AppContext } from '../app/context.js';
 import { CHART_PERIODS, type ChartPeriod, confirmDeleteErrorPage, errorPage } from './views/error-page.js';
 import { parseId } from '../http/route-params.js';
-import { consoleRoute, sendPage } from './console.plugin.js';
-import { pageContext } from './page-context.js';
+import { consoleRoute, type ConsoleServices, pageContext, sendPage } from './console-page.js';
 
 type WithId = { Params: { id: string }; Querystring: Record<string, string | string[] | undefined> };
 
@@ -13,8 +11,8 @@ const SHOWN_GROUPS = 10;
 const SHOWN_OCCURRENCES = 20;
 
 /** One error's page, and its actions: report, delete (docs/console.md#one-error). */
-export function consoleErrorRoutes(app: FastifyInstance, context: AppContext): void {
-  const { infrastructureErrors: tracker, errorReporting } = context;
+export function consoleErrorRoutes(app: FastifyInstance, services: ConsoleServices): void {
+  const { tracker, errorReporting } = services;
 
   async function show(request: FastifyRequest<WithId>, reply: FastifyReply, id: number, extra: { notice?: string; failure?: string; status?: number }) {
     const { viewer } = request;
@@ -28,7 +26,7 @@ export function consoleErrorRoutes(app: FastifyInstance, context: AppContext): v
       tracker.occurrences(viewer, id, SHOWN_OCCURRENCES, 0),
     ]);
     const view = { error, period, buckets, byHost, byComponent, occurrences, notice: extra.notice, failure: extra.failure };
-    return sendPage(reply, errorPage(pageContext(request, context), view), extra.status);
+    return sendPage(reply, errorPage(pageContext(request, services), view), extra.status);
   }
 
   app.get<WithId>('/errors/:id', consoleRoute(), (request, reply) =>
@@ -48,7 +46,7 @@ export function consoleErrorRoutes(app: FastifyInstance, context: AppContext): v
 
   app.get<WithId>('/errors/:id/delete', consoleRoute(), async (request, reply) => {
     const error = await tracker.find(request.viewer, parseId(request.params.id));
-    return sendPage(reply, confirmDeleteErrorPage(pageContext(request, context), error));
+    return sendPage(reply, confirmDeleteErrorPage(pageContext(request, services), error));
   });
 
   app.post<WithId>('/errors/:id/delete', consoleRoute(), async (request, reply) => {

@@ -1,11 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { ClientError, Unprocessable } from '../shared/problems.js';
-import type { AppContext } from '../app/context.js';
 import { safeNext } from './console-session.js';
 import { confirmDeletePage, ERROR_FILTERS, type ErrorFilterValues, errorsListPage, errorsListUrl } from './views/errors-list-page.js';
 import { parsePagination } from '../shared/pagination.js';
-import { consoleRoute, formOf, sendPage } from './console.plugin.js';
-import { pageContext } from './page-context.js';
+import { consoleRoute, type ConsoleServices, formOf, pageContext, sendPage } from './console-page.js';
 
 type Query = Record<string, string | string[] | undefined>;
 
@@ -44,8 +42,8 @@ function backWith(back: string | null, notice: Record<string, string>): string {
 }
 
 /** The errors list with its filters, paging, and actions on the selected errors (docs/console.md#errors). */
-export function consoleErrorsRoutes(app: FastifyInstance, context: AppContext): void {
-  const { infrastructureErrors: tracker, errorReporting } = context;
+export function consoleErrorsRoutes(app: FastifyInstance, services: ConsoleServices): void {
+  const { tracker, errorReporting } = services;
 
   app.get<{ Querystring: Query }>('/errors', consoleRoute(), async (request, reply) => {
     const query = request.query;
@@ -66,7 +64,7 @@ export function consoleErrorsRoutes(app: FastifyInstance, context: AppContext): 
     const rows = list.items.map((error) => ({ error, day: days.get(error.id) ?? [] }));
     reply.header('x-total', String(list.total));
     const view = { filters, filterErrors, rows, total: list.total, page: pagination.page, perPage: pagination.perPage, notice: noticeOf(query) };
-    return sendPage(reply, errorsListPage(pageContext(request, context), view), Object.keys(filterErrors).length > 0 ? 422 : 200);
+    return sendPage(reply, errorsListPage(pageContext(request, services), view), Object.keys(filterErrors).length > 0 ? 422 : 200);
   });
 
   /** Report or delete the selected errors; deleting asks first. */
@@ -77,7 +75,7 @@ export function consoleErrorsRoutes(app: FastifyInstance, context: AppContext): 
     const back = form.get('back');
     if (ids.length === 0) return reply.code(303).header('location', backWith(back, {})).send();
     if (action === 'delete') {
-      if (form.get('confirmed') !== '1') return sendPage(reply, confirmDeletePage(pageContext(request, context), ids, backWith(back, {})));
+      if (form.get('confirmed') !== '1') return sendPage(reply, confirmDeletePage(pageContext(request, services), ids, backWith(back, {})));
       let deleted = 0;
       for (const id of ids) {
         await tracker.remove(request.viewer, id).then(() => (deleted += 1), (error: unknown) => {

@@ -1,15 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { TooManyRequests, Unauthorized } from '../shared/problems.js';
-import type { AppContext } from '../app/context.js';
 import { clearConsoleCookie, safeNext, setConsoleCookie } from './console-session.js';
 import { signInPage } from './views/sign-in-page.js';
-import { consoleRoute, formOf, sendPage } from './console.plugin.js';
+import { consoleRoute, type ConsoleServices, formOf, sendPage } from './console-page.js';
 
 /** Longest password the form passes on (no account's password is longer: docs/limits.md). */
 const MAX_PASSWORD_CHARS = 1024;
 
 /** Signing in and out of the console (docs/console.md#signing-in). */
-export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock }: AppContext): void {
+export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock }: ConsoleServices): void {
   app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sign-in', consoleRoute(true), (request, reply) => {
     const { next, ended, signed_out: signedOut, password_changed: passwordChanged } = request.query;
     const notice = ended === '1' ? 'Your session has ended. Sign in again to go on.'

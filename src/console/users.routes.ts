@@ -2,13 +2,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { assertAdmin } from '../users/authorization.js';
 import { Unprocessable } from '../shared/problems.js';
 import type { User } from '../users/user.js';
-import type { AppContext } from '../app/context.js';
 import { clearConsoleCookie } from './console-session.js';
 import { confirmDeleteUserPage, newUserPage, type UserFormValues, userPage, usersListPage } from './views/users-pages.js';
 import { parsePagination } from '../shared/pagination.js';
 import { parseId } from '../http/route-params.js';
-import { consoleRoute, formOf, sendPage } from './console.plugin.js';
-import { pageContext } from './page-context.js';
+import { consoleRoute, type ConsoleServices, formOf, pageContext, sendPage } from './console-page.js';
 
 type WithId = { Params: { id: string }; Querystring: Record<string, string | string[] | undefined> };
 
@@ -41,8 +39,8 @@ function bodyOf(form: URLSearchParams, names: readonly string[]): Record<string,
 const noticeOf = (query: WithId['Querystring']) => (typeof query.notice === 'string' ? NOTICES[query.notice] : undefined);
 
 /** Users (docs/console.md#users): administrators manage everyone, a user its own account, by the API's rules. */
-export function consoleUsersRoutes(app: FastifyInstance, context: AppContext): void {
-  const { users } = context;
+export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServices): void {
+  const { users } = services;
   const actor = (request: FastifyRequest) => ({ id: request.viewer.id, role: request.viewer.role, address: request.ip });
   const see = (id: number, notice: string) => `/console/users/${id}?notice=${notice}`;
 
@@ -50,12 +48,12 @@ export function consoleUsersRoutes(app: FastifyInstance, context: AppContext): v
     const pagination = parsePagination([], { page: request.query.page, per_page: request.query.per_page }, PAGE_LIMITS);
     const { items, total } = await users.list(request.viewer, pagination.perPage, pagination.offset);
     reply.header('x-total', String(total));
-    return sendPage(reply, usersListPage(pageContext(request, context), { users: items, total, page: pagination.page, perPage: pagination.perPage, notice: noticeOf(request.query) }));
+    return sendPage(reply, usersListPage(pageContext(request, services), { users: items, total, page: pagination.page, perPage: pagination.perPage, notice: noticeOf(request.query) }));
   });
 
   app.get('/users/new', consoleRoute(), (request, reply) => {
     assertAdmin(request.viewer);
-    return sendPage(reply, newUserPage(pageContext(request, context), {}, {}));
+    return sendPage(reply, newUserPage(pageContext(request, services), {}, {}));
   });
 
   app.post('/users', consoleRoute(), async (request, reply) => {
@@ -67,13 +65,13 @@ export function consoleUsersRoutes(app: FastifyInstance, context: AppContext): v
       if (!(error instanceof Unprocessable)) throw error;
       // The password is never written back into the page.
       delete body.password;
-      return sendPage(reply, newUserPage(pageContext(request, context), body, error.messages), 422);
+      return sendPage(reply, newUserPage(pageContext(request, services), body, error.messages), 422);
     }
   });
 
   async function show(request: FastifyRequest<WithId>, reply: FastifyReply, user: User, extra: Partial<Parameters<typeof userPage>[1]> & { status?: number } = {}) {
     const view = { user, values: valuesOf(user), errors: {}, passwordErrors: {}, notice: noticeOf(request.query), ...extra };
-    return sendPage(reply, userPage(pageContext(request, context), view), extra.status);
+    return sendPage(reply, userPage(pageContext(request, services), view), extra.status);
   }
 
   app.get<WithId>('/users/:id', consoleRoute(), async (request, reply) => show(request, reply, await users.get(request.viewer, parseId(request.params.id))));
@@ -129,7 +127,7 @@ export function consoleUsersRoutes(app: FastifyInstance, context: AppContext): v
   app.get<WithId>('/users/:id/delete', consoleRoute(), async (request, reply) => {
     assertAdmin(request.viewer);
     const user = await users.get(request.viewer, parseId(request.params.id));
-    return sendPage(reply, confirmDeleteUserPage(pageContext(request, context), user));
+    return sendPage(reply, confirmDeleteUserPage(pageContext(request, services), user));
   });
 
   app.post<WithId>('/users/:id/delete', consoleRoute(), async (request, reply) => {

@@ -1,10 +1,16 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginCallback } from 'fastify';
+import type { RouteSpec } from '../http/route-spec.js';
+import type { HealthService } from './health.service.js';
 import { healthResource as resource } from './health.resource.js';
-import type { AppContext } from '../app/context.js';
 import { sendPayload } from '../http/respond.js';
 
+export const HEALTH_ROUTES: readonly RouteSpec[] = [
+  { method: 'GET', path: '/health/live', summary: 'The process is up', who: 'anyone', formats: true, answers: { 200: { record: resource } } },
+  { method: 'GET', path: '/health/ready', summary: 'The database answers and is migrated: 200, else 503', who: 'anyone', formats: true, answers: { 200: { record: resource }, 503: { record: resource } } },
+];
+
 /** Probes for load balancers and orchestrators: no credentials, tiny bodies. */
-export function healthRoutes(app: FastifyInstance, { health }: AppContext): void {
+export const healthRoutes: FastifyPluginCallback<{ health: HealthService }> = (app, { health }, done) => {
   const probe = { config: { public: true } };
 
   /** The process is up and serving. */
@@ -18,4 +24,5 @@ export function healthRoutes(app: FastifyInstance, { health }: AppContext): void
     reply.code(status === 'ok' ? 200 : 503);
     return sendPayload(reply, request.format, { kind: 'record', resource, record: { status } });
   });
-}
+  done();
+};

@@ -1,4 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginCallback, FastifyReply } from 'fastify';
+import type { RouteSpec } from '../http/route-spec.js';
+import { openApiDocument } from './openapi-document.js';
 import { API_REFERENCE_CSS, renderApiReference } from './api-reference.js';
 import { weakEtag } from '../http/respond.js';
 
@@ -17,15 +19,24 @@ function fixed(text: string, type: string): Fixed {
   return { body, etag: weakEtag(body), type };
 }
 
+/** Routes that exist only when CMI_OPENAPI is on (docs/operations.md#observe). */
+export const OPENAPI_ROUTES: readonly RouteSpec[] = [
+  { method: 'GET', path: '/openapi', extension: 'json', summary: 'This document', who: 'anyone', formats: false, answers: { 200: { document: 'openapi' } } },
+  { method: 'GET', path: '/docs', summary: 'The API reference, rendered from this document', who: 'anyone', formats: false, answers: { 200: { document: 'html' } } },
+  { method: 'GET', path: '/docs/reference', extension: 'css', summary: 'The reference page\'s style sheet', who: 'anyone', formats: false, answers: { 200: { document: 'css' } } },
+];
+
 /**
- * `GET /openapi.json`, `GET /docs` and its style sheet (docs/api.md#openapi): made once, when the app
- * is built, and answered as the same bytes with their ETag. No credentials (CMI_OPENAPI=false turns them off).
+ * `GET /openapi.json`, `GET /docs` and its style sheet (docs/api.md#openapi): the document of `routes`,
+ * made once, when the app is built, and answered as the same bytes with their ETag. No credentials
+ * (CMI_OPENAPI=false turns them off).
  */
-export function openApiRoutes(app: FastifyInstance, document: object): void {
+export const openApiRoutes: FastifyPluginCallback<{ version: string; routes: readonly RouteSpec[] }> = (app, { version, routes }, done) => {
+  const document = openApiDocument({ version, routes });
   const json = fixed(JSON.stringify(document), 'application/json; charset=utf-8');
   const page = fixed(renderApiReference(document as Record<string, unknown>, STYLESHEET), 'text/html; charset=utf-8');
   const css = fixed(API_REFERENCE_CSS, 'text/css; charset=utf-8');
-  const send = (answer: Fixed) => (_request: unknown, reply: import('fastify').FastifyReply) =>
+  const send = (answer: Fixed) => (_request: unknown, reply: FastifyReply) =>
     reply.header('content-type', answer.type).header('etag', answer.etag).header('x-content-type-options', 'nosniff').send(answer.body);
 
   app.get('/openapi', { config: { public: true, extension: 'json' } }, send(json));
@@ -34,4 +45,5 @@ export function openApiRoutes(app: FastifyInstance, document: object): void {
     return send(page)(request, reply);
   });
   app.get('/docs/reference', { config: { public: true, extension: 'css' } }, send(css));
-}
+  done();
+};

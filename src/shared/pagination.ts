@@ -56,6 +56,14 @@ function readParameter(
   return { value, style };
 }
 
+/** How a feature serves its lists: page sizes (docs/api.md#pagination) and what its rendered pages may cost. */
+export interface ListSettings {
+  defaultPerPage: number;
+  maxPerPage: number;
+  /** The most a feature's cache of rendered pages may cost, in bytes (0: no page is kept). */
+  pageCacheBytes: number;
+}
+
 /**
  * Reads `page` and `per_page` from path segments and the query string (docs/api.md#pagination), in any mix.
  * A parameter given twice, or a value out of range or not an integer, is a 422 naming the field.

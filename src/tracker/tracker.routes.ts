@@ -1,24 +1,79 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
+import type { QueryParameter, RouteSpec } from '../http/route-spec.js';
+import type { InfrastructureErrors } from './tracker.service.js';
 import { versionedCache } from '../shared/page-cache.js';
 import { breakdownGroupResource, histogramBucketResource, occurrenceResource } from './error-details.resource.js';
 import { infrastructureErrorResource as resource } from './infrastructure-error.resource.js';
-import type { AppContext } from '../app/context.js';
-import { paginationHeaders, parsePagination } from '../shared/pagination.js';
+import { type ListSettings, paginationHeaders, parsePagination } from '../shared/pagination.js';
 import { type RenderedResponse, renderedCost, renderResponse, sendPayload, sendRendered } from '../http/respond.js';
 import { parseId } from '../http/route-params.js';
 
 type WithId = { Params: { id: string } };
 type Query = Record<string, string | string[]>;
 
-/** The error tracker (docs/api.md#infrastructure-errors; administrators only: tracker/tracker.service.ts). */
-export function infrastructureErrorsRoutes(app: FastifyInstance, { infrastructureErrors: tracker, config, dataVersions }: AppContext): void {
-  const base = '/sysadmin_tools/infrastructure/errors';
+/** Where the tracker's errors are served. */
+export const ERRORS = '/sysadmin_tools/infrastructure/errors';
 
-  const pageOf = (request: FastifyRequest) => parsePagination(request.requestPath.pagination, request.query as Query, config);
+const ERROR_FILTERS: readonly QueryParameter[] = [
+  { name: 'sort', type: 'string', values: ['updated_at', 'created_at', 'counter'], description: 'the order (default updated_at); ties by id' },
+  { name: 'direction', type: 'string', values: ['desc', 'asc'], description: 'default desc' },
+  { name: 'reported', type: 'string', values: ['true', 'false'], description: 'errors reported, or not' },
+  { name: 'error_class', type: 'string', description: 'errors of exactly that class' },
+  { name: 'q', type: 'string', description: 'class or message contains the text, in any case' },
+  { name: 'since', type: 'datetime', description: 'updated_at at or after' },
+  { name: 'until', type: 'datetime', description: 'updated_at at or before' },
+  { name: 'host', type: 'string', description: 'at least one occurrence from that host' },
+  { name: 'component', type: 'string', description: 'at least one occurrence for that component' },
+];
+
+const DELETE_FILTERS: readonly QueryParameter[] = [
+  ...ERROR_FILTERS.filter((filter) => filter.name !== 'sort' && filter.name !== 'direction'),
+  { name: 'all', type: 'string', values: ['true', 'false'], description: 'true deletes every error when no filter is given' },
+];
+
+export const TRACKER_ROUTES: readonly RouteSpec[] = [
+  { method: 'GET', path: ERRORS, summary: 'A page of infrastructure errors, filtered and sorted', who: 'administrators', formats: true, paginated: true, query: ERROR_FILTERS, answers: { 200: { list: resource } } },
+  {
+    method: 'POST', path: ERRORS, summary: 'Records a report of an error: 201 for a new one, 200 for a known one', who: 'administrators', formats: true, location: true,
+    body: {
+      root: 'infrastructure_error',
+      fields: [['error_class', 'string'], ['message', 'string'], ['backtrace', 'string[]'], ['fingerprint', 'string'], ['occurred_at', 'datetime'], ['count', 'integer'], ['host', 'string'], ['component', 'string'], ['request_id', 'string'], ['context', 'json']],
+      required: ['error_class'],
+    },
+    answers: { 200: { record: resource }, 201: { record: resource } },
+  },
+  { method: 'DELETE', path: ERRORS, summary: 'Deletes the errors the filters select', who: 'administrators', formats: true, query: DELETE_FILTERS, answers: { 200: { count: 'deleted' } } },
+  { method: 'GET', path: `${ERRORS}/:id`, summary: 'One infrastructure error', who: 'administrators', formats: true, answers: { 200: { record: resource } } },
+  { method: 'DELETE', path: `${ERRORS}/:id`, summary: 'Deletes the error and all kept about it', who: 'administrators', formats: true, answers: { 204: { empty: true } } },
+  { method: 'GET', path: `${ERRORS}/:id/occurrences`, summary: 'The occurrences the error keeps', who: 'administrators', formats: true, paginated: true, answers: { 200: { list: occurrenceResource } } },
+  {
+    method: 'GET', path: `${ERRORS}/:id/histogram`, summary: 'Occurrences per hour or day, zero-filled, oldest first', who: 'administrators', formats: true,
+    query: [{ name: 'period', type: 'string', values: ['24h', '7d', '30d'], description: 'default 24h' }],
+    answers: { 200: { list: histogramBucketResource } },
+  },
+  {
+    method: 'GET', path: `${ERRORS}/:id/breakdown`, summary: 'Occurrences per host or component, largest first', who: 'administrators', formats: true, paginated: true,
+    query: [{ name: 'by', type: 'string', values: ['host', 'component'], description: 'default host' }],
+    answers: { 200: { list: breakdownGroupResource } },
+  },
+];
+
+export interface TrackerRoutesOptions {
+  tracker: InfrastructureErrors;
+  lists: ListSettings;
+  /** The tracker's data version (db/database.ts dataVersions): cached answers are answered while it holds. */
+  dataVersion: () => string | undefined;
+}
+
+/** The error tracker (docs/api.md#infrastructure-errors; administrators only: tracker/tracker.service.ts). */
+export const infrastructureErrorsRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, { tracker, lists, dataVersion }, done) => {
+  const base = ERRORS;
+
+  const pageOf = (request: FastifyRequest) => parsePagination(request.requestPath.pagination, request.query as Query, lists);
 
   // The list's pages and the records, rendered once and answered as the same bytes until the tracker
   // changes in any process (docs/architecture.md#how-cached-pages-stay-right), within CMI_PAGE_CACHE_BYTES.
-  const answers = versionedCache<RenderedResponse>(dataVersions.tracker, { maxBytes: config.pageCacheBytes, costOf: renderedCost });
+  const answers = versionedCache<RenderedResponse>(dataVersion, { maxBytes: lists.pageCacheBytes, costOf: renderedCost });
 
   /**
    * The answer to this request, from the cache or rendered by `compute`. The key holds the viewer as the
@@ -83,4 +138,5 @@ export function infrastructureErrorsRoutes(app: FastifyInstance, { infrastructur
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath, request.query as Query));
     return sendPayload(reply, request.format, { kind: 'list', resource: breakdownGroupResource, records: items });
   });
-}
+  done();
+};

@@ -4,6 +4,17 @@ import { NotFound } from '../shared/problems.js';
 import { DuplicateCredentials, NotAcceptable } from '../http/http-problems.js';
 import { setSessionCookie } from './session-cookie.js';
 import { startRequest } from '../http/hooks/request-context.js';
+import type { SessionClaims } from './sessions.js';
+import type { User } from './user.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated user; set before any handler runs. */
+    viewer: User;
+    /** The session the request came with, when it used the cookie. */
+    session: SessionClaims | undefined;
+  }
+}
 
 /** 406 for an unknown extension; 404 for pagination segments where no list is served. */
 function pathError(request: FastifyRequest, config: FastifyContextConfig): Error | undefined {

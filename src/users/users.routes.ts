@@ -1,23 +1,61 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteSpec } from '../http/route-spec.js';
+import type { UsersService } from './users.service.js';
 import { presentUser, userResource as resource } from './user.resource.js';
-import type { AppContext } from '../app/context.js';
 import { versionedCache } from '../shared/page-cache.js';
-import { paginationHeaders, paginationKey, parsePagination } from '../shared/pagination.js';
+import { type ListSettings, paginationHeaders, paginationKey, parsePagination } from '../shared/pagination.js';
 import { type RenderedResponse, renderedCost, renderResponse, sendPayload, sendRendered } from '../http/respond.js';
 import { parseId } from '../http/route-params.js';
 
 type WithId = { Params: { id: string } };
 
+const USER_FIELDS = [
+  ['login', 'string'],
+  ['email', 'string'],
+  ['password', 'string'],
+  ['first_name', 'string'],
+  ['last_name', 'string'],
+  ['time_zone', 'string'],
+  ['locale', 'string'],
+  ['role', 'string'],
+] as const;
+
+export const USERS_ROUTES: readonly RouteSpec[] = [
+  { method: 'GET', path: '/users', summary: 'A page of users (a user sees only itself)', who: 'any user', formats: true, paginated: true, answers: { 200: { list: resource } } },
+  {
+    method: 'POST', path: '/users', summary: 'Creates a user', who: 'administrators', formats: true, location: true,
+    body: { root: 'user', fields: USER_FIELDS, required: ['login', 'email', 'password'] },
+    answers: { 201: { record: resource } },
+  },
+  { method: 'GET', path: '/users/:id', summary: 'One user', who: 'administrators; a user for itself', formats: true, answers: { 200: { record: resource } } },
+  {
+    method: 'PUT', path: '/users/:id', summary: 'Changes the fields the body names (a user changing its own password sends current_password)', who: 'administrators; a user for itself', formats: true,
+    body: { root: 'user', fields: [...USER_FIELDS, ['current_password', 'string']] },
+    answers: { 204: { empty: true } },
+  },
+  { method: 'DELETE', path: '/users/:id', summary: 'Marks the user deleted; a second time removes it', who: 'administrators', formats: true, answers: { 204: { empty: true } } },
+  { method: 'POST', path: '/users/:id/suspend', summary: 'Suspends the user', who: 'administrators', formats: true, answers: { 200: { record: resource } } },
+  { method: 'POST', path: '/users/:id/activate', summary: 'Activates the user', who: 'administrators', formats: true, answers: { 200: { record: resource } } },
+  { method: 'POST', path: '/users/:id/make_new_api_key', summary: 'A new API key, shown once in api_key', who: 'administrators; a user for itself', formats: true, answers: { 200: { record: resource } } },
+];
+
+export interface UsersRoutesOptions {
+  users: UsersService;
+  lists: ListSettings;
+  /** The users' data version (db/database.ts dataVersions): cached pages are answered while it holds. */
+  dataVersion: () => string | undefined;
+}
+
 /** OnApp's user management: administrators manage everyone, a user only itself (users/users.service.ts). */
-export function usersRoutes(app: FastifyInstance, { users, config, dataVersions }: AppContext): void {
+export const usersRoutes: FastifyPluginCallback<UsersRoutesOptions> = (app, { users, lists, dataVersion }, done) => {
   // Rendered pages, reused whole (bytes, ETag, headers) until the data changes in any process; they
   // cost at most CMI_PAGE_CACHE_BYTES (docs/operations.md#configuration).
-  const pages = versionedCache<RenderedResponse>(dataVersions.users, { maxBytes: config.pageCacheBytes, costOf: renderedCost });
+  const pages = versionedCache<RenderedResponse>(dataVersion, { maxBytes: lists.pageCacheBytes, costOf: renderedCost });
 
   // Not async: a cached page is answered without a promise.
   app.get('/users', { config: { paginated: true } }, (request, reply) => {
     const query = request.query as Record<string, string | string[]>;
-    const pagination = parsePagination(request.requestPath.pagination, query, config);
+    const pagination = parsePagination(request.requestPath.pagination, query, lists);
     const { viewer, format } = request;
     const scope = viewer.role === 'admin' ? 'all' : viewer.id;
     const key = `${format}|${scope}|${paginationKey(pagination, request.requestPath.listPath)}`;
@@ -76,4 +114,5 @@ export function usersRoutes(app: FastifyInstance, { users, config, dataVersions 
     const { user, apiKey } = await users.makeNewApiKey(request.viewer, parseId(request.params.id));
     return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user, { api_key: apiKey }) });
   });
-}
+  done();
+};

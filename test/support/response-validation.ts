@@ -5,7 +5,10 @@ import type { FastifyInstance } from 'fastify';
 import { XMLParser } from 'fast-xml-parser';
 import { installationVersion } from '../../src/version/version.js';
 import { documentPath, openApiDocument } from '../../src/openapi/openapi-document.js';
-import { isBesideApi, METRICS_ROUTE, OPENAPI_ROUTES, ROUTES, type RouteSpec } from '../../src/http/route-spec.js';
+import { ROUTES } from '../../src/app/api-routes.js';
+import { isBesideApi, type RouteSpec } from '../../src/http/route-spec.js';
+import { METRICS_ROUTE } from '../../src/metrics/metrics.routes.js';
+import { OPENAPI_ROUTES } from '../../src/openapi/openapi.routes.js';
 
 /**
  * Every response a test app sends is checked against cmi's OpenAPI document (docs/api.md#openapi):

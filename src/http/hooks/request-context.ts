@@ -2,6 +2,23 @@ import type { FastifyRequest } from 'fastify';
 import type { Format } from '../render/payload.js';
 import { parseRequestPath, type RequestPath } from '../request-path.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    format: Format;
+    /** performance.now() when the request arrived, for X-Runtime. */
+    startedAt: number;
+    requestPath: RequestPath;
+  }
+  interface FastifyContextConfig {
+    /** The route serves a paginated list and accepts pagination path segments. */
+    paginated?: boolean;
+    /** The route needs no credentials (health probes, the OpenAPI document and its page, /metrics with its own token). */
+    public?: boolean;
+    /** The one extension a fixed-format route answers to (`/openapi.json`, `/docs/reference.css`); others: 406. */
+    extension?: string;
+  }
+}
+
 const REQUEST_ID = /^[A-Za-z0-9_@-]{1,255}$/;
 
 /** The incoming X-Request-Id when it is well-formed, else a new UUID. */

@@ -1,0 +1,21 @@
+import { ALERTS_ROUTES } from '../alerts/deliveries.routes.js';
+import { HEALTH_ROUTES } from '../health/health.routes.js';
+import type { RouteSpec } from '../http/route-spec.js';
+import { TRACKER_ROUTES } from '../tracker/tracker.routes.js';
+import { SESSION_ROUTES } from '../users/session.routes.js';
+import { USERS_ROUTES } from '../users/users.routes.js';
+import { VERSION_ROUTES } from '../version/version.routes.js';
+
+/**
+ * The API's routes, each feature's rows in the order of the OpenAPI document (docs/api.md#openapi).
+ * Routes that a setting turns on are declared by their features: openapi/openapi.routes.ts
+ * OPENAPI_ROUTES, metrics/metrics.routes.ts METRICS_ROUTE.
+ */
+export const ROUTES: readonly RouteSpec[] = [
+  ...VERSION_ROUTES,
+  ...USERS_ROUTES,
+  ...SESSION_ROUTES,
+  ...TRACKER_ROUTES,
+  ...ALERTS_ROUTES,
+  ...HEALTH_ROUTES,
+];

@@ -1,0 +1,39 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorReporting } from '../alerts/reporting.js';
+import type { Clock } from '../shared/clock.js';
+import type { InfrastructureErrors } from '../tracker/tracker.service.js';
+import type { Authenticator } from '../users/authentication.js';
+import type { SessionTokens } from '../users/sessions.js';
+import type { UsersService } from '../users/users.service.js';
+import type { Html } from './html.js';
+import type { PageContext } from './layout.js';
+
+/** What the console's pages are served from: the same services and rules as the API (docs/console.md). */
+export interface ConsoleServices {
+  authenticator: Authenticator;
+  /** The installation's session tokens (the console derives its CSRF tokens from them). */
+  sessionTokens: SessionTokens;
+  users: UsersService;
+  tracker: InfrastructureErrors;
+  errorReporting: ErrorReporting;
+  clock: Clock;
+}
+
+/** Sends a page of the console. */
+export function sendPage(reply: FastifyReply, body: Html, status = 200): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(body.text);
+}
+
+/** Options of every console route: the API's gate asks for no credentials here, the console's own hook does. */
+export const consoleRoute = (anonymous = false) => ({ config: { public: true, consoleAnonymous: anonymous } });
+
+/** The form fields of a POST (URL-encoded); nothing else is a form of the console. */
+export function formOf(request: FastifyRequest): URLSearchParams {
+  return request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+}
+
+/** Who is looking and the CSRF token of their session, for a page of a signed-in user. */
+export function pageContext(request: FastifyRequest, { sessionTokens, clock }: ConsoleServices): PageContext {
+  if (!request.session) throw new Error('a console page rendered without a session (console/console.plugin.ts signs every one in)');
+  return { viewer: request.viewer, csrf: sessionTokens.csrfToken(request.session), now: clock() };
+}

@@ -34,7 +34,7 @@ export const OPENAPI_ROUTES: readonly RouteSpec[] = [
 export const openApiRoutes: FastifyPluginCallback<{ version: string; routes: readonly RouteSpec[] }> = (app, { version, routes }, done) => {
   const document = openApiDocument({ version, routes });
   const json = fixed(JSON.stringify(document), 'application/json; charset=utf-8');
-  const page = fixed(renderApiReference(document as Record<string, unknown>, STYLESHEET), 'text/html; charset=utf-8');
+  const page = fixed(renderApiReference(document, STYLESHEET), 'text/html; charset=utf-8');
   const css = fixed(API_REFERENCE_CSS, 'text/css; charset=utf-8');
   const send = (answer: Fixed) => (_request: unknown, reply: FastifyReply) =>
     reply.header('content-type', answer.type).header('etag', answer.etag).header('x-content-type-options', 'nosniff').send(answer.body);

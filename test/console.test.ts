@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { CompiledQuery, Kysely, KyselyPlugin } from 'kysely';
-import { frame } from '../src/console/views/error-page.js';
+import { frame } from '../src/console/error-page.js';
 import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
 
 // The console's security model (docs/console.md#security), through app.inject(); the browser's view of

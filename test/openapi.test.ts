@@ -4,7 +4,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { renderJson } from '../src/http/render/json.js';
 import { renderXml } from '../src/http/render/xml.js';
 import { openApiDocument } from '../src/openapi/openapi-document.js';
-import type { ResourceDefinition } from '../src/http/resource-definition.js';
+import type { ResourceDefinition } from '../src/http/render/resource-definition.js';
 import { userResource } from '../src/users/user.resource.js';
 import { ROUTES } from '../src/app/api-routes.js';
 import type { RouteSpec } from '../src/http/route-spec.js';

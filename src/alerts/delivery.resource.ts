@@ -1,4 +1,4 @@
-import type { ResourceDefinition } from '../http/resource-definition.js';
+import type { ResourceDefinition } from '../http/render/resource-definition.js';
 
 /** One webhook delivery, a report or an alert (docs/api.md#get-sysadmin_toolsinfrastructuredeliveries). */
 export const deliveryResource = {

@@ -1,4 +1,4 @@
-import type { ResourceDefinition } from '../http/resource-definition.js';
+import type { ResourceDefinition } from '../http/render/resource-definition.js';
 import { CmiProtocolError } from './errors.js';
 import { decodeRecord, type RecordOf, unwrap } from './records.js';
 import type { Answer, Query, RequestOptions, Transport } from './transport.js';

@@ -1,4 +1,4 @@
-import type { FieldType, ResourceDefinition } from '../http/resource-definition.js';
+import type { FieldType, ResourceDefinition } from '../http/render/resource-definition.js';
 import type { breakdownGroupResource, histogramBucketResource, occurrenceResource } from '../tracker/error-details.resource.js';
 import type { deliveryResource } from '../alerts/delivery.resource.js';
 import type { infrastructureErrorResource } from '../tracker/infrastructure-error.resource.js';

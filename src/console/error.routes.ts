@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ClientError } from '../shared/problems.js';
-import { CHART_PERIODS, type ChartPeriod, confirmDeleteErrorPage, errorPage } from './views/error-page.js';
+import { CHART_PERIODS, type ChartPeriod, confirmDeleteErrorPage, errorPage } from './error-page.js';
 import { parseId } from '../http/route-params.js';
 import { consoleRoute, type ConsoleServices, pageContext, sendPage } from './console-page.js';
 

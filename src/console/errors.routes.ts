@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ClientError, Unprocessable } from '../shared/problems.js';
 import { safeNext } from './console-session.js';
-import { confirmDeletePage, ERROR_FILTERS, type ErrorFilterValues, errorsListPage, errorsListUrl } from './views/errors-list-page.js';
+import { confirmDeletePage, ERROR_FILTERS, type ErrorFilterValues, errorsListPage, errorsListUrl } from './errors-list-page.js';
 import { parsePagination } from '../shared/pagination.js';
 import { consoleRoute, type ConsoleServices, formOf, pageContext, sendPage } from './console-page.js';
 

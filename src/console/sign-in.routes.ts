@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { TooManyRequests, Unauthorized } from '../shared/problems.js';
 import { clearConsoleCookie, safeNext, setConsoleCookie } from './console-session.js';
-import { signInPage } from './views/sign-in-page.js';
+import { signInPage } from './sign-in-page.js';
 import { consoleRoute, type ConsoleServices, formOf, sendPage } from './console-page.js';
 
 /** Longest password the form passes on (no account's password is longer: docs/limits.md). */

@@ -3,7 +3,7 @@ import { assertAdmin } from '../users/authorization.js';
 import { Unprocessable } from '../shared/problems.js';
 import type { User } from '../users/user.js';
 import { clearConsoleCookie } from './console-session.js';
-import { confirmDeleteUserPage, newUserPage, type UserFormValues, userPage, usersListPage } from './views/users-pages.js';
+import { confirmDeleteUserPage, newUserPage, type UserFormValues, userPage, usersListPage } from './users-pages.js';
 import { parsePagination } from '../shared/pagination.js';
 import { parseId } from '../http/route-params.js';
 import { consoleRoute, type ConsoleServices, formOf, pageContext, sendPage } from './console-page.js';

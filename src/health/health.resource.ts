@@ -1,4 +1,4 @@
-import type { ResourceDefinition } from '../http/resource-definition.js';
+import type { ResourceDefinition } from '../http/render/resource-definition.js';
 
 /** `{"status": "ok"}`; `<health><status>ok</status></health>`. */
 export const healthResource = {

@@ -1,4 +1,4 @@
-import type { ResourceDefinition, ScalarType } from './resource-definition.js';
+import type { ResourceDefinition, ScalarType } from './render/resource-definition.js';
 
 /**
  * Every endpoint cmi serves is declared once, as a row of this shape beside its handler in its

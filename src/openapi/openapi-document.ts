@@ -1,4 +1,4 @@
-import type { FieldDefinition, ResourceDefinition } from '../http/resource-definition.js';
+import type { FieldDefinition, ResourceDefinition } from '../http/render/resource-definition.js';
 import type { Answer, RouteSpec } from '../http/route-spec.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ResourceDefinition } from '../http/resource-definition.js';
+import type { ResourceDefinition } from '../http/render/resource-definition.js';
 
 /** One kept occurrence of an infrastructure error (docs/api.md#get-sysadmin_toolsinfrastructureerrorsidoccurrences). */
 export const occurrenceResource = {

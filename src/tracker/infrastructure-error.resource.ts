@@ -1,4 +1,4 @@
-import type { ResourceDefinition } from '../http/resource-definition.js';
+import type { ResourceDefinition } from '../http/render/resource-definition.js';
 
 /** The nine fields of an infrastructure error, in their wire order (docs/api.md#infrastructure-errors). */
 export const infrastructureErrorResource = {

@@ -1,5 +1,5 @@
 import type { Role, User } from './user.js';
-import type { ResourceDefinition, ResourceRecord } from '../http/resource-definition.js';
+import type { ResourceDefinition, ResourceRecord } from '../http/render/resource-definition.js';
 
 export const roleResource = {
   root: 'role',

@@ -1,4 +1,4 @@
-import type { ResourceDefinition } from '../http/resource-definition.js';
+import type { ResourceDefinition } from '../http/render/resource-definition.js';
 
 /** `<cmi><version>1.0</version></cmi>` in XML; `{"version": "1.0"}` in JSON. */
 export const versionResource = {

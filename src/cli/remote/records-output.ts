@@ -1,4 +1,4 @@
-import type { ResourceDefinition, ResourceRecord } from '../../http/resource-definition.js';
+import type { ResourceDefinition, ResourceRecord } from '../../http/render/resource-definition.js';
 import { renderJson } from '../../http/render/json.js';
 import { renderXml } from '../../http/render/xml.js';
 

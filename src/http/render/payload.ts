@@ -1,5 +1,5 @@
 import type { ErrorMessages } from '../../shared/problems.js';
-import type { ResourceDefinition, ResourceRecord } from '../resource-definition.js';
+import type { ResourceDefinition, ResourceRecord } from './resource-definition.js';
 
 /** What a handler answers with; one renderer turns it into JSON or XML bytes. */
 export type Payload =

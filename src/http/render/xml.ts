@@ -1,5 +1,5 @@
 import type { ErrorMessages } from '../../shared/problems.js';
-import type { ResourceDefinition, ResourceRecord } from '../resource-definition.js';
+import type { ResourceDefinition, ResourceRecord } from './resource-definition.js';
 import { formatDatetime } from './datetime.js';
 import type { Payload } from './payload.js';
 

@@ -1,7 +1,7 @@
-import type { InfrastructureError } from '../../tracker/infrastructure-error.js';
-import { html, type Html } from '../html.js';
-import { ago, csrfField, datetime, page, type PageContext } from '../layout.js';
-import { type Bucket, histogram } from '../svg-charts.js';
+import type { InfrastructureError } from '../tracker/infrastructure-error.js';
+import { html, type Html } from './html.js';
+import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
+import { type Bucket, histogram } from './svg-charts.js';
 
 export const CHART_PERIODS = { '24h': '24 h', '7d': '7 d', '30d': '30 d' } as const;
 export type ChartPeriod = keyof typeof CHART_PERIODS;

@@ -1,5 +1,5 @@
-import { html, type Html } from '../html.js';
-import { bare } from '../layout.js';
+import { html, type Html } from './html.js';
+import { bare } from './layout.js';
 
 export interface SignInView {
   next: string;

@@ -1,7 +1,7 @@
-import type { InfrastructureError } from '../../tracker/infrastructure-error.js';
-import { html, type Html } from '../html.js';
-import { ago, csrfField, page, type PageContext } from '../layout.js';
-import { type Bucket, sparkline } from '../svg-charts.js';
+import type { InfrastructureError } from '../tracker/infrastructure-error.js';
+import { html, type Html } from './html.js';
+import { ago, csrfField, page, type PageContext } from './layout.js';
+import { type Bucket, sparkline } from './svg-charts.js';
 
 /** The filters of the list, as the URL carries them (so a reload or a shared link keeps them). */
 export const ERROR_FILTERS = ['reported', 'error_class', 'q', 'since'] as const;

@@ -1,6 +1,6 @@
-import type { User } from '../../users/user.js';
-import { html, type Html } from '../html.js';
-import { ago, csrfField, datetime, page, type PageContext } from '../layout.js';
+import type { User } from '../users/user.js';
+import { html, type Html } from './html.js';
+import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
 
 type FieldErrors = Record<string, string[]>;
 

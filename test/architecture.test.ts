@@ -13,24 +13,49 @@ function sourceFiles(dir: string): string[] {
   );
 }
 
-/** `cli` for src/cli/..., `config` for src/config.ts. */
-const layerOf = (file: string) => relative(SRC, file).split('/')[0]!.replace(/\.ts$/, '');
+/** `cli` for cli/..., `config` for config.ts (paths relative to src/). */
+const layerOf = (file: string) => file.split('/')[0]!.replace(/\.ts$/, '');
 
-/** Every relative import of every file in src/, as [file, imported file]. */
+/** Every relative import of every file in src/ (type-only ones too), as [file, imported file], relative to src/. */
 function imports(): Array<[string, string]> {
   return sourceFiles(SRC).flatMap((file) =>
     [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)(?:[^;]*? from)? '(\.[^']+)';$/gms)].map(
-      (match): [string, string] => [file, resolve(dirname(file), match[1]!.replace(/\.js$/, '.ts'))],
+      (match): [string, string] => [relative(SRC, file), relative(SRC, resolve(dirname(file), match[1]!.replace(/\.js$/, '.ts')))],
     ),
   );
 }
 
-/** The layer table of docs/architecture.md: layer -> the layers it may import (with their notes). */
+/** The layer table of docs/architecture.md, bottom first: layer -> the layers it may import. */
 function documentedLayers(): Map<string, string[]> {
   const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
   const table = doc.slice(doc.indexOf('<!-- layers:')).split('\n\n')[0]!;
   const rows = [...table.matchAll(/^\| (\w+) \| ([^|]+) \|$/gm)].filter((row) => row[1] !== 'layer');
-  return new Map(rows.map((row) => [row[1]!, row[2]!.split(',').map((item) => item.trim())]));
+  return new Map(rows.map((row) => [row[1]!, row[2]!.split(',').map((item) => item.trim()).filter((item) => item !== '—')]));
+}
+
+/** Every cycle of `graph` found by a depth-first walk, each as the path that closes it. */
+function cycles(graph: Map<string, Set<string>>): string[] {
+  const found: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, 'open');
+    path.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') found.push([...path.slice(path.indexOf(next)), next].join(' -> '));
+      else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return found;
+}
+
+function graphOf(edges: Iterable<[string, string]>): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const [from, to] of edges) if (from !== to) (graph.get(from) ?? graph.set(from, new Set()).get(from)!).add(to);
+  return graph;
 }
 
 describe('docs/architecture.md', () => {
@@ -41,21 +66,29 @@ describe('docs/architecture.md', () => {
       if (from !== to) drawn.add(`${from} -> ${to}`);
     }
     const documented = new Set<string>();
-    for (const [layer, allowed] of documentedLayers()) {
-      for (const item of allowed) documented.add(`${layer} -> ${item.split(' ')[0]}`);
-    }
+    for (const [layer, allowed] of documentedLayers()) for (const item of allowed) documented.add(`${layer} -> ${item}`);
     assert.deepEqual([...drawn].sort(), [...documented].sort());
   });
 
-  it('no file of server/ but the composition root imports store/, as its table says', () => {
-    assert.deepEqual(documentedLayers().get('server')?.filter((item) => item.startsWith('store')), ['store (app.ts only)']);
-    const serverToStore = imports().filter(([file, target]) => layerOf(file) === 'server' && layerOf(target) === 'store');
-    assert.deepEqual([...new Set(serverToStore.map(([file]) => relative(SRC, file)))], ['app/app.ts']);
+  it('has every arrow point down: a layer imports only layers listed before it (alerts -> tracker -> users, never back)', () => {
+    const order = [...documentedLayers().keys()];
+    assert.deepEqual(new Set(order), new Set(sourceFiles(SRC).map((file) => layerOf(relative(SRC, file)))), 'one row for each folder (and file) of src/');
+    const upward = [...documentedLayers()].flatMap(([layer, allowed]) =>
+      allowed.filter((item) => order.indexOf(item) >= order.indexOf(layer)).map((item) => `${layer} -> ${item}`));
+    assert.deepEqual(upward, []);
   });
 
-  it('no code outside store/dialects/ asks which database it is on', () => {
+  it('no files import each other in a cycle', () => {
+    assert.deepEqual(cycles(graphOf(imports())), []);
+  });
+
+  it('no folders import each other in a cycle, at any depth (a folder and its subfolder included)', () => {
+    assert.deepEqual(cycles(graphOf(imports().map(([file, target]): [string, string] => [dirname(file), dirname(target)]))), []);
+  });
+
+  it('no code outside db/dialects/ asks which database it is on', () => {
     const asking = sourceFiles(SRC)
-      .filter((file) => !relative(SRC, file).startsWith('store/dialects/'))
+      .filter((file) => !relative(SRC, file).startsWith('db/dialects/'))
       .filter((file) => /['"](sqlite|postgres)['"]|PostgresAdapter|SqliteAdapter/.test(readFileSync(file, 'utf8')));
     assert.deepEqual(asking.map((file) => relative(SRC, file)), []);
   });

@@ -3,19 +3,18 @@ import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import * as domainErrors from '../src/shared/problems.js';
+import * as problems from '../src/shared/problems.js';
 import { buildApp } from '../src/app/app.js';
-import * as httpErrors from '../src/http/http-problems.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { validateResponses } from './support/response-validation.js';
 
-/** Every ClientError class the code has, constructed, with the code it carries. */
-function everyClientError(): domainErrors.ClientError[] {
-  const made: domainErrors.ClientError[] = [];
-  for (const value of [...Object.values(domainErrors), ...Object.values(httpErrors)]) {
-    if (typeof value !== 'function' || !(value.prototype instanceof domainErrors.ClientError)) continue;
-    const Class = value as unknown as new (...args: unknown[]) => domainErrors.ClientError;
-    made.push(Class === httpErrors.MalformedRequest ? new Class(400, 'bad') : new Class(1));
+/** Every ClientError class of the catalogue, constructed, with the code it carries. */
+function everyClientError(): problems.ClientError[] {
+  const made: problems.ClientError[] = [];
+  for (const value of Object.values(problems)) {
+    if (typeof value !== 'function' || !(value.prototype instanceof problems.ClientError)) continue;
+    const Class = value as unknown as new (...args: unknown[]) => problems.ClientError;
+    made.push(Class === problems.MalformedRequest ? new Class(400, 'bad') : new Class(1));
   }
   return made;
 }
@@ -28,7 +27,7 @@ describe('error codes', () => {
     assert.equal(new Set(codes).size, codes.length);
     for (const code of codes) assert.match(code, /^CMI_ERR_[A-Z_]+$/);
     const doc = readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8');
-    for (const code of [...codes, httpErrors.INTERNAL_ERROR_CODE]) assert.ok(doc.includes(`\`${code}\``), `${code} in docs/api.md`);
+    for (const code of [...codes, problems.INTERNAL_ERROR_CODE]) assert.ok(doc.includes(`\`${code}\``), `${code} in docs/api.md`);
   });
 
   describe('in the log', () => {

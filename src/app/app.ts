@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { INTERNAL_ERROR_CODE } from '../shared/problems.js';
 import { hostname } from 'node:os';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Config } from '../config.js';
@@ -28,7 +29,6 @@ import { usersRepository } from '../users/users.store.js';
 import { webhookDeliveriesRepository } from '../alerts/deliveries.store.js';
 import { registerBodyParsers } from '../http/body-parsers.js';
 import { limitConnections, registerBodyTimeout, requestTimeoutOptions } from '../http/connections.js';
-import { INTERNAL_ERROR_CODE } from '../http/http-problems.js';
 import { answerClientError } from '../http/hooks/client-errors.js';
 import { answerUnroutable, registerErrorHandler } from '../http/hooks/error-handler.js';
 import { registerFaultInjection } from '../http/hooks/fault-injection.js';

@@ -1,8 +1,7 @@
 import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { readCookie } from '../users/authentication.js';
-import { Forbidden, NotFound, problemOf, Unauthorized } from '../shared/problems.js';
+import { Forbidden, INTERNAL_ERROR_CODE, NotFound, problemOf, Unauthorized } from '../shared/problems.js';
 import { startRequest } from '../http/hooks/request-context.js';
-import { INTERNAL_ERROR_CODE } from '../http/http-problems.js';
 import { type ConsoleServices, formOf, sendPage } from './console-page.js';
 import {
   CONSOLE_COOKIE, CrossSiteRequest, CSRF_FIELD, clearConsoleCookie, fromSameOrigin, SessionEnded, setConsoleCookie,

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createRequire } from 'node:module';
 import type { XMLParser } from 'fast-xml-parser';
-import { Unprocessable } from '../shared/problems.js';
-import { UnsupportedCharset } from './http-problems.js';
+import { Unprocessable, UnsupportedCharset } from '../shared/problems.js';
 
 const MAX_XML_DEPTH = 32;
 

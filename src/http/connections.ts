@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
+import { BodyTimeout } from '../shared/problems.js';
 import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
-import { BodyTimeout } from './http-problems.js';
 
 /** What a client may hold (docs/limits.md#connections), from the configuration (config.ts). */
 export interface ConnectionLimits {

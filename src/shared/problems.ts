@@ -4,8 +4,8 @@ import { DatabaseUnavailable, type DatabaseUnavailableReason } from '../db/datab
  * Errors answered with their own status: a client's mistake (a broken rule of the domain), or a
  * database that cannot serve now (503). Each carries a stable code (logged with it;
  * match codes, never message text), its HTTP status, and the messages to show, keyed by field
- * ("base" for the request as a whole). Errors only the HTTP layer can detect live in
- * http/http-problems.ts. Anything thrown that is neither is a fault of the service: 500, and recorded
+ * ("base" for the request as a whole). The errors only the HTTP layer can detect are
+ * here too, after those of the domain. Anything thrown that is neither is a fault of the service: 500, and recorded
  * as an infrastructure error. docs/api.md#errors lists every code.
  */
 export type ErrorMessages = Record<string, string[]>;
@@ -83,6 +83,70 @@ export class ServiceUnavailable extends ClientError {
     this.headers['Retry-After'] = String(retryAfterSeconds);
   }
 }
+
+// Errors only the HTTP layer can detect: how the request was made, not what it asked for.
+
+export class NotAcceptable extends ClientError {
+  readonly status = 406;
+  readonly code = 'CMI_ERR_NOT_ACCEPTABLE';
+  constructor() {
+    super('Not acceptable: use the .json or .xml extension');
+  }
+}
+
+export class PayloadTooLarge extends ClientError {
+  readonly status = 413;
+  readonly code = 'CMI_ERR_PAYLOAD_TOO_LARGE';
+  constructor(limitBytes: number) {
+    super(`Request body is larger than the limit of ${limitBytes} bytes`);
+  }
+}
+
+export class UnsupportedMediaType extends ClientError {
+  readonly status = 415;
+  readonly code = 'CMI_ERR_UNSUPPORTED_MEDIA_TYPE';
+  constructor() {
+    super('Unsupported Content-Type: send application/json or application/xml');
+  }
+}
+
+/** A body in a character set other than UTF-8 (docs/limits.md#request-bodies). */
+export class UnsupportedCharset extends ClientError {
+  readonly status = 415;
+  readonly code = 'CMI_ERR_UNSUPPORTED_CHARSET';
+  constructor(charset: string) {
+    super(`Unsupported charset ${charset}: send the body in UTF-8`);
+  }
+}
+
+/** Authorization or Cookie given more than once: which one counts would be a guess (docs/limits.md#authentication). */
+export class DuplicateCredentials extends ClientError {
+  readonly status = 400;
+  readonly code = 'CMI_ERR_DUPLICATE_CREDENTIALS';
+  constructor(header: string) {
+    super(`The ${header} header must be given only once`);
+  }
+}
+
+/** A request body that stopped arriving for CMI_BODY_TIMEOUT (docs/limits.md#connections). */
+export class BodyTimeout extends ClientError {
+  readonly status = 408;
+  readonly code = 'CMI_ERR_BODY_TIMEOUT';
+  constructor(timeoutMs: number) {
+    super(`Request body stalled: nothing arrived for ${timeoutMs} ms`);
+  }
+}
+
+/** A request fastify or Node refused (a bad body, a client that hung up mid-upload), with its status. */
+export class MalformedRequest extends ClientError {
+  readonly code = 'CMI_ERR_MALFORMED_REQUEST';
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+/** The code a fault of the service (a 500) is logged with. */
+export const INTERNAL_ERROR_CODE = 'CMI_ERR_INTERNAL';
 
 /** The problem `error` is when it is one the client is answered with (a database unavailable included). */
 export function problemOf(error: unknown): ClientError | undefined {

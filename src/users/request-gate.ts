@@ -1,7 +1,6 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticated, Authenticator } from './authentication.js';
-import { NotFound } from '../shared/problems.js';
-import { DuplicateCredentials, NotAcceptable } from '../http/http-problems.js';
+import { DuplicateCredentials, NotAcceptable, NotFound } from '../shared/problems.js';
 import { setSessionCookie } from './session-cookie.js';
 import { startRequest } from '../http/hooks/request-context.js';
 import type { SessionClaims } from './sessions.js';

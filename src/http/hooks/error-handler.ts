@@ -1,8 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { systemClock } from '../../shared/clock.js';
-import { type ClientError, NotFound, problemOf, ServiceUnavailable } from '../../shared/problems.js';
+import { type ClientError, INTERNAL_ERROR_CODE, MalformedRequest, NotFound, PayloadTooLarge, problemOf, ServiceUnavailable, UnsupportedMediaType } from '../../shared/problems.js';
 import { type FaultCatcher, faultLogLimiter } from '../../shared/faults.js';
-import { INTERNAL_ERROR_CODE, MalformedRequest, PayloadTooLarge, UnsupportedMediaType } from '../http-problems.js';
 import { sendPayload } from '../respond.js';
 import { startRequest } from './request-context.js';
 import { setCommonHeaders } from './response-headers.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { lineChart, niceStep } from '../bench/svg-chart.js';
+import { lineChart, niceStep } from '../tools/bench/svg-chart.js';
 
-// The charts of docs/benchmarks.md are drawn by bench/svg-chart.ts: the same data, the same bytes.
+// The charts of docs/benchmarks.md are drawn by tools/bench/svg-chart.ts: the same data, the same bytes.
 describe('the SVG line chart', () => {
   it('draws a log x axis with a tick at each x, a 0-based y axis in steps of 1, 2 or 5, escaped text, and points sorted by x', () => {
     const svg = lineChart({

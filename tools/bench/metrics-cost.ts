@@ -111,7 +111,7 @@ function metricsMicros(profile: Profile): number {
     const up = parent.get(id);
     // A module's own evaluation (line 0, no name) and making the metrics are start-up, not a request's cost.
     const running = frame !== undefined && (frame.functionName !== '' || frame.lineNumber > 0) && frame.functionName !== 'registerMetrics';
-    const ours = frame !== undefined && (frame.url.includes('/src/server/metrics.ts') || frame.url.includes('/prom-client/'));
+    const ours = frame !== undefined && (frame.url.includes('/src/metrics/metrics.ts') || frame.url.includes('/prom-client/'));
     const result = (ours && running) || (up !== undefined && test(up));
     inMetrics.set(id, result);
     return result;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { histogram, sparkline } from '../src/console/svg-charts.js';
 import { lineChart, niceStep } from '../tools/bench/svg-chart.js';
 
 // The charts of docs/benchmarks.md are drawn by tools/bench/svg-chart.ts: the same data, the same bytes.
@@ -53,5 +54,24 @@ describe('the SVG line chart', () => {
 
   it('cuts the y axis into at most 5 steps of 1, 2 or 5 times a power of ten', () => {
     assert.deepEqual([0, 0.3, 3, 7, 23, 1000].map(niceStep), [1, 0.1, 1, 2, 5, 200]);
+  });
+});
+
+// The console's charts (docs/console.md#errors) as they were before the line chart joined them.
+describe('the console charts', () => {
+  const buckets = [
+    { start: new Date('2026-11-20T08:00:00Z'), count: 0 },
+    { start: new Date('2026-11-20T09:00:00Z'), count: 3 },
+    { start: new Date('2026-11-20T10:00:00Z'), count: 1 },
+  ];
+
+  it('draws a sparkline scaled to the busiest bucket, its total in the title, escaped', () => {
+    assert.equal(sparkline(buckets, 'in 24 h <x>').text, '<svg class="sparkline" role="img" aria-label="4 occurrences in 24 h &lt;x&gt;" width="120" height="24" viewBox="0 0 120 24"><title>4 occurrences in 24 h &lt;x&gt;</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="0,22 60,2 120,15.3"/></svg>');
+    assert.equal(sparkline([{ start: new Date(0), count: 1 }], "it's").text, '<svg class="sparkline" role="img" aria-label="1 occurrence it&#39;s" width="120" height="24" viewBox="0 0 120 24"><title>1 occurrence it&#39;s</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="0,2"/></svg>');
+  });
+
+  it('draws a bar per bucket with its time and count, the first and last time under the axis', () => {
+    assert.equal(histogram(buckets, 'Occurrences & more').text, '<svg class="histogram" role="img" aria-label="Occurrences &amp; more" viewBox="0 0 720 220" font-size="11"><title>Occurrences &amp; more</title><line x1="40" y1="184" x2="710" y2="184" stroke="currentColor"/><line x1="40" y1="14" x2="40" y2="184" stroke="currentColor"/><text x="36" y="18" text-anchor="end" fill="currentColor">3</text><text x="36" y="188" text-anchor="end" fill="currentColor">0</text><rect class="bar" x="62.3" y="184" width="178.7" height="0"><title>2026-11-20T08:00:00+00:00: 0</title></rect><rect class="bar" x="285.7" y="14" width="178.7" height="170"><title>2026-11-20T09:00:00+00:00: 3</title></rect><rect class="bar" x="509" y="127.3" width="178.7" height="56.7"><title>2026-11-20T10:00:00+00:00: 1</title></rect><text x="40" y="208" fill="currentColor">2026-11-20T08:00:00+00:00</text><text x="710" y="208" text-anchor="end" fill="currentColor">2026-11-20T10:00:00+00:00</text></svg>');
+    assert.equal(histogram([], 'none').text, '<svg class="histogram" role="img" aria-label="none" viewBox="0 0 720 220" font-size="11"><title>none</title><line x1="40" y1="184" x2="710" y2="184" stroke="currentColor"/><line x1="40" y1="14" x2="40" y2="184" stroke="currentColor"/><text x="36" y="18" text-anchor="end" fill="currentColor">1</text><text x="36" y="188" text-anchor="end" fill="currentColor">0</text></svg>');
   });
 });

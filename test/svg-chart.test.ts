@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { histogram, sparkline } from '../src/console/svg-charts.js';
-import { lineChart, niceStep } from '../tools/bench/svg-chart.js';
+import { histogram, lineChart, niceStep, sparkline } from '../src/console/svg-charts.js';
 
-// The charts of docs/benchmarks.md are drawn by tools/bench/svg-chart.ts: the same data, the same bytes.
+// One SVG renderer, src/console/svg-charts.ts, draws the console's charts and those of docs/benchmarks.md
+// (tools/bench/scale.ts writes its line charts to docs/bench-*.svg): the same data, the same bytes.
 describe('the SVG line chart', () => {
   it('draws a log x axis with a tick at each x, a 0-based y axis in steps of 1, 2 or 5, escaped text, and points sorted by x', () => {
     const svg = lineChart({
@@ -15,7 +15,7 @@ describe('the SVG line chart', () => {
         { name: 'first <page>', points: [[1000, 1.5], [100000, 2.25]] },
         { name: 'last', points: [[10000, 0.5], [1000, 3]] },
       ],
-    });
+    }).text;
     assert.equal(svg, [
       '<svg xmlns="http://www.w3.org/2000/svg" width="640" height="360" viewBox="0 0 640 360" font-family="sans-serif" font-size="12">',
       '<rect width="640" height="360" fill="#fff"/>',
@@ -49,7 +49,47 @@ describe('the SVG line chart', () => {
       '<line x1="464" y1="66" x2="484" y2="66" stroke="#d62728" stroke-width="2"/>',
       '<text x="490" y="70">last</text>',
       '</svg>',
-    ].join('\n') + '\n');
+    ].join('\n'));
+  });
+
+  it('draws a linear x axis at the ticks asked for, whatever the points, and a y axis in tenths for small values', () => {
+    const svg = lineChart({
+      title: 'Depth',
+      xLabel: 'page',
+      yLabel: 'ms',
+      xScale: 'linear',
+      xTicks: [0, 50, 100],
+      series: [{ name: 'SQLite', points: [[75, 0.12], [25, 0.3]] }],
+    }).text;
+    assert.equal(svg, [
+      '<svg xmlns="http://www.w3.org/2000/svg" width="640" height="360" viewBox="0 0 640 360" font-family="sans-serif" font-size="12">',
+      '<rect width="640" height="360" fill="#fff"/>',
+      '<text x="64" y="22" font-size="14" font-weight="bold">Depth</text>',
+      '<line x1="64" y1="304" x2="450" y2="304" stroke="#ddd"/>',
+      '<text x="58" y="308" text-anchor="end">0</text>',
+      '<line x1="64" y1="216" x2="450" y2="216" stroke="#ddd"/>',
+      '<text x="58" y="220" text-anchor="end">0.1</text>',
+      '<line x1="64" y1="128" x2="450" y2="128" stroke="#ddd"/>',
+      '<text x="58" y="132" text-anchor="end">0.2</text>',
+      '<line x1="64" y1="40" x2="450" y2="40" stroke="#ddd"/>',
+      '<text x="58" y="44" text-anchor="end">0.3</text>',
+      '<line x1="80" y1="304" x2="80" y2="309" stroke="#333"/>',
+      '<text x="80" y="322" text-anchor="middle">0</text>',
+      '<line x1="257" y1="304" x2="257" y2="309" stroke="#333"/>',
+      '<text x="257" y="322" text-anchor="middle">50</text>',
+      '<line x1="434" y1="304" x2="434" y2="309" stroke="#333"/>',
+      '<text x="434" y="322" text-anchor="middle">100</text>',
+      '<line x1="64" y1="304" x2="450" y2="304" stroke="#333"/>',
+      '<line x1="64" y1="40" x2="64" y2="304" stroke="#333"/>',
+      '<text x="257" y="346" text-anchor="middle">page</text>',
+      '<text x="16" y="172" text-anchor="middle" transform="rotate(-90 16 172)">ms</text>',
+      '<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="168.5,40 345.5,198.4"/>',
+      '<circle cx="168.5" cy="40" r="3" fill="#1f77b4"/>',
+      '<circle cx="345.5" cy="198.4" r="3" fill="#1f77b4"/>',
+      '<line x1="464" y1="48" x2="484" y2="48" stroke="#1f77b4" stroke-width="2"/>',
+      '<text x="490" y="52">SQLite</text>',
+      '</svg>',
+    ].join('\n'));
   });
 
   it('cuts the y axis into at most 5 steps of 1, 2 or 5 times a power of ten', () => {

@@ -1,5 +1,5 @@
 // ESLint flat config: typescript-eslint's type-checked recommended rules over the TypeScript
-// sources (src/, test/, bench/), and ESLint's recommended rules over bin/*.js as plain JavaScript.
+// sources (src/, test/, tools/), and ESLint's recommended rules over bin/*.js as plain JavaScript.
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 export default defineConfig(
   { ignores: ['node_modules/', 'dist/', 'data/'] },
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'tools/**/*.ts'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { composeDocument, sectionsOf } from '../bench/document.js';
+import { composeDocument, sectionsOf } from '../tools/bench/document.js';
 
 // docs/benchmarks.md is written whole by `npm run bench`; `--only` replaces some sections and keeps the others.
 describe('the benchmarks document', () => {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { lineChart, niceStep } from '../bench/svg-chart.js';
+import { histogram, lineChart, niceStep, sparkline } from '../src/console/svg-charts.js';
 
-// The charts of docs/benchmarks.md are drawn by bench/svg-chart.ts: the same data, the same bytes.
+// One SVG renderer, src/console/svg-charts.ts, draws the console's charts and those of docs/benchmarks.md
+// (tools/bench/scale.ts writes its line charts to docs/bench-*.svg): the same data, the same bytes.
 describe('the SVG line chart', () => {
   it('draws a log x axis with a tick at each x, a 0-based y axis in steps of 1, 2 or 5, escaped text, and points sorted by x', () => {
     const svg = lineChart({
@@ -14,7 +15,7 @@ describe('the SVG line chart', () => {
         { name: 'first <page>', points: [[1000, 1.5], [100000, 2.25]] },
         { name: 'last', points: [[10000, 0.5], [1000, 3]] },
       ],
-    });
+    }).text;
     assert.equal(svg, [
       '<svg xmlns="http://www.w3.org/2000/svg" width="640" height="360" viewBox="0 0 640 360" font-family="sans-serif" font-size="12">',
       '<rect width="640" height="360" fill="#fff"/>',
@@ -48,10 +49,69 @@ describe('the SVG line chart', () => {
       '<line x1="464" y1="66" x2="484" y2="66" stroke="#d62728" stroke-width="2"/>',
       '<text x="490" y="70">last</text>',
       '</svg>',
-    ].join('\n') + '\n');
+    ].join('\n'));
+  });
+
+  it('draws a linear x axis at the ticks asked for, whatever the points, and a y axis in tenths for small values', () => {
+    const svg = lineChart({
+      title: 'Depth',
+      xLabel: 'page',
+      yLabel: 'ms',
+      xScale: 'linear',
+      xTicks: [0, 50, 100],
+      series: [{ name: 'SQLite', points: [[75, 0.12], [25, 0.3]] }],
+    }).text;
+    assert.equal(svg, [
+      '<svg xmlns="http://www.w3.org/2000/svg" width="640" height="360" viewBox="0 0 640 360" font-family="sans-serif" font-size="12">',
+      '<rect width="640" height="360" fill="#fff"/>',
+      '<text x="64" y="22" font-size="14" font-weight="bold">Depth</text>',
+      '<line x1="64" y1="304" x2="450" y2="304" stroke="#ddd"/>',
+      '<text x="58" y="308" text-anchor="end">0</text>',
+      '<line x1="64" y1="216" x2="450" y2="216" stroke="#ddd"/>',
+      '<text x="58" y="220" text-anchor="end">0.1</text>',
+      '<line x1="64" y1="128" x2="450" y2="128" stroke="#ddd"/>',
+      '<text x="58" y="132" text-anchor="end">0.2</text>',
+      '<line x1="64" y1="40" x2="450" y2="40" stroke="#ddd"/>',
+      '<text x="58" y="44" text-anchor="end">0.3</text>',
+      '<line x1="80" y1="304" x2="80" y2="309" stroke="#333"/>',
+      '<text x="80" y="322" text-anchor="middle">0</text>',
+      '<line x1="257" y1="304" x2="257" y2="309" stroke="#333"/>',
+      '<text x="257" y="322" text-anchor="middle">50</text>',
+      '<line x1="434" y1="304" x2="434" y2="309" stroke="#333"/>',
+      '<text x="434" y="322" text-anchor="middle">100</text>',
+      '<line x1="64" y1="304" x2="450" y2="304" stroke="#333"/>',
+      '<line x1="64" y1="40" x2="64" y2="304" stroke="#333"/>',
+      '<text x="257" y="346" text-anchor="middle">page</text>',
+      '<text x="16" y="172" text-anchor="middle" transform="rotate(-90 16 172)">ms</text>',
+      '<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="168.5,40 345.5,198.4"/>',
+      '<circle cx="168.5" cy="40" r="3" fill="#1f77b4"/>',
+      '<circle cx="345.5" cy="198.4" r="3" fill="#1f77b4"/>',
+      '<line x1="464" y1="48" x2="484" y2="48" stroke="#1f77b4" stroke-width="2"/>',
+      '<text x="490" y="52">SQLite</text>',
+      '</svg>',
+    ].join('\n'));
   });
 
   it('cuts the y axis into at most 5 steps of 1, 2 or 5 times a power of ten', () => {
     assert.deepEqual([0, 0.3, 3, 7, 23, 1000].map(niceStep), [1, 0.1, 1, 2, 5, 200]);
+  });
+});
+
+// The console's charts (docs/console.md#errors) as they were before the line chart joined them.
+describe('the console charts', () => {
+  const buckets = [
+    { start: new Date('2026-11-20T08:00:00Z'), count: 0 },
+    { start: new Date('2026-11-20T09:00:00Z'), count: 3 },
+    { start: new Date('2026-11-20T10:00:00Z'), count: 1 },
+  ];
+
+  it('draws a sparkline scaled to the busiest bucket, its total in the title, escaped', () => {
+    assert.equal(sparkline(buckets, 'in 24 h <x>').text, '<svg class="sparkline" role="img" aria-label="4 occurrences in 24 h &lt;x&gt;" width="120" height="24" viewBox="0 0 120 24"><title>4 occurrences in 24 h &lt;x&gt;</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="0,22 60,2 120,15.3"/></svg>');
+    assert.equal(sparkline([{ start: new Date(0), count: 1 }], "it's").text, '<svg class="sparkline" role="img" aria-label="1 occurrence it&#39;s" width="120" height="24" viewBox="0 0 120 24"><title>1 occurrence it&#39;s</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="0,2"/></svg>');
+  });
+
+  it('draws a bar per bucket with its time and count, the first and last time under the axis', () => {
+    assert.equal(histogram(buckets, 'Occurrences & more').text, '<svg class="histogram" role="img" aria-label="Occurrences &amp; more" viewBox="0 0 720 220" font-size="11"><title>Occurrences &amp; more</title><line x1="40" y1="184" x2="710" y2="184" stroke="currentColor"/><line x1="40" y1="14" x2="40" y2="184" stroke="currentColor"/><text x="36" y="18" text-anchor="end" fill="currentColor">3</text><text x="36" y="188" text-anchor="end" fill="currentColor">0</text><rect class="bar" x="62.3" y="184" width="178.7" height="0"><title>2026-11-20T08:00:00+00:00: 0</title></rect><rect class="bar" x="285.7" y="14" width="178.7" height="170"><title>2026-11-20T09:00:00+00:00: 3</title></rect><rect class="bar" x="509" y="127.3" width="178.7" height="56.7"><title>2026-11-20T10:00:00+00:00: 1</title></rect><text x="40" y="208" fill="currentColor">2026-11-20T08:00:00+00:00</text><text x="710" y="208" text-anchor="end" fill="currentColor">2026-11-20T10:00:00+00:00</text></svg>');
+    assert.equal(histogram([], 'none').text, '<svg class="histogram" role="img" aria-label="none" viewBox="0 0 720 220" font-size="11"><title>none</title><line x1="40" y1="184" x2="710" y2="184" stroke="currentColor"/><line x1="40" y1="14" x2="40" y2="184" stroke="currentColor"/><text x="36" y="18" text-anchor="end" fill="currentColor">1</text><text x="36" y="188" text-anchor="end" fill="currentColor">0</text></svg>');
   });
 });

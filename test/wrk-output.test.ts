@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseChildTimes, parseDuration, parseWrk } from '../bench/wrk.js';
+import { parseChildTimes, parseDuration, parseWrk } from '../tools/bench/wrk.js';
 
-// What bench/wrk.ts reads from wrk (docs/benchmarks.md): a real `wrk -t1 -c4 -d1s --latency` printout.
+// What tools/bench/wrk.ts reads from wrk (docs/benchmarks.md): a real `wrk -t1 -c4 -d1s --latency` printout.
 const PRINTOUT = `Running 1s test @ http://127.0.0.1:3390/bad
   1 threads and 4 connections
   Thread Stats   Avg      Stdev     Max   +/- Stdev

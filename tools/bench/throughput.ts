@@ -4,7 +4,7 @@
  * SQLite and PostgreSQL, with `--workers 1` and `--workers 2`.
  */
 import type { ChildProcess } from 'node:child_process';
-import { type RunningServer, startServer } from '../test/support/cli.js';
+import { type RunningServer, startServer } from '../../test/support/cli.js';
 import { BASIC, DATABASE_NAMES, type DatabaseKind, type SharedDatabases } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
 import { answerOf, startRawServer } from './raw-server.js';
@@ -200,7 +200,7 @@ export async function throughputSection(options: ThroughputOptions): Promise<str
 ${provenance(options.info)}
 
 cmi is what \`npm start\` runs (bin/cmi.js and dist/, compiled by the run), on one database holding
-${fmt(options.users)} users and ${fmt(options.errors)} infrastructure errors (bench/datasets.ts). For every scenario a fresh
+${fmt(options.users)} users and ${fmt(options.errors)} infrastructure errors (tools/bench/datasets.ts). For every scenario a fresh
 \`cmi serve --workers N\` starts, is asked once, and a raw node:http server starts that answers every request with
 exactly what cmi answered (status, body and headers, but Date, Connection and Keep-Alive, which node:http adds
 itself): the reference each cmi figure is a ratio to. With \`--workers 1\` cmi and the raw server are pinned to core

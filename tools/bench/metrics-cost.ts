@@ -2,7 +2,7 @@
  * The CPU a request costs with metrics on against off (docs/benchmarks.md#metrics-cost), measured
  * with process.cpuUsage in the server process, not with wall time: it needs no quiet machine.
  *
- *   node --import tsx bench/metrics-cost.ts [requests=20000] [rounds=3]
+ *   node --import tsx tools/bench/metrics-cost.ts [requests=20000] [rounds=3]
  *
  * Each round starts a server process with metrics off and one with them on (CMI_METRICS_TOKEN), in
  * turn, on a temporary SQLite database with one administrator; sends `requests` keep-alive
@@ -18,11 +18,11 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../src/config.js';
-import { hashPassword } from '../src/users/passwords.js';
-import { buildApp } from '../src/app/app.js';
-import { migrateToLatest, openDatabase } from '../src/db/database.js';
-import { usersRepository } from '../src/users/users.store.js';
+import { loadConfig } from '../../src/config.js';
+import { hashPassword } from '../../src/users/passwords.js';
+import { buildApp } from '../../src/app/app.js';
+import { migrateToLatest, openDatabase } from '../../src/db/database.js';
+import { usersRepository } from '../../src/users/users.store.js';
 
 const PASSWORD = 'bench-password-1';
 
@@ -111,7 +111,7 @@ function metricsMicros(profile: Profile): number {
     const up = parent.get(id);
     // A module's own evaluation (line 0, no name) and making the metrics are start-up, not a request's cost.
     const running = frame !== undefined && (frame.functionName !== '' || frame.lineNumber > 0) && frame.functionName !== 'registerMetrics';
-    const ours = frame !== undefined && (frame.url.includes('/src/server/metrics.ts') || frame.url.includes('/prom-client/'));
+    const ours = frame !== undefined && (frame.url.includes('/src/metrics/metrics.ts') || frame.url.includes('/prom-client/'));
     const result = (ours && running) || (up !== undefined && test(up));
     inMetrics.set(id, result);
     return result;

@@ -9,11 +9,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type RunningServer, startServer } from '../test/support/cli.js';
+import { lineChart, type Series } from '../../src/console/svg-charts.js';
+import { type RunningServer, startServer } from '../../test/support/cli.js';
 import { BASIC, DATABASE_NAMES, type DatabaseKind, type SharedDatabases } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
 import { median } from './support.js';
-import { lineChart, type Series } from './svg-chart.js';
 
 const PORT = 3304;
 const PER_PAGE = 25;
@@ -114,7 +114,10 @@ function table(bySize: Map<number, Position[]>): string {
     `- Page depth at ${(sizes.at(-1) as number).toLocaleString('en')} users, last page / page 1 (goal: at most 2x): first visit ${verdict(depth((p) => p.firstVisit))}, repeat ${verdict(depth((p) => p.repeat))}.\n`;
 }
 
-/** The page-depth chart (the largest size) and the table-size chart, written into `chartDir`. */
+/**
+ * The page-depth chart (the largest size) and the table-size chart, written into `chartDir`: line
+ * charts of the console's SVG renderer (src/console/svg-charts.ts), each a file ending in a newline.
+ */
 function charts(curves: Map<DatabaseKind, Map<number, Position[]>>, chartDir: string): void {
   const depth: Series[] = [];
   const size: Series[] = [];
@@ -128,14 +131,14 @@ function charts(curves: Map<DatabaseKind, Map<number, Position[]>>, chartDir: st
     }
   }
   const largestSize = Math.max(...[...curves.values()].flatMap((bySize) => [...bySize.keys()]));
-  writeFileSync(join(chartDir, 'bench-page-depth.svg'), lineChart({
+  writeFileSync(join(chartDir, 'bench-page-depth.svg'), `${lineChart({
     title: `Page depth: ${largestSize.toLocaleString('en')} users, 25 a page`,
     xLabel: 'page', yLabel: 'X-Runtime, ms (median)', xScale: 'linear', series: depth,
-  }));
-  writeFileSync(join(chartDir, 'bench-table-size.svg'), lineChart({
+  }).text}\n`);
+  writeFileSync(join(chartDir, 'bench-table-size.svg'), `${lineChart({
     title: 'Table size: first visit of a page',
     xLabel: 'users', yLabel: 'X-Runtime, ms (median)', xScale: 'log', series: size,
-  }));
+  }).text}\n`);
 }
 
 export async function scaleSection(options: ScaleOptions): Promise<string> {

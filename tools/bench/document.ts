@@ -52,7 +52,7 @@ export function introduction(quick: boolean): string {
   return `
 # Benchmarks${quick ? ' (quick run)' : ''}
 
-${quick ? '**A quick run** (`npm run bench -- --quick`): small data and 1 s runs, to check that the suite works. Its figures are not the ones to quote: see [docs/benchmarks.md](../docs/benchmarks.md).\n\n' : ''}Written by \`npm run bench\` (bench/suite.ts), which makes its own data (bench/datasets.ts) in a temp
+${quick ? '**A quick run** (`npm run bench -- --quick`): small data and 1 s runs, to check that the suite works. Its figures are not the ones to quote: see [docs/benchmarks.md](../docs/benchmarks.md).\n\n' : ''}Written by \`npm run bench\` (tools/bench/suite.ts), which makes its own data (tools/bench/datasets.ts) in a temp
 directory (SQLite) and, with \`--postgres URL\` or \`BENCH_POSTGRES_URL\`, in a schema of its own on PostgreSQL,
 dropped after; compiles \`dist/\` and runs cmi as \`npm start\` does. It needs \`wrk\` (installed with
 \`apt-get install -y wrk\` when missing) and \`taskset\`. Options:

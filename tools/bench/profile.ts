@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer } from '../test/support/cli.js';
+import { startServer } from '../../test/support/cli.js';
 import { DATABASE_NAMES, type DatabaseKind, type SharedDatabases } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
 import { answerOf, type RawAnswer, startRawServer } from './raw-server.js';

@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type RunningServer, startServer } from '../test/support/cli.js';
+import { type RunningServer, startServer } from '../../test/support/cli.js';
 import { BASIC, type DatabaseKind, ERROR_CLASSES, freshDatabase, seedUsers, type SharedDatabases, withDatabase } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
 import { answerOf, startRawServer } from './raw-server.js';
@@ -435,7 +435,7 @@ async function faults(run: Run): Promise<string> {
 // E: the list's first page on 100,000 errors.
 
 async function listing(run: Run, kind: DatabaseKind): Promise<string> {
-  // The suite's shared database of this kind (bench/datasets.ts): seeded once for every section.
+  // The suite's shared database of this kind (tools/bench/datasets.ts): seeded once for every section.
   const shared = await run.data.get(kind, { users: 1, errors: run.listErrors });
   const now = shared.errorsSeededAt as Date;
   const server = await serve(shared.url, PORTS[0] as number, '0');
@@ -542,7 +542,7 @@ to itself could answer at that cost. Other work on this shared VM moves requests
 than it moves CPU per request.
 
 E: errors seeded through the repository (\`recordBatch\`, 1,000 a batch) over the last 30 days, 20 classes,
-50 hosts, 5 components, 10 message words, a third reported (bench/datasets.ts, the database the throughput
+50 hosts, 5 components, 10 message words, a third reported (tools/bench/datasets.ts, the database the throughput
 figures use too); then the server's X-Runtime of ${run.listRequests} sequential requests of each first page (25 a
 page, newest \`updated_at\` first), after 20 of each as warm-up. The list renders every request afresh (no page
 cache for errors).

@@ -41,7 +41,7 @@ describe('the command as installed: bin/cmi.js running what `npm run build` comp
     const build = await run('npm', ['run', 'build', '--', '--noCheck'], project);
     assert.equal(build.code, 0, build.stdout + build.stderr);
     const sources = filesUnder(join(project, 'src')).filter((file) => file.endsWith('.ts'));
-    assert.ok(sources.includes(join('store', 'migrations', 'index.ts')));
+    assert.ok(sources.includes(join('db', 'migrations', 'index.ts')));
     const compiled = sources.flatMap((file) => [file.replace(/\.ts$/, '.js'), file.replace(/\.ts$/, '.js.map')]).sort();
     const vendored = join('node_modules', 'kysely');
     const built = filesUnder(join(project, 'dist'));
@@ -51,7 +51,7 @@ describe('the command as installed: bin/cmi.js running what `npm run build` comp
     const installed = JSON.parse(readFileSync(join(ROOT, 'node_modules', 'kysely', 'package.json'), 'utf8')) as { version: string };
     const bundle = JSON.parse(readFileSync(join(project, 'dist', vendored, 'package.json'), 'utf8')) as { version: string; type: string };
     assert.deepEqual([bundle.version, bundle.type], [installed.version, 'module']);
-    const resolved = await run(process.execPath, ['--input-type=module', '-e', "console.log(import.meta.resolve('kysely'))"], join(project, 'dist', 'store'));
+    const resolved = await run(process.execPath, ['--input-type=module', '-e', "console.log(import.meta.resolve('kysely'))"], join(project, 'dist', 'db'));
     assert.equal(resolved.stdout, `${pathToFileURL(join(project, 'dist', vendored, 'index.js')).href}\n`);
   });
 
@@ -78,7 +78,9 @@ describe('the command as installed: bin/cmi.js running what `npm run build` comp
     const loaded = (JSON.parse(result.stdout) as string[]).filter((url) => url.startsWith('file:')).map((url) => fileURLToPath(url));
     assert.ok(loaded.includes(join(project, 'dist', 'client', 'index.js')), result.stdout);
     assert.ok(loaded.some((file) => file.includes('/node_modules/fast-xml-parser/')), 'the XML reader is loaded');
-    const server = loaded.filter((file) => /\/node_modules\/(fastify|kysely|better-sqlite3|pg|@node-rs|commander)\/|\/dist\/(server|store|domain|cli|cache|render)\//.test(file));
+    // Of the server's modules, only the resource definitions the client's records derive from.
+    const server = loaded.filter((file) => /\/node_modules\/(fastify|kysely|better-sqlite3|pg|@node-rs|commander)\//.test(file)
+      || (file.startsWith(join(project, 'dist')) && !file.startsWith(join(project, 'dist', 'client')) && !/(\.resource|\/resource-definition)\.js$/.test(file)));
     assert.deepEqual(server, []);
   });
 
@@ -113,7 +115,7 @@ describe('the command as installed: bin/cmi.js running what `npm run build` comp
       // Frames of dist/*.js (bin/cmi.js leaves source maps off: docs/operations.md#faults-of-cmi),
       // the fault's own first, then fastify's.
       const [own, ...library] = (backtrace ?? '(not recorded)').split('\n');
-      assert.match(own ?? '', /^dist\/server\/hooks\/fault-injection\.js:\d+:in '[^']+'$/);
+      assert.match(own ?? '', /^dist\/http\/hooks\/fault-injection\.js:\d+:in '[^']+'$/);
       assert.ok(library.length > 0 && library.every((frame) => frame.includes('node_modules/fastify/')), backtrace);
     } finally {
       assert.equal(await server.stop(), 0);

@@ -25,7 +25,7 @@ describe('backtraceFromStack', () => {
       'TypeError: Cannot read properties of undefined',
       `    at findUser (${ROOT}src/store/users.ts:42:17)`,
       `    at Object.handler (${ROOT}node_modules/fastify/lib/route.js:10:5)`,
-      `    at file://${ROOT}src/users/users.routes.ts:18:3`,
+      `    at file://${ROOT}src/server/routes/users.ts:18:3`,
       `    at runHook (${ROOT}node_modules/fastify/lib/hooks.js:3:1)`,
       '    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)',
     ].join('\n');
@@ -97,11 +97,11 @@ describe('the frames that enter the identity', () => {
           '    at async Promise.all (index 0)',
           "internal/timers.js:1:in 'listOnTimeout'",
           '    at Array.forEach (<anonymous>)',
-          "src/users/users.routes.ts:18:in 'list'",
+          "src/server/routes/users.ts:18:in 'list'",
           '    at C:\\srv\\cmi\\node_modules\\fastify\\fastify.js:1:2',
         ].join('\n'),
       ),
-      ['<library>', "src/store/users.ts:in 'findUser'", '<library>', "src/users/users.routes.ts:in 'list'", '<library>'],
+      ['<library>', "src/store/users.ts:in 'findUser'", '<library>', "src/server/routes/users.ts:in 'list'", '<library>'],
     );
   });
 });
@@ -146,7 +146,7 @@ describe('fingerprint', () => {
   });
 
   it('lets the class take part: TypeError and RangeError at the same frames split', () => {
-    const frames = "src/http/render/datetime.ts:3:in 'formatDatetime'";
+    const frames = "src/render/datetime.ts:3:in 'formatDatetime'";
     assert.notEqual(fingerprint('TypeError', frames, 'x'), fingerprint('RangeError', frames, 'x'));
     assert.equal(fingerprint('  TypeError \n', frames, 'x'), fingerprint('TypeError', frames, 'x'));
   });
@@ -173,7 +173,7 @@ describe('fingerprint', () => {
       "src/store/users.ts:42:in 'findUser'",
       "node_modules/fastify/lib/route.js:10:in 'handler'",
       "node:internal/process/task_queues:95:in 'processTicksAndRejections'",
-      "src/users/users.routes.ts:18:in 'list'",
+      "src/server/routes/users.ts:18:in 'list'",
     ].join('\n');
     const identity = "TypeError\nsrc/store/users.ts:in 'findUser'\n<library>\nsrc/server/routes/users.ts:in 'list'";
     assert.equal(sha256(identity), '614efb54a3522a3b2d29473b0286a319c1fd52aee113f69bcaaaa28b3725735c');

@@ -78,9 +78,9 @@ describe('backtraceFromStack', () => {
     const stack = [
       'TypeError: boom',
       `    at findUser (${root}src/store/users.ts:42:17)`,
-      `    at async Object.list (file://${root}src/users/users.routes.ts:18:5)`,
+      `    at async Object.list (file://${root}src/server/routes/users.ts:18:5)`,
       '    at node_modules/kysely/dist/esm/query-executor.js:12:3',
-      `    at Object.list (${root}src/users/users.routes.ts:18:5)`,
+      `    at Object.list (${root}src/server/routes/users.ts:18:5)`,
       '    at hookIterator (/srv/cmi/node_modules/fastify/lib/hooks.js:405:10)',
       '    at node:internal/process/task_queues:95:5',
     ].join('\n');

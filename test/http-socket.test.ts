@@ -22,7 +22,7 @@ const STORED_ERROR_XML = `<?xml version="1.0" encoding="UTF-8"?>
 <infrastructure_error>
   <id type="integer">7</id>
   <backtrace>src/store/users.ts:42:in 'findUser'
-src/users/users.routes.ts:18:in 'list'</backtrace>
+src/server/routes/users.ts:18:in 'list'</backtrace>
   <counter type="integer">3</counter>
   <created_at type="datetime">2026-11-20T10:00:00+00:00</created_at>
   <error_class>TypeError</error_class>

@@ -88,7 +88,7 @@ describe('the route table', () => {
     try {
       await assert.rejects(
         buildApp({ config: t.config, database: t.database, logger: false, extend: (app) => app.get('/undeclared', () => 'hello') }),
-        { message: 'route GET /undeclared is not in the route table (src/http/route-spec.ts)' },
+        { message: 'route GET /undeclared has no row in the route table (each feature declares its rows beside its routes; app/api-routes.ts gathers them)' },
       );
     } finally {
       await t.close();

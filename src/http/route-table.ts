@@ -13,7 +13,7 @@ export function holdToRouteTable(app: { addHook(name: 'onRoute', hook: (route: {
     for (const method of [route.method].flat()) {
       if (method === 'HEAD' || isBesideApi(route.url)) continue;
       const key = `${method} ${route.url}`;
-      if (!declared.has(key)) throw new Error(`route ${key} is not in the route table (src/http/route-spec.ts)`);
+      if (!declared.has(key)) throw new Error(`route ${key} has no row in the route table (each feature declares its rows beside its routes; app/api-routes.ts gathers them)`);
       registered.add(key);
     }
   });

@@ -1,17 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
-import { type WebhookRendering, type WebhookSettings, webhookBody } from './webhook-events.js';
-import type { Kysely } from 'kysely';
-import type { Schema } from '../db/schema.js';
-import type { BatchOutcome } from '../tracker/tracker.store.js';
+import type { InBatch } from '../tracker/tracker.store.js';
 import { enqueueAlerts } from './deliveries.store.js';
+import { type WebhookRendering, type WebhookSettings, webhookBody } from './webhook-events.js';
 
 /**
  * What a batch of reports asks of the alerts (docs/reporting-and-alerts.md#alerts): undefined when
  * no alert URL is set; otherwise, run inside each batch's transaction, the alerts it causes queued
  * by the rules (threshold, window, cooldown) with their bodies; answers how many.
  */
-export function alertPlanner(settings: WebhookSettings, clock: Clock, rendering: WebhookRendering): ((trx: Kysely<Schema>, outcomes: readonly BatchOutcome[]) => Promise<number>) | undefined {
+export function alertPlanner(settings: WebhookSettings, clock: Clock, rendering: WebhookRendering): ((...batch: Parameters<InBatch>) => Promise<number>) | undefined {
   const url = settings.alertUrl;
   if (url === undefined) return undefined;
   return (trx, outcomes) => enqueueAlerts(trx, outcomes, {

@@ -1,10 +1,9 @@
 import type { Clock } from './clock.js';
 
-/**
- * Faults of cmi itself as the layers below the tracker see them: what was running when one was thrown,
- * what capturing it answers, and how often one is logged. The tracker's fault capture
- * (tracker/fault-capture.ts) records them; the HTTP error handler is given it at the top (app/app.ts).
- */
+// Faults of cmi itself as the layers below the tracker see them: what was running when one was thrown,
+// what capturing it answers, and how often one is logged. The tracker's fault capture
+// (tracker/fault-capture.ts) records them; the HTTP error handler is given it at the top (app/app.ts).
+
 /** Where a fault happened: the request it broke, or the background work it stopped. */
 export interface FaultContext {
   request_id?: string;
@@ -52,4 +51,3 @@ export interface CapturedFault {
   /** When logged: how many occurrences of it went unlogged since its last line. */
   repeated: number;
 }
-

@@ -8,7 +8,7 @@ import { rateLimit } from '../shared/rate-limit.js';
 import type { InfrastructureError } from './infrastructure-error.js';
 import type { Page } from '../shared/page.js';
 import {
-  type BatchOutcome, type BreakdownDimension, type ErrorReport, hourOf, type InBatch, type InfrastructureErrorsRepository, type SampleSize, type StoredOccurrence,
+  type BreakdownDimension, type ErrorReport, hourOf, type InBatch, type InfrastructureErrorsRepository, type SampleSize, type StoredOccurrence,
 } from './tracker.store.js';
 
 type Query = Readonly<Record<string, string | string[] | undefined>>;
@@ -30,7 +30,7 @@ export interface TrackerSettings {
  * the top (app/app.ts) from alerts/planner.ts.
  */
 export interface TrackerAlerts {
-  queue: (trx: Parameters<InBatch>[0], outcomes: readonly BatchOutcome[]) => Promise<number>;
+  queue: (...batch: Parameters<InBatch>) => Promise<number>;
   queued: () => void;
 }
 

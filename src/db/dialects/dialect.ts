@@ -6,6 +6,12 @@ export type DataVersions = Record<CachedData, () => string | undefined>;
 
 export type DialectName = 'sqlite' | 'postgres';
 
+/**
+ * One value for each database, such as a feature's SQL where the two differ; `Dialect.choose` takes
+ * this database's. The feature states both, the db layer picks: nothing else asks which database it is on.
+ */
+export type PerDatabase<T> = Readonly<Record<DialectName, T>>;
+
 export interface PoolSettings {
   /** Connections per process (PostgreSQL; SQLite has one). */
   size: number;
@@ -49,6 +55,8 @@ export interface Dialect {
   readonly name: DialectName;
   /** The file path (SQLite) or the connection URL (PostgreSQL) this dialect opens. */
   readonly target: string;
+  /** This database's variant of `variants`. */
+  choose<T>(variants: PerDatabase<T>): T;
   /** Opens the database; `writes` counts this process's own writes, part of the data version. */
   open(pool: PoolSettings, writes: WriteCounter): Connection;
   /** The schema migration bookkeeping lives in (undefined: the database's only one). */

@@ -69,6 +69,7 @@ export function postgresDialect(url: string): Dialect {
   return {
     name: 'postgres',
     target: url,
+    choose: (variants) => variants.postgres,
     lowerFunction: 'lower',
 
     open(pool, writes: WriteCounter): Connection {

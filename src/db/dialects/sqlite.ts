@@ -35,6 +35,7 @@ export function sqliteDialect(path: string): Dialect {
   return {
     name: 'sqlite',
     target: path,
+    choose: (variants) => variants.sqlite,
     lowerFunction: 'unicode_lower',
 
     open(pool, writes: WriteCounter): Connection {

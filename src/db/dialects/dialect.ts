@@ -79,8 +79,6 @@ export interface Dialect {
   dropChangeNotifications(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
   /** Migration 012 (and createChangeNotifications): the function that notifies of changes to `data`, made anew. */
   createChangeNotificationFunction(db: Kysely<unknown>, data: CachedData): Promise<void>;
-  /** Migration 004: triggers that keep `row_blocks` exact for `table`. */
-  createRowBlockTriggers(db: Kysely<unknown>, table: string): Promise<void>;
   /** Migration 007: triggers that keep `error_counts` exact. */
   createErrorCountTriggers(db: Kysely<unknown>): Promise<void>;
   /**

@@ -18,15 +18,6 @@ const NOTIFIERS: Record<CachedData, { functionName: string; triggerSuffix: strin
 /** An arbitrary, fixed advisory-lock key for changes that could leave no active administrator. */
 const ADMINISTRATORS_LOCK = 7_302_114;
 
-/** The trigger statement that adds `count` (an aggregate) to the blocks of both sizes holding the ids in `rows`. */
-const addToBlocks = (rows: string, count: string) => sql.raw(`
-  insert into row_blocks (table_name, block_size, block, row_count)
-    select TG_TABLE_NAME, 1024, id >> 10, ${count} from ${rows} group by id >> 10
-    union all
-    select TG_TABLE_NAME, 32768, id >> 15, ${count} from ${rows} group by id >> 15
-    order by 2, 3
-    on conflict (table_name, block_size, block) do update set row_count = row_blocks.row_count + excluded.row_count;`);
-
 /**
  * The trigger statement that adds the signed counts of `counts` (a query of dimension, value, n) to
  * `error_counts`, in (dimension, value) order, so concurrent statements lock rows in one order.
@@ -176,50 +167,6 @@ export function postgresDialect(url: string): Dialect {
 
     async dropChangeNotifications(db, tables) {
       for (const table of tables) await sql`drop trigger if exists ${sql.raw(`${table}_changed`)} on ${sql.table(table)}`.execute(db);
-    },
-
-    /**
-     * Statement triggers with transition tables, so a bulk insert costs one upsert per block it
-     * touches, not one per row. Blocks are upserted in (size, block) order, so concurrent statements
-     * lock them in one order and cannot deadlock on them. `create trigger` locks the table against
-     * writes until the migration commits and waits for writers already running, so a backfill after
-     * it sees every row inserted before the triggers existed, and nothing inserted later.
-     */
-    async createRowBlockTriggers(db, table) {
-      await sql`
-        create or replace function row_blocks_added() returns trigger language plpgsql as $$
-        begin ${addToBlocks('added', 'count(*)')} return null; end $$`.execute(db);
-      await sql`
-        create or replace function row_blocks_removed() returns trigger language plpgsql as $$
-        begin ${addToBlocks('removed', '-count(*)')} return null; end $$`.execute(db);
-      // Row level: transition tables are not allowed on an `update of <column>` trigger, and without the
-      // column list every update (status, API key) would pay for it. cmi never changes an id.
-      await sql`
-        create or replace function row_blocks_moved() returns trigger language plpgsql as $$
-        begin
-          ${addToBlocks('(select old.id as id) as moved_from', '-count(*)')}
-          ${addToBlocks('(select new.id as id) as moved_to', 'count(*)')}
-          return null;
-        end $$`.execute(db);
-      await sql`
-        create or replace function row_blocks_truncated() returns trigger language plpgsql as $$
-        begin
-          delete from row_blocks where table_name = TG_TABLE_NAME;
-          return null;
-        end $$`.execute(db);
-      const trigger = (event: string) => sql.raw(`${table}_row_blocks_${event}`);
-      await sql`
-        create trigger ${trigger('insert')} after insert on ${sql.table(table)}
-        referencing new table as added for each statement execute function row_blocks_added()`.execute(db);
-      await sql`
-        create trigger ${trigger('delete')} after delete on ${sql.table(table)}
-        referencing old table as removed for each statement execute function row_blocks_removed()`.execute(db);
-      await sql`
-        create trigger ${trigger('move')} after update of id on ${sql.table(table)}
-        for each row when (old.id <> new.id) execute function row_blocks_moved()`.execute(db);
-      await sql`
-        create trigger ${trigger('truncate')} after truncate on ${sql.table(table)}
-        for each statement execute function row_blocks_truncated()`.execute(db);
     },
 
     /**

@@ -11,12 +11,6 @@ import { withStatementCache } from './sqlite-statement-cache.js';
 /** How stale this process's view of other processes' writes may get, in milliseconds. */
 const OTHER_PROCESS_CHECK_MS = 1;
 
-/** The trigger statement that adds `delta` to the blocks of both sizes holding `id` (`new.id` or `old.id`). */
-const addToBlocks = (table: string, id: string, delta: number) => sql.raw(`
-  insert into row_blocks (table_name, block_size, block, row_count)
-    values ('${table}', 1024, ${id} >> 10, ${delta}), ('${table}', 32768, ${id} >> 15, ${delta})
-    on conflict (table_name, block_size, block) do update set row_count = row_count + excluded.row_count;`);
-
 /** The trigger statement that adds `delta` to each `[dimension, value]` (SQL expressions) of `error_counts`. */
 const addToErrorCounts = (rows: Array<[string, string]>, delta: number) => `
   insert into error_counts (dimension, value, errors)
@@ -132,17 +126,6 @@ export function sqliteDialect(path: string): Dialect {
     createChangeNotifications: async () => {},
     createChangeNotificationFunction: async () => {},
     dropChangeNotifications: async () => {},
-
-    async createRowBlockTriggers(db, table) {
-      await sql`create trigger ${sql.raw(`${table}_row_blocks_insert`)} after insert on ${sql.table(table)} begin ${addToBlocks(table, 'new.id', 1)} end`.execute(db);
-      await sql`create trigger ${sql.raw(`${table}_row_blocks_delete`)} after delete on ${sql.table(table)} begin ${addToBlocks(table, 'old.id', -1)} end`.execute(db);
-      // cmi never changes an id, but a hand-made update must not leave the blocks wrong.
-      await sql`
-        create trigger ${sql.raw(`${table}_row_blocks_move`)} after update of id on ${sql.table(table)} when old.id <> new.id begin
-          ${addToBlocks(table, 'old.id', -1)}
-          ${addToBlocks(table, 'new.id', 1)}
-        end`.execute(db);
-    },
 
     async createErrorCountTriggers(db) {
       const trigger = (name: string, body: string) => sql.raw(`create trigger ${name} ${body}`).execute(db);

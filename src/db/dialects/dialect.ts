@@ -79,8 +79,6 @@ export interface Dialect {
   dropChangeNotifications(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
   /** Migration 012 (and createChangeNotifications): the function that notifies of changes to `data`, made anew. */
   createChangeNotificationFunction(db: Kysely<unknown>, data: CachedData): Promise<void>;
-  /** Migration 007: triggers that keep `error_counts` exact. */
-  createErrorCountTriggers(db: Kysely<unknown>): Promise<void>;
   /**
    * Migrations 008 and 009: the text index behind `errorIdsContaining`, as `migration` builds it
    * (SQLite's came with 008; PostgreSQL's with 009, nothing in 008).

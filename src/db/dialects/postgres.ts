@@ -19,16 +19,6 @@ const NOTIFIERS: Record<CachedData, { functionName: string; triggerSuffix: strin
 const ADMINISTRATORS_LOCK = 7_302_114;
 
 /**
- * The trigger statement that adds the signed counts of `counts` (a query of dimension, value, n) to
- * `error_counts`, in (dimension, value) order, so concurrent statements lock rows in one order.
- */
-const addToErrorCounts = (counts: string) => `
-  insert into error_counts (dimension, value, errors)
-    select dimension, value, sum(n) from (${counts}) as counts group by dimension, value having sum(n) <> 0
-    order by dimension, value
-    on conflict (dimension, value) do update set errors = error_counts.errors + excluded.errors;`;
-
-/**
  * The GIN index of pg_trgm trigrams over error_search, creating the extension (in `public`) when the
  * database allows (docs/operations.md#running-on-postgresql); when it does not, or the extension's
  * schema is not this user's to use, the migration goes on without the index. Never created in cmi's
@@ -48,12 +38,6 @@ async function createTrigramIndex(db: Kysely<unknown>): Promise<void> {
     await sql`rollback to savepoint trigrams`.execute(db);
   }
 }
-
-/** The `error_counts` rows the errors in `rows` add to (`sign` 1) or take from (-1): all, reported, class. */
-const errorCounts = (rows: string, sign: 1 | -1) => `
-  select 'all' as dimension, '' as value, ${sign} * count(*) as n from ${rows}
-  union all select 'reported', reported::varchar, ${sign} * count(*) from ${rows} group by reported
-  union all select 'error_class', error_class, ${sign} * count(*) from ${rows} group by error_class`;
 
 /** PostgreSQL through a pool of `pg` connections; other processes' changes arrive by LISTEN. */
 export function postgresDialect(url: string): Dialect {
@@ -167,36 +151,6 @@ export function postgresDialect(url: string): Dialect {
 
     async dropChangeNotifications(db, tables) {
       for (const table of tables) await sql`drop trigger if exists ${sql.raw(`${table}_changed`)} on ${sql.table(table)}`.execute(db);
-    },
-
-    /**
-     * Statement-level triggers with transition tables for inserts and deletes (one upsert per
-     * statement, as migration 004's); row level for a change of state or class (transition tables are
-     * not allowed with a column list). The upsert of a repeat sets neither column: no trigger runs.
-     */
-    async createErrorCountTriggers(db) {
-      const run = (statement: string) => sql.raw(statement).execute(db);
-      const fn = (name: string, body: string) => run(`create or replace function ${name}() returns trigger language plpgsql as $$ begin ${body} return null; end $$`);
-      await fn('error_counts_added', addToErrorCounts(errorCounts('added', 1)));
-      await fn('error_counts_removed', addToErrorCounts(errorCounts('removed', -1)));
-      // Per row, so as plain as can be: each changed dimension's two rows, in value order.
-      const move = (column: string) => `
-        if old.${column} <> new.${column} then
-          insert into error_counts (dimension, value, errors)
-            select '${column}', value, delta from (values (old.${column}::varchar, -1), (new.${column}::varchar, 1)) as moved (value, delta) order by value
-            on conflict (dimension, value) do update set errors = error_counts.errors + excluded.errors;
-        end if;`;
-      await fn('error_counts_moved', `${move('reported')} ${move('error_class')}`);
-      await fn('error_counts_seen', addToErrorCounts('select dimension, value, count(*) as n from added group by dimension, value'));
-      await fn('error_counts_unseen', addToErrorCounts('select dimension, value, -count(*) as n from removed group by dimension, value'));
-      await fn('error_counts_truncated', `delete from error_counts where (TG_TABLE_NAME = 'error_breakdown') = (dimension in ('host', 'component'));`);
-      for (const [table, added, removed] of [['infrastructure_errors', 'error_counts_added', 'error_counts_removed'], ['error_breakdown', 'error_counts_seen', 'error_counts_unseen']] as const) {
-        await run(`create trigger ${table}_counts_insert after insert on ${table} referencing new table as added for each statement execute function ${added}()`);
-        await run(`create trigger ${table}_counts_delete after delete on ${table} referencing old table as removed for each statement execute function ${removed}()`);
-        await run(`create trigger ${table}_counts_truncate after truncate on ${table} for each statement execute function error_counts_truncated()`);
-      }
-      await run(`create trigger infrastructure_errors_counts_move after update of reported, error_class on infrastructure_errors
-        for each row when (old.reported <> new.reported or old.error_class <> new.error_class) execute function error_counts_moved()`);
     },
 
     /**

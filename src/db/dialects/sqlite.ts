@@ -11,19 +11,6 @@ import { withStatementCache } from './sqlite-statement-cache.js';
 /** How stale this process's view of other processes' writes may get, in milliseconds. */
 const OTHER_PROCESS_CHECK_MS = 1;
 
-/** The trigger statement that adds `delta` to each `[dimension, value]` (SQL expressions) of `error_counts`. */
-const addToErrorCounts = (rows: Array<[string, string]>, delta: number) => `
-  insert into error_counts (dimension, value, errors)
-    values ${rows.map(([dimension, value]) => `(${dimension}, ${value}, ${delta})`).join(', ')}
-    on conflict (dimension, value) do update set errors = errors + excluded.errors;`;
-
-/** The `error_counts` rows an error adds to: all, its reported state and its class. */
-const errorRows = (row: 'new' | 'old'): Array<[string, string]> => [
-  ["'all'", "''"],
-  ["'reported'", `cast(${row}.reported as varchar(255))`],
-  ["'error_class'", `${row}.error_class`],
-];
-
 /** SQLite, embedded: one connection a process, in WAL mode. */
 export function sqliteDialect(path: string): Dialect {
   return {
@@ -126,21 +113,6 @@ export function sqliteDialect(path: string): Dialect {
     createChangeNotifications: async () => {},
     createChangeNotificationFunction: async () => {},
     dropChangeNotifications: async () => {},
-
-    async createErrorCountTriggers(db) {
-      const trigger = (name: string, body: string) => sql.raw(`create trigger ${name} ${body}`).execute(db);
-      await trigger('infrastructure_errors_counts_insert', `after insert on infrastructure_errors begin ${addToErrorCounts(errorRows('new'), 1)} end`);
-      await trigger('infrastructure_errors_counts_delete', `after delete on infrastructure_errors begin ${addToErrorCounts(errorRows('old'), -1)} end`);
-      // Only a change of state or class moves an error between rows; the upsert of a repeat sets neither.
-      await trigger('infrastructure_errors_counts_move', `after update of reported, error_class on infrastructure_errors
-        when old.reported <> new.reported or old.error_class <> new.error_class begin
-          ${addToErrorCounts(errorRows('old').slice(1), -1)}
-          ${addToErrorCounts(errorRows('new').slice(1), 1)}
-        end`);
-      // cmi never changes a breakdown row's dimension or value, only its counts.
-      await trigger('error_breakdown_counts_insert', `after insert on error_breakdown begin ${addToErrorCounts([['new.dimension', 'new.value']], 1)} end`);
-      await trigger('error_breakdown_counts_delete', `after delete on error_breakdown begin ${addToErrorCounts([['old.dimension', 'old.value']], -1)} end`);
-    },
 
     /**
      * An FTS5 trigram index of the folded class and message (case-sensitive: they are folded already,

@@ -1,4 +1,4 @@
-import type { CreateTableBuilder, Kysely, RawBuilder } from 'kysely';
+import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { Schema } from '../schema.js';
 import type { CachedData, WriteCounter } from '../write-counter.js';
 
@@ -79,19 +79,6 @@ export interface Dialect {
   dropChangeNotifications(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
   /** Migration 012 (and createChangeNotifications): the function that notifies of changes to `data`, made anew. */
   createChangeNotificationFunction(db: Kysely<unknown>, data: CachedData): Promise<void>;
-  /**
-   * Migrations 008 and 009: the text index behind `errorIdsContaining`, as `migration` builds it
-   * (SQLite's came with 008; PostgreSQL's with 009, nothing in 008).
-   */
-  createErrorSearch(db: Kysely<unknown>, migration: '008' | '009'): Promise<void>;
-  /**
-   * A query of the ids of the errors whose `lowerFunction`-folded class or message holds `folded`
-   * (already lower-cased), answered from the text index, for `id in (...)`. Undefined where the caller
-   * should compare each error's own folded text instead: where the index cannot answer this text, or
-   * when `few` is false (many matches, so the list is walked in order) and the database's planner
-   * would read every match rather than walk (docs/architecture.md#the-page).
-   */
-  errorIdsContaining(folded: string, few: boolean): RawBuilder<{ id: number }> | undefined;
   /** Refreshes the planner's statistics after a bulk load (what autovacuum would do soon after). */
   refreshStatistics(db: AnyKysely): Promise<void>;
 }

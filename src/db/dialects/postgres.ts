@@ -2,7 +2,7 @@ import { type CreateTableBuilder, Kysely, type LogEvent, PostgresDialect, sql } 
 import { loadPg } from './pg-module.js';
 import type { Schema } from '../schema.js';
 import type { CachedData, WriteCounter } from '../write-counter.js';
-import { type Connection, type Dialect, likeContaining } from './dialect.js';
+import type { Connection, Dialect } from './dialect.js';
 import { CHANGE_CHANNELS, changeListener } from './postgres-change-listener.js';
 import { guardedPool } from './postgres-pool.js';
 
@@ -17,27 +17,6 @@ const NOTIFIERS: Record<CachedData, { functionName: string; triggerSuffix: strin
 
 /** An arbitrary, fixed advisory-lock key for changes that could leave no active administrator. */
 const ADMINISTRATORS_LOCK = 7_302_114;
-
-/**
- * The GIN index of pg_trgm trigrams over error_search, creating the extension (in `public`) when the
- * database allows (docs/operations.md#running-on-postgresql); when it does not, or the extension's
- * schema is not this user's to use, the migration goes on without the index. Never created in cmi's
- * own schema: dropping that would drop the extension from every other schema's index.
- */
-async function createTrigramIndex(db: Kysely<unknown>): Promise<void> {
-  await sql`savepoint trigrams`.execute(db);
-  try {
-    await sql`create extension if not exists pg_trgm with schema public`.execute(db);
-    const found = await sql<{ schema: string }>`
-      select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace
-      where e.extname = 'pg_trgm'`.execute(db);
-    const operators = sql.raw(`"${(found.rows[0]?.schema ?? 'public').replaceAll('"', '""')}".gin_trgm_ops`);
-    await sql`create index error_search_trigrams on error_search using gin (error_class ${operators}, message ${operators})`.execute(db);
-    await sql`release savepoint trigrams`.execute(db);
-  } catch {
-    await sql`rollback to savepoint trigrams`.execute(db);
-  }
-}
 
 /** PostgreSQL through a pool of `pg` connections; other processes' changes arrive by LISTEN. */
 export function postgresDialect(url: string): Dialect {
@@ -151,38 +130,6 @@ export function postgresDialect(url: string): Dialect {
 
     async dropChangeNotifications(db, tables) {
       for (const table of tables) await sql`drop trigger if exists ${sql.raw(`${table}_changed`)} on ${sql.table(table)}`.execute(db);
-    },
-
-    /**
-     * `error_search` (migration 009): each error's lower-cased class and message, kept in step by
-     * triggers (statement level over transition tables for inserts and deletes, as migration 007's;
-     * per row for a changed text), with a pg_trgm GIN index where the database lets cmi create the
-     * extension. Without it the narrow table is still read instead of every error's whole row.
-     */
-    async createErrorSearch(db, migration) {
-      if (migration !== '009') return;
-      const run = (statement: string) => sql.raw(statement).execute(db);
-      const fn = (name: string, body: string) => run(`create or replace function ${name}() returns trigger language plpgsql as $$ begin ${body} return null; end $$`);
-      await run('create table error_search (id bigint primary key, error_class text not null, message text not null)');
-      await fn('error_search_added', 'insert into error_search (id, error_class, message) select id, lower(error_class), lower(message) from added;');
-      await fn('error_search_removed', 'delete from error_search where id in (select id from removed);');
-      await fn('error_search_changed', 'update error_search set error_class = lower(new.error_class), message = lower(new.message) where id = new.id;');
-      await fn('error_search_truncated', 'delete from error_search;');
-      await run('create trigger infrastructure_errors_search_insert after insert on infrastructure_errors referencing new table as added for each statement execute function error_search_added()');
-      await run('create trigger infrastructure_errors_search_delete after delete on infrastructure_errors referencing old table as removed for each statement execute function error_search_removed()');
-      await run(`create trigger infrastructure_errors_search_update after update of error_class, message on infrastructure_errors
-        for each row when (old.error_class <> new.error_class or old.message <> new.message) execute function error_search_changed()`);
-      await run('create trigger infrastructure_errors_search_truncate after truncate on infrastructure_errors for each statement execute function error_search_truncated()');
-      await run('insert into error_search (id, error_class, message) select id, lower(error_class), lower(message) from infrastructure_errors');
-      await createTrigramIndex(db);
-    },
-
-    // Any text, few matches or many: error_search's statistics tell the planner how many match, and
-    // it walks the list or reads the matches as they say. (Trigrams find a text of 3 characters or
-    // more; a shorter one reads the narrow table whole, still less than the errors.)
-    errorIdsContaining: (folded) => {
-      const pattern = likeContaining(folded);
-      return sql<{ id: number }>`select id from error_search where error_class like ${pattern} escape '\\' or message like ${pattern} escape '\\'`;
     },
 
     async refreshStatistics(db) {

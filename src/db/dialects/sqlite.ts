@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type CreateTableBuilder, Kysely, sql, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import { type CreateTableBuilder, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { Schema } from '../schema.js';
 import type { CachedData, WriteCounter } from '../write-counter.js';
 import type { Connection, Dialect } from './dialect.js';
@@ -113,29 +113,6 @@ export function sqliteDialect(path: string): Dialect {
     createChangeNotifications: async () => {},
     createChangeNotificationFunction: async () => {},
     dropChangeNotifications: async () => {},
-
-    /**
-     * An FTS5 trigram index of the folded class and message (case-sensitive: they are folded already,
-     * by the same function as the list's `q`), contentless: it keeps the index only, not a second copy
-     * of the text. Triggers keep it in step; an upsert that leaves the text as it was changes nothing.
-     */
-    async createErrorSearch(db, migration) {
-      if (migration !== '008') return;
-      const run = (statement: string) => sql.raw(statement).execute(db);
-      await run(`create virtual table error_search using fts5(error_class, message, content='', contentless_delete=1, tokenize='trigram case_sensitive 1')`);
-      const add = (row: 'new' | 'old') => `insert into error_search (rowid, error_class, message) values (${row}.id, unicode_lower(${row}.error_class), unicode_lower(${row}.message));`;
-      const remove = (row: 'new' | 'old') => `delete from error_search where rowid = ${row}.id;`;
-      await run(`create trigger infrastructure_errors_search_insert after insert on infrastructure_errors begin ${add('new')} end`);
-      await run(`create trigger infrastructure_errors_search_delete after delete on infrastructure_errors begin ${remove('old')} end`);
-      await run(`create trigger infrastructure_errors_search_update after update of error_class, message on infrastructure_errors
-        when old.error_class <> new.error_class or old.message <> new.message begin ${remove('old')} ${add('new')} end`);
-      await run('insert into error_search (rowid, error_class, message) select id, unicode_lower(error_class), unicode_lower(message) from infrastructure_errors');
-    },
-
-    // A trigram index answers texts of 3 characters or more, as a phrase: the trigrams in a row.
-    // SQLite's planner cannot tell how many that is, so many matches are left to the walk.
-    errorIdsContaining: (folded, few) =>
-      (!few || [...folded].length < 3 ? undefined : sql<{ id: number }>`select rowid as id from error_search where error_search match ${`"${folded.replaceAll('"', '""')}"`}`),
 
     // cmi never runs ANALYZE on SQLite, so its planner keeps no statistics to refresh.
     refreshStatistics: async () => {},

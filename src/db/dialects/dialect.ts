@@ -71,8 +71,6 @@ export interface Dialect {
   readonly keyOrderedTable: string;
   /** The column a unique-constraint violation names; undefined when `error` is something else. */
   uniqueViolationColumn(error: unknown): string | undefined;
-  /** Inside a transaction: waits until no other transaction is changing administrators. */
-  serializeAdministratorChanges(trx: AnyKysely): Promise<void>;
   /** Migrations 003 and 011: every change to `tables` tells the other processes that `data` changed (nothing where they can see it themselves). */
   createChangeNotifications(db: Kysely<unknown>, tables: readonly string[], data: CachedData): Promise<void>;
   /** Migration 006: changes to `tables` no longer tell the other processes (nothing caches them). */

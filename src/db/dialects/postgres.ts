@@ -15,9 +15,6 @@ const NOTIFIERS: Record<CachedData, { functionName: string; triggerSuffix: strin
   tracker: { functionName: 'cmi_tracker_changed', triggerSuffix: 'tracker_changed' },
 };
 
-/** An arbitrary, fixed advisory-lock key for changes that could leave no active administrator. */
-const ADMINISTRATORS_LOCK = 7_302_114;
-
 /** PostgreSQL through a pool of `pg` connections; other processes' changes arrive by LISTEN. */
 export function postgresDialect(url: string): Dialect {
   return {
@@ -86,14 +83,6 @@ export function postgresDialect(url: string): Dialect {
     uniqueViolationColumn(error) {
       if (!(error instanceof Error) || (error as { code?: unknown }).code !== '23505') return undefined;
       return /^Key \((\w+)\)/.exec(String((error as { detail?: unknown }).detail))?.[1];
-    },
-
-    /**
-     * PostgreSQL checks the "another active administrator" guard against a snapshot per statement, so
-     * two administrators suspending each other at once could both succeed without this lock.
-     */
-    async serializeAdministratorChanges(trx) {
-      await sql`select pg_advisory_xact_lock(${ADMINISTRATORS_LOCK})`.execute(trx);
     },
 
     /**

@@ -106,9 +106,6 @@ export function sqliteDialect(path: string): Dialect {
       return /UNIQUE constraint failed: \w+\.(\w+)/.exec(error.message)?.[1];
     },
 
-    // One writer at a time already: a transaction that checks for another administrator cannot race one.
-    serializeAdministratorChanges: async () => {},
-
     // Other processes read PRAGMA data_version (open() above): nothing to create.
     createChangeNotifications: async () => {},
     createChangeNotificationFunction: async () => {},

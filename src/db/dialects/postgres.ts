@@ -1,10 +1,10 @@
 import { type CreateTableBuilder, Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
-import { loadPg } from './pg-module.js';
+import { loadPg } from './connection/pg-module.js';
 import type { Schema } from '../schema.js';
 import type { CachedData, WriteCounter } from '../write-counter.js';
 import type { Connection, Dialect } from './dialect.js';
-import { CHANGE_CHANNELS, changeListener } from './postgres-change-listener.js';
-import { guardedPool } from './postgres-pool.js';
+import { CHANGE_CHANNELS, changeListener } from './change-notifications/postgres-listener.js';
+import { guardedPool } from './connection/postgres-pool.js';
 
 /** How much longer than statement_timeout a query may take before the client gives up on the server. */
 const CLIENT_GRACE_MS = 1000;

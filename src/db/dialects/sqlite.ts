@@ -5,8 +5,8 @@ import { type CreateTableBuilder, Kysely, SqliteAdapter, SqliteIntrospector, Sql
 import type { Schema } from '../schema.js';
 import type { CachedData, WriteCounter } from '../write-counter.js';
 import type { Connection, Dialect } from './dialect.js';
-import { SqliteDriver } from './sqlite-driver.js';
-import { withStatementCache } from './sqlite-statement-cache.js';
+import { SqliteDriver } from './connection/sqlite-driver.js';
+import { withStatementCache } from './connection/sqlite-statement-cache.js';
 
 /** How stale this process's view of other processes' writes may get, in milliseconds. */
 const OTHER_PROCESS_CHECK_MS = 1;

@@ -1,7 +1,8 @@
 import { CompiledQuery, type ExpressionBuilder, type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Transaction } from 'kysely';
 import type { InfrastructureError } from './infrastructure-error.js';
 import type { Database } from '../db/database.js';
-import { type Dialect, likeContaining, type PerDatabase } from '../db/dialects/dialect.js';
+import type { Dialect, PerDatabase } from '../db/dialects/dialect.js';
+import { likeContaining } from '../db/dialects/text/text.js';
 import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
 
 /** One report of an error, validated and truncated, as the tracker stores it. */
@@ -83,7 +84,7 @@ export const hourOf = (at: Date): number => Math.floor(at.getTime() / HOUR_MS);
 const containsPattern = (text: string) => likeContaining(text.toLowerCase());
 
 /**
- * A query of the ids of the errors whose folded class or message (`Dialect.lowerFunction`) holds
+ * A query of the ids of the errors whose folded class or message (`dialect.text.lowerFunction`) holds
  * `folded` (already lower-cased), answered from the text index of migrations 008 and 009, for
  * `id in (...)`. Undefined where the caller should compare each error's own folded text instead: where
  * the index cannot answer this text, or when `few` is false (many matches, so the list is walked in
@@ -154,7 +155,7 @@ function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filter
     // The ids of the matches from the text index, when few match or the database's planner can tell
     // how many do. Otherwise test the errors in the list's order and stop at the page's end.
     const indexed = dialect.choose(errorIdsContaining)(filters.q.toLowerCase(), few);
-    const lower = sql.raw(dialect.lowerFunction);
+    const lower = sql.raw(dialect.text.lowerFunction);
     const pattern = containsPattern(filters.q);
     conditions.push(indexed ? sql<boolean>`${sql.ref('infrastructure_errors.id')} in (${indexed})` : eb.or([
       sql<boolean>`${lower}(error_class) like ${pattern} escape '\\'`,

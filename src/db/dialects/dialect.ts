@@ -1,6 +1,7 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { Schema } from '../schema.js';
 import type { CachedData, WriteCounter } from '../write-counter.js';
+import type { TextFunctions } from './text/text.js';
 
 export type DataVersions = Record<CachedData, () => string | undefined>;
 
@@ -63,8 +64,8 @@ export interface Dialect {
   migrationSchema(db: AnyKysely): Promise<string | undefined>;
   /** Runs `build` so that no other writer sees part of it, however the database runs migrations. */
   atomically(db: Kysely<unknown>, build: (trx: Kysely<unknown>) => Promise<void>): Promise<void>;
-  /** The SQL function that lower-cases every letter, not only ASCII ones. */
-  readonly lowerFunction: string;
+  /** Comparing text: the lower() that folds every letter. */
+  readonly text: TextFunctions;
   /** Adds an auto-generated integer primary key named `id`. */
   addIdColumn<T extends string>(table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'>;
   /** What follows `create table (...)` for a table stored in primary-key order (SQLite: without rowid). */
@@ -80,6 +81,3 @@ export interface Dialect {
   /** Refreshes the planner's statistics after a bulk load (what autovacuum would do soon after). */
   refreshStatistics(db: AnyKysely): Promise<void>;
 }
-
-/** `text` as a LIKE pattern matching it literally anywhere, with `\` as the escape character. */
-export const likeContaining = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

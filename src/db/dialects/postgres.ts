@@ -5,6 +5,7 @@ import type { CachedData, WriteCounter } from '../write-counter.js';
 import type { Connection, Dialect } from './dialect.js';
 import { CHANGE_CHANNELS, changeListener } from './change-notifications/postgres-listener.js';
 import { guardedPool } from './connection/postgres-pool.js';
+import { postgresText } from './text/postgres.js';
 
 /** How much longer than statement_timeout a query may take before the client gives up on the server. */
 const CLIENT_GRACE_MS = 1000;
@@ -21,7 +22,7 @@ export function postgresDialect(url: string): Dialect {
     name: 'postgres',
     target: url,
     choose: (variants) => variants.postgres,
-    lowerFunction: 'lower',
+    text: postgresText,
 
     open(pool, writes: WriteCounter): Connection {
       // Connected on first use: commands that only write (migrate, users ...) never listen.

@@ -7,6 +7,7 @@ import type { CachedData, WriteCounter } from '../write-counter.js';
 import type { Connection, Dialect } from './dialect.js';
 import { SqliteDriver } from './connection/sqlite-driver.js';
 import { withStatementCache } from './connection/sqlite-statement-cache.js';
+import { addUnicodeLower, sqliteText } from './text/sqlite.js';
 
 /** How stale this process's view of other processes' writes may get, in milliseconds. */
 const OTHER_PROCESS_CHECK_MS = 1;
@@ -17,7 +18,7 @@ export function sqliteDialect(path: string): Dialect {
     name: 'sqlite',
     target: path,
     choose: (variants) => variants.sqlite,
-    lowerFunction: 'unicode_lower',
+    text: sqliteText,
 
     open(pool, writes: WriteCounter): Connection {
       mkdirSync(dirname(path), { recursive: true });
@@ -29,7 +30,7 @@ export function sqliteDialect(path: string): Dialect {
       sqlite.pragma('synchronous = NORMAL');
       sqlite.pragma('foreign_keys = ON');
       // SQLite's lower() folds ASCII letters only; the error list's `q` needs every letter folded.
-      sqlite.function('unicode_lower', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? text.toLowerCase() : text));
+      addUnicodeLower(sqlite);
       // From here on nothing waits for a lock synchronously: SqliteDriver waits between tries instead,
       // for up to the statement timeout, so the event loop keeps serving (docs/operations.md).
       sqlite.pragma('busy_timeout = 0');

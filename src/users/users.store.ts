@@ -96,7 +96,7 @@ export function usersRepository(database: Database) {
 
   /** A unique-constraint violation as the DuplicateValue it means; anything else as it is. */
   function asDuplicateValue(error: unknown): unknown {
-    const column = dialect.uniqueViolationColumn(error);
+    const column = dialect.constraints.uniqueViolationColumn(error);
     return column ? new DuplicateValue(column) : error;
   }
   /**

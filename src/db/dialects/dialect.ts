@@ -1,6 +1,7 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { Schema } from '../schema.js';
 import type { CachedData, WriteCounter } from '../write-counter.js';
+import type { Constraints } from './constraints/constraints.js';
 import type { TextFunctions } from './text/text.js';
 
 export type DataVersions = Record<CachedData, () => string | undefined>;
@@ -70,8 +71,8 @@ export interface Dialect {
   addIdColumn<T extends string>(table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'>;
   /** What follows `create table (...)` for a table stored in primary-key order (SQLite: without rowid). */
   readonly keyOrderedTable: string;
-  /** The column a unique-constraint violation names; undefined when `error` is something else. */
-  uniqueViolationColumn(error: unknown): string | undefined;
+  /** Reading constraint errors: the column a unique violation names. */
+  readonly constraints: Constraints;
   /** Migrations 003 and 011: every change to `tables` tells the other processes that `data` changed (nothing where they can see it themselves). */
   createChangeNotifications(db: Kysely<unknown>, tables: readonly string[], data: CachedData): Promise<void>;
   /** Migration 006: changes to `tables` no longer tell the other processes (nothing caches them). */

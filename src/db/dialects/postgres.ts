@@ -5,6 +5,7 @@ import type { CachedData, WriteCounter } from '../write-counter.js';
 import type { Connection, Dialect } from './dialect.js';
 import { CHANGE_CHANNELS, changeListener } from './change-notifications/postgres-listener.js';
 import { guardedPool } from './connection/postgres-pool.js';
+import { postgresConstraints } from './constraints/postgres.js';
 import { postgresText } from './text/postgres.js';
 
 /** How much longer than statement_timeout a query may take before the client gives up on the server. */
@@ -23,6 +24,7 @@ export function postgresDialect(url: string): Dialect {
     target: url,
     choose: (variants) => variants.postgres,
     text: postgresText,
+    constraints: postgresConstraints,
 
     open(pool, writes: WriteCounter): Connection {
       // Connected on first use: commands that only write (migrate, users ...) never listen.
@@ -79,12 +81,6 @@ export function postgresDialect(url: string): Dialect {
       table.addColumn('id', 'integer', (column) => column.primaryKey().generatedByDefaultAsIdentity()),
 
     keyOrderedTable: '',
-
-    /** Code 23505 with the detail `Key (login)=(bob) already exists.` -> `login`. */
-    uniqueViolationColumn(error) {
-      if (!(error instanceof Error) || (error as { code?: unknown }).code !== '23505') return undefined;
-      return /^Key \((\w+)\)/.exec(String((error as { detail?: unknown }).detail))?.[1];
-    },
 
     /**
      * Every statement that changes one of `tables` notifies the channel of `data` (CHANGE_CHANNELS) with

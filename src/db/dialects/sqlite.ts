@@ -7,6 +7,7 @@ import type { CachedData, WriteCounter } from '../write-counter.js';
 import type { Connection, Dialect } from './dialect.js';
 import { SqliteDriver } from './connection/sqlite-driver.js';
 import { withStatementCache } from './connection/sqlite-statement-cache.js';
+import { sqliteConstraints } from './constraints/sqlite.js';
 import { addUnicodeLower, sqliteText } from './text/sqlite.js';
 
 /** How stale this process's view of other processes' writes may get, in milliseconds. */
@@ -19,6 +20,7 @@ export function sqliteDialect(path: string): Dialect {
     target: path,
     choose: (variants) => variants.sqlite,
     text: sqliteText,
+    constraints: sqliteConstraints,
 
     open(pool, writes: WriteCounter): Connection {
       mkdirSync(dirname(path), { recursive: true });
@@ -100,12 +102,6 @@ export function sqliteDialect(path: string): Dialect {
 
     // The table is its primary key, so a run of blocks is read as one range.
     keyOrderedTable: 'without rowid',
-
-    /** `UNIQUE constraint failed: users.login` -> `login`. */
-    uniqueViolationColumn(error) {
-      if (!(error instanceof Error) || (error as { code?: unknown }).code !== 'SQLITE_CONSTRAINT_UNIQUE') return undefined;
-      return /UNIQUE constraint failed: \w+\.(\w+)/.exec(error.message)?.[1];
-    },
 
     // Other processes read PRAGMA data_version (open() above): nothing to create.
     createChangeNotifications: async () => {},

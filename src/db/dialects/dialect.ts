@@ -1,7 +1,8 @@
-import type { CreateTableBuilder, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Schema } from '../schema.js';
 import type { CachedData, WriteCounter } from '../write-counter.js';
 import type { Constraints } from './constraints/constraints.js';
+import type { Tables } from './tables/tables.js';
 import type { TextFunctions } from './text/text.js';
 
 export type DataVersions = Record<CachedData, () => string | undefined>;
@@ -67,10 +68,8 @@ export interface Dialect {
   atomically(db: Kysely<unknown>, build: (trx: Kysely<unknown>) => Promise<void>): Promise<void>;
   /** Comparing text: the lower() that folds every letter. */
   readonly text: TextFunctions;
-  /** Adds an auto-generated integer primary key named `id`. */
-  addIdColumn<T extends string>(table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'>;
-  /** What follows `create table (...)` for a table stored in primary-key order (SQLite: without rowid). */
-  readonly keyOrderedTable: string;
+  /** Table definitions: id columns, tables stored in key order. */
+  readonly tables: Tables;
   /** Reading constraint errors: the column a unique violation names. */
   readonly constraints: Constraints;
   /** Migrations 003 and 011: every change to `tables` tells the other processes that `data` changed (nothing where they can see it themselves). */

@@ -1,4 +1,4 @@
-import { type CreateTableBuilder, Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
+import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import { loadPg } from './connection/pg-module.js';
 import type { Schema } from '../schema.js';
 import type { CachedData, WriteCounter } from '../write-counter.js';
@@ -6,6 +6,7 @@ import type { Connection, Dialect } from './dialect.js';
 import { CHANGE_CHANNELS, changeListener } from './change-notifications/postgres-listener.js';
 import { guardedPool } from './connection/postgres-pool.js';
 import { postgresConstraints } from './constraints/postgres.js';
+import { postgresTables } from './tables/postgres.js';
 import { postgresText } from './text/postgres.js';
 
 /** How much longer than statement_timeout a query may take before the client gives up on the server. */
@@ -25,6 +26,7 @@ export function postgresDialect(url: string): Dialect {
     choose: (variants) => variants.postgres,
     text: postgresText,
     constraints: postgresConstraints,
+    tables: postgresTables,
 
     open(pool, writes: WriteCounter): Connection {
       // Connected on first use: commands that only write (migrate, users ...) never listen.
@@ -76,11 +78,6 @@ export function postgresDialect(url: string): Dialect {
 
     // kysely already runs each PostgreSQL migration in a transaction.
     atomically: (db, build) => build(db),
-
-    addIdColumn: <T extends string>(table: CreateTableBuilder<T, never>) =>
-      table.addColumn('id', 'integer', (column) => column.primaryKey().generatedByDefaultAsIdentity()),
-
-    keyOrderedTable: '',
 
     /**
      * Every statement that changes one of `tables` notifies the channel of `data` (CHANGE_CHANNELS) with

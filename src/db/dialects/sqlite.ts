@@ -1,13 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type CreateTableBuilder, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { Schema } from '../schema.js';
 import type { CachedData, WriteCounter } from '../write-counter.js';
 import type { Connection, Dialect } from './dialect.js';
 import { SqliteDriver } from './connection/sqlite-driver.js';
 import { withStatementCache } from './connection/sqlite-statement-cache.js';
 import { sqliteConstraints } from './constraints/sqlite.js';
+import { sqliteTables } from './tables/sqlite.js';
 import { addUnicodeLower, sqliteText } from './text/sqlite.js';
 
 /** How stale this process's view of other processes' writes may get, in milliseconds. */
@@ -21,6 +22,7 @@ export function sqliteDialect(path: string): Dialect {
     choose: (variants) => variants.sqlite,
     text: sqliteText,
     constraints: sqliteConstraints,
+    tables: sqliteTables,
 
     open(pool, writes: WriteCounter): Connection {
       mkdirSync(dirname(path), { recursive: true });
@@ -96,12 +98,6 @@ export function sqliteDialect(path: string): Dialect {
      * false), so this opens one. Its first write takes the database's one write lock until it commits.
      */
     atomically: (db, build) => db.transaction().execute(build),
-
-    addIdColumn: <T extends string>(table: CreateTableBuilder<T, never>) =>
-      table.addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement()),
-
-    // The table is its primary key, so a run of blocks is read as one range.
-    keyOrderedTable: 'without rowid',
 
     // Other processes read PRAGMA data_version (open() above): nothing to create.
     createChangeNotifications: async () => {},

@@ -98,7 +98,7 @@ export function rowBlocksMigration(dialect: Dialect) {
             block integer not null,
             row_count integer not null,
             primary key (table_name, block_size, block)
-          ) ${sql.raw(dialect.keyOrderedTable)}`.execute(trx);
+          ) ${sql.raw(dialect.tables.keyOrdered)}`.execute(trx);
         await createRowBlockTriggers(trx, 'users');
         await sql`
           insert into row_blocks (table_name, block_size, block, row_count)

@@ -97,7 +97,7 @@ export function errorCountsMigration(dialect: Dialect) {
             value varchar(255) not null,
             errors integer not null,
             primary key (dimension, value)
-          ) ${sql.raw(dialect.keyOrderedTable)}`.execute(trx);
+          ) ${sql.raw(dialect.tables.keyOrdered)}`.execute(trx);
         await createErrorCountTriggers(trx);
         await sql`
           insert into error_counts (dimension, value, errors)

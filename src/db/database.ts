@@ -47,7 +47,7 @@ const asError = (error: unknown): Error => (error instanceof Error ? error : new
 async function migratorFor(database: Database): Promise<Migrator> {
   return new Migrator({
     db: database.db,
-    migrationTableSchema: await database.dialect.migrationSchema(database.db),
+    migrationTableSchema: await database.dialect.migrations.bookkeepingSchema(database.db),
     provider: { getMigrations: () => Promise.resolve(allMigrations(database.dialect)) },
   });
 }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Schema } from '../schema.js';
 import type { CachedData, WriteCounter } from '../write-counter.js';
 import type { Constraints } from './constraints/constraints.js';
+import type { Migrations } from './migrations/migrations.js';
 import type { Tables } from './tables/tables.js';
 import type { TextFunctions } from './text/text.js';
 
@@ -62,10 +63,8 @@ export interface Dialect {
   choose<T>(variants: PerDatabase<T>): T;
   /** Opens the database; `writes` counts this process's own writes, part of the data version. */
   open(pool: PoolSettings, writes: WriteCounter): Connection;
-  /** The schema migration bookkeeping lives in (undefined: the database's only one). */
-  migrationSchema(db: AnyKysely): Promise<string | undefined>;
-  /** Runs `build` so that no other writer sees part of it, however the database runs migrations. */
-  atomically(db: Kysely<unknown>, build: (trx: Kysely<unknown>) => Promise<void>): Promise<void>;
+  /** Running migrations: where their bookkeeping lives, and running one atomically. */
+  readonly migrations: Migrations;
   /** Comparing text: the lower() that folds every letter. */
   readonly text: TextFunctions;
   /** Table definitions: id columns, tables stored in key order. */

@@ -6,6 +6,7 @@ import type { Connection, Dialect } from './dialect.js';
 import { CHANGE_CHANNELS, changeListener } from './change-notifications/postgres-listener.js';
 import { guardedPool } from './connection/postgres-pool.js';
 import { postgresConstraints } from './constraints/postgres.js';
+import { postgresMigrations } from './migrations/postgres.js';
 import { postgresTables } from './tables/postgres.js';
 import { postgresText } from './text/postgres.js';
 
@@ -27,6 +28,7 @@ export function postgresDialect(url: string): Dialect {
     text: postgresText,
     constraints: postgresConstraints,
     tables: postgresTables,
+    migrations: postgresMigrations,
 
     open(pool, writes: WriteCounter): Connection {
       // Connected on first use: commands that only write (migrate, users ...) never listen.
@@ -69,15 +71,6 @@ export function postgresDialect(url: string): Dialect {
         ...(pool.timeQueries ? { onQueryTime: (observer: (seconds: number) => void) => { observeQuery = observer; } } : {}),
       };
     },
-
-    /** The connection's current schema, named explicitly: kysely would otherwise take such tables in any schema as its own. */
-    async migrationSchema(db) {
-      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
-      return rows[0]?.schema;
-    },
-
-    // kysely already runs each PostgreSQL migration in a transaction.
-    atomically: (db, build) => build(db),
 
     /**
      * Every statement that changes one of `tables` notifies the channel of `data` (CHANGE_CHANNELS) with

@@ -8,6 +8,7 @@ import type { Connection, Dialect } from './dialect.js';
 import { SqliteDriver } from './connection/sqlite-driver.js';
 import { withStatementCache } from './connection/sqlite-statement-cache.js';
 import { sqliteConstraints } from './constraints/sqlite.js';
+import { sqliteMigrations } from './migrations/sqlite.js';
 import { sqliteTables } from './tables/sqlite.js';
 import { addUnicodeLower, sqliteText } from './text/sqlite.js';
 
@@ -23,6 +24,7 @@ export function sqliteDialect(path: string): Dialect {
     text: sqliteText,
     constraints: sqliteConstraints,
     tables: sqliteTables,
+    migrations: sqliteMigrations,
 
     open(pool, writes: WriteCounter): Connection {
       mkdirSync(dirname(path), { recursive: true });
@@ -90,14 +92,6 @@ export function sqliteDialect(path: string): Dialect {
         close: () => db.destroy(),
       };
     },
-
-    migrationSchema: () => Promise.resolve(undefined),
-
-    /**
-     * kysely runs SQLite migrations outside a transaction (its adapter has supportsTransactionalDdl
-     * false), so this opens one. Its first write takes the database's one write lock until it commits.
-     */
-    atomically: (db, build) => db.transaction().execute(build),
 
     // Other processes read PRAGMA data_version (open() above): nothing to create.
     createChangeNotifications: async () => {},

@@ -90,7 +90,7 @@ export function rowBlocksMigration(dialect: Dialect) {
     async up(db: Kysely<unknown>): Promise<void> {
       // Atomic, or a row another process inserts between the triggers and the backfill would be
       // counted twice, or, the other way round, not at all.
-      await dialect.atomically(db, async (trx) => {
+      await dialect.migrations.atomically(db, async (trx) => {
         await sql`
           create table row_blocks (
             table_name varchar(64) not null,

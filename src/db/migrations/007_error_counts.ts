@@ -90,7 +90,7 @@ export function errorCountsMigration(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       // Atomic, as migration 004: a row written between the triggers and the backfill is counted once.
-      await dialect.atomically(db, async (trx) => {
+      await dialect.migrations.atomically(db, async (trx) => {
         await sql`
           create table error_counts (
             dimension varchar(16) not null,

@@ -31,7 +31,7 @@ export function errorSearchMigration(dialect: Dialect) {
 
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await dialect.atomically(db, (trx) => createErrorSearch(trx));
+      await dialect.migrations.atomically(db, (trx) => createErrorSearch(trx));
     },
   };
 }

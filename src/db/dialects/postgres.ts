@@ -7,6 +7,7 @@ import { CHANGE_CHANNELS, changeListener } from './change-notifications/postgres
 import { guardedPool } from './connection/postgres-pool.js';
 import { postgresConstraints } from './constraints/postgres.js';
 import { postgresMigrations } from './migrations/postgres.js';
+import { postgresStatistics } from './statistics/postgres.js';
 import { postgresTables } from './tables/postgres.js';
 import { postgresText } from './text/postgres.js';
 
@@ -29,6 +30,8 @@ export function postgresDialect(url: string): Dialect {
     constraints: postgresConstraints,
     tables: postgresTables,
     migrations: postgresMigrations,
+    statistics: postgresStatistics,
+    refreshStatistics: (db) => postgresStatistics.refresh(db),
 
     open(pool, writes: WriteCounter): Connection {
       // Connected on first use: commands that only write (migrate, users ...) never listen.
@@ -108,8 +111,5 @@ export function postgresDialect(url: string): Dialect {
       for (const table of tables) await sql`drop trigger if exists ${sql.raw(`${table}_changed`)} on ${sql.table(table)}`.execute(db);
     },
 
-    async refreshStatistics(db) {
-      await sql`vacuum analyze`.execute(db);
-    },
   };
 }

@@ -9,6 +9,7 @@ import { SqliteDriver } from './connection/sqlite-driver.js';
 import { withStatementCache } from './connection/sqlite-statement-cache.js';
 import { sqliteConstraints } from './constraints/sqlite.js';
 import { sqliteMigrations } from './migrations/sqlite.js';
+import { sqliteStatistics } from './statistics/sqlite.js';
 import { sqliteTables } from './tables/sqlite.js';
 import { addUnicodeLower, sqliteText } from './text/sqlite.js';
 
@@ -25,6 +26,8 @@ export function sqliteDialect(path: string): Dialect {
     constraints: sqliteConstraints,
     tables: sqliteTables,
     migrations: sqliteMigrations,
+    statistics: sqliteStatistics,
+    refreshStatistics: (db) => sqliteStatistics.refresh(db),
 
     open(pool, writes: WriteCounter): Connection {
       mkdirSync(dirname(path), { recursive: true });
@@ -98,7 +101,5 @@ export function sqliteDialect(path: string): Dialect {
     createChangeNotificationFunction: async () => {},
     dropChangeNotifications: async () => {},
 
-    // cmi never runs ANALYZE on SQLite, so its planner keeps no statistics to refresh.
-    refreshStatistics: async () => {},
   };
 }

@@ -1,6 +1,7 @@
 import { Kysely, Migrator } from 'kysely';
 import { dialectFor } from './database-url.js';
-import type { DataVersions, Dialect, PoolSettings, PoolUse } from './dialects/dialect.js';
+import type { DataVersions } from './dialects/change-notifications/change-notifications.js';
+import type { Dialect, PoolSettings, PoolUse } from './dialects/dialect.js';
 import { allMigrations } from './migrations/index.js';
 import type { Schema } from './schema.js';
 import { type CachedData, WriteCounter } from './write-counter.js';

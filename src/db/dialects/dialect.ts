@@ -1,13 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../schema.js';
-import type { CachedData, WriteCounter } from '../write-counter.js';
+import type { WriteCounter } from '../write-counter.js';
+import type { ChangeNotifications, DataVersions } from './change-notifications/change-notifications.js';
 import type { Constraints } from './constraints/constraints.js';
 import type { Migrations } from './migrations/migrations.js';
 import type { PlannerStatistics } from './statistics/statistics.js';
 import type { Tables } from './tables/tables.js';
 import type { TextFunctions } from './text/text.js';
-
-export type DataVersions = Record<CachedData, () => string | undefined>;
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -29,11 +28,7 @@ export interface PoolSettings {
 /** Connections to one database, as a dialect opened them. */
 export interface Connection {
   readonly db: Kysely<Schema>;
-  /**
-   * For each kind of cached data, a token that changes whenever that data changes, from this process or
-   * any other, read without waiting; undefined where the database offers no such signal now (then
-   * nothing is cached). A token may also move when something else changed, never stay when it did.
-   */
+  /** For each kind of cached data, a token that moves when it changes, in any process. */
   dataVersions: DataVersions;
   close: () => Promise<void>;
   /** Connections of the pool open, idle and waited for (PostgreSQL; SQLite has one connection, no pool). */
@@ -72,12 +67,8 @@ export interface Dialect {
   readonly tables: Tables;
   /** Reading constraint errors: the column a unique violation names. */
   readonly constraints: Constraints;
-  /** Migrations 003 and 011: every change to `tables` tells the other processes that `data` changed (nothing where they can see it themselves). */
-  createChangeNotifications(db: Kysely<unknown>, tables: readonly string[], data: CachedData): Promise<void>;
-  /** Migration 006: changes to `tables` no longer tell the other processes (nothing caches them). */
-  dropChangeNotifications(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
-  /** Migration 012 (and createChangeNotifications): the function that notifies of changes to `data`, made anew. */
-  createChangeNotificationFunction(db: Kysely<unknown>, data: CachedData): Promise<void>;
+  /** What migrations create so that other processes learn of changes to cached data. */
+  readonly changeNotifications: ChangeNotifications;
   /** The query planner's statistics, refreshed after a bulk load. */
   readonly statistics: PlannerStatistics;
   /** `statistics.refresh`, under the name bench/datasets.ts calls (until bench/ calls `statistics.refresh`). */

@@ -3,8 +3,9 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { Schema } from '../schema.js';
-import type { CachedData, WriteCounter } from '../write-counter.js';
+import type { WriteCounter } from '../write-counter.js';
 import type { Connection, Dialect } from './dialect.js';
+import { sqliteChangeNotifications, sqliteDataVersions } from './change-notifications/sqlite.js';
 import { SqliteDriver } from './connection/sqlite-driver.js';
 import { withStatementCache } from './connection/sqlite-statement-cache.js';
 import { sqliteConstraints } from './constraints/sqlite.js';
@@ -12,9 +13,6 @@ import { sqliteMigrations } from './migrations/sqlite.js';
 import { sqliteStatistics } from './statistics/sqlite.js';
 import { sqliteTables } from './tables/sqlite.js';
 import { addUnicodeLower, sqliteText } from './text/sqlite.js';
-
-/** How stale this process's view of other processes' writes may get, in milliseconds. */
-const OTHER_PROCESS_CHECK_MS = 1;
 
 /** SQLite, embedded: one connection a process, in WAL mode. */
 export function sqliteDialect(path: string): Dialect {
@@ -28,6 +26,7 @@ export function sqliteDialect(path: string): Dialect {
     migrations: sqliteMigrations,
     statistics: sqliteStatistics,
     refreshStatistics: (db) => sqliteStatistics.refresh(db),
+    changeNotifications: sqliteChangeNotifications,
 
     open(pool, writes: WriteCounter): Connection {
       mkdirSync(dirname(path), { recursive: true });
@@ -53,53 +52,11 @@ export function sqliteDialect(path: string): Dialect {
           createQueryCompiler: () => new SqliteQueryCompiler(),
         },
       });
-      // PRAGMA data_version moves when another connection (process) commits. Reading it takes file-lock
-      // system calls, so it is read at most once a millisecond: another process's write is seen within
-      // 1 ms; this process's own writes are counted by `writes` at once.
-      const otherWrites = sqlite.prepare('PRAGMA data_version').pluck();
-      let other = 0;
-      let checkedAt = -Infinity;
-      /** Another process's writes, whatever they changed; undefined while unreadable. */
-      const othersCount = (): number | undefined => {
-        const now = performance.now();
-        if (now - checkedAt >= OTHER_PROCESS_CHECK_MS) {
-          try {
-            other = otherWrites.get() as number;
-          } catch {
-            // Unreadable for now (another process holds the database exclusively): cache nothing.
-            return undefined;
-          }
-          checkedAt = now;
-        }
-        return other;
-      };
-      const versionOf = (data: CachedData) => {
-        // The version string is made again only when a count moved, not on every call.
-        let version = '';
-        let versionOther = -1;
-        let versionOwn = -1;
-        return (): string | undefined => {
-          const others = othersCount();
-          if (others === undefined) return undefined;
-          if (versionOther !== others || versionOwn !== writes.counts[data]) {
-            versionOther = others;
-            versionOwn = writes.counts[data];
-            version = `${others}:${versionOwn}`;
-          }
-          return version;
-        };
-      };
       return {
         db,
-        dataVersions: { users: versionOf('users'), tracker: versionOf('tracker') },
+        dataVersions: sqliteDataVersions(sqlite, writes),
         close: () => db.destroy(),
       };
     },
-
-    // Other processes read PRAGMA data_version (open() above): nothing to create.
-    createChangeNotifications: async () => {},
-    createChangeNotificationFunction: async () => {},
-    dropChangeNotifications: async () => {},
-
   };
 }

@@ -57,7 +57,7 @@ export function errorTrackerMigration(dialect: Dialect) {
       await errors('reported_updated_at', ['reported', 'updated_at', 'id']);
       await errors('class_updated_at', ['error_class', 'updated_at', 'id']);
 
-      await dialect.dropChangeNotifications(db, ['infrastructure_errors']);
+      await dialect.changeNotifications.drop(db, ['infrastructure_errors']);
     },
   };
 }

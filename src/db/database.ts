@@ -1,7 +1,8 @@
 import { Kysely, Migrator } from 'kysely';
 import { dialectFor } from './database-url.js';
 import type { DataVersions } from './dialects/change-notifications/change-notifications.js';
-import type { Dialect, PoolSettings, PoolUse } from './dialects/dialect.js';
+import type { PoolSettings, PoolUse } from './dialects/connection/connection.js';
+import type { Dialect } from './dialects/dialect.js';
 import { allMigrations } from './migrations/index.js';
 import type { Schema } from './schema.js';
 import { type CachedData, WriteCounter } from './write-counter.js';
@@ -28,7 +29,7 @@ export interface Database {
 export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool: PoolSettings }): Database {
   const dialect = dialectFor(databaseUrl);
   const writes = new WriteCounter();
-  const connection = dialect.open(pool, writes);
+  const connection = dialect.connection.open(pool, writes);
   return {
     db: connection.db,
     dialect,

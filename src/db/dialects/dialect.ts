@@ -1,11 +1,24 @@
 import type { Kysely } from 'kysely';
-import type { Schema } from '../schema.js';
-import type { WriteCounter } from '../write-counter.js';
-import type { ChangeNotifications, DataVersions } from './change-notifications/change-notifications.js';
+import type { ChangeNotifications } from './change-notifications/change-notifications.js';
+import { postgresChangeNotifications } from './change-notifications/postgres.js';
+import { sqliteChangeNotifications } from './change-notifications/sqlite.js';
+import type { Connector } from './connection/connection.js';
+import { postgresConnector } from './connection/postgres.js';
+import { sqliteConnector } from './connection/sqlite.js';
 import type { Constraints } from './constraints/constraints.js';
+import { postgresConstraints } from './constraints/postgres.js';
+import { sqliteConstraints } from './constraints/sqlite.js';
 import type { Migrations } from './migrations/migrations.js';
+import { postgresMigrations } from './migrations/postgres.js';
+import { sqliteMigrations } from './migrations/sqlite.js';
+import { postgresStatistics } from './statistics/postgres.js';
+import { sqliteStatistics } from './statistics/sqlite.js';
 import type { PlannerStatistics } from './statistics/statistics.js';
+import { postgresTables } from './tables/postgres.js';
+import { sqliteTables } from './tables/sqlite.js';
 import type { Tables } from './tables/tables.js';
+import { postgresText } from './text/postgres.js';
+import { sqliteText } from './text/sqlite.js';
 import type { TextFunctions } from './text/text.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -16,40 +29,15 @@ export type DialectName = 'sqlite' | 'postgres';
  */
 export type PerDatabase<T> = Readonly<Record<DialectName, T>>;
 
-export interface PoolSettings {
-  /** Connections per process (PostgreSQL; SQLite has one). */
-  size: number;
-  /** Longest a statement may run before the database cancels it, in milliseconds (PostgreSQL). */
-  statementTimeoutMs: number;
-  /** Time each query for the metrics (PostgreSQL; docs/operations.md#metrics); off, no query is timed. */
-  timeQueries?: boolean;
-}
-
-/** Connections to one database, as a dialect opened them. */
-export interface Connection {
-  readonly db: Kysely<Schema>;
-  /** For each kind of cached data, a token that moves when it changes, in any process. */
-  dataVersions: DataVersions;
-  close: () => Promise<void>;
-  /** Connections of the pool open, idle and waited for (PostgreSQL; SQLite has one connection, no pool). */
-  poolUse?: () => PoolUse;
-  /** With `timeQueries`: tells `observer` each query's duration, in seconds. */
-  onQueryTime?: (observer: (seconds: number) => void) => void;
-}
-
-export interface PoolUse {
-  total: number;
-  idle: number;
-  waiting: number;
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema (migrations see none): these read no table of it
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema: this reads no table of it
 type AnyKysely = Kysely<any>;
 
 /**
- * Every difference between SQLite and PostgreSQL, behind one interface with one implementation per
- * database (sqlite.ts, postgres.ts), picked once from DATABASE_URL (database-url.ts). Callers never
- * ask which database they are on. docs/architecture.md explains each part.
+ * What differs between SQLite and PostgreSQL, one concern per folder (an interface, sqlite.ts and
+ * postgres.ts), each concern's implementation chosen once for the database DATABASE_URL names
+ * (database-url.ts, then dialectOf below). A dialect knows the databases, not the features: a
+ * feature's SQL that differs between them stays with the feature, which states both and takes this
+ * database's with `choose`. docs/architecture.md explains each part.
  */
 export interface Dialect {
   readonly name: DialectName;
@@ -57,20 +45,54 @@ export interface Dialect {
   readonly target: string;
   /** This database's variant of `variants`. */
   choose<T>(variants: PerDatabase<T>): T;
-  /** Opens the database; `writes` counts this process's own writes, part of the data version. */
-  open(pool: PoolSettings, writes: WriteCounter): Connection;
+  /** Opening the database: its connections, pragmas or pool, and its data versions. */
+  readonly connection: Connector;
+  /** What migrations create so that other processes learn of changes to cached data. */
+  readonly changeNotifications: ChangeNotifications;
   /** Running migrations: where their bookkeeping lives, and running one atomically. */
   readonly migrations: Migrations;
-  /** Comparing text: the lower() that folds every letter. */
-  readonly text: TextFunctions;
   /** Table definitions: id columns, tables stored in key order. */
   readonly tables: Tables;
   /** Reading constraint errors: the column a unique violation names. */
   readonly constraints: Constraints;
-  /** What migrations create so that other processes learn of changes to cached data. */
-  readonly changeNotifications: ChangeNotifications;
+  /** Comparing text: the lower() that folds every letter. */
+  readonly text: TextFunctions;
   /** The query planner's statistics, refreshed after a bulk load. */
   readonly statistics: PlannerStatistics;
   /** `statistics.refresh`, under the name bench/datasets.ts calls (until bench/ calls `statistics.refresh`). */
   refreshStatistics(db: AnyKysely): Promise<void>;
 }
+
+/** Each concern's implementation on each database. */
+const CONNECTORS: PerDatabase<(target: string) => Connector> = { sqlite: sqliteConnector, postgres: postgresConnector };
+const CHANGE_NOTIFICATIONS: PerDatabase<ChangeNotifications> = { sqlite: sqliteChangeNotifications, postgres: postgresChangeNotifications };
+const MIGRATIONS: PerDatabase<Migrations> = { sqlite: sqliteMigrations, postgres: postgresMigrations };
+const TABLES: PerDatabase<Tables> = { sqlite: sqliteTables, postgres: postgresTables };
+const CONSTRAINTS: PerDatabase<Constraints> = { sqlite: sqliteConstraints, postgres: postgresConstraints };
+const TEXT: PerDatabase<TextFunctions> = { sqlite: sqliteText, postgres: postgresText };
+const STATISTICS: PerDatabase<PlannerStatistics> = { sqlite: sqliteStatistics, postgres: postgresStatistics };
+
+/** The dialect of the database `name` at `target`: every concern's implementation for it, chosen here, once. */
+function dialectOf(name: DialectName, target: string): Dialect {
+  const choose = <T>(variants: PerDatabase<T>): T => variants[name];
+  const statistics = choose(STATISTICS);
+  return {
+    name,
+    target,
+    choose,
+    connection: choose(CONNECTORS)(target),
+    changeNotifications: choose(CHANGE_NOTIFICATIONS),
+    migrations: choose(MIGRATIONS),
+    tables: choose(TABLES),
+    constraints: choose(CONSTRAINTS),
+    text: choose(TEXT),
+    statistics,
+    refreshStatistics: (db) => statistics.refresh(db),
+  };
+}
+
+/** SQLite, embedded, in the file at `path`. */
+export const sqliteDialect = (path: string): Dialect => dialectOf('sqlite', path);
+
+/** PostgreSQL at `url`. */
+export const postgresDialect = (url: string): Dialect => dialectOf('postgres', url);

@@ -1,33 +1,17 @@
 import { Kysely, type LogEvent, PostgresDialect } from 'kysely';
-import { loadPg } from './connection/pg-module.js';
-import type { Schema } from '../schema.js';
-import type { WriteCounter } from '../write-counter.js';
-import type { Connection, Dialect } from './dialect.js';
-import { postgresChangeNotifications, postgresDataVersions } from './change-notifications/postgres.js';
-import { guardedPool } from './connection/postgres-pool.js';
-import { postgresConstraints } from './constraints/postgres.js';
-import { postgresMigrations } from './migrations/postgres.js';
-import { postgresStatistics } from './statistics/postgres.js';
-import { postgresTables } from './tables/postgres.js';
-import { postgresText } from './text/postgres.js';
+import type { Schema } from '../../schema.js';
+import type { WriteCounter } from '../../write-counter.js';
+import { postgresDataVersions } from '../change-notifications/postgres.js';
+import type { Connection, Connector } from './connection.js';
+import { loadPg } from './pg-module.js';
+import { guardedPool } from './postgres-pool.js';
 
 /** How much longer than statement_timeout a query may take before the client gives up on the server. */
 const CLIENT_GRACE_MS = 1000;
 
-/** PostgreSQL through a pool of `pg` connections; other processes' changes arrive by LISTEN. */
-export function postgresDialect(url: string): Dialect {
+/** PostgreSQL at `url`, through a pool of `pg` connections; other processes' changes arrive by LISTEN. */
+export function postgresConnector(url: string): Connector {
   return {
-    name: 'postgres',
-    target: url,
-    choose: (variants) => variants.postgres,
-    text: postgresText,
-    constraints: postgresConstraints,
-    tables: postgresTables,
-    migrations: postgresMigrations,
-    statistics: postgresStatistics,
-    refreshStatistics: (db) => postgresStatistics.refresh(db),
-    changeNotifications: postgresChangeNotifications,
-
     open(pool, writes: WriteCounter): Connection {
       const connections = new (loadPg().Pool)({
         connectionString: url,
@@ -57,6 +41,5 @@ export function postgresDialect(url: string): Dialect {
         ...(pool.timeQueries ? { onQueryTime: (observer: (seconds: number) => void) => { observeQuery = observer; } } : {}),
       };
     },
-
   };
 }

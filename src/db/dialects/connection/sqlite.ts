@@ -2,32 +2,17 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
-import type { Schema } from '../schema.js';
-import type { WriteCounter } from '../write-counter.js';
-import type { Connection, Dialect } from './dialect.js';
-import { sqliteChangeNotifications, sqliteDataVersions } from './change-notifications/sqlite.js';
-import { SqliteDriver } from './connection/sqlite-driver.js';
-import { withStatementCache } from './connection/sqlite-statement-cache.js';
-import { sqliteConstraints } from './constraints/sqlite.js';
-import { sqliteMigrations } from './migrations/sqlite.js';
-import { sqliteStatistics } from './statistics/sqlite.js';
-import { sqliteTables } from './tables/sqlite.js';
-import { addUnicodeLower, sqliteText } from './text/sqlite.js';
+import type { Schema } from '../../schema.js';
+import type { WriteCounter } from '../../write-counter.js';
+import { sqliteDataVersions } from '../change-notifications/sqlite.js';
+import { addUnicodeLower } from '../text/sqlite.js';
+import type { Connection, Connector } from './connection.js';
+import { SqliteDriver } from './sqlite-driver.js';
+import { withStatementCache } from './sqlite-statement-cache.js';
 
-/** SQLite, embedded: one connection a process, in WAL mode. */
-export function sqliteDialect(path: string): Dialect {
+/** SQLite, embedded, in the file at `path`: one connection a process, in WAL mode. */
+export function sqliteConnector(path: string): Connector {
   return {
-    name: 'sqlite',
-    target: path,
-    choose: (variants) => variants.sqlite,
-    text: sqliteText,
-    constraints: sqliteConstraints,
-    tables: sqliteTables,
-    migrations: sqliteMigrations,
-    statistics: sqliteStatistics,
-    refreshStatistics: (db) => sqliteStatistics.refresh(db),
-    changeNotifications: sqliteChangeNotifications,
-
     open(pool, writes: WriteCounter): Connection {
       mkdirSync(dirname(path), { recursive: true });
       const sqlite = new SQLite(path);

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import type pg from 'pg';
 import type { CachedData, WriteCounter } from '../../write-counter.js';
 import type { ChangeNotifications, DataVersions } from './change-notifications.js';
 import { CHANGE_CHANNELS, changeListener } from './postgres-listener.js';
@@ -51,20 +52,20 @@ export const postgresChangeNotifications: ChangeNotifications = {
 
 /**
  * The data versions on PostgreSQL: other processes' changes as counted by one listening connection
- * (postgres-listener.ts), connected on first use: commands that only write (migrate, users ...)
- * never listen. `close` ends the listening.
+ * (postgres-listener.ts, through `driver`, the pg module the pool uses), connected on first use:
+ * commands that only write (migrate, users ...) never listen. `close` ends the listening.
  */
-export function postgresDataVersions(url: string, writes: WriteCounter): { dataVersions: DataVersions; close: () => Promise<void> } {
+export function postgresDataVersions(url: string, writes: WriteCounter, driver: typeof pg): { dataVersions: DataVersions; close: () => Promise<void> } {
   let listener: ReturnType<typeof changeListener> | undefined;
   return {
     dataVersions: {
       users: () => {
-        listener ??= changeListener(url);
+        listener ??= changeListener(url, driver);
         const changes = listener.version('users');
         return changes === undefined ? undefined : `${changes}:${writes.counts.users}`;
       },
       tracker: () => {
-        listener ??= changeListener(url);
+        listener ??= changeListener(url, driver);
         const changes = listener.version('tracker');
         return changes === undefined ? undefined : `${changes}:${writes.counts.tracker}`;
       },

@@ -13,7 +13,8 @@ const CLIENT_GRACE_MS = 1000;
 export function postgresConnector(url: string): Connector {
   return {
     open(pool, writes: WriteCounter): Connection {
-      const connections = new (loadPg().Pool)({
+      const driver = loadPg();
+      const connections = new driver.Pool({
         connectionString: url,
         max: pool.size,
         statement_timeout: pool.statementTimeoutMs,
@@ -22,7 +23,7 @@ export function postgresConnector(url: string): Connector {
       // An idle connection the server ends (restart, failover) is dropped by the pool; without a
       // listener its error would end the process. The next query opens a new connection.
       connections.on('error', () => {});
-      const versions = postgresDataVersions(url, writes);
+      const versions = postgresDataVersions(url, writes, driver);
       let observeQuery: ((seconds: number) => void) | undefined;
       const db = new Kysely<Schema>({
         plugins: [writes],

@@ -5,7 +5,7 @@ import type { PoolSettings, PoolUse } from './dialects/connection/connection.js'
 import type { Dialect } from './dialects/dialect.js';
 import { allMigrations } from './migrations/index.js';
 import type { Schema } from './schema.js';
-import { type CachedData, WriteCounter } from './write-counter.js';
+import { type CachedData, WriteCounter } from './dialects/change-notifications/write-counter.js';
 
 export interface Database {
   readonly db: Kysely<Schema>;
@@ -29,7 +29,7 @@ export interface Database {
 export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool: PoolSettings }): Database {
   const dialect = dialectFor(databaseUrl);
   const writes = new WriteCounter();
-  const connection = dialect.connection.open(pool, writes);
+  const connection = dialect.connection.open<Schema>(pool, writes);
   return {
     db: connection.db,
     dialect,

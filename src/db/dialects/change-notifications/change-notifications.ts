@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { CachedData } from '../../write-counter.js';
+import type { CachedData } from './write-counter.js';
 
 /**
  * For each kind of cached data, a token that changes whenever that data changes, from this process or
@@ -10,8 +10,9 @@ export type DataVersions = Record<CachedData, () => string | undefined>;
 
 /**
  * How a process learns that another changed cached data (docs/architecture.md#how-cached-pages-stay-right).
- * On opening, each database's data versions (sqlite.ts: PRAGMA data_version; postgres.ts: LISTEN);
- * here, what migrations create for them: PostgreSQL's notifying triggers, nothing on SQLite.
+ * On opening, each database's data versions: other processes' changes (sqlite.ts: PRAGMA data_version;
+ * postgres.ts: LISTEN) with this process's own writes (write-counter.ts, the same on both); here,
+ * what migrations create for them: PostgreSQL's notifying triggers, nothing on SQLite.
  */
 export interface ChangeNotifications {
   /** Migrations 003 and 011: every change to `tables` tells the other processes that `data` changed (nothing where they can see it themselves). */

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { CachedData } from '../../write-counter.js';
+import type { CachedData } from './write-counter.js';
 
 /** The channel each kind of cached data's changes are notified on (migrations 003 and 011). */
 export const CHANGE_CHANNELS: Record<CachedData, string> = { users: 'cmi_data_changed', tracker: 'cmi_tracker_changed' };

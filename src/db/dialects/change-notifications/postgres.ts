@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type pg from 'pg';
-import type { CachedData, WriteCounter } from '../../write-counter.js';
+import type { CachedData, WriteCounter } from './write-counter.js';
 import type { ChangeNotifications, DataVersions } from './change-notifications.js';
 import { CHANGE_CHANNELS, changeListener } from './postgres-listener.js';
 

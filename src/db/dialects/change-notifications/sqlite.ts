@@ -1,5 +1,5 @@
 import type SQLite from 'better-sqlite3';
-import type { CachedData, WriteCounter } from '../../write-counter.js';
+import type { CachedData, WriteCounter } from './write-counter.js';
 import type { ChangeNotifications, DataVersions } from './change-notifications.js';
 
 /** How stale this process's view of other processes' writes may get, in milliseconds. */

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Schema } from '../../schema.js';
-import type { WriteCounter } from '../../write-counter.js';
+import type { WriteCounter } from '../change-notifications/write-counter.js';
 import type { DataVersions } from '../change-notifications/change-notifications.js';
 
 export interface PoolSettings {
@@ -18,9 +17,9 @@ export interface PoolUse {
   waiting: number;
 }
 
-/** Connections to one database, as its connector opened them. */
-export interface Connection {
-  readonly db: Kysely<Schema>;
+/** Connections to one database, as its connector opened them, for tables of the shape `DB`. */
+export interface Connection<DB> {
+  readonly db: Kysely<DB>;
   /** For each kind of cached data, a token that moves when it changes, in any process. */
   dataVersions: DataVersions;
   close: () => Promise<void>;
@@ -37,5 +36,5 @@ export interface Connection {
  */
 export interface Connector {
   /** Opens the database; `writes` counts this process's own writes, part of the data version. */
-  open(pool: PoolSettings, writes: WriteCounter): Connection;
+  open<DB>(pool: PoolSettings, writes: WriteCounter): Connection<DB>;
 }

@@ -1,8 +1,7 @@
 import { Kysely, type LogEvent, PostgresDialect } from 'kysely';
-import type { Schema } from '../../schema.js';
-import type { WriteCounter } from '../../write-counter.js';
+import type { WriteCounter } from '../change-notifications/write-counter.js';
 import { postgresDataVersions } from '../change-notifications/postgres.js';
-import type { Connection, Connector } from './connection.js';
+import type { Connection, Connector, PoolSettings } from './connection.js';
 import { loadPg } from './pg-module.js';
 import { guardedPool } from './postgres-pool.js';
 
@@ -12,7 +11,7 @@ const CLIENT_GRACE_MS = 1000;
 /** PostgreSQL at `url`, through a pool of `pg` connections; other processes' changes arrive by LISTEN. */
 export function postgresConnector(url: string): Connector {
   return {
-    open(pool, writes: WriteCounter): Connection {
+    open<DB>(pool: PoolSettings, writes: WriteCounter): Connection<DB> {
       const driver = loadPg();
       const connections = new driver.Pool({
         connectionString: url,
@@ -25,7 +24,7 @@ export function postgresConnector(url: string): Connector {
       connections.on('error', () => {});
       const versions = postgresDataVersions(url, writes, driver);
       let observeQuery: ((seconds: number) => void) | undefined;
-      const db = new Kysely<Schema>({
+      const db = new Kysely<DB>({
         plugins: [writes],
         dialect: new PostgresDialect({ pool: guardedPool(connections, pool.statementTimeoutMs + CLIENT_GRACE_MS) }),
         // kysely times a query only when given a log function: only with the metrics on.

@@ -2,18 +2,17 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
-import type { Schema } from '../../schema.js';
-import type { WriteCounter } from '../../write-counter.js';
+import type { WriteCounter } from '../change-notifications/write-counter.js';
 import { sqliteDataVersions } from '../change-notifications/sqlite.js';
 import { addUnicodeLower } from '../text/sqlite.js';
-import type { Connection, Connector } from './connection.js';
+import type { Connection, Connector, PoolSettings } from './connection.js';
 import { SqliteDriver } from './sqlite-driver.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
 /** SQLite, embedded, in the file at `path`: one connection a process, in WAL mode. */
 export function sqliteConnector(path: string): Connector {
   return {
-    open(pool, writes: WriteCounter): Connection {
+    open<DB>(pool: PoolSettings, writes: WriteCounter): Connection<DB> {
       mkdirSync(dirname(path), { recursive: true });
       const sqlite = new SQLite(path);
       // WAL lets readers run while a writer commits. Opening may meet another process's lock (it is
@@ -28,7 +27,7 @@ export function sqliteConnector(path: string): Connector {
       // for up to the statement timeout, so the event loop keeps serving (docs/operations.md).
       sqlite.pragma('busy_timeout = 0');
       const driver = new SqliteDriver(withStatementCache(sqlite), pool.statementTimeoutMs);
-      const db = new Kysely<Schema>({
+      const db = new Kysely<DB>({
         plugins: [writes],
         dialect: {
           createAdapter: () => new SqliteAdapter(),

@@ -59,7 +59,7 @@ export interface Dialect {
   readonly text: TextFunctions;
   /** The query planner's statistics, refreshed after a bulk load. */
   readonly statistics: PlannerStatistics;
-  /** `statistics.refresh`, under the name bench/datasets.ts calls (until bench/ calls `statistics.refresh`). */
+  /** `statistics.refresh`, under the name tools/bench/datasets.ts calls (until it calls `statistics.refresh`). */
   refreshStatistics(db: AnyKysely): Promise<void>;
 }
 

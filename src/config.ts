@@ -3,7 +3,7 @@ import { userLimits } from './shared/limits.js';
 import type { WebhookSettings } from './alerts/webhook-events.js';
 import { displayUrl } from './alerts/sender.js';
 import { dialectFor, displayDatabaseUrl } from './db/database-url.js';
-import type { PoolSettings } from './db/dialects/dialect.js';
+import type { PoolSettings } from './db/dialects/connection/connection.js';
 
 /** Everything cmi reads from its environment, validated once at start-up. */
 export interface Config {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { withStatementCache } from '../src/db/dialects/sqlite-statement-cache.js';
+import { withStatementCache } from '../src/db/dialects/connection/sqlite-statement-cache.js';
 
 describe('the SQLite statement cache', () => {
   it('prepares one SQL text once, keeps at most the given number, and answers as a fresh statement would', () => {

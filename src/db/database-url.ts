@@ -1,7 +1,5 @@
 import { resolve } from 'node:path';
-import type { Dialect } from './dialects/dialect.js';
-import { postgresDialect } from './dialects/postgres.js';
-import { sqliteDialect } from './dialects/sqlite.js';
+import { type Dialect, postgresDialect, sqliteDialect } from './dialects/dialect.js';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
 

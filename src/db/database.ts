@@ -1,9 +1,11 @@
 import { Kysely, Migrator } from 'kysely';
 import { dialectFor } from './database-url.js';
-import type { DataVersions, Dialect, PoolSettings, PoolUse } from './dialects/dialect.js';
+import type { DataVersions } from './dialects/change-notifications/change-notifications.js';
+import type { PoolSettings, PoolUse } from './dialects/connection/connection.js';
+import type { Dialect } from './dialects/dialect.js';
 import { allMigrations } from './migrations/index.js';
 import type { Schema } from './schema.js';
-import { type CachedData, WriteCounter } from './write-counter.js';
+import { type CachedData, WriteCounter } from './dialects/change-notifications/write-counter.js';
 
 export interface Database {
   readonly db: Kysely<Schema>;
@@ -27,7 +29,7 @@ export interface Database {
 export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool: PoolSettings }): Database {
   const dialect = dialectFor(databaseUrl);
   const writes = new WriteCounter();
-  const connection = dialect.open(pool, writes);
+  const connection = dialect.connection.open<Schema>(pool, writes);
   return {
     db: connection.db,
     dialect,
@@ -47,7 +49,7 @@ const asError = (error: unknown): Error => (error instanceof Error ? error : new
 async function migratorFor(database: Database): Promise<Migrator> {
   return new Migrator({
     db: database.db,
-    migrationTableSchema: await database.dialect.migrationSchema(database.db),
+    migrationTableSchema: await database.dialect.migrations.bookkeepingSchema(database.db),
     provider: { getMigrations: () => Promise.resolve(allMigrations(database.dialect)) },
   });
 }

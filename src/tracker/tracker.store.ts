@@ -1,7 +1,8 @@
-import { CompiledQuery, type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type ExpressionBuilder, type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Transaction } from 'kysely';
 import type { InfrastructureError } from './infrastructure-error.js';
 import type { Database } from '../db/database.js';
-import { type Dialect, likeContaining } from '../db/dialects/dialect.js';
+import type { Dialect, PerDatabase } from '../db/dialects/dialect.js';
+import { likeContaining } from '../db/dialects/text/text.js';
 import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
 
 /** One report of an error, validated and truncated, as the tracker stores it. */
@@ -82,6 +83,28 @@ export const hourOf = (at: Date): number => Math.floor(at.getTime() / HOUR_MS);
 
 const containsPattern = (text: string) => likeContaining(text.toLowerCase());
 
+/**
+ * A query of the ids of the errors whose folded class or message (`dialect.text.lowerFunction`) holds
+ * `folded` (already lower-cased), answered from the text index of migrations 008 and 009, for
+ * `id in (...)`. Undefined where the caller should compare each error's own folded text instead: where
+ * the index cannot answer this text, or when `few` is false (many matches, so the list is walked in
+ * order) and the database's planner would read every match rather than walk (docs/architecture.md#the-page).
+ */
+const errorIdsContaining: PerDatabase<(folded: string, few: boolean) => RawBuilder<{ id: number }> | undefined> = {
+  // A trigram index answers texts of 3 characters or more, as a phrase: the trigrams in a row.
+  // SQLite's planner cannot tell how many that is, so many matches are left to the walk.
+  sqlite: (folded, few) =>
+    (!few || [...folded].length < 3 ? undefined : sql<{ id: number }>`select rowid as id from error_search where error_search match ${`"${folded.replaceAll('"', '""')}"`}`),
+
+  // Any text, few matches or many: error_search's statistics tell the planner how many match, and
+  // it walks the list or reads the matches as they say. (Trigrams find a text of 3 characters or
+  // more; a shorter one reads the narrow table whole, still less than the errors.)
+  postgres: (folded) => {
+    const pattern = likeContaining(folded);
+    return sql<{ id: number }>`select id from error_search where error_class like ${pattern} escape '\\' or message like ${pattern} escape '\\'`;
+  },
+};
+
 function chunks<T>(items: readonly T[]): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += ROWS_PER_STATEMENT) out.push(items.slice(i, i + ROWS_PER_STATEMENT));
@@ -131,8 +154,8 @@ function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filter
   if (filters.q !== undefined) {
     // The ids of the matches from the text index, when few match or the database's planner can tell
     // how many do. Otherwise test the errors in the list's order and stop at the page's end.
-    const indexed = dialect.errorIdsContaining(filters.q.toLowerCase(), few);
-    const lower = sql.raw(dialect.lowerFunction);
+    const indexed = dialect.choose(errorIdsContaining)(filters.q.toLowerCase(), few);
+    const lower = sql.raw(dialect.text.lowerFunction);
     const pattern = containsPattern(filters.q);
     conditions.push(indexed ? sql<boolean>`${sql.ref('infrastructure_errors.id')} in (${indexed})` : eb.or([
       sql<boolean>`${lower}(error_class) like ${pattern} escape '\\'`,
@@ -215,7 +238,7 @@ export function infrastructureErrorsRepository(database: Database) {
       return Number(row?.errors ?? 0);
     }
     const qAlone = Object.entries(filters).every(([name, value]) => name === 'q' || value === undefined);
-    const indexed = qAlone && filters.q !== undefined ? dialect.errorIdsContaining(filters.q.toLowerCase(), true) : undefined;
+    const indexed = qAlone && filters.q !== undefined ? dialect.choose(errorIdsContaining)(filters.q.toLowerCase(), true) : undefined;
     if (indexed) {
       // The index's matches are the errors that match.
       const row = await sql<{ total: number | string }>`select count(*) as total from (${indexed}) as matches`.execute(db);

@@ -1,6 +1,7 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, sql, type UpdateQueryBuilder } from 'kysely';
 import type { Role, User, UserCredentials, UserStatus } from './user.js';
 import type { Database } from '../db/database.js';
+import type { PerDatabase } from '../db/dialects/dialect.js';
 import type { Schema, UsersTable } from '../db/schema.js';
 
 export interface NewUser {
@@ -73,6 +74,20 @@ const SMALL_BLOCK = 1024;
 /** ... and per block of 32 small ones: block = id >> 15. */
 const LARGE_BLOCK = 32_768;
 
+/** An arbitrary, fixed advisory-lock key for changes that could leave no active administrator. */
+const ADMINISTRATORS_LOCK = 7_302_114;
+
+/** Inside a transaction: waits until no other transaction is changing administrators. */
+const serializeAdministratorChanges: PerDatabase<(trx: Kysely<Schema>) => Promise<void>> = {
+  // One writer at a time already: a transaction that checks for another administrator cannot race one.
+  sqlite: async () => {},
+  // PostgreSQL checks the "another active administrator" guard against a snapshot per statement, so
+  // two administrators suspending each other at once could both succeed without this lock.
+  postgres: async (trx) => {
+    await sql`select pg_advisory_xact_lock(${ADMINISTRATORS_LOCK})`.execute(trx);
+  },
+};
+
 /** What a guarded change of a user came to. */
 export type ChangeOutcome = { outcome: 'changed'; user: User } | { outcome: 'last_admin' | 'not_found' };
 
@@ -81,7 +96,7 @@ export function usersRepository(database: Database) {
 
   /** A unique-constraint violation as the DuplicateValue it means; anything else as it is. */
   function asDuplicateValue(error: unknown): unknown {
-    const column = dialect.uniqueViolationColumn(error);
+    const column = dialect.constraints.uniqueViolationColumn(error);
     return column ? new DuplicateValue(column) : error;
   }
   /**
@@ -95,7 +110,7 @@ export function usersRepository(database: Database) {
   ): Promise<PublicRow | undefined> {
     if (!guard) return build(db).returning(publicColumns).executeTakeFirst();
     return db.transaction().execute(async (trx) => {
-      await dialect.serializeAdministratorChanges(trx);
+      await dialect.choose(serializeAdministratorChanges)(trx);
       return build(trx).where((eb) => notLastActiveAdmin(eb, id)).returning(publicColumns).executeTakeFirst();
     }).finally(() => database.transactionEnded('users')); // its end moves the users' version again (Database.transactionEnded)
   }

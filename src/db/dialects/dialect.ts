@@ -1,96 +1,98 @@
-import type { CreateTableBuilder, Kysely, RawBuilder } from 'kysely';
-import type { Schema } from '../schema.js';
-import type { CachedData, WriteCounter } from '../write-counter.js';
-
-export type DataVersions = Record<CachedData, () => string | undefined>;
+import type { Kysely } from 'kysely';
+import type { ChangeNotifications } from './change-notifications/change-notifications.js';
+import { postgresChangeNotifications } from './change-notifications/postgres.js';
+import { sqliteChangeNotifications } from './change-notifications/sqlite.js';
+import type { Connector } from './connection/connection.js';
+import { postgresConnector } from './connection/postgres.js';
+import { sqliteConnector } from './connection/sqlite.js';
+import type { Constraints } from './constraints/constraints.js';
+import { postgresConstraints } from './constraints/postgres.js';
+import { sqliteConstraints } from './constraints/sqlite.js';
+import type { Migrations } from './migrations/migrations.js';
+import { postgresMigrations } from './migrations/postgres.js';
+import { sqliteMigrations } from './migrations/sqlite.js';
+import { postgresStatistics } from './statistics/postgres.js';
+import { sqliteStatistics } from './statistics/sqlite.js';
+import type { PlannerStatistics } from './statistics/statistics.js';
+import { postgresTables } from './tables/postgres.js';
+import { sqliteTables } from './tables/sqlite.js';
+import type { Tables } from './tables/tables.js';
+import { postgresText } from './text/postgres.js';
+import { sqliteText } from './text/sqlite.js';
+import type { TextFunctions } from './text/text.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
-export interface PoolSettings {
-  /** Connections per process (PostgreSQL; SQLite has one). */
-  size: number;
-  /** Longest a statement may run before the database cancels it, in milliseconds (PostgreSQL). */
-  statementTimeoutMs: number;
-  /** Time each query for the metrics (PostgreSQL; docs/operations.md#metrics); off, no query is timed. */
-  timeQueries?: boolean;
-}
+/**
+ * One value for each database, such as a feature's SQL where the two differ; `Dialect.choose` takes
+ * this database's. The feature states both, the db layer picks: nothing else asks which database it is on.
+ */
+export type PerDatabase<T> = Readonly<Record<DialectName, T>>;
 
-/** Connections to one database, as a dialect opened them. */
-export interface Connection {
-  readonly db: Kysely<Schema>;
-  /**
-   * For each kind of cached data, a token that changes whenever that data changes, from this process or
-   * any other, read without waiting; undefined where the database offers no such signal now (then
-   * nothing is cached). A token may also move when something else changed, never stay when it did.
-   */
-  dataVersions: DataVersions;
-  close: () => Promise<void>;
-  /** Connections of the pool open, idle and waited for (PostgreSQL; SQLite has one connection, no pool). */
-  poolUse?: () => PoolUse;
-  /** With `timeQueries`: tells `observer` each query's duration, in seconds. */
-  onQueryTime?: (observer: (seconds: number) => void) => void;
-}
-
-export interface PoolUse {
-  total: number;
-  idle: number;
-  waiting: number;
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema (migrations see none): these read no table of it
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema: this reads no table of it
 type AnyKysely = Kysely<any>;
 
 /**
- * Every difference between SQLite and PostgreSQL, behind one interface with one implementation per
- * database (sqlite.ts, postgres.ts), picked once from DATABASE_URL (database-url.ts). Callers never
- * ask which database they are on. docs/architecture.md explains each part.
+ * What differs between SQLite and PostgreSQL, one concern per folder (an interface, sqlite.ts and
+ * postgres.ts), each concern's implementation chosen once for the database DATABASE_URL names
+ * (database-url.ts, then dialectOf below). A dialect knows the databases, not the features: a
+ * feature's SQL that differs between them stays with the feature, which states both and takes this
+ * database's with `choose`. docs/architecture.md explains each part.
  */
 export interface Dialect {
   readonly name: DialectName;
   /** The file path (SQLite) or the connection URL (PostgreSQL) this dialect opens. */
   readonly target: string;
-  /** Opens the database; `writes` counts this process's own writes, part of the data version. */
-  open(pool: PoolSettings, writes: WriteCounter): Connection;
-  /** The schema migration bookkeeping lives in (undefined: the database's only one). */
-  migrationSchema(db: AnyKysely): Promise<string | undefined>;
-  /** Runs `build` so that no other writer sees part of it, however the database runs migrations. */
-  atomically(db: Kysely<unknown>, build: (trx: Kysely<unknown>) => Promise<void>): Promise<void>;
-  /** The SQL function that lower-cases every letter, not only ASCII ones. */
-  readonly lowerFunction: string;
-  /** Adds an auto-generated integer primary key named `id`. */
-  addIdColumn<T extends string>(table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'>;
-  /** What follows `create table (...)` for a table stored in primary-key order (SQLite: without rowid). */
-  readonly keyOrderedTable: string;
-  /** The column a unique-constraint violation names; undefined when `error` is something else. */
-  uniqueViolationColumn(error: unknown): string | undefined;
-  /** Inside a transaction: waits until no other transaction is changing administrators. */
-  serializeAdministratorChanges(trx: AnyKysely): Promise<void>;
-  /** Migrations 003 and 011: every change to `tables` tells the other processes that `data` changed (nothing where they can see it themselves). */
-  createChangeNotifications(db: Kysely<unknown>, tables: readonly string[], data: CachedData): Promise<void>;
-  /** Migration 006: changes to `tables` no longer tell the other processes (nothing caches them). */
-  dropChangeNotifications(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
-  /** Migration 012 (and createChangeNotifications): the function that notifies of changes to `data`, made anew. */
-  createChangeNotificationFunction(db: Kysely<unknown>, data: CachedData): Promise<void>;
-  /** Migration 004: triggers that keep `row_blocks` exact for `table`. */
-  createRowBlockTriggers(db: Kysely<unknown>, table: string): Promise<void>;
-  /** Migration 007: triggers that keep `error_counts` exact. */
-  createErrorCountTriggers(db: Kysely<unknown>): Promise<void>;
-  /**
-   * Migrations 008 and 009: the text index behind `errorIdsContaining`, as `migration` builds it
-   * (SQLite's came with 008; PostgreSQL's with 009, nothing in 008).
-   */
-  createErrorSearch(db: Kysely<unknown>, migration: '008' | '009'): Promise<void>;
-  /**
-   * A query of the ids of the errors whose `lowerFunction`-folded class or message holds `folded`
-   * (already lower-cased), answered from the text index, for `id in (...)`. Undefined where the caller
-   * should compare each error's own folded text instead: where the index cannot answer this text, or
-   * when `few` is false (many matches, so the list is walked in order) and the database's planner
-   * would read every match rather than walk (docs/architecture.md#the-page).
-   */
-  errorIdsContaining(folded: string, few: boolean): RawBuilder<{ id: number }> | undefined;
-  /** Refreshes the planner's statistics after a bulk load (what autovacuum would do soon after). */
+  /** This database's variant of `variants`. */
+  choose<T>(variants: PerDatabase<T>): T;
+  /** Opening the database: its connections, pragmas or pool, and its data versions. */
+  readonly connection: Connector;
+  /** What migrations create so that other processes learn of changes to cached data. */
+  readonly changeNotifications: ChangeNotifications;
+  /** Running migrations: where their bookkeeping lives, and running one atomically. */
+  readonly migrations: Migrations;
+  /** Table definitions: id columns, tables stored in key order. */
+  readonly tables: Tables;
+  /** Reading constraint errors: the column a unique violation names. */
+  readonly constraints: Constraints;
+  /** Comparing text: the lower() that folds every letter. */
+  readonly text: TextFunctions;
+  /** The query planner's statistics, refreshed after a bulk load. */
+  readonly statistics: PlannerStatistics;
+  /** `statistics.refresh`, under the name tools/bench/datasets.ts calls (until it calls `statistics.refresh`). */
   refreshStatistics(db: AnyKysely): Promise<void>;
 }
 
-/** `text` as a LIKE pattern matching it literally anywhere, with `\` as the escape character. */
-export const likeContaining = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/** Each concern's implementation on each database. */
+const CONNECTORS: PerDatabase<(target: string) => Connector> = { sqlite: sqliteConnector, postgres: postgresConnector };
+const CHANGE_NOTIFICATIONS: PerDatabase<ChangeNotifications> = { sqlite: sqliteChangeNotifications, postgres: postgresChangeNotifications };
+const MIGRATIONS: PerDatabase<Migrations> = { sqlite: sqliteMigrations, postgres: postgresMigrations };
+const TABLES: PerDatabase<Tables> = { sqlite: sqliteTables, postgres: postgresTables };
+const CONSTRAINTS: PerDatabase<Constraints> = { sqlite: sqliteConstraints, postgres: postgresConstraints };
+const TEXT: PerDatabase<TextFunctions> = { sqlite: sqliteText, postgres: postgresText };
+const STATISTICS: PerDatabase<PlannerStatistics> = { sqlite: sqliteStatistics, postgres: postgresStatistics };
+
+/** The dialect of the database `name` at `target`: every concern's implementation for it, chosen here, once. */
+function dialectOf(name: DialectName, target: string): Dialect {
+  const choose = <T>(variants: PerDatabase<T>): T => variants[name];
+  const statistics = choose(STATISTICS);
+  return {
+    name,
+    target,
+    choose,
+    connection: choose(CONNECTORS)(target),
+    changeNotifications: choose(CHANGE_NOTIFICATIONS),
+    migrations: choose(MIGRATIONS),
+    tables: choose(TABLES),
+    constraints: choose(CONSTRAINTS),
+    text: choose(TEXT),
+    statistics,
+    refreshStatistics: (db) => statistics.refresh(db),
+  };
+}
+
+/** SQLite, embedded, in the file at `path`. */
+export const sqliteDialect = (path: string): Dialect => dialectOf('sqlite', path);
+
+/** PostgreSQL at `url`. */
+export const postgresDialect = (url: string): Dialect => dialectOf('postgres', url);

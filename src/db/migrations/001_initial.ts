@@ -4,7 +4,7 @@ import type { Dialect } from '../dialects/dialect.js';
 export function initialMigration(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await dialect.addIdColumn(db.schema.createTable('users'))
+      await dialect.tables.addIdColumn(db.schema.createTable('users'))
         .addColumn('login', 'varchar(40)', (c) => c.notNull().unique())
         .addColumn('email', 'varchar(254)', (c) => c.notNull().unique())
         .addColumn('password_hash', 'varchar(255)', (c) => c.notNull())
@@ -24,7 +24,7 @@ export function initialMigration(dialect: Dialect) {
         .addColumn('password_changed_at', 'varchar(32)')
         .execute();
 
-      await dialect.addIdColumn(db.schema.createTable('infrastructure_errors'))
+      await dialect.tables.addIdColumn(db.schema.createTable('infrastructure_errors'))
         .addColumn('fingerprint', 'char(64)', (c) => c.notNull().unique())
         .addColumn('error_class', 'varchar(255)', (c) => c.notNull())
         .addColumn('message', 'text', (c) => c.notNull())

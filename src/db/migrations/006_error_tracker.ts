@@ -16,7 +16,7 @@ import type { Dialect } from '../dialects/dialect.js';
 export function errorTrackerMigration(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await dialect.addIdColumn(db.schema.createTable('error_occurrences'))
+      await dialect.tables.addIdColumn(db.schema.createTable('error_occurrences'))
         .addColumn('error_id', 'integer', (c) => c.notNull())
         .addColumn('ordinal', 'integer', (c) => c.notNull())
         .addColumn('occurred_at', 'varchar(32)', (c) => c.notNull())
@@ -57,7 +57,7 @@ export function errorTrackerMigration(dialect: Dialect) {
       await errors('reported_updated_at', ['reported', 'updated_at', 'id']);
       await errors('class_updated_at', ['error_class', 'updated_at', 'id']);
 
-      await dialect.dropChangeNotifications(db, ['infrastructure_errors']);
+      await dialect.changeNotifications.drop(db, ['infrastructure_errors']);
     },
   };
 }

@@ -13,7 +13,7 @@ import type { Dialect } from '../dialects/dialect.js';
 export function webhookDeliveriesMigration(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await dialect.addIdColumn(db.schema.createTable('webhook_deliveries'))
+      await dialect.tables.addIdColumn(db.schema.createTable('webhook_deliveries'))
         .addColumn('delivery_id', 'varchar(36)', (c) => c.notNull().unique())
         .addColumn('kind', 'varchar(16)', (c) => c.notNull())
         .addColumn('error_id', 'integer', (c) => c.notNull())

@@ -9,8 +9,8 @@ import type { Dialect } from '../dialects/dialect.js';
 export function notifyTableSchemaMigration(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>) {
-      await dialect.createChangeNotificationFunction(db, 'users');
-      await dialect.createChangeNotificationFunction(db, 'tracker');
+      await dialect.changeNotifications.createFunction(db, 'users');
+      await dialect.changeNotifications.createFunction(db, 'tracker');
     },
   };
 }

@@ -1,6 +1,5 @@
 import type pg from 'pg';
-import type { CachedData } from '../write-counter.js';
-import { loadPg } from './pg-module.js';
+import type { CachedData } from './write-counter.js';
 
 /** The channel each kind of cached data's changes are notified on (migrations 003 and 011). */
 export const CHANGE_CHANNELS: Record<CachedData, string> = { users: 'cmi_data_changed', tracker: 'cmi_tracker_changed' };
@@ -15,8 +14,9 @@ const PING_DEADLINE_MS = 5_000;
  * installation's schema on each. `version()` is undefined while not listening, so nothing is cached
  * on a guess; a reconnect counts as a change to everything, since notifications may have been missed. TCP
  * keep-alive and a periodic query find a connection that died without a word (NAT, failover).
+ * `driver` is the pg module, as the connection loaded it (connection/pg-module.ts).
  */
-export function changeListener(connectionString: string) {
+export function changeListener(connectionString: string, driver: typeof pg) {
   const changes: Record<CachedData, number> = { users: 0, tracker: 0 };
   let listening = false;
   let closed = false;
@@ -25,7 +25,7 @@ export function changeListener(connectionString: string) {
 
   async function connect(): Promise<void> {
     if (closed) return;
-    const next = new (loadPg().Client)({ connectionString, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    const next = new driver.Client({ connectionString, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     client = next;
     let gaveUp = false;
     // Runs once per connection, however many ways it fails (an error event and a rejected query).

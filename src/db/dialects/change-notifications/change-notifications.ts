@@ -1,0 +1,24 @@
+import type { Kysely } from 'kysely';
+import type { CachedData } from './write-counter.js';
+
+/**
+ * For each kind of cached data, a token that changes whenever that data changes, from this process or
+ * any other, read without waiting; undefined where the database offers no such signal now (then
+ * nothing is cached). A token may also move when something else changed, never stay when it did.
+ */
+export type DataVersions = Record<CachedData, () => string | undefined>;
+
+/**
+ * How a process learns that another changed cached data (docs/architecture.md#how-cached-pages-stay-right).
+ * On opening, each database's data versions: other processes' changes (sqlite.ts: PRAGMA data_version;
+ * postgres.ts: LISTEN) with this process's own writes (write-counter.ts, the same on both); here,
+ * what migrations create for them: PostgreSQL's notifying triggers, nothing on SQLite.
+ */
+export interface ChangeNotifications {
+  /** Migrations 003 and 011: every change to `tables` tells the other processes that `data` changed (nothing where they can see it themselves). */
+  create(db: Kysely<unknown>, tables: readonly string[], data: CachedData): Promise<void>;
+  /** Migration 006: changes to `tables` no longer tell the other processes (nothing caches them). */
+  drop(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
+  /** Migration 012 (and `create`): the function that notifies of changes to `data`, made anew. */
+  createFunction(db: Kysely<unknown>, data: CachedData): Promise<void>;
+}

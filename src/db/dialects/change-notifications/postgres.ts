@@ -1,0 +1,77 @@
+import { type Kysely, sql } from 'kysely';
+import type pg from 'pg';
+import type { CachedData, WriteCounter } from './write-counter.js';
+import type { ChangeNotifications, DataVersions } from './change-notifications.js';
+import { CHANGE_CHANNELS, changeListener } from './postgres-listener.js';
+
+/** The trigger function and trigger-name suffix that notify changes to each kind of cached data (migrations 003, 011, 012). */
+const NOTIFIERS: Record<CachedData, { functionName: string; triggerSuffix: string }> = {
+  users: { functionName: 'cmi_data_changed', triggerSuffix: 'changed' },
+  tracker: { functionName: 'cmi_tracker_changed', triggerSuffix: 'tracker_changed' },
+};
+
+/**
+ * The trigger function behind `create`. The payload is the changed table's schema
+ * (TG_TABLE_SCHEMA), which listeners compare with their own: a write from a session whose
+ * search_path differs (psql as a DBA) is still heard. Before migration 012 it sent the writer's
+ * current_schema().
+ */
+async function createNotifyFunction(db: Kysely<unknown>, data: CachedData): Promise<void> {
+  const { functionName } = NOTIFIERS[data];
+  await sql`
+        create or replace function ${sql.raw(functionName)}() returns trigger language plpgsql as $$
+        begin
+          perform pg_notify(${sql.lit(CHANGE_CHANNELS[data])}, TG_TABLE_SCHEMA);
+          return null;
+        end $$`.execute(db);
+}
+
+export const postgresChangeNotifications: ChangeNotifications = {
+  /**
+   * Every statement that changes one of `tables` notifies the channel of `data` (CHANGE_CHANNELS) with
+   * the schema as payload. PostgreSQL folds the same notification sent again in one transaction into
+   * one, so a batch of error reports is one notification however many statements it runs.
+   */
+  async create(db, tables, data) {
+    await createNotifyFunction(db, data);
+    const { functionName, triggerSuffix } = NOTIFIERS[data];
+    for (const table of tables) {
+      await sql`
+          create trigger ${sql.raw(`${table}_${triggerSuffix}`)}
+          after insert or update or delete or truncate on ${sql.table(table)}
+          for each statement execute function ${sql.raw(functionName)}()`.execute(db);
+    }
+  },
+
+  createFunction: createNotifyFunction,
+
+  async drop(db, tables) {
+    for (const table of tables) await sql`drop trigger if exists ${sql.raw(`${table}_changed`)} on ${sql.table(table)}`.execute(db);
+  },
+};
+
+/**
+ * The data versions on PostgreSQL: other processes' changes as counted by one listening connection
+ * (postgres-listener.ts, through `driver`, the pg module the pool uses), connected on first use:
+ * commands that only write (migrate, users ...) never listen. `close` ends the listening.
+ */
+export function postgresDataVersions(url: string, writes: WriteCounter, driver: typeof pg): { dataVersions: DataVersions; close: () => Promise<void> } {
+  let listener: ReturnType<typeof changeListener> | undefined;
+  return {
+    dataVersions: {
+      users: () => {
+        listener ??= changeListener(url, driver);
+        const changes = listener.version('users');
+        return changes === undefined ? undefined : `${changes}:${writes.counts.users}`;
+      },
+      tracker: () => {
+        listener ??= changeListener(url, driver);
+        const changes = listener.version('tracker');
+        return changes === undefined ? undefined : `${changes}:${writes.counts.tracker}`;
+      },
+    },
+    close: async () => {
+      await listener?.close();
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import type { Kysely } from 'kysely';
+import type { WriteCounter } from '../change-notifications/write-counter.js';
+import type { DataVersions } from '../change-notifications/change-notifications.js';
+
+export interface PoolSettings {
+  /** Connections per process (PostgreSQL; SQLite has one). */
+  size: number;
+  /** Longest a statement may run before the database cancels it, in milliseconds (PostgreSQL). */
+  statementTimeoutMs: number;
+  /** Time each query for the metrics (PostgreSQL; docs/operations.md#metrics); off, no query is timed. */
+  timeQueries?: boolean;
+}
+
+export interface PoolUse {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
+/** Connections to one database, as its connector opened them, for tables of the shape `DB`. */
+export interface Connection<DB> {
+  readonly db: Kysely<DB>;
+  /** For each kind of cached data, a token that moves when it changes, in any process. */
+  dataVersions: DataVersions;
+  close: () => Promise<void>;
+  /** Connections of the pool open, idle and waited for (PostgreSQL; SQLite has one connection, no pool). */
+  poolUse?: () => PoolUse;
+  /** With `timeQueries`: tells `observer` each query's duration, in seconds. */
+  onQueryTime?: (observer: (seconds: number) => void) => void;
+}
+
+/**
+ * Opens one database (its file or URL given when the connector was made), keeping a sick database
+ * from hanging the server: sqlite-driver.ts waits for another process's lock between tries,
+ * postgres-pool.ts bounds every query on the client side; both answer ServiceUnavailable (503).
+ */
+export interface Connector {
+  /** Opens the database; `writes` counts this process's own writes, part of the data version. */
+  open<DB>(pool: PoolSettings, writes: WriteCounter): Connection<DB>;
+}

@@ -1,0 +1,45 @@
+import { Kysely, type LogEvent, PostgresDialect } from 'kysely';
+import type { WriteCounter } from '../change-notifications/write-counter.js';
+import { postgresDataVersions } from '../change-notifications/postgres.js';
+import type { Connection, Connector, PoolSettings } from './connection.js';
+import { loadPg } from './pg-module.js';
+import { guardedPool } from './postgres-pool.js';
+
+/** How much longer than statement_timeout a query may take before the client gives up on the server. */
+const CLIENT_GRACE_MS = 1000;
+
+/** PostgreSQL at `url`, through a pool of `pg` connections; other processes' changes arrive by LISTEN. */
+export function postgresConnector(url: string): Connector {
+  return {
+    open<DB>(pool: PoolSettings, writes: WriteCounter): Connection<DB> {
+      const driver = loadPg();
+      const connections = new driver.Pool({
+        connectionString: url,
+        max: pool.size,
+        statement_timeout: pool.statementTimeoutMs,
+        connectionTimeoutMillis: pool.statementTimeoutMs,
+      });
+      // An idle connection the server ends (restart, failover) is dropped by the pool; without a
+      // listener its error would end the process. The next query opens a new connection.
+      connections.on('error', () => {});
+      const versions = postgresDataVersions(url, writes, driver);
+      let observeQuery: ((seconds: number) => void) | undefined;
+      const db = new Kysely<DB>({
+        plugins: [writes],
+        dialect: new PostgresDialect({ pool: guardedPool(connections, pool.statementTimeoutMs + CLIENT_GRACE_MS) }),
+        // kysely times a query only when given a log function: only with the metrics on.
+        ...(pool.timeQueries ? { log: (event: LogEvent) => observeQuery?.(event.queryDurationMillis / 1000) } : {}),
+      });
+      return {
+        db,
+        dataVersions: versions.dataVersions,
+        close: async () => {
+          await versions.close();
+          await db.destroy();
+        },
+        poolUse: () => ({ total: connections.totalCount, idle: connections.idleCount, waiting: connections.waitingCount }),
+        ...(pool.timeQueries ? { onQueryTime: (observer: (seconds: number) => void) => { observeQuery = observer; } } : {}),
+      };
+    },
+  };
+}

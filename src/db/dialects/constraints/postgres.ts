@@ -1,0 +1,9 @@
+import type { Constraints } from './constraints.js';
+
+export const postgresConstraints: Constraints = {
+  /** Code 23505 with the detail `Key (login)=(bob) already exists.` -> `login`. */
+  uniqueViolationColumn(error) {
+    if (!(error instanceof Error) || (error as { code?: unknown }).code !== '23505') return undefined;
+    return /^Key \((\w+)\)/.exec(String((error as { detail?: unknown }).detail))?.[1];
+  },
+};

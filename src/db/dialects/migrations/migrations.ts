@@ -1,0 +1,12 @@
+import type { Kysely } from 'kysely';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema (migrations see none): these read no table of it
+type AnyKysely = Kysely<any>;
+
+/** How migrations run on a database: where kysely keeps its record of them, and what is atomic. */
+export interface Migrations {
+  /** The schema migration bookkeeping lives in (undefined: the database's only one). */
+  bookkeepingSchema(db: AnyKysely): Promise<string | undefined>;
+  /** Runs `build` so that no other writer sees part of it, however the database runs migrations. */
+  atomically(db: Kysely<unknown>, build: (trx: Kysely<unknown>) => Promise<void>): Promise<void>;
+}

@@ -1,4 +1,4 @@
-import { DatabaseUnavailable } from '../db/database-unavailable.js';
+import { DatabaseUnavailable } from '../db/dialects/connection/database-unavailable.js';
 import { type Database, pendingMigrations } from '../db/database.js';
 import { settingsRepository } from '../db/settings.store.js';
 import type { Clock } from '../shared/clock.js';

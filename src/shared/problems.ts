@@ -1,4 +1,4 @@
-import { DatabaseUnavailable, type DatabaseUnavailableReason } from '../db/database-unavailable.js';
+import { DatabaseUnavailable, type DatabaseUnavailableReason } from '../db/dialects/connection/database-unavailable.js';
 
 /**
  * Errors answered with their own status: a client's mistake (a broken rule of the domain), or a
@@ -70,7 +70,7 @@ export class BadGateway extends ClientError {
 }
 
 /**
- * cmi cannot serve now: the database (db/database-unavailable.ts), the session key not yet read, or
+ * cmi cannot serve now: the database (db/dialects/connection/database-unavailable.ts), the session key not yet read, or
  * the write queue full. 503 with Retry-After, never a 500, and not recorded as a fault.
  */
 export type UnavailableReason = DatabaseUnavailableReason | 'the session key cannot be read from the database' | 'the write queue is full';

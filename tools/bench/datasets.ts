@@ -71,7 +71,7 @@ export async function growUsers(url: string, from: number, to: number): Promise<
     }
     // What autovacuum does soon after a bulk load (each batch left dead versions of the block rows it
     // counted into); done here so the measurement does not race it or read through them.
-    await database.dialect.refreshStatistics(database.db);
+    await database.dialect.statistics.refresh(database.db);
   });
 }
 
@@ -109,7 +109,7 @@ export async function seedErrors(url: string, count: number, now: Date): Promise
       await repository.recordBatch(reports, { first: 10, latest: 100 });
     }
     await database.db.updateTable('infrastructure_errors').set({ reported: 1 }).where(sql<boolean>`id % 3 = 0`).execute();
-    await database.dialect.refreshStatistics(database.db);
+    await database.dialect.statistics.refresh(database.db);
   });
 }
 

@@ -59,8 +59,6 @@ export interface Dialect {
   readonly text: TextFunctions;
   /** The query planner's statistics, refreshed after a bulk load. */
   readonly statistics: PlannerStatistics;
-  /** `statistics.refresh`, under the name tools/bench/datasets.ts calls (until it calls `statistics.refresh`). */
-  refreshStatistics(db: AnyKysely): Promise<void>;
 }
 
 /** Each concern's implementation on each database. */
@@ -87,7 +85,6 @@ function dialectOf(name: DialectName, target: string): Dialect {
     constraints: choose(CONSTRAINTS),
     text: choose(TEXT),
     statistics,
-    refreshStatistics: (db) => statistics.refresh(db),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
-import { DatabaseUnavailable, type DatabaseUnavailableReason } from '../../database-unavailable.js';
+import { DatabaseUnavailable, type DatabaseUnavailableReason } from './database-unavailable.js';
 
 /** Network errors that mean the server cannot be reached. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);

@@ -5,7 +5,7 @@ import {
   type QueryResult,
   type SqliteDatabase,
 } from 'kysely';
-import { DatabaseUnavailable, type DatabaseUnavailableReason } from '../../database-unavailable.js';
+import { DatabaseUnavailable, type DatabaseUnavailableReason } from './database-unavailable.js';
 
 /** Longest pause between two tries for a lock another process holds, in milliseconds. */
 const MAX_PAUSE_MS = 50;

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import type { ChangeNotifications } from './change-notifications/change-notifications.js';
 import { postgresChangeNotifications } from './change-notifications/postgres.js';
 import { sqliteChangeNotifications } from './change-notifications/sqlite.js';
@@ -28,9 +27,6 @@ export type DialectName = 'sqlite' | 'postgres';
  * this database's. The feature states both, the db layer picks: nothing else asks which database it is on.
  */
 export type PerDatabase<T> = Readonly<Record<DialectName, T>>;
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema: this reads no table of it
-type AnyKysely = Kysely<any>;
 
 /**
  * What differs between SQLite and PostgreSQL, one concern per folder (an interface, sqlite.ts and

@@ -4,11 +4,11 @@ import { ConfigError, loadConfig, SETTINGS, type Setting } from '../config.js';
 import { ClientError } from '../shared/problems.js';
 import { userLimits } from '../shared/limits.js';
 import { type Database, migrateToLatest, openDatabase } from '../db/database.js';
-import { deliveryCommands } from './deliveries.js';
-import { errorCommands, type ErrorListOptions } from './errors.js';
+import { deliveryCommands } from './local/deliveries.js';
+import { errorCommands, type ErrorListOptions } from './local/errors.js';
 import { serve } from './serve.js';
 import { UsageError } from './usage-error.js';
-import { userCommands } from './users.js';
+import { userCommands } from './local/users.js';
 import {
   addHelpCommand,
   addRemoteErrorCommands,

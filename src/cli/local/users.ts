@@ -1,12 +1,12 @@
-import { systemClock } from '../shared/clock.js';
-import { generatePassword } from '../users/passwords.js';
-import type { User } from '../shared/records.js';
-import { OPERATOR } from '../users/authorization.js';
-import { unlockAccount } from '../users/lockout.js';
-import { usersService } from '../users/users.service.js';
-import type { Database } from '../db/database.js';
-import { loginFailuresRepository } from '../users/login-failures.store.js';
-import { usersRepository } from '../users/users.store.js';
+import { systemClock } from '../../shared/clock.js';
+import { generatePassword } from '../../users/passwords.js';
+import type { User } from '../../shared/records.js';
+import { OPERATOR } from '../../users/authorization.js';
+import { unlockAccount } from '../../users/lockout.js';
+import { usersService } from '../../users/users.service.js';
+import type { Database } from '../../db/database.js';
+import { loginFailuresRepository } from '../../users/login-failures.store.js';
+import { usersRepository } from '../../users/users.store.js';
 
 /**
  * `cmi users ...`: the operator's account tools, straight on the database (safe while servers run; they

@@ -1,19 +1,19 @@
-import type { Config } from '../config.js';
-import { OPERATOR } from '../users/authorization.js';
-import { systemClock } from '../shared/clock.js';
-import { NotFound } from '../shared/problems.js';
-import { errorReporting } from '../alerts/reporting.js';
-import { HISTOGRAM_KEPT_DAYS, infrastructureErrors } from '../tracker/tracker.service.js';
-import { displayUrl } from '../alerts/sender.js';
-import type { InfrastructureError } from '../shared/records.js';
-import { formatDatetime } from '../http/render/datetime.js';
-import { renderJson } from '../http/render/json.js';
-import { webhookRendering } from '../alerts/webhook-json.js';
-import { infrastructureErrorResource as resource } from '../tracker/infrastructure-error.resource.js';
-import type { Database } from '../db/database.js';
-import { infrastructureErrorsRepository } from '../tracker/tracker.store.js';
-import { webhookDeliveriesRepository } from '../alerts/deliveries.store.js';
-import { UsageError } from './usage-error.js';
+import type { Config } from '../../config.js';
+import { OPERATOR } from '../../users/authorization.js';
+import { systemClock } from '../../shared/clock.js';
+import { NotFound } from '../../shared/problems.js';
+import { errorReporting } from '../../alerts/reporting.js';
+import { HISTOGRAM_KEPT_DAYS, infrastructureErrors } from '../../tracker/tracker.service.js';
+import { displayUrl } from '../../alerts/sender.js';
+import type { InfrastructureError } from '../../shared/records.js';
+import { formatDatetime } from '../../http/render/datetime.js';
+import { renderJson } from '../../http/render/json.js';
+import { webhookRendering } from '../../alerts/webhook-json.js';
+import { infrastructureErrorResource as resource } from '../../tracker/infrastructure-error.resource.js';
+import type { Database } from '../../db/database.js';
+import { infrastructureErrorsRepository } from '../../tracker/tracker.store.js';
+import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
+import { UsageError } from '../usage-error.js';
 
 /** The filters of `cmi errors list`, as its options give them. */
 export interface ErrorListOptions {

@@ -1,14 +1,14 @@
-import type { Config } from '../config.js';
-import { OPERATOR } from '../users/authorization.js';
-import { systemClock } from '../shared/clock.js';
-import { NotFound } from '../shared/problems.js';
-import { webhookDeliveries } from '../alerts/deliveries.service.js';
-import { formatDatetime } from '../http/render/datetime.js';
-import { renderJson } from '../http/render/json.js';
-import { deliveryResource as resource } from '../alerts/delivery.resource.js';
-import type { Database } from '../db/database.js';
-import { webhookDeliveriesRepository } from '../alerts/deliveries.store.js';
-import { UsageError } from './usage-error.js';
+import type { Config } from '../../config.js';
+import { OPERATOR } from '../../users/authorization.js';
+import { systemClock } from '../../shared/clock.js';
+import { NotFound } from '../../shared/problems.js';
+import { webhookDeliveries } from '../../alerts/deliveries.service.js';
+import { formatDatetime } from '../../http/render/datetime.js';
+import { renderJson } from '../../http/render/json.js';
+import { deliveryResource as resource } from '../../alerts/delivery.resource.js';
+import type { Database } from '../../db/database.js';
+import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
+import { UsageError } from '../usage-error.js';
 
 /** A table with columns as wide as their widest cell, two spaces apart (as `cmi errors list` prints). */
 function table(rows: string[][]): string[] {

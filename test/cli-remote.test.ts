@@ -184,6 +184,27 @@ describe('cmi remote commands', () => {
     succeeded(await cmi(['errors', 'rm', String(id)]), /^Deleted infrastructure error /);
   });
 
+  it('deliveries ls: the server\'s webhook deliveries, the oldest first, filtered by --state; --json is the API\'s body', async () => {
+    const delivery = (id: number, state: 'delivered' | 'failed', lastStatus: number | null, deliveredAt: string | null) => ({
+      delivery_id: `00000000-0000-4000-8000-00000000000${id}`, kind: id === 1 ? 'new' as const : 'report' as const, error_id: 7, url: `https://hooks-${id}.example.com/secret-path`, body: '{}',
+      state, attempts: id, last_status: lastStatus, created_at: '2026-11-20T10:00:00.000Z', next_attempt_at: '2026-11-20T10:00:00.000Z', delivered_at: deliveredAt,
+    });
+    await t.database.db.insertInto('webhook_deliveries').values([delivery(1, 'delivered', 200, '2026-11-20T10:00:01.000Z'), delivery(2, 'failed', 500, null)]).execute();
+    const [first, second] = (await t.database.db.selectFrom('webhook_deliveries').select('id').orderBy('id').execute()).map((row) => Number(row.id));
+    succeeded(await cmi(['deliveries', 'ls'], AS_ADMIN()),
+      'ID  KIND    ERROR  STATE      TRIES  STATUS  CREATED                    DELIVERED                  URL\n' +
+      `${first}   new     7      delivered  1      200     2026-11-20T10:00:00+00:00  2026-11-20T10:00:01+00:00  https://hooks-1.example.com/…\n` +
+      `${second}   report  7      failed     2      500     2026-11-20T10:00:00+00:00  -                          https://hooks-2.example.com/…\n` +
+      '2 of 2 deliveries (page 1 of 1)\n');
+    succeeded(await cmi(['deliveries', 'ls', '--state', 'failed', '--all'], AS_ADMIN()),
+      'ID  KIND    ERROR  STATE   TRIES  STATUS  CREATED                    DELIVERED  URL\n' +
+      `${second}   report  7      failed  2      500     2026-11-20T10:00:00+00:00  -          https://hooks-2.example.com/…\n1 deliveries\n`);
+    const body = (await t.app.inject({ url: '/sysadmin_tools/infrastructure/deliveries.json?state=delivered', headers: { authorization: t.adminAuth } })).body;
+    succeeded(await cmi(['deliveries', 'ls', '--state', 'delivered', '--json'], AS_ADMIN()), `${body.replace(/\n$/, '')}\n`);
+    failed(await cmi(['deliveries', 'ls', '--state', 'lost'], AS_ADMIN()), 1, 'cmi: state must be one of pending, failed, delivered\n');
+    failed(await cmi(['deliveries', 'ls', '--url', url, '--user', ALICE.login], { CMI_PASSWORD: ALICE.password }), 1, 'cmi: You are not authorized to perform this action\n');
+  });
+
   it('an ordinary user is refused the tracker: exit 1 and the server\'s message', async () => {
     failed(await cmi(['errors', 'ls', '--url', url, '--user', ALICE.login], { CMI_PASSWORD: ALICE.password }), 1, 'cmi: You are not authorized to perform this action\n');
   });

@@ -11,6 +11,7 @@ import { UsageError } from './usage-error.js';
 import { userCommands } from './local/users.js';
 import {
   addHelpCommand,
+  addRemoteDeliveryCommands,
   addRemoteErrorCommands,
   addRemoteProgramCommands,
   addRemoteUserCommands,
@@ -250,7 +251,7 @@ const errors = program.command('errors').description('infrastructure errors: on 
 addRemoteErrorCommands(errors);
 defineLocalErrors(errors, true);
 
-/** The webhook deliveries in the configured database: `cmi local deliveries`, and `cmi deliveries` as before (no remote verbs share it). */
+/** The webhook deliveries in the configured database: `cmi local deliveries`, and `cmi deliveries` as before (its remote verb is ls). */
 function defineLocalDeliveries(deliveries: Command): void {
 
 const onDeliveries = (run: (commands: ReturnType<typeof deliveryCommands>) => Promise<string>) => async () =>
@@ -276,7 +277,9 @@ deliveries
 }
 
 defineLocalDeliveries(local.command('deliveries').description('the webhook deliveries (reports and alerts) in the configured database'));
-defineLocalDeliveries(program.command('deliveries').description('the webhook deliveries (reports and alerts) in the configured database (also cmi local deliveries)'));
+const deliveries = program.command('deliveries').description('webhook deliveries: on a server (ls), or the configured database (the old spellings; see cmi local deliveries)');
+addRemoteDeliveryCommands(deliveries);
+defineLocalDeliveries(deliveries);
 addRemoteProgramCommands(program);
 addHelpCommand(program);
 

@@ -2,6 +2,7 @@ import { type Command, CommanderError, Option } from 'commander';
 import { CmiApiError, CmiConnectionError, CmiError } from '../../client/index.js';
 import { UsageError } from '../usage-error.js';
 import { connect, EXIT, type GlobalOptions, RemoteUsageError, serverConfigured } from './connection.js';
+import { remoteDeliveryCommands } from './deliveries.js';
 import { remoteErrorCommands } from './errors.js';
 import { profilePath, saveProfile } from './profiles.js';
 import { terminal } from './terminal.js';
@@ -213,6 +214,24 @@ export function addRemoteErrorCommands(errors: Command): void {
     .option('--period <period>', '24h (default), 7d or 30d')
     .action(async (id: string, options: { period?: string; json?: boolean; xml?: boolean }, command: Command) =>
       run(command, options.xml, (c) => remoteErrorCommands(c, terminal()).histogram(id, options.period, rawFormat(options))));
+}
+
+/** `cmi deliveries ls`: the server's webhook deliveries (there is no endpoint to retry one: `cmi local deliveries retry`). */
+export function addRemoteDeliveryCommands(deliveries: Command): void {
+  rawOptions(remote(deliveries.command('ls'), 'list the webhook deliveries (reports and alerts) on the server, the oldest first', 'cmi deliveries ls --state failed', 'cmi deliveries ls --all --json'))
+    .option('--state <state>', 'only pending, failed or delivered ones')
+    .option('--page <n>', 'page (default 1)')
+    .option('--per-page <n>', 'deliveries a page')
+    .option('--all', 'every page (a progress bar on a terminal)')
+    .action(async (options: { state?: string; page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean }, command: Command) => {
+      const number = (raw: string | undefined, name: string) => {
+        if (raw === undefined) return undefined;
+        if (!/^[1-9]\d{0,5}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
+        return Number(raw);
+      };
+      const params = { state: options.state, page: number(options.page, '--page'), perPage: number(options.perPage, '--per-page') };
+      await run(command, options.xml, (c) => remoteDeliveryCommands(c, terminal()).ls(params, options.all === true, rawFormat(options)));
+    });
 }
 
 /** `cmi version` and `cmi login`. */

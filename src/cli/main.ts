@@ -16,12 +16,9 @@ import {
   addRemoteProgramCommands,
   addRemoteUserCommands,
   connectionOptions,
-  legacyNote,
-  remoteActions,
   remoteFailure,
-  remoteOrLocal,
-  sharedVerbOptions,
 } from './remote/commands.js';
+import { addOldSpellings } from './old-spellings.js';
 
 const settings = Object.entries(SETTINGS) as Array<[string, Setting]>;
 
@@ -87,20 +84,8 @@ program
 
 const local = program.command('local').description('act on the configured database directly, as the operator (also without working credentials)');
 
-/**
- * The local user commands, under `cmi local users` and, as before, under `cmi users` (`legacy`), where each
- * prints one note with its new spelling, and the verbs the remote commands share go remote when a server is
- * configured (docs/cli.md#local-or-remote).
- */
-function defineLocalUsers(users: Command, legacy: boolean): void {
-const shared = <A extends unknown[]>(verb: 'suspend' | 'activate' | 'api-key', action: (...args: A) => Promise<void>): ((...args: A) => Promise<void>) =>
-  legacy ? remoteOrLocal('users', verb, remoteActions.users[verb], action as (...args: unknown[]) => Promise<void>) : action;
-if (legacy) {
-  users.hook('preAction', (_group, command) => {
-    if (['list', 'create', 'update', 'delete', 'unlock', 'reset-password'].includes(command.name())) legacyNote('users', command.name());
-  });
-}
-
+/** `cmi local users ...`: the users in the configured database, with the verbs of `cmi users` where both have one. */
+function defineLocalUsers(users: Command): void {
 const onUsers = (run: (commands: ReturnType<typeof userCommands>) => Promise<string>) => async () =>
   console.log(await withDatabase((database) => run(userCommands(database))));
 
@@ -108,7 +93,7 @@ async function passwordFrom(options: { password?: string; passwordStdin?: boolea
   return options.passwordStdin ? readStdin() : options.password;
 }
 
-/** Options that set user fields, shared by create and update. */
+/** Options that set user fields, shared by add and edit. */
 function userFieldOptions(command: Command): Command {
   return command
     .option('--first-name <name>', 'first name')
@@ -117,7 +102,7 @@ function userFieldOptions(command: Command): Command {
     .option('--locale <locale>', 'locale, e.g. en');
 }
 
-type UserFieldOptions = { login?: string; email?: string; firstName?: string; lastName?: string; timeZone?: string; locale?: string; admin?: boolean; user?: boolean };
+type UserFieldOptions = { login?: string; email?: string; firstName?: string; lastName?: string; timeZone?: string; locale?: string; admin?: boolean; ordinary?: boolean };
 
 function userFields(options: UserFieldOptions): Record<string, unknown> {
   const fields: Record<string, unknown> = {
@@ -127,13 +112,13 @@ function userFields(options: UserFieldOptions): Record<string, unknown> {
     last_name: options.lastName,
     time_zone: options.timeZone,
     locale: options.locale,
-    role: options.admin ? 'admin' : options.user ? 'user' : undefined,
+    role: options.admin ? 'admin' : options.ordinary ? 'user' : undefined,
   };
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
 }
 
 users
-  .command('list')
+  .command('ls')
   .description('list users')
   .option('--page <n>', 'page', '1')
   .option('--per-page <n>', 'users a page', '100')
@@ -146,7 +131,7 @@ users
 
 userFieldOptions(
   users
-    .command('create')
+    .command('add')
     .description('add a user')
     .requiredOption('--login <login>', 'login name')
     .requiredOption('--email <email>', 'email address')
@@ -161,22 +146,21 @@ userFieldOptions(
 
 userFieldOptions(
   users
-    .command('update <user>')
+    .command('edit <user>')
     .description('change a user (by id, login or email)')
     .option('--login <login>', 'new login name')
     .option('--email <email>', 'new email address')
-    .addOption(new Option('--admin', 'make the user an administrator').conflicts('user'))
-    .option('--user', 'make the user an ordinary user'),
+    .addOption(new Option('--admin', 'make the user an administrator').conflicts('ordinary'))
+    .option('--ordinary', 'make the user an ordinary user'),
 ).action(async (target: string, options: UserFieldOptions) => onUsers((c) => c.update(target, userFields(options)))());
 
 users
-  .command('delete <user>')
-  .description('mark a user deleted (its access ends); run again to remove the record')
+  .command('rm <user>')
+  .description('mark a user deleted (its access ends); rm again removes the record')
   .action(async (target: string) => onUsers((c) => c.remove(target))());
-const sharedVerb = (name: string) => (legacy ? sharedVerbOptions(users.command(name), false) : users.command(name));
-sharedVerb('suspend <user>').description('suspend a user (its access ends)').action(shared('suspend', async (target: string) => onUsers((c) => c.suspend(target))()));
-sharedVerb('activate <user>').description('reactivate a suspended or deleted user').action(shared('activate', async (target: string) => onUsers((c) => c.activate(target))()));
-sharedVerb('api-key <user>').description('make a new API key (printed once; the old one stops working)').action(shared('api-key', async (target: string) => onUsers((c) => c.apiKey(target))()));
+users.command('suspend <user>').description('suspend a user (its access ends)').action(async (target: string) => onUsers((c) => c.suspend(target))());
+users.command('activate <user>').description('reactivate a suspended or deleted user').action(async (target: string) => onUsers((c) => c.activate(target))());
+users.command('api-key <user>').description('make a new API key (printed once; the old one stops working)').action(async (target: string) => onUsers((c) => c.apiKey(target))());
 users
   .command('unlock <user>')
   .description('clear the failed-login counters of the user\'s login and email (the lockout ends)')
@@ -192,27 +176,16 @@ users
   });
 }
 
-defineLocalUsers(local.command('users').description('manage users in the configured database (also without working credentials)'), false);
-const users = program.command('users').description('manage users: on a server (ls, show, add, edit, rm, import, export), or the configured database (the old spellings; see cmi local users)');
-addRemoteUserCommands(users);
-defineLocalUsers(users, true);
+defineLocalUsers(local.command('users').description('manage users in the configured database (also without working credentials)'));
+addRemoteUserCommands(program.command('users').description('manage users on a server (cmi local users: in the configured database)'));
 
-/** The local error commands, under `cmi local errors` and, as before, under `cmi errors` (see defineLocalUsers). */
-function defineLocalErrors(errors: Command, legacy: boolean): void {
-const shared = <A extends unknown[]>(verb: 'show' | 'report', action: (...args: A) => Promise<void>): ((...args: A) => Promise<void>) =>
-  legacy ? remoteOrLocal('errors', verb, remoteActions.errors[verb], action as (...args: unknown[]) => Promise<void>) : action;
-if (legacy) {
-  errors.hook('preAction', (_group, command) => {
-    if (['list', 'delete', 'prune'].includes(command.name())) legacyNote('errors', command.name());
-  });
-}
-const sharedVerb = (name: string, raw: boolean) => (legacy ? sharedVerbOptions(errors.command(name), raw) : errors.command(name));
-
+/** `cmi local errors ...`: the error tracker in the configured database (see defineLocalUsers). */
+function defineLocalErrors(errors: Command): void {
 const onErrors = (run: (commands: ReturnType<typeof errorCommands>) => Promise<string>) => async () =>
   console.log(await withDatabase((database) => run(errorCommands(database, loadConfig()))));
 
 errors
-  .command('list')
+  .command('ls')
   .description('list errors, the latest seen first')
   .addOption(new Option('--reported', 'only errors marked reported').conflicts('unreported'))
   .option('--unreported', 'only errors not marked reported')
@@ -232,33 +205,33 @@ errors
     };
     await onErrors((c) => c.list(filters, page, perPage, options.json === true))();
   });
-sharedVerb('show <id>', true)
+errors
+  .command('show <id>')
   .description('print an error, its latest occurrences and the hosts it occurred on')
   .option('--json', 'print the record as the API answers it')
-  .action(shared('show', async (id: string, options: { json?: boolean }) => onErrors((c) => c.show(id, options.json === true))()));
-sharedVerb('report <id>', false)
+  .action(async (id: string, options: { json?: boolean }) => onErrors((c) => c.show(id, options.json === true))());
+errors
+  .command('report <id>')
   .description('mark an error reported, delivering it first to CMI_REPORT_WEBHOOK_URL when that is set')
-  .action(shared('report', async (id: string) => onErrors((c) => c.report(id))()));
-errors.command('delete <id>').description('delete an error and everything kept about it').action(async (id: string) => onErrors((c) => c.remove(id))());
+  .action(async (id: string) => onErrors((c) => c.report(id))());
+errors.command('rm <id>').description('delete an error and everything kept about it').action(async (id: string) => onErrors((c) => c.remove(id))());
 errors
   .command('prune')
   .description('remove errors not seen for CMI_ERRORS_RETENTION_DAYS days and old hourly counts, now')
   .action(async () => onErrors((c) => c.prune())());
 }
 
-defineLocalErrors(local.command('errors').description('investigate and remove infrastructure errors in the configured database'), false);
-const errors = program.command('errors').description('infrastructure errors: on a server (ls, show, report, rm, histogram), or the configured database (the old spellings; see cmi local errors)');
-addRemoteErrorCommands(errors);
-defineLocalErrors(errors, true);
+defineLocalErrors(local.command('errors').description('investigate and remove infrastructure errors in the configured database'));
+addRemoteErrorCommands(program.command('errors').description('infrastructure errors on a server (cmi local errors: in the configured database)'));
 
-/** The webhook deliveries in the configured database: `cmi local deliveries`, and `cmi deliveries` as before (its remote verb is ls). */
+/** `cmi local deliveries ...`: the webhook deliveries in the configured database. */
 function defineLocalDeliveries(deliveries: Command): void {
 
 const onDeliveries = (run: (commands: ReturnType<typeof deliveryCommands>) => Promise<string>) => async () =>
   console.log(await withDatabase((database) => run(deliveryCommands(database, loadConfig()))));
 
 deliveries
-  .command('list')
+  .command('ls')
   .description('list deliveries, the oldest first')
   .option('--state <state>', 'only pending, failed or delivered ones')
   .option('--json', 'print the JSON array the API answers')
@@ -277,10 +250,9 @@ deliveries
 }
 
 defineLocalDeliveries(local.command('deliveries').description('the webhook deliveries (reports and alerts) in the configured database'));
-const deliveries = program.command('deliveries').description('webhook deliveries: on a server (ls), or the configured database (the old spellings; see cmi local deliveries)');
-addRemoteDeliveryCommands(deliveries);
-defineLocalDeliveries(deliveries);
+addRemoteDeliveryCommands(program.command('deliveries').description('webhook deliveries on a server (cmi local deliveries: in the configured database)'));
 addRemoteProgramCommands(program);
+addOldSpellings(program);
 addHelpCommand(program);
 
 try {

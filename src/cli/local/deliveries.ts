@@ -10,14 +10,14 @@ import type { Database } from '../../db/database.js';
 import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
 import { UsageError } from '../usage-error.js';
 
-/** A table with columns as wide as their widest cell, two spaces apart (as `cmi errors list` prints). */
+/** A table with columns as wide as their widest cell, two spaces apart (as `cmi local errors ls` prints). */
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => [...row[i]!].length)));
   return rows.map((row) => row.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join('  ').trimEnd());
 }
 
 /**
- * `cmi deliveries ...`: the webhook outbox on the configured database, as the operator, through the
+ * `cmi local deliveries ...`: the webhook outbox on the configured database, as the operator, through the
  * same service as GET /sysadmin_tools/infrastructure/deliveries (docs/operations.md#cmi-deliveries).
  * This command sends nothing itself: a running `cmi serve` does.
  */

@@ -15,7 +15,7 @@ import { infrastructureErrorsRepository } from '../../tracker/tracker.store.js';
 import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
 import { UsageError } from '../usage-error.js';
 
-/** The filters of `cmi errors list`, as its options give them. */
+/** The filters of `cmi local errors ls`, as its options give them. */
 export interface ErrorListOptions {
   reported?: boolean;
   errorClass?: string;
@@ -28,7 +28,7 @@ const MESSAGE_COLUMN_CHARS = 60;
 const SHOWN_OCCURRENCES = 5;
 const SHOWN_HOSTS = 10;
 
-/** A table with columns as wide as their widest cell, two spaces apart (as `cmi users list` prints). */
+/** A table with columns as wide as their widest cell, two spaces apart (as `cmi local users ls` prints). */
 function table(rows: string[][], indent = ''): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => [...row[i]!].length)));
   return rows.map((row) => indent + row.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join('  ').trimEnd());
@@ -40,14 +40,14 @@ function cell(text: string, max = Infinity): string {
   return characters.length <= max ? characters.join('') : `${characters.slice(0, max - 1).join('')}…`;
 }
 
-/** An id as `cmi errors show|delete` take it; anything else names no error. */
+/** An id as `cmi local errors show|rm` take it; anything else names no error. */
 function parseErrorId(raw: string): number {
   if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) throw new UsageError(`no infrastructure error ${raw}`);
   return Number(raw);
 }
 
 /**
- * `cmi errors ...`: the error tracker on the configured database, as the operator (who may do anything an
+ * `cmi local errors ...`: the error tracker on the configured database, as the operator (who may do anything an
  * administrator may), through the same service and query rules as the HTTP API (docs/operations.md#cmi-errors).
  */
 export function errorCommands(database: Database, config: Config) {

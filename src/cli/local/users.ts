@@ -9,7 +9,7 @@ import { loginFailuresRepository } from '../../users/login-failures.store.js';
 import { usersRepository } from '../../users/users.store.js';
 
 /**
- * `cmi users ...`: the operator's account tools, straight on the database (safe while servers run; they
+ * `cmi local users ...`: the operator's account tools, straight on the database (safe while servers run; they
  * see a change within CMI_AUTH_CACHE_TTL). The operator may do anything an administrator may.
  */
 export function userCommands(database: Database) {
@@ -43,7 +43,7 @@ export function userCommands(database: Database) {
       const user = await resolve(target);
       const outcome = await users.remove(OPERATOR, user.id);
       return outcome === 'marked'
-        ? `Marked user ${describe(user)} deleted; its access has ended (delete again to remove the record)`
+        ? `Marked user ${describe(user)} deleted; its access has ended (rm again to remove the record)`
         : `Removed user ${describe(user)}`;
     },
 

@@ -1,7 +1,7 @@
 import { type Command, CommanderError, Option } from 'commander';
 import { CmiApiError, CmiConnectionError, CmiError } from '../../client/index.js';
 import { UsageError } from '../usage-error.js';
-import { connect, EXIT, type GlobalOptions, RemoteUsageError, serverConfigured } from './connection.js';
+import { connect, EXIT, type GlobalOptions, RemoteUsageError } from './connection.js';
 import { remoteDeliveryCommands } from './deliveries.js';
 import { remoteErrorCommands } from './errors.js';
 import { profilePath, saveProfile } from './profiles.js';
@@ -24,7 +24,7 @@ export function connectionOptions(command: Command): Command {
 }
 
 /** The connection options given to the program and to the command, the command's winning. */
-function globals(command: Command): GlobalOptions {
+export function globals(command: Command): GlobalOptions {
   const own = command.opts<GlobalOptions>();
   const program = (command.parent?.parent ?? command.parent)?.opts<GlobalOptions>() ?? {};
   return { ...program, ...Object.fromEntries(Object.entries(own).filter(([, v]) => v !== undefined)) };
@@ -57,32 +57,6 @@ async function run(command: Command, xml: boolean | undefined, body: (connection
   console.log(await body(connection));
 }
 
-/** The one stderr line of an old spelling: what it acts on and how it is spelt now. */
-export function legacyNote(group: string, verb: string): void {
-  console.error(`cmi: note: \`cmi ${group} ${verb}\` acts on the local database; it is now spelt \`cmi local ${group} ${verb}\` (docs/cli.md#local-or-remote)`);
-}
-
-/**
- * The action of a verb both kinds have under the old group (`cmi users suspend`): remote when a server is
- * configured (serverConfigured), else local with the note (docs/cli.md#local-or-remote).
- */
-export function remoteOrLocal(
-  group: string,
-  verb: string,
-  remoteAction: (command: Command, ...args: string[]) => Promise<void>,
-  localAction: (...args: unknown[]) => Promise<void>,
-) {
-  return async (...args: unknown[]) => {
-    const command = args[args.length - 1] as Command;
-    if (serverConfigured(globals(command))) {
-      await remoteAction(command, ...(args.slice(0, -2) as string[]));
-      return;
-    }
-    legacyNote(group, verb);
-    await localAction(...args);
-  };
-}
-
 type UserFieldFlags = { login?: string; email?: string; password?: string; firstName?: string; lastName?: string; timeZone?: string; locale?: string; admin?: boolean; ordinary?: boolean };
 
 function userFields(options: UserFieldFlags): Record<string, unknown> {
@@ -102,29 +76,7 @@ function userFieldOptions(command: Command): Command {
     .option('--password <password>', 'the password (visible to other local users in the process list; prefer import from a 0600 file)');
 }
 
-/** The remote actions of the verbs both kinds have, for remoteOrLocal. */
-export const remoteActions = {
-  users: {
-    suspend: (command: Command, target: string) => run(command, false, async (c) => remoteUserCommands(c, terminal()).suspend(target)),
-    activate: (command: Command, target: string) => run(command, false, async (c) => remoteUserCommands(c, terminal()).activate(target)),
-    'api-key': (command: Command, target: string) => run(command, false, async (c) => remoteUserCommands(c, terminal()).apiKey(target)),
-  },
-  errors: {
-    show: (command: Command, id: string) => {
-      const format = rawFormat(command.opts());
-      return run(command, format === 'xml', async (c) => remoteErrorCommands(c, terminal()).show(id, format));
-    },
-    report: (command: Command, id: string) => run(command, false, async (c) => remoteErrorCommands(c, terminal()).report(id)),
-  },
-};
-
-/** Options a remote verb shared with a local one needs on its local definition too. */
-export function sharedVerbOptions(command: Command, raw: boolean): Command {
-  connectionOptions(command).addHelpText('after', '\nWith a server named (--url, --profile, CMI_URL, CMI_PROFILE or a saved profile) this acts on it;\notherwise on the configured database, as `cmi local ...` does (docs/cli.md#local-or-remote).');
-  return raw ? command.option('--xml', 'talk XML to the server and print the XML body (remote only)') : command;
-}
-
-/** `cmi users ls|show|add|edit|rm|import|export` (suspend, activate, api-key: remoteOrLocal). */
+/** `cmi users ls|show|add|edit|rm|suspend|activate|api-key|import|export`. */
 export function addRemoteUserCommands(users: Command): void {
   const term = terminal;
   rawOptions(remote(users.command('ls'), 'list users on the server (a page, or --all)', 'cmi users ls --url https://cmi.example.com --user admin', 'cmi users ls --all --json'))
@@ -157,6 +109,15 @@ export function addRemoteUserCommands(users: Command): void {
   remote(users.command('rm <user>'), 'mark a user deleted on the server (its access ends); rm again removes the record', 'cmi users rm bob')
     .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).rm(target)));
 
+  remote(users.command('suspend <user>'), 'suspend a user on the server (its access ends)', 'cmi users suspend bob')
+    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).suspend(target)));
+
+  remote(users.command('activate <user>'), 'reactivate a suspended or deleted user on the server', 'cmi users activate bob')
+    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).activate(target)));
+
+  remote(users.command('api-key <user>'), 'make a user a new API key on the server (printed once; the old one stops working)', 'cmi users api-key bob')
+    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).apiKey(target)));
+
   remote(users.command('import <file>'), 'create the users of a CSV file (columns login, email, password, first_name, last_name, time_zone, locale, role); existing logins are skipped', 'cmi users import staff.csv --concurrency 8')
     .option('--concurrency <n>', 'requests at a time (1 to 32)', '4')
     .action(async (file: string, options: { concurrency: string }, command: Command) => {
@@ -177,7 +138,7 @@ export function addRemoteUserCommands(users: Command): void {
 
 type ErrorFlags = { reported?: boolean; unreported?: boolean; class?: string; q?: string; since?: string; until?: string; host?: string; component?: string; sort?: string; direction?: string; page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean };
 
-/** `cmi errors ls|rm|histogram` (show, report: remoteOrLocal). */
+/** `cmi errors ls|show|report|rm|histogram`. */
 export function addRemoteErrorCommands(errors: Command): void {
   rawOptions(remote(errors.command('ls'), 'list infrastructure errors on the server, the latest seen first', 'cmi errors ls --unreported --host hv-01', 'cmi errors ls --all --since 2026-11-20T00:00:00Z'))
     .addOption(new Option('--reported', 'only errors marked reported').conflicts('unreported'))
@@ -206,6 +167,13 @@ export function addRemoteErrorCommands(errors: Command): void {
       };
       await run(command, options.xml, (c) => remoteErrorCommands(c, terminal()).ls(params, options.all === true, rawFormat(options)));
     });
+
+  rawOptions(remote(errors.command('show <id>'), 'print an error on the server, its latest occurrences and the hosts it occurred on', 'cmi errors show 7', 'cmi errors show 7 --xml'))
+    .action(async (id: string, options: { json?: boolean; xml?: boolean }, command: Command) =>
+      run(command, options.xml, (c) => remoteErrorCommands(c, terminal()).show(id, rawFormat(options))));
+
+  remote(errors.command('report <id>'), 'mark an error reported on the server, which delivers it first to its report webhook when one is set', 'cmi errors report 7')
+    .action(async (id: string, _options: unknown, command: Command) => run(command, false, (c) => remoteErrorCommands(c, terminal()).report(id)));
 
   remote(errors.command('rm <id>'), 'delete an error on the server and everything kept about it', 'cmi errors rm 7')
     .action(async (id: string, _options: unknown, command: Command) => run(command, false, (c) => remoteErrorCommands(c, terminal()).rm(id)));

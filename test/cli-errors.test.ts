@@ -164,7 +164,7 @@ describe('cmi local errors', () => {
       'id: 1',
       'backtrace:',
       "    src/store/users.ts:42:in 'findUser'",
-      "    src/users/users.routes.ts:18:in 'list'",
+      "    src/server/routes/users.ts:18:in 'list'",
       'counter: 19',
       `created_at: ${wire(base)}`,
       'error_class: TypeError',

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { globals } from './remote/commands.js';
+import { globals } from './remote/command.js';
 import { readProfile } from './remote/profiles.js';
 import { UsageError } from './usage-error.js';
 

@@ -1,4 +1,5 @@
-import type { Config } from '../../config.js';
+import type { Command } from 'commander';
+import { type Config, loadConfig } from '../../config.js';
 import { OPERATOR } from '../../users/authorization.js';
 import { systemClock } from '../../shared/clock.js';
 import { NotFound } from '../../shared/problems.js';
@@ -9,6 +10,7 @@ import { deliveryResource as resource } from '../../alerts/delivery.resource.js'
 import type { Database } from '../../db/database.js';
 import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
 import { UsageError } from '../usage-error.js';
+import { pages, withDatabase } from './database.js';
 
 /** A table with columns as wide as their widest cell, two spaces apart (as `cmi local errors ls` prints). */
 function table(rows: string[][]): string[] {
@@ -46,4 +48,27 @@ export function deliveryCommands(database: Database, config: Config) {
       }
     },
   };
+}
+
+/** `cmi local deliveries ...`: the webhook deliveries in the configured database. */
+export function addLocalDeliveryCommands(local: Command): void {
+  const deliveries = local.command('deliveries').description('the webhook deliveries (reports and alerts) in the configured database');
+  const onDeliveries = (run: (commands: ReturnType<typeof deliveryCommands>) => Promise<string>) => async () =>
+    console.log(await withDatabase((database) => run(deliveryCommands(database, loadConfig()))));
+
+  deliveries
+    .command('ls')
+    .description('list deliveries, the oldest first')
+    .option('--state <state>', 'only pending, failed or delivered ones')
+    .option('--json', 'print the JSON array the API answers')
+    .option('--page <n>', 'page', '1')
+    .option('--per-page <n>', 'deliveries a page', '100')
+    .action(async (options: { state?: string; json?: boolean; page: string; perPage: string }) => {
+      const { page, perPage } = pages(options);
+      await onDeliveries((c) => c.list(options.state, page, perPage, options.json === true))();
+    });
+  deliveries
+    .command('retry <id>')
+    .description('send a delivery again (same id and body), now, from a running cmi serve')
+    .action(async (id: string) => onDeliveries((c) => c.retry(id))());
 }

@@ -1,4 +1,5 @@
-import type { Config } from '../../config.js';
+import { type Command, Option } from 'commander';
+import { type Config, loadConfig } from '../../config.js';
 import { OPERATOR } from '../../users/authorization.js';
 import { systemClock } from '../../shared/clock.js';
 import { NotFound } from '../../shared/problems.js';
@@ -14,6 +15,7 @@ import type { Database } from '../../db/database.js';
 import { infrastructureErrorsRepository } from '../../tracker/tracker.store.js';
 import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
 import { UsageError } from '../usage-error.js';
+import { pages, withDatabase } from './database.js';
 
 /** The filters of `cmi local errors ls`, as its options give them. */
 export interface ErrorListOptions {
@@ -159,4 +161,45 @@ export function errorCommands(database: Database, config: Config) {
         `and ${buckets} hourly ${buckets === 1 ? 'count' : 'counts'} older than ${HISTOGRAM_KEPT_DAYS} days`;
     },
   };
+}
+
+/** `cmi local errors ...`: the error tracker in the configured database. */
+export function addLocalErrorCommands(local: Command): void {
+  const errors = local.command('errors').description('investigate and remove infrastructure errors in the configured database');
+  const onErrors = (run: (commands: ReturnType<typeof errorCommands>) => Promise<string>) => async () =>
+    console.log(await withDatabase((database) => run(errorCommands(database, loadConfig()))));
+
+  errors
+    .command('ls')
+    .description('list errors, the latest seen first')
+    .addOption(new Option('--reported', 'only errors marked reported').conflicts('unreported'))
+    .option('--unreported', 'only errors not marked reported')
+    .option('--class <class>', 'only errors of this exact class')
+    .option('--since <datetime>', 'only errors seen at or after this time, e.g. 2026-11-20T10:00:00+00:00')
+    .option('--json', 'print the JSON array the API answers')
+    .option('--page <n>', 'page', '1')
+    .option('--per-page <n>', 'errors a page', '100')
+    .action(async (options: { reported?: boolean; unreported?: boolean; class?: string; since?: string; json?: boolean; page: string; perPage: string }) => {
+      const { page, perPage } = pages(options);
+      const filters: ErrorListOptions = {
+        reported: options.reported ? true : options.unreported ? false : undefined,
+        errorClass: options.class,
+        since: options.since,
+      };
+      await onErrors((c) => c.list(filters, page, perPage, options.json === true))();
+    });
+  errors
+    .command('show <id>')
+    .description('print an error, its latest occurrences and the hosts it occurred on')
+    .option('--json', 'print the record as the API answers it')
+    .action(async (id: string, options: { json?: boolean }) => onErrors((c) => c.show(id, options.json === true))());
+  errors
+    .command('report <id>')
+    .description('mark an error reported, delivering it first to CMI_REPORT_WEBHOOK_URL when that is set')
+    .action(async (id: string) => onErrors((c) => c.report(id))());
+  errors.command('rm <id>').description('delete an error and everything kept about it').action(async (id: string) => onErrors((c) => c.remove(id))());
+  errors
+    .command('prune')
+    .description('remove errors not seen for CMI_ERRORS_RETENTION_DAYS days and old hourly counts, now')
+    .action(async () => onErrors((c) => c.prune())());
 }

@@ -1,3 +1,4 @@
+import { type Command, Option } from 'commander';
 import { systemClock } from '../../shared/clock.js';
 import { generatePassword } from '../../users/passwords.js';
 import type { User } from '../../shared/records.js';
@@ -7,6 +8,9 @@ import { usersService } from '../../users/users.service.js';
 import type { Database } from '../../db/database.js';
 import { loginFailuresRepository } from '../../users/login-failures.store.js';
 import { usersRepository } from '../../users/users.store.js';
+import { userLimits } from '../../shared/limits.js';
+import { UsageError } from '../usage-error.js';
+import { pages, readStdin, withDatabase } from './database.js';
 
 /**
  * `cmi local users ...`: the operator's account tools, straight on the database (safe while servers run; they
@@ -77,4 +81,95 @@ export function userCommands(database: Database) {
         : `Password of ${describe(user)} changed; its sessions have ended`;
     },
   };
+}
+
+async function passwordFrom(options: { password?: string; passwordStdin?: boolean }): Promise<string | undefined> {
+  return options.passwordStdin ? readStdin() : options.password;
+}
+
+/** Options that set user fields, shared by add and edit. */
+function userFieldOptions(command: Command): Command {
+  return command
+    .option('--first-name <name>', 'first name')
+    .option('--last-name <name>', 'last name')
+    .option('--time-zone <zone>', 'time zone, e.g. Europe/London')
+    .option('--locale <locale>', 'locale, e.g. en');
+}
+
+type UserFieldOptions = { login?: string; email?: string; firstName?: string; lastName?: string; timeZone?: string; locale?: string; admin?: boolean; ordinary?: boolean };
+
+function userFields(options: UserFieldOptions): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    login: options.login,
+    email: options.email,
+    first_name: options.firstName,
+    last_name: options.lastName,
+    time_zone: options.timeZone,
+    locale: options.locale,
+    role: options.admin ? 'admin' : options.ordinary ? 'user' : undefined,
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+/** `cmi local users ...`: the users in the configured database, with the verbs of `cmi users` where both have one. */
+export function addLocalUserCommands(local: Command): void {
+  const users = local.command('users').description('manage users in the configured database (also without working credentials)');
+  const onUsers = (run: (commands: ReturnType<typeof userCommands>) => Promise<string>) => async () =>
+    console.log(await withDatabase((database) => run(userCommands(database))));
+
+  users
+    .command('ls')
+    .description('list users')
+    .option('--page <n>', 'page', '1')
+    .option('--per-page <n>', 'users a page', '100')
+    .action(async (options: { page: string; perPage: string }) => {
+      const { page, perPage } = pages(options);
+      await onUsers((c) => c.list(page, perPage))();
+    });
+
+  userFieldOptions(
+    users
+      .command('add')
+      .description('add a user')
+      .requiredOption('--login <login>', 'login name')
+      .requiredOption('--email <email>', 'email address')
+      .addOption(new Option('--password <password>', `password (at least ${userLimits.passwordMinChars} characters)`).conflicts('passwordStdin'))
+      .option('--password-stdin', 'read the password from standard input')
+      .option('--admin', 'make the user an administrator'),
+  ).action(async (options: UserFieldOptions & { password?: string; passwordStdin?: boolean }) => {
+    const password = await passwordFrom(options);
+    if (password === undefined) throw new UsageError('give --password or --password-stdin');
+    await onUsers((c) => c.create({ ...userFields(options), password }))();
+  });
+
+  userFieldOptions(
+    users
+      .command('edit <user>')
+      .description('change a user (by id, login or email)')
+      .option('--login <login>', 'new login name')
+      .option('--email <email>', 'new email address')
+      .addOption(new Option('--admin', 'make the user an administrator').conflicts('ordinary'))
+      .option('--ordinary', 'make the user an ordinary user'),
+  ).action(async (target: string, options: UserFieldOptions) => onUsers((c) => c.update(target, userFields(options)))());
+
+  users
+    .command('rm <user>')
+    .description('mark a user deleted (its access ends); rm again removes the record')
+    .action(async (target: string) => onUsers((c) => c.remove(target))());
+  users.command('suspend <user>').description('suspend a user (its access ends)').action(async (target: string) => onUsers((c) => c.suspend(target))());
+  users.command('activate <user>').description('reactivate a suspended or deleted user').action(async (target: string) => onUsers((c) => c.activate(target))());
+  users.command('api-key <user>').description('make a new API key (printed once; the old one stops working)').action(async (target: string) => onUsers((c) => c.apiKey(target))());
+  users
+    .command('unlock <user>')
+    .description('clear the failed-login counters of the user\'s login and email (the lockout ends)')
+    .action(async (target: string) => onUsers((c) => c.unlock(target))());
+  users
+    .command('reset-password <user>')
+    .description('set a new password (a generated one, printed once, unless given); ends all sessions and the lockout')
+    .addOption(new Option('--password <password>', 'the new password').conflicts('passwordStdin'))
+    .option('--password-stdin', 'read the new password from standard input')
+    .action(async (target: string, options: { password?: string; passwordStdin?: boolean }) => {
+      const password = await passwordFrom(options);
+      await onUsers((c) => c.resetPassword(target, password))();
+    });
 }

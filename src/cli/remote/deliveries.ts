@@ -1,9 +1,10 @@
+import type { Command } from 'commander';
 import type { Delivery } from '../../client/index.js';
 import { deliveryResource as resource } from '../../alerts/delivery.resource.js';
+import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
-import { rendered } from './records-output.js';
-import { cell, progressBar, table, type Terminal } from './terminal.js';
-import type { RawFormat } from './users.js';
+import { type RawFormat, rendered } from './records-output.js';
+import { cell, progressBar, table, terminal, type Terminal } from './terminal.js';
 
 const STATE_STYLE = { delivered: 'green', pending: 'yellow', failed: 'red' } as const;
 
@@ -52,4 +53,23 @@ export function remoteDeliveryCommands({ client }: Connection, term: Terminal) {
       return [...deliveryTable(result.items), `${result.items.length} of ${result.total} deliveries (page ${result.page} of ${pages})`].join('\n');
     },
   };
+}
+
+/** `cmi deliveries ls`: the server's webhook deliveries (there is no endpoint to retry one: `cmi local deliveries retry`). */
+export function addRemoteDeliveryCommands(program: Command): void {
+  const deliveries = program.command('deliveries').description('webhook deliveries on a server (cmi local deliveries: in the configured database)');
+  rawOptions(remote(deliveries.command('ls'), 'list the webhook deliveries (reports and alerts) on the server, the oldest first', 'cmi deliveries ls --state failed', 'cmi deliveries ls --all --json'))
+    .option('--state <state>', 'only pending, failed or delivered ones')
+    .option('--page <n>', 'page (default 1)')
+    .option('--per-page <n>', 'deliveries a page')
+    .option('--all', 'every page (a progress bar on a terminal)')
+    .action(async (options: { state?: string; page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean }, command: Command) => {
+      const number = (raw: string | undefined, name: string) => {
+        if (raw === undefined) return undefined;
+        if (!/^[1-9]\d{0,5}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
+        return Number(raw);
+      };
+      const params = { state: options.state, page: number(options.page, '--page'), perPage: number(options.perPage, '--per-page') };
+      await run(command, options.xml, (c) => remoteDeliveryCommands(c, terminal()).ls(params, options.all === true, rawFormat(options)));
+    });
 }

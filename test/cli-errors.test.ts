@@ -17,12 +17,12 @@ const FP = { type: 'a'.repeat(64), range: 'b'.repeat(64), parse: 'c'.repeat(64),
 const LONG_MESSAGE = 'Connection to db-7.internal:5432 refused after 3 attempts; giving up on the primary and failing over';
 
 /**
- * `cmi errors ...` on a fresh database of its own, seeded through the repository with four errors:
+ * `cmi local errors ...` on a fresh database of its own, seeded through the repository with four errors:
  * 1 TypeError (19 occurrences on 13 hosts, the latest seen), 2 RangeError (a long message, and an
  * occurrence 40 days ago), 3 TypeError (marked reported), 4 OldError (made stale for prune). Each command
  * starts a process, so independent ones run side by side; the tests build on each other in order.
  */
-describe('cmi errors', () => {
+describe('cmi local errors', () => {
   let fresh: FreshDatabase;
   let env: Record<string, string>;
   let database: Database;
@@ -115,11 +115,11 @@ describe('cmi errors', () => {
   });
 
   // Each command costs a process (about a second of CPU): the cases below are chosen to keep the file short.
-  it('local errors --help lists the four commands', async () => {
+  it('local errors --help lists the five commands', async () => {
     const help = await runCmi(['local', 'errors', '--help'], env);
     assert.equal(help.code, 0, help.stderr);
     assert.match(help.stdout, /^Usage: cmi local errors \[options\] \[command\]\n/);
-    for (const command of [/^ {2}list \[options\] +list errors, the latest seen first$/m, /^ {2}show \[options\] <id> +print an error/m, /^ {2}delete <id> +delete an error/m, /^ {2}prune +remove errors not seen/m]) {
+    for (const command of [/^ {2}ls \[options\] +list errors, the latest seen first$/m, /^ {2}show \[options\] <id> +print an error/m, /^ {2}report <id> +mark an error reported/m, /^ {2}rm <id> +delete an error/m, /^ {2}prune +remove errors not seen/m]) {
       assert.match(help.stdout, command);
     }
   });
@@ -128,32 +128,32 @@ describe('cmi errors', () => {
   const narrow = (rows: string) =>
     'ID  COUNT  LAST SEEN                  REPORTED  CLASS      MESSAGE\n' + rows.replace(/( {2}(?:TypeError|OldError) +)/g, (cell) => cell.slice(0, -1));
 
-  it('list prints a table, the latest seen first, and a count; paged', async () => {
+  it('ls prints a table, the latest seen first, and a count; paged', async () => {
     await Promise.all([
-      succeeds(['list'], HEADER + ROW[1] + ROW[2] + ROW[3] + ROW[4] + '4 of 4 errors (page 1)\n'),
-      succeeds(['list', '--page', '2', '--per-page', '2'], narrow(ROW[3] + ROW[4]) + '2 of 4 errors (page 2)\n'),
+      succeeds(['ls'], HEADER + ROW[1] + ROW[2] + ROW[3] + ROW[4] + '4 of 4 errors (page 1)\n'),
+      succeeds(['ls', '--page', '2', '--per-page', '2'], narrow(ROW[3] + ROW[4]) + '2 of 4 errors (page 2)\n'),
     ]);
   });
 
-  it('list filters by --reported, --unreported, --class and --since (the API\'s filters)', async () => {
+  it('ls filters by --reported, --unreported, --class and --since (the API\'s filters)', async () => {
     await Promise.all([
-      succeeds(['list', '--reported'], narrow(ROW[3]) + '1 of 1 errors (page 1)\n'),
-      succeeds(['list', '--unreported'], HEADER + ROW[1] + ROW[2] + ROW[4] + '3 of 3 errors (page 1)\n'),
-      succeeds(['list', '--class', 'TypeError', '--per-page', '1'], narrow(ROW[1]) + '1 of 2 errors (page 1)\n'),
+      succeeds(['ls', '--reported'], narrow(ROW[3]) + '1 of 1 errors (page 1)\n'),
+      succeeds(['ls', '--unreported'], HEADER + ROW[1] + ROW[2] + ROW[4] + '3 of 3 errors (page 1)\n'),
+      succeeds(['ls', '--class', 'TypeError', '--per-page', '1'], narrow(ROW[1]) + '1 of 2 errors (page 1)\n'),
       // Exactly the last seen time of error 2 is included.
-      succeeds(['list', '--since', wire(at(-HOUR))], HEADER + ROW[1] + ROW[2] + '2 of 2 errors (page 1)\n'),
+      succeeds(['ls', '--since', wire(at(-HOUR))], HEADER + ROW[1] + ROW[2] + '2 of 2 errors (page 1)\n'),
     ]);
   });
 
-  it('list --json prints the array the API answers, filters applied', async () => {
-    await succeeds(['list', '--class', 'TypeError', '--json'], `${JSON.stringify([RECORD_1, RECORD_3])}\n`);
+  it('ls --json prints the array the API answers, filters applied', async () => {
+    await succeeds(['ls', '--class', 'TypeError', '--json'], `${JSON.stringify([RECORD_1, RECORD_3])}\n`);
   });
 
-  it('list refuses bad values in one line each, exit 1: the API\'s words for the query, commander\'s for the options', async () => {
+  it('ls refuses bad values in one line each, exit 1: the API\'s words for the query, commander\'s for the options', async () => {
     await Promise.all([
-      fails(['list', '--since', 'yesterday', '--class', ''], 'cmi: error_class must be 1 to 255 characters\ncmi: since must be a datetime such as 2026-11-20T10:00:00+00:00\n'),
-      fails(['list', '--page', '0'], 'cmi: --page and --per-page must be positive integers\n'),
-      fails(['list', '--reported', '--unreported'], /^error: option '--reported' cannot be used with option '--unreported'\n/),
+      fails(['ls', '--since', 'yesterday', '--class', ''], 'cmi: error_class must be 1 to 255 characters\ncmi: since must be a datetime such as 2026-11-20T10:00:00+00:00\n'),
+      fails(['ls', '--page', '0'], 'cmi: --page and --per-page must be positive integers\n'),
+      fails(['ls', '--reported', '--unreported'], /^error: option '--reported' cannot be used with option '--unreported'\n/),
     ]);
   });
 
@@ -219,11 +219,11 @@ describe('cmi errors', () => {
     ]);
   });
 
-  it('show and delete of an unknown id: one line, exit 1, nothing deleted', async () => {
+  it('show and rm of an unknown id: one line, exit 1, nothing deleted', async () => {
     await Promise.all([
       fails(['show', '99'], 'cmi: no infrastructure error 99\n'),
       fails(['show', 'abc'], 'cmi: no infrastructure error abc\n'),
-      fails(['delete', '99'], 'cmi: no infrastructure error 99\n'),
+      fails(['rm', '99'], 'cmi: no infrastructure error 99\n'),
     ]);
     const ids = await database.db.selectFrom('infrastructure_errors').select('id').orderBy('id').execute();
     assert.deepEqual(ids.map((row) => Number(row.id)), [1, 2, 3, 4]);
@@ -232,14 +232,14 @@ describe('cmi errors', () => {
   const rowsOf = async (table: 'error_occurrences' | 'error_histogram' | 'error_breakdown', errorId: number) =>
     (await database.db.selectFrom(table).select('error_id').where('error_id', '=', errorId).execute()).length;
 
-  it('delete removes the error and everything kept about it; a second delete finds nothing', async () => {
+  it('rm removes the error and everything kept about it; a second rm finds nothing', async () => {
     assert.equal(await rowsOf('error_occurrences', 3), 1);
-    await succeeds(['delete', '3'], 'Deleted infrastructure error 3 (TypeError: Unexpected token)\n');
+    await succeeds(['rm', '3'], 'Deleted infrastructure error 3 (TypeError: Unexpected token)\n');
     assert.equal(await database.db.selectFrom('infrastructure_errors').select('id').where('id', '=', 3).executeTakeFirst(), undefined);
     assert.equal(await rowsOf('error_occurrences', 3), 0);
     assert.equal(await rowsOf('error_histogram', 3), 0);
     assert.equal(await rowsOf('error_breakdown', 3), 0);
-    await fails(['delete', '3'], 'cmi: no infrastructure error 3\n');
+    await fails(['rm', '3'], 'cmi: no infrastructure error 3\n');
   });
 
   it('prune removes only errors not seen for the retention period, and hourly counts older than 31 days', async () => {

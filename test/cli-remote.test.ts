@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ADMIN, ALICE, createTestApp, listenLocally, type TestApp } from './support/app.js';
 import { type Finished, runCmi } from './support/cli.js';
+import { OLD_SPELLINGS } from '../src/cli/old-spellings.js';
 
 /**
  * The remote commands of `cmi` (docs/cli.md) against a real cmi on a random port, as child processes;
@@ -184,25 +185,104 @@ describe('cmi remote commands', () => {
     succeeded(await cmi(['errors', 'rm', String(id)]), /^Deleted infrastructure error /);
   });
 
+  it('deliveries ls: the server\'s webhook deliveries, the oldest first, filtered by --state; --json is the API\'s body', async () => {
+    const delivery = (id: number, state: 'delivered' | 'failed', lastStatus: number | null, deliveredAt: string | null) => ({
+      delivery_id: `00000000-0000-4000-8000-00000000000${id}`, kind: id === 1 ? 'new' as const : 'report' as const, error_id: 7, url: `https://hooks-${id}.example.com/secret-path`, body: '{}',
+      state, attempts: id, last_status: lastStatus, created_at: '2026-11-20T10:00:00.000Z', next_attempt_at: '2026-11-20T10:00:00.000Z', delivered_at: deliveredAt,
+    });
+    await t.database.db.insertInto('webhook_deliveries').values([delivery(1, 'delivered', 200, '2026-11-20T10:00:01.000Z'), delivery(2, 'failed', 500, null)]).execute();
+    const [first, second] = (await t.database.db.selectFrom('webhook_deliveries').select('id').orderBy('id').execute()).map((row) => Number(row.id));
+    succeeded(await cmi(['deliveries', 'ls'], AS_ADMIN()),
+      'ID  KIND    ERROR  STATE      TRIES  STATUS  CREATED                    DELIVERED                  URL\n' +
+      `${first}   new     7      delivered  1      200     2026-11-20T10:00:00+00:00  2026-11-20T10:00:01+00:00  https://hooks-1.example.com/…\n` +
+      `${second}   report  7      failed     2      500     2026-11-20T10:00:00+00:00  -                          https://hooks-2.example.com/…\n` +
+      '2 of 2 deliveries (page 1 of 1)\n');
+    succeeded(await cmi(['deliveries', 'ls', '--state', 'failed', '--all'], AS_ADMIN()),
+      'ID  KIND    ERROR  STATE   TRIES  STATUS  CREATED                    DELIVERED  URL\n' +
+      `${second}   report  7      failed  2      500     2026-11-20T10:00:00+00:00  -          https://hooks-2.example.com/…\n1 deliveries\n`);
+    const body = (await t.app.inject({ url: '/sysadmin_tools/infrastructure/deliveries.json?state=delivered', headers: { authorization: t.adminAuth } })).body;
+    succeeded(await cmi(['deliveries', 'ls', '--state', 'delivered', '--json'], AS_ADMIN()), `${body.replace(/\n$/, '')}\n`);
+    failed(await cmi(['deliveries', 'ls', '--state', 'lost'], AS_ADMIN()), 1, 'cmi: state must be one of pending, failed, delivered\n');
+    failed(await cmi(['deliveries', 'ls', '--url', url, '--user', ALICE.login], { CMI_PASSWORD: ALICE.password }), 1, 'cmi: You are not authorized to perform this action\n');
+  });
+
   it('an ordinary user is refused the tracker: exit 1 and the server\'s message', async () => {
     failed(await cmi(['errors', 'ls', '--url', url, '--user', ALICE.login], { CMI_PASSWORD: ALICE.password }), 1, 'cmi: You are not authorized to perform this action\n');
   });
 
-  it('the old spellings act on the local database as before, with one note; a verb both have goes remote once a server is named', async () => {
-    const created = await cmi(['users', 'create', '--login', 'root', '--email', 'root@example.com', '--password', 'root-password', '--admin']);
-    assert.deepEqual([created.code, created.stdout], [0, 'Created administrator 1 "root" <root@example.com>\n']);
-    assert.equal(created.stderr, 'cmi: note: `cmi users create` acts on the local database; it is now spelt `cmi local users create` (docs/cli.md#local-or-remote)\n');
-    const listed = await cmi(['users', 'list']);
-    assert.deepEqual([listed.code, listed.stdout], [0, 'ID  LOGIN  EMAIL             ROLE   STATUS\n1   root   root@example.com  admin  active\n1 of 1 users (page 1)\n']);
-    assert.match(listed.stderr, /^cmi: note: `cmi users list` acts on the local database; it is now spelt `cmi local users list` /);
-    // No server named and no profile saved (a fresh config directory): local, with the note.
-    const local = await cmi(['users', 'api-key', 'root'], { XDG_CONFIG_HOME: join(home, 'empty-config') });
-    assert.match(local.stdout, /^New API key for 1 "root" <root@example\.com>/);
-    assert.match(local.stderr, /^cmi: note: `cmi users api-key` acts on the local database/);
-    // A server named: remote, no note (alice is user 2 on the server; the local database has no user 2).
-    succeeded(await cmi(['users', 'suspend', 'alice'], AS_ADMIN()), 'Suspended user 2 "alice" <alice@example.com>\n');
-    succeeded(await cmi(['users', 'activate', 'alice', '--url', url, '--user', 'admin'], { CMI_PASSWORD: ADMIN.password, XDG_CONFIG_HOME: join(home, 'empty-config') }), 'Activated user 2 "alice" <alice@example.com>\n');
-    succeeded(await cmi(['local', 'users', 'list']), 'ID  LOGIN  EMAIL             ROLE   STATUS\n1   root   root@example.com  admin  active\n1 of 1 users (page 1)\n');
+  /** No server named, no profile saved (a fresh config directory). */
+  const NO_SERVER = () => ({ XDG_CONFIG_HOME: join(home, 'empty-config') });
+  const NO_SERVER_MESSAGE = 'cmi: no server: give --url URL (or CMI_URL), --profile NAME, or save one with cmi login\n';
+  const withoutServer = (old: string, now: string) =>
+    `cmi: "cmi ${old}" with no server named is now "cmi ${now}" (a server: give --url URL or CMI_URL, --profile NAME, or save one with cmi login)\n`;
+
+  it('every old spelling exits 2 with one line naming its new spelling, and acts on nothing', async () => {
+    const cases: Array<[string[], string]> = [
+      [['users', 'list'], 'cmi: "cmi users list" is now "cmi local users ls" (or "cmi users ls" on a server)\n'],
+      [['users', 'list', '--help'], 'cmi: "cmi users list" is now "cmi local users ls" (or "cmi users ls" on a server)\n'],
+      [['users', 'create', '--login', 'root', '--email', 'root@example.com', '--password', 'root-password', '--admin'],
+        'cmi: "cmi users create" is now "cmi local users add" (or "cmi users add" on a server)\n'],
+      [['users', 'update', 'root', '--user'], 'cmi: "cmi users update" is now "cmi local users edit" (or "cmi users edit" on a server); --user is now --ordinary\n'],
+      [['users', 'delete', 'root'], 'cmi: "cmi users delete" is now "cmi local users rm" (or "cmi users rm" on a server)\n'],
+      [['users', 'unlock', 'root'], 'cmi: "cmi users unlock" is now "cmi local users unlock"\n'],
+      [['users', 'reset-password', 'root', '--password', 'new-password'], 'cmi: "cmi users reset-password" is now "cmi local users reset-password"\n'],
+      [['users', 'suspend', 'root'], withoutServer('users suspend', 'local users suspend')],
+      [['users', 'activate', 'root'], withoutServer('users activate', 'local users activate')],
+      [['users', 'api-key', 'root'], withoutServer('users api-key', 'local users api-key')],
+      [['local', 'users', 'list'], 'cmi: "cmi local users list" is now "cmi local users ls"\n'],
+      [['local', 'users', 'create', '--login', 'root', '--email', 'root@example.com', '--password', 'root-password'], 'cmi: "cmi local users create" is now "cmi local users add"\n'],
+      [['local', 'users', 'update', 'root', '--user'], 'cmi: "cmi local users update" is now "cmi local users edit"; --user is now --ordinary\n'],
+      [['local', 'users', 'delete', 'root'], 'cmi: "cmi local users delete" is now "cmi local users rm"\n'],
+      [['errors', 'list', '--unreported'], 'cmi: "cmi errors list" is now "cmi local errors ls" (or "cmi errors ls" on a server)\n'],
+      [['errors', 'delete', '1'], 'cmi: "cmi errors delete" is now "cmi local errors rm" (or "cmi errors rm" on a server)\n'],
+      [['errors', 'prune'], 'cmi: "cmi errors prune" is now "cmi local errors prune"\n'],
+      [['errors', 'show', '1', '--json'], withoutServer('errors show', 'local errors show')],
+      [['errors', 'report', '1'], withoutServer('errors report', 'local errors report')],
+      [['local', 'errors', 'list'], 'cmi: "cmi local errors list" is now "cmi local errors ls"\n'],
+      [['local', 'errors', 'delete', '1'], 'cmi: "cmi local errors delete" is now "cmi local errors rm"\n'],
+      [['deliveries', 'list', '--state', 'failed'], 'cmi: "cmi deliveries list" is now "cmi local deliveries ls" (or "cmi deliveries ls" on a server)\n'],
+      [['deliveries', 'retry', '1'], 'cmi: "cmi deliveries retry" is now "cmi local deliveries retry"\n'],
+      [['local', 'deliveries', 'list'], 'cmi: "cmi local deliveries list" is now "cmi local deliveries ls"\n'],
+    ];
+    // Every row of the table is tried here (the next release deletes both).
+    const tried = new Set(cases.map(([args]) => args.slice(0, args[0] === 'local' ? 3 : 2).join(' ')));
+    assert.deepEqual([...tried].sort(), OLD_SPELLINGS.map((row) => row.old).sort());
+    for (let i = 0; i < cases.length; i += 4) {
+      await Promise.all(cases.slice(i, i + 4).map(async ([args, stderr]) => {
+        const res = await cmi(args, NO_SERVER());
+        assert.deepEqual([res.code, res.stdout, res.stderr], [2, '', stderr], args.join(' '));
+      }));
+    }
+    // Nothing was created in the database either.
+    succeeded(await cmi(['local', 'users', 'ls']), 'ID  LOGIN  EMAIL  ROLE  STATUS\n0 of 0 users (page 1)\n');
+  });
+
+  it('cmi users, errors and deliveries never fall back on the database: with no server named, exit 2 and nothing done', async () => {
+    succeeded(await cmi(['local', 'users', 'add', '--login', 'root', '--email', 'root@example.com', '--password', 'root-password', '--admin']), 'Created administrator 1 "root" <root@example.com>\n');
+    succeeded(await cmi(['local', 'users', 'add', '--login', 'zoe', '--email', 'zoe@example.com', '--password', 'zoe-password']), 'Created user 2 "zoe" <zoe@example.com>\n');
+    const [users, errors, deliveries, suspend] = await Promise.all([
+      cmi(['users', 'ls'], NO_SERVER()), cmi(['errors', 'ls'], NO_SERVER()), cmi(['deliveries', 'ls'], NO_SERVER()), cmi(['users', 'suspend', 'zoe'], NO_SERVER()),
+    ]);
+    failed(users, 2, NO_SERVER_MESSAGE);
+    failed(errors, 2, NO_SERVER_MESSAGE);
+    failed(deliveries, 2, NO_SERVER_MESSAGE);
+    failed(suspend, 2, withoutServer('users suspend', 'local users suspend'));
+    // Named by --url alone (no profile saved), the same verb acts on the server.
+    succeeded(await cmi(['users', 'activate', 'alice', '--url', url, '--user', 'admin'], { ...NO_SERVER(), CMI_PASSWORD: ADMIN.password }), 'Activated user 2 "alice" <alice@example.com>\n');
+    succeeded(await cmi(['local', 'users', 'ls']),
+      'ID  LOGIN  EMAIL             ROLE   STATUS\n1   root   root@example.com  admin  active\n2   zoe    zoe@example.com   user   active\n2 of 2 users (page 1)\n');
+  });
+
+  it('cmi local acts on the configured database also when CMI_URL, --url or a saved profile names a server', async () => {
+    // The server's user 2 is alice and it has no zoe; the database's user 2 is zoe.
+    succeeded(await cmi(['local', 'users', 'suspend', 'zoe'], AS_ADMIN()), 'Suspended user 2 "zoe" <zoe@example.com>\n');
+    succeeded(await cmi(['--url', url, 'local', 'users', 'activate', '2'], AS_ADMIN()), 'Activated user 2 "zoe" <zoe@example.com>\n');
+    succeeded(await cmi(['local', 'users', 'ls'], AS_ADMIN()),
+      'ID  LOGIN  EMAIL             ROLE   STATUS\n1   root   root@example.com  admin  active\n2   zoe    zoe@example.com   user   active\n2 of 2 users (page 1)\n');
+    // The server holds errors and deliveries; the database none.
+    succeeded(await cmi(['local', 'errors', 'ls'], AS_ADMIN()), 'ID  COUNT  LAST SEEN  REPORTED  CLASS  MESSAGE\n0 of 0 errors (page 1)\n');
+    succeeded(await cmi(['local', 'deliveries', 'ls']), 'ID  KIND  ERROR  STATE  TRIES  STATUS  CREATED  DELIVERED  URL\n0 of 0 deliveries (page 1)\n');
+    succeeded(await cmi(['deliveries', 'ls', '--state', 'failed']), /^ID {2}KIND {4}ERROR {2}STATE {3}[^]*\n1 of 1 deliveries \(page 1 of 1\)\n$/);
   });
 
   /** Runs cmi in a pseudo-terminal (stdout and stderr both the terminal) and returns what it printed. */

@@ -10,11 +10,11 @@ const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login
 const LAST_ADMIN = 'cmi: The last active administrator cannot be deleted, suspended or made a user\n';
 
 /**
- * `cmi users ...` on a fresh database of its own. Each command starts a process (about a second), so the
+ * `cmi local users ...` on a fresh database of its own. Each command starts a process (about a second), so the
  * tests build on each other in order and run independent commands side by side: root (1, administrator),
  * bob (2), carol (3, later caroline).
  */
-describe('cmi users', () => {
+describe('cmi local users', () => {
   let fresh: FreshDatabase;
   let env: Record<string, string>;
   let database: Database | undefined;
@@ -65,13 +65,13 @@ describe('cmi users', () => {
     return res.status;
   }
 
-  it('list on an empty database prints the header and a count', async () => {
-    await succeeds(['list'], 'ID  LOGIN  EMAIL  ROLE  STATUS\n0 of 0 users (page 1)\n');
+  it('ls on an empty database prints the header and a count', async () => {
+    await succeeds(['ls'], 'ID  LOGIN  EMAIL  ROLE  STATUS\n0 of 0 users (page 1)\n');
   });
 
-  it('create makes an administrator with --admin, with every field option; the email is lowercased', async () => {
+  it('add makes an administrator with --admin, with every field option; the email is lowercased', async () => {
     await succeeds(
-      ['create', '--login', 'root', '--email', 'Root@Example.com', '--password', 'root-password', '--admin',
+      ['add', '--login', 'root', '--email', 'Root@Example.com', '--password', 'root-password', '--admin',
         '--first-name', 'Ro', '--last-name', 'Ot', '--time-zone', 'Europe/London', '--locale', 'en'],
       'Created administrator 1 "root" <root@example.com>\n',
     );
@@ -86,9 +86,9 @@ describe('cmi users', () => {
     assert.notEqual(root?.password_hash, 'root-password');
   });
 
-  it('create makes ordinary users, the password from --password or standard input', async () => {
-    await succeeds(['create', '--login', 'bob', '--email', 'bob@example.com', '--password-stdin'], 'Created user 2 "bob" <bob@example.com>\n', 'bob-password\n');
-    await succeeds(['create', '--login', 'carol', '--email', 'carol@example.com', '--password', 'carol-password'], 'Created user 3 "carol" <carol@example.com>\n');
+  it('add makes ordinary users, the password from --password or standard input', async () => {
+    await succeeds(['add', '--login', 'bob', '--email', 'bob@example.com', '--password-stdin'], 'Created user 2 "bob" <bob@example.com>\n', 'bob-password\n');
+    await succeeds(['add', '--login', 'carol', '--email', 'carol@example.com', '--password', 'carol-password'], 'Created user 3 "carol" <carol@example.com>\n');
     const bob = await row('bob');
     assert.equal(bob?.role, 'user');
     assert.equal(bob?.first_name, '');
@@ -98,33 +98,33 @@ describe('cmi users', () => {
   it('refuses unknown users and the last administrator: one line a problem, exit 1', async () => {
     // Bad and taken values are cli.test.ts's; the rules behind them are user-management.test.ts's.
     await Promise.all([
-      fails(['update', 'nobody', '--first-name', 'X'], 'cmi: no user with id, login or email "nobody"\n'),
-      fails(['delete', 'root'], LAST_ADMIN),
-      fails(['update', 'root', '--user'], LAST_ADMIN),
+      fails(['edit', 'nobody', '--first-name', 'X'], 'cmi: no user with id, login or email "nobody"\n'),
+      fails(['rm', 'root'], LAST_ADMIN),
+      fails(['edit', 'root', '--ordinary'], LAST_ADMIN),
     ]);
     const root = await row('root');
     assert.equal(root?.status, 'active');
     assert.equal(root?.role, 'admin');
   });
 
-  it('list prints an aligned table and a count, paged', async () => {
+  it('ls prints an aligned table and a count, paged', async () => {
     await Promise.all([
       succeeds(
-        ['list'],
+        ['ls'],
         'ID  LOGIN  EMAIL              ROLE   STATUS\n' +
           '1   root   root@example.com   admin  active\n' +
           '2   bob    bob@example.com    user   active\n' +
           '3   carol  carol@example.com  user   active\n' +
           '3 of 3 users (page 1)\n',
       ),
-      succeeds(['list', '--page', '2', '--per-page', '2'], 'ID  LOGIN  EMAIL              ROLE  STATUS\n3   carol  carol@example.com  user  active\n1 of 3 users (page 2)\n'),
+      succeeds(['ls', '--page', '2', '--per-page', '2'], 'ID  LOGIN  EMAIL              ROLE  STATUS\n3   carol  carol@example.com  user  active\n1 of 3 users (page 2)\n'),
     ]);
   });
 
-  it('update changes the given fields of a user named by email or id', async () => {
+  it('edit changes the given fields of a user named by email or id', async () => {
     await Promise.all([
-      succeeds(['update', 'bob@example.com', '--first-name', 'Bob', '--last-name', 'Builder', '--time-zone', 'Europe/Paris', '--locale', 'fr'], 'Updated user 2 "bob" <bob@example.com>\n'),
-      succeeds(['update', '3', '--login', 'caroline', '--email', 'Caroline@Example.com'], 'Updated user 3 "caroline" <caroline@example.com>\n'),
+      succeeds(['edit', 'bob@example.com', '--first-name', 'Bob', '--last-name', 'Builder', '--time-zone', 'Europe/Paris', '--locale', 'fr'], 'Updated user 2 "bob" <bob@example.com>\n'),
+      succeeds(['edit', '3', '--login', 'caroline', '--email', 'Caroline@Example.com'], 'Updated user 3 "caroline" <caroline@example.com>\n'),
     ]);
     const bob = await row('bob');
     assert.equal(bob?.first_name, 'Bob');
@@ -185,19 +185,19 @@ describe('cmi users', () => {
     assert.equal(await status('caroline', carolinePassword), 200);
   });
 
-  it('delete first marks the user deleted (access ends), then removes the record', async () => {
-    await succeeds(['delete', 'caroline'], 'Marked user 3 "caroline" <caroline@example.com> deleted; its access has ended (delete again to remove the record)\n');
+  it('rm first marks the user deleted (access ends), then removes the record', async () => {
+    await succeeds(['rm', 'caroline'], 'Marked user 3 "caroline" <caroline@example.com> deleted; its access has ended (rm again to remove the record)\n');
     const marked = await row('caroline');
     assert.equal(marked?.status, 'deleted');
     assert.notEqual(marked?.deleted_at, null);
     assert.equal(await status('caroline', carolinePassword), 401);
 
-    await succeeds(['delete', '3'], 'Removed user 3 "caroline" <caroline@example.com>\n');
+    await succeeds(['rm', '3'], 'Removed user 3 "caroline" <caroline@example.com>\n');
     assert.equal(await row('caroline'), undefined);
   });
 
-  it('with a second administrator (update --admin) the first may be suspended, and the second is then the last', async () => {
-    await succeeds(['update', 'bob', '--admin'], 'Updated user 2 "bob" <bob@example.com>\n');
+  it('with a second administrator (edit --admin) the first may be suspended, and the second is then the last', async () => {
+    await succeeds(['edit', 'bob', '--admin'], 'Updated user 2 "bob" <bob@example.com>\n');
     assert.equal((await row('bob'))?.role, 'admin');
     await succeeds(['suspend', 'root'], 'Suspended user 1 "root" <root@example.com>\n');
     assert.equal(await status('root', 'root-password'), 401);

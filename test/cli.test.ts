@@ -68,8 +68,8 @@ describe('the cmi command', () => {
       const byEmail = await fetch(`${server.baseUrl}/users.json`, { headers: { authorization: basic('admin@localhost', password) } });
       assert.equal(byEmail.status, 200);
 
-      // users create works against the same database while the server runs.
-      const created = await runCmi(['local', 'users', 'create', '--login', 'bob', '--email', 'Bob@Example.com', '--password-stdin', '--first-name', 'Bob'], env, 'bob-password\n');
+      // local users add works against the same database while the server runs.
+      const created = await runCmi(['local', 'users', 'add', '--login', 'bob', '--email', 'Bob@Example.com', '--password-stdin', '--first-name', 'Bob'], env, 'bob-password\n');
       assert.equal(created.code, 0, created.stderr);
       assert.equal(created.stdout, 'Created user 2 "bob" <bob@example.com>\n');
       const bob = await fetch(`${server.baseUrl}/users.json`, { headers: { authorization: basic('bob', 'bob-password') } });
@@ -108,15 +108,15 @@ describe('the cmi command', () => {
     }
   });
 
-  it('users create names every bad field and exits 1', async () => {
-    const res = await runCmi(['local', 'users', 'create', '--login', '-x', '--email', 'nope', '--password', 'short'], env);
+  it('local users add names every bad field and exits 1', async () => {
+    const res = await runCmi(['local', 'users', 'add', '--login', '-x', '--email', 'nope', '--password', 'short'], env);
     assert.equal(res.code, 1);
     assert.equal(
       res.stderr,
       'cmi: login must be 2-40 characters of letters, digits and _ @ . -, not starting with - or @\n' +
         'cmi: email is invalid\ncmi: password is too short (minimum is 8 characters)\n',
     );
-    const duplicate = await runCmi(['local', 'users', 'create', '--login', 'bob', '--email', 'b2@example.com', '--password', 'long-enough', '--admin'], env);
+    const duplicate = await runCmi(['local', 'users', 'add', '--login', 'bob', '--email', 'b2@example.com', '--password', 'long-enough', '--admin'], env);
     assert.equal(duplicate.code, 1);
     assert.equal(duplicate.stderr, 'cmi: login has already been taken\n');
   });

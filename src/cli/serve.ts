@@ -1,7 +1,8 @@
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
+import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
-import { type Config, ConfigError } from '../config.js';
+import { type Config, ConfigError, loadConfig, SETTINGS, type Setting } from '../config.js';
 import { systemClock } from '../shared/clock.js';
 import { INTERNAL_ERROR_CODE, Unprocessable } from '../shared/problems.js';
 import { createFirstAdministrator, type FirstAdministrator } from '../users/first-administrator.js';
@@ -228,4 +229,36 @@ export async function serve(config: Config): Promise<void> {
     throw error;
   });
   printWelcome(config, server.address, first);
+}
+
+const settings = Object.entries(SETTINGS) as Array<[string, Setting]>;
+
+/** Flags of `cmi serve`, each laid over the environment variable of the same meaning. */
+const SERVE_FLAGS = settings.flatMap(([variable, setting]) => (setting.flag === undefined ? [] : [{ variable, ...setting, flag: setting.flag }]));
+
+const withDefault = (setting: Setting) => (setting.default === undefined ? setting.help : `${setting.help} (default ${setting.default})`);
+
+/** Every setting, its default and what it does, after `cmi serve --help`'s options. */
+function environmentHelp(): string {
+  const width = Math.max(...settings.map(([variable]) => variable.length));
+  const lines = settings.map(([variable, setting]) => `  ${variable.padEnd(width)}  ${withDefault(setting)}`);
+  return `\nEnvironment (a flag wins over its variable; see docs/operations.md):\n${lines.join('\n')}\n`;
+}
+
+function configWith(flags: Record<string, string | undefined>) {
+  const overrides: Record<string, string> = {};
+  for (const { flag, variable } of SERVE_FLAGS) {
+    const key = flag.slice(2, flag.indexOf(' ')).replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+    const value = flags[key];
+    if (value !== undefined) overrides[variable] = value;
+  }
+  return loadConfig({ ...process.env, ...overrides });
+}
+
+/** `cmi serve`, its flags and, after them in its help, every setting. */
+export function addServeCommand(program: Command): void {
+  const serveCommand = program.command('serve').description('run the HTTP server');
+  for (const setting of SERVE_FLAGS) serveCommand.option(setting.flag, `${withDefault(setting)}; env ${setting.variable}`);
+  serveCommand.addHelpText('after', environmentHelp);
+  serveCommand.action((flags: Record<string, string>) => serve(configWith(flags)));
 }

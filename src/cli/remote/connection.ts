@@ -20,15 +20,6 @@ export class RemoteUsageError extends UsageError {
   readonly exitCode = EXIT.usage;
 }
 
-/**
- * Whether the remote command is meant, for a verb both kinds have (`cmi users suspend`): a server is
- * named by --url, --profile, CMI_URL or CMI_PROFILE, or a default profile is saved (docs/cli.md#local-or-remote).
- */
-export function serverConfigured(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): boolean {
-  if (options.url !== undefined || options.profile !== undefined || nonEmpty(env.CMI_URL) || nonEmpty(env.CMI_PROFILE)) return true;
-  return readProfile(undefined, env) !== undefined;
-}
-
 const nonEmpty = (value: string | undefined): value is string => value !== undefined && value !== '';
 
 /** Whether credentials sent to `url` stay off the network's reach: https, or http to this machine's loopback. */

@@ -1,10 +1,11 @@
+import { type Command, Option } from 'commander';
 import type { ErrorListParams, InfrastructureError } from '../../client/index.js';
 import { infrastructureErrorResource as resource } from '../../tracker/infrastructure-error.resource.js';
 import { histogramBucketResource } from '../../tracker/error-details.resource.js';
+import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
-import { rendered } from './records-output.js';
-import { cell, paint, progressBar, table, type Terminal } from './terminal.js';
-import type { RawFormat } from './users.js';
+import { type RawFormat, rendered } from './records-output.js';
+import { cell, paint, progressBar, table, terminal, type Terminal } from './terminal.js';
 
 /** The list's MESSAGE column is at most this many characters; `show` lists this many occurrences and hosts. */
 const MESSAGE_COLUMN_CHARS = 60;
@@ -108,4 +109,53 @@ export function remoteErrorCommands({ client }: Connection, term: Terminal) {
       return [...table(term, [['START', 'COUNT', ''], ...rows]), `${total} occurrences in ${buckets.length} buckets`].join('\n');
     },
   };
+}
+
+type ErrorFlags = { reported?: boolean; unreported?: boolean; class?: string; q?: string; since?: string; until?: string; host?: string; component?: string; sort?: string; direction?: string; page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean };
+
+/** `cmi errors ls|show|report|rm|histogram`. */
+export function addRemoteErrorCommands(program: Command): void {
+  const errors = program.command('errors').description('infrastructure errors on a server (cmi local errors: in the configured database)');
+  rawOptions(remote(errors.command('ls'), 'list infrastructure errors on the server, the latest seen first', 'cmi errors ls --unreported --host hv-01', 'cmi errors ls --all --since 2026-11-20T00:00:00Z'))
+    .addOption(new Option('--reported', 'only errors marked reported').conflicts('unreported'))
+    .option('--unreported', 'only errors not marked reported')
+    .option('--class <class>', 'only errors of this exact class')
+    .option('--q <text>', 'class or message contains the text')
+    .option('--since <datetime>', 'seen at or after')
+    .option('--until <datetime>', 'seen at or before')
+    .option('--host <host>', 'with an occurrence on this host')
+    .option('--component <component>', 'with an occurrence in this component')
+    .option('--sort <field>', 'updated_at (default), created_at or counter')
+    .option('--direction <direction>', 'desc (default) or asc')
+    .option('--page <n>', 'page (default 1)')
+    .option('--per-page <n>', 'errors a page')
+    .option('--all', 'every page (a progress bar on a terminal)')
+    .action(async (options: ErrorFlags, command: Command) => {
+      const number = (raw: string | undefined, name: string) => {
+        if (raw === undefined) return undefined;
+        if (!/^[1-9]\d{0,5}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
+        return Number(raw);
+      };
+      const params = {
+        reported: options.reported ? true : options.unreported ? false : undefined,
+        error_class: options.class, q: options.q, since: options.since, until: options.until, host: options.host, component: options.component,
+        sort: options.sort as never, direction: options.direction as never, page: number(options.page, '--page'), perPage: number(options.perPage, '--per-page'),
+      };
+      await run(command, options.xml, (c) => remoteErrorCommands(c, terminal()).ls(params, options.all === true, rawFormat(options)));
+    });
+
+  rawOptions(remote(errors.command('show <id>'), 'print an error on the server, its latest occurrences and the hosts it occurred on', 'cmi errors show 7', 'cmi errors show 7 --xml'))
+    .action(async (id: string, options: { json?: boolean; xml?: boolean }, command: Command) =>
+      run(command, options.xml, (c) => remoteErrorCommands(c, terminal()).show(id, rawFormat(options))));
+
+  remote(errors.command('report <id>'), 'mark an error reported on the server, which delivers it first to its report webhook when one is set', 'cmi errors report 7')
+    .action(async (id: string, _options: unknown, command: Command) => run(command, false, (c) => remoteErrorCommands(c, terminal()).report(id)));
+
+  remote(errors.command('rm <id>'), 'delete an error on the server and everything kept about it', 'cmi errors rm 7')
+    .action(async (id: string, _options: unknown, command: Command) => run(command, false, (c) => remoteErrorCommands(c, terminal()).rm(id)));
+
+  rawOptions(remote(errors.command('histogram <id>'), 'print the occurrences of an error over time', 'cmi errors histogram 7 --period 7d'))
+    .option('--period <period>', '24h (default), 7d or 30d')
+    .action(async (id: string, options: { period?: string; json?: boolean; xml?: boolean }, command: Command) =>
+      run(command, options.xml, (c) => remoteErrorCommands(c, terminal()).histogram(id, options.period, rawFormat(options))));
 }

@@ -2,6 +2,9 @@ import type { ResourceDefinition, ResourceRecord } from '../../http/render/resou
 import { renderJson } from '../../http/render/json.js';
 import { renderXml } from '../../http/render/xml.js';
 
+/** --json, --xml, or neither (a table). */
+export type RawFormat = 'json' | 'xml' | undefined;
+
 /**
  * `--json` and `--xml`: the records as cmi's API renders them (the same renderer, so for cmi the bytes of
  * its answer; for an OnApp panel, the fields cmi's definitions know). A list walked with --all is one list.

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
+import { type Command, Option } from 'commander';
 import type { CmiClient, NewUser, User, UserChanges } from '../../client/index.js';
 import { CmiApiError } from '../../client/index.js';
 import { userResource } from '../../users/user.resource.js';
-import { type Connection, RemoteUsageError } from './connection.js';
+import { globals, rawFormat, rawOptions, remote, run } from './command.js';
+import { connect, type Connection, EXIT, RemoteUsageError } from './connection.js';
 import { readCsv, toCsv } from './csv.js';
-import { rendered } from './records-output.js';
-import { cell, paint, progressBar, table, type Terminal } from './terminal.js';
-
-export type RawFormat = 'json' | 'xml' | undefined;
+import { type RawFormat, rendered } from './records-output.js';
+import { cell, paint, progressBar, table, terminal, type Terminal } from './terminal.js';
 
 const role = (user: User) => user.roles[0]?.identifier ?? '-';
 const describe = (user: User) => `${user.id} "${user.login}" <${user.email}>`;
@@ -193,4 +193,84 @@ export function remoteUserCommands({ client }: Connection, term: Terminal) {
       return { output: lines.join('\n'), failed: failed.length };
     },
   };
+}
+
+type UserFieldFlags = { login?: string; email?: string; password?: string; firstName?: string; lastName?: string; timeZone?: string; locale?: string; admin?: boolean; ordinary?: boolean };
+
+function userFields(options: UserFieldFlags): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    login: options.login, email: options.email, password: options.password, first_name: options.firstName, last_name: options.lastName,
+    time_zone: options.timeZone, locale: options.locale, role: options.admin ? 'admin' : options.ordinary ? 'user' : undefined,
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+function userFieldOptions(command: Command): Command {
+  return command
+    .option('--first-name <name>', 'first name')
+    .option('--last-name <name>', 'last name')
+    .option('--time-zone <zone>', 'time zone, e.g. Europe/London')
+    .option('--locale <locale>', 'locale, e.g. en')
+    .option('--password <password>', 'the password (visible to other local users in the process list; prefer import from a 0600 file)');
+}
+
+/** `cmi users ls|show|add|edit|rm|suspend|activate|api-key|import|export`. */
+export function addRemoteUserCommands(program: Command): void {
+  const users = program.command('users').description('manage users on a server (cmi local users: in the configured database)');
+  const term = terminal;
+  rawOptions(remote(users.command('ls'), 'list users on the server (a page, or --all)', 'cmi users ls --url https://cmi.example.com --user admin', 'cmi users ls --all --json'))
+    .option('--page <n>', 'page (default 1)')
+    .option('--per-page <n>', 'users a page (default the server\'s, 25)')
+    .option('--all', 'every page (a progress bar on a terminal)')
+    .action(async (options: { page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean }, command: Command) =>
+      run(command, options.xml, (c) => remoteUserCommands(c, term()).ls(options, rawFormat(options))));
+
+  rawOptions(remote(users.command('show <user>'), 'print a user (by id, login or email)', 'cmi users show 3', 'cmi users show alice --xml'))
+    .action(async (target: string, options: { json?: boolean; xml?: boolean }, command: Command) =>
+      run(command, options.xml, (c) => remoteUserCommands(c, term()).show(target, rawFormat(options))));
+
+  userFieldOptions(remote(users.command('add'), 'create a user on the server', 'cmi users add --login grace --email grace@example.com --password "$PW" --first-name Grace'))
+    .requiredOption('--login <login>', 'login name')
+    .requiredOption('--email <email>', 'email address')
+    .addOption(new Option('--admin', 'make the user an administrator'))
+    .action(async (options: UserFieldFlags, command: Command) => {
+      if (options.password === undefined) throw new RemoteUsageError('give the new user\'s --password');
+      return run(command, false, (c) => remoteUserCommands(c, term()).add(userFields(options) as never));
+    });
+
+  userFieldOptions(remote(users.command('edit <user>'), 'change a user on the server (by id, login or email)', 'cmi users edit alice --time-zone Europe/Paris', 'cmi users edit 3 --admin'))
+    .option('--login <login>', 'new login name')
+    .option('--email <email>', 'new email address')
+    .addOption(new Option('--admin', 'make the user an administrator').conflicts('ordinary'))
+    .option('--ordinary', 'make the user an ordinary user')
+    .action(async (target: string, options: UserFieldFlags, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).edit(target, userFields(options))));
+
+  remote(users.command('rm <user>'), 'mark a user deleted on the server (its access ends); rm again removes the record', 'cmi users rm bob')
+    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).rm(target)));
+
+  remote(users.command('suspend <user>'), 'suspend a user on the server (its access ends)', 'cmi users suspend bob')
+    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).suspend(target)));
+
+  remote(users.command('activate <user>'), 'reactivate a suspended or deleted user on the server', 'cmi users activate bob')
+    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).activate(target)));
+
+  remote(users.command('api-key <user>'), 'make a user a new API key on the server (printed once; the old one stops working)', 'cmi users api-key bob')
+    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).apiKey(target)));
+
+  remote(users.command('import <file>'), 'create the users of a CSV file (columns login, email, password, first_name, last_name, time_zone, locale, role); existing logins are skipped', 'cmi users import staff.csv --concurrency 8')
+    .option('--concurrency <n>', 'requests at a time (1 to 32)', '4')
+    .action(async (file: string, options: { concurrency: string }, command: Command) => {
+      const concurrency = Number(options.concurrency);
+      if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32) throw new RemoteUsageError(`--concurrency must be 1 to 32 (got "${options.concurrency}")`);
+      const connection = await connect(globals(command));
+      const { output, failed } = await remoteUserCommands(connection, term()).import(file, concurrency);
+      console.log(output);
+      if (failed > 0) process.exitCode = EXIT.refused;
+    });
+
+  remote(users.command('export'), 'print every user as CSV (RFC 4180; no passwords)', 'cmi users export > users.csv')
+    .action(async (_options: unknown, command: Command) => {
+      // CSV as it is, CRLF line ends included (console.log would add an LF).
+      process.stdout.write(await remoteUserCommands(await connect(globals(command)), term()).export());
+    });
 }

@@ -1,21 +1,23 @@
-import type { Config } from '../config.js';
-import { OPERATOR } from '../users/authorization.js';
-import { systemClock } from '../shared/clock.js';
-import { NotFound } from '../shared/problems.js';
-import { errorReporting } from '../alerts/reporting.js';
-import { HISTOGRAM_KEPT_DAYS, infrastructureErrors } from '../tracker/tracker.service.js';
-import { displayUrl } from '../alerts/sender.js';
-import type { InfrastructureError } from '../tracker/infrastructure-error.js';
-import { formatDatetime } from '../http/render/datetime.js';
-import { renderJson } from '../http/render/json.js';
-import { webhookRendering } from '../alerts/webhook-json.js';
-import { infrastructureErrorResource as resource } from '../tracker/infrastructure-error.resource.js';
-import type { Database } from '../db/database.js';
-import { infrastructureErrorsRepository } from '../tracker/tracker.store.js';
-import { webhookDeliveriesRepository } from '../alerts/deliveries.store.js';
-import { UsageError } from './usage-error.js';
+import { type Command, Option } from 'commander';
+import { type Config, loadConfig } from '../../config.js';
+import { OPERATOR } from '../../users/authorization.js';
+import { systemClock } from '../../shared/clock.js';
+import { NotFound } from '../../shared/problems.js';
+import { errorReporting } from '../../alerts/reporting.js';
+import { HISTOGRAM_KEPT_DAYS, infrastructureErrors } from '../../tracker/tracker.service.js';
+import { displayUrl } from '../../alerts/sender.js';
+import type { InfrastructureError } from '../../tracker/infrastructure-error.js';
+import { formatDatetime } from '../../http/render/datetime.js';
+import { renderJson } from '../../http/render/json.js';
+import { webhookRendering } from '../../alerts/webhook-json.js';
+import { infrastructureErrorResource as resource } from '../../tracker/infrastructure-error.resource.js';
+import type { Database } from '../../db/database.js';
+import { infrastructureErrorsRepository } from '../../tracker/tracker.store.js';
+import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
+import { UsageError } from '../usage-error.js';
+import { pages, withDatabase } from './database.js';
 
-/** The filters of `cmi errors list`, as its options give them. */
+/** The filters of `cmi local errors ls`, as its options give them. */
 export interface ErrorListOptions {
   reported?: boolean;
   errorClass?: string;
@@ -28,7 +30,7 @@ const MESSAGE_COLUMN_CHARS = 60;
 const SHOWN_OCCURRENCES = 5;
 const SHOWN_HOSTS = 10;
 
-/** A table with columns as wide as their widest cell, two spaces apart (as `cmi users list` prints). */
+/** A table with columns as wide as their widest cell, two spaces apart (as `cmi local users ls` prints). */
 function table(rows: string[][], indent = ''): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => [...row[i]!].length)));
   return rows.map((row) => indent + row.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join('  ').trimEnd());
@@ -40,14 +42,14 @@ function cell(text: string, max = Infinity): string {
   return characters.length <= max ? characters.join('') : `${characters.slice(0, max - 1).join('')}…`;
 }
 
-/** An id as `cmi errors show|delete` take it; anything else names no error. */
+/** An id as `cmi local errors show|rm` take it; anything else names no error. */
 function parseErrorId(raw: string): number {
   if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) throw new UsageError(`no infrastructure error ${raw}`);
   return Number(raw);
 }
 
 /**
- * `cmi errors ...`: the error tracker on the configured database, as the operator (who may do anything an
+ * `cmi local errors ...`: the error tracker on the configured database, as the operator (who may do anything an
  * administrator may), through the same service and query rules as the HTTP API (docs/operations.md#cmi-errors).
  */
 export function errorCommands(database: Database, config: Config) {
@@ -159,4 +161,45 @@ export function errorCommands(database: Database, config: Config) {
         `and ${buckets} hourly ${buckets === 1 ? 'count' : 'counts'} older than ${HISTOGRAM_KEPT_DAYS} days`;
     },
   };
+}
+
+/** `cmi local errors ...`: the error tracker in the configured database. */
+export function addLocalErrorCommands(local: Command): void {
+  const errors = local.command('errors').description('investigate and remove infrastructure errors in the configured database');
+  const onErrors = (run: (commands: ReturnType<typeof errorCommands>) => Promise<string>) => async () =>
+    console.log(await withDatabase((database) => run(errorCommands(database, loadConfig()))));
+
+  errors
+    .command('ls')
+    .description('list errors, the latest seen first')
+    .addOption(new Option('--reported', 'only errors marked reported').conflicts('unreported'))
+    .option('--unreported', 'only errors not marked reported')
+    .option('--class <class>', 'only errors of this exact class')
+    .option('--since <datetime>', 'only errors seen at or after this time, e.g. 2026-11-20T10:00:00+00:00')
+    .option('--json', 'print the JSON array the API answers')
+    .option('--page <n>', 'page', '1')
+    .option('--per-page <n>', 'errors a page', '100')
+    .action(async (options: { reported?: boolean; unreported?: boolean; class?: string; since?: string; json?: boolean; page: string; perPage: string }) => {
+      const { page, perPage } = pages(options);
+      const filters: ErrorListOptions = {
+        reported: options.reported ? true : options.unreported ? false : undefined,
+        errorClass: options.class,
+        since: options.since,
+      };
+      await onErrors((c) => c.list(filters, page, perPage, options.json === true))();
+    });
+  errors
+    .command('show <id>')
+    .description('print an error, its latest occurrences and the hosts it occurred on')
+    .option('--json', 'print the record as the API answers it')
+    .action(async (id: string, options: { json?: boolean }) => onErrors((c) => c.show(id, options.json === true))());
+  errors
+    .command('report <id>')
+    .description('mark an error reported, delivering it first to CMI_REPORT_WEBHOOK_URL when that is set')
+    .action(async (id: string) => onErrors((c) => c.report(id))());
+  errors.command('rm <id>').description('delete an error and everything kept about it').action(async (id: string) => onErrors((c) => c.remove(id))());
+  errors
+    .command('prune')
+    .description('remove errors not seen for CMI_ERRORS_RETENTION_DAYS days and old hourly counts, now')
+    .action(async () => onErrors((c) => c.prune())());
 }

@@ -1,0 +1,19 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { migrateToLatest, openDatabase } from '../db/database.js';
+
+/** `cmi migrate`: applies the pending migrations to the configured database (docs/operations.md). */
+export function addMigrateCommand(program: Command): void {
+  program
+    .command('migrate')
+    .description('apply pending database migrations')
+    .action(async () => {
+      const database = openDatabase(loadConfig());
+      try {
+        const applied = await migrateToLatest(database);
+        console.log(applied.length === 0 ? 'Database is up to date' : `Applied ${applied.join(', ')}`);
+      } finally {
+        await database.close();
+      }
+    });
+}

@@ -1,0 +1,72 @@
+import { type Command, CommanderError, Option } from 'commander';
+import { CmiApiError, CmiConnectionError, CmiError } from '../../client/index.js';
+import { UsageError } from '../usage-error.js';
+import { connect, EXIT, type GlobalOptions, RemoteUsageError } from './connection.js';
+import type { RawFormat } from './records-output.js';
+
+/**
+ * How a remote command of `cmi` (docs/cli.md) is declared and run: it talks to a cmi (or OnApp) server
+ * over HTTP with the client of src/client/, where the commands of `cmi local ...` act on the configured
+ * database. Each group declares its own (users.ts, errors.ts, deliveries.ts, login.ts).
+ */
+
+/** --url, --user, --password-stdin, --profile, --timeout: on the program (before the command) and on each remote command. */
+export function connectionOptions(command: Command): Command {
+  return command
+    .option('--url <url>', 'the server, e.g. https://cmi.example.com (env CMI_URL)')
+    .option('--user <login>', 'log in as this login or email (env CMI_USER)')
+    .option('--password-stdin', 'read the password from standard input (else env CMI_PASSWORD or CMI_API_KEY, or the profile)')
+    .option('--profile <name>', 'a profile saved by cmi login (env CMI_PROFILE; default: the first saved)')
+    .option('--timeout <seconds>', 'give up on a request after this long (default 30)');
+}
+
+/** The connection options given to the program and to the command, the command's winning. */
+export function globals(command: Command): GlobalOptions {
+  const own = command.opts<GlobalOptions>();
+  const program = (command.parent?.parent ?? command.parent)?.opts<GlobalOptions>() ?? {};
+  return { ...program, ...Object.fromEntries(Object.entries(own).filter(([, v]) => v !== undefined)) };
+}
+
+/** Usage mistakes of a remote command exit 2 (docs/cli.md#exit-codes); --help exits 0. */
+export function exitsTwoOnUsage(command: Command): Command {
+  return command.exitOverride((error: CommanderError) => {
+    process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
+  });
+}
+
+export function rawOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--json', 'print the JSON body instead of a table').conflicts('xml'))
+    .option('--xml', 'talk XML to the server and print the XML body');
+}
+
+export const rawFormat = (options: { json?: boolean; xml?: boolean }): RawFormat => (options.json ? 'json' : options.xml ? 'xml' : undefined);
+
+const examples = (...lines: string[]) => `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}`;
+
+export function remote(command: Command, description: string, ...example: string[]): Command {
+  return exitsTwoOnUsage(connectionOptions(command.description(description)).addHelpText('after', examples(...example)));
+}
+
+/** Runs a remote command: connects with the options, prints what `run` answers. */
+export async function run(command: Command, xml: boolean | undefined, body: (connection: Awaited<ReturnType<typeof connect>>) => Promise<string>): Promise<void> {
+  const connection = await connect({ ...globals(command), xml });
+  console.log(await body(connection));
+}
+
+/** What the program's catch prints for an error of a remote command, and the exit code; undefined for others. */
+export function remoteFailure(error: unknown): { lines: string[]; code: number } | undefined {
+  if (error instanceof RemoteUsageError) return { lines: [`cmi: ${error.message}`], code: EXIT.usage };
+  if (error instanceof CmiApiError) {
+    const lines = Object.entries(error.errors).flatMap(([field, list]) => list.map((m) => `cmi: ${field === 'base' ? '' : `${field} `}${m}`));
+    if (lines.length === 0) lines.push(`cmi: the server answered ${error.status}`);
+    if (error.status >= 500 && error.requestId !== undefined && !lines.some((line) => line.includes(error.requestId!))) lines.push(`cmi: request id ${error.requestId}`);
+    if (error.retryAfter !== undefined) lines.push(`cmi: try again in ${error.retryAfter} s`);
+    return { lines, code: EXIT.refused };
+  }
+  if (error instanceof CmiConnectionError) return { lines: [`cmi: ${error.message}`], code: EXIT.unreachable };
+  if (error instanceof CmiError) return { lines: [`cmi: ${error.message}`], code: EXIT.refused };
+  if (error instanceof UsageError && 'exitCode' in error) return { lines: [`cmi: ${error.message}`], code: EXIT.usage };
+  return undefined;
+}
+

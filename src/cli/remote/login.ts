@@ -1,0 +1,44 @@
+import type { Command } from 'commander';
+import { globals, rawOptions, remote, run } from './command.js';
+import { connect, RemoteUsageError } from './connection.js';
+import { saveProfile } from './profiles.js';
+import { findUser } from './users.js';
+
+/**
+ * `cmi version` and `cmi login`: check the connection to a server, and save it as a profile
+ * (docs/cli.md#profiles).
+ */
+export function addLoginCommands(program: Command): void {
+  rawOptions(remote(program.command('version'), 'print the server\'s API version (and check the credentials)', 'cmi version --url https://cmi.example.com --user admin --password-stdin < pw.txt'))
+    .action(async (options: { json?: boolean; xml?: boolean }, command: Command) =>
+      run(command, options.xml, async ({ client }) => {
+        const version = await client.version();
+        if (options.json) return JSON.stringify({ version });
+        if (options.xml) return `<?xml version="1.0" encoding="UTF-8"?>\n<cmi>\n  <version>${version.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</version>\n</cmi>`;
+        return version;
+      }));
+
+  remote(
+    program.command('login'),
+    'save a profile (URL, login and an API key, never the password) so later commands need no credentials. With a password it makes the user a new API key, which replaces the previous one; with CMI_API_KEY it saves that key',
+    'cmi login --url https://cmi.example.com --user admin --password-stdin < pw.txt',
+    'CMI_API_KEY=... cmi login --url https://panel.example.com --user ops --profile panel',
+  ).action(async (_options: unknown, command: Command) => {
+    const options = globals(command);
+    if (options.url === undefined && (process.env.CMI_URL ?? '') === '') throw new RemoteUsageError('give --url URL');
+    if (options.user === undefined && (process.env.CMI_USER ?? '') === '') throw new RemoteUsageError('give --user LOGIN');
+    const name = options.profile ?? 'default';
+    // The profile being written is not read for credentials.
+    const { client, url, login } = await connect(options, process.env, 'ignore');
+    await client.version();
+    let apiKey = process.env.CMI_API_KEY;
+    let made = false;
+    if (options.passwordStdin || (process.env.CMI_PASSWORD ?? '') !== '' || apiKey === undefined || apiKey === '') {
+      const me = await findUser(client, login);
+      apiKey = (await client.users.makeNewApiKey(me.id)).api_key;
+      made = true;
+    }
+    const path = saveProfile(name, { url, login, api_key: apiKey }, process.env);
+    console.log(`Saved profile "${name}" (${login} at ${url}) in ${path}${made ? '; a new API key was made for it (the previous key of this user no longer works)' : ''}`);
+  });
+}

@@ -14,7 +14,7 @@ import { addRemoteErrorCommands } from './remote/errors.js';
 import { addLoginCommands } from './remote/login.js';
 import { addRemoteUserCommands } from './remote/users.js';
 import { addServeCommand } from './serve.js';
-import { UsageError } from './usage-error.js';
+import { UsageError } from './common/usage-error.js';
 
 // Positional options: the program's --url/--user/... go before the command; remote commands take them after too
 // (docs/cli.md#connecting).

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { globals } from './remote/command.js';
 import { readProfile } from './remote/profiles.js';
-import { UsageError } from './usage-error.js';
+import { UsageError } from './common/usage-error.js';
 
 /**
  * The spellings issue 24 retired (docs/cli.md#old-spellings). For one release each answers a usage error

@@ -1,6 +1,6 @@
 import { loadConfig } from '../../config.js';
 import { type Database, migrateToLatest, openDatabase } from '../../db/database.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../common/usage-error.js';
 
 /** Runs `run` on the configured database, brought up to date first, and closes it. */
 export async function withDatabase<T>(run: (database: Database) => Promise<T>): Promise<T> {

@@ -9,7 +9,7 @@ import { renderJson } from '../../http/render/json.js';
 import { deliveryResource as resource } from '../../alerts/delivery.resource.js';
 import type { Database } from '../../db/database.js';
 import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../common/usage-error.js';
 import { pages, withDatabase } from './database.js';
 
 /** A table with columns as wide as their widest cell, two spaces apart (as `cmi local errors ls` prints). */

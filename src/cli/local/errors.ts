@@ -14,7 +14,7 @@ import { infrastructureErrorResource as resource } from '../../tracker/infrastru
 import type { Database } from '../../db/database.js';
 import { infrastructureErrorsRepository } from '../../tracker/tracker.store.js';
 import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../common/usage-error.js';
 import { pages, withDatabase } from './database.js';
 
 /** The filters of `cmi local errors ls`, as its options give them. */

@@ -9,7 +9,7 @@ import type { Database } from '../../db/database.js';
 import { loginFailuresRepository } from '../../users/login-failures.store.js';
 import { usersRepository } from '../../users/users.store.js';
 import { userLimits } from '../../shared/limits.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../common/usage-error.js';
 import { pages, readStdin, withDatabase } from './database.js';
 
 /**

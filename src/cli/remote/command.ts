@@ -1,6 +1,6 @@
 import { type Command, CommanderError, Option } from 'commander';
 import { CmiApiError, CmiConnectionError, CmiError } from '../../client/index.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../common/usage-error.js';
 import { connect, EXIT, type GlobalOptions, RemoteUsageError } from './connection.js';
 import type { RawFormat } from './records-output.js';
 

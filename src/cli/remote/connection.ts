@@ -1,5 +1,5 @@
 import { CmiClient } from '../../client/index.js';
-import { UsageError } from '../usage-error.js';
+import { UsageError } from '../common/usage-error.js';
 import { readProfile } from './profiles.js';
 
 /** The options every remote command takes (before or after the command's name; docs/cli.md#connecting). */

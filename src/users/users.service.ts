@@ -35,9 +35,12 @@ async function readUserFields(
     errors.add('login', `must be ${userLimits.loginMin}-${userLimits.loginMax} characters of letters, digits and _ @ . -, not starting with - or @`);
   } else if (login !== undefined) out.login = login;
 
-  const email = text('email', userLimits.email, required);
+  // Checked again as it is stored, in lower case, which can be longer (U+0130 becomes two code
+  // points): PostgreSQL would refuse the over-long value with an error, SQLite would store it.
+  const email = text('email', userLimits.email, required)?.toLowerCase();
   if (email !== undefined && !EMAIL.test(email)) errors.add('email', 'is invalid');
-  else if (email !== undefined) out.email = email.toLowerCase();
+  else if (email !== undefined && email.length > userLimits.email) errors.add('email', `is too long (maximum is ${userLimits.email} characters)`);
+  else if (email !== undefined) out.email = email;
 
   for (const field of await taken({ login: out.login, email: out.email })) errors.add(field, 'has already been taken');
 

@@ -2,6 +2,12 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { ALICE, createTestApp, type TestApp } from './support/app.js';
+import { assertAccessDenied } from './support/http.js';
+import { OPERATOR } from '../src/users/authorization.js';
+import { nameCollisions, reportNameCollisions } from '../src/users/name-collisions.js';
+import { usersService } from '../src/users/users.service.js';
+import { usersRepository } from '../src/users/users.store.js';
+import type { Unprocessable } from '../src/shared/problems.js';
 
 // Issue 25, findings 4, 5, 9 and 10: what a hostile client still did to accounts. Each case runs on
 // SQLite, and on PostgreSQL with DATABASE_URL=postgres://...
@@ -45,5 +51,66 @@ describe('an email that grows in lower case (finding 5)', () => {
     const res = await send('POST', '/users.json', { authorization: t.adminAuth }, { user: { login: 'dotted', email: fits, password: 'a-password' } });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal((JSON.parse(res.body) as { user: { email: string } }).user.email, fits.toLowerCase());
+  });
+});
+
+describe('one name, one account (finding 4)', () => {
+  const create = (user: Record<string, string>) => send('POST', '/users.json', { authorization: t.adminAuth }, { user: { password: 'a-password', ...user } });
+
+  it('refuses an email that is another account\'s login in another case, naming the field', async () => {
+    const bob = await create({ login: 'Bob@example.com', email: 'bob-own@example.com' });
+    assert.equal(bob.statusCode, 201, bob.body);
+    const res = await create({ login: 'mallory', email: 'bob@example.com' });
+    assert.equal(res.statusCode, 422, res.body);
+    assert.equal(res.body, '{"errors":{"email":["has already been taken"]}}');
+    const changed = await send('PUT', `/users/${t.alice.id}.json`, { authorization: t.adminAuth }, { user: { email: 'BOB@example.com' } });
+    assert.equal(changed.statusCode, 422, changed.body);
+    assert.equal(changed.body, '{"errors":{"email":["has already been taken"]}}');
+  });
+
+  it('refuses a login that is another account\'s login in another case', async () => {
+    const res = await create({ login: 'ALICE', email: 'other@example.com' });
+    assert.equal(res.statusCode, 422, res.body);
+    assert.equal(res.body, '{"errors":{"login":["has already been taken"]}}');
+    const changed = await send('PUT', `/users/${t.admin.id}.json`, { authorization: t.adminAuth }, { user: { login: 'Alice' } });
+    assert.equal(changed.statusCode, 422, changed.body);
+    assert.equal(changed.body, '{"errors":{"login":["has already been taken"]}}');
+  });
+
+  it('lets an account keep its own name in another case', async () => {
+    const res = await send('PUT', `/users/${t.alice.id}.json`, { authorization: t.adminAuth }, { user: { login: 'Alice', email: 'ALICE@example.com' } });
+    assert.equal(res.statusCode, 204, res.body);
+  });
+
+  it('reports an older database\'s collision, and neither signs in with the shared name nor is looked up by it', async () => {
+    // Written past the rules, as an older cmi allowed: a login and another account's email in another case.
+    const bob = await create({ login: 'bob', email: 'bob@example.com' });
+    assert.equal(bob.statusCode, 201, bob.body);
+    const bobId = (JSON.parse(bob.body) as { user: { id: number } }).user.id;
+    await t.database.db.updateTable('users').set({ login: 'Alice@Example.com' }).where('id', '=', t.alice.id).execute();
+    await t.database.db.updateTable('users').set({ email: 'alice-own@example.com' }).where('id', '=', t.alice.id).execute();
+    await t.database.db.updateTable('users').set({ email: 'alice@example.com' }).where('id', '=', bobId).execute();
+
+    assert.deepEqual(await nameCollisions(t.database), [{ name: 'alice@example.com', ids: [t.alice.id, bobId] }]);
+    const lines: string[] = [];
+    await reportNameCollisions(t.database, (line) => lines.push(line));
+    assert.deepEqual(lines, [
+      `cmi: warning: "alice@example.com" is the login or email of users ${t.alice.id} and ${bobId} (in some case): it signs in to neither and the command line takes only their ids; give one of them another login or email (cmi users ...)`,
+    ]);
+
+    const service = usersService(usersRepository(t.database), () => new Date());
+    await assert.rejects(service.lookUp(OPERATOR, 'ALICE@example.com'), (error: Unprocessable) => {
+      assert.deepEqual(error.messages, { base: [`"ALICE@example.com" names more than one user (ids ${t.alice.id}, ${bobId}): give the id`] });
+      return true;
+    });
+    assert.equal((await service.lookUp(OPERATOR, 'BOB')).id, bobId);
+    // The exact login names alice and bob's email names bob: two accounts, so neither password opens it.
+    assertAccessDenied(await send('GET', '/version.json', { authorization: t.basic('Alice@Example.com', ALICE.password) }));
+    assertAccessDenied(await send('GET', '/version.json', { authorization: t.basic('Alice@Example.com', 'a-password') }));
+    assert.equal((await send('GET', '/version.json', { authorization: t.basic('alice-own@example.com', ALICE.password) })).statusCode, 200);
+  });
+
+  it('reports nothing on a database without collisions', async () => {
+    assert.deepEqual(await nameCollisions(t.database), []);
   });
 });

@@ -168,12 +168,19 @@ export function usersService(
 
     get: find,
 
-    /** A user by id, login or email (the operator's command line names users all three ways). */
+    /** A user by id, or by login or email in any case (the operator's command line names users all three ways). */
     async lookUp(actor: Actor, idLoginOrEmail: string): Promise<User> {
       assertAdmin(actor);
-      const user = /^\d+$/.test(idLoginOrEmail)
-        ? await repository.findById(Number(idLoginOrEmail))
-        : await repository.findByLoginOrEmail(idLoginOrEmail);
+      if (!/^\d+$/.test(idLoginOrEmail)) {
+        // In any case, and never a guess between two accounts (docs/security.md#one-name-one-account).
+        const found = await repository.findAllByLoginOrEmail(idLoginOrEmail);
+        if (found.length > 1) {
+          throw new Unprocessable({ base: [`${JSON.stringify(idLoginOrEmail)} names more than one user (ids ${found.map((u) => u.id).join(', ')}): give the id`] });
+        }
+        if (found[0]) return found[0];
+        throw new Unprocessable({ base: [`no user with id, login or email ${JSON.stringify(idLoginOrEmail)}`] });
+      }
+      const user = await repository.findById(Number(idLoginOrEmail));
       if (!user) throw new Unprocessable({ base: [`no user with id, login or email ${JSON.stringify(idLoginOrEmail)}`] });
       return user;
     },

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { ALICE, createTestApp, type TestApp } from './support/app.js';
-import { assertAccessDenied } from './support/http.js';
+import { assertAccessDenied, login, withCookie } from './support/http.js';
 import { OPERATOR } from '../src/users/authorization.js';
 import { nameCollisions, reportNameCollisions } from '../src/users/name-collisions.js';
 import { usersService } from '../src/users/users.service.js';
@@ -112,5 +112,68 @@ describe('one name, one account (finding 4)', () => {
 
   it('reports nothing on a database without collisions', async () => {
     assert.deepEqual(await nameCollisions(t.database), []);
+  });
+});
+
+describe('credential changes through a session (finding 9)', () => {
+  const BLANK = '{"errors":{"current_password":["can\'t be blank"]}}';
+  const WRONG = '{"errors":{"current_password":["is incorrect"]}}';
+  // A script of the server's own origin (finding 10): the custom header, no cross-site signs.
+  const cookieOf = async (authorization: string) => ({ ...withCookie(await login(t.app, authorization)), 'x-requested-with': 'cmi' });
+
+  it('needs current_password to change its own login, email or password with the cookie', async () => {
+    const cookie = await cookieOf(t.aliceAuth);
+    for (const change of [{ login: 'alice2' }, { email: 'alice2@example.com' }, { password: 'new-password' }]) {
+      const bare = await send('PUT', `/users/${t.alice.id}.json`, cookie, { user: change });
+      assert.equal(bare.statusCode, 422, bare.body);
+      assert.equal(bare.body, BLANK);
+      const wrong = await send('PUT', `/users/${t.alice.id}.json`, cookie, { user: { ...change, current_password: 'not-her-password' } });
+      assert.equal(wrong.statusCode, 422, wrong.body);
+      assert.equal(wrong.body, WRONG);
+    }
+    const named = await send('GET', `/users/${t.alice.id}.json`, { authorization: t.adminAuth });
+    assert.equal((JSON.parse(named.body) as { user: { login: string } }).user.login, ALICE.login);
+    const right = await send('PUT', `/users/${t.alice.id}.json`, cookie, { user: { email: 'alice2@example.com', current_password: ALICE.password } });
+    assert.equal(right.statusCode, 204, right.body);
+    // Other fields need nothing.
+    const name = await send('PUT', `/users/${t.alice.id}.json`, cookie, { user: { first_name: 'Alicia' } });
+    assert.equal(name.statusCode, 204, name.body);
+  });
+
+  it('needs current_password to make an API key with the cookie', async () => {
+    const cookie = await cookieOf(t.aliceAuth);
+    const bare = await send('POST', `/users/${t.alice.id}/make_new_api_key.json`, cookie);
+    assert.equal(bare.statusCode, 422, bare.body);
+    assert.equal(bare.body, BLANK);
+    const wrong = await send('POST', `/users/${t.alice.id}/make_new_api_key.json`, cookie, { current_password: 'not-her-password' });
+    assert.equal(wrong.statusCode, 422, wrong.body);
+    assert.equal(wrong.body, WRONG);
+    const right = await send('POST', `/users/${t.alice.id}/make_new_api_key.json`, cookie, { user: { current_password: ALICE.password } });
+    assert.equal(right.statusCode, 200, right.body);
+    assert.match((JSON.parse(right.body) as { user: { api_key: string } }).user.api_key, /^[0-9a-f]{64}$/);
+  });
+
+  it('asks an administrator with the cookie for its own password to change another user\'s credentials', async () => {
+    const cookie = await cookieOf(t.adminAuth);
+    const bare = await send('PUT', `/users/${t.alice.id}.json`, cookie, { user: { password: 'taken-over' } });
+    assert.equal(bare.statusCode, 422, bare.body);
+    assert.equal(bare.body, BLANK);
+    const key = await send('POST', `/users/${t.alice.id}/make_new_api_key.json`, cookie);
+    assert.equal(key.statusCode, 422, key.body);
+    assert.equal(key.body, BLANK);
+    const right = await send('PUT', `/users/${t.alice.id}.json`, cookie, { user: { password: 'taken-over', current_password: 'admin-password' } });
+    assert.equal(right.statusCode, 204, right.body);
+  });
+
+  it('leaves Basic and API-key clients as they were', async () => {
+    const email = await send('PUT', `/users/${t.alice.id}.json`, { authorization: t.aliceAuth }, { user: { login: 'alice2', email: 'alice2@example.com' } });
+    assert.equal(email.statusCode, 204, email.body);
+    const made = await send('POST', `/users/${t.alice.id}/make_new_api_key.json`, { authorization: t.basic('alice2', ALICE.password) });
+    assert.equal(made.statusCode, 200, made.body);
+    const key = (JSON.parse(made.body) as { user: { api_key: string } }).user.api_key;
+    const again = await send('POST', `/users/${t.alice.id}/make_new_api_key.json`, { authorization: t.basic('alice2', key) }, {});
+    assert.equal(again.statusCode, 200, again.body);
+    const admin = await send('PUT', `/users/${t.alice.id}.json`, { authorization: t.adminAuth }, { user: { password: 'reset-by-admin' } });
+    assert.equal(admin.statusCode, 204, admin.body);
   });
 });

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { ALICE, createTestApp, type TestApp } from './support/app.js';
-import { assertAccessDenied, login, withCookie } from './support/http.js';
+import { assertAccessDenied, cookieOnly, login, withCookie } from './support/http.js';
 import { OPERATOR } from '../src/users/authorization.js';
 import { nameCollisions, reportNameCollisions } from '../src/users/name-collisions.js';
 import { usersService } from '../src/users/users.service.js';
 import { usersRepository } from '../src/users/users.store.js';
+import { CROSS_SITE_REFUSAL } from '../src/users/request-gate.js';
 import type { Unprocessable } from '../src/shared/problems.js';
 
 // Issue 25, findings 4, 5, 9 and 10: what a hostile client still did to accounts. Each case runs on
@@ -119,7 +120,7 @@ describe('credential changes through a session (finding 9)', () => {
   const BLANK = '{"errors":{"current_password":["can\'t be blank"]}}';
   const WRONG = '{"errors":{"current_password":["is incorrect"]}}';
   // A script of the server's own origin (finding 10): the custom header, no cross-site signs.
-  const cookieOf = async (authorization: string) => ({ ...withCookie(await login(t.app, authorization)), 'x-requested-with': 'cmi' });
+  const cookieOf = async (authorization: string) => withCookie(await login(t.app, authorization));
 
   it('needs current_password to change its own login, email or password with the cookie', async () => {
     const cookie = await cookieOf(t.aliceAuth);
@@ -175,5 +176,55 @@ describe('credential changes through a session (finding 9)', () => {
     assert.equal(again.statusCode, 200, again.body);
     const admin = await send('PUT', `/users/${t.alice.id}.json`, { authorization: t.adminAuth }, { user: { password: 'reset-by-admin' } });
     assert.equal(admin.statusCode, 204, admin.body);
+  });
+});
+
+describe('cross-site requests with the session cookie (finding 10)', () => {
+  const REFUSED = `{"errors":{"base":["${CROSS_SITE_REFUSAL}"]}}`;
+  const suspendBob = async (headers: Record<string, string>) => {
+    const bob = await t.addUsers(1);
+    return send('POST', `/users/${(bob[0] as { id: number }).id}/suspend.json`, headers);
+  };
+
+  it('refuses a body-less change from another origin of the same site, or without X-Requested-With', async () => {
+    const cookie = cookieOnly(await login(t.app, t.adminAuth));
+    const refusals: Array<Record<string, string>> = [
+      {}, // a form or an image: no custom header
+      { origin: 'http://localhost:3001', 'x-requested-with': 'x' }, // another port of the same host
+      { 'sec-fetch-site': 'same-site', 'x-requested-with': 'x' },
+      { 'sec-fetch-site': 'cross-site', 'x-requested-with': 'x' },
+      { origin: 'null', 'x-requested-with': 'x' },
+      { origin: 'http://localhost:80' }, // its own origin, but no custom header
+    ];
+    for (const extra of refusals) {
+      const res = await suspendBob({ ...cookie, ...extra });
+      assert.equal(res.statusCode, 403, `${JSON.stringify(extra)}: ${res.body}`);
+      assert.equal(res.body, REFUSED);
+    }
+    for (const url of [`/users/${t.alice.id}/make_new_api_key.json`, `/users/${t.alice.id}/activate.json`]) {
+      const res = await send('POST', url, cookie);
+      assert.equal(res.statusCode, 403, res.body);
+      assert.equal(res.body, REFUSED);
+    }
+    const logout = await send('DELETE', '/session.json', cookie);
+    assert.equal(logout.statusCode, 403, logout.body);
+    // Nothing was done: alice is active and the session still works.
+    const alice = await send('GET', `/users/${t.alice.id}.json`, cookie);
+    assert.equal((JSON.parse(alice.body) as { user: { status: string } }).user.status, 'active');
+  });
+
+  it('accepts a change with the cookie from its own origin with X-Requested-With, and reads as before', async () => {
+    const cookie = cookieOnly(await login(t.app, t.adminAuth));
+    assert.equal((await send('GET', '/users.json', cookie)).statusCode, 200);
+    const accepted: Array<Record<string, string>> = [{ 'x-requested-with': 'XMLHttpRequest' }, { origin: 'http://localhost:80', 'sec-fetch-site': 'same-origin', 'x-requested-with': 'x' }];
+    for (const extra of accepted) {
+      const res = await suspendBob({ ...cookie, ...extra });
+      assert.equal(res.statusCode, 200, res.body);
+    }
+  });
+
+  it('leaves Basic and API-key clients alone, whatever their headers', async () => {
+    const res = await suspendBob({ authorization: t.adminAuth, origin: 'http://localhost:3001', 'sec-fetch-site': 'cross-site' });
+    assert.equal(res.statusCode, 200, res.body);
   });
 });

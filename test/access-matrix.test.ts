@@ -17,6 +17,7 @@ type Actor = 'anonymous' | 'user' | 'other user' | 'admin';
 const ACTORS: Actor[] = ['anonymous', 'user', 'other user', 'admin'];
 
 /** The actor's own id, and the id of someone else. */
+const PASSWORDS: Record<Actor, string> = { anonymous: 'none', user: 'alice-password', 'other user': 'shared-password', admin: 'admin-password' };
 const SELF: Record<Actor, number> = { anonymous: 2, user: 2, 'other user': 3, admin: 1 };
 const OTHER: Record<Actor, number> = { anonymous: 3, user: 3, 'other user': 2, admin: 2 };
 
@@ -24,7 +25,7 @@ interface Endpoint {
   name: string;
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   url: (actor: Actor) => string;
-  body?: () => unknown;
+  body?: (actor: Actor) => unknown;
   expected: Record<Actor, number>;
   /** Changes state a later cell would notice: each cell gets a fresh app. */
   destructive?: boolean;
@@ -116,12 +117,16 @@ const ENDPOINTS: Endpoint[] = [
     name: 'POST /users/<self>/make_new_api_key.json',
     method: 'POST',
     url: (a) => `/users/${SELF[a]}/make_new_api_key.json`,
+    // Through the session cookie a new key needs the caller's password (docs/security.md#self-service); Basic reads no body.
+    body: (a) => ({ current_password: PASSWORDS[a] }),
     expected: { anonymous: 401, user: 200, 'other user': 200, admin: 200 },
   },
   {
     name: 'POST /users/<other>/make_new_api_key.json',
     method: 'POST',
     url: (a) => `/users/${OTHER[a]}/make_new_api_key.json`,
+    // Through the session cookie a new key needs the caller's password (docs/security.md#self-service); Basic reads no body.
+    body: (a) => ({ current_password: PASSWORDS[a] }),
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 },
   },
   { name: 'DELETE /session.json', method: 'DELETE', url: () => '/session.json', expected: { anonymous: 401, user: 204, 'other user': 204, admin: 204 } },
@@ -200,7 +205,7 @@ async function snapshot(t: TestApp): Promise<unknown> {
 async function check(t: TestApp, endpoint: Endpoint, actor: Actor, via: Via): Promise<void> {
   const expected = endpoint.expected[actor];
   const headers: Record<string, string> = { accept: 'application/json', ...(await credentialsFor(t, actor, via)) };
-  const body = endpoint.body?.();
+  const body = endpoint.body?.(actor);
   if (body !== undefined) headers['content-type'] = 'application/json';
   const before = expected >= 400 ? await snapshot(t) : undefined;
   const res: LightMyRequestResponse = await t.app.inject({

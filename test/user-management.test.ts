@@ -527,14 +527,14 @@ describe('PUT /users/:id', () => {
       const stolen = await t.app.inject({
         method: 'PUT',
         url: '/users/2.json',
-        headers: { cookie, 'content-type': 'application/json' },
+        headers: { cookie, 'x-requested-with': 'test', 'content-type': 'application/json' },
         payload: JSON.stringify({ user: { password: 'alice-new-password' } }),
       });
       assertStatus(stolen, 422, '{"errors":{"current_password":["can\'t be blank"]}}');
       const xml = await t.app.inject({
         method: 'PUT',
         url: '/users/2.xml',
-        headers: { cookie, 'content-type': 'application/xml' },
+        headers: { cookie, 'x-requested-with': 'test', 'content-type': 'application/xml' },
         payload: '<user><password>alice-new-password</password><current_password>wrong-guess</current_password></user>',
       });
       assertStatus(xml, 422, `${XML_DECLARATION}<errors>\n  <error>Current password is incorrect</error>\n</errors>\n`);

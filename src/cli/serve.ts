@@ -13,6 +13,7 @@ import { faultSpool } from '../tracker/fault-spool.js';
 import { type Database, migrateToLatest, openDatabase } from '../db/database.js';
 import { displayDatabaseUrl } from '../db/database-url.js';
 import { usersRepository } from '../users/users.store.js';
+import { reportNameCollisions } from '../users/name-collisions.js';
 
 const ADMIN_VARIABLES: Record<string, string> = { login: 'CMI_ADMIN_LOGIN', email: 'CMI_ADMIN_EMAIL', password: 'CMI_ADMIN_PASSWORD' };
 
@@ -215,6 +216,7 @@ export async function serve(config: Config): Promise<void> {
     await database.close();
     throw error;
   });
+  await reportNameCollisions(database, (line) => console.error(line));
   if (config.workers > 1) {
     superviseWorkers(config, database);
     return;

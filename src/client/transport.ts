@@ -187,13 +187,16 @@ export function transport(options: TransportOptions) {
   }
 
   /** One try: the answer, or a CmiConnectionError / CmiTimeoutError / CmiAbortError. */
-  async function attempt(method: string, url: string, body: string | undefined, signal: AbortSignal | undefined, timeout: number): Promise<Answer> {
+  async function attempt(method: string, url: string, body: string | undefined, signal: AbortSignal | undefined, timeout: number, credentials: boolean): Promise<Answer> {
     const timer = AbortSignal.timeout(timeout);
     const combined = signal === undefined ? timer : AbortSignal.any([signal, timer]);
     const headers: Record<string, string> = { accept: format === 'xml' ? 'application/xml' : 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    if (session !== undefined) headers.cookie = `${SESSION_COOKIE}=${session}`;
-    else if (basic !== undefined) headers.authorization = basic;
+    if (session !== undefined && !(credentials && basic !== undefined)) {
+      headers.cookie = `${SESSION_COOKIE}=${session}`;
+      // What cmi asks of a request made with the cookie that changes something (docs/security.md#the-session-cookie-and-csrf).
+      headers['x-requested-with'] = 'cmi/client';
+    } else if (basic !== undefined) headers.authorization = basic;
     const extraHeaders = new Headers(options.fetchOptions?.headers);
     extraHeaders.forEach((value, name) => {
       headers[name] ??= value;
@@ -243,7 +246,12 @@ export function transport(options: TransportOptions) {
     },
 
     /** `path` without extension (`/users/3`); the format's extension is added. A status of 400 or more throws. */
-    async request(method: string, path: string, call: RequestOptions & { query?: Query; body?: unknown } = {}): Promise<Answer> {
+    /**
+     * With `credentials`, the call goes with HTTP Basic even while a session is held: a new login,
+     * email, password or API key through the cookie would need the current password
+     * (docs/security.md#self-service), which the client may not have (an API key).
+     */
+    async request(method: string, path: string, call: RequestOptions & { query?: Query; body?: unknown; credentials?: boolean } = {}): Promise<Answer> {
       const url = `${baseUrl}${path}.${format}${queryString(call.query)}`;
       const body = call.body === undefined ? undefined : JSON.stringify(call.body);
       const retries = IDEMPOTENT.has(method) ? (call.maxRetries ?? options.maxRetries ?? 2) : 0;
@@ -252,8 +260,9 @@ export function transport(options: TransportOptions) {
       for (let tried = 0; ; tried++) {
         let answer: Answer;
         try {
-          const usedSession = session !== undefined;
-          answer = await attempt(method, url, body, call.signal, timeout);
+          const credentials = call.credentials === true;
+          const usedSession = session !== undefined && !(credentials && basic !== undefined);
+          answer = await attempt(method, url, body, call.signal, timeout, credentials);
           if (answer.status === 401 && usedSession && basic !== undefined && !refreshed) {
             // The session ended (logout, expiry, a changed password): once more with the credentials.
             session = undefined;

@@ -47,7 +47,8 @@ export function usersApi(http: Transport) {
 
     /** Answers nothing (204); `get` reads the changed record. */
     async update(id: number, changes: UserChanges, call: RequestOptions = {}): Promise<void> {
-      await http.request('PUT', path(id), { ...call, body: { user: changes } });
+      const credentials = changes.login !== undefined || changes.email !== undefined || changes.password !== undefined;
+      await http.request('PUT', path(id), { ...call, body: { user: changes }, credentials });
     },
 
     /**
@@ -69,7 +70,7 @@ export function usersApi(http: Transport) {
 
     /** A new API key, in `api_key` of the answer (shown once; the user's previous key stops working). */
     async makeNewApiKey(id: number, call: RequestOptions = {}): Promise<UserWithApiKey> {
-      return one(await http.request('POST', `${path(id)}/make_new_api_key`, call)) as UserWithApiKey;
+      return one(await http.request('POST', `${path(id)}/make_new_api_key`, { ...call, credentials: true })) as UserWithApiKey;
     },
   };
 }

@@ -7,6 +7,11 @@ export interface Actor {
   role: Role;
   /** The client's address, where a password it proves is counted as a guess (docs/security.md#brute-force). */
   address?: string;
+  /**
+   * Whether it acts through a session cookie, which a thief may hold alone: changing a login, email or
+   * password, or making an API key, then needs the actor's current password (docs/security.md#self-service).
+   */
+  viaSession?: boolean;
 }
 
 /** The operator at the command line, who may do anything an administrator may. */

@@ -1,6 +1,6 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticated, Authenticator } from './authentication.js';
-import { DuplicateCredentials, NotAcceptable, NotFound } from '../shared/problems.js';
+import { DuplicateCredentials, Forbidden, NotAcceptable, NotFound } from '../shared/problems.js';
 import { setSessionCookie } from './session-cookie.js';
 import { startRequest } from '../http/hooks/request-context.js';
 import type { SessionClaims } from './sessions.js';
@@ -42,6 +42,30 @@ function duplicateCredentials(rawHeaders: string[]): Error | undefined {
   return undefined;
 }
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export const CROSS_SITE_REFUSAL = 'A change made with the session cookie must come from this server\'s own origin and carry X-Requested-With';
+
+/**
+ * A request authorised by the session cookie alone that changes something (docs/security.md#the-session-cookie-and-csrf):
+ * it must not come from another origin (Sec-Fetch-Site, Origin) and must carry X-Requested-With,
+ * a header no other origin's page can send without cmi's consent (a CORS preflight cmi never grants).
+ * Basic and API-key requests never get here: they carry what a browser never adds on its own.
+ */
+function crossSiteRefusal(request: FastifyRequest): Error | undefined {
+  if (SAFE_METHODS.has(request.method)) return undefined;
+  const { origin, 'sec-fetch-site': fetchSite, 'x-requested-with': requestedWith } = request.headers;
+  if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') return new Forbidden(CROSS_SITE_REFUSAL);
+  if (origin !== undefined && origin.toLowerCase() !== `${request.protocol}://${request.host}`.toLowerCase()) return new Forbidden(CROSS_SITE_REFUSAL);
+  if (requestedWith === undefined || requestedWith === '') return new Forbidden(CROSS_SITE_REFUSAL);
+  return undefined;
+}
+
+/** The path's refusal, or for a change made with the cookie, a cross-site one first. */
+function refusal(request: FastifyRequest, config: FastifyContextConfig): Error | undefined {
+  return (request.session !== undefined ? crossSiteRefusal(request) : undefined) ?? pathError(request, config);
+}
+
 function admit(request: FastifyRequest, reply: FastifyReply, authenticated: Authenticated): void {
   request.viewer = authenticated.user;
   request.session = authenticated.session;
@@ -65,11 +89,11 @@ export function requestGate(authenticator: Authenticator, config: FastifyContext
     const cached = authenticator.fromCache(credentials, request.ip);
     if (cached) {
       admit(request, reply, cached);
-      return done(pathError(request, config));
+      return done(refusal(request, config));
     }
     authenticator.authenticate(credentials, request.ip).then((authenticated) => {
       admit(request, reply, authenticated);
-      done(pathError(request, config));
+      done(refusal(request, config));
     }, done);
   };
 }

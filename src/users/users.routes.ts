@@ -1,6 +1,7 @@
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteSpec } from '../http/route-spec.js';
 import type { UsersService } from './users.service.js';
+import type { Actor } from './authorization.js';
 import { presentUser, userResource as resource } from './user.resource.js';
 import { versionedCache } from '../shared/page-cache.js';
 import { type ListSettings, paginationHeaders, paginationKey, parsePagination } from '../shared/pagination.js';
@@ -29,14 +30,18 @@ export const USERS_ROUTES: readonly RouteSpec[] = [
   },
   { method: 'GET', path: '/users/:id', summary: 'One user', who: 'administrators; a user for itself', formats: true, answers: { 200: { record: resource } } },
   {
-    method: 'PUT', path: '/users/:id', summary: 'Changes the fields the body names (a user changing its own password sends current_password)', who: 'administrators; a user for itself', formats: true,
+    method: 'PUT', path: '/users/:id', summary: 'Changes the fields the body names (current_password: a user\'s own new password; through the session cookie, any new login, email or password)', who: 'administrators; a user for itself', formats: true,
     body: { root: 'user', fields: [...USER_FIELDS, ['current_password', 'string']] },
     answers: { 204: { empty: true } },
   },
   { method: 'DELETE', path: '/users/:id', summary: 'Marks the user deleted; a second time removes it', who: 'administrators', formats: true, answers: { 204: { empty: true } } },
   { method: 'POST', path: '/users/:id/suspend', summary: 'Suspends the user', who: 'administrators', formats: true, answers: { 200: { record: resource } } },
   { method: 'POST', path: '/users/:id/activate', summary: 'Activates the user', who: 'administrators', formats: true, answers: { 200: { record: resource } } },
-  { method: 'POST', path: '/users/:id/make_new_api_key', summary: 'A new API key, shown once in api_key', who: 'administrators; a user for itself', formats: true, answers: { 200: { record: resource } } },
+  {
+    method: 'POST', path: '/users/:id/make_new_api_key', summary: 'A new API key, shown once in api_key (through the session cookie, the body carries current_password)', who: 'administrators; a user for itself', formats: true,
+    body: { root: 'user', fields: [['current_password', 'string']] },
+    answers: { 200: { record: resource } },
+  },
 ];
 
 export interface UsersRoutesOptions {
@@ -81,6 +86,9 @@ export const usersRoutes: FastifyPluginCallback<UsersRoutesOptions> = (app, { us
     return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
   });
 
+  /** Who acts, from where, and whether through the session cookie (users/users.service.ts needsCurrentPassword). */
+  const actorOf = (request: FastifyRequest): Actor => ({ id: request.viewer.id, role: request.viewer.role, address: request.ip, viaSession: request.session !== undefined });
+
   /** A change to the caller's own account may end its sessions: no cookie for one that just ended. */
   const ownAccount = (request: FastifyRequest, reply: FastifyReply, id: number) => {
     if (id === request.viewer.id) reply.removeHeader('set-cookie');
@@ -88,7 +96,7 @@ export const usersRoutes: FastifyPluginCallback<UsersRoutesOptions> = (app, { us
 
   app.put<WithId>('/users/:id', async (request, reply) => {
     const id = parseId(request.params.id);
-    await users.update({ id: request.viewer.id, role: request.viewer.role, address: request.ip }, id, request.body);
+    await users.update(actorOf(request), id, request.body);
     ownAccount(request, reply, id);
     return reply.code(204).send();
   });
@@ -111,7 +119,7 @@ export const usersRoutes: FastifyPluginCallback<UsersRoutesOptions> = (app, { us
   }
 
   app.post<WithId>('/users/:id/make_new_api_key', async (request, reply) => {
-    const { user, apiKey } = await users.makeNewApiKey(request.viewer, parseId(request.params.id));
+    const { user, apiKey } = await users.makeNewApiKey(actorOf(request), parseId(request.params.id), request.body);
     return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user, { api_key: apiKey }) });
   });
   done();

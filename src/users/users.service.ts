@@ -35,9 +35,12 @@ async function readUserFields(
     errors.add('login', `must be ${userLimits.loginMin}-${userLimits.loginMax} characters of letters, digits and _ @ . -, not starting with - or @`);
   } else if (login !== undefined) out.login = login;
 
-  const email = text('email', userLimits.email, required);
+  // Checked again as it is stored, in lower case, which can be longer (U+0130 becomes two code
+  // points): PostgreSQL would refuse the over-long value with an error, SQLite would store it.
+  const email = text('email', userLimits.email, required)?.toLowerCase();
   if (email !== undefined && !EMAIL.test(email)) errors.add('email', 'is invalid');
-  else if (email !== undefined) out.email = email.toLowerCase();
+  else if (email !== undefined && email.length > userLimits.email) errors.add('email', `is too long (maximum is ${userLimits.email} characters)`);
+  else if (email !== undefined) out.email = email;
 
   for (const field of await taken({ login: out.login, email: out.email })) errors.add(field, 'has already been taken');
 
@@ -78,11 +81,24 @@ function changedUser(change: ChangeOutcome): User {
   return change.user;
 }
 
+/** The fields whose change can take an account: through a session they need the current password. */
+const CREDENTIAL_FIELDS = ['login', 'email', 'password'] as const;
+const present = (fields: Record<string, unknown>, name: string) => fields[name] !== undefined && fields[name] !== null;
+
 /**
- * A user changing its own password proves it knows the current one (docs/api.md#put-usersid), so a
- * stolen cookie or API key alone cannot take the account. Administrators and the operator do not:
- * they may set anyone's password anyway. Checked with the password hash, only when every other
- * field is valid (no hash is computed for a request that fails anyway).
+ * Whether a change needs the actor's `current_password` (docs/security.md#self-service): a user's own
+ * new password always (a stolen cookie or API key alone cannot take the account); through a session
+ * cookie, any new login, email or password, whoever's, administrators' too. The operator never.
+ */
+function needsCurrentPassword(actor: Actor, fields: Record<string, unknown>): boolean {
+  if (actor.id === null) return false;
+  if (actor.viaSession) return CREDENTIAL_FIELDS.some((name) => present(fields, name));
+  return !isAdmin(actor) && present(fields, 'password');
+}
+
+/**
+ * Checks `current_password` against the actor's own password hash, only when every other field is
+ * valid (no hash is computed for a request that fails anyway).
  */
 function currentPasswordCheck(
   fields: Record<string, unknown>,
@@ -90,7 +106,6 @@ function currentPasswordCheck(
   countGuess: () => Promise<() => Promise<void>>,
 ) {
   return async (errors: FieldErrors): Promise<void> => {
-    if (fields.password === undefined || fields.password === null) return;
     const current = stringField(fields, 'current_password', errors, { required: true, max: Number.MAX_SAFE_INTEGER });
     if (current === undefined || !errors.empty) return;
     // Counted like a login before it is checked, so a stolen session cannot guess the password freely.
@@ -165,26 +180,33 @@ export function usersService(
 
     get: find,
 
-    /** A user by id, login or email (the operator's command line names users all three ways). */
+    /** A user by id, or by login or email in any case (the operator's command line names users all three ways). */
     async lookUp(actor: Actor, idLoginOrEmail: string): Promise<User> {
       assertAdmin(actor);
-      const user = /^\d+$/.test(idLoginOrEmail)
-        ? await repository.findById(Number(idLoginOrEmail))
-        : await repository.findByLoginOrEmail(idLoginOrEmail);
+      if (!/^\d+$/.test(idLoginOrEmail)) {
+        // In any case, and never a guess between two accounts (docs/security.md#one-name-one-account).
+        const found = await repository.findAllByLoginOrEmail(idLoginOrEmail);
+        if (found.length > 1) {
+          throw new Unprocessable({ base: [`${JSON.stringify(idLoginOrEmail)} names more than one user (ids ${found.map((u) => u.id).join(', ')}): give the id`] });
+        }
+        if (found[0]) return found[0];
+        throw new Unprocessable({ base: [`no user with id, login or email ${JSON.stringify(idLoginOrEmail)}`] });
+      }
+      const user = await repository.findById(Number(idLoginOrEmail));
       if (!user) throw new Unprocessable({ base: [`no user with id, login or email ${JSON.stringify(idLoginOrEmail)}`] });
       return user;
     },
 
     /**
-     * Any field a user may hold; only an administrator changes roles. A user's own new password
-     * needs `current_password` (currentPasswordCheck).
+     * Any field a user may hold; only an administrator changes roles. A user's own new password, and
+     * through a session any new login, email or password, needs `current_password` (needsCurrentPassword).
      */
     async update(actor: Actor, id: number, body: unknown): Promise<User> {
       assertMayActOn(actor, id);
       const fields = unwrapRecord(body ?? {}, 'user');
-      const check = isAdmin(actor)
-        ? undefined
-        : currentPasswordCheck(fields, () => repository.passwordHash(id), () => countGuess(id, actor.address));
+      const check = needsCurrentPassword(actor, fields)
+        ? currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))
+        : undefined;
       const { password, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), check);
       if (changes.role !== undefined && !isAdmin(actor)) throw new Forbidden();
       const password_hash = password === undefined ? undefined : await hashPassword(password);
@@ -225,9 +247,18 @@ export function usersService(
       return user;
     },
 
-    /** A new API key for the user, returned this once; the old one stops working. */
-    async makeNewApiKey(actor: Actor, id: number): Promise<{ user: User; apiKey: string }> {
+    /**
+     * A new API key for the user, returned this once; the old one stops working. Through a session,
+     * the body carries the actor's `current_password` (`{"user": {...}}` or bare); otherwise it is
+     * not read (OnApp clients send none, or `{}`).
+     */
+    async makeNewApiKey(actor: Actor, id: number, body?: unknown): Promise<{ user: User; apiKey: string }> {
       assertMayActOn(actor, id);
+      if (actor.viaSession && actor.id !== null) {
+        const errors = new FieldErrors();
+        await currentPasswordCheck(unwrapRecord(body ?? {}, 'user'), () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))(errors);
+        errors.throwIfAny();
+      }
       const { key, hash } = newApiKey();
       const user = await repository.setApiKeyHash(id, hash, clock());
       if (!user) throw new NotFound();

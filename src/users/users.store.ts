@@ -65,9 +65,16 @@ function notLastActiveAdmin(eb: ExpressionBuilder<Schema, 'users'>, id: number) 
   ]);
 }
 
-/** Rows whose login is `name`, or whose email is `name` in any case. */
+/** Rows whose login is `name`, or whose email is `name` in any case (what a credential names). */
 const matchesLoginOrEmail = (name: string) => (eb: ExpressionBuilder<Schema, 'users'>) =>
   eb.or([eb('login', '=', name), eb('email', '=', name.toLowerCase())]);
+
+/**
+ * Rows whose login or email is one of `names` (each in lower case) in any case: through the index of
+ * `lower(login)` (migration 013) and the unique one of `email` (stored in lower case).
+ */
+const namedInAnyCase = (names: string[]) => (eb: ExpressionBuilder<Schema, 'users'>) =>
+  eb.or([eb(eb.fn<string>('lower', ['login']), 'in', names), eb('email', 'in', names)]);
 
 /** row_blocks counts users per block of this many ids (migration 004): block = id >> 10 ... */
 const SMALL_BLOCK = 1024;
@@ -239,21 +246,23 @@ export function usersRepository(database: Database) {
     },
 
     /**
-     * Which of `login` and `email` another user (not `exceptId`) already has. A login counts as
-     * taken by another user's email too, and an email by another user's login, since either may be
-     * used to sign in.
+     * Which of `login` and `email` another user (not `exceptId`) already has, in any case. A login
+     * counts as taken by another user's email too, and an email by another user's login, since either
+     * may be used to sign in and to name the user (docs/security.md#one-name-one-account).
      */
     async takenFields(values: { login?: string; email?: string }, exceptId?: number): Promise<Array<'login' | 'email'>> {
-      const names = [values.login, values.email, values.login?.toLowerCase()].filter((n): n is string => n !== undefined);
+      const login = values.login?.toLowerCase();
+      const email = values.email?.toLowerCase();
+      const names = [...new Set([login, email].filter((n): n is string => n !== undefined))];
       if (names.length === 0) return [];
-      let query = db.selectFrom('users').select(['login', 'email']).where((eb) => eb.or([eb('login', 'in', names), eb('email', 'in', names)]));
+      let query = db.selectFrom('users').select(['login', 'email']).where(namedInAnyCase(names));
       if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
       const rows = await query.limit(4).execute();
       const holds = (name: string | undefined) =>
-        name !== undefined && rows.some((row) => row.login === name || row.email === name.toLowerCase());
+        name !== undefined && rows.some((row) => row.login.toLowerCase() === name || row.email === name);
       const taken: Array<'login' | 'email'> = [];
-      if (holds(values.login)) taken.push('login');
-      if (holds(values.email)) taken.push('email');
+      if (holds(login)) taken.push('login');
+      if (holds(email)) taken.push('email');
       return taken;
     },
 
@@ -262,11 +271,13 @@ export function usersRepository(database: Database) {
       return row && toUser(row);
     },
 
-    /** A user by login, or by email when no login matches. */
-    async findByLoginOrEmail(loginOrEmail: string): Promise<User | undefined> {
-      const rows = await db.selectFrom('users').select(publicColumns).where(matchesLoginOrEmail(loginOrEmail)).limit(2).execute();
-      const row = rows.find((r) => r.login === loginOrEmail) ?? rows[0];
-      return row && toUser(row);
+    /**
+     * The users whose login or email is `name` in any case (at most 3). More than one is a collision
+     * cmi no longer lets happen (takenFields) but an older database may hold: the caller must not choose.
+     */
+    async findAllByLoginOrEmail(name: string): Promise<User[]> {
+      const rows = await db.selectFrom('users').select(publicColumns).where(namedInAnyCase([name.toLowerCase()])).orderBy('id').limit(3).execute();
+      return rows.map(toUser);
     },
 
     /** The user's password hash (to check a current password): never rendered. */
@@ -275,7 +286,7 @@ export function usersRepository(database: Database) {
       return row?.password_hash;
     },
 
-    /** What authentication checks, for the user findByLoginOrEmail finds: never rendered. */
+    /** What authentication checks, for the one user whose login is `loginOrEmail` or whose email is it in any case: never rendered. */
     async findCredentials(loginOrEmail: string): Promise<UserCredentials | undefined> {
       const rows = await db
         .selectFrom('users')
@@ -283,7 +294,9 @@ export function usersRepository(database: Database) {
         .where(matchesLoginOrEmail(loginOrEmail))
         .limit(2)
         .execute();
-      const row = rows.find((r) => r.login === loginOrEmail) ?? rows[0];
+      // Two accounts under one name (an older database: users/name-collisions.ts reports them) is no
+      // account: the password is checked against neither, so the name cannot sign in to the wrong one.
+      const row = rows.length === 1 ? rows[0] : undefined;
       return row && {
         user: toUser(row),
         password_hash: row.password_hash,

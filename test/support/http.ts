@@ -10,8 +10,13 @@ export const SESSION_COOKIE = /^_cmi_session=([^;\s]+); path=\/; HttpOnly; SameS
 /** The cookie a logout is answered with. */
 export const CLEARED_COOKIE = '_cmi_session=; Max-Age=0; path=/; HttpOnly; SameSite=Lax';
 
-/** Request headers that send a session token as the session cookie. */
-export const withCookie = (token: string) => ({ cookie: `_cmi_session=${token}` });
+/**
+ * Request headers that send a session token as the session cookie, as a script of cmi's own origin
+ * does: with X-Requested-With, which a change made with the cookie needs (docs/security.md#the-session-cookie-and-csrf).
+ */
+export const withCookie = (token: string) => ({ cookie: `_cmi_session=${token}`, 'x-requested-with': 'test' });
+/** The session cookie alone, as a form or an image of another site would send it. */
+export const cookieOnly = (token: string) => ({ cookie: `_cmi_session=${token}` });
 
 /** GET `url` from an app in this process (fastify's inject: no socket), with these request headers. */
 export function get(app: FastifyInstance, url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {

@@ -31,7 +31,7 @@ async function serve(): Promise<void> {
   const database = openDatabase(config);
   await migrateToLatest(database);
   const users = usersRepository(database);
-  if (!(await users.findByLoginOrEmail('bench'))) {
+  if ((await users.findAllByLoginOrEmail('bench')).length === 0) {
     await users.create({ login: 'bench', email: 'bench@example.com', password_hash: await hashPassword(PASSWORD), first_name: 'B', last_name: 'B', role: 'admin', time_zone: null, locale: null }, new Date());
   }
   const app = await buildApp({ config, database, logger: false });

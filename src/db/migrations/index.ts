@@ -12,6 +12,7 @@ import { errorSearchPostgresMigration } from './009_error_search_postgres.js';
 import { webhookDeliveriesMigration } from './010_webhook_deliveries.js';
 import { trackerChangeNotificationsMigration } from './011_tracker_change_notifications.js';
 import { notifyTableSchemaMigration } from './012_notify_table_schema.js';
+import { loginLowerIndexMigration } from './013_login_lower_index.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -28,5 +29,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '010_webhook_deliveries': webhookDeliveriesMigration(dialect),
     '011_tracker_change_notifications': trackerChangeNotificationsMigration(dialect),
     '012_notify_table_schema': notifyTableSchemaMigration(dialect),
+    '013_login_lower_index': loginLowerIndexMigration,
   };
 }

@@ -1,0 +1,42 @@
+import { sql } from 'kysely';
+import type { Database } from '../db/database.js';
+
+/** One name (in lower case) that is the login or email of more than one account, and their ids. */
+export interface NameCollision {
+  name: string;
+  ids: number[];
+}
+
+/**
+ * Names that are the login or email of more than one account, in any case
+ * (docs/security.md#one-name-one-account). cmi refuses to make such a pair since issue 25; an older
+ * database may hold some. They are reported, never resolved here: which account keeps the name is
+ * the operator's choice. One scan of the users, at start-up.
+ */
+export async function nameCollisions(database: Database): Promise<NameCollision[]> {
+  const { rows } = await sql<{ name: string; id: number | string }>`
+    with names as (
+      select lower(login) as name, id from users
+      union select email as name, id from users
+    ), shared as (
+      select name from names group by name having count(distinct id) > 1
+    )
+    select name, id from names where name in (select name from shared) order by name, id`.execute(database.db);
+  const byName = new Map<string, number[]>();
+  for (const row of rows) {
+    const ids = byName.get(row.name) ?? [];
+    ids.push(Number(row.id));
+    byName.set(row.name, ids);
+  }
+  return [...byName].map(([name, ids]) => ({ name, ids }));
+}
+
+/** Tells `warn` of every collision, one line each, with what to do; nothing when there is none. */
+export async function reportNameCollisions(database: Database, warn: (line: string) => void): Promise<void> {
+  for (const { name, ids } of await nameCollisions(database)) {
+    warn(
+      `cmi: warning: ${JSON.stringify(name)} is the login or email of users ${ids.join(' and ')} (in some case): ` +
+      'it signs in to neither and the command line takes only their ids; give one of them another login or email (cmi users ...)',
+    );
+  }
+}

@@ -324,7 +324,7 @@ describe('alerts across a kill -9 and the cmi deliveries command', { timeout: 90
       await receiver.start();
       // Their next try is a minute away (CMI_WEBHOOK_RETRY_BASE); the operator asks for it now.
       const cli = { ...env, LOG_LEVEL: 'silent' };
-      const listed = await runCmi(['deliveries', 'list', '--state', 'pending'], cli);
+      const listed = await runCmi(['local', 'deliveries', 'ls', '--state', 'pending'], cli);
       assert.equal(listed.code, 0, listed.stderr);
       const lines = listed.stdout.trimEnd().split('\n');
       assert.match(lines[0]!, /^ID\s+KIND\s+ERROR\s+STATE\s+TRIES\s+STATUS\s+CREATED\s+DELIVERED\s+URL$/);
@@ -337,7 +337,7 @@ describe('alerts across a kill -9 and the cmi deliveries command', { timeout: 90
         const rows = await deliveryRows(onDisk);
         assert.deepEqual(rows.map((r) => r.state), ['pending', 'pending', 'pending']);
         for (const row of rows) {
-          assert.equal((await runCmi(['deliveries', 'retry', String(row.id)], cli)).stdout, `Delivery ${row.id} (new of error ${row.error_id}) is pending again; a running cmi serve sends it within 20 ms\n`);
+          assert.equal((await runCmi(['local', 'deliveries', 'retry', String(row.id)], cli)).stdout, `Delivery ${row.id} (new of error ${row.error_id}) is pending again; a running cmi serve sends it within 20 ms\n`);
         }
       } finally {
         await onDisk.close();
@@ -347,9 +347,9 @@ describe('alerts across a kill -9 and the cmi deliveries command', { timeout: 90
       await eventually(() => assert.equal(receiver.received.length, 3), 10_000);
       assert.deepEqual(receiver.received.map((r) => (r.json.infrastructure_error as { id: number }).id).sort(), [1, 2, 3]);
       assert.ok(receiver.received.every((r) => r.signatureValid));
-      const done = await runCmi(['deliveries', 'list', '--json', '--state', 'delivered'], cli);
+      const done = await runCmi(['local', 'deliveries', 'ls', '--json', '--state', 'delivered'], cli);
       assert.equal((JSON.parse(done.stdout) as unknown[]).length, 3);
-      const missing = await runCmi(['deliveries', 'retry', '99'], cli);
+      const missing = await runCmi(['local', 'deliveries', 'retry', '99'], cli);
       assert.equal(missing.code, 1);
       assert.equal(missing.stderr, 'cmi: no delivery 99\n');
     } finally {

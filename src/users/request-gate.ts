@@ -74,7 +74,12 @@ export function requestGate(authenticator: Authenticator, config: FastifyContext
   };
 }
 
-/** Puts the gate in front of every route, and of the not-found answer. */
+/**
+ * Puts the gate in front of every route, and of the not-found answer. A request no route takes (an
+ * unknown path, or a method its path does not route) is answered from its onRequest hook, with 401 or
+ * 404, before fastify would read its body: no body is parsed before credentials and a route accept it
+ * (an unread body closes the connection: http/connections.ts closeIfBodyUnread).
+ */
 export function registerRequestGate(app: FastifyInstance, authenticator: Authenticator): void {
   app.decorateRequest('format', 'json');
   app.decorateRequest('startedAt', 0);
@@ -86,9 +91,13 @@ export function registerRequestGate(app: FastifyInstance, authenticator: Authent
     route.onRequest = [requestGate(authenticator, route.config ?? {}), ...own];
   });
   const notFoundGate = requestGate(authenticator, {});
-  app.setNotFoundHandler((request, reply) =>
-    new Promise<void>((resolve, reject) => notFoundGate(request, reply, (error) => (error ? reject(error) : resolve()))).then(() => {
-      throw new NotFound();
-    }),
-  );
+  // Runs for every request; only the API's own not-found answer is this one's (the console has its own).
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404 || request.server !== app) return done();
+    notFoundGate(request, reply, (error) => done(error ?? new NotFound()));
+  });
+  // Never reached: the hook above answers every request it would get.
+  app.setNotFoundHandler(() => {
+    throw new NotFound();
+  });
 }

@@ -96,8 +96,11 @@ export function registerRequestGate(app: FastifyInstance, authenticator: Authent
     if (!request.is404 || request.server !== app) return done();
     notFoundGate(request, reply, (error) => done(error ?? new NotFound()));
   });
-  // Never reached: the hook above answers every request it would get.
-  app.setNotFoundHandler(() => {
-    throw new NotFound();
-  });
+  // Reached only through reply.callNotFound() (`/` for API clients: app/root.routes.ts), which runs no
+  // onRequest hook: the gate first, then 404.
+  app.setNotFoundHandler((request, reply) =>
+    new Promise<void>((resolve, reject) => notFoundGate(request, reply, (error) => (error ? reject(error) : resolve()))).then(() => {
+      throw new NotFound();
+    }),
+  );
 }

@@ -232,6 +232,15 @@ const body = fc.oneof(
   { weight: 1, arbitrary: fc.string({ maxLength: 60, unit: 'binary' }).map((payload) => ({ payload, xml: false })) },
 );
 
+/** Bodies deep or expensive to read: nested JSON, XML nested past its limit, `/>` in attribute values. */
+const deepBody = fc.integer({ min: 1, max: 5_000 }).chain((levels) =>
+  fc.constantFrom(
+    `${'['.repeat(levels)}${']'.repeat(levels)}`,
+    `{"context":{"a":${'['.repeat(levels)}${']'.repeat(levels)}}}`,
+    `<user>${'<a x="/>">'.repeat(levels)}${'</a>'.repeat(levels)}</user>`,
+    `<user>${'<a>'.repeat(levels)}`,
+  ));
+
 // ---- requests ----------------------------------------------------------------------------------
 
 /** What a path written as `base + ext` asks for, as docs/api.md#formats describes. */
@@ -389,6 +398,73 @@ describe('fuzzing paths, query strings, headers and bodies (fast-check, seeded)'
     );
   });
 
+  it('answers a request without valid credentials 401 whatever its path, method and body: no body is read (issue 25)', async () => {
+    const unauthenticated = fc
+      .record({
+        method: fc.constantFrom('POST', 'PUT', 'PATCH', 'DELETE'),
+        base: resource,
+        ext: fc.constantFrom('.json', '.xml', ''),
+        credentials: fc.constantFrom<Record<string, string>>({}, { authorization: 'Bearer x' }, { cookie: '_cmi_session=stale' }),
+        contentType: fc.constantFrom('application/json', 'application/xml', 'text/xml', 'text/plain'),
+        payload: fc.oneof(body.map(({ payload }) => (typeof payload === 'string' ? payload : payload === undefined ? '' : JSON.stringify(payload))), deepBody),
+      })
+      // Not the URLs the router cannot take apart (bad percent-encoding, a segment over 200 characters):
+      // those answer 404 before any credentials (docs/limits.md#paths-and-ids), and read no body either.
+      .filter(({ base }) => {
+        try {
+          decodeURIComponent(base);
+        } catch {
+          return false;
+        }
+        return base.split('/').every((segment) => segment.length <= 200);
+      });
+    await fc.assert(
+      fc.asyncProperty(unauthenticated, async ({ method, base, ext, credentials, contentType: type, payload }) => {
+        const request = { method, url: `${base}${ext}`, format: requestedFormat(base, ext, undefined), headers: { 'content-type': type, ...credentials }, payload };
+        const res = await app.inject({ method, url: request.url, headers: request.headers, payload });
+        const answer = { status: res.statusCode, headers: res.headers, body: res.body };
+        assert.equal(res.statusCode, 401, `${method} ${request.url} ${type} -> ${res.statusCode} ${res.body.slice(0, 200)}`);
+        assert.equal(res.headers['www-authenticate'], 'Basic realm="cmi"');
+        assertWellAnswered(request, answer);
+        noted(request, answer);
+      }),
+      { seed: SEED + 2, numRuns: Math.ceil(RUNS / 4), includeErrorInReport: true },
+    );
+  });
+
+  it('answers every report 201, 200 or 422 whatever its fields and the depth and size of its context, and no fault happens', async () => {
+    const reports = fc.record({
+      ext: fc.constantFrom('.json', '.xml'),
+      error_class: fc.oneof(fc.constant('Fuzzed'), text, fc.json({ maxDepth: 2 }).map((value) => JSON.parse(value) as unknown)),
+      message: fc.oneof(text, fc.constant(undefined)),
+      // The context as JSON text: nesting this deep would overflow JSON.stringify in the test itself.
+      context: fc.oneof(
+        fc.constant(undefined),
+        fc.json({ maxDepth: 4 }),
+        fc.integer({ min: 1, max: 20_000 }).map((levels) => `{"a":${'['.repeat(levels)}${']'.repeat(levels)}}`),
+        fc.integer({ min: 1, max: 40_000 }).map((size) => `{"a":"${'x'.repeat(size)}"}`),
+      ),
+    });
+    await fc.assert(
+      fc.asyncProperty(reports, async ({ ext, ...fields }) => {
+        const xml = ext === '.xml';
+        const { context, ...plain } = fields;
+        const defined = Object.fromEntries(Object.entries(plain).filter(([, value]) => value !== undefined));
+        const payload = xml
+          ? toXml('infrastructure_error', defined).replace(/<\/infrastructure_error>$/, `${context === undefined ? '' : `<context>${escapeXml(context)}</context>`}</infrastructure_error>`)
+          : `${JSON.stringify(defined).slice(0, -1)}${context === undefined ? '' : `${Object.keys(defined).length > 0 ? ',' : ''}"context":${context}`}}`;
+        const url = `/sysadmin_tools/infrastructure/errors${ext}`;
+        const request = { method: 'POST' as const, url, format: xml ? 'xml' as const : 'json' as const, headers: { authorization: t.adminAuth, 'content-type': xml ? 'application/xml' : 'application/json' }, payload };
+        const res = await app.inject({ method: 'POST', url, headers: request.headers, payload });
+        const answer = { status: res.statusCode, headers: res.headers, body: res.body };
+        assert.ok([200, 201, 422].includes(res.statusCode), `${payload.slice(0, 200)} -> ${res.statusCode} ${res.body.slice(0, 200)}`);
+        assertWellAnswered(request, answer);
+        noted(request, answer);
+      }),
+      { seed: SEED + 3, numRuns: Math.ceil(RUNS / 8), includeErrorInReport: true },
+    );
+  });
+
   it('records nothing but the reports it acknowledged', async () => {
     const rows = await t.database.db.selectFrom('infrastructure_errors').select('counter').execute();
     assert.equal(rows.reduce((sum, row) => sum + row.counter, 0), acknowledgedReports);
@@ -402,8 +478,9 @@ describe('found by fuzzing', () => {
   });
   after(() => t.close());
 
-  // The body of a request for a path no route serves is parsed before its 404 gate runs, so its error
-  // reached the error handler with no format read and no start time (docs/architecture.md#the-path-of-a-request).
+  // The body of a request for a path no route serves was parsed before its 404 gate ran, so its error
+  // reached the error handler with no format read and no start time; now the gate answers before any body
+  // is read (docs/limits.md#request-bodies).
   for (const method of ['PUT', 'OPTIONS'] as const) {
     it(`${method} with a bad body on a path no route serves is answered in the format the path asks for (docs/api.md#formats)`, async () => {
       const res = await t.app.inject({ method, url: '/nothing/here.xml', headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, payload: 'x' });

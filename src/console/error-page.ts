@@ -1,4 +1,5 @@
 import type { InfrastructureError } from '../tracker/infrastructure-error.js';
+import { errorReportLimits } from '../shared/limits.js';
 import { html, type Html } from './html.js';
 import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
 import { type Bucket, histogram } from './svg-charts.js';
@@ -48,14 +49,30 @@ function breakdown(caption: string, groups: ErrorView['byHost']): Html {
 }
 
 /** Context is JSON text: shown indented when it reads as JSON, as it is otherwise. */
-function contextText(context: string | null): string {
-  if (context === null) return '';
+function contextText(context: string): string {
   try {
     return JSON.stringify(JSON.parse(context), null, 2);
   } catch {
     return context;
   }
 }
+
+/**
+ * At most `errorReportLimits.shownChars` characters of `text` (never half a surrogate pair), the cut
+ * marked, with a link to the whole value: every page about one error stays small however large and
+ * deep what it shows (docs/console.md#one-error).
+ */
+export function shown(text: string, download: string, what: string): Html {
+  const limit = errorReportLimits.shownChars;
+  if (text.length <= limit) return html`${text}`;
+  const end = /[\uD800-\uDBFF]/.test(text[limit - 1] ?? '') ? limit - 1 : limit;
+  return html`${text.slice(0, end)}
+<span class="muted">… [truncated: ${text.length - end} more characters]</span> <a href="${download}" download>Download the full ${what}</a>`;
+}
+
+/** Where an occurrence's context or message is downloaded whole. */
+const occurrenceDownload = (errorId: number, occurrenceId: number, field: 'context' | 'message') =>
+  `/console/errors/${errorId}/occurrences/${occurrenceId}/${field}`;
 
 /** One error: its nine fields, the backtrace as frames, the chart, the breakdowns, the sample, the actions. */
 export function errorPage(context: PageContext, view: ErrorView): Html {
@@ -96,7 +113,8 @@ ${view.occurrences.items.length === 0 ? html`<p class="empty">No occurrences kep
 <thead><tr><th scope="col">When</th><th scope="col">Host</th><th scope="col">Component</th><th scope="col">Request</th><th scope="col">Message</th><th scope="col">Context</th></tr></thead>
 <tbody>${view.occurrences.items.map((o) => html`<tr>
 <td>${ago(o.occurred_at, context.now)}</td><td>${o.host ?? ''}</td><td>${o.component ?? ''}</td><td><code>${o.request_id ?? ''}</code></td>
-<td class="pre">${o.message}</td><td><pre>${contextText(o.context)}</pre></td></tr>`)}</tbody></table></div>`}
+<td class="pre">${shown(o.message, occurrenceDownload(error.id, o.id, 'message'), 'message')}</td>
+<td><pre>${o.context === null ? '' : shown(contextText(o.context), occurrenceDownload(error.id, o.id, 'context'), 'context')}</pre></td></tr>`)}</tbody></table></div>`}
 </section>`;
   return page(context, `${error.error_class} #${error.id}`, content, view.notice ? html`${view.notice}` : undefined);
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ClientError } from '../shared/problems.js';
+import { ClientError, NotFound } from '../shared/problems.js';
 import { CHART_PERIODS, type ChartPeriod, confirmDeleteErrorPage, errorPage } from './error-page.js';
 import { parseId } from '../http/route-params.js';
 import { consoleRoute, type ConsoleServices, pageContext, sendPage } from './console-page.js';
@@ -43,6 +43,25 @@ export function consoleErrorRoutes(app: FastifyInstance, services: ConsoleServic
     }
     return reply.code(303).header('location', `/console/errors/${id}?notice=reported`).send();
   });
+
+  // An occurrence's context or message whole (the page shows at most errorReportLimits.shownChars of
+  // each), as a download: one of the occurrences the page shows, else 404.
+  // (No extension in the path: the API's rewrite takes `.json` off every URL.)
+  for (const [field, file] of [['context', 'context.json'], ['message', 'message.txt']] as const) {
+    app.get<{ Params: { id: string; occurrence: string } }>(`/errors/:id/occurrences/:occurrence/${field}`, consoleRoute(), async (request, reply) => {
+      const id = parseId(request.params.id);
+      const occurrenceId = parseId(request.params.occurrence);
+      const { items } = await tracker.occurrences(request.viewer, id, SHOWN_OCCURRENCES, 0);
+      const occurrence = items.find((o) => o.id === occurrenceId);
+      if (occurrence === undefined) throw new NotFound();
+      const json = field === 'context';
+      return reply
+        .type(json ? 'application/octet-stream' : 'text/plain; charset=utf-8')
+        .header('content-disposition', `attachment; filename="error-${id}-occurrence-${occurrenceId}-${file}"`)
+        .header('x-content-type-options', 'nosniff')
+        .send(json ? (occurrence.context ?? 'null') : occurrence.message);
+    });
+  }
 
   app.get<WithId>('/errors/:id/delete', consoleRoute(), async (request, reply) => {
     const error = await tracker.find(request.viewer, parseId(request.params.id));

@@ -1,89 +1,104 @@
 import type { FastifyInstance } from 'fastify';
 import { createRequire } from 'node:module';
-import type { XMLParser } from 'fast-xml-parser';
 import { Unprocessable, UnsupportedCharset } from '../shared/problems.js';
 
-const MAX_XML_DEPTH = 32;
+/** How deep elements may nest in an XML body, the root counting as the first (docs/limits.md#request-bodies). */
+export const MAX_XML_DEPTH = 32;
 
-/** Refuses DTDs and entity declarations (no XXE, no entity bombs) and nesting deeper than 32. */
-function checkXmlShape(text: string): void {
-  if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new Unprocessable({ base: ['XML body must not contain a DTD or entity declarations'] });
-  let depth = 0;
-  for (const tag of text.matchAll(/<(\/?)[A-Za-z_][^<>]*?(\/?)>/g)) {
-    if (tag[1] === '/') depth -= 1;
-    else if (tag[2] !== '/') depth += 1;
-    if (depth > MAX_XML_DEPTH) throw new Unprocessable({ base: [`XML body is nested deeper than ${MAX_XML_DEPTH} levels`] });
-  }
+type SaxesModule = typeof import('saxes');
+/** saxes, loaded with the first XML body (most processes never see one: start-up stays short). */
+let saxes: SaxesModule | undefined;
+function saxesModule(): SaxesModule {
+  saxes ??= createRequire(import.meta.url)('saxes') as SaxesModule;
+  return saxes;
 }
 
-/** The XML reader, loaded with the first XML body (most processes never see one: start-up stays short). */
-let xmlParser: XMLParser | undefined;
-function xmlReader(): XMLParser {
-  if (xmlParser === undefined) {
-    const { XMLParser: Parser } = createRequire(import.meta.url)('fast-xml-parser') as typeof import('fast-xml-parser');
-    xmlParser = new Parser({
-      ignoreAttributes: false,
-      attributeNamePrefix: '@',
-      parseTagValue: false,
-      parseAttributeValue: false,
-      ignoreDeclaration: true,
-      ignorePiTags: true,
-      // Entities are decoded below, in one pass, so `&amp;#65;` stays `&#65;` as XML 1.0 says.
-      processEntities: false,
-      htmlEntities: false,
-      trimValues: false,
-    });
-  }
-  return xmlParser;
+/** Any Unicode scalar value: a character reference to U+0000 is read, and refused by the field's own check (docs/limits.md#nul-characters). */
+function isScalar(code: number): boolean {
+  return code >= 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff);
 }
 
-const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
-const REFERENCE = /&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});/g;
+/** Element names JavaScript reserves for an object's prototype. */
+const RESERVED_NAMES = new Set(['constructor', 'prototype', '__proto__']);
 
-/** The five predefined entities and character references (`&#65;`, `&#x41;`); nothing else is expanded. */
-export function decodeXmlText(text: string): string {
-  return text.replace(REFERENCE, (whole, name: string) => {
-    if (!name.startsWith('#')) return PREDEFINED[name] as string;
-    const code = name[1] === 'x' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-    return code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : whole;
-  });
+/** An element being read: its child elements' values so far, by name in the order they came, and its text. */
+interface OpenElement {
+  nil: boolean;
+  text: string;
+  children: Map<string, unknown[]> | undefined;
+}
+
+function addChild(parent: OpenElement, name: string, value: unknown): void {
+  parent.children ??= new Map();
+  const values = parent.children.get(name);
+  if (values === undefined) parent.children.set(name, [value]);
+  else values.push(value);
 }
 
 /**
- * Parsed XML to plain values: `<x nil="true"/>` is null, an element's text is a string, type
- * attributes are dropped (validators decide types).
+ * An element's plain value: `<x nil="true"/>` is null, an element without child elements is its text
+ * (`''` when it has none), one with child elements is an object of them (its own text dropped), a name
+ * given twice an array; attributes other than nil are dropped (validators decide types).
  */
-function plainXml(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(plainXml);
-  if (typeof node === 'string') return decodeXmlText(node);
-  if (typeof node !== 'object' || node === null) return node;
-  const entries = Object.entries(node as Record<string, unknown>);
-  if ((node as Record<string, unknown>)['@nil'] === 'true') return null;
-  const children = entries.filter(([key]) => !key.startsWith('@'));
-  if (children.length === 0) return '';
-  if (children.length === 1 && children[0]?.[0] === '#text') return plainXml(children[0][1]);
-  return Object.fromEntries(children.filter(([key]) => key !== '#text').map(([key, value]) => [key, plainXml(value)]));
+function valueOf(element: OpenElement): unknown {
+  if (element.nil) return null;
+  if (element.children === undefined) return element.text;
+  return Object.fromEntries([...element.children].map(([name, values]) => [name, values.length === 1 ? values[0] : values]));
 }
 
-/** Element names fast-xml-parser refuses, since they would reach an object's prototype. */
-const RESERVED_ELEMENT = /<(constructor|prototype|__proto__)[\s/>]/;
-
+/**
+ * Reads an XML body with saxes, a streaming, conforming XML parser: one pass, linear in the body's
+ * size. The depth is counted on the elements the parser opens, so no markup inside an attribute value,
+ * comment or CDATA section can hide a level; the first element past MAX_XML_DEPTH stops the reading.
+ * DTDs are refused (no entities but the five predefined ones and character references).
+ */
 export function parseXmlBody(text: string): unknown {
   if (text.trim() === '') return undefined;
-  checkXmlShape(text);
+  if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new Unprocessable({ base: ['XML body must not contain a DTD or entity declarations'] });
   // Loaded outside the try: a reader that cannot load is a fault of cmi (500), not a client's bad XML.
-  const reader = xmlReader();
-  let parsed: unknown;
-  try {
-    parsed = reader.parse(text, true);
-  } catch {
-    const reserved = RESERVED_ELEMENT.exec(text)?.[1];
-    if (reserved !== undefined) {
-      throw new Unprocessable({ base: [`XML element <${reserved}> is not allowed: constructor, prototype and __proto__ are reserved names`] });
+  const { SaxesParser } = saxesModule();
+  const parser = new SaxesParser({ position: false });
+  // Character references are checked by isScalar, not by XML's Char production (see isScalar);
+  // saxes sets its check again when it reads an XML declaration.
+  const internals = parser as unknown as { isChar: (code: number) => boolean; setXMLVersion: (version: string) => void };
+  const setXMLVersion = internals.setXMLVersion.bind(parser);
+  internals.setXMLVersion = (version) => {
+    setXMLVersion(version);
+    internals.isChar = isScalar;
+  };
+  internals.isChar = isScalar;
+  const open: OpenElement[] = [];
+  let root: Record<string, unknown> | undefined;
+  parser.on('doctype', () => {
+    throw new Unprocessable({ base: ['XML body must not contain a DTD or entity declarations'] });
+  });
+  parser.on('opentag', (tag) => {
+    if (open.length >= MAX_XML_DEPTH) throw new Unprocessable({ base: [`XML body is nested deeper than ${MAX_XML_DEPTH} levels`] });
+    if (RESERVED_NAMES.has(tag.name)) {
+      throw new Unprocessable({ base: [`XML element <${tag.name}> is not allowed: constructor, prototype and __proto__ are reserved names`] });
     }
+    const element: OpenElement = { nil: tag.attributes['nil'] === 'true', text: '', children: undefined };
+    open.push(element);
+  });
+  const addText = (chunk: string) => {
+    const element = open[open.length - 1];
+    if (element !== undefined) element.text += chunk;
+  };
+  parser.on('text', addText);
+  parser.on('cdata', addText);
+  parser.on('closetag', (tag) => {
+    const element = open.pop() as OpenElement;
+    const parent = open[open.length - 1];
+    if (parent === undefined) root = { [tag.name]: valueOf(element) };
+    else addChild(parent, tag.name, valueOf(element));
+  });
+  try {
+    parser.write(text).close();
+  } catch (error) {
+    if (error instanceof Unprocessable) throw error;
     throw new Unprocessable({ base: ['Request body is not well-formed XML'] });
   }
-  return plainXml(parsed);
+  return root;
 }
 
 export function parseJsonBody(text: string): unknown {

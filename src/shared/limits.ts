@@ -34,6 +34,10 @@ export const errorReportLimits = {
   maxCount: 10_000,
   /** The context object, serialized as JSON. */
   contextBytes: 16_384,
+  /** Levels of objects and arrays in the context, the context object counting as the first. */
+  contextDepth: 32,
+  /** Characters of a context or an occurrence's message one console page shows; the rest is downloaded. */
+  shownChars: 2_000,
   /** How far ahead of the server's clock occurred_at may be. */
   futureSkewMs: 5 * 60_000,
 } as const;

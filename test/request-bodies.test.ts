@@ -125,22 +125,22 @@ describe('the XML nesting limit counts the elements the reader opens', () => {
   const deep = (levels: number, open: string) => `${open.repeat(levels)}${'</a>'.repeat(levels)}`;
   const report = (inner: string) => `<infrastructure_error><error_class>Deep</error_class><extra>${inner}</extra></infrastructure_error>`;
 
-  it('`/>` inside attribute values hides no level: 422 on every route, in the requested format', async () => {
+  it('`/>` inside attribute values hides no level: 400 on every route, in the requested format', async () => {
     const hidden = (root: string) => `<${root}>${deep(40, '<a x="/>" y=\'/>\'>')}</${root}>`;
-    assertAnswer(await send('POST', '/sysadmin_tools/infrastructure/errors.json', 'application/xml', hidden('infrastructure_error'), t.adminAuth), 422, JSON_TYPE, TOO_DEEP_JSON);
-    assertAnswer(await send('POST', '/sysadmin_tools/infrastructure/errors.xml', 'application/xml', hidden('infrastructure_error'), t.adminAuth), 422, XML_TYPE, TOO_DEEP_XML);
-    assertAnswer(await send('PUT', `/users/${t.alice.id}.xml`, 'application/xml', hidden('user'), t.aliceAuth), 422, XML_TYPE, TOO_DEEP_XML);
-    assertAnswer(await send('POST', '/users.json', 'application/xml', hidden('user'), t.adminAuth), 422, JSON_TYPE, TOO_DEEP_JSON);
+    assertAnswer(await send('POST', '/sysadmin_tools/infrastructure/errors.json', 'application/xml', hidden('infrastructure_error'), t.adminAuth), 400, JSON_TYPE, TOO_DEEP_JSON);
+    assertAnswer(await send('POST', '/sysadmin_tools/infrastructure/errors.xml', 'application/xml', hidden('infrastructure_error'), t.adminAuth), 400, XML_TYPE, TOO_DEEP_XML);
+    assertAnswer(await send('PUT', `/users/${t.alice.id}.xml`, 'application/xml', hidden('user'), t.aliceAuth), 400, XML_TYPE, TOO_DEEP_XML);
+    assertAnswer(await send('POST', '/users.json', 'application/xml', hidden('user'), t.adminAuth), 400, JSON_TYPE, TOO_DEEP_JSON);
   });
 
   it('reading stops at the first element past 32 levels: a ~1 MiB body broken at its end is "too deep", not "not well-formed"', async () => {
     const body = `<infrastructure_error>${'<a x="/>">'.repeat(40)}${'<b>x</b>'.repeat(130_000)}<unclosed>`;
     assert.ok(body.length > 1_000_000 && body.length < 1_048_576);
-    assertAnswer(await send('POST', '/sysadmin_tools/infrastructure/errors.json', 'application/xml', body, t.adminAuth), 422, JSON_TYPE, TOO_DEEP_JSON);
+    assertAnswer(await send('POST', '/sysadmin_tools/infrastructure/errors.json', 'application/xml', body, t.adminAuth), 400, JSON_TYPE, TOO_DEEP_JSON);
   });
 
   it('a ~1 MiB expensive body with credentials is refused at its 33rd level', async () => {
-    assertAnswer(await send('POST', '/users.json', 'application/xml', expensiveXml('user'), t.adminAuth), 422, JSON_TYPE, TOO_DEEP_JSON);
+    assertAnswer(await send('POST', '/users.json', 'application/xml', expensiveXml('user'), t.adminAuth), 400, JSON_TYPE, TOO_DEEP_JSON);
   });
 
   it('32 levels are read (the root counting as the first), and markup in comments and CDATA opens nothing', async () => {
@@ -149,6 +149,6 @@ describe('the XML nesting limit counts the elements the reader opens', () => {
     const res = await send('POST', '/sysadmin_tools/infrastructure/errors.json', 'application/xml', report(inner), t.adminAuth);
     assert.equal(res.statusCode, 201, res.body);
     const tooDeep = await send('POST', '/sysadmin_tools/infrastructure/errors.json', 'application/xml', report(deep(31, '<a>')), t.adminAuth);
-    assertAnswer(tooDeep, 422, JSON_TYPE, TOO_DEEP_JSON);
+    assertAnswer(tooDeep, 400, JSON_TYPE, TOO_DEEP_JSON);
   });
 });

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { createRequire } from 'node:module';
-import { Unprocessable, UnsupportedCharset } from '../shared/problems.js';
+import { MalformedRequest, Unprocessable, UnsupportedCharset } from '../shared/problems.js';
 
 /** How deep elements may nest in an XML body, the root counting as the first (docs/limits.md#request-bodies). */
 export const MAX_XML_DEPTH = 32;
@@ -73,7 +73,7 @@ export function parseXmlBody(text: string): unknown {
     throw new Unprocessable({ base: ['XML body must not contain a DTD or entity declarations'] });
   });
   parser.on('opentag', (tag) => {
-    if (open.length >= MAX_XML_DEPTH) throw new Unprocessable({ base: [`XML body is nested deeper than ${MAX_XML_DEPTH} levels`] });
+    if (open.length >= MAX_XML_DEPTH) throw new MalformedRequest(400, `XML body is nested deeper than ${MAX_XML_DEPTH} levels`);
     if (RESERVED_NAMES.has(tag.name)) {
       throw new Unprocessable({ base: [`XML element <${tag.name}> is not allowed: constructor, prototype and __proto__ are reserved names`] });
     }
@@ -95,7 +95,7 @@ export function parseXmlBody(text: string): unknown {
   try {
     parser.write(text).close();
   } catch (error) {
-    if (error instanceof Unprocessable) throw error;
+    if (error instanceof Unprocessable || error instanceof MalformedRequest) throw error;
     throw new Unprocessable({ base: ['Request body is not well-formed XML'] });
   }
   return root;

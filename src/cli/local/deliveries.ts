@@ -20,7 +20,7 @@ function table(rows: string[][]): string[] {
 
 /**
  * `cmi local deliveries ...`: the webhook outbox on the configured database, as the operator, through the
- * same service as GET /sysadmin_tools/infrastructure/deliveries (docs/operations.md#cmi-deliveries).
+ * same service as GET /sysadmin_tools/infrastructure/deliveries (docs/operations.md#cmi-local-deliveries).
  * This command sends nothing itself: a running `cmi serve` does.
  */
 export function deliveryCommands(database: Database, config: Config) {

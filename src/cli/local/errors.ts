@@ -50,7 +50,7 @@ function parseErrorId(raw: string): number {
 
 /**
  * `cmi local errors ...`: the error tracker on the configured database, as the operator (who may do anything an
- * administrator may), through the same service and query rules as the HTTP API (docs/operations.md#cmi-errors).
+ * administrator may), through the same service and query rules as the HTTP API (docs/operations.md#cmi-local-errors).
  */
 export function errorCommands(database: Database, config: Config) {
   const errors = infrastructureErrorsRepository(database);
@@ -78,7 +78,7 @@ export function errorCommands(database: Database, config: Config) {
   return {
     /** A page of errors, newest first; `json`: the array GET /sysadmin_tools/infrastructure/errors.json answers. */
     async list(options: ErrorListOptions, page: number, perPage: number, json: boolean): Promise<string> {
-      // The HTTP query's names, so a bad value is refused in the same words (docs/operations.md#list).
+      // The HTTP query's names, so a bad value is refused in the same words (docs/operations.md#ls).
       const query: Record<string, string> = {};
       if (options.reported !== undefined) query.reported = String(options.reported);
       if (options.errorClass !== undefined) query.error_class = options.errorClass;

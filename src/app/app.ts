@@ -33,7 +33,7 @@ import { answerClientError } from '../http/hooks/client-errors.js';
 import { answerUnroutable, registerErrorHandler } from '../http/hooks/error-handler.js';
 import { registerFaultInjection } from '../http/hooks/fault-injection.js';
 import { requestIdFrom, rewriteRequestUrl } from '../http/hooks/request-context.js';
-import { registerRequestGate } from '../users/request-gate.js';
+import { registerNotFoundAnswer, registerRequestGate } from '../users/request-gate.js';
 import { registerResponseHeaders } from '../http/hooks/response-headers.js';
 import { deliveriesRoutes } from '../alerts/deliveries.routes.js';
 import { infrastructureErrorsRoutes } from '../tracker/tracker.routes.js';
@@ -173,6 +173,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const routes = [...ROUTES, ...(config.openApi ? OPENAPI_ROUTES : []), ...(metrics && config.metrics.token !== undefined ? [METRICS_ROUTE] : [])];
   const allRegistered = holdToRouteTable(app, routes);
   options.extend?.(app);
+  await registerNotFoundAnswer(app, authentication);
 
   // Each feature registers its routes as a plugin given exactly what it uses.
   await app.register(versionRoutes, { version });

@@ -98,12 +98,7 @@ export function requestGate(authenticator: Authenticator, config: FastifyContext
   };
 }
 
-/**
- * Puts the gate in front of every route, and of the not-found answer. A request no route takes (an
- * unknown path, or a method its path does not route) is answered from its onRequest hook, with 401 or
- * 404, before fastify would read its body: no body is parsed before credentials and a route accept it
- * (an unread body closes the connection: http/connections.ts closeIfBodyUnread).
- */
+/** Puts the gate in front of every route (the not-found answer has its own: registerNotFoundAnswer). */
 export function registerRequestGate(app: FastifyInstance, authenticator: Authenticator): void {
   app.decorateRequest('format', 'json');
   app.decorateRequest('startedAt', 0);
@@ -114,17 +109,27 @@ export function registerRequestGate(app: FastifyInstance, authenticator: Authent
     const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
     route.onRequest = [requestGate(authenticator, route.config ?? {}), ...own];
   });
+}
+
+/**
+ * The API's not-found answer. A request no route takes (an unknown path, or a method its path does not
+ * route) is answered from its onRequest hook, with 401, 406 or 404, before fastify would read its body:
+ * no body is parsed before credentials and a route accept it (an unread body closes the connection:
+ * http/connections.ts closeIfBodyUnread). The hook lives in a context of its own with the handler, so
+ * no routed request runs it. Register it after every hook of the application, which its context
+ * inherits.
+ */
+export async function registerNotFoundAnswer(app: FastifyInstance, authenticator: Authenticator): Promise<void> {
   const notFoundGate = requestGate(authenticator, {});
-  // Runs for every request; only the API's own not-found answer is this one's (the console has its own).
-  app.addHook('onRequest', (request, reply, done) => {
-    if (!request.is404 || request.server !== app) return done();
-    notFoundGate(request, reply, (error) => done(error ?? new NotFound()));
+  await app.register((notFound, _options, done) => {
+    notFound.addHook('onRequest', (request, reply, hookDone) => notFoundGate(request, reply, (error) => hookDone(error ?? new NotFound())));
+    // Reached only through reply.callNotFound() (`/` for API clients: app/root.routes.ts), which runs no
+    // onRequest hook: the gate first, then 404.
+    notFound.setNotFoundHandler((request, reply) =>
+      new Promise<void>((resolve, reject) => notFoundGate(request, reply, (error) => (error ? reject(error) : resolve()))).then(() => {
+        throw new NotFound();
+      }),
+    );
+    done();
   });
-  // Reached only through reply.callNotFound() (`/` for API clients: app/root.routes.ts), which runs no
-  // onRequest hook: the gate first, then 404.
-  app.setNotFoundHandler((request, reply) =>
-    new Promise<void>((resolve, reject) => notFoundGate(request, reply, (error) => (error ? reject(error) : resolve()))).then(() => {
-      throw new NotFound();
-    }),
-  );
 }

@@ -40,7 +40,7 @@ describe('faults of the service', () => {
     assert.equal(record.counter, 1);
     assert.match(record.fingerprint, /^[0-9a-f]{64}$/);
     const frames = record.backtrace.split('\n');
-    assert.match(frames[0] as string, /^src\/render\/datetime\.ts:\d+:in '.*formatDatetime'$/);
+    assert.match(frames[0] as string, /^src\/http\/render\/datetime\.ts:\d+:in '.*formatDatetime'$/);
     for (const frame of frames) assert.match(frame, /^\S.*:\d+:in '.+'$/);
   });
 
@@ -58,7 +58,7 @@ describe('faults of the service', () => {
     assert.equal(res.body, '<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n  <error>Internal server error (request fault-3)</error>\n</errors>\n');
     const records = await errors();
     assert.equal(records.length, 2);
-    assert.match(records[1]?.backtrace ?? '', /^src\/render\/datetime\.ts:\d+:in '.*formatDatetime'\nsrc\/render\/xml\.ts:/);
+    assert.match(records[1]?.backtrace ?? '', /^src\/http\/render\/datetime\.ts:\d+:in '.*formatDatetime'\nsrc\/http\/render\/xml\.ts:/);
   });
 
   it('can be read back through the sysadmin tools', async () => {

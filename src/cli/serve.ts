@@ -25,9 +25,10 @@ function asAdminSettingError(error: unknown): unknown {
 }
 
 /**
- * On an empty database, creates the first administrator. Called only once start-up can no longer
- * fail (the port is listened on), so a generated password is always printed: a start that fails
- * earlier creates no one, and the next start creates it (docs/operations.md#the-first-administrator).
+ * On an empty database, creates the first administrator. Called before the port opens, so the first
+ * client that connects can already log in with it (issue 25, finding 14); a start that then fails
+ * removes it again (forgetCreated), so a generated password is always printed: the next start
+ * creates it (docs/operations.md#the-first-administrator).
  */
 async function prepareFirstAdministrator(config: Config, database: Database): Promise<FirstAdministrator | undefined> {
   return createFirstAdministrator(usersService(usersRepository(database), systemClock), {
@@ -37,6 +38,11 @@ async function prepareFirstAdministrator(config: Config, database: Database): Pr
   }).catch((error: unknown) => {
     throw asAdminSettingError(error);
   });
+}
+
+/** Removes the administrator this start created, as the start failed before it could print the password. */
+async function forgetCreated(database: Database, first: FirstAdministrator | undefined): Promise<void> {
+  if (first) await usersRepository(database).remove(first.user.id).catch(() => false);
 }
 
 /** A start-up or stop line, for people (`--log-format pretty`) or as one JSON object (`json`; docs/operations.md#log-format). */
@@ -136,7 +142,7 @@ async function runServer(config: Config, database: Database): Promise<{ app: Fas
  * The primary of `--workers N`: starts N workers on one port, starts a new one whenever one dies,
  * and on SIGTERM or SIGINT lets every worker drain before it exits itself.
  */
-function superviseWorkers(config: Config, database: Database): void {
+function superviseWorkers(config: Config, database: Database, first: FirstAdministrator | undefined): void {
   let stopping = false;
   let started = 0;
   const deaths: number[] = [];
@@ -151,13 +157,7 @@ function superviseWorkers(config: Config, database: Database): void {
       if (started > config.workers) console.log(`cmi: worker ${worker.process.pid} listens in place of one that exited`);
       if (started !== config.workers) return;
       const base = `http://${address.address ?? config.host}:${address.port}`.replace('0.0.0.0', '127.0.0.1');
-      void prepareFirstAdministrator(config, database)
-        .finally(() => database.close())
-        .then((first) => printWelcome(config, base, first), (error: unknown) => {
-          console.error(`cmi: ${error instanceof Error ? error.message : String(error)}`);
-          stop('SIGTERM');
-          process.exitCode = 1;
-        });
+      void database.close().then(() => printWelcome(config, base, first));
     });
   };
 
@@ -171,7 +171,11 @@ function superviseWorkers(config: Config, database: Database): void {
       stopping = true;
       for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
       process.exitCode = 1;
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(1);
+      const created = first;
+      first = undefined;
+      void forgetCreated(database, created).then(() => {
+        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(1);
+      });
       return;
     }
     // A worker that keeps dying is restarted ever more slowly. The server stops only when no worker
@@ -217,16 +221,17 @@ export async function serve(config: Config): Promise<void> {
     throw error;
   });
   await reportNameCollisions(database, (line) => console.error(line));
-  if (config.workers > 1) {
-    superviseWorkers(config, database);
-    return;
-  }
-  const server = await runServer(config, database).catch(async (error: unknown) => {
+  // Before the port opens: a client that connects as soon as it can must find the administrator.
+  const first = await prepareFirstAdministrator(config, database).catch(async (error: unknown) => {
     await database.close();
     throw error;
   });
-  const first = await prepareFirstAdministrator(config, database).catch(async (error: unknown) => {
-    await server.app.close();
+  if (config.workers > 1) {
+    superviseWorkers(config, database, first);
+    return;
+  }
+  const server = await runServer(config, database).catch(async (error: unknown) => {
+    await forgetCreated(database, first);
     await database.close();
     throw error;
   });

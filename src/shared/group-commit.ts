@@ -11,8 +11,9 @@ export interface GroupCommitOptions {
  * Group commit (docs/architecture.md#error-ingestion): items submitted while a batch is being written
  * wait for the next one, and the next batch starts as soon as the last one ends, so each transaction
  * carries everything that arrived meanwhile and no item waits longer than one write. `submit`
- * resolves once the item's batch has committed, with the answer `write` gave for it, or rejects with
- * the batch's error. Memory is bounded: past `maxPending` waiting items, submit throws a 503.
+ * resolves once the item's batch has committed, with the answer `write` gave for it. A batch that
+ * fails is written again one item at a time, so an item rejects only with its own write's error and
+ * one bad item never fails the others. Memory is bounded: past `maxPending` waiting items, submit throws a 503.
  */
 export function groupCommit<Item, Answer>(write: (items: Item[]) => Promise<Answer[]>, options: GroupCommitOptions) {
   type Waiting = { item: Item; resolve: (answer: Answer) => void; reject: (error: unknown) => void };
@@ -31,7 +32,10 @@ export function groupCommit<Item, Answer>(write: (items: Item[]) => Promise<Answ
       const answers = await write(batch.map((entry) => entry.item));
       batch.forEach((entry, i) => entry.resolve(answers[i] as Answer));
     } catch (error) {
-      for (const entry of batch) entry.reject(error);
+      if (batch.length === 1) (batch[0] as Waiting).reject(error);
+      // One bad item must not fail the others: each is written again alone, and only those whose
+      // own write fails answer with an error (issue 25, finding 7).
+      else for (const entry of batch) await write([entry.item]).then((answers) => entry.resolve(answers[0] as Answer), entry.reject);
     } finally {
       writing = false;
       if (waiting.length > 0) schedule();

@@ -13,6 +13,7 @@ import { webhookDeliveriesMigration } from './010_webhook_deliveries.js';
 import { trackerChangeNotificationsMigration } from './011_tracker_change_notifications.js';
 import { notifyTableSchemaMigration } from './012_notify_table_schema.js';
 import { loginLowerIndexMigration } from './013_login_lower_index.js';
+import { wideCountersMigration } from './014_wide_counters.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -30,5 +31,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '011_tracker_change_notifications': trackerChangeNotificationsMigration(dialect),
     '012_notify_table_schema': notifyTableSchemaMigration(dialect),
     '013_login_lower_index': loginLowerIndexMigration,
+    '014_wide_counters': wideCountersMigration(dialect),
   };
 }

@@ -8,6 +8,9 @@ import { guardedPool } from './postgres-pool.js';
 /** How much longer than statement_timeout a query may take before the client gives up on the server. */
 const CLIENT_GRACE_MS = 1000;
 
+/** PostgreSQL's type id of bigint (int8). */
+const INT8_OID = 20;
+
 /** PostgreSQL at `url`, through a pool of `pg` connections; other processes' changes arrive by LISTEN. */
 export function postgresConnector(url: string): Connector {
   return {
@@ -18,6 +21,12 @@ export function postgresConnector(url: string): Connector {
         max: pool.size,
         statement_timeout: pool.statementTimeoutMs,
         connectionTimeoutMillis: pool.statementTimeoutMs,
+        // bigint (int8: counts, counters, count(*)) read as a JS number, as SQLite's integers are,
+        // instead of pg's string: exact up to 2^53, far beyond any count (migration 014).
+        types: {
+          getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
+            oid === INT8_OID && format !== 'binary' ? Number : driver.types.getTypeParser(oid, format)) as typeof driver.types.getTypeParser,
+        },
       });
       // An idle connection the server ends (restart, failover) is dropped by the pool; without a
       // listener its error would end the process. The next query opens a new connection.

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { DatabaseUnavailable } from '../src/db/dialects/connection/database-unavailable.js';
 import { ServiceUnavailable, TooManyRequests } from '../src/shared/problems.js';
 import { groupCommit } from '../src/shared/group-commit.js';
 import { rateLimit } from '../src/shared/rate-limit.js';
@@ -74,6 +75,19 @@ describe('group commit', () => {
     assert.deepEqual(batches, [[1, 2, 3], [1], [2], [3]]);
     assert.equal(await queue.submit(4), 'ok 4');
     assert.deepEqual(batches.at(-1), [4]);
+    await queue.drained();
+  });
+
+  it('does not write a batch again item by item when the database cannot serve: every item fails with it, in one write', async () => {
+    const batches: number[][] = [];
+    const write = (items: number[]) => {
+      batches.push(items);
+      return Promise.reject(new DatabaseUnavailable('the database cannot be reached', 5));
+    };
+    const queue = groupCommit(write, { maxPending: 100, maxBatch: 100 });
+    const answers = [1, 2, 3].map((item) => queue.submit(item));
+    for (const answer of answers) await assert.rejects(answer, DatabaseUnavailable);
+    assert.deepEqual(batches, [[1, 2, 3]]);
     await queue.drained();
   });
 

@@ -1,3 +1,4 @@
+import { DatabaseUnavailable } from '../db/dialects/connection/database-unavailable.js';
 import { ServiceUnavailable } from './problems.js';
 
 export interface GroupCommitOptions {
@@ -32,9 +33,10 @@ export function groupCommit<Item, Answer>(write: (items: Item[]) => Promise<Answ
       const answers = await write(batch.map((entry) => entry.item));
       batch.forEach((entry, i) => entry.resolve(answers[i] as Answer));
     } catch (error) {
-      if (batch.length === 1) (batch[0] as Waiting).reject(error);
       // One bad item must not fail the others: each is written again alone, and only those whose
-      // own write fails answer with an error (issue 25, finding 7).
+      // own write fails answer with an error. Not when the database cannot serve: every write would
+      // wait for it again, one item at a time.
+      if (batch.length === 1 || error instanceof DatabaseUnavailable) for (const entry of batch) entry.reject(error);
       else for (const entry of batch) await write([entry.item]).then((answers) => entry.resolve(answers[0] as Answer), entry.reject);
     } finally {
       writing = false;

@@ -4,7 +4,7 @@ import { readProfile } from './remote/profiles.js';
 import { UsageError } from './common/usage-error.js';
 
 /**
- * The spellings issue 24 retired (docs/cli.md#old-spellings). For one release each answers a usage error
+ * The spellings retired when each verb got one spelling (docs/cli.md#old-spellings). For one release each answers a usage error
  * (exit 2) naming its new spelling instead of acting; in the next, this file and its call in main.ts go.
  *
  * - `server`: the same action on a server, named in the message too.

@@ -26,7 +26,7 @@ function asAdminSettingError(error: unknown): unknown {
 
 /**
  * On an empty database, creates the first administrator. Called before the port opens, so the first
- * client that connects can already log in with it (issue 25, finding 14); a start that then fails
+ * client that connects can already log in with it (before, a client connecting as the port opened got 401 for the administrator's valid credentials); a start that then fails
  * removes it again (forgetCreated), so a generated password is always printed: the next start
  * creates it (docs/operations.md#the-first-administrator).
  */

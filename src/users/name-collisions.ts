@@ -9,7 +9,7 @@ export interface NameCollision {
 
 /**
  * Names that are the login or email of more than one account, in any case
- * (docs/security.md#one-name-one-account). cmi refuses to make such a pair since issue 25; an older
+ * (docs/security.md#one-name-one-account). cmi refuses to make such a pair now; an older
  * database may hold some. They are reported, never resolved here: which account keeps the name is
  * the operator's choice. One scan of the users, at start-up.
  */

@@ -109,7 +109,6 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
   it('never keeps a record read while its deletion was being committed (PostgreSQL: another connection reads it)', async (test) => {
     // PostgreSQL only: on SQLite the one connection is held by the transaction, so no read can happen
     // between its last statement and its commit; the race this test stages does not exist there.
-    // PostgreSQL only: the case needs a read on a second connection during a transaction, which SQLite's one connection cannot make.
     if (t.database.dialect.name !== 'postgres') return test.skip('SQLite has one connection: a read waits for the transaction');
     const id = await post(app, { error_class: 'DeletedMidway' });
     const url = `${ERRORS}/${id}.json`;
@@ -138,7 +137,6 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
   it('sees a change made by hand in another search_path (PostgreSQL: the notification names the table\'s schema, migration 012)', async (test) => {
     // PostgreSQL only: the payload's schema is a PostgreSQL notification's; SQLite learns of another
     // connection's write from data_version whatever the writer, which the other-process test covers.
-    // PostgreSQL only: on SQLite, PRAGMA data_version moves with any other connection's write, so the case cannot arise.
     if (t.database.dialect.name !== 'postgres') return test.skip('SQLite\'s data_version sees every other connection\'s write');
     const id = await post(app, { error_class: 'FixedByHand' });
     const url = `${ERRORS}/${id}.json`;

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Dialect } from '../dialects/dialect.js';
 
-/** Every column a storm of reports can grow past 2^31 - 1, by table (issue 25, finding 7). */
+/** Every column a storm of reports can grow past 2^31 - 1, by table (on PostgreSQL an integer column stops at 2^31 - 1 and the report fails). */
 const COUNT_COLUMNS: Record<string, string[]> = {
   infrastructure_errors: ['counter'],
   error_occurrences: ['ordinal', 'count'],

@@ -9,7 +9,7 @@ import {
 } from './support/error-reports.js';
 import { ACCESS_DENIED_XML, assertAccessDenied } from './support/http.js';
 
-// The error tracker's reading and acting endpoints over HTTP (issue 10; docs/api.md#infrastructure-errors,
+// The error tracker's reading and acting endpoints over HTTP (docs/api.md#infrastructure-errors,
 // docs/error-grouping.md#truncation), in JSON and XML, on whichever database the suite runs on. Ids are
 // read from answers: on PostgreSQL an upsert draws on the id sequence, so ids may skip.
 

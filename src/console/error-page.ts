@@ -1,4 +1,5 @@
 import type { InfrastructureError } from '../tracker/infrastructure-error.js';
+import type { StoredOccurrence } from '../tracker/tracker.store.js';
 import { errorReportLimits } from '../shared/limits.js';
 import { html, type Html } from './html.js';
 import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
@@ -7,23 +8,13 @@ import { type Bucket, histogram } from './svg-charts.js';
 export const CHART_PERIODS = { '24h': '24 h', '7d': '7 d', '30d': '30 d' } as const;
 export type ChartPeriod = keyof typeof CHART_PERIODS;
 
-export interface Occurrence {
-  id: number;
-  occurred_at: Date;
-  host: string | null;
-  component: string | null;
-  request_id: string | null;
-  message: string;
-  context: string | null;
-}
-
 export interface ErrorView {
   error: InfrastructureError;
   period: ChartPeriod;
   buckets: Bucket[];
   byHost: { items: Array<{ value: string | null; count: number }>; total: number };
   byComponent: { items: Array<{ value: string | null; count: number }>; total: number };
-  occurrences: { items: Occurrence[]; total: number };
+  occurrences: { items: StoredOccurrence[]; total: number };
   notice?: string;
   failure?: string;
 }

@@ -337,7 +337,8 @@ describe('alerts across a kill -9 and the cmi deliveries command', { timeout: 90
         const rows = await deliveryRows(onDisk);
         assert.deepEqual(rows.map((r) => r.state), ['pending', 'pending', 'pending']);
         for (const row of rows) {
-          assert.equal((await runCmi(['local', 'deliveries', 'retry', String(row.id)], cli)).stdout, `Delivery ${row.id} (new of error ${row.error_id}) is pending again; a running cmi serve sends it within 20 ms\n`);
+          const retried = await runCmi(['local', 'deliveries', 'retry', String(row.id)], cli);
+          assert.equal(retried.stdout, `Delivery ${row.id} (new of error ${row.error_id}) is pending again; a running cmi serve sends it within 20 ms\n`, retried.stderr);
         }
       } finally {
         await onDisk.close();

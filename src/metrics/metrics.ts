@@ -49,10 +49,10 @@ export function registerMetrics(app: FastifyInstance, options: MetricsSources): 
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  // Plain counts, read when scraped: cheaper than a gauge moved twice a request. A request ends when
-  // its response closes, which Node and fastify's inject signal for every request however it ends:
-  // answered, or its connection gone mid-body, destroyed, timed out (docs/operations.md#metrics).
-  // Not at onResponse: fastify runs it only once an answer was sent, never for a client gone first.
+  // Plain counts, read when scraped: cheaper than a gauge moved twice a request. A request ends once,
+  // when its response closes: after its answer was sent, or when its connection went first (a body cut
+  // off, a socket destroyed, a timeout), as docs/operations.md#metrics says. Not at onResponse: fastify
+  // runs that only for an answer sent, never for a client gone before it.
   let started = 0;
   let ended = 0;
   const COUNTED = Symbol('cmi.inFlightEnded');
@@ -63,7 +63,7 @@ export function registerMetrics(app: FastifyInstance, options: MetricsSources): 
   }
   new Gauge({
     name: 'cmi_http_requests_in_flight',
-    help: 'Requests received whose response is not finished or closed yet',
+    help: 'Requests received and not ended yet: neither answered nor left by their connection',
     registers: [registry],
     collect() {
       this.set(started - ended);

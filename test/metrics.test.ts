@@ -161,8 +161,13 @@ describe('cmi_http_requests_in_flight', () => {
     scrapes = await listenForScrapes(metrics, 0);
     port = await listenLocally(t.app);
     t.app.server.on('connection', (socket: Socket) => {
-      // A turn of the event loop after the close, so every listener of the close has run.
-      serverSides.set(socket.remotePort ?? 0, new Promise((closed) => socket.once('close', () => setImmediate(closed))));
+      const clientPort = socket.remotePort ?? 0;
+      // A turn of the event loop after the close, so every listener of the close has run; the port
+      // forgotten then, as a later connection may have it.
+      serverSides.set(clientPort, new Promise((closed) => socket.once('close', () => {
+        serverSides.delete(clientPort);
+        setImmediate(closed);
+      })));
     });
   });
   after(async () => {

@@ -1,13 +1,19 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import { connect, createServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { listenForScrapes } from '../src/metrics/metrics-server.js';
+import { PROM_CLIENT_GAUGES_NAMED_TOTAL } from '../src/metrics/metrics.js';
 import { UNMATCHED_ROUTE } from '../src/http/route-label.js';
 import { createTestApp, listenLocally, type TestApp } from './support/app.js';
 import { ACCESS_DENIED_JSON, get } from './support/http.js';
 import { parsePrometheusText, sampleValue } from './support/prometheus-text.js';
 import { startServer } from './support/cli.js';
 import { freshDatabase } from './support/database.js';
+import { eventually } from './support/eventually.js';
+import { statementGate } from './support/statement-gate.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 const BEARER = { authorization: `Bearer ${TOKEN}` };
@@ -131,6 +137,185 @@ describe('CMI_METRICS_PORT', () => {
       assert.equal((await fetch(`http://127.0.0.1:${apiPort}/metrics`, { headers: { authorization: t.adminAuth } })).status, 404);
     } finally {
       server.close();
+      await t.close();
+    }
+  });
+});
+
+/**
+ * cmi_http_requests_in_flight over real sockets, read from the metrics port (whose own scrapes are no
+ * request of the app, so the gauge of an idle app is exactly 0), for every way a request can end
+ * (docs/operations.md#metrics).
+ */
+describe('cmi_http_requests_in_flight', () => {
+  const gate = statementGate();
+  let t: TestApp;
+  let port: number;
+  let scrapes: Server;
+  /** The server's side of each connection, by the client's port: settles once the server has closed it. */
+  const serverSides = new Map<number, Promise<void>>();
+  before(async () => {
+    t = await createTestApp({ CMI_METRICS_PORT: '9', CMI_BODY_TIMEOUT: '400', CMI_REQUEST_TIMEOUT: '1500', CMI_FAULT_INJECTION: 'capture' }, { gate });
+    const metrics = t.app.metrics;
+    assert.ok(metrics);
+    scrapes = await listenForScrapes(metrics, 0);
+    port = await listenLocally(t.app);
+    t.app.server.on('connection', (socket: Socket) => {
+      const clientPort = socket.remotePort ?? 0;
+      // A turn of the event loop after the close, so every listener of the close has run; the port
+      // forgotten then, as a later connection may have it.
+      serverSides.set(clientPort, new Promise((closed) => socket.once('close', () => {
+        serverSides.delete(clientPort);
+        setImmediate(closed);
+      })));
+    });
+  });
+  after(async () => {
+    scrapes.close();
+    await t.close();
+  });
+
+  const inFlight = async () => {
+    const res = await fetch(`http://127.0.0.1:${(scrapes.address() as { port: number }).port}/metrics`);
+    assert.equal(res.status, 200);
+    return sampleValue(parsePrometheusText(await res.text()), 'cmi_http_requests_in_flight');
+  };
+
+  /** A client connection; `closedByServer` settles when the server has noticed the connection's end. */
+  const open = async () => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.on('error', () => {});
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    await once(socket, 'connect');
+    // Wrapped: eventually() would wait for a promise it is given back.
+    const { serverSide } = await eventually(() => {
+      const found = serverSides.get(socket.localPort ?? -1);
+      assert.ok(found);
+      return { serverSide: found };
+    });
+    return { socket, received: () => received, closedByServer: () => serverSide };
+  };
+
+  const SHORT = { timeout: 15_000 };
+  const postHead = (length: number, extra = '') =>
+    `POST /users.json HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.adminAuth}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${extra}\r\n`;
+  const statusOf = (answer: string) => /^HTTP\/1\.1 (\d+) /.exec(answer)?.[1];
+
+  it('is 0 with nothing in flight, and 0 again after requests answered in full', SHORT, async () => {
+    assert.equal(await inFlight(), 0);
+    const c = await open();
+    c.socket.write(`GET /version.json HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.adminAuth}\r\n\r\nGET /version.json HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.adminAuth}\r\nConnection: close\r\n\r\n`);
+    await c.closedByServer();
+    assert.equal(c.received().match(/HTTP\/1\.1 200 /g)?.length, 2);
+    assert.equal(await inFlight(), 0);
+  });
+
+  it('goes back to 0 when a client sends headers and part of a body, then destroys the socket', SHORT, async () => {
+    for (let i = 1; i <= 3; i++) {
+      const c = await open();
+      c.socket.write(`${postHead(100)}{"user":{"login":`);
+      // The request has started: it is in flight while its body is awaited.
+      await eventually(async () => assert.equal(await inFlight(), 1));
+      c.socket.destroy();
+      await c.closedByServer();
+      assert.equal(c.received(), '', 'nothing was answered');
+      assert.equal(await inFlight(), 0, `after abort ${i}`);
+    }
+  });
+
+  it('goes back to 0 when a body stops arriving (408 after CMI_BODY_TIMEOUT)', SHORT, async () => {
+    const c = await open();
+    c.socket.write(`${postHead(100)}{"user":`);
+    await c.closedByServer();
+    assert.equal(statusOf(c.received()), '408');
+    assert.equal(await inFlight(), 0);
+  });
+
+  it('goes back to 0 when a body arrives too slowly in all (408 after CMI_REQUEST_TIMEOUT)', SHORT, async () => {
+    const c = await open();
+    c.socket.write(postHead(100));
+    // A byte every 100 ms: never a pause of CMI_BODY_TIMEOUT, but 100 bytes take longer than CMI_REQUEST_TIMEOUT.
+    const drip = setInterval(() => c.socket.write('x'), 100);
+    try {
+      await c.closedByServer();
+    } finally {
+      clearInterval(drip);
+    }
+    assert.equal(statusOf(c.received()), '408');
+    assert.equal(await inFlight(), 0);
+  });
+
+  it('goes back to 0 when the socket is destroyed while a handler runs, with a request pipelined behind it', SHORT, async () => {
+    // A user whose credentials this app has not verified yet: the statement after the one that reads
+    // them waits until released. Before the fault below, whose record the app writes in the
+    // background, a statement the gate could hold instead.
+    const [user] = await t.addUsers(1);
+    assert.ok(user);
+    const pause = gate.pauseAfter((result) => result.rows.some((row) => (row as { login?: unknown }).login === user.login));
+    const c = await open();
+    c.socket.write(`GET /users/${user.id}.json HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.basic(user.login, 'shared-password')}\r\n\r\nGET /version.json HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.adminAuth}\r\n\r\n`);
+    try {
+      await pause.reached;
+      // The second is answered, its answer queued behind the first's.
+      await eventually(async () => assert.equal(await inFlight(), 2));
+      c.socket.destroy();
+      await c.closedByServer();
+      assert.equal(await inFlight(), 0);
+    } finally {
+      // The first handler ends after its client is gone: it moves nothing.
+      pause.release();
+    }
+    const next = await open();
+    next.socket.write(`GET /users.json HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.adminAuth}\r\nConnection: close\r\n\r\n`);
+    await next.closedByServer();
+    assert.equal(statusOf(next.received()), '200');
+    assert.equal(c.received(), '');
+    assert.equal(await inFlight(), 0);
+  });
+
+  it('goes back to 0 after answers that are errors: a fault (500) and a malformed body (422)', SHORT, async () => {
+    const fault = await open();
+    fault.socket.write(`GET /users.json HTTP/1.1\r\nHost: x\r\nAuthorization: ${t.adminAuth}\r\nX-Cmi-Inject-Fault: 1\r\nConnection: close\r\n\r\n`);
+    await fault.closedByServer();
+    assert.equal(statusOf(fault.received()), '500');
+    const malformed = await open();
+    malformed.socket.write(`${postHead(3, 'Connection: close\r\n')}{{{`);
+    await malformed.closedByServer();
+    assert.equal(statusOf(malformed.received()), '422');
+    assert.equal(await inFlight(), 0);
+  });
+});
+
+/**
+ * promtool (Prometheus's own checker; Debian's `prometheus` package, which .ci/run installs) on the
+ * real text of /metrics after traffic that made every family cmi serves present: it must find nothing
+ * to say, neither an error nor a lint warning (docs/operations.md#metrics).
+ */
+describe('promtool check metrics', () => {
+  it('accepts every metric cmi serves, prom-client\'s defaults included, without a warning', async () => {
+    const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
+    assert.equal(promtool.error, undefined, 'promtool is needed for this test: apt-get install prometheus (.ci/run installs it)');
+    const t = await createTestApp({ CMI_METRICS_TOKEN: TOKEN });
+    try {
+      const post = (body: string) => t.app.inject({ method: 'POST', url: '/sysadmin_tools/infrastructure/errors.json', headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, body });
+      assert.equal((await post('{"error_class":"PromtoolError","message":"m"}')).statusCode, 201);
+      assert.equal((await post('{"message":"no class"}')).statusCode, 422);
+      assert.equal((await get(t.app, '/users.json', { authorization: t.basic('alice', 'wrong-password') })).statusCode, 401);
+      assert.equal((await get(t.app, '/users.json', { authorization: t.adminAuth })).statusCode, 200);
+      assert.equal((await get(t.app, '/no/such/path', { authorization: t.adminAuth })).statusCode, 404);
+      const res = await get(t.app, '/metrics', BEARER);
+      assert.equal(res.statusCode, 200);
+      const check = spawnSync('promtool', ['check', 'metrics'], { input: res.body, encoding: 'utf8' });
+      assert.deepEqual({ status: check.status, stdout: check.stdout, stderr: check.stderr }, { status: 0, stdout: '', stderr: '' });
+      // What it checked: every family of cmi, and prom-client's defaults without their gauges named *_total.
+      const families = parsePrometheusText(res.body);
+      const expected = ['cmi_http_requests_total', 'cmi_http_request_duration_seconds', 'cmi_http_requests_in_flight', 'cmi_authentications_total', 'cmi_infrastructure_error_reports_total', 'cmi_infrastructure_error_reports_rejected_total'];
+      if (t.database.dialect.name === 'postgres') expected.push('cmi_db_pool_connections', 'cmi_db_query_duration_seconds');
+      assert.deepEqual([...families.keys()].filter((name) => name.startsWith('cmi_')).sort(), expected.sort());
+      for (const name of PROM_CLIENT_GAUGES_NAMED_TOTAL) assert.equal(families.has(name), false, name);
+      assert.ok(families.has('nodejs_active_handles'));
+    } finally {
       await t.close();
     }
   });

@@ -14,11 +14,14 @@ import { addRemoteErrorCommands } from './remote/errors.js';
 import { addLoginCommands } from './remote/login.js';
 import { addRemoteUserCommands } from './remote/users.js';
 import { addServeCommand } from './serve.js';
-import { UsageError } from './common/usage-error.js';
+import { Refusal, UsageError } from './common/usage-error.js';
+import { complain, writeText } from './common/output.js';
 
 // Positional options: the program's --url/--user/... go before the command; remote commands take them after too
 // (docs/cli.md#connecting).
 const program = connectionOptions(new Command('cmi').description('Cloud-management API server, and a command line for it (docs/cli.md)').showHelpAfterError().enablePositionalOptions());
+// Help and commander's own errors go through the one writer too (common/output.ts); every command added below inherits this.
+program.configureOutput({ writeOut: (text) => writeText('stdout', text), writeErr: (text) => writeText('stderr', text) });
 
 addServeCommand(program);
 addMigrateCommand(program);
@@ -40,16 +43,15 @@ try {
 } catch (error) {
   const remote = remoteFailure(error);
   if (remote !== undefined) {
-    for (const line of remote.lines) console.error(line);
+    complain(...remote.lines);
     process.exitCode = remote.code;
-  } else if (error instanceof ConfigError || error instanceof UsageError) {
-    console.error(`cmi: ${error.message}`);
+  } else if (error instanceof ConfigError || error instanceof UsageError || error instanceof Refusal) {
+    complain(`cmi: ${error.message}`);
+    if (!(error instanceof ConfigError)) process.exitCode = error.exitCode;
   } else if (error instanceof ClientError) {
-    for (const [field, messages] of Object.entries(error.messages)) {
-      for (const message of messages) console.error(`cmi: ${field === 'base' ? '' : `${field} `}${message}`);
-    }
+    complain(...Object.entries(error.messages).flatMap(([field, messages]) => messages.map((message) => `cmi: ${field === 'base' ? '' : `${field} `}${message}`)));
   } else {
-    console.error(`cmi: ${error instanceof Error ? error.message : String(error)}`);
+    complain(`cmi: ${error instanceof Error ? error.message : String(error)}`);
   }
   process.exitCode ||= 1;
   // A worker's IPC channel would keep it alive; its primary learns of the failure from the exit.

@@ -3,6 +3,7 @@ import { CmiApiError, CmiConnectionError, CmiError } from '../../client/index.js
 import { UsageError } from '../common/usage-error.js';
 import { connect, EXIT, type GlobalOptions, RemoteUsageError } from './connection.js';
 import type { RawFormat } from './records-output.js';
+import { type Output, write } from '../common/output.js';
 
 /**
  * How a remote command of `cmi` (docs/cli.md) is declared and run: it talks to a cmi (or OnApp) server
@@ -48,10 +49,10 @@ export function remote(command: Command, description: string, ...example: string
   return exitsTwoOnUsage(connectionOptions(command.description(description)).addHelpText('after', examples(...example)));
 }
 
-/** Runs a remote command: connects with the options, prints what `run` answers. */
-export async function run(command: Command, xml: boolean | undefined, body: (connection: Awaited<ReturnType<typeof connect>>) => Promise<string>): Promise<void> {
+/** Runs a remote command: connects with the options, prints what `run` answers through the one writer (common/output.ts). */
+export async function run(command: Command, xml: boolean | undefined, body: (connection: Awaited<ReturnType<typeof connect>>) => Promise<Output>): Promise<void> {
   const connection = await connect({ ...globals(command), xml });
-  console.log(await body(connection));
+  write(await body(connection));
 }
 
 /** What the program's catch prints for an error of a remote command, and the exit code; undefined for others. */

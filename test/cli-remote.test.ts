@@ -29,6 +29,9 @@ describe('cmi remote commands', () => {
     home = mkdtempSync(join(tmpdir(), 'cmi-cli-remote-'));
     // Nothing of the developer's own setup: no profile, no server, no database in reach.
     env = { XDG_CONFIG_HOME: join(home, 'config'), CMI_URL: '', CMI_USER: '', CMI_PASSWORD: '', CMI_API_KEY: '', CMI_PROFILE: '', NO_COLOR: '', DATABASE_URL: `sqlite:${join(home, 'unused.sqlite3')}` };
+    // The database the local commands here use, apart from the server's (they create none themselves).
+    const migrated = await runCmi(['migrate'], env);
+    assert.equal(migrated.code, 0, migrated.stderr);
   });
   after(async () => {
     await t.close();

@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { ClientError } from '../shared/problems.js';
 import { addHelpCommand } from './help.js';
@@ -22,6 +22,9 @@ import { complain, writeText } from './common/output.js';
 const program = connectionOptions(new Command('cmi').description('Cloud-management API server, and a command line for it (docs/cli.md)').showHelpAfterError().enablePositionalOptions());
 // Help and commander's own errors go through the one writer too (common/output.ts); every command added below inherits this.
 program.configureOutput({ writeOut: (text) => writeText('stdout', text), writeErr: (text) => writeText('stderr', text) });
+// Commander's usage errors (an unknown command or option, a missing argument, a bad choice) are thrown
+// rather than exiting 1, and exit 2 below, as every usage mistake does (docs/cli.md#exit-codes).
+program.exitOverride();
 
 addServeCommand(program);
 addMigrateCommand(program);
@@ -42,7 +45,10 @@ try {
   await program.parseAsync();
 } catch (error) {
   const remote = remoteFailure(error);
-  if (remote !== undefined) {
+  if (error instanceof CommanderError) {
+    // Commander has printed its message (or the help asked for, exit 0).
+    process.exitCode = error.exitCode === 0 ? 0 : 2;
+  } else if (remote !== undefined) {
     complain(...remote.lines);
     process.exitCode = remote.code;
   } else if (error instanceof ConfigError || error instanceof UsageError || error instanceof Refusal) {
@@ -53,7 +59,7 @@ try {
   } else {
     complain(`cmi: ${error instanceof Error ? error.message : String(error)}`);
   }
-  process.exitCode ||= 1;
+  if (!(error instanceof CommanderError)) process.exitCode ||= 1;
   // A worker's IPC channel would keep it alive; its primary learns of the failure from the exit.
   if (cluster.isWorker) process.exit(1);
 }

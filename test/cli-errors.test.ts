@@ -153,7 +153,7 @@ describe('cmi local errors', () => {
     await Promise.all([
       fails(['ls', '--since', 'yesterday', '--class', ''], 'cmi: error_class must be 1 to 255 characters\ncmi: since must be a datetime such as 2026-11-20T10:00:00+00:00\n'),
       fails(['ls', '--page', '0'], 'cmi: --page and --per-page must be positive integers\n', 2),
-      fails(['ls', '--reported', '--unreported'], /^error: option '--reported' cannot be used with option '--unreported'\n/),
+      fails(['ls', '--reported', '--unreported'], /^error: option '--reported' cannot be used with option '--unreported'\n/, 2),
     ]);
   });
 

@@ -112,8 +112,9 @@ export function table(rows: readonly (readonly string[])[], styleOf: (row: numbe
       runs.push(styled(r === 0 ? 'bold' : styleOf(r - 1, c), text));
       if (!last) runs.push(' '.repeat(widths[c]! - width(text) + 2));
     });
-    // Nothing but blanks at the end of a line (a last column left empty).
-    while (runs.length > 1 && (typeof runs.at(-1) === 'string' ? (runs.at(-1) as string) : (runs.at(-1) as Run).text).trim() === '') runs.pop();
+    // No spaces at the end of a line (a last column left empty, or of spaces).
+    const textOf = (run: string | Run) => (typeof run === 'string' ? run : run.text);
+    while (runs.length > 1 && /^ *$/.test(textOf(runs.at(-1)!))) runs.pop();
     return runs;
   });
 }

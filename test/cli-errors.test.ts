@@ -74,13 +74,13 @@ describe('cmi local errors', () => {
     assert.equal(res.stdout, stdout, args.join(' '));
   }
 
-  /** Runs a command that must fail with exit code 1, print nothing, and say exactly `stderr` (or match it). */
-  async function fails(args: string[], stderr: string | RegExp): Promise<void> {
+  /** Runs a command that must fail with exit code `code` (1: refused, 2: a usage mistake), print nothing, and say exactly `stderr` (or match it). */
+  async function fails(args: string[], stderr: string | RegExp, code = 1): Promise<void> {
     const res = await runCmi(['local', 'errors', ...args], env);
     if (typeof stderr === 'string') assert.equal(res.stderr, stderr, args.join(' '));
     else assert.match(res.stderr, stderr);
     assert.equal(res.stdout, '', args.join(' '));
-    assert.equal(res.code, 1, args.join(' '));
+    assert.equal(res.code, code, args.join(' '));
   }
 
   const HEADER = 'ID  COUNT  LAST SEEN                  REPORTED  CLASS       MESSAGE\n';
@@ -149,11 +149,11 @@ describe('cmi local errors', () => {
     await succeeds(['ls', '--class', 'TypeError', '--json'], `${JSON.stringify([RECORD_1, RECORD_3])}\n`);
   });
 
-  it('ls refuses bad values in one line each, exit 1: the API\'s words for the query, commander\'s for the options', async () => {
+  it('ls refuses bad values in one line each: exit 1 and the API\'s words for the query, exit 2 and commander\'s for the options', async () => {
     await Promise.all([
       fails(['ls', '--since', 'yesterday', '--class', ''], 'cmi: error_class must be 1 to 255 characters\ncmi: since must be a datetime such as 2026-11-20T10:00:00+00:00\n'),
-      fails(['ls', '--page', '0'], 'cmi: --page and --per-page must be positive integers\n'),
-      fails(['ls', '--reported', '--unreported'], /^error: option '--reported' cannot be used with option '--unreported'\n/),
+      fails(['ls', '--page', '0'], 'cmi: --page and --per-page must be positive integers\n', 2),
+      fails(['ls', '--reported', '--unreported'], /^error: option '--reported' cannot be used with option '--unreported'\n/, 2),
     ]);
   });
 

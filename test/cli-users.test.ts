@@ -24,6 +24,9 @@ describe('cmi local users', () => {
   before(async () => {
     fresh = await freshDatabase();
     env = { DATABASE_URL: fresh.url, CMI_ADMIN_PASSWORD: '', LOG_LEVEL: 'warn' };
+    // The local commands create no database (test/cli.test.ts): cmi migrate does.
+    const migrated = await runCmi(['migrate'], env);
+    assert.equal(migrated.code, 0, migrated.stderr);
   });
   after(async () => {
     if (server) assert.equal(await server.stop(), 0);
@@ -65,7 +68,7 @@ describe('cmi local users', () => {
     return res.status;
   }
 
-  it('ls on an empty database prints the header and a count', async () => {
+  it('ls on a database with no users prints the header and a count', async () => {
     await succeeds(['ls'], 'ID  LOGIN  EMAIL  ROLE  STATUS\n0 of 0 users (page 1)\n');
   });
 

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SETTINGS } from '../src/config.js';
+import { displayDatabaseUrl, dialectFor } from '../src/db/database-url.js';
 import { runCmi, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 
@@ -46,6 +50,73 @@ describe('the cmi command', () => {
       assert.equal(await server.stop(), 0);
       await own.drop();
     }
+  });
+
+  const noDatabase = (where: string) =>
+    `cmi: no cmi database at ${where}: point DATABASE_URL at yours (a sqlite: path is read from the working directory), or create this one with cmi migrate (or cmi serve)\n`;
+
+  it('a local command run where there is no database creates none: exit 2, the absolute path looked at and how to create one', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'cmi-elsewhere-'));
+    try {
+      // DATABASE_URL unset: the default, sqlite:./data/cmi.sqlite3, from the working directory.
+      const local = { DATABASE_URL: '', CMI_URL: '', XDG_CONFIG_HOME: join(elsewhere, 'config') };
+      const commands = [
+        ['local', 'users', 'ls'], ['local', 'users', 'add', '--login', 'ops', '--email', 'ops@example.com', '--password', 'ops-password', '--admin'],
+        ['local', 'users', 'reset-password', 'admin'], ['local', 'errors', 'ls', '--json'], ['local', 'errors', 'prune'], ['local', 'deliveries', 'ls'],
+      ];
+      for (const args of commands) {
+        const res = await runCmi(args, local, undefined, elsewhere);
+        assert.deepEqual([res.code, res.stdout, res.stderr], [2, '', noDatabase(join(elsewhere, 'data', 'cmi.sqlite3'))], args.join(' '));
+      }
+      assert.deepEqual(readdirSync(elsewhere), []);
+      // Asked to, cmi migrate creates it there; then the local commands use it.
+      const migrated = await runCmi(['migrate'], local, undefined, elsewhere);
+      assert.equal(migrated.code, 0, migrated.stderr);
+      assert.ok(existsSync(join(elsewhere, 'data', 'cmi.sqlite3')));
+      const listed = await runCmi(['local', 'users', 'ls'], local, undefined, elsewhere);
+      assert.deepEqual([listed.code, listed.stdout, listed.stderr], [0, 'ID  LOGIN  EMAIL  ROLE  STATUS\n0 of 0 users (page 1)\n', '']);
+      // A file that is there but no cmi database (an empty one, as earlier versions left) is refused too, not filled in.
+      writeFileSync(join(elsewhere, 'empty.sqlite3'), '');
+      const empty = await runCmi(['local', 'users', 'ls'], { ...local, DATABASE_URL: 'sqlite:empty.sqlite3' }, undefined, elsewhere);
+      assert.deepEqual([empty.code, empty.stdout, empty.stderr], [2, '', noDatabase(join(elsewhere, 'empty.sqlite3'))]);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it('a local command on the configured database before anything migrated it (a new file, or an empty PostgreSQL schema) creates no table', async () => {
+    const empty = await freshDatabase();
+    try {
+      const res = await runCmi(['local', 'users', 'add', '--login', 'ops', '--email', 'ops@example.com', '--password', 'ops-password'], { DATABASE_URL: empty.url });
+      assert.deepEqual([res.code, res.stdout, res.stderr], [2, '', noDatabase(displayDatabaseUrl(dialectFor(empty.url).target))]);
+      const migrate = await runCmi(['migrate'], { DATABASE_URL: empty.url });
+      assert.match(migrate.stdout, /^Applied 001_initial, /);
+    } finally {
+      await empty.drop();
+    }
+  });
+
+  it('every usage mistake exits 2 with commander\'s message: an unknown command or option, a missing argument, too many; --help exits 0', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['frobnicate'], /^error: unknown command 'frobnicate'\n/],
+      [['local', 'users', 'ls', '--bogus'], /^error: unknown option '--bogus'\n/],
+      [['local', 'users', 'edit'], /^error: missing required argument 'user'\n/],
+      [['local', 'errors', 'ls', '--reported', '--unreported'], /^error: option '--reported' cannot be used with option '--unreported'\n/],
+      [['migrate', 'now'], /^error: too many arguments for 'migrate'\. Expected 0 arguments but got 1\.\n/],
+      [['serve', '--port'], /^error: option '--port <port>' argument missing\n/],
+      [['local', 'frobnicate'], /^error: unknown command 'frobnicate'\n/],
+      [[], /^Usage: cmi \[options\] \[command\]\n/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCmi(args, env)));
+    results.forEach((res, i) => {
+      const [args, stderr] = cases[i]!;
+      assert.equal(res.code, 2, args.join(' '));
+      assert.equal(res.stdout, '', args.join(' '));
+      assert.match(res.stderr, stderr, args.join(' '));
+    });
+    const help = await runCmi(['local', 'users', 'ls', '--help'], env);
+    assert.deepEqual([help.code, help.stderr], [0, '']);
+    assert.match(help.stdout, /^Usage: cmi local users ls \[options\]\n/);
   });
 
   it('migrate creates and migrates the database, then finds it up to date', async () => {

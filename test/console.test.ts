@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { CompiledQuery, Kysely, KyselyPlugin } from 'kysely';
@@ -137,6 +138,28 @@ describe('the operator console', () => {
     const css = await t.app.inject({ method: 'GET', url: '/console/assets/console-css' });
     assert.equal(css.headers['cache-control'], 'max-age=0, private, must-revalidate');
     assert.match(String(css.headers.etag), /^W\/"/);
+  });
+
+  it('serves its icon without credentials, also at /favicon.ico (a 401 there makes a browser prompt for a login), cached a day; every page links it under the CSP', async () => {
+    const svg = readFileSync(new URL('../static/console/favicon.svg', import.meta.url), 'utf8');
+    for (const url of ['/favicon.ico', '/console/assets/favicon']) {
+      const res = await t.app.inject({ method: 'GET', url, headers: { accept: 'image/avif,image/webp,*/*' } });
+      assert.equal(res.statusCode, 200, url);
+      assert.equal(res.headers['content-type'], 'image/svg+xml', url);
+      assert.equal(res.headers['cache-control'], 'public, max-age=86400', url);
+      assert.equal(res.headers['x-content-type-options'], 'nosniff', url);
+      assert.equal(res.headers['www-authenticate'], undefined, url);
+      assert.equal(res.body, svg, url);
+      const again = await t.app.inject({ method: 'GET', url, headers: { 'if-none-match': String(res.headers.etag) } });
+      assert.deepEqual([again.statusCode, again.headers['cache-control'], again.body], [304, 'public, max-age=86400', ''], url);
+    }
+    assert.equal((await t.app.inject({ method: 'GET', url: '/favicon.png' })).statusCode, 406);
+    const signIn = await t.app.inject({ method: 'GET', url: '/console/sign-in' });
+    assert.match(signIn.body, /<link rel="icon" href="\/console\/assets\/favicon" type="image\/svg\+xml">/);
+    // Its own origin's image: the policy's img-src 'self' admits it, and nothing else changed.
+    assert.equal(signIn.headers['content-security-policy'], "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
+    const cookie = await session(t);
+    assert.match((await t.app.inject({ method: 'GET', url: '/console/errors', headers: { cookie } })).body, /<link rel="icon" href="\/console\/assets\/favicon"/);
   });
 
   it('refuses a wrong password with the form again and no cookie, and puts the form under the API\'s lockout (an API key is no password here)', async () => {

@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { ClientError } from '../shared/problems.js';
 import { addHelpCommand } from './help.js';
@@ -14,11 +14,17 @@ import { addRemoteErrorCommands } from './remote/errors.js';
 import { addLoginCommands } from './remote/login.js';
 import { addRemoteUserCommands } from './remote/users.js';
 import { addServeCommand } from './serve.js';
-import { UsageError } from './common/usage-error.js';
+import { Refusal, UsageError } from './common/usage-error.js';
+import { complain, writeText } from './common/output.js';
 
 // Positional options: the program's --url/--user/... go before the command; remote commands take them after too
 // (docs/cli.md#connecting).
 const program = connectionOptions(new Command('cmi').description('Cloud-management API server, and a command line for it (docs/cli.md)').showHelpAfterError().enablePositionalOptions());
+// Help and commander's own errors go through the one writer too (common/output.ts); every command added below inherits this.
+program.configureOutput({ writeOut: (text) => writeText('stdout', text), writeErr: (text) => writeText('stderr', text) });
+// Commander's usage errors (an unknown command or option, a missing argument, a bad choice) are thrown
+// rather than exiting 1, and exit 2 below, as every usage mistake does (docs/cli.md#exit-codes).
+program.exitOverride();
 
 addServeCommand(program);
 addMigrateCommand(program);
@@ -39,19 +45,21 @@ try {
   await program.parseAsync();
 } catch (error) {
   const remote = remoteFailure(error);
-  if (remote !== undefined) {
-    for (const line of remote.lines) console.error(line);
+  if (error instanceof CommanderError) {
+    // Commander has printed its message (or the help asked for, exit 0).
+    process.exitCode = error.exitCode === 0 ? 0 : 2;
+  } else if (remote !== undefined) {
+    complain(...remote.lines);
     process.exitCode = remote.code;
-  } else if (error instanceof ConfigError || error instanceof UsageError) {
-    console.error(`cmi: ${error.message}`);
+  } else if (error instanceof ConfigError || error instanceof UsageError || error instanceof Refusal) {
+    complain(`cmi: ${error.message}`);
+    if (!(error instanceof ConfigError)) process.exitCode = error.exitCode;
   } else if (error instanceof ClientError) {
-    for (const [field, messages] of Object.entries(error.messages)) {
-      for (const message of messages) console.error(`cmi: ${field === 'base' ? '' : `${field} `}${message}`);
-    }
+    complain(...Object.entries(error.messages).flatMap(([field, messages]) => messages.map((message) => `cmi: ${field === 'base' ? '' : `${field} `}${message}`)));
   } else {
-    console.error(`cmi: ${error instanceof Error ? error.message : String(error)}`);
+    complain(`cmi: ${error instanceof Error ? error.message : String(error)}`);
   }
-  process.exitCode ||= 1;
+  if (!(error instanceof CommanderError)) process.exitCode ||= 1;
   // A worker's IPC channel would keep it alive; its primary learns of the failure from the exit.
   if (cluster.isWorker) process.exit(1);
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { migrateToLatest, openDatabase } from '../db/database.js';
+import { human, write } from './common/output.js';
 
 /** `cmi migrate`: applies the pending migrations to the configured database (docs/operations.md). */
 export function addMigrateCommand(program: Command): void {
@@ -11,7 +12,7 @@ export function addMigrateCommand(program: Command): void {
       const database = openDatabase(loadConfig());
       try {
         const applied = await migrateToLatest(database);
-        console.log(applied.length === 0 ? 'Database is up to date' : `Applied ${applied.join(', ')}`);
+        write(human(applied.length === 0 ? 'Database is up to date' : `Applied ${applied.join(', ')}`));
       } finally {
         await database.close();
       }

@@ -39,9 +39,7 @@ export const OLD_SPELLINGS: ReadonlyArray<{ old: string; now: string; server?: s
 ];
 
 /** A usage mistake: exit 2, as the remote commands' (docs/cli.md#exit-codes). */
-class OldSpelling extends UsageError {
-  readonly exitCode = 2;
-}
+class OldSpelling extends UsageError {}
 
 const named = (value: string | undefined) => value !== undefined && value !== '';
 

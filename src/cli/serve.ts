@@ -14,6 +14,7 @@ import { type Database, migrateToLatest, openDatabase } from '../db/database.js'
 import { displayDatabaseUrl } from '../db/database-url.js';
 import { usersRepository } from '../users/users.store.js';
 import { reportNameCollisions } from '../users/name-collisions.js';
+import { complain, exact, human, write } from './common/output.js';
 
 const ADMIN_VARIABLES: Record<string, string> = { login: 'CMI_ADMIN_LOGIN', email: 'CMI_ADMIN_EMAIL', password: 'CMI_ADMIN_PASSWORD' };
 
@@ -47,7 +48,7 @@ async function forgetCreated(database: Database, first: FirstAdministrator | und
 
 /** A start-up or stop line, for people (`--log-format pretty`) or as one JSON object (`json`; docs/operations.md#log-format). */
 function say(config: Config, message: string): void {
-  console.log(config.logFormat === 'json' ? JSON.stringify({ time: new Date().toISOString(), level: 'info', pid: process.pid, msg: message }) : message);
+  write(config.logFormat === 'json' ? exact(JSON.stringify({ time: new Date().toISOString(), level: 'info', pid: process.pid, msg: message })) : human(message));
 }
 
 function printWelcome(config: Config, base: string, first: FirstAdministrator | undefined): void {
@@ -79,7 +80,7 @@ function drainOnSignal(app: FastifyInstance, database: Database, config: Config,
     if (cluster.isPrimary) say(config, `${signal}: finishing requests in flight, then stopping`);
     scrapes?.close();
     const timer = setTimeout(() => {
-      console.error(`cmi: requests still in flight after ${config.shutdownTimeoutSeconds} s; stopping anyway`);
+      complain(`cmi: requests still in flight after ${config.shutdownTimeoutSeconds} s; stopping anyway`);
       process.exit(1);
     }, config.shutdownTimeoutSeconds * 1000);
     // A keep-alive connection whose request finishes after close() began would stay open until the
@@ -111,7 +112,7 @@ function captureProcessFaults(app: FastifyInstance, config: Config): void {
       app.faults.capture(error, { component: 'uncaught-exception' });
       faultSpool(config.errors.spoolDirectory).writeSync(app.faults.pending());
     } finally {
-      console.error(`cmi: uncaught exception, stopping: ${error.stack ?? String(error)}`);
+      complain(...`cmi: uncaught exception, stopping: ${error.stack ?? String(error)}`.split('\n'));
       process.exit(1);
     }
   });
@@ -154,7 +155,7 @@ function superviseWorkers(config: Config, database: Database, first: FirstAdmini
     indexOf.set(worker.id, index);
     worker.once('listening', (address) => {
       started += 1;
-      if (started > config.workers) console.log(`cmi: worker ${worker.process.pid} listens in place of one that exited`);
+      if (started > config.workers) write(human(`cmi: worker ${worker.process.pid} listens in place of one that exited`));
       if (started !== config.workers) return;
       const base = `http://${address.address ?? config.host}:${address.port}`.replace('0.0.0.0', '127.0.0.1');
       void database.close().then(() => printWelcome(config, base, first));
@@ -167,7 +168,7 @@ function superviseWorkers(config: Config, database: Database, first: FirstAdmini
       return;
     }
     if (started < config.workers) {
-      console.error(`cmi: worker ${worker.process.pid} failed to start (exit ${signal ?? code}); stopping`);
+      complain(`cmi: worker ${worker.process.pid} failed to start (exit ${signal ?? code}); stopping`);
       stopping = true;
       for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
       process.exitCode = 1;
@@ -185,13 +186,13 @@ function superviseWorkers(config: Config, database: Database, first: FirstAdmini
     deaths.push(now);
     while (deaths.length > 0 && (deaths[0] as number) < now - 60_000) deaths.shift();
     if (deaths.length > 10 && Object.keys(cluster.workers ?? {}).length === 0) {
-      console.error(`cmi: workers died ${deaths.length} times within a minute and none is left; stopping`);
+      complain(`cmi: workers died ${deaths.length} times within a minute and none is left; stopping`);
       stop('SIGTERM');
       process.exitCode = 1;
       return;
     }
     const delay = Math.min(30, deaths.length - 1);
-    console.error(`cmi: worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting a new one${delay > 0 ? ` in ${delay} s` : ''}`);
+    complain(`cmi: worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting a new one${delay > 0 ? ` in ${delay} s` : ''}`);
     const index = indexOf.get(worker.id) ?? 0;
     indexOf.delete(worker.id);
     setTimeout(() => fork(index), delay * 1000);
@@ -220,7 +221,7 @@ export async function serve(config: Config): Promise<void> {
     await database.close();
     throw error;
   });
-  await reportNameCollisions(database, (line) => console.error(line));
+  await reportNameCollisions(database, (line) => complain(line));
   // Before the port opens: a client that connects as soon as it can must find the administrator.
   const first = await prepareFirstAdministrator(config, database).catch(async (error: unknown) => {
     await database.close();

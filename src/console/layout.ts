@@ -37,6 +37,7 @@ function document(title: string, body: Html): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · cmi console</title>
+<link rel="icon" href="/console/assets/favicon" type="image/svg+xml">
 <link rel="stylesheet" href="/console/assets/console-css">
 <script type="module" src="/console/assets/console-js"></script>
 </head>

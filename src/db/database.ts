@@ -25,11 +25,16 @@ export interface Database {
   onQueryTime?: (observer: (seconds: number) => void) => void;
 }
 
-/** Opens the database `databaseUrl` names (a Config will do); nothing is read until it is used. */
-export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool: PoolSettings }): Database {
+export { DatabaseMissing } from './dialects/connection/connection.js';
+
+/**
+ * Opens the database `databaseUrl` names (a Config will do); nothing is read until it is used. A SQLite
+ * file that is not there is created, unless `mustExist` (then DatabaseMissing).
+ */
+export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool: PoolSettings }, options: { mustExist?: boolean } = {}): Database {
   const dialect = dialectFor(databaseUrl);
   const writes = new WriteCounter();
-  const connection = dialect.connection.open<Schema>(pool, writes);
+  const connection = dialect.connection.open<Schema>(pool, writes, options);
   return {
     db: connection.db,
     dialect,
@@ -58,6 +63,11 @@ async function migratorFor(database: Database): Promise<Migrator> {
 export async function pendingMigrations(database: Database): Promise<string[]> {
   const migrations = await (await migratorFor(database)).getMigrations();
   return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+/** Whether cmi has ever migrated the database (its tables are there), reading only. */
+export async function isMigrated(database: Database): Promise<boolean> {
+  return (await (await migratorFor(database)).getMigrations()).some((m) => m.executedAt !== undefined);
 }
 
 /** Applies every pending migration; returns the names applied. */

@@ -50,6 +50,6 @@ export interface RouteSpec {
 
 /**
  * What is served beside the API, outside the table and the document: `/`, which sends a browser to the
- * console and answers anything else as an unknown path, and the console's HTML pages (docs/console.md).
+ * console and answers anything else as an unknown path, `/favicon.ico`, and the console's HTML pages (docs/console.md).
  */
-export const isBesideApi = (url: string): boolean => url === '/' || url === '/console' || url.startsWith('/console/');
+export const isBesideApi = (url: string): boolean => url === '/' || url === '/favicon' || url === '/console' || url.startsWith('/console/');

@@ -36,9 +36,9 @@ export function runProgram(file: string, args: string[], options: { env?: NodeJS
   });
 }
 
-/** Runs `cmi <args>` to completion. */
-export function runCmi(args: string[], env: Record<string, string>, stdin?: string): Promise<Finished> {
-  return runProgram(process.execPath, [...programArguments('sources'), ...args], { env: { ...process.env, ...env }, stdin });
+/** Runs `cmi <args>` to completion (in `cwd`, else this process's working directory). */
+export function runCmi(args: string[], env: Record<string, string>, stdin?: string, cwd?: string): Promise<Finished> {
+  return runProgram(process.execPath, [...programArguments('sources'), ...args], { env: { ...process.env, ...env }, stdin, cwd });
 }
 
 export interface RunningServer {

@@ -9,14 +9,9 @@ import { renderJson } from '../../http/render/json.js';
 import { deliveryResource as resource } from '../../alerts/delivery.resource.js';
 import type { Database } from '../../db/database.js';
 import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
-import { UsageError } from '../common/usage-error.js';
+import { Refusal } from '../common/usage-error.js';
+import { exact, human, type Output, table, write } from '../common/output.js';
 import { pages, withDatabase } from './database.js';
-
-/** A table with columns as wide as their widest cell, two spaces apart (as `cmi local errors ls` prints). */
-function table(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => [...row[i]!].length)));
-  return rows.map((row) => row.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join('  ').trimEnd());
-}
 
 /**
  * `cmi local deliveries ...`: the webhook outbox on the configured database, as the operator, through the
@@ -26,24 +21,23 @@ function table(rows: string[][]): string[] {
 export function deliveryCommands(database: Database, config: Config) {
   const deliveries = webhookDeliveries(webhookDeliveriesRepository(database), systemClock, () => undefined);
   return {
-    async list(state: string | undefined, page: number, perPage: number, json: boolean): Promise<string> {
+    async list(state: string | undefined, page: number, perPage: number, json: boolean): Promise<Output> {
       const { items, total } = await deliveries.list(OPERATOR, state === undefined ? {} : { state }, perPage, (page - 1) * perPage);
-      if (json) return renderJson({ kind: 'list', resource, records: items });
+      if (json) return exact(renderJson({ kind: 'list', resource, records: items }));
       const rows = items.map((d) => [
         String(d.id), d.kind, String(d.error_id), d.state, String(d.attempts), d.last_status === null ? '-' : String(d.last_status),
         formatDatetime(d.created_at), d.delivered_at === null ? '-' : formatDatetime(d.delivered_at), d.url,
       ]);
-      const lines = table([['ID', 'KIND', 'ERROR', 'STATE', 'TRIES', 'STATUS', 'CREATED', 'DELIVERED', 'URL'], ...rows]);
-      return [...lines, `${items.length} of ${total} deliveries (page ${page})`].join('\n');
+      return human(...table([['ID', 'KIND', 'ERROR', 'STATE', 'TRIES', 'STATUS', 'CREATED', 'DELIVERED', 'URL'], ...rows]), `${items.length} of ${total} deliveries (page ${page})`);
     },
 
-    async retry(raw: string): Promise<string> {
-      if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) throw new UsageError(`no delivery ${raw}`);
+    async retry(raw: string): Promise<Output> {
+      if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) throw new Refusal(`no delivery ${raw}`);
       try {
         const delivery = await deliveries.retry(OPERATOR, Number(raw));
-        return `Delivery ${delivery.id} (${delivery.kind} of error ${delivery.error_id}) is pending again; a running cmi serve sends it within ${config.webhooks.pollIntervalMs} ms`;
+        return human(`Delivery ${delivery.id} (${delivery.kind} of error ${delivery.error_id}) is pending again; a running cmi serve sends it within ${config.webhooks.pollIntervalMs} ms`);
       } catch (error) {
-        if (error instanceof NotFound) throw new UsageError(`no delivery ${raw}`);
+        if (error instanceof NotFound) throw new Refusal(`no delivery ${raw}`);
         throw error;
       }
     },
@@ -53,8 +47,8 @@ export function deliveryCommands(database: Database, config: Config) {
 /** `cmi local deliveries ...`: the webhook deliveries in the configured database. */
 export function addLocalDeliveryCommands(local: Command): void {
   const deliveries = local.command('deliveries').description('the webhook deliveries (reports and alerts) in the configured database');
-  const onDeliveries = (run: (commands: ReturnType<typeof deliveryCommands>) => Promise<string>) => async () =>
-    console.log(await withDatabase((database) => run(deliveryCommands(database, loadConfig()))));
+  const onDeliveries = (run: (commands: ReturnType<typeof deliveryCommands>) => Promise<Output>) => async () =>
+    write(await withDatabase((database) => run(deliveryCommands(database, loadConfig()))));
 
   deliveries
     .command('ls')

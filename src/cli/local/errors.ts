@@ -14,7 +14,8 @@ import { infrastructureErrorResource as resource } from '../../tracker/infrastru
 import type { Database } from '../../db/database.js';
 import { infrastructureErrorsRepository } from '../../tracker/tracker.store.js';
 import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
-import { UsageError } from '../common/usage-error.js';
+import { Refusal } from '../common/usage-error.js';
+import { cell, complain, exact, human, type Output, table, write } from '../common/output.js';
 import { pages, withDatabase } from './database.js';
 
 /** The filters of `cmi local errors ls`, as its options give them. */
@@ -30,21 +31,9 @@ const MESSAGE_COLUMN_CHARS = 60;
 const SHOWN_OCCURRENCES = 5;
 const SHOWN_HOSTS = 10;
 
-/** A table with columns as wide as their widest cell, two spaces apart (as `cmi local users ls` prints). */
-function table(rows: string[][], indent = ''): string[] {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => [...row[i]!].length)));
-  return rows.map((row) => indent + row.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join('  ').trimEnd());
-}
-
-/** One line fit for a table cell: the first line, control characters as spaces, cut with … past `max` characters. */
-function cell(text: string, max = Infinity): string {
-  const characters = [...text.split(/\r\n|\r|\n/, 1)[0]!.replace(/\p{Cc}/gu, ' ')];
-  return characters.length <= max ? characters.join('') : `${characters.slice(0, max - 1).join('')}…`;
-}
-
 /** An id as `cmi local errors show|rm` take it; anything else names no error. */
 function parseErrorId(raw: string): number {
-  if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) throw new UsageError(`no infrastructure error ${raw}`);
+  if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) throw new Refusal(`no infrastructure error ${raw}`);
   return Number(raw);
 }
 
@@ -59,7 +48,7 @@ export function errorCommands(database: Database, config: Config) {
   const reporting = errorReporting(tracker, errors, webhookDeliveriesRepository(database), systemClock, config.webhooks, webhookRendering, {
     warn: (fields) => {
       const { attempts, status, problem } = fields as { attempts: number; status: number | null; problem?: string };
-      console.error(`cmi: try ${attempts} of the report failed (${status === null ? (problem ?? 'no answer') : `HTTP ${status}`})`);
+      complain(`cmi: try ${attempts} of the report failed (${status === null ? (problem ?? 'no answer') : `HTTP ${status}`})`);
     },
     info: () => undefined,
   });
@@ -70,21 +59,21 @@ export function errorCommands(database: Database, config: Config) {
     try {
       return await tracker.find(OPERATOR, id);
     } catch (error) {
-      if (error instanceof NotFound) throw new UsageError(`no infrastructure error ${id}`);
+      if (error instanceof NotFound) throw new Refusal(`no infrastructure error ${id}`);
       throw error;
     }
   };
 
   return {
     /** A page of errors, newest first; `json`: the array GET /sysadmin_tools/infrastructure/errors.json answers. */
-    async list(options: ErrorListOptions, page: number, perPage: number, json: boolean): Promise<string> {
+    async list(options: ErrorListOptions, page: number, perPage: number, json: boolean): Promise<Output> {
       // The HTTP query's names, so a bad value is refused in the same words (docs/operations.md#ls).
       const query: Record<string, string> = {};
       if (options.reported !== undefined) query.reported = String(options.reported);
       if (options.errorClass !== undefined) query.error_class = options.errorClass;
       if (options.since !== undefined) query.since = options.since;
       const { items, total } = await tracker.list(OPERATOR, query, perPage, (page - 1) * perPage);
-      if (json) return renderJson({ kind: 'list', resource, records: items });
+      if (json) return exact(renderJson({ kind: 'list', resource, records: items }));
       const rows = items.map((e) => [
         String(e.id),
         String(e.counter),
@@ -93,21 +82,20 @@ export function errorCommands(database: Database, config: Config) {
         cell(e.error_class),
         cell(e.message, MESSAGE_COLUMN_CHARS),
       ]);
-      const lines = table([['ID', 'COUNT', 'LAST SEEN', 'REPORTED', 'CLASS', 'MESSAGE'], ...rows]);
-      return [...lines, `${items.length} of ${total} errors (page ${page})`].join('\n');
+      return human(...table([['ID', 'COUNT', 'LAST SEEN', 'REPORTED', 'CLASS', 'MESSAGE'], ...rows]), `${items.length} of ${total} errors (page ${page})`);
     },
 
     /** The record's nine fields, its latest occurrences and the hosts it occurred on; `json`: the record as the API answers it. */
-    async show(raw: string, json: boolean): Promise<string> {
+    async show(raw: string, json: boolean): Promise<Output> {
       const record = await find(raw);
-      if (json) return renderJson({ kind: 'record', resource, record });
+      if (json) return exact(renderJson({ kind: 'record', resource, record }));
       const [occurrences, hosts] = await Promise.all([
         tracker.occurrences(OPERATOR, record.id, SHOWN_OCCURRENCES, 0),
         tracker.breakdown(OPERATOR, record.id, { by: 'host' }, SHOWN_HOSTS, 0),
       ]);
       const indented = (text: string) => text.split(/\r\n|\r|\n/).map((line) => `    ${line}`);
       const [firstLine, ...moreLines] = record.message.split(/\r\n|\r|\n/);
-      const lines = [
+      return human(
         `id: ${record.id}`,
         record.backtrace === '' ? 'backtrace: (none)' : 'backtrace:',
         ...(record.backtrace === '' ? [] : indented(record.backtrace)),
@@ -124,41 +112,40 @@ export function errorCommands(database: Database, config: Config) {
         ...table([
           ['OCCURRED AT', 'HOST', 'COMPONENT', 'REQUEST ID'],
           ...occurrences.items.map((o) => [formatDatetime(o.occurred_at), cell(o.host ?? '-'), cell(o.component ?? '-'), cell(o.request_id ?? '-')]),
-        ], '  '),
+        ], undefined, '  '),
         '',
         `By host (${hosts.items.length} of ${hosts.total}):`,
-        ...table([['HOST', 'COUNT'], ...hosts.items.map((h) => [cell(h.value ?? '-'), String(h.count)])], '  '),
-      ];
-      return lines.join('\n');
+        ...table([['HOST', 'COUNT'], ...hosts.items.map((h) => [cell(h.value ?? '-'), String(h.count)])], undefined, '  '),
+      );
     },
 
     /** POST .../errors/:id/report from the command line: delivered first when CMI_REPORT_WEBHOOK_URL is set. */
-    async report(raw: string): Promise<string> {
+    async report(raw: string): Promise<Output> {
       const record = await find(raw);
-      if (record.reported) return `Infrastructure error ${record.id} was already reported; nothing sent`;
+      if (record.reported) return human(`Infrastructure error ${record.id} was already reported; nothing sent`);
       await reporting.report(OPERATOR, record.id);
       const url = config.webhooks.reportUrl;
-      return `Reported infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})${url === undefined ? '' : ` to ${displayUrl(url)}`}`;
+      return human(`Reported infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})${url === undefined ? '' : ` to ${displayUrl(url)}`}`);
     },
 
-    async remove(raw: string): Promise<string> {
+    async remove(raw: string): Promise<Output> {
       const record = await find(raw);
       try {
         await tracker.remove(OPERATOR, record.id);
       } catch (error) {
         // Deleted by someone else since it was read.
-        if (error instanceof NotFound) throw new UsageError(`no infrastructure error ${record.id}`);
+        if (error instanceof NotFound) throw new Refusal(`no infrastructure error ${record.id}`);
         throw error;
       }
-      return `Deleted infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})`;
+      return human(`Deleted infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})`);
     },
 
     /** Retention now, in this process, whatever the periodic job's lease says (docs/operations.md#prune). */
-    async prune(): Promise<string> {
+    async prune(): Promise<Output> {
       const { errors, buckets } = await tracker.prune();
       const days = config.errors.retentionDays;
-      return `Removed ${errors} ${errors === 1 ? 'error' : 'errors'} not seen for ${days} ${days === 1 ? 'day' : 'days'} ` +
-        `and ${buckets} hourly ${buckets === 1 ? 'count' : 'counts'} older than ${HISTOGRAM_KEPT_DAYS} days`;
+      return human(`Removed ${errors} ${errors === 1 ? 'error' : 'errors'} not seen for ${days} ${days === 1 ? 'day' : 'days'} ` +
+        `and ${buckets} hourly ${buckets === 1 ? 'count' : 'counts'} older than ${HISTOGRAM_KEPT_DAYS} days`);
     },
   };
 }
@@ -166,8 +153,8 @@ export function errorCommands(database: Database, config: Config) {
 /** `cmi local errors ...`: the error tracker in the configured database. */
 export function addLocalErrorCommands(local: Command): void {
   const errors = local.command('errors').description('investigate and remove infrastructure errors in the configured database');
-  const onErrors = (run: (commands: ReturnType<typeof errorCommands>) => Promise<string>) => async () =>
-    console.log(await withDatabase((database) => run(errorCommands(database, loadConfig()))));
+  const onErrors = (run: (commands: ReturnType<typeof errorCommands>) => Promise<Output>) => async () =>
+    write(await withDatabase((database) => run(errorCommands(database, loadConfig()))));
 
   errors
     .command('ls')

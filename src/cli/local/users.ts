@@ -11,6 +11,7 @@ import { usersRepository } from '../../users/users.store.js';
 import { userLimits } from '../../shared/limits.js';
 import { UsageError } from '../common/usage-error.js';
 import { pages, readStdin, withDatabase } from './database.js';
+import { human, type Output, table, write } from '../common/output.js';
 
 /**
  * `cmi local users ...`: the operator's account tools, straight on the database (safe while servers run; they
@@ -24,61 +25,58 @@ export function userCommands(database: Database) {
   const resolve = (target: string) => users.lookUp(OPERATOR, target);
 
   return {
-    async list(page: number, perPage: number): Promise<string> {
+    async list(page: number, perPage: number): Promise<Output> {
       const { items, total } = await users.list(OPERATOR, perPage, (page - 1) * perPage);
       const rows = items.map((u) => [String(u.id), u.login, u.email, u.role, u.status]);
-      const table = [['ID', 'LOGIN', 'EMAIL', 'ROLE', 'STATUS'], ...rows];
-      const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-      const lines = table.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
-      return [...lines, `${items.length} of ${total} users (page ${page})`].join('\n');
+      return human(...table([['ID', 'LOGIN', 'EMAIL', 'ROLE', 'STATUS'], ...rows]), `${items.length} of ${total} users (page ${page})`);
     },
 
-    async create(fields: Record<string, unknown>): Promise<string> {
+    async create(fields: Record<string, unknown>): Promise<Output> {
       const user = await users.create(OPERATOR, fields);
-      return `Created ${user.role === 'admin' ? 'administrator' : 'user'} ${describe(user)}`;
+      return human(`Created ${user.role === 'admin' ? 'administrator' : 'user'} ${describe(user)}`);
     },
 
-    async update(target: string, fields: Record<string, unknown>): Promise<string> {
+    async update(target: string, fields: Record<string, unknown>): Promise<Output> {
       const user = await users.update(OPERATOR, (await resolve(target)).id, fields);
-      return `Updated user ${describe(user)}`;
+      return human(`Updated user ${describe(user)}`);
     },
 
-    async remove(target: string): Promise<string> {
+    async remove(target: string): Promise<Output> {
       const user = await resolve(target);
       const outcome = await users.remove(OPERATOR, user.id);
-      return outcome === 'marked'
+      return human(outcome === 'marked'
         ? `Marked user ${describe(user)} deleted; its access has ended (rm again to remove the record)`
-        : `Removed user ${describe(user)}`;
+        : `Removed user ${describe(user)}`);
     },
 
-    async suspend(target: string): Promise<string> {
-      return `Suspended user ${describe(await users.suspend(OPERATOR, (await resolve(target)).id))}`;
+    async suspend(target: string): Promise<Output> {
+      return human(`Suspended user ${describe(await users.suspend(OPERATOR, (await resolve(target)).id))}`);
     },
 
-    async activate(target: string): Promise<string> {
-      return `Activated user ${describe(await users.activate(OPERATOR, (await resolve(target)).id))}`;
+    async activate(target: string): Promise<Output> {
+      return human(`Activated user ${describe(await users.activate(OPERATOR, (await resolve(target)).id))}`);
     },
 
-    async apiKey(target: string): Promise<string> {
+    async apiKey(target: string): Promise<Output> {
       const { user, apiKey } = await users.makeNewApiKey(OPERATOR, (await resolve(target)).id);
-      return `New API key for ${describe(user)} (shown once; the old one no longer works):\n${apiKey}`;
+      return human(`New API key for ${describe(user)} (shown once; the old one no longer works):`, apiKey);
     },
 
     /** Clears the user's failed-login counters (docs/security.md#brute-force), so its next login is checked afresh. */
-    async unlock(target: string): Promise<string> {
+    async unlock(target: string): Promise<Output> {
       const user = await resolve(target);
       await unlockAccount(failures, user);
-      return `Unlocked user ${describe(user)}: its failed-login counters are cleared`;
+      return human(`Unlocked user ${describe(user)}: its failed-login counters are cleared`);
     },
 
     /** Sets the given password, or a generated one that is printed once. All sessions end; the counters are cleared. */
-    async resetPassword(target: string, password: string | undefined): Promise<string> {
+    async resetPassword(target: string, password: string | undefined): Promise<Output> {
       const chosen = password ?? generatePassword();
       const user = await users.update(OPERATOR, (await resolve(target)).id, { password: chosen });
       await unlockAccount(failures, user);
-      return password === undefined
+      return human(password === undefined
         ? `New password for ${describe(user)} (shown once): ${chosen}`
-        : `Password of ${describe(user)} changed; its sessions have ended`;
+        : `Password of ${describe(user)} changed; its sessions have ended`);
     },
   };
 }
@@ -114,8 +112,8 @@ function userFields(options: UserFieldOptions): Record<string, unknown> {
 /** `cmi local users ...`: the users in the configured database, with the verbs of `cmi users` where both have one. */
 export function addLocalUserCommands(local: Command): void {
   const users = local.command('users').description('manage users in the configured database (also without working credentials)');
-  const onUsers = (run: (commands: ReturnType<typeof userCommands>) => Promise<string>) => async () =>
-    console.log(await withDatabase((database) => run(userCommands(database))));
+  const onUsers = (run: (commands: ReturnType<typeof userCommands>) => Promise<Output>) => async () =>
+    write(await withDatabase((database) => run(userCommands(database))));
 
   users
     .command('ls')

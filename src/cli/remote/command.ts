@@ -1,8 +1,9 @@
-import { type Command, CommanderError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { CmiApiError, CmiConnectionError, CmiError } from '../../client/index.js';
 import { UsageError } from '../common/usage-error.js';
 import { connect, EXIT, type GlobalOptions, RemoteUsageError } from './connection.js';
 import type { RawFormat } from './records-output.js';
+import { type Output, write } from '../common/output.js';
 
 /**
  * How a remote command of `cmi` (docs/cli.md) is declared and run: it talks to a cmi (or OnApp) server
@@ -27,13 +28,6 @@ export function globals(command: Command): GlobalOptions {
   return { ...program, ...Object.fromEntries(Object.entries(own).filter(([, v]) => v !== undefined)) };
 }
 
-/** Usage mistakes of a remote command exit 2 (docs/cli.md#exit-codes); --help exits 0. */
-export function exitsTwoOnUsage(command: Command): Command {
-  return command.exitOverride((error: CommanderError) => {
-    process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
-  });
-}
-
 export function rawOptions(command: Command): Command {
   return command
     .addOption(new Option('--json', 'print the JSON body instead of a table').conflicts('xml'))
@@ -45,13 +39,13 @@ export const rawFormat = (options: { json?: boolean; xml?: boolean }): RawFormat
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}`;
 
 export function remote(command: Command, description: string, ...example: string[]): Command {
-  return exitsTwoOnUsage(connectionOptions(command.description(description)).addHelpText('after', examples(...example)));
+  return connectionOptions(command.description(description)).addHelpText('after', examples(...example));
 }
 
-/** Runs a remote command: connects with the options, prints what `run` answers. */
-export async function run(command: Command, xml: boolean | undefined, body: (connection: Awaited<ReturnType<typeof connect>>) => Promise<string>): Promise<void> {
+/** Runs a remote command: connects with the options, prints what `run` answers through the one writer (common/output.ts). */
+export async function run(command: Command, xml: boolean | undefined, body: (connection: Awaited<ReturnType<typeof connect>>) => Promise<Output>): Promise<void> {
   const connection = await connect({ ...globals(command), xml });
-  console.log(await body(connection));
+  write(await body(connection));
 }
 
 /** What the program's catch prints for an error of a remote command, and the exit code; undefined for others. */

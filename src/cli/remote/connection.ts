@@ -1,6 +1,7 @@
 import { CmiClient } from '../../client/index.js';
 import { UsageError } from '../common/usage-error.js';
 import { readProfile } from './profiles.js';
+import { complain } from '../common/output.js';
 
 /** The options every remote command takes (before or after the command's name; docs/cli.md#connecting). */
 export interface GlobalOptions {
@@ -15,10 +16,8 @@ export interface GlobalOptions {
 /** Exit codes of the remote commands (docs/cli.md#exit-codes). */
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3 } as const;
 
-/** A usage mistake of a remote command: exit code 2. */
-export class RemoteUsageError extends UsageError {
-  readonly exitCode = EXIT.usage;
-}
+/** A usage mistake of a remote command: exit code 2, as every UsageError. */
+export class RemoteUsageError extends UsageError {}
 
 const nonEmpty = (value: string | undefined): value is string => value !== undefined && value !== '';
 
@@ -54,7 +53,7 @@ export async function connect(options: GlobalOptions, env: NodeJS.ProcessEnv = p
   // Not echoed: it holds a password, which would land in the terminal's scrollback and the profile file.
   if (/^https?:\/\/[^/?#]*@/.test(url)) throw new RemoteUsageError('--url must not hold credentials (user:password@host): give --user, and the password with --password-stdin or CMI_PASSWORD');
   if (!/^https?:\/\/[^/]/.test(url)) throw new RemoteUsageError(`--url must be an http:// or https:// URL (got "${url}")`);
-  if (!sentEncrypted(url)) process.stderr.write(`cmi: warning: ${new URL(url).host} is reached over plain http: the password or API key crosses the network readable; use https://\n`);
+  if (!sentEncrypted(url)) complain(`cmi: warning: ${new URL(url).host} is reached over plain http: the password or API key crosses the network readable; use https://`);
   const login = options.user ?? (nonEmpty(env.CMI_USER) ? env.CMI_USER : undefined) ?? profile?.login;
   if (login === undefined) throw new RemoteUsageError('no login: give --user LOGIN (or CMI_USER)');
   let secret: { password: string } | { apiKey: string } | undefined;

@@ -4,7 +4,7 @@ import { deliveryResource as resource } from '../../alerts/delivery.resource.js'
 import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
 import { type RawFormat, rendered } from './records-output.js';
-import { cell, progressBar, table, terminal, type Terminal } from './terminal.js';
+import { cell, human, type Line, type Output, progressBar, table } from '../common/output.js';
 
 const STATE_STYLE = { delivered: 'green', pending: 'yellow', failed: 'red' } as const;
 
@@ -17,9 +17,9 @@ export interface DeliveryListParams {
 }
 
 /** `cmi deliveries ls` against a server (administrators only): the webhook outbox, the oldest first. */
-export function remoteDeliveryCommands({ client }: Connection, term: Terminal) {
-  const deliveryTable = (deliveries: Delivery[]) =>
-    table(term, [
+export function remoteDeliveryCommands({ client }: Connection) {
+  const deliveryTable = (deliveries: Delivery[]): Line[] =>
+    table([
       ['ID', 'KIND', 'ERROR', 'STATE', 'TRIES', 'STATUS', 'CREATED', 'DELIVERED', 'URL'],
       ...deliveries.map((d) => [
         String(d.id), cell(d.kind), String(d.error_id), cell(d.state), String(d.attempts), d.last_status === null ? '-' : String(d.last_status),
@@ -28,12 +28,12 @@ export function remoteDeliveryCommands({ client }: Connection, term: Terminal) {
     ], (row, column) => (column === 3 ? STATE_STYLE[deliveries[row]!.state as keyof typeof STATE_STYLE] : undefined));
 
   return {
-    async ls({ state, ...page }: DeliveryListParams, all: boolean, raw: RawFormat): Promise<string> {
+    async ls({ state, ...page }: DeliveryListParams, all: boolean, raw: RawFormat): Promise<Output> {
       // The server refuses another state in its own words (422); the client's type names the three.
       const filter = { state: state as keyof typeof STATE_STYLE | undefined };
       if (all) {
         if (page.page !== undefined) throw new RemoteUsageError('--all walks every page: leave out --page');
-        const bar = progressBar(term, 'deliveries');
+        const bar = progressBar('deliveries');
         const deliveries: Delivery[] = [];
         try {
           const first = await client.deliveries.list({ ...filter, perPage: page.perPage, page: 1 });
@@ -45,12 +45,12 @@ export function remoteDeliveryCommands({ client }: Connection, term: Terminal) {
           bar.done();
         }
         if (raw) return rendered(raw, { resource, records: deliveries });
-        return [...deliveryTable(deliveries), `${deliveries.length} deliveries`].join('\n');
+        return human(...deliveryTable(deliveries), `${deliveries.length} deliveries`);
       }
       const result = await client.deliveries.list({ ...filter, ...page });
       if (raw) return rendered(raw, { resource, records: result.items });
       const pages = Math.max(1, Math.ceil(result.total / result.limit));
-      return [...deliveryTable(result.items), `${result.items.length} of ${result.total} deliveries (page ${result.page} of ${pages})`].join('\n');
+      return human(...deliveryTable(result.items), `${result.items.length} of ${result.total} deliveries (page ${result.page} of ${pages})`);
     },
   };
 }
@@ -70,6 +70,6 @@ export function addRemoteDeliveryCommands(program: Command): void {
         return Number(raw);
       };
       const params = { state: options.state, page: number(options.page, '--page'), perPage: number(options.perPage, '--per-page') };
-      await run(command, options.xml, (c) => remoteDeliveryCommands(c, terminal()).ls(params, options.all === true, rawFormat(options)));
+      await run(command, options.xml, (c) => remoteDeliveryCommands(c).ls(params, options.all === true, rawFormat(options)));
     });
 }

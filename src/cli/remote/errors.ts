@@ -5,7 +5,7 @@ import { histogramBucketResource } from '../../tracker/error-details.resource.js
 import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
 import { type RawFormat, rendered } from './records-output.js';
-import { cell, paint, progressBar, table, terminal, type Terminal } from './terminal.js';
+import { cell, human, type Line, type Output, progressBar, styled, table } from '../common/output.js';
 
 /** The list's MESSAGE column is at most this many characters; `show` lists this many occurrences and hosts. */
 const MESSAGE_COLUMN_CHARS = 60;
@@ -20,18 +20,18 @@ function errorId(raw: string): number {
 const datetime = (value: Date) => `${value.toISOString().slice(0, 19)}+00:00`;
 
 /** `cmi errors ls|show|report|rm|histogram` against a server (administrators only). */
-export function remoteErrorCommands({ client }: Connection, term: Terminal) {
-  const errorTable = (errors: InfrastructureError[]) =>
-    table(term, [
+export function remoteErrorCommands({ client }: Connection) {
+  const errorTable = (errors: InfrastructureError[]): Line[] =>
+    table([
       ['ID', 'COUNT', 'LAST SEEN', 'REPORTED', 'CLASS', 'MESSAGE'],
       ...errors.map((e) => [String(e.id), String(e.counter), datetime(e.updated_at), e.reported ? 'yes' : 'no', cell(e.error_class), cell(e.message, MESSAGE_COLUMN_CHARS)]),
     ], (row, column) => (column === 3 && !errors[row]!.reported ? 'yellow' : undefined));
 
   return {
-    async ls(params: ErrorListParams, all: boolean, raw: RawFormat): Promise<string> {
+    async ls(params: ErrorListParams, all: boolean, raw: RawFormat): Promise<Output> {
       if (all) {
         if (params.page !== undefined) throw new RemoteUsageError('--all walks every page: leave out --page');
-        const bar = progressBar(term, 'errors');
+        const bar = progressBar('errors');
         const errors: InfrastructureError[] = [];
         try {
           const first = await client.infrastructureErrors.list({ ...params, page: 1 });
@@ -43,15 +43,15 @@ export function remoteErrorCommands({ client }: Connection, term: Terminal) {
           bar.done();
         }
         if (raw) return rendered(raw, { resource, records: errors });
-        return [...errorTable(errors), `${errors.length} errors`].join('\n');
+        return human(...errorTable(errors), `${errors.length} errors`);
       }
       const result = await client.infrastructureErrors.list(params);
       if (raw) return rendered(raw, { resource, records: result.items });
       const pages = Math.max(1, Math.ceil(result.total / result.limit));
-      return [...errorTable(result.items), `${result.items.length} of ${result.total} errors (page ${result.page} of ${pages})`].join('\n');
+      return human(...errorTable(result.items), `${result.items.length} of ${result.total} errors (page ${result.page} of ${pages})`);
     },
 
-    async show(raw: string, format: RawFormat): Promise<string> {
+    async show(raw: string, format: RawFormat): Promise<Output> {
       const id = errorId(raw);
       const record = await client.infrastructureErrors.get(id);
       if (format) return rendered(format, { resource, record });
@@ -59,54 +59,54 @@ export function remoteErrorCommands({ client }: Connection, term: Terminal) {
         client.infrastructureErrors.occurrences(id, { perPage: SHOWN }),
         client.infrastructureErrors.breakdown(id, { by: 'host', perPage: SHOWN }),
       ]);
-      const key = (name: string) => paint(term, 'bold', `${name}:`);
-      // Every line through cell(): a reporter's text must not reach the terminal's escape sequences (docs/cli.md#output).
-      const [firstLine, ...moreLines] = record.message.split(/\r\n|\r|\n/).map((line) => cell(line));
-      return [
-        `${key('id')} ${record.id}`,
-        record.backtrace === '' ? `${key('backtrace')} (none)` : key('backtrace'),
-        ...(record.backtrace === '' ? [] : record.backtrace.split(/\r\n|\r|\n/).map((line) => `    ${cell(line)}`)),
-        `${key('counter')} ${record.counter}`,
-        `${key('created_at')} ${datetime(record.created_at)}`,
-        `${key('error_class')} ${cell(record.error_class)}`,
-        `${key('fingerprint')} ${cell(record.fingerprint)}`,
-        `${key('message')} ${firstLine}`,
+      // A field of several lines is printed one line each, indented; the writer escapes the rest (docs/cli.md#output).
+      const key = (name: string, text: string): Line => [styled('bold', `${name}:`), text === '' ? '' : ` ${text}`];
+      const [firstLine, ...moreLines] = record.message.split(/\r\n|\r|\n/);
+      return human(
+        key('id', String(record.id)),
+        key('backtrace', record.backtrace === '' ? '(none)' : ''),
+        ...(record.backtrace === '' ? [] : record.backtrace.split(/\r\n|\r|\n/).map((line) => `    ${line}`)),
+        key('counter', String(record.counter)),
+        key('created_at', datetime(record.created_at)),
+        key('error_class', record.error_class),
+        key('fingerprint', record.fingerprint),
+        key('message', firstLine!),
         ...moreLines.map((line) => `    ${line}`),
-        `${key('reported')} ${record.reported}`,
-        `${key('updated_at')} ${datetime(record.updated_at)}`,
+        key('reported', String(record.reported)),
+        key('updated_at', datetime(record.updated_at)),
         '',
         `Latest occurrences (${occurrences.items.length} of ${occurrences.total} kept):`,
-        ...table(term, [
+        ...table([
           ['OCCURRED AT', 'HOST', 'COMPONENT', 'REQUEST ID'],
           ...occurrences.items.map((o) => [datetime(o.occurred_at), cell(o.host ?? '-'), cell(o.component ?? '-'), cell(o.request_id ?? '-')]),
-        ]).map((line) => `  ${line}`),
+        ], undefined, '  '),
         '',
         `By host (${hosts.items.length} of ${hosts.total}):`,
-        ...table(term, [['HOST', 'COUNT'], ...hosts.items.map((h) => [cell(h.value ?? '-'), String(h.count)])]).map((line) => `  ${line}`),
-      ].join('\n');
+        ...table([['HOST', 'COUNT'], ...hosts.items.map((h) => [cell(h.value ?? '-'), String(h.count)])], undefined, '  '),
+      );
     },
 
-    async report(raw: string): Promise<string> {
+    async report(raw: string): Promise<Output> {
       const record = await client.infrastructureErrors.report(errorId(raw));
-      return `Reported infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})`;
+      return human(`Reported infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})`);
     },
 
-    async rm(raw: string): Promise<string> {
+    async rm(raw: string): Promise<Output> {
       const id = errorId(raw);
       const record = await client.infrastructureErrors.get(id);
       await client.infrastructureErrors.delete(id);
-      return `Deleted infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})`;
+      return human(`Deleted infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})`);
     },
 
     /** The counts of `period`, one row a bucket, with a bar scaled to the largest. */
-    async histogram(raw: string, period: string | undefined, format: RawFormat): Promise<string> {
+    async histogram(raw: string, period: string | undefined, format: RawFormat): Promise<Output> {
       if (period !== undefined && !['24h', '7d', '30d'].includes(period)) throw new RemoteUsageError(`--period must be 24h, 7d or 30d (got "${period}")`);
       const buckets = await client.infrastructureErrors.histogram(errorId(raw), { period: period as '24h' | '7d' | '30d' | undefined });
       if (format) return rendered(format, { resource: histogramBucketResource, records: buckets });
       const largest = Math.max(1, ...buckets.map((b) => b.count));
       const rows = buckets.map((b) => [datetime(b.start), String(b.count), '#'.repeat(Math.ceil((b.count / largest) * BAR_CHARS))]);
       const total = buckets.reduce((sum, b) => sum + b.count, 0);
-      return [...table(term, [['START', 'COUNT', ''], ...rows]), `${total} occurrences in ${buckets.length} buckets`].join('\n');
+      return human(...table([['START', 'COUNT', ''], ...rows]), `${total} occurrences in ${buckets.length} buckets`);
     },
   };
 }
@@ -141,21 +141,21 @@ export function addRemoteErrorCommands(program: Command): void {
         error_class: options.class, q: options.q, since: options.since, until: options.until, host: options.host, component: options.component,
         sort: options.sort as never, direction: options.direction as never, page: number(options.page, '--page'), perPage: number(options.perPage, '--per-page'),
       };
-      await run(command, options.xml, (c) => remoteErrorCommands(c, terminal()).ls(params, options.all === true, rawFormat(options)));
+      await run(command, options.xml, (c) => remoteErrorCommands(c).ls(params, options.all === true, rawFormat(options)));
     });
 
   rawOptions(remote(errors.command('show <id>'), 'print an error on the server, its latest occurrences and the hosts it occurred on', 'cmi errors show 7', 'cmi errors show 7 --xml'))
     .action(async (id: string, options: { json?: boolean; xml?: boolean }, command: Command) =>
-      run(command, options.xml, (c) => remoteErrorCommands(c, terminal()).show(id, rawFormat(options))));
+      run(command, options.xml, (c) => remoteErrorCommands(c).show(id, rawFormat(options))));
 
   remote(errors.command('report <id>'), 'mark an error reported on the server, which delivers it first to its report webhook when one is set', 'cmi errors report 7')
-    .action(async (id: string, _options: unknown, command: Command) => run(command, false, (c) => remoteErrorCommands(c, terminal()).report(id)));
+    .action(async (id: string, _options: unknown, command: Command) => run(command, false, (c) => remoteErrorCommands(c).report(id)));
 
   remote(errors.command('rm <id>'), 'delete an error on the server and everything kept about it', 'cmi errors rm 7')
-    .action(async (id: string, _options: unknown, command: Command) => run(command, false, (c) => remoteErrorCommands(c, terminal()).rm(id)));
+    .action(async (id: string, _options: unknown, command: Command) => run(command, false, (c) => remoteErrorCommands(c).rm(id)));
 
   rawOptions(remote(errors.command('histogram <id>'), 'print the occurrences of an error over time', 'cmi errors histogram 7 --period 7d'))
     .option('--period <period>', '24h (default), 7d or 30d')
     .action(async (id: string, options: { period?: string; json?: boolean; xml?: boolean }, command: Command) =>
-      run(command, options.xml, (c) => remoteErrorCommands(c, terminal()).histogram(id, options.period, rawFormat(options))));
+      run(command, options.xml, (c) => remoteErrorCommands(c).histogram(id, options.period, rawFormat(options))));
 }

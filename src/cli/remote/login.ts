@@ -3,6 +3,7 @@ import { globals, rawOptions, remote, run } from './command.js';
 import { connect, RemoteUsageError } from './connection.js';
 import { saveProfile } from './profiles.js';
 import { findUser } from './users.js';
+import { exact, human, write } from '../common/output.js';
 
 /**
  * `cmi version` and `cmi login`: check the connection to a server, and save it as a profile
@@ -13,9 +14,9 @@ export function addLoginCommands(program: Command): void {
     .action(async (options: { json?: boolean; xml?: boolean }, command: Command) =>
       run(command, options.xml, async ({ client }) => {
         const version = await client.version();
-        if (options.json) return JSON.stringify({ version });
-        if (options.xml) return `<?xml version="1.0" encoding="UTF-8"?>\n<cmi>\n  <version>${version.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</version>\n</cmi>`;
-        return version;
+        if (options.json) return exact(JSON.stringify({ version }));
+        if (options.xml) return exact(`<?xml version="1.0" encoding="UTF-8"?>\n<cmi>\n  <version>${version.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</version>\n</cmi>`);
+        return human(version);
       }));
 
   remote(
@@ -39,6 +40,6 @@ export function addLoginCommands(program: Command): void {
       made = true;
     }
     const path = saveProfile(name, { url, login, api_key: apiKey }, process.env);
-    console.log(`Saved profile "${name}" (${login} at ${url}) in ${path}${made ? '; a new API key was made for it (the previous key of this user no longer works)' : ''}`);
+    write(human(`Saved profile "${name}" (${login} at ${url}) in ${path}${made ? '; a new API key was made for it (the previous key of this user no longer works)' : ''}`));
   });
 }

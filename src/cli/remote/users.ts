@@ -7,7 +7,7 @@ import { globals, rawFormat, rawOptions, remote, run } from './command.js';
 import { connect, type Connection, EXIT, RemoteUsageError } from './connection.js';
 import { readCsv, toCsv } from './csv.js';
 import { type RawFormat, rendered } from './records-output.js';
-import { cell, paint, progressBar, table, terminal, type Terminal } from './terminal.js';
+import { cell, exact, human, type Line, type Output, progressBar, styled, table, write } from '../common/output.js';
 
 const role = (user: User) => user.roles[0]?.identifier ?? '-';
 const describe = (user: User) => `${user.id} "${user.login}" <${user.email}>`;
@@ -30,15 +30,15 @@ export async function findUser(client: CmiClient, target: string): Promise<User>
 }
 
 /** `cmi users ls|show|add|edit|rm|suspend|activate|api-key|import|export` against a server. */
-export function remoteUserCommands({ client }: Connection, term: Terminal) {
-  const userTable = (users: User[]) =>
-    table(term, [['ID', 'LOGIN', 'EMAIL', 'ROLE', 'STATUS'], ...users.map((u) => [String(u.id), cell(u.login), cell(u.email), role(u), u.status])], (row, column) =>
+export function remoteUserCommands({ client }: Connection) {
+  const userTable = (users: User[]): Line[] =>
+    table([['ID', 'LOGIN', 'EMAIL', 'ROLE', 'STATUS'], ...users.map((u) => [String(u.id), cell(u.login), cell(u.email), role(u), u.status])], (row, column) =>
       column === 4 ? STATUS_STYLE[users[row]!.status as keyof typeof STATUS_STYLE] : undefined,
     );
 
   /** Every user, with a progress bar on a terminal. */
   async function everyUser(perPage: number | undefined): Promise<User[]> {
-    const bar = progressBar(term, 'users');
+    const bar = progressBar('users');
     const users: User[] = [];
     let total: number | undefined;
     try {
@@ -56,22 +56,22 @@ export function remoteUserCommands({ client }: Connection, term: Terminal) {
   }
 
   return {
-    async ls(options: { page?: string; perPage?: string; all?: boolean }, raw: RawFormat): Promise<string> {
+    async ls(options: { page?: string; perPage?: string; all?: boolean }, raw: RawFormat): Promise<Output> {
       const page = positive(options.page, '--page');
       const perPage = positive(options.perPage, '--per-page');
       if (options.all && page !== undefined) throw new RemoteUsageError('--all walks every page: leave out --page');
       if (options.all) {
         const users = await everyUser(perPage);
         if (raw) return rendered(raw, { resource: userResource, records: users });
-        return [...userTable(users), `${users.length} users`].join('\n');
+        return human(...userTable(users), `${users.length} users`);
       }
       const result = await client.users.list({ page, perPage });
       if (raw) return rendered(raw, { resource: userResource, records: result.items });
       const pages = Math.max(1, Math.ceil(result.total / result.limit));
-      return [...userTable(result.items), `${result.items.length} of ${result.total} users (page ${result.page} of ${pages})`].join('\n');
+      return human(...userTable(result.items), `${result.items.length} of ${result.total} users (page ${result.page} of ${pages})`);
     },
 
-    async show(target: string, raw: RawFormat): Promise<string> {
+    async show(target: string, raw: RawFormat): Promise<Output> {
       const user = await findUser(client, target);
       if (raw) return rendered(raw, { resource: userResource, record: user });
       const value = (v: string | number | Date | null) => (v === null ? '-' : v instanceof Date ? `${v.toISOString().slice(0, 19)}+00:00` : String(v));
@@ -80,47 +80,47 @@ export function remoteUserCommands({ client }: Connection, term: Terminal) {
         .map(([name]) => [name, value((user as unknown as Record<string, string | number | Date | null>)[name]!)]);
       lines.splice(6, 0, ['role', role(user)]);
       const width = Math.max(...lines.map(([name]) => name!.length));
-      return lines.map(([name, text]) => `${paint(term, 'bold', `${name}:`.padEnd(width + 1))} ${text}`).join('\n');
+      return human(...lines.map(([name, text]): Line => [styled('bold', `${name}:`.padEnd(width + 1)), ` ${text}`]));
     },
 
-    async add(fields: NewUser): Promise<string> {
+    async add(fields: NewUser): Promise<Output> {
       const user = await client.users.create(fields);
-      return `Created ${role(user) === 'admin' ? 'administrator' : 'user'} ${describe(user)}`;
+      return human(`Created ${role(user) === 'admin' ? 'administrator' : 'user'} ${describe(user)}`);
     },
 
-    async edit(target: string, changes: UserChanges): Promise<string> {
+    async edit(target: string, changes: UserChanges): Promise<Output> {
       if (Object.keys(changes).length === 0) throw new RemoteUsageError('nothing to change: give at least one of the options (cmi help users edit)');
       const user = await findUser(client, target);
       await client.users.update(user.id, changes);
-      return `Updated user ${describe({ ...user, ...changes })}`;
+      return human(`Updated user ${describe({ ...user, ...changes })}`);
     },
 
-    async rm(target: string): Promise<string> {
+    async rm(target: string): Promise<Output> {
       const user = await findUser(client, target);
       await client.users.delete(user.id);
-      return user.status === 'deleted'
+      return human(user.status === 'deleted'
         ? `Removed user ${describe(user)}`
-        : `Marked user ${describe(user)} deleted; its access has ended (rm again to remove the record)`;
+        : `Marked user ${describe(user)} deleted; its access has ended (rm again to remove the record)`);
     },
 
-    async suspend(target: string): Promise<string> {
-      return `Suspended user ${describe(await client.users.suspend((await findUser(client, target)).id))}`;
+    async suspend(target: string): Promise<Output> {
+      return human(`Suspended user ${describe(await client.users.suspend((await findUser(client, target)).id))}`);
     },
 
-    async activate(target: string): Promise<string> {
-      return `Activated user ${describe(await client.users.activate((await findUser(client, target)).id))}`;
+    async activate(target: string): Promise<Output> {
+      return human(`Activated user ${describe(await client.users.activate((await findUser(client, target)).id))}`);
     },
 
-    async apiKey(target: string): Promise<string> {
+    async apiKey(target: string): Promise<Output> {
       const user = await client.users.makeNewApiKey((await findUser(client, target)).id);
-      return `New API key for ${describe(user)} (shown once; the old one no longer works):\n${user.api_key}`;
+      return human(`New API key for ${describe(user)} (shown once; the old one no longer works):`, user.api_key);
     },
 
     /** Every user as RFC 4180 CSV, the columns `import` reads (without passwords). */
-    async export(): Promise<string> {
+    async export(): Promise<Output> {
       const users = await everyUser(1000);
       const rows = users.map((u) => [String(u.id), u.login, u.email, u.first_name, u.last_name, role(u), u.status, u.time_zone ?? '', u.locale ?? '', `${u.created_at.toISOString().slice(0, 19)}+00:00`]);
-      return toCsv([['id', 'login', 'email', 'first_name', 'last_name', 'role', 'status', 'time_zone', 'locale', 'created_at'], ...rows]);
+      return exact(toCsv([['id', 'login', 'email', 'first_name', 'last_name', 'role', 'status', 'time_zone', 'locale', 'created_at'], ...rows]), '');
     },
 
     /**
@@ -128,7 +128,7 @@ export function remoteUserCommands({ client }: Connection, term: Terminal) {
      * time_zone, locale, role), `concurrency` at a time. A login the server already has is skipped, so a
      * rerun after an interruption creates no duplicates. The report lists what was skipped and failed.
      */
-    async import(file: string, concurrency: number): Promise<{ output: string; failed: number }> {
+    async import(file: string, concurrency: number): Promise<{ output: Output; failed: number }> {
       let text: string;
       try {
         text = readFileSync(file, 'utf8');
@@ -143,7 +143,7 @@ export function remoteUserCommands({ client }: Connection, term: Terminal) {
       }
       if (rows.length > 0 && !('login' in rows[0]!.fields && 'email' in rows[0]!.fields)) throw new RemoteUsageError(`${file} needs a header row with login and email columns`);
       const existing = new Set((await everyUser(1000)).map((u) => u.login.toLowerCase()));
-      const bar = progressBar(term, 'import');
+      const bar = progressBar('import');
       const created: string[] = [];
       const skipped: string[] = [];
       const failed: string[] = [];
@@ -185,12 +185,12 @@ export function remoteUserCommands({ client }: Connection, term: Terminal) {
         bar.done();
       }
       const byLine = (a: string, b: string) => Number(/\d+/.exec(a)![0]) - Number(/\d+/.exec(b)![0]);
-      const lines = [
+      const output = human(
         `${created.length} created, ${skipped.length} skipped, ${failed.length} failed (${rows.length} rows)`,
         ...skipped.sort(byLine).map((s) => `skipped ${s}`),
-        ...failed.sort(byLine).map((f) => paint(term, 'red', `failed ${f}`)),
-      ];
-      return { output: lines.join('\n'), failed: failed.length };
+        ...failed.sort(byLine).map((f): Line => [styled('red', `failed ${f}`)]),
+      );
+      return { output, failed: failed.length };
     },
   };
 }
@@ -217,17 +217,16 @@ function userFieldOptions(command: Command): Command {
 /** `cmi users ls|show|add|edit|rm|suspend|activate|api-key|import|export`. */
 export function addRemoteUserCommands(program: Command): void {
   const users = program.command('users').description('manage users on a server (cmi local users: in the configured database)');
-  const term = terminal;
   rawOptions(remote(users.command('ls'), 'list users on the server (a page, or --all)', 'cmi users ls --url https://cmi.example.com --user admin', 'cmi users ls --all --json'))
     .option('--page <n>', 'page (default 1)')
     .option('--per-page <n>', 'users a page (default the server\'s, 25)')
     .option('--all', 'every page (a progress bar on a terminal)')
     .action(async (options: { page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean }, command: Command) =>
-      run(command, options.xml, (c) => remoteUserCommands(c, term()).ls(options, rawFormat(options))));
+      run(command, options.xml, (c) => remoteUserCommands(c).ls(options, rawFormat(options))));
 
   rawOptions(remote(users.command('show <user>'), 'print a user (by id, login or email)', 'cmi users show 3', 'cmi users show alice --xml'))
     .action(async (target: string, options: { json?: boolean; xml?: boolean }, command: Command) =>
-      run(command, options.xml, (c) => remoteUserCommands(c, term()).show(target, rawFormat(options))));
+      run(command, options.xml, (c) => remoteUserCommands(c).show(target, rawFormat(options))));
 
   userFieldOptions(remote(users.command('add'), 'create a user on the server', 'cmi users add --login grace --email grace@example.com --password "$PW" --first-name Grace'))
     .requiredOption('--login <login>', 'login name')
@@ -235,7 +234,7 @@ export function addRemoteUserCommands(program: Command): void {
     .addOption(new Option('--admin', 'make the user an administrator'))
     .action(async (options: UserFieldFlags, command: Command) => {
       if (options.password === undefined) throw new RemoteUsageError('give the new user\'s --password');
-      return run(command, false, (c) => remoteUserCommands(c, term()).add(userFields(options) as never));
+      return run(command, false, (c) => remoteUserCommands(c).add(userFields(options) as never));
     });
 
   userFieldOptions(remote(users.command('edit <user>'), 'change a user on the server (by id, login or email)', 'cmi users edit alice --time-zone Europe/Paris', 'cmi users edit 3 --admin'))
@@ -243,19 +242,19 @@ export function addRemoteUserCommands(program: Command): void {
     .option('--email <email>', 'new email address')
     .addOption(new Option('--admin', 'make the user an administrator').conflicts('ordinary'))
     .option('--ordinary', 'make the user an ordinary user')
-    .action(async (target: string, options: UserFieldFlags, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).edit(target, userFields(options))));
+    .action(async (target: string, options: UserFieldFlags, command: Command) => run(command, false, (c) => remoteUserCommands(c).edit(target, userFields(options))));
 
   remote(users.command('rm <user>'), 'mark a user deleted on the server (its access ends); rm again removes the record', 'cmi users rm bob')
-    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).rm(target)));
+    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c).rm(target)));
 
   remote(users.command('suspend <user>'), 'suspend a user on the server (its access ends)', 'cmi users suspend bob')
-    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).suspend(target)));
+    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c).suspend(target)));
 
   remote(users.command('activate <user>'), 'reactivate a suspended or deleted user on the server', 'cmi users activate bob')
-    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).activate(target)));
+    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c).activate(target)));
 
   remote(users.command('api-key <user>'), 'make a user a new API key on the server (printed once; the old one stops working)', 'cmi users api-key bob')
-    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c, term()).apiKey(target)));
+    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c).apiKey(target)));
 
   remote(users.command('import <file>'), 'create the users of a CSV file (columns login, email, password, first_name, last_name, time_zone, locale, role); existing logins are skipped', 'cmi users import staff.csv --concurrency 8')
     .option('--concurrency <n>', 'requests at a time (1 to 32)', '4')
@@ -263,14 +262,14 @@ export function addRemoteUserCommands(program: Command): void {
       const concurrency = Number(options.concurrency);
       if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32) throw new RemoteUsageError(`--concurrency must be 1 to 32 (got "${options.concurrency}")`);
       const connection = await connect(globals(command));
-      const { output, failed } = await remoteUserCommands(connection, term()).import(file, concurrency);
-      console.log(output);
+      const { output, failed } = await remoteUserCommands(connection).import(file, concurrency);
+      write(output);
       if (failed > 0) process.exitCode = EXIT.refused;
     });
 
   remote(users.command('export'), 'print every user as CSV (RFC 4180; no passwords)', 'cmi users export > users.csv')
     .action(async (_options: unknown, command: Command) => {
-      // CSV as it is, CRLF line ends included (console.log would add an LF).
-      process.stdout.write(await remoteUserCommands(await connect(globals(command)), term()).export());
+      // CSV as it is, CRLF line ends included.
+      write(await remoteUserCommands(await connect(globals(command))).export());
     });
 }

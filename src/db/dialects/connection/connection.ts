@@ -35,6 +35,17 @@ export interface Connection<DB> {
  * postgres-pool.ts bounds every query on the client side; both answer ServiceUnavailable (503).
  */
 export interface Connector {
-  /** Opens the database; `writes` counts this process's own writes, part of the data version. */
-  open<DB>(pool: PoolSettings, writes: WriteCounter): Connection<DB>;
+  /**
+   * Opens the database; `writes` counts this process's own writes, part of the data version. With
+   * `mustExist`, a database that is not there is not created: DatabaseMissing (SQLite: no file; a
+   * PostgreSQL database is never created by connecting).
+   */
+  open<DB>(pool: PoolSettings, writes: WriteCounter, options?: { mustExist?: boolean }): Connection<DB>;
+}
+
+/** The database asked for with `mustExist` is not there; `where` is its absolute path. */
+export class DatabaseMissing extends Error {
+  constructor(readonly where: string) {
+    super(`no database at ${where}`);
+  }
 }

@@ -1,20 +1,22 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { WriteCounter } from '../change-notifications/write-counter.js';
 import { sqliteDataVersions } from '../change-notifications/sqlite.js';
 import { addUnicodeLower } from '../text/sqlite.js';
-import type { Connection, Connector, PoolSettings } from './connection.js';
+import { type Connection, type Connector, DatabaseMissing, type PoolSettings } from './connection.js';
 import { SqliteDriver } from './sqlite-driver.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
 /** SQLite, embedded, in the file at `path`: one connection a process, in WAL mode. */
 export function sqliteConnector(path: string): Connector {
   return {
-    open<DB>(pool: PoolSettings, writes: WriteCounter): Connection<DB> {
-      mkdirSync(dirname(path), { recursive: true });
-      const sqlite = new SQLite(path);
+    open<DB>(pool: PoolSettings, writes: WriteCounter, { mustExist = false } = {}): Connection<DB> {
+      // Opening a file that is not there creates it (and its folder, here): only when asked to.
+      if (mustExist && !existsSync(path)) throw new DatabaseMissing(path);
+      if (!mustExist) mkdirSync(dirname(path), { recursive: true });
+      const sqlite = new SQLite(path, { fileMustExist: mustExist });
       // WAL lets readers run while a writer commits. Opening may meet another process's lock (it is
       // setting up WAL): that wait is the one synchronous one, at start, bounded by busy_timeout.
       sqlite.pragma(`busy_timeout = ${pool.statementTimeoutMs}`);

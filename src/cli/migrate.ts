@@ -10,7 +10,7 @@ export function addMigrateCommand(program: Command): void {
     .action(async () => {
       const database = openDatabase(loadConfig());
       try {
-        const applied = await migrateToLatest(database);
+        const applied = await migrateToLatest(database, { onWait: (line) => console.error(line) });
         console.log(applied.length === 0 ? 'Database is up to date' : `Applied ${applied.join(', ')}`);
       } finally {
         await database.close();

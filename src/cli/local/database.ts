@@ -6,7 +6,7 @@ import { UsageError } from '../common/usage-error.js';
 export async function withDatabase<T>(run: (database: Database) => Promise<T>): Promise<T> {
   const database = openDatabase(loadConfig());
   try {
-    await migrateToLatest(database);
+    await migrateToLatest(database, { onWait: (line) => console.error(line) });
     return await run(database);
   } finally {
     await database.close();

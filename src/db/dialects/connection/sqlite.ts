@@ -9,6 +9,20 @@ import type { Connection, Connector, PoolSettings } from './connection.js';
 import { SqliteDriver } from './sqlite-driver.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
+/**
+ * kysely's SQLite adapter, except that kysely's Migrator runs a migration run in one transaction, as
+ * it does on PostgreSQL: the driver begins it with `begin immediate`, so the run holds the database's
+ * write lock from before it reads which migrations are applied until the last is recorded, and a
+ * second process migrating at the same moment waits, then finds them applied
+ * (docs/operations.md#migrations). SQLite's DDL is transactional; kysely's adapter says otherwise only
+ * because its Migrator would then need a lock SQLite's single connection already gives it.
+ */
+class SqliteMigratingAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 /** SQLite, embedded, in the file at `path`: one connection a process, in WAL mode. */
 export function sqliteConnector(path: string): Connector {
   return {
@@ -30,7 +44,7 @@ export function sqliteConnector(path: string): Connector {
       const db = new Kysely<DB>({
         plugins: [writes],
         dialect: {
-          createAdapter: () => new SqliteAdapter(),
+          createAdapter: () => new SqliteMigratingAdapter(),
           createDriver: () => driver,
           createIntrospector: (kysely) => new SqliteIntrospector(kysely),
           createQueryCompiler: () => new SqliteQueryCompiler(),

@@ -2,13 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { loadConfig } from '../src/config.js';
+import { migrateToLatest, openDatabase } from '../src/db/database.js';
 import { dialectFor } from '../src/db/database-url.js';
 import { type Finished, type RunningServer, runCmi, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase, onPostgres } from './support/database.js';
 
 // Processes started together on a fresh database migrate it once between them: the migration run
 // takes a lock (SQLite's write lock, PostgreSQL's advisory lock) and reads what is applied only once
-// it holds it, so every process comes up (docs/operations.md#migrations).
+// it holds it, so every process comes up (docs/operations.md#migrations-run-one-at-a-time).
 
 const ADMIN = `Basic ${Buffer.from('admin:first-admin-password').toString('base64')}`;
 const EVERY_MIGRATION = [
@@ -119,23 +121,47 @@ describe('processes migrating one fresh database at once', () => {
   it('two cmi serve started while another holds the lock past the statement timeout both come up once it is let go', async () => {
     const own = await freshDatabase();
     // The lock another process holds as both start: on SQLite a connection in `begin exclusive` (a
-    // backup, a sqlite3 shell); on PostgreSQL a session holding the migrations' advisory lock (a
-    // `cmi migrate` of its own). It is held three times the statement timeout: each try to take it
-    // gives up after one, and the migration run tries again.
+    // backup, a sqlite3 shell); on PostgreSQL a session holding this schema's migration lock (a
+    // `cmi migrate` of its own). It is let go only once both servers have said they wait for it, that
+    // is once each has waited a whole statement timeout and tries again.
     const release = await holdLock(own);
     let released = false;
     try {
       const env = { ...envOf(own), CMI_DB_STATEMENT_TIMEOUT: '1000' };
-      const starting = [startServer(env), startServer(env)];
-      // Neither can finish migrating while the lock is held: neither has said it listens.
-      const early = await Promise.race([...starting, new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 3000))]);
-      assert.equal(early, 'held');
+      const waiting = [false, false];
+      let bothWait: () => void = () => {};
+      const bothWaiting = new Promise<void>((resolve) => (bothWait = resolve));
+      const start = (index: number) =>
+        startServer(env, [], {
+          onStderr: (stderr) => {
+            if (stderr.includes(WAITING[1] as string)) waiting[index] = true;
+            if (waiting.every(Boolean)) bothWait();
+          },
+        });
+      const starting = [start(0), start(1)];
+      // Neither listens while the lock is held; a server that gave up instead fails the test here.
+      const notYet = starting.map((server) =>
+        server.then(() => {
+          if (!released) throw new Error('listened while the lock was held');
+        }),
+      );
+      for (const check of notYet) check.catch(() => {});
+      try {
+        await Promise.race([bothWaiting, ...notYet]);
+      } catch (error) {
+        // One gave up: the other is stopped once it settles, so nothing outlives the test.
+        await release();
+        released = true;
+        for (const result of await Promise.allSettled(starting)) if (result.status === 'fulfilled') await result.value.stop();
+        throw error;
+      }
       await release();
       released = true;
       const [one, two] = await bothStarted(starting[0] as Promise<RunningServer>, starting[1] as Promise<RunningServer>, stopServer);
       try {
         assert.deepEqual(await versionOf(one), [200, '{"version":"1.0"}']);
         assert.deepEqual(await versionOf(two), [200, '{"version":"1.0"}']);
+        assert.deepEqual([one.errors, two.errors], [WAITING[1], WAITING[1]]);
       } finally {
         assert.equal(await one.stop(), 0);
         assert.equal(await two.stop(), 0);
@@ -146,10 +172,62 @@ describe('processes migrating one fresh database at once', () => {
       await own.drop();
     }
   });
+
+  // In one process the two runs' statements interleave at every await, in the same order each time:
+  // without the lock both read that nothing is applied, and the second's 001 finds the first's tables.
+  it('two connections migrating at once: one applies every migration, the other none', async () => {
+    const own = await freshDatabase();
+    const databases = [0, 1].map(() => openDatabase(loadConfig({ DATABASE_URL: own.url })));
+    try {
+      const applied = await Promise.all(databases.map((database) => migrateToLatest(database)));
+      assert.deepEqual(applied.map((names) => names.length).sort(), [0, EVERY_MIGRATION.length]);
+      assert.deepEqual(applied.flat(), EVERY_MIGRATION);
+      assert.deepEqual(await stateOf(own), { applied: EVERY_MIGRATION, users: 0 });
+    } finally {
+      for (const database of databases) await database.close();
+      await own.drop();
+    }
+  });
+
+  // kysely's own introspection read every schema's tables, calling functions on each schema's name,
+  // so a schema dropped meanwhile by anyone else on the database failed the run. Without the fix most
+  // of these runs failed with `schema "cmi_churn_..." does not exist`; with it none can.
+  it('migrates while other schemas of the database are created and dropped', { skip: !onPostgres && 'PostgreSQL only: SQLite has one schema' }, async () => {
+    const churn = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await churn.connect();
+    let churning = true;
+    const churned = (async () => {
+      for (let i = 0; churning; i++) {
+        const schema = `cmi_churn_${process.pid}_${i}`;
+        await churn.query(`create schema ${schema}; create table ${schema}.t (id serial primary key, name text)`);
+        await churn.query(`drop schema ${schema} cascade`);
+      }
+    })();
+    const outcomes: string[] = [];
+    try {
+      for (let run = 0; run < 5; run++) {
+        const own = await freshDatabase();
+        const database = openDatabase(loadConfig({ DATABASE_URL: own.url }));
+        try {
+          outcomes.push((await migrateToLatest(database)).join(', '));
+        } catch (error) {
+          outcomes.push(String(error));
+        } finally {
+          await database.close();
+          await own.drop();
+        }
+      }
+    } finally {
+      churning = false;
+      await churned;
+      await churn.end();
+    }
+    assert.deepEqual(outcomes, Array.from({ length: 5 }, () => EVERY_MIGRATION.join(', ')));
+  });
 });
 
-/** kysely's advisory lock id for migrations on PostgreSQL (kysely/dist/esm/dialect/postgres/postgres-adapter.js). */
-const KYSELY_MIGRATION_LOCK = '3853314791062309107';
+/** The first half of the migrations' advisory lock key on PostgreSQL (src/db/dialects/connection/postgres-migrator.ts). */
+const MIGRATION_LOCK_CLASS = 0x636d696d;
 
 /** Takes the lock migrations need on `own`'s database; resolves to a function that lets it go. */
 async function holdLock(own: FreshDatabase): Promise<() => Promise<void>> {
@@ -166,9 +244,9 @@ async function holdLock(own: FreshDatabase): Promise<() => Promise<void>> {
   }
   const client = new pg.Client({ connectionString: own.url });
   await client.connect();
-  await client.query(`select pg_advisory_lock(${KYSELY_MIGRATION_LOCK})`);
+  await client.query(`select pg_advisory_lock(${MIGRATION_LOCK_CLASS}, hashtext(current_schema()))`);
   return async () => {
-    await client.query(`select pg_advisory_unlock(${KYSELY_MIGRATION_LOCK})`);
+    await client.query(`select pg_advisory_unlock(${MIGRATION_LOCK_CLASS}, hashtext(current_schema()))`);
     await client.end();
   };
 }

@@ -64,7 +64,8 @@ export async function pendingMigrations(database: Database): Promise<string[]> {
 /**
  * How long a migration run waits for the lock it takes (another process migrating, or a backup or a
  * sqlite3 shell holding the database) before the start fails: each try waits up to the statement
- * timeout, then the run is tried again from the start (docs/operations.md#migrations).
+ * timeout, then the run is tried again from the start
+ * (docs/operations.md#migrations-run-one-at-a-time).
  */
 export const MIGRATION_LOCK_WAIT_MS = 10 * 60_000;
 
@@ -73,7 +74,8 @@ const MIGRATION_RETRY_PAUSE_MS = 100;
 
 /** The database gave up waiting for a lock (SQLite's write lock; PostgreSQL's advisory lock, cancelled by statement_timeout). */
 const waitedForLock = (error: unknown): boolean =>
-  error instanceof DatabaseUnavailable && (error.reason === 'the database is locked by another process' || error.reason === 'the database did not answer in time');
+  error instanceof DatabaseUnavailable &&
+  (error.reason === 'the database is locked by another process' || error.reason === 'the database did not answer in time');
 
 /**
  * Runs `run`, a migration run, again for as long as it only found its lock held, up to `waitMs`.
@@ -104,7 +106,7 @@ export interface MigrateOptions {
  * Applies every pending migration; returns the names applied. Safe to run in several processes at
  * once: the run takes a lock and reads what is applied only once it holds it (on SQLite `begin
  * immediate`, connection/sqlite.ts; on PostgreSQL kysely's advisory lock), so one process applies
- * them and the others find them applied (docs/operations.md#migrations).
+ * them and the others find them applied (docs/operations.md#migrations-run-one-at-a-time).
  */
 export async function migrateToLatest(database: Database, options: MigrateOptions = {}): Promise<string[]> {
   const migrator = await migratorFor(database);

@@ -11,11 +11,12 @@ import { withStatementCache } from './sqlite-statement-cache.js';
 
 /**
  * kysely's SQLite adapter, except that kysely's Migrator runs a migration run in one transaction, as
- * it does on PostgreSQL: the driver begins it with `begin immediate`, so the run holds the database's
- * write lock from before it reads which migrations are applied until the last is recorded, and a
- * second process migrating at the same moment waits, then finds them applied
- * (docs/operations.md#migrations). SQLite's DDL is transactional; kysely's adapter says otherwise only
- * because its Migrator would then need a lock SQLite's single connection already gives it.
+ * it does on PostgreSQL: the driver begins it with `begin immediate`, so the run holds the
+ * database's write lock from before it reads which migrations are applied until the last is
+ * recorded, and a second process migrating at the same moment waits, then finds them applied
+ * (docs/operations.md#migrations-run-one-at-a-time). SQLite's DDL is transactional; kysely's
+ * adapter runs each migration apart, taking no lock, so two processes both read that nothing was
+ * applied and the second died with `table "users" already exists`.
  */
 class SqliteMigratingAdapter extends SqliteAdapter {
   override get supportsTransactionalDdl(): boolean {

@@ -9,8 +9,9 @@ export interface Migrations {
   bookkeepingSchema(db: AnyKysely): Promise<string | undefined>;
   /**
    * Runs `build` so that no other writer sees part of it. On both databases a migration run is one
-   * transaction, taken under a lock before it reads what is applied (docs/operations.md#migrations),
-   * so this runs `build` in it; it states where a migration relies on that.
+   * transaction, taken under a lock before it reads what is applied
+   * (docs/operations.md#migrations-run-one-at-a-time), so this runs `build` in it; it marks where a
+   * migration relies on that.
    */
   atomically(db: Kysely<unknown>, build: (trx: Kysely<unknown>) => Promise<void>): Promise<void>;
 }

@@ -77,7 +77,8 @@ export interface ChargedAttempt extends Attempt {
   counted: Promise<FailureWindow[]>;
   /**
    * The count's write: settled when counted in the database. While the database waits for another
-   * process's lock it may still be pending, the attempt counted in this process's memory meanwhile.
+   * process's lock it may still be pending, the attempt counted in this process's memory meanwhile;
+   * it is `counted` itself when the first write was waited for.
    */
   written: Promise<FailureWindow[]>;
 }
@@ -227,19 +228,25 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
 
     /**
      * The password was right: this name starts over from this address; the address and the name get
-     * the attempt back. Written after the count's own write, so they never cross; an answer does not
-     * wait for them past WRITE_GRACE_MS.
+     * the attempt back. Written as before the answer when the count was; when the count waits for
+     * the database, after it (so they never cross), in the background.
      */
     async succeeded(attempt: ChargedAttempt): Promise<void> {
       const keys = keysOf(attempt);
       const now = clock();
-      const bookkeeping = attempt.written.then(async () => {
-        await persistently(() => repository.clear(keys.pair));
-        await persistently(() => repository.refund([keys.address, keys.account]));
-        await persistently(() => remember(attempt, attempt.knownSince, now));
-      });
-      inBackground(bookkeeping);
-      await within(bookkeeping, WRITE_GRACE_MS);
+      if (attempt.written === attempt.counted) {
+        await repository.clear(keys.pair);
+        await repository.refund([keys.address, keys.account]);
+        await remember(attempt, attempt.knownSince, now);
+        return;
+      }
+      inBackground(
+        attempt.written.then(async () => {
+          await persistently(() => repository.clear(keys.pair));
+          await persistently(() => repository.refund([keys.address, keys.account]));
+          await persistently(() => remember(attempt, attempt.knownSince, now));
+        }),
+      );
     },
 
     /** The user's API key was right: nothing was counted; the address is remembered like a password login's. */

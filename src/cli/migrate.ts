@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { migrateToLatest, openDatabase } from '../db/database.js';
-import { human, write } from './common/output.js';
+import { complain, human, write } from './common/output.js';
 
 /** `cmi migrate`: applies the pending migrations to the configured database (docs/operations.md). */
 export function addMigrateCommand(program: Command): void {
@@ -11,7 +11,7 @@ export function addMigrateCommand(program: Command): void {
     .action(async () => {
       const database = openDatabase(loadConfig());
       try {
-        const applied = await migrateToLatest(database);
+        const applied = await migrateToLatest(database, { onWait: complain });
         write(human(applied.length === 0 ? 'Database is up to date' : `Applied ${applied.join(', ')}`));
       } finally {
         await database.close();

@@ -217,7 +217,7 @@ export async function serve(config: Config): Promise<void> {
     return;
   }
   const database = openDatabase(config);
-  await migrateToLatest(database).catch(async (error: unknown) => {
+  await migrateToLatest(database, { onWait: complain }).catch(async (error: unknown) => {
     await database.close();
     throw error;
   });

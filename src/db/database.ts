@@ -6,6 +6,7 @@ import type { Dialect } from './dialects/dialect.js';
 import { allMigrations } from './migrations/index.js';
 import type { Schema } from './schema.js';
 import { type CachedData, WriteCounter } from './dialects/change-notifications/write-counter.js';
+import { DatabaseUnavailable } from './dialects/connection/database-unavailable.js';
 
 export interface Database {
   readonly db: Kysely<Schema>;
@@ -70,12 +71,65 @@ export async function isMigrated(database: Database): Promise<boolean> {
   return (await (await migratorFor(database)).getMigrations()).some((m) => m.executedAt !== undefined);
 }
 
-/** Applies every pending migration; returns the names applied. */
-export async function migrateToLatest(database: Database): Promise<string[]> {
+/**
+ * How long a migration run waits for the lock it takes (another process migrating, or a backup or a
+ * sqlite3 shell holding the database) before the start fails: each try waits up to the statement
+ * timeout, then the run is tried again from the start
+ * (docs/operations.md#migrations-run-one-at-a-time).
+ */
+export const MIGRATION_LOCK_WAIT_MS = 10 * 60_000;
+
+/** Pause between two tries of a migration run that found the lock held. */
+const MIGRATION_RETRY_PAUSE_MS = 100;
+
+/** The database gave up waiting for a lock (SQLite's write lock; PostgreSQL's advisory lock, cancelled by statement_timeout). */
+const waitedForLock = (error: unknown): boolean =>
+  error instanceof DatabaseUnavailable &&
+  (error.reason === 'the database is locked by another process' || error.reason === 'the database did not answer in time');
+
+/**
+ * Runs `run`, a migration run, again for as long as it only found its lock held, up to `waitMs`.
+ * The run reads what is applied once it holds the lock, so a try again after another process
+ * migrated finds nothing left to do. `onWait` hears once that it waits.
+ */
+async function whileLocked<T>(run: () => Promise<T>, waitMs: number, onWait?: (line: string) => void): Promise<T> {
+  const deadline = performance.now() + waitMs;
+  for (let tries = 1; ; tries++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (!waitedForLock(error) || performance.now() >= deadline) throw error;
+      if (tries === 1) onWait?.('cmi: waiting for the database: another process is migrating it or holds its lock');
+      await new Promise((resolve) => setTimeout(resolve, MIGRATION_RETRY_PAUSE_MS));
+    }
+  }
+}
+
+export interface MigrateOptions {
+  /** How long to wait for the migrations' lock in all (MIGRATION_LOCK_WAIT_MS). */
+  lockWaitMs?: number;
+  /** Told once when the lock is held by another process and the run waits for it. */
+  onWait?: (line: string) => void;
+}
+
+/**
+ * Applies every pending migration; returns the names applied. Safe to run in several processes at
+ * once: the run takes a lock and reads what is applied only once it holds it (on SQLite `begin
+ * immediate`, connection/sqlite.ts; on PostgreSQL kysely's advisory lock), so one process applies
+ * them and the others find them applied (docs/operations.md#migrations-run-one-at-a-time).
+ */
+export async function migrateToLatest(database: Database, options: MigrateOptions = {}): Promise<string[]> {
   const migrator = await migratorFor(database);
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw asError(error);
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const results = await whileLocked(
+    async () => {
+      const { error, results } = await migrator.migrateToLatest();
+      if (error) throw asError(error);
+      return results ?? [];
+    },
+    options.lockWaitMs ?? MIGRATION_LOCK_WAIT_MS,
+    options.onWait,
+  );
+  return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /** Applies the migrations up to and including `name`, as an older cmi left the database (tests of upgrades). */

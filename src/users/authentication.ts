@@ -106,6 +106,8 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     } else {
       const charged = await lockout.charge(attempt);
       if (!(await verifyPassword(found?.password_hash, password)) || !found || found.user.status !== 'active') {
+        // Answered once the failure is counted in the database (a 503 while it cannot be).
+        await lockout.failed(charged);
         // The owner's cached verification stays: it is keyed by its header and address, so a guess
         // can never match it, and dropping it would make each guess cost the owner a fresh check.
         throw new Unauthorized();

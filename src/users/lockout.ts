@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { DatabaseUnavailable } from '../db/dialects/connection/database-unavailable.js';
 import type { Clock } from '../shared/clock.js';
 import { TooManyRequests } from '../shared/problems.js';
 import type { CounterKey, FailureWindow, LoginFailuresRepository } from './login-failures.store.js';
@@ -21,6 +22,33 @@ const PRUNE_EVERY_MS = 60_000;
 
 /** A known address's last success is written again only when older than this (fewer writes a login). */
 const REMEMBER_AGAIN_AFTER_MS = 3_600_000;
+
+/**
+ * How long a login waits for its counters to be written before it goes on without: longer, the
+ * database is waiting for a lock another process holds (a backup, a sqlite3 shell, a long
+ * transaction), and a right password is answered at once, its bookkeeping written once the lock is
+ * let go (docs/operations.md#when-the-database-is-sick). A wrong one still waits for its count.
+ */
+const WRITE_GRACE_MS = 100;
+
+/** Pause before a deferred bookkeeping write that the database refused for now is tried again. */
+const RETRY_PAUSE_MS = 1000;
+
+/** Most counters this process keeps in memory while their writes wait; past it, logins wait for the database. */
+const MAX_UNWRITTEN = 10_000;
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** `promise`'s value if it settles within `ms`; `undefined` if it is still pending then (it goes on). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<{ value: T } | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([promise.then((value) => ({ value })), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Longest name and address kept as they are; longer ones (and any with U+0000) are kept as a hash. */
 const MAX_NAME = 254;
@@ -45,6 +73,14 @@ export interface Attempt {
 export interface ChargedAttempt extends Attempt {
   /** When the user last logged in from this address, if it has. */
   knownSince: Date | undefined;
+  /** The count's first write: rejects (DatabaseUnavailable) when the database could not take it in time. */
+  counted: Promise<FailureWindow[]>;
+  /**
+   * The count's write: settled when counted in the database. While the database waits for another
+   * process's lock it may still be pending, the attempt counted in this process's memory meanwhile;
+   * it is `counted` itself when the first write was waited for.
+   */
+  written: Promise<FailureWindow[]>;
 }
 
 /**
@@ -92,6 +128,55 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
     await repository.rememberSuccess(attempt.userId, attempt.address, now, knownSince === undefined ? KNOWN_ADDRESSES_PER_ACCOUNT : undefined);
   }
 
+  // Attempts counted while their writes wait for the database, by counter: added to what the
+  // database holds until the write lands (or, after a window of tries, is given up).
+  const unwritten = new Map<string, number>();
+  const counterId = (key: CounterKey) => `${key.account}\n${key.address}`;
+  const countUnwritten = (keys: CounterKey[], by: number) => {
+    for (const key of keys) {
+      const count = (unwritten.get(counterId(key)) ?? 0) + by;
+      if (count > 0) unwritten.set(counterId(key), count);
+      else unwritten.delete(counterId(key));
+    }
+  };
+
+  /** Counters as the database returned them, plus the attempts counted here whose writes wait. */
+  const plusUnwritten = (windows: FailureWindow[]): FailureWindow[] =>
+    windows.map((window) => ({ ...window, failures: window.failures + (unwritten.get(counterId(window)) ?? 0) }));
+
+  /** The counters as they will stand once the unwritten attempts land: what the database held, plus those. */
+  function withUnwritten(keys: CounterKey[], read: FailureWindow[], now: Date, windowStart: Date): FailureWindow[] {
+    return keys.map((key) => {
+      const stored = read.find((window) => window.account === key.account && window.address === key.address);
+      const current = stored !== undefined && stored.windowStartedAt > windowStart ? stored : undefined;
+      return {
+        ...key,
+        failures: (current?.failures ?? 0) + (unwritten.get(counterId(key)) ?? 0),
+        windowStartedAt: current?.windowStartedAt ?? now,
+      };
+    });
+  }
+
+  /**
+   * Runs `write` until the database takes it: a DatabaseUnavailable (a lock held past the statement
+   * timeout) is tried again after a pause, for up to one window; anything else, or the window passed,
+   * rejects.
+   */
+  async function persistently<T>(write: () => Promise<T>, first: Promise<T> = write()): Promise<T> {
+    const giveUpAt = clock().getTime() + windowMs;
+    for (let attempt: Promise<T> = first; ; attempt = write()) {
+      try {
+        return await attempt;
+      } catch (error) {
+        if (!(error instanceof DatabaseUnavailable) || clock().getTime() >= giveUpAt) throw error;
+        await pause(RETRY_PAUSE_MS);
+      }
+    }
+  }
+
+  /** Writes done for an answer already given: they finish in the background, failures ignored. */
+  const inBackground = (writes: Promise<unknown>) => void writes.catch(() => {});
+
   return {
     attempt(typedName: string, address: string | undefined, userId: number | undefined): Attempt {
       return { name: accountName(typedName), address: bounded(address === undefined || address === '' ? 'unknown' : address, MAX_ADDRESS), userId };
@@ -106,34 +191,72 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
       const now = clock();
       const windowStart = new Date(now.getTime() - windowMs);
       const keys = keysOf(attempt);
+      const counters = [keys.pair, keys.address, keys.account];
       // The same two reads for every name, known or not (user id 0 is never one).
       const [windows, knownSince] = await Promise.all([
-        repository.find([keys.pair, keys.address, keys.account]),
+        repository.find(counters),
         repository.lastSuccess(attempt.userId ?? 0, attempt.address),
       ]);
       const known = knownSince !== undefined;
       // Already locked: refused with these reads alone, so a flood of guesses costs no writes.
-      refuseIfOver(windows, known, 1, now.getTime());
-      refuseIfOver(await repository.charge([keys.pair, keys.address, keys.account], now, windowStart), known, 0, now.getTime());
-      if (now.getTime() - lastPrune >= PRUNE_EVERY_MS) {
-        lastPrune = now.getTime();
-        await repository.prune(windowStart);
+      refuseIfOver(withUnwritten(counters, windows, now, windowStart), known, 1, now.getTime());
+      const firstTry = repository.charge(counters, now, windowStart);
+      const counted = unwritten.size < MAX_UNWRITTEN ? await within(firstTry, WRITE_GRACE_MS) : { value: await firstTry };
+      if (counted !== undefined) {
+        refuseIfOver(plusUnwritten(counted.value), known, 0, now.getTime());
+        if (now.getTime() - lastPrune >= PRUNE_EVERY_MS) {
+          lastPrune = now.getTime();
+          await repository.prune(windowStart);
+        }
+        return { ...attempt, knownSince, counted: firstTry, written: firstTry };
       }
-      return { ...attempt, knownSince };
+      // The database is waiting for a lock: counted here now, in the database once it can be.
+      countUnwritten(counters, 1);
+      const written = persistently(() => repository.charge(counters, now, windowStart), firstTry).finally(() => countUnwritten(counters, -1));
+      inBackground(written);
+      refuseIfOver(withUnwritten(counters, windows, now, windowStart), known, 0, now.getTime());
+      return { ...attempt, knownSince, counted: firstTry, written };
     },
 
-    /** The password was right: this name starts over from this address; the address and the name get the attempt back. */
+    /**
+     * The password was wrong: answered once the failure is counted in the database (503 if it cannot
+     * be now; it is still written once it can), and refused 429 if that count passed a limit.
+     */
+    async failed(attempt: ChargedAttempt): Promise<void> {
+      refuseIfOver(plusUnwritten(await attempt.counted), attempt.knownSince !== undefined, 0, clock().getTime());
+    },
+
+    /**
+     * The password was right: this name starts over from this address; the address and the name get
+     * the attempt back. Written as before the answer when the count was; when the count waits for
+     * the database, after it (so they never cross), in the background.
+     */
     async succeeded(attempt: ChargedAttempt): Promise<void> {
       const keys = keysOf(attempt);
-      await repository.clear(keys.pair);
-      await repository.refund([keys.address, keys.account]);
-      await remember(attempt, attempt.knownSince, clock());
+      const now = clock();
+      if (attempt.written === attempt.counted) {
+        await repository.clear(keys.pair);
+        await repository.refund([keys.address, keys.account]);
+        await remember(attempt, attempt.knownSince, now);
+        return;
+      }
+      inBackground(
+        attempt.written.then(async () => {
+          await persistently(() => repository.clear(keys.pair));
+          await persistently(() => repository.refund([keys.address, keys.account]));
+          await persistently(() => remember(attempt, attempt.knownSince, now));
+        }),
+      );
     },
 
     /** The user's API key was right: nothing was counted; the address is remembered like a password login's. */
     async apiKeyAccepted(attempt: Attempt): Promise<void> {
       if (attempt.userId === undefined) return;
-      await remember(attempt, await repository.lastSuccess(attempt.userId, attempt.address), clock());
+      const now = clock();
+      const knownSince = await repository.lastSuccess(attempt.userId, attempt.address);
+      const bookkeeping = persistently(() => remember(attempt, knownSince, now));
+      inBackground(bookkeeping);
+      await within(bookkeeping, WRITE_GRACE_MS);
     },
   };
 }

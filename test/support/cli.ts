@@ -62,6 +62,8 @@ export interface ServerOptions {
   program?: Program;
   /** Node's own flags, before the program (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
   nodeArguments?: string[];
+  /** Told everything the server prints to stderr as it arrives, before it listens too (with stderr 'collect'). */
+  onStderr?: (everything: string) => void;
 }
 
 /** Starts `cmi serve` (with `args` after it) and waits until it says where it listens. */
@@ -76,7 +78,10 @@ export function startServer(env: Record<string, string>, args: string[] = [], op
     let output = '';
     let stderr = '';
     const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    child.stderr?.on('data', (chunk) => {
+      stderr += chunk;
+      options.onStderr?.(stderr);
+    });
     child.stdout?.on('data', (chunk) => {
       output += chunk;
       const match = /cmi listening on (http:\/\/\S+)/.exec(output);

@@ -1,4 +1,5 @@
 import { loadConfig } from '../../config.js';
+import { complain } from '../common/output.js';
 import { type Database, DatabaseMissing, isMigrated, migrateToLatest, openDatabase } from '../../db/database.js';
 import { displayDatabaseUrl } from '../../db/database-url.js';
 import { UsageError } from '../common/usage-error.js';
@@ -22,7 +23,7 @@ export async function withDatabase<T>(run: (database: Database) => Promise<T>): 
   }
   try {
     if (!(await isMigrated(database))) throw noDatabase(displayDatabaseUrl(database.dialect.target));
-    await migrateToLatest(database);
+    await migrateToLatest(database, { onWait: complain });
     return await run(database);
   } finally {
     await database.close();

@@ -1,8 +1,9 @@
-import { Kysely, type LogEvent, PostgresDialect } from 'kysely';
+import { type Dialect, Kysely, type LogEvent, PostgresDialect } from 'kysely';
 import type { WriteCounter } from '../change-notifications/write-counter.js';
 import { postgresDataVersions } from '../change-notifications/postgres.js';
 import type { Connection, Connector, PoolSettings } from './connection.js';
 import { loadPg } from './pg-module.js';
+import { CurrentSchemaIntrospector, PostgresSchemaLockAdapter } from './postgres-migrator.js';
 import { guardedPool } from './postgres-pool.js';
 
 /** How much longer than statement_timeout a query may take before the client gives up on the server. */
@@ -10,6 +11,14 @@ const CLIENT_GRACE_MS = 1000;
 
 /** PostgreSQL's type id of bigint (int8). */
 const INT8_OID = 20;
+
+/** kysely's PostgreSQL dialect, its Migrator's lock and introspection on the current schema only (postgres-migrator.ts). */
+const currentSchemaOnly = (dialect: PostgresDialect): Dialect => ({
+  createAdapter: () => new PostgresSchemaLockAdapter(),
+  createDriver: () => dialect.createDriver(),
+  createQueryCompiler: () => dialect.createQueryCompiler(),
+  createIntrospector: (db) => new CurrentSchemaIntrospector(db),
+});
 
 /** PostgreSQL at `url`, through a pool of `pg` connections; other processes' changes arrive by LISTEN. */
 export function postgresConnector(url: string): Connector {
@@ -35,7 +44,7 @@ export function postgresConnector(url: string): Connector {
       let observeQuery: ((seconds: number) => void) | undefined;
       const db = new Kysely<DB>({
         plugins: [writes],
-        dialect: new PostgresDialect({ pool: guardedPool(connections, pool.statementTimeoutMs + CLIENT_GRACE_MS) }),
+        dialect: currentSchemaOnly(new PostgresDialect({ pool: guardedPool(connections, pool.statementTimeoutMs + CLIENT_GRACE_MS) })),
         // kysely times a query only when given a log function: only with the metrics on.
         ...(pool.timeQueries ? { log: (event: LogEvent) => observeQuery?.(event.queryDurationMillis / 1000) } : {}),
       });

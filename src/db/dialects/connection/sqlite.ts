@@ -9,6 +9,21 @@ import { type Connection, type Connector, DatabaseMissing, type PoolSettings } f
 import { SqliteDriver } from './sqlite-driver.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
+/**
+ * kysely's SQLite adapter, except that kysely's Migrator runs a migration run in one transaction, as
+ * it does on PostgreSQL: the driver begins it with `begin immediate`, so the run holds the
+ * database's write lock from before it reads which migrations are applied until the last is
+ * recorded, and a second process migrating at the same moment waits, then finds them applied
+ * (docs/operations.md#migrations-run-one-at-a-time). SQLite's DDL is transactional; kysely's
+ * adapter runs each migration apart, taking no lock, so two processes both read that nothing was
+ * applied and the second died with `table "users" already exists`.
+ */
+class SqliteMigratingAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 /** SQLite, embedded, in the file at `path`: one connection a process, in WAL mode. */
 export function sqliteConnector(path: string): Connector {
   return {
@@ -32,7 +47,7 @@ export function sqliteConnector(path: string): Connector {
       const db = new Kysely<DB>({
         plugins: [writes],
         dialect: {
-          createAdapter: () => new SqliteAdapter(),
+          createAdapter: () => new SqliteMigratingAdapter(),
           createDriver: () => driver,
           createIntrospector: (kysely) => new SqliteIntrospector(kysely),
           createQueryCompiler: () => new SqliteQueryCompiler(),

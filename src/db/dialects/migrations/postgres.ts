@@ -8,6 +8,6 @@ export const postgresMigrations: Migrations = {
     return rows[0]?.schema;
   },
 
-  // kysely already runs each PostgreSQL migration in a transaction.
+  // kysely runs the whole migration run in one transaction, under its advisory lock.
   atomically: (db, build) => build(db),
 };

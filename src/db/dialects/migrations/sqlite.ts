@@ -5,8 +5,8 @@ export const sqliteMigrations: Migrations = {
   bookkeepingSchema: () => Promise.resolve(undefined),
 
   /**
-   * kysely runs SQLite migrations outside a transaction (its adapter has supportsTransactionalDdl
-   * false), so this opens one. Its first write takes the database's one write lock until it commits.
+   * The whole migration run is already one transaction (connection/sqlite.ts, SqliteMigratingAdapter),
+   * begun with `begin immediate`: it holds the write lock until every pending migration is recorded.
    */
-  atomically: (db, build) => db.transaction().execute(build),
+  atomically: (db, build) => build(db),
 };

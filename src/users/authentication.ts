@@ -167,7 +167,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     const last = connection && lastOnConnection.get(connection);
     if (!last) return undefined;
     // The address too: behind a proxy, one connection carries many clients' requests.
-    if (last.header === header && last.entry.current && last.until > clock().getTime() && address === last.address && sameText(text, last.text)) return last.answer;
+    if (last.header === header && last.until > clock().getTime() && cache.holds(last.entry) && address === last.address && sameText(text, last.text)) return last.answer;
     // Nothing to reuse: the header it holds goes now, not when the connection closes.
     lastOnConnection.delete(connection);
     return undefined;

@@ -26,10 +26,13 @@ export interface CacheEntry {
  * Remembers credentials this process verified recently, so Basic auth on every request does not rehash
  * and a session cookie does not hit the database each time. Keys are an HMAC of the credential under a
  * per-process random key (no password sits in memory as a key); only successes are stored. Bounded in
- * time (ttlMs) and size (oldest dropped first); credential changes in this process drop the user's
- * entries at once, and other processes' entries expire within ttlMs.
+ * time (ttlMs) and size (oldest dropped first). Credential changes in this process drop the user's
+ * entries at once; changes by other processes drop every entry as soon as `othersChanges` (the
+ * database's credentials version, db/dialects/change-notifications/) moves, checked on every use.
+ * While it is undefined (PostgreSQL's listening connection is down) entries live at most ttlMs
+ * (docs/security.md#the-verification-cache).
  */
-export function verificationCache(clock: Clock, options: VerificationCacheOptions) {
+export function verificationCache(clock: Clock, options: VerificationCacheOptions, othersChanges: () => string | undefined = () => undefined) {
   const key = createSecretKey(randomBytes(32));
   const entries = new Map<string, CacheEntry>();
   // Moves whenever a user's credentials change. A check that began before a change must not store
@@ -42,6 +45,18 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   const evictUser = (userId: number) => {
     for (const [id, entry] of entries) if (entry.verified.user.id === userId) remove(id, entry);
   };
+  // The last credentials version seen. When it moves, another process changed some user's credentials
+  // (which, the signal does not say): every entry goes, and the generation moves, so a check that read
+  // the database before the change stores nothing. Undefined (no signal) leaves entries to their TTL;
+  // the version after it differs from the one before, so an outage of the signal ends with a drop too.
+  let seenChanges: string | undefined;
+  const followOthers = () => {
+    const current = othersChanges();
+    if (current === undefined || current === seenChanges) return;
+    seenChanges = current;
+    generation += 1;
+    for (const [id, entry] of entries) remove(id, entry);
+  };
 
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
   const isCurrent = (entry: CacheEntry) => entry.current && entry.expiresAt > clock().getTime();
@@ -49,6 +64,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   /** The live entry for this credential, if it was verified recently. */
   const lookup = (credential: string): CacheEntry | undefined => {
     if (options.ttlMs === 0) return undefined;
+    followOthers();
     const id = digest(credential);
     const entry = entries.get(id);
     if (entry === undefined) return undefined;
@@ -64,14 +80,23 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
 
     get: (credential: string): Verified | undefined => lookup(credential)?.verified,
 
+    /** Whether `entry`, found earlier, may still be answered from: not dropped (in this process or by another's change), not expired. */
+    holds(entry: CacheEntry): boolean {
+      followOthers();
+      return isCurrent(entry);
+    },
+
     /** The current generation: read it before reading the database, hand it to set(). */
     get generation(): number {
+      if (options.ttlMs !== 0) followOthers();
       return generation;
     },
 
-    /** Stores a verification, unless credentials changed since the check began (`since`). */
+    /** Stores a verification, unless credentials changed since the check began (`since`), here or in another process. */
     set(credential: string, verified: Verified, since: number): void {
-      if (options.ttlMs === 0 || since !== generation) return;
+      if (options.ttlMs === 0) return;
+      followOthers();
+      if (since !== generation) return;
       const id = digest(credential);
       const previous = entries.get(id);
       if (previous) remove(id, previous);

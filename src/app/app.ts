@@ -95,7 +95,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await sessions.loaded;
   const users = usersRepository(database);
   // Another process's change to a user drops this one's verified credentials at once (docs/security.md#the-verification-cache).
-  const cache = verificationCache(clock, { ttlMs: config.authCacheSeconds * 1000, maxEntries: 10_000 }, database.dataVersions.credentials);
+  const cache = verificationCache(clock, { ttlMs: config.authCacheSeconds * 1000, maxEntries: 10_000 }, {
+    version: database.dataVersions.credentials,
+    heard: database.dataVersions.credentialsHeard,
+  });
   const guesses = lockout(loginFailuresRepository(database), clock, {
     maxFailures: config.lockoutMaxFailures,
     addressMaxFailures: config.lockoutAddressMaxFailures,

@@ -206,13 +206,20 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     return answer;
   }
 
+  /** The answer from the verification cache as it stands, without I/O; undefined when it must be checked. */
+  function cachedAnswer(credentials: Credentials, address: string): Authenticated | undefined {
+    if (credentials.authorization !== undefined) return fromBasicCache(credentials.authorization, address, credentials.connection);
+    return fromSessionCache(credentials.cookie, address, credentials.connection);
+  }
+
   /**
-   * The answer from the verification cache alone, without I/O; undefined when it must be checked.
+   * The answer from the verification cache alone, without I/O; undefined when it must be checked, or
+   * when the cache must first hear of other processes' changes (authenticate waits for that).
    * `address` is the client's: a Basic credential is remembered for the address it was verified from.
    */
   function fromCache(credentials: Credentials, address: string): Authenticated | undefined {
-    if (credentials.authorization !== undefined) return fromBasicCache(credentials.authorization, address, credentials.connection);
-    return fromSessionCache(credentials.cookie, address, credentials.connection);
+    if (cache.othersHeard() !== undefined) return undefined;
+    return cachedAnswer(credentials, address);
   }
 
   return {
@@ -223,6 +230,15 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
      * `address` is the client's, for brute-force counting.
      */
     async authenticate(credentials: Credentials, address: string): Promise<Authenticated> {
+      // A change another process committed before this request came must be seen before the cache
+      // answers it (docs/security.md#the-verification-cache): on PostgreSQL, one round trip on the
+      // listening connection, shared by the requests of one turn of the event loop.
+      const heard = cache.othersHeard();
+      if (heard !== undefined) {
+        await heard;
+        const cached = cachedAnswer(credentials, address);
+        if (cached) return cached;
+      }
       const { authorization, connection } = credentials;
       if (authorization !== undefined) {
         const verified = await withBasicOnce(authorization, address);
@@ -251,6 +267,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     async session(token: string): Promise<Authenticated> {
       const claims = sessions.verify(token);
       if (!claims) throw new Unauthorized();
+      await cache.othersHeard();
       const entry = cache.lookup(sessionCacheKey(claims));
       return entry ? withClaims(entry.verified.user, claims) : withSession(claims);
     },

@@ -22,17 +22,27 @@ export interface CacheEntry {
   current: boolean;
 }
 
+/** What the database says of other processes' changes to credentials (db/dialects/change-notifications/ DataVersions). */
+export interface OthersChanges {
+  /** Moves when another process changed a user or revoked a session; undefined while there is no such signal. */
+  version(): string | undefined;
+  /** Settles once `version()` shows every change committed before the call; undefined when it already does. */
+  heard(): Promise<void> | undefined;
+}
+
+const NO_SIGNAL: OthersChanges = { version: () => undefined, heard: () => undefined };
+
 /**
  * Remembers credentials this process verified recently, so Basic auth on every request does not rehash
  * and a session cookie does not hit the database each time. Keys are an HMAC of the credential under a
  * per-process random key (no password sits in memory as a key); only successes are stored. Bounded in
  * time (ttlMs) and size (oldest dropped first). Credential changes in this process drop the user's
- * entries at once; changes by other processes drop every entry as soon as `othersChanges` (the
- * database's credentials version, db/dialects/change-notifications/) moves, checked on every use.
+ * entries at once; changes by other processes drop every entry as soon as `others.version()` moves,
+ * checked on every use (after `others.heard()`, where the database tells of changes asynchronously).
  * While it is undefined (PostgreSQL's listening connection is down) entries live at most ttlMs
  * (docs/security.md#the-verification-cache).
  */
-export function verificationCache(clock: Clock, options: VerificationCacheOptions, othersChanges: () => string | undefined = () => undefined) {
+export function verificationCache(clock: Clock, options: VerificationCacheOptions, others: OthersChanges = NO_SIGNAL) {
   const key = createSecretKey(randomBytes(32));
   const entries = new Map<string, CacheEntry>();
   // Moves whenever a user's credentials change. A check that began before a change must not store
@@ -51,7 +61,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   // the version after it differs from the one before, so an outage of the signal ends with a drop too.
   let seenChanges: string | undefined;
   const followOthers = () => {
-    const current = othersChanges();
+    const current = others.version();
     if (current === undefined || current === seenChanges) return;
     seenChanges = current;
     generation += 1;
@@ -79,6 +89,12 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
     lookup,
 
     get: (credential: string): Verified | undefined => lookup(credential)?.verified,
+
+    /**
+     * Settles once every other process's change committed before the call is seen by this cache; until
+     * then no entry may be answered from. Undefined when there is nothing to wait for.
+     */
+    othersHeard: (): Promise<void> | undefined => (options.ttlMs === 0 ? undefined : others.heard()),
 
     /** Whether `entry`, found earlier, may still be answered from: not dropped (in this process or by another's change), not expired. */
     holds(entry: CacheEntry): boolean {

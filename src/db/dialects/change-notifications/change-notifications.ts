@@ -14,6 +14,12 @@ export type DataVersions = Record<CachedData, () => string | undefined> & {
    * This process's own changes are not in it: its credential cache drops them itself.
    */
   credentials: () => string | undefined;
+  /**
+   * Settles once `credentials()` shows every change committed before this call: a promise where
+   * changes arrive asynchronously (PostgreSQL's notifications), undefined where `credentials()` is
+   * already exact (SQLite) or there is no signal to wait for.
+   */
+  credentialsHeard: () => Promise<void> | undefined;
 };
 
 /**

@@ -96,5 +96,6 @@ export function sqliteDataVersions(sqlite: SQLite.Database, writes: WriteCounter
     credentialsAt = others;
     return credentials;
   };
-  return { users: versionOf('users'), tracker: versionOf('tracker'), credentials: credentialsVersion };
+  // Read synchronously, so nothing is ever left to wait for.
+  return { users: versionOf('users'), tracker: versionOf('tracker'), credentials: credentialsVersion, credentialsHeard: () => undefined };
 }

@@ -31,7 +31,7 @@ export function postgresConnector(url: string): Connector {
       // An idle connection the server ends (restart, failover) is dropped by the pool; without a
       // listener its error would end the process. The next query opens a new connection.
       connections.on('error', () => {});
-      const versions = postgresDataVersions(url, writes, driver);
+      const versions = postgresDataVersions(url, writes, driver, pool.statementTimeoutMs);
       let observeQuery: ((seconds: number) => void) | undefined;
       const db = new Kysely<DB>({
         plugins: [writes],

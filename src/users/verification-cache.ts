@@ -57,13 +57,16 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   };
   // The last credentials version seen. When it moves, another process changed some user's credentials
   // (which, the signal does not say): every entry goes, and the generation moves, so a check that read
-  // the database before the change stores nothing. Undefined (no signal) leaves entries to their TTL;
-  // the version after it differs from the one before, so an outage of the signal ends with a drop too.
+  // the database before the change stores nothing. Undefined (no signal) leaves entries to their TTL,
+  // those made before the first signal too; the version after an outage differs from the one before
+  // it (a reconnect counts as a change), so an outage of the signal ends with a drop.
   let seenChanges: string | undefined;
   const followOthers = () => {
     const current = others.version();
     if (current === undefined || current === seenChanges) return;
+    const first = seenChanges === undefined;
     seenChanges = current;
+    if (first) return;
     generation += 1;
     for (const [id, entry] of entries) remove(id, entry);
   };

@@ -16,8 +16,16 @@ const PING_DEADLINE_MS = 5_000;
  * keep-alive and a periodic query find a connection that died without a word (NAT, failover).
  * `driver` is the pg module, as the connection loaded it (connection/pg-module.ts).
  */
-export function changeListener(connectionString: string, driver: typeof pg, barrierDeadlineMs = PING_DEADLINE_MS) {
+export function changeListener(
+  connectionString: string,
+  driver: typeof pg,
+  options: { statementTimeoutMs: number; ownBackends: ReadonlySet<number> } = { statementTimeoutMs: PING_DEADLINE_MS, ownBackends: new Set() },
+) {
   const changes: Record<CachedData, number> = { users: 0, tracker: 0 };
+  // The users channel's notifications sent by other processes' connections (not by `ownBackends`, this
+  // process's pool): what the credential cache follows, since this process drops its own changes itself.
+  let othersCredentialChanges = 0;
+  const barrierDeadlineMs = options.statementTimeoutMs;
   let listening = false;
   let closed = false;
   let client: pg.Client | undefined;
@@ -50,13 +58,17 @@ export function changeListener(connectionString: string, driver: typeof pg, barr
       const schema = rows[0]?.schema;
       next.on('notification', (message) => {
         if (message.payload !== schema) return;
-        if (message.channel === CHANGE_CHANNELS.users) changes.users += 1;
+        if (message.channel === CHANGE_CHANNELS.users) {
+          changes.users += 1;
+          if (!options.ownBackends.has(message.processId)) othersCredentialChanges += 1;
+        }
         else if (message.channel === CHANGE_CHANNELS.tracker) changes.tracker += 1;
       });
       await next.query(`LISTEN ${CHANGE_CHANNELS.users}; LISTEN ${CHANGE_CHANNELS.tracker}`);
       if (gaveUp) return;
       changes.users += 1;
       changes.tracker += 1;
+      othersCredentialChanges += 1;
       listening = true;
       ping = setInterval(() => {
         // A connection that died without a word (half-open TCP) may not fail a query for many minutes,
@@ -112,6 +124,8 @@ export function changeListener(connectionString: string, driver: typeof pg, barr
 
   return {
     version: (data: CachedData): number | undefined => (listening ? changes[data] : undefined),
+    /** Changes to users and revoked sessions notified by other processes (and each reconnect); undefined while not listening. */
+    othersCredentialChanges: (): number | undefined => (listening ? othersCredentialChanges : undefined),
     /**
      * Settles once every notification committed before this call has been counted; undefined when not
      * listening (nothing to wait for: versions are undefined).

@@ -69,25 +69,30 @@ export const postgresChangeNotifications: ChangeNotifications = {
  * (postgres-listener.ts, through `driver`, the pg module the pool uses), connected on first use:
  * commands that only write (migrate, users ...) never listen. `close` ends the listening.
  */
-export function postgresDataVersions(url: string, writes: WriteCounter, driver: typeof pg, statementTimeoutMs: number): { dataVersions: DataVersions; close: () => Promise<void> } {
+export function postgresDataVersions(
+  url: string,
+  writes: WriteCounter,
+  driver: typeof pg,
+  listening: { statementTimeoutMs: number; ownBackends: ReadonlySet<number> },
+): { dataVersions: DataVersions; close: () => Promise<void> } {
   let listener: ReturnType<typeof changeListener> | undefined;
   return {
     dataVersions: {
       users: () => {
-        listener ??= changeListener(url, driver, statementTimeoutMs);
+        listener ??= changeListener(url, driver, listening);
         const changes = listener.version('users');
         return changes === undefined ? undefined : `${changes}:${writes.counts.users}`;
       },
       tracker: () => {
-        listener ??= changeListener(url, driver, statementTimeoutMs);
+        listener ??= changeListener(url, driver, listening);
         const changes = listener.version('tracker');
         return changes === undefined ? undefined : `${changes}:${writes.counts.tracker}`;
       },
       // Other processes' changes only, as heard on the users channel (migration 015 puts the revoked
       // sessions on it): delivered after their commit, asynchronously (docs/security.md#the-verification-cache); credentialsHeard waits for it.
       credentials: () => {
-        listener ??= changeListener(url, driver, statementTimeoutMs);
-        const changes = listener.version('users');
+        listener ??= changeListener(url, driver, listening);
+        const changes = listener.othersCredentialChanges();
         return changes === undefined ? undefined : String(changes);
       },
       // A notification is delivered after its commit, asynchronously: one round trip on the listening

@@ -218,8 +218,9 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
    * `address` is the client's: a Basic credential is remembered for the address it was verified from.
    */
   function fromCache(credentials: Credentials, address: string): Authenticated | undefined {
-    if (cache.othersHeard() !== undefined) return undefined;
-    return cachedAnswer(credentials, address);
+    const answer = cachedAnswer(credentials, address);
+    if (answer === undefined || cache.othersHeard() !== undefined) return undefined;
+    return answer;
   }
 
   return {
@@ -233,7 +234,8 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       // A change another process committed before this request came must be seen before the cache
       // answers it (docs/security.md#the-verification-cache): on PostgreSQL, one round trip on the
       // listening connection, shared by the requests of one turn of the event loop.
-      const heard = cache.othersHeard();
+      // Only a request the cache could answer waits; any other is checked against the database below.
+      const heard = cachedAnswer(credentials, address) === undefined ? undefined : cache.othersHeard();
       if (heard !== undefined) {
         await heard;
         const cached = cachedAnswer(credentials, address);

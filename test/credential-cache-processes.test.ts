@@ -19,6 +19,7 @@ interface Answer {
   status: number;
   body: string;
   setCookie: string[];
+  total: string | undefined;
 }
 
 describe('the credential cache across two cmi serve processes on one database', { timeout: 120_000 }, () => {
@@ -55,7 +56,7 @@ describe('the credential cache across two cmi serve processes on one database', 
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, setCookie: res.headers['set-cookie'] ?? [] }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, setCookie: res.headers['set-cookie'] ?? [], total: res.headers['x-total'] as string | undefined }));
       });
       req.on('error', reject);
       req.end(payload);
@@ -68,10 +69,10 @@ describe('the credential cache across two cmi serve processes on one database', 
     return answer;
   };
   let users = 0;
-  const newUser = async () => {
+  const newUser = async (role: 'admin' | 'user' = 'user') => {
     users += 1;
     const login = `user${users}`;
-    const created = await asAdmin('POST', '/users.json', { user: { login, email: `${login}@example.com`, password: `${login}-password` } });
+    const created = await asAdmin('POST', '/users.json', { user: { login, email: `${login}@example.com`, password: `${login}-password`, role } });
     const { user } = JSON.parse(created.body) as { user: { id: number } };
     return { id: user.id, login, auth: basic(login, `${login}-password`) };
   };
@@ -139,6 +140,20 @@ describe('the credential cache across two cmi serve processes on one database', 
     await asAdmin('PUT', `/users/${user.id}.json`, { user: { login: `${user.login}-renamed` } });
     await refusedAtOnce({ authorization: user.auth }, warmedAt);
     assert.equal((await version(b, { authorization: basic(`${user.login}-renamed`, `${user.login}-password`) })).status, 200);
+  });
+
+  it('a demotion through A: B answers the former administrator as a user on its next request', async () => {
+    const user = await newUser('admin');
+    const list = async () => {
+      const answer = await send(b, 'GET', '/users.json', { authorization: user.auth });
+      const logins = (JSON.parse(answer.body) as Array<{ user: { login: string } }>).map((row) => row.user.login);
+      return { status: answer.status, total: answer.total, logins };
+    };
+    const before = await list();
+    assert.deepEqual([before.status, before.total], [200, String(users + 1)]);
+    assert.deepEqual(await list(), before);
+    await asAdmin('PUT', `/users/${user.id}.json`, { user: { role: 'user' } });
+    assert.deepEqual(await list(), { status: 200, total: '1', logins: [user.login] });
   });
 
   it('a logout through A: B refuses that session\'s cookie at once, and goes on accepting the user', async () => {

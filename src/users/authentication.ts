@@ -232,7 +232,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
      */
     async authenticate(credentials: Credentials, address: string): Promise<Authenticated> {
       // A change another process committed before this request came must be seen before the cache
-      // answers it (docs/security.md#the-verification-cache): on PostgreSQL, one round trip on the
+      // answers it (docs/security.md#suspend-now-means-now): on PostgreSQL, one round trip on the
       // listening connection, shared by the requests of one turn of the event loop.
       // Only a request the cache could answer waits; any other is checked against the database below.
       const heard = cachedAnswer(credentials, address) === undefined ? undefined : cache.othersHeard();

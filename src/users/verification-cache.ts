@@ -40,7 +40,7 @@ const NO_SIGNAL: OthersChanges = { version: () => undefined, heard: () => undefi
  * entries at once; changes by other processes drop every entry as soon as `others.version()` moves,
  * checked on every use (after `others.heard()`, where the database tells of changes asynchronously).
  * While it is undefined (PostgreSQL's listening connection is down) entries live at most ttlMs
- * (docs/security.md#the-verification-cache).
+ * (docs/security.md#suspend-now-means-now).
  */
 export function verificationCache(clock: Clock, options: VerificationCacheOptions, others: OthersChanges = NO_SIGNAL) {
   const key = createSecretKey(randomBytes(32));
@@ -57,19 +57,26 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   };
   // The last credentials version seen. When it moves, another process changed some user's credentials
   // (which, the signal does not say): every entry goes, and the generation moves, so a check that read
-  // the database before the change stores nothing. Undefined (no signal) leaves entries to their TTL,
-  // those made before the first signal too; the version after an outage differs from the one before
-  // it (a reconnect counts as a change), so an outage of the signal ends with a drop.
+  // the database before the change stores nothing. Undefined (no signal) leaves entries to their TTL;
+  // the version after an outage differs from the one before it where changes may have been missed (a
+  // reconnect counts as a change), so an outage ends with a drop. The very first version is taken as
+  // it is, unless entries were stored before it (`storedBlind`): then it counts as a move.
   let seenChanges: string | undefined;
-  const followOthers = () => {
+  let storedBlind = false;
+  const followOthers = (): string | undefined => {
     const current = others.version();
-    if (current === undefined || current === seenChanges) return;
-    const first = seenChanges === undefined;
+    if (current === undefined || current === seenChanges) return current;
+    const first = seenChanges === undefined && !storedBlind;
     seenChanges = current;
-    if (first) return;
+    if (first) return current;
+    storedBlind = false;
     generation += 1;
     for (const [id, entry] of entries) remove(id, entry);
+    return current;
   };
+  // Asked once now, so a signal that takes time to start (PostgreSQL's listening connection) is
+  // usually there before the first credential is stored.
+  if (options.ttlMs !== 0) followOthers();
 
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
   const isCurrent = (entry: CacheEntry) => entry.current && entry.expiresAt > clock().getTime();
@@ -114,8 +121,9 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
     /** Stores a verification, unless credentials changed since the check began (`since`), here or in another process. */
     set(credential: string, verified: Verified, since: number): void {
       if (options.ttlMs === 0) return;
-      followOthers();
+      const current = followOthers();
       if (since !== generation) return;
+      if (current === undefined && seenChanges === undefined) storedBlind = true;
       const id = digest(credential);
       const previous = entries.get(id);
       if (previous) remove(id, previous);

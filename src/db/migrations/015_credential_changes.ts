@@ -6,7 +6,7 @@ import type { Dialect } from '../dialects/dialect.js';
  * by any process or by `cmi local users ...`, reaches every other process's credential cache at once,
  * not after CMI_AUTH_CACHE_TTL: PostgreSQL notifies the users channel (the revoked sessions join
  * `users` on it), SQLite counts it in a row that a process reads when PRAGMA data_version moved
- * (dialects/change-notifications/). docs/security.md#the-verification-cache has the bounds.
+ * (dialects/change-notifications/). docs/security.md#suspend-now-means-now has the bounds.
  */
 export function credentialChangesMigration(dialect: Dialect) {
   return {

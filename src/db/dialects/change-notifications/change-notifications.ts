@@ -10,7 +10,7 @@ export type DataVersions = Record<CachedData, () => string | undefined> & {
   /**
    * Moves when another process (or `cmi local users ...`) changed a user or revoked a session, read
    * afresh on every call, so a change committed before the call is seen by it where the database
-   * allows (docs/security.md#the-verification-cache); undefined while no such signal is trustworthy.
+   * allows (docs/security.md#suspend-now-means-now); undefined while no such signal is trustworthy.
    * This process's own changes are not in it: its credential cache drops them itself.
    */
   credentials: () => string | undefined;

@@ -91,7 +91,7 @@ export function changeListener(
   // before it reads its next query. So once a query sent now on the listening connection is answered,
   // every notification committed before it was sent has been counted (pg emits them as it reads them,
   // before the query's answer). Callers within one turn of the event loop share one query; those who
-  // come while it is out wait for the next (docs/security.md#the-verification-cache).
+  // come while it is out wait for the next (docs/security.md#suspend-now-means-now).
   let waiting: { promise: Promise<void>; resolve: () => void } | undefined;
   let queryOut = false;
   function sendBarrier(): void {

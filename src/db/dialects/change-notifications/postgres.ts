@@ -89,7 +89,7 @@ export function postgresDataVersions(
         return changes === undefined ? undefined : `${changes}:${writes.counts.tracker}`;
       },
       // Other processes' changes only, as heard on the users channel (migration 015 puts the revoked
-      // sessions on it): delivered after their commit, asynchronously (docs/security.md#the-verification-cache); credentialsHeard waits for it.
+      // sessions on it): delivered after their commit, asynchronously (docs/security.md#suspend-now-means-now); credentialsHeard waits for it.
       credentials: () => {
         listener ??= changeListener(url, driver, listening);
         const changes = listener.othersCredentialChanges();

@@ -70,7 +70,7 @@ export function sqliteDataVersions(sqlite: SQLite.Database, writes: WriteCounter
     };
   };
   // The credentials' version is read afresh on every call: a credential change that another process
-  // committed before this call is seen by it (docs/security.md#the-verification-cache). PRAGMA
+  // committed before this call is seen by it (docs/security.md#suspend-now-means-now). PRAGMA
   // data_version first (a few microseconds), the counter row only when it moved; in that order, a
   // change committed between the two reads is seen now or on the next call, never missed.
   let credentialChanges: SQLite.Statement | undefined;

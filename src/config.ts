@@ -32,7 +32,10 @@ export interface Config {
   lockoutAddressMaxFailures: number;
   lockoutAccountMaxFailures: number;
   lockoutWindowSeconds: number;
-  /** How long a verified credential is trusted without rechecking, in seconds (0 turns caching off). */
+  /**
+   * How long a verified credential is trusted without rechecking, in seconds (0 turns caching off); a
+   * change to it in any process ends that at once where that change is heard (docs/security.md#suspend-now-means-now).
+   */
   authCacheSeconds: number;
   /** Whether X-Forwarded-For/-Proto from a proxy in front are believed. */
   trustProxy: boolean;
@@ -109,7 +112,7 @@ export const SETTINGS = {
   CMI_LOCKOUT_ADDRESS_MAX_FAILURES: { default: '100', help: 'failed logins allowed from one address, across logins, in a window' },
   CMI_LOCKOUT_ACCOUNT_MAX_FAILURES: { default: '50', help: 'failed logins allowed for one login, across addresses, in a window (not applied where it logged in before)' },
   CMI_LOCKOUT_WINDOW: { default: '900', help: 'the failed-login window, in seconds' },
-  CMI_AUTH_CACHE_TTL: { default: '5', help: 'seconds a verified credential is trusted without rechecking (0: off)' },
+  CMI_AUTH_CACHE_TTL: { default: '5', help: 'seconds a verified credential is trusted without rechecking, unless a change to it is heard first (0: off)' },
   CMI_TRUST_PROXY: { default: 'false', help: 'believe X-Forwarded-For/-Proto from one proxy in front' },
   CMI_SHUTDOWN_TIMEOUT: { default: '10', help: 'seconds a stopping process waits for requests in flight' },
   CMI_ERRORS_RETENTION_DAYS: { default: '90', help: 'infrastructure errors not seen for this many days are removed' },

@@ -94,7 +94,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await sessions.loaded;
   const users = usersRepository(database);
-  const cache = verificationCache(clock, { ttlMs: config.authCacheSeconds * 1000, maxEntries: 10_000 });
+  // Another process's change to a user drops this one's verified credentials at once (docs/security.md#suspend-now-means-now).
+  const cache = verificationCache(clock, { ttlMs: config.authCacheSeconds * 1000, maxEntries: 10_000 }, {
+    version: database.dataVersions.credentials,
+    heard: database.dataVersions.credentialsHeard,
+  });
   const guesses = lockout(loginFailuresRepository(database), clock, {
     maxFailures: config.lockoutMaxFailures,
     addressMaxFailures: config.lockoutAddressMaxFailures,

@@ -169,7 +169,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     const last = connection && lastOnConnection.get(connection);
     if (!last) return undefined;
     // The address too: behind a proxy, one connection carries many clients' requests.
-    if (last.header === header && last.entry.current && last.until > clock().getTime() && address === last.address && sameText(text, last.text)) return last.answer;
+    if (last.header === header && last.until > clock().getTime() && cache.holds(last.entry) && address === last.address && sameText(text, last.text)) return last.answer;
     // Nothing to reuse: the header it holds goes now, not when the connection closes.
     lastOnConnection.delete(connection);
     return undefined;
@@ -208,13 +208,21 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     return answer;
   }
 
+  /** The answer from the verification cache as it stands, without I/O; undefined when it must be checked. */
+  function cachedAnswer(credentials: Credentials, address: string): Authenticated | undefined {
+    if (credentials.authorization !== undefined) return fromBasicCache(credentials.authorization, address, credentials.connection);
+    return fromSessionCache(credentials.cookie, address, credentials.connection);
+  }
+
   /**
-   * The answer from the verification cache alone, without I/O; undefined when it must be checked.
+   * The answer from the verification cache alone, without I/O; undefined when it must be checked, or
+   * when the cache must first hear of other processes' changes (authenticate waits for that).
    * `address` is the client's: a Basic credential is remembered for the address it was verified from.
    */
   function fromCache(credentials: Credentials, address: string): Authenticated | undefined {
-    if (credentials.authorization !== undefined) return fromBasicCache(credentials.authorization, address, credentials.connection);
-    return fromSessionCache(credentials.cookie, address, credentials.connection);
+    const answer = cachedAnswer(credentials, address);
+    if (answer === undefined || cache.othersHeard() !== undefined) return undefined;
+    return answer;
   }
 
   return {
@@ -225,6 +233,16 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
      * `address` is the client's, for brute-force counting.
      */
     async authenticate(credentials: Credentials, address: string): Promise<Authenticated> {
+      // A change another process committed before this request came must be seen before the cache
+      // answers it (docs/security.md#suspend-now-means-now): on PostgreSQL, one round trip on the
+      // listening connection, shared by the requests of one turn of the event loop.
+      // Only a request the cache could answer waits; any other is checked against the database below.
+      const heard = cachedAnswer(credentials, address) === undefined ? undefined : cache.othersHeard();
+      if (heard !== undefined) {
+        await heard;
+        const cached = cachedAnswer(credentials, address);
+        if (cached) return cached;
+      }
       const { authorization, connection } = credentials;
       if (authorization !== undefined) {
         const verified = await withBasicOnce(authorization, address);
@@ -253,6 +271,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     async session(token: string): Promise<Authenticated> {
       const claims = sessions.verify(token);
       if (!claims) throw new Unauthorized();
+      await cache.othersHeard();
       const entry = cache.lookup(sessionCacheKey(claims));
       return entry ? withClaims(entry.verified.user, claims) : withSession(claims);
     },

@@ -22,14 +22,27 @@ export interface CacheEntry {
   current: boolean;
 }
 
+/** What the database says of other processes' changes to credentials (db/dialects/change-notifications/ DataVersions). */
+export interface OthersChanges {
+  /** Moves when another process changed a user or revoked a session; undefined while there is no such signal. */
+  version(): string | undefined;
+  /** Settles once `version()` shows every change committed before the call; undefined when it already does. */
+  heard(): Promise<void> | undefined;
+}
+
+const NO_SIGNAL: OthersChanges = { version: () => undefined, heard: () => undefined };
+
 /**
  * Remembers credentials this process verified recently, so Basic auth on every request does not rehash
  * and a session cookie does not hit the database each time. Keys are an HMAC of the credential under a
  * per-process random key (no password sits in memory as a key); only successes are stored. Bounded in
- * time (ttlMs) and size (oldest dropped first); credential changes in this process drop the user's
- * entries at once, and other processes' entries expire within ttlMs.
+ * time (ttlMs) and size (oldest dropped first). Credential changes in this process drop the user's
+ * entries at once; changes by other processes drop every entry as soon as `others.version()` moves,
+ * checked on every use (after `others.heard()`, where the database tells of changes asynchronously).
+ * While it is undefined (PostgreSQL's listening connection is down) entries live at most ttlMs
+ * (docs/security.md#suspend-now-means-now).
  */
-export function verificationCache(clock: Clock, options: VerificationCacheOptions) {
+export function verificationCache(clock: Clock, options: VerificationCacheOptions, others: OthersChanges = NO_SIGNAL) {
   const key = createSecretKey(randomBytes(32));
   const entries = new Map<string, CacheEntry>();
   // Moves whenever a user's credentials change. A check that began before a change must not store
@@ -42,6 +55,28 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   const evictUser = (userId: number) => {
     for (const [id, entry] of entries) if (entry.verified.user.id === userId) remove(id, entry);
   };
+  // The last credentials version seen. When it moves, another process changed some user's credentials
+  // (which, the signal does not say): every entry goes, and the generation moves, so a check that read
+  // the database before the change stores nothing. Undefined (no signal) leaves entries to their TTL;
+  // the version after an outage differs from the one before it where changes may have been missed (a
+  // reconnect counts as a change), so an outage ends with a drop. The very first version is taken as
+  // it is, unless entries were stored before it (`storedBlind`): then it counts as a move.
+  let seenChanges: string | undefined;
+  let storedBlind = false;
+  const followOthers = (): string | undefined => {
+    const current = others.version();
+    if (current === undefined || current === seenChanges) return current;
+    const first = seenChanges === undefined && !storedBlind;
+    seenChanges = current;
+    if (first) return current;
+    storedBlind = false;
+    generation += 1;
+    for (const [id, entry] of entries) remove(id, entry);
+    return current;
+  };
+  // Asked once now, so a signal that takes time to start (PostgreSQL's listening connection) is
+  // usually there before the first credential is stored.
+  if (options.ttlMs !== 0) followOthers();
 
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
   const isCurrent = (entry: CacheEntry) => entry.current && entry.expiresAt > clock().getTime();
@@ -49,6 +84,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   /** The live entry for this credential, if it was verified recently. */
   const lookup = (credential: string): CacheEntry | undefined => {
     if (options.ttlMs === 0) return undefined;
+    followOthers();
     const id = digest(credential);
     const entry = entries.get(id);
     if (entry === undefined) return undefined;
@@ -64,14 +100,30 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
 
     get: (credential: string): Verified | undefined => lookup(credential)?.verified,
 
+    /**
+     * Settles once every other process's change committed before the call is seen by this cache; until
+     * then no entry may be answered from. Undefined when there is nothing to wait for.
+     */
+    othersHeard: (): Promise<void> | undefined => (options.ttlMs === 0 ? undefined : others.heard()),
+
+    /** Whether `entry`, found earlier, may still be answered from: not dropped (in this process or by another's change), not expired. */
+    holds(entry: CacheEntry): boolean {
+      followOthers();
+      return isCurrent(entry);
+    },
+
     /** The current generation: read it before reading the database, hand it to set(). */
     get generation(): number {
+      if (options.ttlMs !== 0) followOthers();
       return generation;
     },
 
-    /** Stores a verification, unless credentials changed since the check began (`since`). */
+    /** Stores a verification, unless credentials changed since the check began (`since`), here or in another process. */
     set(credential: string, verified: Verified, since: number): void {
-      if (options.ttlMs === 0 || since !== generation) return;
+      if (options.ttlMs === 0) return;
+      const current = followOthers();
+      if (since !== generation) return;
+      if (current === undefined && seenChanges === undefined) storedBlind = true;
       const id = digest(credential);
       const previous = entries.get(id);
       if (previous) remove(id, previous);

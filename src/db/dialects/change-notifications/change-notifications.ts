@@ -6,7 +6,21 @@ import type { CachedData } from './write-counter.js';
  * any other, read without waiting; undefined where the database offers no such signal now (then
  * nothing is cached). A token may also move when something else changed, never stay when it did.
  */
-export type DataVersions = Record<CachedData, () => string | undefined>;
+export type DataVersions = Record<CachedData, () => string | undefined> & {
+  /**
+   * Moves when another process (or `cmi local users ...`) changed a user or revoked a session, read
+   * afresh on every call, so a change committed before the call is seen by it where the database
+   * allows (docs/security.md#suspend-now-means-now); undefined while no such signal is trustworthy.
+   * This process's own changes are not in it: its credential cache drops them itself.
+   */
+  credentials: () => string | undefined;
+  /**
+   * Settles once `credentials()` shows every change committed before this call: a promise where
+   * changes arrive asynchronously (PostgreSQL's notifications), undefined where `credentials()` is
+   * already exact (SQLite) or there is no signal to wait for.
+   */
+  credentialsHeard: () => Promise<void> | undefined;
+};
 
 /**
  * How a process learns that another changed cached data (docs/architecture.md#how-cached-pages-stay-right).
@@ -21,4 +35,11 @@ export interface ChangeNotifications {
   drop(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
   /** Migration 012 (and `create`): the function that notifies of changes to `data`, made anew. */
   createFunction(db: Kysely<unknown>, data: CachedData): Promise<void>;
+  /**
+   * Migration 015: every change to `tables` (the users, the revoked sessions) moves the credentials
+   * version of the other processes (DataVersions.credentials), so their credential caches drop what
+   * they verified: PostgreSQL notifies the users channel; SQLite bumps a counter row that a process
+   * reads when PRAGMA data_version says another one wrote.
+   */
+  createCredentialChanges(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
 }

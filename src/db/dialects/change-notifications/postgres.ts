@@ -26,6 +26,15 @@ async function createNotifyFunction(db: Kysely<unknown>, data: CachedData): Prom
         end $$`.execute(db);
 }
 
+/** A statement trigger on `table` that runs the notifier of `data`. */
+async function createNotifyTrigger(db: Kysely<unknown>, table: string, data: CachedData): Promise<void> {
+  const { functionName, triggerSuffix } = NOTIFIERS[data];
+  await sql`
+      create trigger ${sql.raw(`${table}_${triggerSuffix}`)}
+      after insert or update or delete or truncate on ${sql.table(table)}
+      for each statement execute function ${sql.raw(functionName)}()`.execute(db);
+}
+
 export const postgresChangeNotifications: ChangeNotifications = {
   /**
    * Every statement that changes one of `tables` notifies the channel of `data` (CHANGE_CHANNELS) with
@@ -34,12 +43,17 @@ export const postgresChangeNotifications: ChangeNotifications = {
    */
   async create(db, tables, data) {
     await createNotifyFunction(db, data);
-    const { functionName, triggerSuffix } = NOTIFIERS[data];
+    for (const table of tables) await createNotifyTrigger(db, table, data);
+  },
+
+  /**
+   * The credential caches listen on the users channel: each of `tables` gets its notifying trigger
+   * (made anew where it has one, as `users` has since migration 003).
+   */
+  async createCredentialChanges(db, tables) {
     for (const table of tables) {
-      await sql`
-          create trigger ${sql.raw(`${table}_${triggerSuffix}`)}
-          after insert or update or delete or truncate on ${sql.table(table)}
-          for each statement execute function ${sql.raw(functionName)}()`.execute(db);
+      await sql`drop trigger if exists ${sql.raw(`${table}_${NOTIFIERS.users.triggerSuffix}`)} on ${sql.table(table)}`.execute(db);
+      await createNotifyTrigger(db, table, 'users');
     }
   },
 
@@ -55,20 +69,35 @@ export const postgresChangeNotifications: ChangeNotifications = {
  * (postgres-listener.ts, through `driver`, the pg module the pool uses), connected on first use:
  * commands that only write (migrate, users ...) never listen. `close` ends the listening.
  */
-export function postgresDataVersions(url: string, writes: WriteCounter, driver: typeof pg): { dataVersions: DataVersions; close: () => Promise<void> } {
+export function postgresDataVersions(
+  url: string,
+  writes: WriteCounter,
+  driver: typeof pg,
+  listening: { statementTimeoutMs: number; ownBackends: ReadonlySet<number> },
+): { dataVersions: DataVersions; close: () => Promise<void> } {
   let listener: ReturnType<typeof changeListener> | undefined;
   return {
     dataVersions: {
       users: () => {
-        listener ??= changeListener(url, driver);
+        listener ??= changeListener(url, driver, listening);
         const changes = listener.version('users');
         return changes === undefined ? undefined : `${changes}:${writes.counts.users}`;
       },
       tracker: () => {
-        listener ??= changeListener(url, driver);
+        listener ??= changeListener(url, driver, listening);
         const changes = listener.version('tracker');
         return changes === undefined ? undefined : `${changes}:${writes.counts.tracker}`;
       },
+      // Other processes' changes only, as heard on the users channel (migration 015 puts the revoked
+      // sessions on it): delivered after their commit, asynchronously (docs/security.md#suspend-now-means-now); credentialsHeard waits for it.
+      credentials: () => {
+        listener ??= changeListener(url, driver, listening);
+        const changes = listener.othersCredentialChanges();
+        return changes === undefined ? undefined : String(changes);
+      },
+      // A notification is delivered after its commit, asynchronously: one round trip on the listening
+      // connection makes sure every change committed before the call has been heard.
+      credentialsHeard: () => listener?.heard(),
     },
     close: async () => {
       await listener?.close();

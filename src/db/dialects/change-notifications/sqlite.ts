@@ -1,15 +1,34 @@
 import type SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
 import type { CachedData, WriteCounter } from './write-counter.js';
 import type { ChangeNotifications, DataVersions } from './change-notifications.js';
 
 /** How stale this process's view of other processes' writes may get, in milliseconds. */
 const OTHER_PROCESS_CHECK_MS = 1;
 
-/** Other processes read PRAGMA data_version (sqliteDataVersions): nothing to create. */
+/**
+ * Counts changes to credentials (migration 015) in its one row, bumped by triggers, so a process that
+ * sees PRAGMA data_version move (another process wrote something) can tell whether that was a change
+ * to credentials without reading the users.
+ */
+const CREDENTIAL_CHANGES = 'credential_changes';
+
+/** Other processes read PRAGMA data_version (sqliteDataVersions): nothing to create, but the credentials' counter. */
 export const sqliteChangeNotifications: ChangeNotifications = {
   create: async () => {},
   createFunction: async () => {},
   drop: async () => {},
+  async createCredentialChanges(db, tables) {
+    await sql`create table ${sql.table(CREDENTIAL_CHANGES)} (id integer primary key check (id = 1), changes integer not null)`.execute(db);
+    await sql`insert into ${sql.table(CREDENTIAL_CHANGES)} (id, changes) values (1, 0)`.execute(db);
+    for (const table of tables) {
+      for (const event of ['insert', 'update', 'delete']) {
+        await sql`
+          create trigger ${sql.raw(`${table}_credentials_${event}`)} after ${sql.raw(event)} on ${sql.table(table)}
+          begin update ${sql.table(CREDENTIAL_CHANGES)} set changes = changes + 1 where id = 1; end`.execute(db);
+      }
+    }
+  },
 };
 
 /** The data versions of the database `sqlite` has open (connection/sqlite.ts, on opening). */
@@ -50,5 +69,33 @@ export function sqliteDataVersions(sqlite: SQLite.Database, writes: WriteCounter
       return version;
     };
   };
-  return { users: versionOf('users'), tracker: versionOf('tracker') };
+  // The credentials' version is read afresh on every call: a credential change that another process
+  // committed before this call is seen by it (docs/security.md#suspend-now-means-now). PRAGMA
+  // data_version first (a few microseconds), the counter row only when it moved; in that order, a
+  // change committed between the two reads is seen now or on the next call, never missed.
+  let credentialChanges: SQLite.Statement | undefined;
+  let credentialsAt: number | undefined;
+  let credentials = '';
+  const credentialsVersion = (): string | undefined => {
+    let others: number;
+    try {
+      others = otherWrites.get() as number;
+    } catch {
+      return undefined;
+    }
+    other = others;
+    checkedAt = performance.now();
+    if (others === credentialsAt) return credentials;
+    try {
+      // Prepared on first use: the table exists once migration 015 ran; before, there is no signal.
+      credentialChanges ??= sqlite.prepare(`select changes from ${CREDENTIAL_CHANGES} where id = 1`).pluck();
+      credentials = String(credentialChanges.get());
+    } catch {
+      return undefined;
+    }
+    credentialsAt = others;
+    return credentials;
+  };
+  // Read synchronously, so nothing is ever left to wait for.
+  return { users: versionOf('users'), tracker: versionOf('tracker'), credentials: credentialsVersion, credentialsHeard: () => undefined };
 }

@@ -40,7 +40,19 @@ export function postgresConnector(url: string): Connector {
       // An idle connection the server ends (restart, failover) is dropped by the pool; without a
       // listener its error would end the process. The next query opens a new connection.
       connections.on('error', () => {});
-      const versions = postgresDataVersions(url, writes, driver);
+      // The server processes of this pool's connections: their notifications are this process's own
+      // writes, which its credential cache has dropped already (change-notifications/postgres.ts).
+      const ownBackends = new Set<number>();
+      const backendOf = (client: object) => (client as { processID?: number | null }).processID;
+      connections.on('connect', (client) => {
+        const id = backendOf(client);
+        if (typeof id === 'number') ownBackends.add(id);
+      });
+      connections.on('remove', (client) => {
+        const id = backendOf(client);
+        if (typeof id === 'number') ownBackends.delete(id);
+      });
+      const versions = postgresDataVersions(url, writes, driver, { statementTimeoutMs: pool.statementTimeoutMs, ownBackends });
       let observeQuery: ((seconds: number) => void) | undefined;
       const db = new Kysely<DB>({
         plugins: [writes],

@@ -52,6 +52,42 @@ function cycles(graph: Map<string, Set<string>>): string[] {
   return found;
 }
 
+/** The index of the parenthesis that closes the one at `open`. */
+function closing(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    if (text[i] === '(') depth += 1;
+    else if (text[i] === ')' && --depth === 0) return i;
+  }
+  return text.length;
+}
+
+/** Whether `args`, the text between a call's parentheses, holds more than one argument. */
+function severalArguments(args: string): boolean {
+  let depth = 0;
+  for (const character of args) {
+    if ('([{'.includes(character)) depth += 1;
+    else if (')]}'.includes(character)) depth -= 1;
+    else if (character === ',' && depth === 0) return true;
+  }
+  return false;
+}
+
+/** Every `assert.ok(x)` or `assert(x)` without a message inside an `eventually(...)` of the tests, as file:line. */
+function bareAssertsInEventually(): string[] {
+  const testDir = join(ROOT, 'test');
+  return sourceFiles(testDir).flatMap((file) => {
+    const text = readFileSync(file, 'utf8');
+    return [...text.matchAll(/\beventually\(/g)].flatMap((call) => {
+      const open = call.index + call[0].length - 1;
+      const block = text.slice(open, closing(text, open) + 1);
+      return [...block.matchAll(/\bassert(?:\.ok)?\(/g)]
+        .filter((inner) => !severalArguments(block.slice(inner.index + inner[0].length, closing(block, inner.index + inner[0].length - 1))))
+        .map(() => `${relative(ROOT, file)}:${text.slice(0, call.index).split('\n').length}`);
+    });
+  });
+}
+
 function graphOf(edges: Iterable<[string, string]>): Map<string, Set<string>> {
   const graph = new Map<string, Set<string>>();
   for (const [from, to] of edges) if (from !== to) (graph.get(from) ?? graph.set(from, new Set()).get(from)!).add(to);
@@ -98,5 +134,10 @@ describe('docs/architecture.md', () => {
     const listed = [...doc.slice(doc.indexOf('## Tests')).matchAll(/^\| `(test\/[\w-]+\.test\.ts)` \|/gm)].map((row) => row[1]).sort();
     const files = readdirSync(join(ROOT, 'test')).filter((name) => name.endsWith('.test.ts')).map((name) => `test/${name}`).sort();
     assert.deepEqual(listed, files);
+  });
+
+  // test/support/eventually.ts says why: a bare assert.ok that fails parses the test's source each try.
+  it('every assert.ok in a check that eventually() retries carries a message', () => {
+    assert.deepEqual(bareAssertsInEventually(), []);
   });
 });

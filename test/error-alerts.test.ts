@@ -194,7 +194,7 @@ describe('alerts', { timeout: 60_000 }, () => {
     receiver.answer(() => ({ status: 503, body: `busy ${'z'.repeat(100_000)}` }));
     t.time.advance(1);
     await eventually(() => assert.equal(receiver.received.length, 1));
-    await eventually(() => assert.ok(lines.some((line) => line.status === 503)));
+    await eventually(() => assert.ok(lines.some((line) => line.status === 503), `no 503 logged yet: ${JSON.stringify(lines)}`));
     const busy = lines.find((line) => line.status === 503)!;
     assert.equal(busy.response, `busy ${'z'.repeat(195)}`);
     assert.equal(busy.attempts, 2);

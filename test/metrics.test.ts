@@ -191,7 +191,7 @@ describe('cmi_http_requests_in_flight', () => {
     // Wrapped: eventually() would wait for a promise it is given back.
     const { serverSide } = await eventually(() => {
       const found = serverSides.get(socket.localPort ?? -1);
-      assert.ok(found);
+      assert.ok(found, 'the server has not seen this connection yet');
       return { serverSide: found };
     });
     return { socket, received: () => received, closedByServer: () => serverSide };

@@ -13,6 +13,7 @@ export interface UsersTable {
   first_name: string;
   last_name: string;
   status: string;
+  /** 'admin' while the user holds role 1, else 'user': kept by migration 015's triggers (cmi inserts 'user' and adds the roles). */
   role: string;
   time_zone: string | null;
   locale: string | null;
@@ -176,4 +177,37 @@ export interface Schema {
   webhook_deliveries: WebhookDeliveriesTable;
   error_alerts: ErrorAlertsTable;
   webhook_gone_urls: WebhookGoneUrlsTable;
+  permissions: PermissionsTable;
+  roles: RolesTable;
+  role_permissions: RolePermissionsTable;
+  user_roles: UserRolesTable;
+}
+
+/** The permission catalogue (migration 015; roles/permissions.ts). */
+export interface PermissionsTable {
+  id: number;
+  identifier: string;
+  label: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RolesTable {
+  id: Generated<number>;
+  label: string;
+  identifier: string;
+  /** 1 for the system roles admin (id 1) and user (id 2). */
+  system: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RolePermissionsTable {
+  role_id: number;
+  permission_id: number;
+}
+
+export interface UserRolesTable {
+  user_id: number;
+  role_id: number;
 }

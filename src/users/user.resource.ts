@@ -1,4 +1,4 @@
-import type { Role, User } from './user.js';
+import type { User } from './user.js';
 import type { ResourceDefinition, ResourceRecord } from '../http/render/resource-definition.js';
 
 export const roleResource = {
@@ -9,7 +9,6 @@ export const roleResource = {
     ['label', 'string'],
     ['identifier', 'string'],
   ],
-  values: { identifier: ['admin', 'user'] },
 } as const satisfies ResourceDefinition;
 
 /** The user record of docs/api.md#users; never a password, hash or key other than a just-made `api_key`. */
@@ -38,13 +37,11 @@ export const userResource = {
   values: { status: ['active', 'suspended', 'deleted'] },
 } as const satisfies ResourceDefinition;
 
-/** cmi's two fixed roles, with OnApp-style numeric ids. */
-const ROLES: Record<Role, { id: number; label: string; identifier: Role }> = {
-  admin: { id: 1, label: 'Administrator', identifier: 'admin' },
-  user: { id: 2, label: 'User', identifier: 'user' },
-};
-
 export function presentUser(user: User, extra: { api_key?: string } = {}): ResourceRecord {
-  const { role, ...fields } = user;
-  return { ...fields, roles: [ROLES[role]], ...extra };
+  const { id, login, email, first_name, last_name, status, time_zone, locale, created_at, updated_at, activated_at, suspend_at, deleted_at, password_changed_at } = user;
+  return {
+    id, login, email, first_name, last_name, status, time_zone, locale, created_at, updated_at, activated_at, suspend_at, deleted_at, password_changed_at,
+    roles: user.roles.map((role) => ({ id: role.id, label: role.label, identifier: role.identifier })),
+    ...extra,
+  };
 }

@@ -11,6 +11,7 @@ import { usersRepository } from '../../src/users/users.store.js';
 import { type TestClock, testClock } from './clock.js';
 import { freshDatabase } from './database.js';
 import { takeMismatches, validateResponses } from './response-validation.js';
+import { ADMIN_ROLE_ID, USER_ROLE_ID } from '../../src/roles/permissions.js';
 import type { StatementGate } from './statement-gate.js';
 
 export const ADMIN = { login: 'admin', email: 'admin@example.com', password: 'admin-password' };
@@ -73,7 +74,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
         password_hash: hash ?? (await hashPassword(fields.password)),
         first_name: fields.login === 'admin' ? 'Ada' : 'Alice',
         last_name: fields.login === 'admin' ? 'Admin' : 'User',
-        role,
+        role_ids: [role === 'admin' ? ADMIN_ROLE_ID : USER_ROLE_ID],
         time_zone: fields.login === 'admin' ? 'UTC' : null,
         locale: fields.login === 'admin' ? 'en' : null,
       },

@@ -14,6 +14,7 @@ import { trackerChangeNotificationsMigration } from './011_tracker_change_notifi
 import { notifyTableSchemaMigration } from './012_notify_table_schema.js';
 import { loginLowerIndexMigration } from './013_login_lower_index.js';
 import { wideCountersMigration } from './014_wide_counters.js';
+import { rolesMigration } from './015_roles.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -32,5 +33,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '012_notify_table_schema': notifyTableSchemaMigration(dialect),
     '013_login_lower_index': loginLowerIndexMigration,
     '014_wide_counters': wideCountersMigration(dialect),
+    '015_roles': rolesMigration(dialect),
   };
 }

@@ -239,3 +239,176 @@ describe('users with role_ids', () => {
     }
   });
 });
+
+/** A stored datetime as the API writes it. */
+const wire = (stored: string) => `${stored.slice(0, 19)}+00:00`;
+
+describe('/roles and /permissions', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(() => t.close());
+
+  /** The permission records as the API must show them, from the catalogue and their stored times. */
+  async function permissionRecords(ids?: number[]): Promise<Array<{ permission: Record<string, unknown> }>> {
+    const rows = await t.database.db.selectFrom('permissions').selectAll().orderBy('id').execute();
+    return rows.filter((row) => ids === undefined || ids.includes(Number(row.id)))
+      .map((row) => ({ permission: { id: Number(row.id), identifier: row.identifier, label: row.label, created_at: wire(row.created_at), updated_at: wire(row.updated_at) } }));
+  }
+
+  /** The role record as the API must show it, from what is stored. */
+  async function roleRecord(id: number): Promise<{ role: Record<string, unknown> }> {
+    const row = await t.database.db.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const held = await t.database.db.selectFrom('role_permissions').select('permission_id').where('role_id', '=', id).execute();
+    const users = await t.database.db.selectFrom('user_roles').select('user_id').where('role_id', '=', id).execute();
+    return {
+      role: {
+        id, label: row.label, identifier: row.identifier, system: Number(row.system) === 1, users_count: users.length,
+        created_at: wire(row.created_at), updated_at: wire(row.updated_at), permissions: await permissionRecords(held.map((h) => Number(h.permission_id))),
+      },
+    };
+  }
+
+  it('GET /permissions lists the catalogue, paginated, in JSON and XML', async () => {
+    const all = await call(t, 'GET', '/permissions.json?per_page=50', t.adminAuth);
+    assert.equal(all.statusCode, 200);
+    assert.equal(all.headers['x-total'], String(PERMISSIONS.length));
+    assert.equal(all.body, JSON.stringify(await permissionRecords()));
+    const page = await call(t, 'GET', '/permissions.xml?per_page=1&page=3', t.adminAuth);
+    assert.equal(page.statusCode, 200);
+    assert.deepEqual([page.headers['x-total'], page.headers['x-limit'], page.headers['x-page']], [String(PERMISSIONS.length), '1', '3']);
+    const [third] = await permissionRecords([3]);
+    assert.equal(page.body, `<?xml version="1.0" encoding="UTF-8"?>
+<permissions type="array">
+  <permission>
+    <id type="integer">3</id>
+    <identifier>users.create</identifier>
+    <label>Create users</label>
+    <created_at type="datetime">${third!.permission.created_at as string}</created_at>
+    <updated_at type="datetime">${third!.permission.updated_at as string}</updated_at>
+  </permission>
+</permissions>
+`);
+  });
+
+  it('creates, reads, edits (wrapped or not, JSON or XML), clones and deletes a role', async () => {
+    const made = await call(t, 'POST', '/roles.json', t.adminAuth, { role: { label: 'Error readers', permission_ids: [22, '25'] } });
+    assert.equal(made.statusCode, 201);
+    assert.equal(made.headers.location, '/roles/3.json');
+    assert.equal(made.body, JSON.stringify(await roleRecord(3)));
+    assert.deepEqual(made.json<{ role: { identifier: string; system: boolean; permissions: unknown[] } }>().role.identifier, 'error_readers');
+
+    // The Go SDK's edit: unwrapped.
+    assert.equal((await call(t, 'PUT', '/roles/3.json', t.adminAuth, { label: 'Readers', permission_ids: [22] })).statusCode, 204);
+    const read = await call(t, 'GET', '/roles/3.json', t.adminAuth);
+    assert.equal(read.body, JSON.stringify(await roleRecord(3)));
+    assert.equal(read.json<{ role: { label: string } }>().role.label, 'Readers');
+    assert.deepEqual(await permissionRecords([22]), (await roleRecord(3)).role.permissions);
+
+    // The PHP wrapper's, in XML.
+    const xml = '<role><label>Readers</label><permission_ids type="array"><item>22</item><item>26</item></permission_ids></role>';
+    assert.equal((await call(t, 'PUT', '/roles/3.xml', t.adminAuth, xml, 'application/xml')).statusCode, 204);
+    const asXml = await call(t, 'GET', '/roles/3.xml', t.adminAuth);
+    const record = (await roleRecord(3)).role;
+    const permissions = record.permissions as Array<{ permission: Record<string, string | number> }>;
+    assert.equal(asXml.body, `<?xml version="1.0" encoding="UTF-8"?>
+<role>
+  <id type="integer">3</id>
+  <label>Readers</label>
+  <identifier>error_readers</identifier>
+  <system type="boolean">false</system>
+  <users_count type="integer">0</users_count>
+  <created_at type="datetime">${record.created_at as string}</created_at>
+  <updated_at type="datetime">${record.updated_at as string}</updated_at>
+  <permissions type="array">
+${permissions.map(({ permission: p }) => `    <permission>
+      <id type="integer">${p.id}</id>
+      <identifier>${p.identifier}</identifier>
+      <label>${p.label}</label>
+      <created_at type="datetime">${p.created_at}</created_at>
+      <updated_at type="datetime">${p.updated_at}</updated_at>
+    </permission>
+`).join('')}  </permissions>
+</role>
+`);
+    assert.deepEqual(permissions.map(({ permission }) => permission.identifier), ['infrastructure_errors.read', 'webhook_deliveries.read']);
+
+    const clone = await call(t, 'POST', '/roles/3/clone.json', t.adminAuth);
+    assert.equal(clone.statusCode, 201);
+    assert.equal(clone.headers.location, '/roles/4.json');
+    assert.equal(clone.body, JSON.stringify(await roleRecord(4)));
+    assert.deepEqual([clone.json<{ role: { label: string } }>().role.label, clone.json<{ role: { identifier: string } }>().role.identifier], ['Readers (copy)', 'error_readers_copy']);
+
+    const list = await call(t, 'GET', '/roles.json?per_page=2&page=2', t.adminAuth);
+    assert.deepEqual([list.headers['x-total'], list.headers['x-limit'], list.headers['x-page']], ['4', '2', '2']);
+    assert.equal(list.body, JSON.stringify([await roleRecord(3), await roleRecord(4)]));
+
+    assert.equal((await call(t, 'DELETE', '/roles/4.json', t.adminAuth)).statusCode, 204);
+    assert.equal((await call(t, 'GET', '/roles/4.json', t.adminAuth)).statusCode, 404);
+    assert.equal((await call(t, 'DELETE', '/roles/4.json', t.adminAuth)).statusCode, 404);
+    assert.deepEqual((await t.database.db.selectFrom('role_permissions').select('role_id').where('role_id', '=', 4).execute()), []);
+  });
+
+  it('keeps the system roles: never deleted, identifiers fixed, admin with every permission; a role in use is not deleted', async () => {
+    for (const id of [1, 2]) {
+      const res = await call(t, 'DELETE', `/roles/${id}.json`, t.adminAuth);
+      assert.equal(res.statusCode, 422);
+      assert.equal(res.body, '{"errors":{"base":["A system role cannot be deleted"]}}');
+    }
+    const renamed = await call(t, 'PUT', '/roles/2.json', t.adminAuth, { role: { identifier: 'member' } });
+    assert.equal(renamed.body, '{"errors":{"identifier":["of a system role cannot be changed"]}}');
+    const fewer = await call(t, 'PUT', '/roles/1.json', t.adminAuth, { permission_ids: [1] });
+    assert.equal(fewer.body, '{"errors":{"permission_ids":["of the admin role are every permission"]}}');
+    // Its label may change, and its identifier be sent unchanged.
+    assert.equal((await call(t, 'PUT', '/roles/1.json', t.adminAuth, { label: 'Root', identifier: 'admin' })).statusCode, 204);
+    assert.deepEqual((await roleRecord(1)).role.label, 'Root');
+
+    await call(t, 'POST', '/roles.json', t.adminAuth, { role: { label: 'Readers', permission_ids: [22] } });
+    assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.adminAuth, { role_ids: [2, 3] })).statusCode, 204);
+    const inUse = await call(t, 'DELETE', '/roles/3.json', t.adminAuth);
+    assert.equal(inUse.statusCode, 422);
+    assert.equal(inUse.body, '{"errors":{"base":["A role that users hold cannot be deleted"]}}');
+    assert.equal((await roleRecord(3)).role.users_count, 1);
+  });
+
+  it('names every bad field of a role in one 422', async () => {
+    await call(t, 'POST', '/roles.json', t.adminAuth, { role: { label: 'Readers', identifier: 'readers' } });
+    for (const [body, errors] of [
+      [{ role: { permission_ids: [1] } }, { label: ["can't be blank"] }],
+      [{ role: { label: ' ', identifier: 'readers', permission_ids: [1, 999] } }, { label: ["can't be blank"], identifier: ['has already been taken'], permission_ids: ['names no permission: 999'] }],
+      [{ role: { label: 7, identifier: 'Bad Id', permission_ids: 'x' } }, { label: ['must be a string'], identifier: ['must be lower-case letters, digits and _ . -, not starting with . or -'], permission_ids: ['must be a list of ids'] }],
+    ] as const) {
+      const res = await call(t, 'POST', '/roles.json', t.adminAuth, body);
+      assert.equal(res.statusCode, 422);
+      assert.equal(res.body, JSON.stringify({ errors }));
+    }
+    const count = await t.database.db.selectFrom('roles').select('id').execute();
+    assert.equal(count.length, 3);
+    // A label alone: the identifier is made from it, and kept free.
+    const again = await call(t, 'POST', '/roles.json', t.adminAuth, { label: 'Readers' });
+    assert.equal(again.json<{ role: { identifier: string } }>().role.identifier, 'readers_2');
+  });
+
+  it('answers 403 to a user without the roles permissions', async () => {
+    for (const [method, url, body] of [
+      ['GET', '/roles.json', undefined], ['GET', '/roles/1.json', undefined], ['GET', '/permissions.json', undefined],
+      ['POST', '/roles.json', { role: { label: 'Mine' } }], ['PUT', '/roles/2.json', { label: 'Mine' }],
+      ['DELETE', '/roles/2.json', undefined], ['POST', '/roles/2/clone.json', undefined],
+    ] as const) {
+      const res = await call(t, method, url, t.aliceAuth, body);
+      assert.equal(res.statusCode, 403, `${method} ${url}`);
+      assert.equal(res.body, FORBIDDEN_JSON);
+    }
+  });
+
+  it('a change to what a role grants holds at once, also for credentials verified moments ago', async () => {
+    await call(t, 'POST', '/roles.json', t.adminAuth, { role: { label: 'Readers', permission_ids: [22] } });
+    assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.adminAuth, { role_ids: [2, 3] })).statusCode, 204);
+    assert.equal((await call(t, 'GET', `${ERRORS}.json`, t.aliceAuth)).statusCode, 200);
+    assert.equal((await call(t, 'PUT', '/roles/3.json', t.adminAuth, { permission_ids: [] })).statusCode, 204);
+    assert.equal((await call(t, 'GET', `${ERRORS}.json`, t.aliceAuth)).statusCode, 403);
+    assert.equal((await call(t, 'PUT', '/roles/3.json', t.adminAuth, { role: { permission_ids: ['22'] } })).statusCode, 204);
+    assert.equal((await call(t, 'GET', `${ERRORS}.json`, t.aliceAuth)).statusCode, 200);
+  });
+});

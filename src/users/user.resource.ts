@@ -1,9 +1,11 @@
 import type { User } from './user.js';
 import type { ResourceDefinition, ResourceRecord } from '../http/render/resource-definition.js';
 
+/** A role as a user record shows it (the whole role, with its permissions: roles/role.resource.ts). */
 export const roleResource = {
   root: 'role',
   plural: 'roles',
+  schema: 'user_role',
   fields: [
     ['id', 'integer'],
     ['label', 'string'],

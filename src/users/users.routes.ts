@@ -19,6 +19,7 @@ const USER_FIELDS = [
   ['time_zone', 'string'],
   ['locale', 'string'],
   ['role', 'string'],
+  ['role_ids', 'id[]'],
 ] as const;
 
 export const USERS_ROUTES: readonly RouteSpec[] = [

@@ -21,6 +21,8 @@ export interface ResourceDefinition {
   readonly optional?: ReadonlyArray<string>;
   /** The only values a string field takes. */
   readonly values?: Readonly<Record<string, readonly string[]>>;
+  /** The OpenAPI schema's name, when two resources share a root (a user's roles and /roles); else made from the root. */
+  readonly schema?: string;
   /** JSON without the root wrapper (the version resource is `{"version": "1.2"}`). */
   readonly unwrappedJson?: boolean;
 }

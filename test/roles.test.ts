@@ -7,11 +7,10 @@ import { PERMISSIONS } from '../src/roles/permissions.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { type FreshDatabase, freshDatabase, onPostgres } from './support/database.js';
 import { ERRORS, FORBIDDEN_JSON } from './support/error-reports.js';
+import { type RoleJson, roleJson } from './support/roles.js';
 
 const AT = '2026-11-20T10:00:00.000Z';
 const LAST_ADMIN_JSON = '{"errors":{"base":["The last active administrator cannot be deleted, suspended or made a user"]}}';
-const ADMIN_ROLE = { role: { id: 1, label: 'Administrator', identifier: 'admin' } };
-const USER_ROLE = { role: { id: 2, label: 'User', identifier: 'user' } };
 
 function call(t: TestApp, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, auth: string, body?: unknown, contentType = 'application/json'): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = { authorization: auth };
@@ -122,8 +121,13 @@ describe('authorisation by permission', () => {
 
 describe('users with role_ids', () => {
   let t: TestApp;
+  /** The system roles as a user record shows them, with their permissions. */
+  let ADMIN_ROLE: { role: RoleJson };
+  let USER_ROLE: { role: RoleJson };
   beforeEach(async () => {
     t = await createTestApp();
+    ADMIN_ROLE = { role: t.systemRoles.admin };
+    USER_ROLE = { role: t.systemRoles.user };
   });
   afterEach(() => t.close());
 
@@ -190,6 +194,8 @@ describe('users with role_ids', () => {
     assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.adminAuth, { user: { role_ids: [2, readers] } })).statusCode, 204);
     assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.adminAuth, { user: { role: 'admin' } })).statusCode, 204);
     assert.deepEqual((await rolesInDatabase(t.database))[1], ['alice', 'admin', [1, readers]]);
+    // The record shows every role held, with its permissions.
+    assert.equal(JSON.stringify(await rolesOf(t.alice.id)), JSON.stringify([ADMIN_ROLE, { role: await roleJson(t.database, readers) }]));
     assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.adminAuth, { user: { role: 'user' } })).statusCode, 204);
     assert.deepEqual((await rolesInDatabase(t.database))[1], ['alice', 'user', [2, readers]]);
   });

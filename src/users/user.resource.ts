@@ -1,7 +1,8 @@
 import type { User } from './user.js';
+import { permissionResource } from '../roles/role.resource.js';
 import type { ResourceDefinition, ResourceRecord } from '../http/render/resource-definition.js';
 
-/** A role as a user record shows it (the whole role, with its permissions: roles/role.resource.ts). */
+/** A role as a user record shows it: the role of /roles with its permissions, without users_count (roles/role.resource.ts). */
 export const roleResource = {
   root: 'role',
   plural: 'roles',
@@ -10,6 +11,10 @@ export const roleResource = {
     ['id', 'integer'],
     ['label', 'string'],
     ['identifier', 'string'],
+    ['system', 'boolean'],
+    ['created_at', 'datetime'],
+    ['updated_at', 'datetime'],
+    ['permissions', { arrayOf: permissionResource }],
   ],
 } as const satisfies ResourceDefinition;
 
@@ -43,7 +48,7 @@ export function presentUser(user: User, extra: { api_key?: string } = {}): Resou
   const { id, login, email, first_name, last_name, status, time_zone, locale, created_at, updated_at, activated_at, suspend_at, deleted_at, password_changed_at } = user;
   return {
     id, login, email, first_name, last_name, status, time_zone, locale, created_at, updated_at, activated_at, suspend_at, deleted_at, password_changed_at,
-    roles: user.roles.map((role) => ({ id: role.id, label: role.label, identifier: role.identifier })),
+    roles: user.roles,
     ...extra,
   };
 }

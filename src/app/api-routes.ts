@@ -5,6 +5,7 @@ import { TRACKER_ROUTES } from '../tracker/tracker.routes.js';
 import { SESSION_ROUTES } from '../users/session.routes.js';
 import { USERS_ROUTES } from '../users/users.routes.js';
 import { ROLES_ROUTES } from '../roles/roles.routes.js';
+import { BUCKETS_ROUTES } from '../buckets/buckets.routes.js';
 import { VERSION_ROUTES } from '../version/version.routes.js';
 
 /**
@@ -16,6 +17,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...VERSION_ROUTES,
   ...USERS_ROUTES,
   ...ROLES_ROUTES,
+  ...BUCKETS_ROUTES,
   ...SESSION_ROUTES,
   ...TRACKER_ROUTES,
   ...ALERTS_ROUTES,

@@ -181,6 +181,7 @@ export interface Schema {
   roles: RolesTable;
   role_permissions: RolePermissionsTable;
   user_roles: UserRolesTable;
+  billing_buckets: BillingBucketsTable;
 }
 
 /** The permission catalogue (migration 015; roles/permissions.ts). */
@@ -210,4 +211,18 @@ export interface RolePermissionsTable {
 export interface UserRolesTable {
   user_id: number;
   role_id: number;
+}
+
+/** OnApp's billing buckets, kept as given (migration 016). */
+export interface BillingBucketsTable {
+  id: Generated<number>;
+  label: string;
+  currency_code: string;
+  monthly_price: number;
+  show_price: number;
+  allows_kms: number;
+  allows_mak: number;
+  allows_own: number;
+  created_at: string;
+  updated_at: string;
 }

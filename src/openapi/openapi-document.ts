@@ -44,6 +44,7 @@ function fieldSchema(resource: ResourceDefinition, [name, type, marker]: FieldDe
   const values = resource.values?.[name];
   const scalar: Schema =
     type === 'integer' ? { type: 'integer' }
+      : type === 'decimal' ? { type: 'number' }
       : type === 'boolean' ? { type: 'boolean' }
         : type === 'datetime' ? DATETIME
           : type === 'json' ? (format === 'json' ? { type: 'object', description: 'a JSON object' } : { type: 'string', description: 'a JSON object, as text' })
@@ -192,7 +193,8 @@ function requestBody(route: RouteSpec): Schema | undefined {
       : type === 'id[]' ? { anyOf: [{ type: 'array', items: { anyOf: [{ type: 'integer' }, { type: 'string' }] } }, { type: 'object' }, { type: 'string' }] }
       : type === 'datetime' ? { type: 'string', description: 'any form of docs/api.md#datetimes' }
         : type === 'json' ? { anyOf: [{ type: 'object' }, { type: 'string' }] }
-          : type === 'integer' ? { type: 'integer' } : type === 'boolean' ? { type: 'boolean' } : { anyOf: [{ type: 'string' }, { type: 'null' }] };
+          : type === 'integer' ? { type: 'integer' } : type === 'decimal' ? { anyOf: [{ type: 'number' }, { type: 'string' }] }
+            : type === 'boolean' ? { anyOf: [{ type: 'boolean' }, { type: 'string' }] } : { anyOf: [{ type: 'string' }, { type: 'null' }] };
   }
   const record: Schema = { type: 'object', properties, ...(required.length > 0 ? { required } : {}), xml: { name: root } };
   const schema = { anyOf: [{ type: 'object', properties: { [root]: record }, required: [root] }, record] };

@@ -15,6 +15,7 @@ import { notifyTableSchemaMigration } from './012_notify_table_schema.js';
 import { loginLowerIndexMigration } from './013_login_lower_index.js';
 import { wideCountersMigration } from './014_wide_counters.js';
 import { rolesMigration } from './015_roles.js';
+import { billingBucketsMigration } from './016_billing_buckets.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -34,5 +35,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '013_login_lower_index': loginLowerIndexMigration,
     '014_wide_counters': wideCountersMigration(dialect),
     '015_roles': rolesMigration(dialect),
+    '016_billing_buckets': billingBucketsMigration(dialect),
   };
 }

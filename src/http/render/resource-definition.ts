@@ -4,7 +4,8 @@
  * from this one description.
  */
 /** `json`: a JSON object held as its text; JSON writes the object, XML the text (docs/api.md#formats). */
-export type ScalarType = 'integer' | 'string' | 'datetime' | 'boolean' | 'json';
+/** `decimal`: a number that may have a fraction (a price); XML writes `type="decimal"`. */
+export type ScalarType = 'integer' | 'decimal' | 'string' | 'datetime' | 'boolean' | 'json';
 
 export type FieldType = ScalarType | { readonly arrayOf: ResourceDefinition };
 

@@ -10,6 +10,7 @@ const CACHED_TABLES = new Map<string, CachedData>([
   ['roles', 'users'],
   ['role_permissions', 'users'],
   ['user_roles', 'users'],
+  ['billing_buckets', 'users'],
   ['infrastructure_errors', 'tracker'],
   ['error_counts', 'tracker'],
   ['error_occurrences', 'tracker'],

@@ -87,4 +87,40 @@ describe('/billing/buckets', () => {
       assert.equal(res.body, FORBIDDEN_JSON);
     }
   });
+
+  it('users belong to a bucket by bucket_id: given on create and edit, checked, shown; a bucket in use is not deleted', async () => {
+    await call(t, 'POST', '/billing/buckets.json', t.adminAuth, { bucket: { label: 'Gold' } });
+    const bucketOf = async (id: number) => (await t.database.db.selectFrom('users').select('bucket_id').where('id', '=', id).executeTakeFirstOrThrow()).bucket_id;
+
+    const made = await call(t, 'POST', '/users.json', t.adminAuth, { user: { login: 'bob', email: 'bob@example.com', password: 'a-password', bucket_id: '1' } });
+    assert.equal(made.statusCode, 201);
+    assert.match(made.body, /\],"bucket_id":1\}\}$/);
+    const bob = made.json<{ user: { id: number } }>().user.id;
+    assert.equal(Number(await bucketOf(bob)), 1);
+
+    const before = (await t.database.db.selectFrom('users').select('id').execute()).length;
+    for (const [bucket, message] of [[9, 'names no bucket: 9'], ['x', 'must be an id or null'], [0, 'must be an id or null']] as const) {
+      const res = await call(t, 'POST', '/users.json', t.adminAuth, { user: { login: 'carol', email: 'carol@example.com', password: 'a-password', bucket_id: bucket } });
+      assert.equal(res.statusCode, 422);
+      assert.equal(res.body, JSON.stringify({ errors: { bucket_id: [message] } }));
+    }
+    assert.equal((await t.database.db.selectFrom('users').select('id').execute()).length, before);
+
+    const inUse = await call(t, 'DELETE', '/billing/buckets/1.json', t.adminAuth);
+    assert.equal(inUse.statusCode, 422);
+    assert.equal(inUse.body, '{"errors":{"base":["A bucket that users belong to cannot be deleted"]}}');
+
+    // A user sends its own bucket unchanged (the PHP wrapper does); any change needs users.update.
+    assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.aliceAuth, { user: { first_name: 'Al', bucket_id: null } })).statusCode, 204);
+    const moved = await call(t, 'PUT', `/users/${t.alice.id}.json`, t.aliceAuth, { user: { bucket_id: 1 } });
+    assert.deepEqual([moved.statusCode, moved.body], [403, FORBIDDEN_JSON]);
+    assert.equal(await bucketOf(t.alice.id), null);
+
+    const xml = '<user><bucket_id nil="true"/></user>';
+    assert.equal((await call(t, 'PUT', `/users/${bob}.xml`, t.adminAuth, xml, 'application/xml')).statusCode, 204);
+    assert.equal(await bucketOf(bob), null);
+    const shown = await call(t, 'GET', `/users/${bob}.xml`, t.adminAuth);
+    assert.match(shown.body, /<\/roles>\n {2}<bucket_id nil="true"\/>\n<\/user>\n$/);
+    assert.equal((await call(t, 'DELETE', '/billing/buckets/1.json', t.adminAuth)).statusCode, 204);
+  });
 });

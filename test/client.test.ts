@@ -44,6 +44,7 @@ for (const format of ['json', 'xml'] as const satisfies Format[]) {
           ...t.systemRoles.user, created_at: new Date(t.systemRoles.user.created_at), updated_at: new Date(t.systemRoles.user.updated_at),
           permissions: t.systemRoles.user.permissions.map(({ permission }) => ({ ...permission, created_at: new Date(permission.created_at), updated_at: new Date(permission.updated_at) })),
         }],
+        bucket_id: null,
       } satisfies User);
     });
 

@@ -1,10 +1,12 @@
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
-import { FieldErrors, NotFound } from '../shared/problems.js';
+import { FieldErrors, NotFound, Unprocessable } from '../shared/problems.js';
 import { stringField, unwrapRecord } from '../shared/request-body.js';
 import { type Actor, assertPermitted } from '../roles/authorization.js';
 import type { Bucket, BucketFields } from './bucket.js';
 import type { BucketsRepository } from './buckets.store.js';
+
+export const BUCKET_IN_USE_REFUSAL = 'A bucket that users belong to cannot be deleted';
 
 const FLAGS = ['show_price', 'allows_kms', 'allows_mak', 'allows_own'] as const;
 /** What a new bucket holds where the body says nothing. */
@@ -76,7 +78,9 @@ export function bucketsService(repository: BucketsRepository, clock: Clock) {
 
     async remove(actor: Actor, id: number): Promise<void> {
       assertPermitted(actor, 'buckets.delete');
-      if (!(await repository.remove(id))) throw new NotFound();
+      const outcome = await repository.remove(id);
+      if (outcome === 'not_found') throw new NotFound();
+      if (outcome === 'in_use') throw new Unprocessable({ base: [BUCKET_IN_USE_REFUSAL] });
     },
   };
 }

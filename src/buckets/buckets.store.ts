@@ -53,9 +53,13 @@ export function bucketsRepository({ db }: Database) {
       return row && toBucket(row);
     },
 
-    async remove(id: number): Promise<boolean> {
-      const result = await db.deleteFrom('billing_buckets').where('id', '=', id).executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+    /** Deletes a bucket no user belongs to, in one statement; otherwise says why not. */
+    async remove(id: number): Promise<'removed' | 'not_found' | 'in_use'> {
+      const result = await db.deleteFrom('billing_buckets').where('id', '=', id)
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('users').select('users.id').where('users.bucket_id', '=', id))))
+        .executeTakeFirst();
+      if (Number(result.numDeletedRows) > 0) return 'removed';
+      return (await db.selectFrom('billing_buckets').select('id').where('id', '=', id).executeTakeFirst()) ? 'in_use' : 'not_found';
     },
   };
 }

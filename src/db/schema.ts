@@ -25,6 +25,8 @@ export interface UsersTable {
   suspend_at: string | null;
   deleted_at: string | null;
   password_changed_at: string | null;
+  /** The billing bucket it belongs to, or null (migration 017). */
+  bucket_id: Generated<number | null>;
 }
 
 export interface InfrastructureErrorsTable {

@@ -38,6 +38,7 @@ export const userResource = {
     ['deleted_at', 'datetime', 'nullable'],
     ['password_changed_at', 'datetime', 'nullable'],
     ['roles', { arrayOf: roleResource }],
+    ['bucket_id', 'integer', 'nullable'],
     ['api_key', 'string'],
   ],
   optional: ['api_key'],
@@ -49,6 +50,7 @@ export function presentUser(user: User, extra: { api_key?: string } = {}): Resou
   return {
     id, login, email, first_name, last_name, status, time_zone, locale, created_at, updated_at, activated_at, suspend_at, deleted_at, password_changed_at,
     roles: user.roles,
+    bucket_id: user.bucket_id,
     ...extra,
   };
 }

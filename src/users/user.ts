@@ -24,6 +24,8 @@ export interface User {
   suspend_at: Date | null;
   deleted_at: Date | null;
   password_changed_at: Date | null;
+  /** The billing bucket it belongs to, or null (docs/api.md#billing-buckets). */
+  bucket_id: number | null;
   /** The roles the user holds, with their permissions. */
   roles: HeldRoles['roles'];
   /** The union of its roles' permissions (never rendered): the user as an Actor (roles/authorization.ts). */

@@ -20,6 +20,7 @@ const USER_FIELDS = [
   ['locale', 'string'],
   ['role', 'string'],
   ['role_ids', 'id[]'],
+  ['bucket_id', 'integer'],
 ] as const;
 
 export const USERS_ROUTES: readonly RouteSpec[] = [

@@ -26,6 +26,7 @@ async function readUserFields(
   required: boolean,
   taken: (values: { login?: string; email?: string }) => Promise<Array<'login' | 'email'>>,
   unknownRoles: (ids: number[]) => Promise<number[]>,
+  bucketExists: (id: number) => Promise<boolean>,
   check?: (errors: FieldErrors) => Promise<void>,
 ): Promise<ReadFields> {
   const errors = new FieldErrors();
@@ -76,6 +77,14 @@ async function readUserFields(
     const unknown = await unknownRoles(roleIds);
     if (unknown.length > 0) errors.add('role_ids', `names no role: ${unknown.join(', ')}`);
     else out.role_ids = [...new Set(roleIds)];
+  }
+  const bucket = fields['bucket_id'];
+  if (bucket === null || bucket === '') out.bucket_id = null;
+  else if (bucket !== undefined) {
+    const id = typeof bucket === 'number' ? bucket : typeof bucket === 'string' && /^[1-9]\d{0,14}$/.test(bucket) ? Number(bucket) : NaN;
+    if (!Number.isSafeInteger(id) || id < 1) errors.add('bucket_id', 'must be an id or null');
+    else if (!(await bucketExists(id))) errors.add('bucket_id', `names no bucket: ${id}`);
+    else out.bucket_id = id;
   }
 
   await check?.(errors);
@@ -171,6 +180,7 @@ export function usersService(
 
 
   const unknownRoles = (ids: number[]) => repository.unknownRoleIds(ids);
+  const bucketExists = (id: number) => repository.bucketExists(id);
 
   async function find(actor: Actor, id: number): Promise<User> {
     assertPermittedOnUser(actor, 'users.read', id);
@@ -182,7 +192,7 @@ export function usersService(
   return {
     async create(actor: Actor, body: unknown): Promise<User> {
       assertPermitted(actor, 'users.create');
-      const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values), unknownRoles);
+      const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values), unknownRoles, bucketExists);
       const user = await repository
         .create(
           {
@@ -192,6 +202,7 @@ export function usersService(
             first_name: changes.first_name ?? '',
             last_name: changes.last_name ?? '',
             role_ids: requestedRoleIds(changes, [USER_ROLE_ID]) ?? [USER_ROLE_ID],
+            bucket_id: changes.bucket_id ?? null,
             time_zone: changes.time_zone ?? null,
             locale: changes.locale ?? null,
           },
@@ -240,8 +251,15 @@ export function usersService(
       const check = needsCurrentPassword(actor, fields)
         ? currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))
         : undefined;
-      const { password, role, role_ids, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), unknownRoles, check);
+      const { password, role, role_ids, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), unknownRoles, bucketExists, check);
       if (role !== undefined && !may(actor, 'users.update')) throw new Forbidden();
+      // Like roles: a holder of users.update moves a user between buckets; anyone may send its own unchanged.
+      if (changes.bucket_id !== undefined && !may(actor, 'users.update')) {
+        const current = await repository.findById(id);
+        if (current === undefined) throw new NotFound();
+        if (current.bucket_id !== changes.bucket_id) throw new Forbidden();
+        delete changes.bucket_id;
+      }
       let roleIds: number[] | undefined;
       if (role !== undefined || role_ids !== undefined) {
         const current = (await repository.findById(id))?.roles.map((held) => held.id);

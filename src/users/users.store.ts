@@ -15,11 +15,13 @@ export interface NewUser {
   last_name: string;
   /** The ids of the roles it holds (at least one; checked to exist by the service). */
   role_ids: number[];
+  /** Its billing bucket (checked to exist by the service); none when not given. */
+  bucket_id?: number | null;
   time_zone: string | null;
   locale: string | null;
 }
 
-export type UserChanges = Partial<Pick<NewUser, 'login' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role_ids' | 'time_zone' | 'locale'>>;
+export type UserChanges = Partial<Pick<NewUser, 'login' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role_ids' | 'bucket_id' | 'time_zone' | 'locale'>>;
 
 /** Thrown when a login or email is taken; `field` names which. */
 export class DuplicateValue extends Error {
@@ -30,7 +32,7 @@ export class DuplicateValue extends Error {
 
 const publicColumns = [
   'id', 'login', 'email', 'first_name', 'last_name', 'status', 'role', 'time_zone', 'locale',
-  'created_at', 'updated_at', 'activated_at', 'suspend_at', 'deleted_at', 'password_changed_at',
+  'created_at', 'updated_at', 'activated_at', 'suspend_at', 'deleted_at', 'password_changed_at', 'bucket_id',
 ] as const;
 
 type PublicRow = Pick<Selectable<UsersTable>, (typeof publicColumns)[number]>;
@@ -54,6 +56,7 @@ function toUser(row: PublicRow, held: HeldRoles): User {
     suspend_at: toDate(row.suspend_at),
     deleted_at: toDate(row.deleted_at),
     password_changed_at: toDate(row.password_changed_at),
+    bucket_id: row.bucket_id === null ? null : Number(row.bucket_id),
     roles: held.roles,
     permissions: held.permissions,
   };
@@ -113,8 +116,8 @@ const serializeAdministratorChanges: PerDatabase<(trx: Kysely<Schema>) => Promis
   },
 };
 
-const withoutRoles = ({ login, email, password_hash, first_name, last_name, time_zone, locale }: NewUser) =>
-  ({ login, email, password_hash, first_name, last_name, time_zone, locale });
+const withoutRoles = ({ login, email, password_hash, first_name, last_name, time_zone, locale, bucket_id }: NewUser) =>
+  ({ login, email, password_hash, first_name, last_name, time_zone, locale, bucket_id: bucket_id ?? null });
 
 /** Thrown inside a transaction to undo it: the change would take the admin role from the last active administrator. */
 class LastAdministrator extends Error {}
@@ -338,6 +341,11 @@ export function usersRepository(database: Database) {
     async findAllByLoginOrEmail(name: string): Promise<User[]> {
       const rows = await db.selectFrom('users').select(publicColumns).where(namedInAnyCase([name.toLowerCase()])).orderBy('id').limit(3).execute();
       return toUsers(db, rows);
+    },
+
+    /** Whether billing bucket `id` exists. */
+    async bucketExists(id: number): Promise<boolean> {
+      return (await db.selectFrom('billing_buckets').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
     },
 
     /** Of `ids`, those no role has. */

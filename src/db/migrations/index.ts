@@ -16,6 +16,7 @@ import { loginLowerIndexMigration } from './013_login_lower_index.js';
 import { wideCountersMigration } from './014_wide_counters.js';
 import { rolesMigration } from './015_roles.js';
 import { billingBucketsMigration } from './016_billing_buckets.js';
+import { userBucketsMigration } from './017_user_buckets.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -36,5 +37,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '014_wide_counters': wideCountersMigration(dialect),
     '015_roles': rolesMigration(dialect),
     '016_billing_buckets': billingBucketsMigration(dialect),
+    '017_user_buckets': userBucketsMigration,
   };
 }

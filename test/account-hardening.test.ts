@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { ALICE, createTestApp, type TestApp } from './support/app.js';
 import { assertAccessDenied, cookieOnly, login, withCookie } from './support/http.js';
-import { OPERATOR } from '../src/users/authorization.js';
+import { OPERATOR } from '../src/roles/authorization.js';
 import { nameCollisions, reportNameCollisions } from '../src/users/name-collisions.js';
 import { usersService } from '../src/users/users.service.js';
 import { usersRepository } from '../src/users/users.store.js';

@@ -6,11 +6,11 @@ import { ACCESS_DENIED_XML, assertAccessDenied, get, login, SESSION_COOKIE, with
 const FORBIDDEN_JSON = '{"errors":{"base":["You are not authorized to perform this action"]}}';
 const FORBIDDEN_XML =
   '<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n  <error>You are not authorized to perform this action</error>\n</errors>\n';
-const ALICE_LIST =
+const aliceList = (t: TestApp) =>
   '[{"user":{"id":2,"login":"alice","email":"alice@example.com","first_name":"Alice","last_name":"User","status":"active",' +
   '"time_zone":null,"locale":null,"created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00",' +
   '"activated_at":"2026-11-20T10:00:00+00:00","suspend_at":null,"deleted_at":null,"password_changed_at":"2026-11-20T10:00:00+00:00",' +
-  '"roles":[{"role":{"id":2,"label":"User","identifier":"user"}}]}}]';
+  `"roles":[{"role":${JSON.stringify(t.systemRoles.user)}}],"bucket_id":null}}]`;
 
 const base64 = (text: string) => Buffer.from(text).toString('base64');
 
@@ -155,7 +155,7 @@ describe('the session cookie', () => {
     const res = await get(t.app, '/users.json', withCookie(token));
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['x-total'], '1');
-    assert.equal(res.body, ALICE_LIST);
+    assert.equal(res.body, aliceList(t));
   });
 
   it('is found among other cookies', async () => {
@@ -273,7 +273,7 @@ describe('authorization of an ordinary user', () => {
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['x-total'], '1');
     assert.equal(res.headers['x-page'], '1');
-    assert.equal(res.body, ALICE_LIST);
+    assert.equal(res.body, aliceList(t));
   });
 
   it('while an administrator sees everyone', async () => {

@@ -40,7 +40,11 @@ for (const format of ['json', 'xml'] as const satisfies Format[]) {
       assert.deepEqual(alice, {
         id: t.alice.id, login: 'alice', email: 'alice@example.com', first_name: 'Alice', last_name: 'User', status: 'active',
         time_zone: null, locale: null, created_at: START, updated_at: START, activated_at: START, suspend_at: null,
-        deleted_at: null, password_changed_at: START, roles: [{ id: 2, label: 'User', identifier: 'user' }],
+        deleted_at: null, password_changed_at: START, roles: [{
+          ...t.systemRoles.user, created_at: new Date(t.systemRoles.user.created_at), updated_at: new Date(t.systemRoles.user.updated_at),
+          permissions: t.systemRoles.user.permissions.map(({ permission }) => ({ ...permission, created_at: new Date(permission.created_at), updated_at: new Date(permission.updated_at) })),
+        }],
+        bucket_id: null,
       } satisfies User);
     });
 

@@ -156,6 +156,27 @@ describe('the credential cache across two cmi serve processes on one database', 
     assert.deepEqual(await list(), { status: 200, total: '1', logins: [user.login] });
   });
 
+  it('what a role grants, and who holds it, changed through A: B decides by the new permissions on its next request', async () => {
+    const permissions = JSON.parse((await asAdmin('GET', '/permissions.json?per_page=100')).body) as Array<{ permission: { id: number; identifier: string } }>;
+    const idOf = (identifier: string) => permissions.find(({ permission }) => permission.identifier === identifier)!.permission.id;
+    const role = async (label: string, granted: string[]) =>
+      (JSON.parse((await asAdmin('POST', '/roles.json', { role: { label, permission_ids: granted.map(idOf) } })).body) as { role: { id: number } }).role.id;
+    const readers = await role('cache readers', ['infrastructure_errors.read', 'users.read.own']);
+    const user = await newUser();
+    await asAdmin('PUT', `/users/${user.id}.json`, { user: { role_ids: [readers] } });
+    const errors = async () => (await send(b, 'GET', '/sysadmin_tools/infrastructure/errors.json', { authorization: user.auth })).status;
+    assert.deepEqual([await errors(), await errors()], [200, 200]);
+    // Only role_permissions changes: no row of users is written.
+    await asAdmin('PUT', `/roles/${readers}.json`, { role: { permission_ids: [idOf('users.read.own')] } });
+    assert.equal(await errors(), 403);
+    await asAdmin('PUT', `/roles/${readers}.json`, { role: { permission_ids: [idOf('infrastructure_errors.read'), idOf('users.read.own')] } });
+    assert.deepEqual([await errors(), await errors()], [200, 200]);
+    // Only user_roles changes: the user is given another role that does not read errors.
+    const plain = await role('cache plain', ['users.read.own']);
+    await asAdmin('PUT', `/users/${user.id}.json`, { user: { role_ids: [plain] } });
+    assert.equal(await errors(), 403);
+  });
+
   it('a logout through A: B refuses that session\'s cookie at once, and goes on accepting the user', async () => {
     const user = await newUser();
     const signedIn = await version(a, { authorization: user.auth }, true);

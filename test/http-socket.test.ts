@@ -34,11 +34,11 @@ src/server/routes/users.ts:18:in 'list'</backtrace>
 `;
 
 /** An ordinary user as `addUsers` creates it, in the JSON of a list. */
-const userJson = (id: number, login: string) =>
+const userJson = (t: TestApp, id: number, login: string) =>
   `{"user":{"id":${id},"login":"${login}","email":"${login}@example.com","first_name":"Alice","last_name":"User","status":"active",` +
   '"time_zone":null,"locale":null,"created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00",' +
   '"activated_at":"2026-11-20T10:00:00+00:00","suspend_at":null,"deleted_at":null,"password_changed_at":"2026-11-20T10:00:00+00:00",' +
-  '"roles":[{"role":{"id":2,"label":"User","identifier":"user"}}]}}';
+  `"roles":[{"role":${JSON.stringify(t.systemRoles.user)}}],"bucket_id":null}}`;
 
 interface RawResponse {
   status: number;
@@ -120,7 +120,7 @@ describe('over a real HTTP socket', () => {
       '</users.json?page=1&per_page=2>; rel="first", </users.json?page=1&per_page=2>; rel="prev", ' +
         '</users.json?page=3&per_page=2>; rel="next", </users.json?page=3&per_page=2>; rel="last"',
     );
-    assert.equal(await res.text(), `[${userJson(3, 'user001')},${userJson(4, 'user002')}]`);
+    assert.equal(await res.text(), `[${userJson(t, 3, 'user001')},${userJson(t, 4, 'user002')}]`);
   });
 
   it('answers the last users page in XML with a path-style Link and no next', async () => {

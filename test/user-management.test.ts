@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
+import { roleXml } from './support/roles.js';
 import { assertAccessDenied, login, withCookie } from './support/http.js';
 
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
@@ -48,10 +49,8 @@ type Fields = {
   role: 'admin' | 'user';
 };
 
-const ROLES = {
-  admin: { id: 1, label: 'Administrator', identifier: 'admin' },
-  user: { id: 2, label: 'User', identifier: 'user' },
-} as const;
+/** The system roles as the record shows them, with their permissions (set with each test app: their times are the migration's). */
+let ROLES: TestApp['systemRoles'];
 
 const ADMIN_FIELDS: Fields = {
   id: 1, login: 'admin', email: 'admin@example.com', first_name: 'Ada', last_name: 'Admin', status: 'active', time_zone: 'UTC', locale: 'en',
@@ -65,7 +64,7 @@ const ALICE_FIELDS: Fields = {
 /** The exact JSON of one user record, fields in the order docs/api.md#users shows. */
 function userJson(fields: Fields, apiKey?: string): string {
   const { role, ...rest } = fields;
-  return JSON.stringify({ user: { ...rest, roles: [{ role: ROLES[role] }], ...(apiKey === undefined ? {} : { api_key: apiKey }) } });
+  return JSON.stringify({ user: { ...rest, roles: [{ role: ROLES[role] }], bucket_id: null, ...(apiKey === undefined ? {} : { api_key: apiKey }) } });
 }
 
 /** The exact XML of one user record. */
@@ -80,8 +79,7 @@ function userXml(fields: Fields, apiKey?: string): string {
     text('status', fields.status) + text('time_zone', fields.time_zone) + text('locale', fields.locale) +
     time('created_at', fields.created_at) + time('updated_at', fields.updated_at) + time('activated_at', fields.activated_at) +
     time('suspend_at', fields.suspend_at) + time('deleted_at', fields.deleted_at) + time('password_changed_at', fields.password_changed_at) +
-    `  <roles type="array">\n    <role>\n      <id type="integer">${role.id}</id>\n      <label>${role.label}</label>\n` +
-    `      <identifier>${role.identifier}</identifier>\n    </role>\n  </roles>\n` +
+    `  <roles type="array">\n${roleXml(role, '    ')}  </roles>\n  <bucket_id nil="true"/>\n` +
     (apiKey === undefined ? '' : `  <api_key>${apiKey}</api_key>\n`) +
     '</user>\n'
   );
@@ -119,6 +117,7 @@ describe('POST /users (create)', () => {
   let t: TestApp;
   beforeEach(async () => {
     t = await createTestApp();
+    ROLES = t.systemRoles;
     t.time.advance(60);
   });
   afterEach(() => t.close());
@@ -133,7 +132,7 @@ describe('POST /users (create)', () => {
       '{"user":{"id":3,"login":"bob","email":"bob@example.com","first_name":"Bob","last_name":"Builder","status":"active",' +
         '"time_zone":"Europe/London","locale":"en","created_at":"2026-11-20T10:01:00+00:00","updated_at":"2026-11-20T10:01:00+00:00",' +
         '"activated_at":"2026-11-20T10:01:00+00:00","suspend_at":null,"deleted_at":null,"password_changed_at":"2026-11-20T10:01:00+00:00",' +
-        '"roles":[{"role":{"id":2,"label":"User","identifier":"user"}}]}}',
+        `"roles":[{"role":${JSON.stringify(ROLES.user)}}],"bucket_id":null}}`,
     );
     await assertCanLogIn(t, 'bob', 'bob-password', true);
     await assertCanLogIn(t, 'bob@example.com', 'bob-password', true);
@@ -166,12 +165,8 @@ describe('POST /users (create)', () => {
   <deleted_at nil="true"/>
   <password_changed_at type="datetime">2026-11-20T10:01:00+00:00</password_changed_at>
   <roles type="array">
-    <role>
-      <id type="integer">1</id>
-      <label>Administrator</label>
-      <identifier>admin</identifier>
-    </role>
-  </roles>
+${roleXml(ROLES.admin, '    ')}  </roles>
+  <bucket_id nil="true"/>
 </user>
 `,
     );
@@ -352,6 +347,7 @@ describe('GET /users/:id', () => {
   let t: TestApp;
   before(async () => {
     t = await createTestApp();
+    ROLES = t.systemRoles;
   });
   after(() => t.close());
 
@@ -396,6 +392,7 @@ describe('PUT /users/:id', () => {
   let t: TestApp;
   beforeEach(async () => {
     t = await createTestApp();
+    ROLES = t.systemRoles;
     t.time.advance(120);
   });
   afterEach(() => t.close());
@@ -575,6 +572,7 @@ describe('DELETE /users/:id', () => {
   let t: TestApp;
   beforeEach(async () => {
     t = await createTestApp();
+    ROLES = t.systemRoles;
     t.time.advance(300);
   });
   afterEach(() => t.close());
@@ -631,6 +629,7 @@ describe('POST /users/:id/suspend and /activate', () => {
   let t: TestApp;
   before(async () => {
     t = await createTestApp();
+    ROLES = t.systemRoles;
   });
   after(() => t.close());
 
@@ -695,6 +694,7 @@ describe('POST /users/:id/make_new_api_key', () => {
   let t: TestApp;
   before(async () => {
     t = await createTestApp();
+    ROLES = t.systemRoles;
   });
   after(() => t.close());
 
@@ -717,11 +717,12 @@ describe('POST /users/:id/make_new_api_key', () => {
   it('never shows the key again', async () => {
     const one = await call(t, 'GET', '/users/2.json');
     assert.equal(one.body, userJson({ ...ALICE_FIELDS, updated_at: '2026-11-20T10:01:00+00:00' }));
-    assert.doesNotMatch(one.body, /api_key/);
+    // "api_key" the field; users.api_key the permission of the user's role is no key.
+    assert.doesNotMatch(one.body, /"api_key"/);
     const list = await call(t, 'GET', '/users.json');
-    assert.doesNotMatch(list.body, /api_key/);
+    assert.doesNotMatch(list.body, /"api_key"/);
     const xml = await call(t, 'GET', '/users/2.xml');
-    assert.doesNotMatch(xml.body, /api_key/);
+    assert.doesNotMatch(xml.body, /<api_key>/);
   });
 
   it('the key works as the Basic password with the login and with the email; the password still works', async () => {
@@ -775,6 +776,7 @@ describe('the last active administrator', () => {
   let t: TestApp;
   before(async () => {
     t = await createTestApp();
+    ROLES = t.systemRoles;
   });
   after(() => t.close());
 

@@ -21,7 +21,7 @@ function newUsers(from: number, count: number): NewUser[] {
     password_hash: 'not-a-hash',
     first_name: 'Bulk',
     last_name: 'User',
-    role: 'user',
+    role_ids: [2],
     time_zone: null,
     locale: null,
   }));
@@ -31,6 +31,14 @@ function newUsers(from: number, count: number): NewUser[] {
 async function createMany(database: Database, count: number): Promise<void> {
   for (let done = 0; done < count; done += 1000) {
     await usersRepository(database).createMany(newUsers(done, Math.min(1000, count - done)), AT);
+  }
+}
+
+/** Adds `count` users as a cmi from before migration 016 (roles) did: the rows alone, with their `role`. */
+async function createManyBeforeRoles(database: Database, count: number, from = 0): Promise<void> {
+  for (let done = 0; done < count; done += 1000) {
+    const rows = newUsers(from + done, Math.min(1000, count - done)).map(({ role_ids, ...user }) => ({ ...user, role: role_ids.includes(1) ? 'admin' : 'user', status: 'active', created_at: AT.toISOString(), updated_at: AT.toISOString() }));
+    await database.db.insertInto('users').values(rows).execute();
   }
 }
 
@@ -234,7 +242,7 @@ describe('GET /users across blocks of 32,768 ids', () => {
     t = await createTestApp();
     await t.database.db
       .insertInto('users')
-      .values(newUsers(0, ids.length).map((user, k) => ({ ...user, id: ids[k] as number, status: 'active', created_at: AT.toISOString(), updated_at: AT.toISOString() })))
+      .values(newUsers(0, ids.length).map(({ role_ids, ...user }, k) => ({ ...user, role: role_ids.includes(1) ? 'admin' : 'user', id: ids[k] as number, status: 'active', created_at: AT.toISOString(), updated_at: AT.toISOString() })))
       .execute();
   });
   after(() => t.close());
@@ -287,7 +295,7 @@ describe('migration 004 on a database that already has users', () => {
 
   it('counts the users that were there before it into their blocks', async () => {
     await migrateTo(database, '003_change_notifications');
-    await createMany(database, 2100);
+    await createManyBeforeRoles(database, 2100);
     await database.db.deleteFrom('users').where('id', 'in', [1, 1024, 1025, 2048]).execute();
     await migrateToLatest(database);
     assert.deepEqual((await blocks(database.db)).stored, ['0:1022', '1:1022', '2:52']);
@@ -301,7 +309,7 @@ describe('migration 004 on a database that already has users', () => {
   const onlyPostgres = { skip: !onPostgres && 'SQLite runs one writer at a time: the migration holds the write lock throughout' };
   it('counts a user inserted by another process in a transaction open when the migration began exactly once (PostgreSQL)', onlyPostgres, async () => {
     await migrateTo(database, '003_change_notifications');
-    await createMany(database, 1030);
+    await createManyBeforeRoles(database, 1030);
 
     const writer = new pg.Client({ connectionString: fresh.url });
     await writer.connect();
@@ -331,7 +339,7 @@ describe('migration 004 on a database that already has users', () => {
     } finally {
       await writer.end();
     }
-    await usersRepository(database).createMany(newUsers(5000, 1), AT);
+    await createManyBeforeRoles(database, 1, 5000);
     assert.deepEqual((await blocks(database.db)).stored, ['0:1023', '1:9']);
     await assertBlocksMatchUsers(database.db);
   });

@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestApp, type TestApp } from './support/app.js';
+import { roleXml } from './support/roles.js';
 import { get } from './support/http.js';
 
-const ADMIN_JSON =
+const adminJson = (t: TestApp) =>
   '{"user":{"id":1,"login":"admin","email":"admin@example.com","first_name":"Ada","last_name":"Admin","status":"active",' +
   '"time_zone":"UTC","locale":"en","created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00",' +
   '"activated_at":"2026-11-20T10:00:00+00:00","suspend_at":null,"deleted_at":null,"password_changed_at":"2026-11-20T10:00:00+00:00",' +
-  '"roles":[{"role":{"id":1,"label":"Administrator","identifier":"admin"}}]}}';
+  `"roles":[{"role":${JSON.stringify(t.systemRoles.admin)}}],"bucket_id":null}}`;
 
-const ALICE_XML = `<?xml version="1.0" encoding="UTF-8"?>
+const aliceXml = (t: TestApp) => `<?xml version="1.0" encoding="UTF-8"?>
 <users type="array">
   <user>
     <id type="integer">2</id>
@@ -27,12 +28,8 @@ const ALICE_XML = `<?xml version="1.0" encoding="UTF-8"?>
     <deleted_at nil="true"/>
     <password_changed_at type="datetime">2026-11-20T10:00:00+00:00</password_changed_at>
     <roles type="array">
-      <role>
-        <id type="integer">2</id>
-        <label>User</label>
-        <identifier>user</identifier>
-      </role>
-    </roles>
+${roleXml(t.systemRoles.user, '      ')}    </roles>
+    <bucket_id nil="true"/>
   </user>
 </users>
 `;
@@ -53,14 +50,14 @@ describe('GET /users (pagination)', () => {
     const res = await list('/users.json?per_page=1');
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
-    assert.equal(res.body, `[${ADMIN_JSON}]`);
+    assert.equal(res.body, `[${adminJson(t)}]`);
   });
 
   it('writes one user exactly in XML, typed, with nil for nulls', async () => {
     const res = await list('/users.xml/page/2/per_page/1');
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'application/xml; charset=utf-8');
-    assert.equal(res.body, ALICE_XML);
+    assert.equal(res.body, aliceXml(t));
   });
 
   const forms: Array<[name: string, path: string, page: number, perPage: number, expectedIds: number[]]> = [
@@ -173,9 +170,10 @@ describe('GET /users (pagination)', () => {
 
   it('never writes a password, hash or key', async () => {
     const res = await list('/users.json?per_page=1000');
-    assert.doesNotMatch(res.body, /password"|hash|api_key|\$argon2/);
+    // "api_key" the field: users.api_key, a permission of the admin role, is no key.
+    assert.doesNotMatch(res.body, /password"|hash|"api_key"|\$argon2/);
     const xml = await list('/users.xml?per_page=1000');
-    assert.doesNotMatch(xml.body, /<password>|hash|api_key|\$argon2/);
+    assert.doesNotMatch(xml.body, /<password>|hash|<api_key>|\$argon2/);
   });
 });
 

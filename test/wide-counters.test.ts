@@ -79,7 +79,7 @@ describe('64-bit counters (docs/operations.md#migrations)', () => {
 
     // Submitted in one turn of the event loop: one batch (docs/architecture.md#error-ingestion).
     const tracker = infrastructureErrors(infrastructureErrorsRepository(t.database), t.time.clock, t.config.errors);
-    const actor = { id: t.admin.id, role: t.admin.role };
+    const actor = { id: t.admin.id, permissions: t.admin.permissions };
     const good = [fingerprint(), fingerprint()];
     const answers = await Promise.allSettled([
       tracker.report(actor, { error_class: 'Good::One', message: 'one', fingerprint: good[0] }),

@@ -1,4 +1,4 @@
-import { type Actor, assertAdmin } from '../users/authorization.js';
+import { type Actor, assertPermitted } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import { FieldErrors, NotFound } from '../shared/problems.js';
 import { parseChoice } from '../tracker/query.js';
@@ -40,7 +40,7 @@ const listed = (delivery: Delivery): ListedDelivery => ({
 export function webhookDeliveries(repository: WebhookDeliveriesRepository, clock: Clock, wake: () => void) {
   return {
     async list(actor: Actor, query: Query, limit: number, offset: number): Promise<Page<ListedDelivery>> {
-      assertAdmin(actor);
+      assertPermitted(actor, 'webhook_deliveries.read');
       const errors = new FieldErrors();
       for (const name of Object.keys(query)) if (name !== '' && !KNOWN.has(name)) errors.add(name, 'is not a parameter of this list');
       errors.throwIfAny();
@@ -51,7 +51,7 @@ export function webhookDeliveries(repository: WebhookDeliveriesRepository, clock
 
     /** Sends a delivery again (same id and body), now; a delivered one too, if the operator asks. */
     async retry(actor: Actor, id: number): Promise<ListedDelivery> {
-      assertAdmin(actor);
+      assertPermitted(actor, 'webhook_deliveries.retry');
       if (!Number.isSafeInteger(id) || id < 1) {
         const errors = new FieldErrors();
         errors.add('id', 'must be a positive integer');

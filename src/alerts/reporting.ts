@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
-import { type Actor, assertAdmin } from '../users/authorization.js';
+import { type Actor, assertPermitted } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import { BadGateway, NotFound } from '../shared/problems.js';
 import type { InfrastructureErrors } from '../tracker/tracker.service.js';
@@ -94,7 +94,7 @@ export function errorReporting(
 
   return {
     async report(actor: Actor, id: number): Promise<InfrastructureError> {
-      assertAdmin(actor);
+      assertPermitted(actor, 'infrastructure_errors.report');
       const joined = inFlight.get(id);
       if (joined) return joined;
       const delivering = deliverReport(actor, id).finally(() => inFlight.delete(id));

@@ -4,6 +4,8 @@ import type { RouteSpec } from '../http/route-spec.js';
 import { TRACKER_ROUTES } from '../tracker/tracker.routes.js';
 import { SESSION_ROUTES } from '../users/session.routes.js';
 import { USERS_ROUTES } from '../users/users.routes.js';
+import { ROLES_ROUTES } from '../roles/roles.routes.js';
+import { BUCKETS_ROUTES } from '../buckets/buckets.routes.js';
 import { VERSION_ROUTES } from '../version/version.routes.js';
 
 /**
@@ -14,6 +16,8 @@ import { VERSION_ROUTES } from '../version/version.routes.js';
 export const ROUTES: readonly RouteSpec[] = [
   ...VERSION_ROUTES,
   ...USERS_ROUTES,
+  ...ROLES_ROUTES,
+  ...BUCKETS_ROUTES,
   ...SESSION_ROUTES,
   ...TRACKER_ROUTES,
   ...ALERTS_ROUTES,

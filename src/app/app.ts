@@ -42,6 +42,12 @@ import { consolePlugin } from '../console/console.plugin.js';
 import { rootRoutes } from './root.routes.js';
 import { sessionRoutes } from '../users/session.routes.js';
 import { usersRoutes } from '../users/users.routes.js';
+import { rolesRoutes } from '../roles/roles.routes.js';
+import { rolesService } from '../roles/roles.service.js';
+import { rolesRepository } from '../roles/roles.store.js';
+import { bucketsRoutes } from '../buckets/buckets.routes.js';
+import { bucketsService } from '../buckets/buckets.service.js';
+import { bucketsRepository } from '../buckets/buckets.store.js';
 import { versionRoutes } from '../version/version.routes.js';
 import { registerAccessLog } from '../http/hooks/access-log.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -182,6 +188,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Each feature registers its routes as a plugin given exactly what it uses.
   await app.register(versionRoutes, { version });
   await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
+  await app.register(rolesRoutes, { roles: rolesService(rolesRepository(database), clock, cache.allCredentialsChanged), lists });
+  await app.register(bucketsRoutes, { buckets: bucketsService(bucketsRepository(database), clock), lists });
   await app.register(sessionRoutes, { authenticator: authentication, clock });
   await app.register(healthRoutes, { health: healthService(database, clock, sessions.ensureKey) });
   await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: database.dataVersions.tracker });

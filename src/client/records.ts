@@ -7,7 +7,7 @@ import { parseDatetime } from './datetime.js';
 import { CmiProtocolError } from './errors.js';
 
 /** The TypeScript type of a value of a field type (docs/client.md#types). */
-type ValueOf<T> = T extends 'integer'
+type ValueOf<T> = T extends 'integer' | 'decimal'
   ? number
   : T extends 'string'
     ? string
@@ -60,6 +60,9 @@ function decodeValue(resource: ResourceDefinition, name: string, type: FieldType
   switch (type) {
     case 'integer':
       if (typeof value !== 'number' || !Number.isInteger(value)) throw wrong(resource, name, 'an integer', value);
+      return value;
+    case 'decimal':
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw wrong(resource, name, 'a number', value);
       return value;
     case 'boolean':
       if (typeof value !== 'boolean') throw wrong(resource, name, 'a boolean', value);

@@ -1,6 +1,7 @@
 import type { User } from '../users/user.js';
 import { formatDatetime } from '../http/render/datetime.js';
 import { CSRF_FIELD } from './console-session.js';
+import { may } from '../roles/authorization.js';
 import { html, type Html } from './html.js';
 
 /** What every signed-in page knows: who is looking, and the token its forms carry. */
@@ -52,12 +53,11 @@ ${body}
 /** A page of a signed-in user: the navigation, an optional notice, and the content. */
 export function page(context: PageContext, title: string, content: Html, notice?: Html): Html {
   const { viewer, csrf } = context;
-  const admin = viewer.role === 'admin';
   return document(title, html`<header class="top">
 <nav aria-label="Console">
 <a class="brand" href="/console">cmi</a>
-${admin ? html`<a href="/console/errors">Errors</a>` : ''}
-<a href="/console/users">${admin ? 'Users' : 'My account'}</a>
+${may(viewer, 'infrastructure_errors.read') ? html`<a href="/console/errors">Errors</a>` : ''}
+<a href="/console/users">${may(viewer, 'users.read') ? 'Users' : 'My account'}</a>
 </nav>
 <form method="post" action="/console/sign-out" class="sign-out">${csrfField(csrf)}<span class="who">${viewer.login}</span> <button type="submit">Sign out</button></form>
 </header>

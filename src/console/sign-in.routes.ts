@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { TooManyRequests, Unauthorized } from '../shared/problems.js';
 import { clearConsoleCookie, safeNext, setConsoleCookie } from './console-session.js';
 import { signInPage } from './sign-in-page.js';
+import { may } from '../roles/authorization.js';
 import { consoleRoute, type ConsoleServices, formOf, sendPage } from './console-page.js';
 
 /** Longest password the form passes on (no account's password is longer: docs/limits.md). */
@@ -46,5 +47,5 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
   });
 
   app.get('/', consoleRoute(), (request, reply) =>
-    reply.code(303).header('location', request.viewer.role === 'admin' ? '/console/errors' : '/console/users').send());
+    reply.code(303).header('location', may(request.viewer, 'infrastructure_errors.read') ? '/console/errors' : '/console/users').send());
 }

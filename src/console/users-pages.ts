@@ -1,5 +1,7 @@
 import type { User } from '../users/user.js';
 import { html, type Html } from './html.js';
+import { may } from '../roles/authorization.js';
+import type { Permission } from '../roles/permissions.js';
 import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
 
 type FieldErrors = Record<string, string[]>;
@@ -38,11 +40,11 @@ export interface UsersListView {
 
 /** The users list (an ordinary user sees only its own account). */
 export function usersListPage(context: PageContext, view: UsersListView): Html {
-  const admin = context.viewer.role === 'admin';
+  const admin = may(context.viewer, 'users.read');
   const pages = Math.max(1, Math.ceil(view.total / view.perPage));
   const link = (n: number) => (n > 1 ? `/console/users?page=${n}` : '/console/users');
   return page(context, 'Users', html`<h1>${admin ? 'Users' : 'My account'}</h1>
-${admin ? html`<p><a class="button" href="/console/users/new">New user</a></p>` : ''}
+${may(context.viewer, 'users.create') ? html`<p><a class="button" href="/console/users/new">New user</a></p>` : ''}
 <p class="total">${view.total} ${view.total === 1 ? 'user' : 'users'}</p>
 ${view.users.length === 0 ? html`<p class="empty">No users on this page.</p>` : html`<div class="scroll"><table class="users">
 <thead><tr><th scope="col">Login</th><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
@@ -84,7 +86,7 @@ export interface UserView {
 /** One user: the record, the edit form, the actions, and for one's own account the password form. */
 export function userPage(context: PageContext, view: UserView): Html {
   const { user, values, errors, passwordErrors } = view;
-  const admin = context.viewer.role === 'admin';
+  const may_ = (permission: Permission) => may(context.viewer, permission);
   const own = context.viewer.id === user.id;
   const post = (action: string, label: string, cls = '') => html`<form method="post" action="/console/users/${user.id}/${action}">${csrfField(context.csrf)}<button type="submit"${cls ? html` class="${cls}"` : ''}>${label}</button></form>`;
   return page(context, user.login, html`<p class="crumbs"><a href="/console/users">← Users</a></p>
@@ -102,10 +104,10 @@ ${view.apiKey === undefined ? '' : html`<section class="api-key" aria-labelledby
 <dt>Password changed</dt><dd>${datetime(user.password_changed_at)}</dd>
 </dl>
 <div class="actions">
-${admin && user.status === 'active' && !own ? post('suspend', 'Suspend') : ''}
-${admin && user.status !== 'active' ? post('activate', 'Activate') : ''}
+${may_('users.suspend') && user.status === 'active' && !own ? post('suspend', 'Suspend') : ''}
+${may_('users.suspend') && user.status !== 'active' ? post('activate', 'Activate') : ''}
 ${user.status !== 'deleted' ? post('api-key', 'New API key') : ''}
-${admin && !own ? html`<a class="button danger" href="/console/users/${user.id}/delete">Delete…</a>` : ''}
+${may_('users.delete') && !own ? html`<a class="button danger" href="/console/users/${user.id}/delete">Delete…</a>` : ''}
 </div>
 <section aria-labelledby="edit-heading">
 <h2 id="edit-heading">Details</h2>
@@ -117,7 +119,7 @@ ${textField('first_name', 'First name', values.first_name, errors)}
 ${textField('last_name', 'Last name', values.last_name, errors)}
 ${textField('time_zone', 'Time zone', values.time_zone, errors, { max: 64 })}
 ${textField('locale', 'Locale', values.locale, errors, { max: 16 })}
-${admin ? roleField(values.role, errors) : ''}
+${may_('users.update') ? roleField(values.role, errors) : ''}
 <button type="submit">Save</button>
 </form>
 </section>

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { assertAdmin } from '../users/authorization.js';
+import { assertPermitted, may } from '../roles/authorization.js';
 import { Unprocessable } from '../shared/problems.js';
 import type { User } from '../users/user.js';
 import { clearConsoleCookie } from './console-session.js';
@@ -41,7 +41,7 @@ const noticeOf = (query: WithId['Querystring']) => (typeof query.notice === 'str
 /** Users (docs/console.md#users): administrators manage everyone, a user its own account, by the API's rules. */
 export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServices): void {
   const { users } = services;
-  const actor = (request: FastifyRequest) => ({ id: request.viewer.id, role: request.viewer.role, address: request.ip });
+  const actor = (request: FastifyRequest) => ({ id: request.viewer.id, permissions: request.viewer.permissions, address: request.ip });
   const see = (id: number, notice: string) => `/console/users/${id}?notice=${notice}`;
 
   app.get<WithId>('/users', consoleRoute(), async (request, reply) => {
@@ -52,7 +52,7 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
   });
 
   app.get('/users/new', consoleRoute(), (request, reply) => {
-    assertAdmin(request.viewer);
+    assertPermitted(request.viewer, 'users.create');
     return sendPage(reply, newUserPage(pageContext(request, services), {}, {}));
   });
 
@@ -80,8 +80,8 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     const id = parseId(request.params.id);
     const user = await users.get(request.viewer, id);
     const form = formOf(request);
-    // Only an administrator sends a role; the same rule as the API refuses anyone else's.
-    const body = bodyOf(form, request.viewer.role === 'admin' ? EDITED : EDITED.filter((name) => name !== 'role'));
+    // Only a holder of users.update sends a role; the same rule as the API refuses anyone else's.
+    const body = bodyOf(form, may(request.viewer, 'users.update') ? EDITED : EDITED.filter((name) => name !== 'role'));
     try {
       await users.update(actor(request), id, body);
     } catch (error) {
@@ -125,7 +125,7 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
   });
 
   app.get<WithId>('/users/:id/delete', consoleRoute(), async (request, reply) => {
-    assertAdmin(request.viewer);
+    assertPermitted(request.viewer, 'users.delete');
     const user = await users.get(request.viewer, parseId(request.params.id));
     return sendPage(reply, confirmDeleteUserPage(pageContext(request, services), user));
   });

@@ -13,6 +13,7 @@ export interface UsersTable {
   first_name: string;
   last_name: string;
   status: string;
+  /** 'admin' while the user holds role 1, else 'user': kept by migration 016's triggers (cmi inserts 'user' and adds the roles). */
   role: string;
   time_zone: string | null;
   locale: string | null;
@@ -24,6 +25,8 @@ export interface UsersTable {
   suspend_at: string | null;
   deleted_at: string | null;
   password_changed_at: string | null;
+  /** The billing bucket it belongs to, or null (migration 018). */
+  bucket_id: Generated<number | null>;
 }
 
 export interface InfrastructureErrorsTable {
@@ -176,4 +179,52 @@ export interface Schema {
   webhook_deliveries: WebhookDeliveriesTable;
   error_alerts: ErrorAlertsTable;
   webhook_gone_urls: WebhookGoneUrlsTable;
+  permissions: PermissionsTable;
+  roles: RolesTable;
+  role_permissions: RolePermissionsTable;
+  user_roles: UserRolesTable;
+  billing_buckets: BillingBucketsTable;
+}
+
+/** The permission catalogue (migration 016; roles/permissions.ts). */
+export interface PermissionsTable {
+  id: number;
+  identifier: string;
+  label: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RolesTable {
+  id: Generated<number>;
+  label: string;
+  identifier: string;
+  /** 1 for the system roles admin (id 1) and user (id 2). */
+  system: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RolePermissionsTable {
+  role_id: number;
+  permission_id: number;
+}
+
+export interface UserRolesTable {
+  user_id: number;
+  role_id: number;
+}
+
+/** OnApp's billing buckets, kept as given (migration 017). */
+export interface BillingBucketsTable {
+  id: Generated<number>;
+  label: string;
+  currency_code: string;
+  monthly_price: number;
+  show_price: number;
+  allows_kms: number;
+  allows_mak: number;
+  allows_own: number;
+  created_at: string;
+  updated_at: string;
 }

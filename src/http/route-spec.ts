@@ -9,7 +9,7 @@ import type { ResourceDefinition, ScalarType } from './render/resource-definitio
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** Who may call it (docs/security.md#who-may-do-what). */
-export type Who = 'anyone' | 'any user' | 'administrators' | 'administrators; a user for itself' | 'metrics token';
+export type Who = 'anyone' | 'any user' | 'administrators' | 'administrators; a user for itself' | 'metrics token' | `holders of ${string}`;
 
 /** A query parameter: its type and, when it takes only some values, which. */
 export interface QueryParameter {
@@ -41,7 +41,7 @@ export interface RouteSpec {
   paginated?: boolean;
   query?: readonly QueryParameter[];
   /** Request body fields: JSON or XML, with or without the root. */
-  body?: { root: string; fields: ReadonlyArray<readonly [name: string, type: ScalarType | 'string[]']>; required?: readonly string[] };
+  body?: { root: string; fields: ReadonlyArray<readonly [name: string, type: ScalarType | 'string[]' | 'id[]']>; required?: readonly string[] };
   /** Successful statuses and what each answers. */
   answers: Readonly<Record<number, Answer>>;
   /** Headers a successful answer carries besides the common ones. */

@@ -15,7 +15,7 @@ const SEGMENT_FORMS: ReadonlyArray<readonly string[]> = [[], ['page'], ['per_pag
 
 /** `infrastructure_error` -> `InfrastructureError`. */
 function schemaName(resource: ResourceDefinition, format: 'json' | 'xml'): string {
-  const name = resource.root.split('_').map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`).join('');
+  const name = (resource.schema ?? resource.root).split('_').map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`).join('');
   return format === 'json' ? name : `${name}Xml`;
 }
 
@@ -44,6 +44,7 @@ function fieldSchema(resource: ResourceDefinition, [name, type, marker]: FieldDe
   const values = resource.values?.[name];
   const scalar: Schema =
     type === 'integer' ? { type: 'integer' }
+      : type === 'decimal' ? { type: 'number' }
       : type === 'boolean' ? { type: 'boolean' }
         : type === 'datetime' ? DATETIME
           : type === 'json' ? (format === 'json' ? { type: 'object', description: 'a JSON object' } : { type: 'string', description: 'a JSON object, as text' })
@@ -188,9 +189,12 @@ function requestBody(route: RouteSpec): Schema | undefined {
   const properties: Record<string, Schema> = {};
   for (const [name, type] of fields) {
     properties[name] = type === 'string[]' ? { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }
+      // Ids as numbers or digit strings; XML's <name type="array"><item>1</item></name> arrives as an object.
+      : type === 'id[]' ? { anyOf: [{ type: 'array', items: { anyOf: [{ type: 'integer' }, { type: 'string' }] } }, { type: 'object' }, { type: 'string' }] }
       : type === 'datetime' ? { type: 'string', description: 'any form of docs/api.md#datetimes' }
         : type === 'json' ? { anyOf: [{ type: 'object' }, { type: 'string' }] }
-          : type === 'integer' ? { type: 'integer' } : type === 'boolean' ? { type: 'boolean' } : { anyOf: [{ type: 'string' }, { type: 'null' }] };
+          : type === 'integer' ? { type: 'integer' } : type === 'decimal' ? { anyOf: [{ type: 'number' }, { type: 'string' }] }
+            : type === 'boolean' ? { anyOf: [{ type: 'boolean' }, { type: 'string' }] } : { anyOf: [{ type: 'string' }, { type: 'null' }] };
   }
   const record: Schema = { type: 'object', properties, ...(required.length > 0 ? { required } : {}), xml: { name: root } };
   const schema = { anyOf: [{ type: 'object', properties: { [root]: record }, required: [root] }, record] };
@@ -226,7 +230,7 @@ function operation(route: RouteSpec, format: 'json' | 'xml', segments: readonly 
   if (route.method === 'GET') responses['304'] = { description: 'Not modified (If-None-Match matched the ETag)', headers: headerRefs([...COMMON, 'ETag']) };
   const authenticated = route.who !== 'anyone';
   if (authenticated) responses['401'] = errorRef('Unauthorized', errorFormat);
-  if (route.who.startsWith('administrators')) responses['403'] = errorRef('Error', errorFormat);
+  if (route.who.startsWith('administrators') || route.who.startsWith('holders of')) responses['403'] = errorRef('Error', errorFormat);
   responses['404'] = errorRef('Error', errorFormat);
   responses['406'] = errorRef('Error', errorFormat);
   if (route.paginated || route.query || route.body) responses['422'] = errorRef('Error', errorFormat);

@@ -52,3 +52,21 @@ export function stringField(
   }
   return value;
 }
+
+/**
+ * Reads an optional list of ids: a JSON array of numbers or digit strings (OnApp clients send both),
+ * or XML's `<name type="array"><item>1</item></name>` (an empty element is the empty list).
+ */
+export function idListField(fields: Fields, name: string, errors: FieldErrors): number[] | undefined {
+  let value = fields[name];
+  if (value === undefined || value === null) return undefined;
+  if (value === '') return [];
+  if (isObject(value) && Object.keys(value).length === 1 && 'item' in value) value = [value['item']].flat();
+  const isId = (item: unknown) =>
+    (typeof item === 'number' && Number.isSafeInteger(item) && item > 0) || (typeof item === 'string' && /^[1-9]\d{0,14}$/.test(item));
+  if (!Array.isArray(value) || !value.every(isId)) {
+    errors.add(name, 'must be a list of ids');
+    return undefined;
+  }
+  return value.map(Number);
+}

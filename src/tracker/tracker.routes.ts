@@ -6,6 +6,7 @@ import { breakdownGroupResource, histogramBucketResource, occurrenceResource } f
 import { infrastructureErrorResource as resource } from './infrastructure-error.resource.js';
 import { type ListSettings, paginationHeaders, parsePagination } from '../shared/pagination.js';
 import { type RenderedResponse, renderedCost, renderResponse, sendPayload, sendRendered } from '../http/respond.js';
+import { permissionsKey } from '../roles/authorization.js';
 import { parseId } from '../http/route-params.js';
 
 type WithId = { Params: { id: string } };
@@ -77,11 +78,11 @@ export const infrastructureErrorsRoutes: FastifyPluginCallback<TrackerRoutesOpti
 
   /**
    * The answer to this request, from the cache or rendered by `compute`. The key holds the viewer as the
-   * domain judges it (id and role: a role changed since is another key), so what the domain refuses
+   * domain judges it (id and permissions: permissions changed since are another key), so what the domain refuses
    * someone (it throws, nothing is kept) is never answered to them from here.
    */
   function cached(request: FastifyRequest, reply: FastifyReply, compute: () => Promise<RenderedResponse>): FastifyReply | Promise<FastifyReply> {
-    const key = `${request.format}|${request.viewer.role}|${request.viewer.id}|${request.originalUrl}`;
+    const key = `${request.format}|${permissionsKey(request.viewer)}|${request.viewer.id}|${request.originalUrl}`;
     const hit = answers.peek(key);
     if (hit) return sendRendered(reply, hit);
     return answers.get(key, compute).then((answer) => sendRendered(reply, answer));

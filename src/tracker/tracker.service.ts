@@ -1,4 +1,4 @@
-import { type Actor, assertAdmin } from '../users/authorization.js';
+import { type Actor, assertPermitted } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import { hasFilter, parseChoice, parseErrorListQuery } from './query.js';
 import { parseErrorReport } from './report.js';
@@ -76,7 +76,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
   };
 
   const find = async (actor: Actor, id: number): Promise<InfrastructureError> => {
-    assertAdmin(actor);
+    assertPermitted(actor, 'infrastructure_errors.read');
     const record = await repository.findById(id);
     if (!record) throw new NotFound();
     return record;
@@ -87,7 +87,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
 
     /** A page of errors, filtered and sorted as the query says (a 422 names what it cannot read). */
     async list(actor: Actor, query: Query, limit: number, offset: number): Promise<Page<InfrastructureError>> {
-      assertAdmin(actor);
+      assertPermitted(actor, 'infrastructure_errors.read');
       const { filters, sort, direction } = parseErrorListQuery(query);
       return repository.list(filters, sort, direction, limit, offset);
     },
@@ -97,7 +97,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
      * `created` is true for the report that started a new record.
      */
     report(actor: Actor, body: unknown): Promise<{ record: InfrastructureError; created: boolean }> {
-      assertAdmin(actor);
+      assertPermitted(actor, 'infrastructure_errors.create');
       mayIngest(actor.id ?? 'operator');
       return ingestion.submit(parseErrorReport(body, clock()));
     },
@@ -106,13 +106,13 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     recordReports: record,
 
     async remove(actor: Actor, id: number): Promise<void> {
-      assertAdmin(actor);
+      assertPermitted(actor, 'infrastructure_errors.delete');
       if (!(await repository.deleteById(id))) throw new NotFound();
     },
 
     /** Deletes what the filters select; with none, only when the query says `all=true`. */
     async removeMatching(actor: Actor, query: Query): Promise<number> {
-      assertAdmin(actor);
+      assertPermitted(actor, 'infrastructure_errors.delete');
       const { filters } = parseErrorListQuery(query, { deletion: true });
       const all = parseChoice(query, 'all', ['true', 'false'], 'false') === 'true';
       if (!hasFilter(filters) && !all) {
@@ -137,10 +137,10 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
 
     /**
      * The histograms of several errors (a page of a list) in one query, by id; an id that is not
-     * there has only zeros. Administrators only, like histogram.
+     * there has only zeros. infrastructure_errors.read, like histogram.
      */
     async histograms(actor: Actor, ids: readonly number[], query: Query): Promise<Map<number, Array<{ start: Date; count: number }>>> {
-      assertAdmin(actor);
+      assertPermitted(actor, 'infrastructure_errors.read');
       const span = histogramSpan(query);
       const counts = await repository.hourlyCountsOf(ids, span.firstStart, span.lastHour);
       return new Map(ids.map((id) => [id, buckets(span, counts.get(id) ?? new Map())]));

@@ -1,6 +1,6 @@
 import { generatePassword } from './passwords.js';
 import type { User } from './user.js';
-import { OPERATOR } from './authorization.js';
+import { OPERATOR } from '../roles/authorization.js';
 import type { UsersService } from './users.service.js';
 
 export interface FirstAdministrator {

@@ -1,15 +1,21 @@
-import type { Role, User } from './user.js';
+import type { User } from './user.js';
+import { permissionResource } from '../roles/role.resource.js';
 import type { ResourceDefinition, ResourceRecord } from '../http/render/resource-definition.js';
 
+/** A role as a user record shows it: the role of /roles with its permissions, without users_count (roles/role.resource.ts). */
 export const roleResource = {
   root: 'role',
   plural: 'roles',
+  schema: 'user_role',
   fields: [
     ['id', 'integer'],
     ['label', 'string'],
     ['identifier', 'string'],
+    ['system', 'boolean'],
+    ['created_at', 'datetime'],
+    ['updated_at', 'datetime'],
+    ['permissions', { arrayOf: permissionResource }],
   ],
-  values: { identifier: ['admin', 'user'] },
 } as const satisfies ResourceDefinition;
 
 /** The user record of docs/api.md#users; never a password, hash or key other than a just-made `api_key`. */
@@ -32,19 +38,19 @@ export const userResource = {
     ['deleted_at', 'datetime', 'nullable'],
     ['password_changed_at', 'datetime', 'nullable'],
     ['roles', { arrayOf: roleResource }],
+    ['bucket_id', 'integer', 'nullable'],
     ['api_key', 'string'],
   ],
   optional: ['api_key'],
   values: { status: ['active', 'suspended', 'deleted'] },
 } as const satisfies ResourceDefinition;
 
-/** cmi's two fixed roles, with OnApp-style numeric ids. */
-const ROLES: Record<Role, { id: number; label: string; identifier: Role }> = {
-  admin: { id: 1, label: 'Administrator', identifier: 'admin' },
-  user: { id: 2, label: 'User', identifier: 'user' },
-};
-
 export function presentUser(user: User, extra: { api_key?: string } = {}): ResourceRecord {
-  const { role, ...fields } = user;
-  return { ...fields, roles: [ROLES[role]], ...extra };
+  const { id, login, email, first_name, last_name, status, time_zone, locale, created_at, updated_at, activated_at, suspend_at, deleted_at, password_changed_at } = user;
+  return {
+    id, login, email, first_name, last_name, status, time_zone, locale, created_at, updated_at, activated_at, suspend_at, deleted_at, password_changed_at,
+    roles: user.roles,
+    bucket_id: user.bucket_id,
+    ...extra,
+  };
 }

@@ -1,7 +1,10 @@
+import type { HeldRoles } from '../roles/role.js';
+
 /**
  * A user account as cmi keeps and serves it. Keys carry their wire names (snake_case), the same in the
  * database, the JSON and the XML, so no layer renames them.
  */
+/** 'admin' while the user holds the system role admin (id 1), else 'user' (cmi's own field, docs/api.md#users). */
 export type Role = 'admin' | 'user';
 export type UserStatus = 'active' | 'suspended' | 'deleted';
 
@@ -21,6 +24,12 @@ export interface User {
   suspend_at: Date | null;
   deleted_at: Date | null;
   password_changed_at: Date | null;
+  /** The billing bucket it belongs to, or null (docs/api.md#billing-buckets). */
+  bucket_id: number | null;
+  /** The roles the user holds, with their permissions. */
+  roles: HeldRoles['roles'];
+  /** The union of its roles' permissions (never rendered): the user as an Actor (roles/authorization.ts). */
+  permissions: ReadonlySet<string>;
 }
 
 /** What authentication needs besides the public record; never rendered. */

@@ -1,7 +1,7 @@
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteSpec } from '../http/route-spec.js';
 import type { UsersService } from './users.service.js';
-import type { Actor } from './authorization.js';
+import { type Actor, may } from '../roles/authorization.js';
 import { presentUser, userResource as resource } from './user.resource.js';
 import { versionedCache } from '../shared/page-cache.js';
 import { type ListSettings, paginationHeaders, paginationKey, parsePagination } from '../shared/pagination.js';
@@ -19,6 +19,8 @@ const USER_FIELDS = [
   ['time_zone', 'string'],
   ['locale', 'string'],
   ['role', 'string'],
+  ['role_ids', 'id[]'],
+  ['bucket_id', 'integer'],
 ] as const;
 
 export const USERS_ROUTES: readonly RouteSpec[] = [
@@ -62,7 +64,7 @@ export const usersRoutes: FastifyPluginCallback<UsersRoutesOptions> = (app, { us
     const query = request.query as Record<string, string | string[]>;
     const pagination = parsePagination(request.requestPath.pagination, query, lists);
     const { viewer, format } = request;
-    const scope = viewer.role === 'admin' ? 'all' : viewer.id;
+    const scope = may(viewer, 'users.read') ? 'all' : viewer.id;
     const key = `${format}|${scope}|${paginationKey(pagination, request.requestPath.listPath)}`;
     const cached = pages.peek(key);
     if (cached) return sendRendered(reply, cached);
@@ -87,7 +89,7 @@ export const usersRoutes: FastifyPluginCallback<UsersRoutesOptions> = (app, { us
   });
 
   /** Who acts, from where, and whether through the session cookie (users/users.service.ts needsCurrentPassword). */
-  const actorOf = (request: FastifyRequest): Actor => ({ id: request.viewer.id, role: request.viewer.role, address: request.ip, viaSession: request.session !== undefined });
+  const actorOf = (request: FastifyRequest): Actor => ({ id: request.viewer.id, permissions: request.viewer.permissions, address: request.ip, viaSession: request.session !== undefined });
 
   /** A change to the caller's own account may end its sessions: no cookie for one that just ended. */
   const ownAccount = (request: FastifyRequest, reply: FastifyReply, id: number) => {

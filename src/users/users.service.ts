@@ -1,13 +1,14 @@
 import { newApiKey } from './api-keys.js';
 import type { Clock } from '../shared/clock.js';
-import { type Actor, assertAdmin, assertMayActOn, isAdmin } from './authorization.js';
+import { type Actor, assertPermitted, assertPermittedOnUser, may } from '../roles/authorization.js';
+import { ADMIN_ROLE_ID, USER_ROLE_ID } from '../roles/permissions.js';
 import { FieldErrors, Forbidden, NotFound, Unprocessable } from '../shared/problems.js';
 import { userLimits } from '../shared/limits.js';
 import { accountName, type Lockout } from './lockout.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { Page } from '../shared/page.js';
-import type { User } from './user.js';
-import { stringField, unwrapRecord } from '../shared/request-body.js';
+import type { Role, User } from './user.js';
+import { idListField, stringField, unwrapRecord } from '../shared/request-body.js';
 import { DuplicateValue, type ChangeOutcome, type UserChanges, type UsersRepository } from './users.store.js';
 
 
@@ -24,10 +25,12 @@ async function readUserFields(
   fields: Record<string, unknown>,
   required: boolean,
   taken: (values: { login?: string; email?: string }) => Promise<Array<'login' | 'email'>>,
+  unknownRoles: (ids: number[]) => Promise<number[]>,
+  bucketExists: (id: number) => Promise<boolean>,
   check?: (errors: FieldErrors) => Promise<void>,
-): Promise<UserChanges & { password?: string }> {
+): Promise<ReadFields> {
   const errors = new FieldErrors();
-  const out: UserChanges & { password?: string } = {};
+  const out: ReadFields = {};
   const text = (name: string, max: number, isRequired = false) => stringField(fields, name, errors, { required: isRequired, max });
 
   const login = text('login', userLimits.loginMax, required);
@@ -68,11 +71,46 @@ async function readUserFields(
   const role = text('role', 16);
   if (role !== undefined && role !== 'admin' && role !== 'user') errors.add('role', 'must be admin or user');
   else if (role !== undefined) out.role = role;
+  const roleIds = idListField(fields, 'role_ids', errors);
+  if (roleIds !== undefined && roleIds.length === 0) errors.add('role_ids', 'must name at least one role');
+  else if (roleIds !== undefined) {
+    const unknown = await unknownRoles(roleIds);
+    if (unknown.length > 0) errors.add('role_ids', `names no role: ${unknown.join(', ')}`);
+    else out.role_ids = [...new Set(roleIds)];
+  }
+  const bucket = fields['bucket_id'];
+  if (bucket === null || bucket === '') out.bucket_id = null;
+  else if (bucket !== undefined) {
+    const id = typeof bucket === 'number' ? bucket : typeof bucket === 'string' && /^[1-9]\d{0,14}$/.test(bucket) ? Number(bucket) : NaN;
+    if (!Number.isSafeInteger(id) || id < 1) errors.add('bucket_id', 'must be an id or null');
+    else if (!(await bucketExists(id))) errors.add('bucket_id', `names no bucket: ${id}`);
+    else out.bucket_id = id;
+  }
 
   await check?.(errors);
   errors.throwIfAny();
   return out;
 }
+
+/** The fields read from a body: the user's, its password, and the roles as `role` and `role_ids` give them. */
+type ReadFields = Omit<UserChanges, 'role_ids'> & { password?: string; role?: Role; role_ids?: number[] };
+
+/**
+ * The role ids `role_ids` and `role` come to (docs/api.md#users): `role_ids` replace `current`;
+ * `role` then swaps the system role within them (admin for user or back), so it keeps any other role.
+ * Undefined when neither is given.
+ */
+function requestedRoleIds(fields: ReadFields, current: readonly number[]): number[] | undefined {
+  if (fields.role_ids === undefined && fields.role === undefined) return undefined;
+  const ids = new Set(fields.role_ids ?? current);
+  if (fields.role !== undefined) {
+    ids.delete(fields.role === 'admin' ? USER_ROLE_ID : ADMIN_ROLE_ID);
+    ids.add(fields.role === 'admin' ? ADMIN_ROLE_ID : USER_ROLE_ID);
+  }
+  return [...ids].sort((a, b) => a - b);
+}
+
+const sameIds = (a: readonly number[], b: readonly number[]) => a.length === b.length && [...a].sort().every((id, i) => id === [...b].sort()[i]);
 
 const LAST_ADMIN = 'The last active administrator cannot be deleted, suspended or made a user';
 
@@ -93,7 +131,7 @@ const present = (fields: Record<string, unknown>, name: string) => fields[name] 
 function needsCurrentPassword(actor: Actor, fields: Record<string, unknown>): boolean {
   if (actor.id === null) return false;
   if (actor.viaSession) return CREDENTIAL_FIELDS.some((name) => present(fields, name));
-  return !isAdmin(actor) && present(fields, 'password');
+  return !may(actor, 'users.update') && present(fields, 'password');
 }
 
 /**
@@ -141,8 +179,11 @@ export function usersService(
   }
 
 
+  const unknownRoles = (ids: number[]) => repository.unknownRoleIds(ids);
+  const bucketExists = (id: number) => repository.bucketExists(id);
+
   async function find(actor: Actor, id: number): Promise<User> {
-    assertMayActOn(actor, id);
+    assertPermittedOnUser(actor, 'users.read', id);
     const user = await repository.findById(id);
     if (!user) throw new NotFound();
     return user;
@@ -150,8 +191,8 @@ export function usersService(
 
   return {
     async create(actor: Actor, body: unknown): Promise<User> {
-      assertAdmin(actor);
-      const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values));
+      assertPermitted(actor, 'users.create');
+      const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values), unknownRoles, bucketExists);
       const user = await repository
         .create(
           {
@@ -160,7 +201,8 @@ export function usersService(
             password_hash: await hashPassword(password as string),
             first_name: changes.first_name ?? '',
             last_name: changes.last_name ?? '',
-            role: changes.role ?? 'user',
+            role_ids: requestedRoleIds(changes, [USER_ROLE_ID]) ?? [USER_ROLE_ID],
+            bucket_id: changes.bucket_id ?? null,
             time_zone: changes.time_zone ?? null,
             locale: changes.locale ?? null,
           },
@@ -170,9 +212,10 @@ export function usersService(
       return user;
     },
 
-    /** What `actor` may list: everyone for an administrator, only itself for a user. */
+    /** What `actor` may list: everyone with users.read, only itself with users.read.own. */
     async list(actor: Actor, limit: number, offset: number): Promise<Page<User>> {
-      const onlyId = isAdmin(actor) ? undefined : (actor.id ?? -1);
+      if (!may(actor, 'users.read')) assertPermitted(actor, 'users.read.own');
+      const onlyId = may(actor, 'users.read') ? undefined : (actor.id ?? -1);
       const total = await repository.count(onlyId);
       const items = offset >= total ? [] : await repository.page(limit, offset, onlyId);
       return { items, total };
@@ -182,7 +225,7 @@ export function usersService(
 
     /** A user by id, or by login or email in any case (the operator's command line names users all three ways). */
     async lookUp(actor: Actor, idLoginOrEmail: string): Promise<User> {
-      assertAdmin(actor);
+      assertPermitted(actor, 'users.read');
       if (!/^\d+$/.test(idLoginOrEmail)) {
         // In any case, and never a guess between two accounts (docs/security.md#one-name-one-account).
         const found = await repository.findAllByLoginOrEmail(idLoginOrEmail);
@@ -198,26 +241,45 @@ export function usersService(
     },
 
     /**
-     * Any field a user may hold; only an administrator changes roles. A user's own new password, and
+     * Any field a user may hold; only a holder of users.update changes roles, but anyone may send its
+     * unchanged `role_ids` again (the PHP wrapper does on every save). A user's own new password, and
      * through a session any new login, email or password, needs `current_password` (needsCurrentPassword).
      */
     async update(actor: Actor, id: number, body: unknown): Promise<User> {
-      assertMayActOn(actor, id);
+      assertPermittedOnUser(actor, 'users.update', id);
       const fields = unwrapRecord(body ?? {}, 'user');
       const check = needsCurrentPassword(actor, fields)
         ? currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))
         : undefined;
-      const { password, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), check);
-      if (changes.role !== undefined && !isAdmin(actor)) throw new Forbidden();
+      const { password, role, role_ids, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), unknownRoles, bucketExists, check);
+      if (role !== undefined && !may(actor, 'users.update')) throw new Forbidden();
+      // Like roles: a holder of users.update moves a user between buckets; anyone may send its own unchanged.
+      if (changes.bucket_id !== undefined && !may(actor, 'users.update')) {
+        const current = await repository.findById(id);
+        if (current === undefined) throw new NotFound();
+        if (current.bucket_id !== changes.bucket_id) throw new Forbidden();
+        delete changes.bucket_id;
+      }
+      let roleIds: number[] | undefined;
+      if (role !== undefined || role_ids !== undefined) {
+        const current = (await repository.findById(id))?.roles.map((held) => held.id);
+        if (current === undefined) throw new NotFound();
+        const requested = requestedRoleIds({ role, role_ids }, current) as number[];
+        if (!sameIds(requested, current)) {
+          if (!may(actor, 'users.update')) throw new Forbidden();
+          roleIds = requested;
+        }
+      }
       const password_hash = password === undefined ? undefined : await hashPassword(password);
-      const change = await repository.update(id, password_hash ? { ...changes, password_hash } : changes, clock()).catch(duplicateAsUnprocessable);
+      const all = { ...changes, ...(password_hash ? { password_hash } : {}), ...(roleIds ? { role_ids: roleIds } : {}) };
+      const change = await repository.update(id, all, clock()).catch(duplicateAsUnprocessable);
       credentialsChanged(id);
       return changedUser(change);
     },
 
     /** First call marks the user deleted (access ends); a second removes the record. */
     async remove(actor: Actor, id: number): Promise<'marked' | 'removed'> {
-      assertAdmin(actor);
+      assertPermitted(actor, 'users.delete');
       const user = await repository.findById(id);
       if (!user) throw new NotFound();
       // After the write, like every credential change: a check that began before it stores nothing.
@@ -234,14 +296,14 @@ export function usersService(
     },
 
     async suspend(actor: Actor, id: number): Promise<User> {
-      assertAdmin(actor);
+      assertPermitted(actor, 'users.suspend');
       const user = changedUser(await repository.changeStatus(id, 'suspended', clock()));
       credentialsChanged(id);
       return user;
     },
 
     async activate(actor: Actor, id: number): Promise<User> {
-      assertAdmin(actor);
+      assertPermitted(actor, 'users.suspend');
       const user = changedUser(await repository.changeStatus(id, 'active', clock()));
       credentialsChanged(id);
       return user;
@@ -253,7 +315,7 @@ export function usersService(
      * not read (OnApp clients send none, or `{}`).
      */
     async makeNewApiKey(actor: Actor, id: number, body?: unknown): Promise<{ user: User; apiKey: string }> {
-      assertMayActOn(actor, id);
+      assertPermittedOnUser(actor, 'users.api_key', id);
       if (actor.viaSession && actor.id !== null) {
         const errors = new FieldErrors();
         await currentPasswordCheck(unwrapRecord(body ?? {}, 'user'), () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))(errors);

@@ -3,6 +3,9 @@ import type { Role, User, UserCredentials, UserStatus } from './user.js';
 import type { Database } from '../db/database.js';
 import type { PerDatabase } from '../db/dialects/dialect.js';
 import type { Schema, UsersTable } from '../db/schema.js';
+import { ADMIN_ROLE_ID } from '../roles/permissions.js';
+import type { HeldRoles } from '../roles/role.js';
+import { heldRoles, heldRolesOf, unknownRoleIds } from '../roles/roles.store.js';
 
 export interface NewUser {
   login: string;
@@ -10,12 +13,15 @@ export interface NewUser {
   password_hash: string;
   first_name: string;
   last_name: string;
-  role: Role;
+  /** The ids of the roles it holds (at least one; checked to exist by the service). */
+  role_ids: number[];
+  /** Its billing bucket (checked to exist by the service); none when not given. */
+  bucket_id?: number | null;
   time_zone: string | null;
   locale: string | null;
 }
 
-export type UserChanges = Partial<Pick<NewUser, 'login' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role' | 'time_zone' | 'locale'>>;
+export type UserChanges = Partial<Pick<NewUser, 'login' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role_ids' | 'bucket_id' | 'time_zone' | 'locale'>>;
 
 /** Thrown when a login or email is taken; `field` names which. */
 export class DuplicateValue extends Error {
@@ -26,14 +32,14 @@ export class DuplicateValue extends Error {
 
 const publicColumns = [
   'id', 'login', 'email', 'first_name', 'last_name', 'status', 'role', 'time_zone', 'locale',
-  'created_at', 'updated_at', 'activated_at', 'suspend_at', 'deleted_at', 'password_changed_at',
+  'created_at', 'updated_at', 'activated_at', 'suspend_at', 'deleted_at', 'password_changed_at', 'bucket_id',
 ] as const;
 
 type PublicRow = Pick<Selectable<UsersTable>, (typeof publicColumns)[number]>;
 
 const toDate = (value: string | null): Date | null => (value === null ? null : new Date(value));
 
-function toUser(row: PublicRow): User {
+function toUser(row: PublicRow, held: HeldRoles): User {
   return {
     id: Number(row.id),
     login: row.login,
@@ -50,7 +56,22 @@ function toUser(row: PublicRow): User {
     suspend_at: toDate(row.suspend_at),
     deleted_at: toDate(row.deleted_at),
     password_changed_at: toDate(row.password_changed_at),
+    bucket_id: row.bucket_id === null ? null : Number(row.bucket_id),
+    roles: held.roles,
+    permissions: held.permissions,
   };
+}
+
+/** `rows` as users, with the roles each holds (one more statement, on `db`: a transaction's own). */
+async function toUsers(db: Kysely<Schema>, rows: PublicRow[]): Promise<User[]> {
+  const held = await heldRoles(db, rows.map((row) => Number(row.id)));
+  return rows.map((row) => toUser(row, heldRolesOf(held, Number(row.id))));
+}
+
+async function toOneUser(db: Kysely<Schema>, row: PublicRow): Promise<User>;
+async function toOneUser(db: Kysely<Schema>, row: PublicRow | undefined): Promise<User | undefined>;
+async function toOneUser(db: Kysely<Schema>, row: PublicRow | undefined): Promise<User | undefined> {
+  return row && (await toUsers(db, [row]))[0];
 }
 
 /** True for a row that is not an active administrator, or when another active administrator exists. */
@@ -94,6 +115,12 @@ const serializeAdministratorChanges: PerDatabase<(trx: Kysely<Schema>) => Promis
     await sql`select pg_advisory_xact_lock(${ADMINISTRATORS_LOCK})`.execute(trx);
   },
 };
+
+const withoutRoles = ({ login, email, password_hash, first_name, last_name, time_zone, locale, bucket_id }: NewUser) =>
+  ({ login, email, password_hash, first_name, last_name, time_zone, locale, bucket_id: bucket_id ?? null });
+
+/** Thrown inside a transaction to undo it: the change would take the admin role from the last active administrator. */
+class LastAdministrator extends Error {}
 
 /** What a guarded change of a user came to. */
 export type ChangeOutcome = { outcome: 'changed'; user: User } | { outcome: 'last_admin' | 'not_found' };
@@ -161,48 +188,84 @@ export function usersRepository(database: Database) {
   }
 
   return {
+    /** Inserts the user and gives it its roles, in one transaction. */
     async create(user: NewUser, now: Date): Promise<User> {
       const at = now.toISOString();
+      const fields = withoutRoles(user);
+      const roleIds = user.role_ids;
       try {
-        const row = await db
-          .insertInto('users')
-          .values({ ...user, status: 'active', created_at: at, updated_at: at, activated_at: at, password_changed_at: at })
-          .returning(publicColumns)
-          .executeTakeFirstOrThrow();
-        return toUser(row);
+        return await db.transaction().execute(async (trx) => {
+          const { id } = await trx
+            .insertInto('users')
+            // role: what migration 016's triggers make of the roles given next.
+            .values({ ...fields, role: 'user', status: 'active', created_at: at, updated_at: at, activated_at: at, password_changed_at: at })
+            .returning('id')
+            .executeTakeFirstOrThrow();
+          await trx.insertInto('user_roles').values([...new Set(roleIds)].map((role_id) => ({ user_id: Number(id), role_id }))).execute();
+          const row = await trx.selectFrom('users').select(publicColumns).where('id', '=', id).executeTakeFirstOrThrow();
+          return toOneUser(trx, row);
+        }).finally(() => database.transactionEnded('users'));
       } catch (error) {
         throw asDuplicateValue(error);
       }
     },
 
-    /** Inserts many users in one statement (imports, benchmarks); duplicates fail the whole batch. */
+    /** Inserts many users with their roles in one transaction (imports, benchmarks); duplicates fail the whole batch. */
     async createMany(users: NewUser[], now: Date): Promise<void> {
       if (users.length === 0) return;
       const at = now.toISOString();
-      const stamps = { status: 'active', created_at: at, updated_at: at, activated_at: at, password_changed_at: at };
-      await db.insertInto('users').values(users.map((user) => ({ ...user, ...stamps }))).execute().catch((error: unknown) => {
+      const stamps = { role: 'user', status: 'active', created_at: at, updated_at: at, activated_at: at, password_changed_at: at };
+      const roleIdsOf = new Map(users.map((user) => [user.login, user.role_ids]));
+      await db.transaction().execute(async (trx) => {
+        const rows = await trx.insertInto('users').values(users.map((user) => ({ ...withoutRoles(user), ...stamps }))).returning(['id', 'login']).execute();
+        const links = rows.flatMap((row) => [...new Set(roleIdsOf.get(row.login) ?? [])].map((role_id) => ({ user_id: Number(row.id), role_id })));
+        for (let i = 0; i < links.length; i += 5_000) await trx.insertInto('user_roles').values(links.slice(i, i + 5_000)).execute();
+      }).finally(() => database.transactionEnded('users')).catch((error: unknown) => {
         throw asDuplicateValue(error);
       });
     },
 
     /**
      * Applies `changes`. A new password hash also stamps password_changed_at and bumps the session
-     * epoch, which ends every session of the user. Demoting the last active administrator is refused
-     * in the same statement ('last_admin', nothing changed).
+     * epoch, which ends every session of the user. New `role_ids` replace the user's roles in the same
+     * transaction; taking the admin role from the last active administrator is refused
+     * ('last_admin', nothing changed).
      */
     async update(id: number, changes: UserChanges, now: Date): Promise<ChangeOutcome> {
       const at = now.toISOString();
-      const credentials = changes.password_hash === undefined ? {} : {
+      const { role_ids: roleIds, ...fields } = changes;
+      const credentials = fields.password_hash === undefined ? {} : {
         password_changed_at: at,
         session_epoch: sql<number>`session_epoch + 1`,
       };
+      const setFields = (trx: Kysely<Schema>) => trx.updateTable('users').set({ ...fields, ...credentials, updated_at: at }).where('id', '=', id).returning(publicColumns);
       try {
-        const row = await guardedUpdate(changes.role === 'user', id, (trx) =>
-          trx.updateTable('users').set({ ...changes, ...credentials, updated_at: at }).where('id', '=', id),
-        );
-        if (row) return { outcome: 'changed', user: toUser(row) };
-        return { outcome: (await this.findById(id)) ? 'last_admin' : 'not_found' };
+        if (roleIds === undefined) {
+          const row = await setFields(db).executeTakeFirst();
+          if (row) return { outcome: 'changed', user: await toOneUser(db, row) };
+          return { outcome: 'not_found' };
+        }
+        return await db.transaction().execute(async (trx): Promise<ChangeOutcome> => {
+          await dialect.choose(serializeAdministratorChanges)(trx);
+          // A write first, so SQLite holds the write lock from the start.
+          if (!(await setFields(trx).executeTakeFirst())) return { outcome: 'not_found' };
+          if (!roleIds.includes(ADMIN_ROLE_ID)) {
+            const removed = await trx.deleteFrom('user_roles')
+              .where('user_id', '=', id).where('role_id', '=', ADMIN_ROLE_ID)
+              .where((eb) => eb.exists(eb.selectFrom('users').select('users.id').where('users.id', '=', id).where((users) => notLastActiveAdmin(users, id))))
+              .executeTakeFirst();
+            const stillHeld = Number(removed.numDeletedRows) === 0 && await trx.selectFrom('user_roles').select('role_id')
+              .where('user_id', '=', id).where('role_id', '=', ADMIN_ROLE_ID).executeTakeFirst();
+            if (stillHeld) throw new LastAdministrator();
+          }
+          await trx.deleteFrom('user_roles').where('user_id', '=', id).where('role_id', 'not in', [...roleIds, ADMIN_ROLE_ID]).execute();
+          await trx.insertInto('user_roles').values([...new Set(roleIds)].map((role_id) => ({ user_id: id, role_id })))
+            .onConflict((conflict) => conflict.columns(['user_id', 'role_id']).doNothing()).execute();
+          const row = await trx.selectFrom('users').select(publicColumns).where('id', '=', id).executeTakeFirstOrThrow();
+          return { outcome: 'changed', user: await toOneUser(trx, row) };
+        }).finally(() => database.transactionEnded('users'));
       } catch (error) {
+        if (error instanceof LastAdministrator) return { outcome: 'last_admin' };
         throw asDuplicateValue(error);
       }
     },
@@ -221,7 +284,7 @@ export function usersRepository(database: Database) {
       const row = await guardedUpdate(status !== 'active', id, (trx) =>
         trx.updateTable('users').set({ status, ...stamps, updated_at: at }).where('id', '=', id),
       );
-      if (row) return { outcome: 'changed', user: toUser(row) };
+      if (row) return { outcome: 'changed', user: await toOneUser(db, row) };
       return { outcome: (await this.findById(id)) ? 'last_admin' : 'not_found' };
     },
 
@@ -242,7 +305,7 @@ export function usersRepository(database: Database) {
         .where('id', '=', id)
         .returning(publicColumns)
         .executeTakeFirst();
-      return row && toUser(row);
+      return toOneUser(db, row);
     },
 
     /**
@@ -268,7 +331,7 @@ export function usersRepository(database: Database) {
 
     async findById(id: number): Promise<User | undefined> {
       const row = await db.selectFrom('users').select(publicColumns).where('id', '=', id).executeTakeFirst();
-      return row && toUser(row);
+      return toOneUser(db, row);
     },
 
     /**
@@ -277,8 +340,16 @@ export function usersRepository(database: Database) {
      */
     async findAllByLoginOrEmail(name: string): Promise<User[]> {
       const rows = await db.selectFrom('users').select(publicColumns).where(namedInAnyCase([name.toLowerCase()])).orderBy('id').limit(3).execute();
-      return rows.map(toUser);
+      return toUsers(db, rows);
     },
+
+    /** Whether billing bucket `id` exists. */
+    async bucketExists(id: number): Promise<boolean> {
+      return (await db.selectFrom('billing_buckets').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+    },
+
+    /** Of `ids`, those no role has. */
+    unknownRoleIds: (ids: readonly number[]) => unknownRoleIds(db, ids),
 
     /** The user's password hash (to check a current password): never rendered. */
     async passwordHash(id: number): Promise<string | undefined> {
@@ -298,7 +369,7 @@ export function usersRepository(database: Database) {
       // account: the password is checked against neither, so the name cannot sign in to the wrong one.
       const row = rows.length === 1 ? rows[0] : undefined;
       return row && {
-        user: toUser(row),
+        user: await toOneUser(db, row),
         password_hash: row.password_hash,
         api_key_hash: row.api_key_hash,
         session_epoch: Number(row.session_epoch),
@@ -312,7 +383,7 @@ export function usersRepository(database: Database) {
         .select([...publicColumns, 'session_epoch'])
         .where('id', '=', id)
         .executeTakeFirst();
-      return row && { user: toUser(row), session_epoch: Number(row.session_epoch) };
+      return row && { user: await toOneUser(db, row), session_epoch: Number(row.session_epoch) };
     },
 
     /**
@@ -323,9 +394,9 @@ export function usersRepository(database: Database) {
     async page(limit: number, offset: number, onlyId?: number): Promise<User[]> {
       if (onlyId !== undefined) {
         const rows = await db.selectFrom('users').select(publicColumns).where('id', '=', onlyId).orderBy('id').limit(limit).offset(offset).execute();
-        return rows.map(toUser);
+        return toUsers(db, rows);
       }
-      return (await pageByBlocks(limit, offset)).map(toUser);
+      return toUsers(db, await pageByBlocks(limit, offset));
     },
 
     /** All users, summed from row_blocks (migration 004) rather than counted; or 0/1 for `onlyId`. */

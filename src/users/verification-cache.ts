@@ -134,10 +134,16 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
       entries.set(id, { verified, expiresAt: clock().getTime() + options.ttlMs, current: true });
     },
 
-    /** Forgets every credential of this user, whose password, key, status or role changed. */
+    /** Forgets every credential of this user, whose password, key, status or roles changed. */
     credentialsChanged: (userId: number): void => {
       generation += 1;
       evictUser(userId);
+    },
+
+    /** Forgets every credential: what a role grants changed, and with it what its holders may do. */
+    allCredentialsChanged: (): void => {
+      generation += 1;
+      for (const [id, entry] of entries) remove(id, entry);
     },
   };
 }

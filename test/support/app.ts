@@ -11,6 +11,8 @@ import { usersRepository } from '../../src/users/users.store.js';
 import { type TestClock, testClock } from './clock.js';
 import { freshDatabase } from './database.js';
 import { takeMismatches, validateResponses } from './response-validation.js';
+import { ADMIN_ROLE_ID, USER_ROLE_ID } from '../../src/roles/permissions.js';
+import { type RoleJson, roleJson } from './roles.js';
 import type { StatementGate } from './statement-gate.js';
 
 export const ADMIN = { login: 'admin', email: 'admin@example.com', password: 'admin-password' };
@@ -21,6 +23,8 @@ export interface TestApp {
   /** Another process's view: a second app on its own connection to the same database. */
   secondProcess(): Promise<{ app: FastifyInstance; close(): Promise<void> }>;
   database: Database;
+  /** The system roles admin and user as a user record shows them (support/roles.ts). */
+  systemRoles: { admin: RoleJson; user: RoleJson };
   time: TestClock;
   config: Config;
   admin: User;
@@ -73,7 +77,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
         password_hash: hash ?? (await hashPassword(fields.password)),
         first_name: fields.login === 'admin' ? 'Ada' : 'Alice',
         last_name: fields.login === 'admin' ? 'Admin' : 'User',
-        role,
+        role_ids: [role === 'admin' ? ADMIN_ROLE_ID : USER_ROLE_ID],
         time_zone: fields.login === 'admin' ? 'UTC' : null,
         locale: fields.login === 'admin' ? 'en' : null,
       },
@@ -88,9 +92,11 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
   let added = 0;
   let closing: Promise<void> | undefined;
   const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;
+  const systemRoles = { admin: await roleJson(database, ADMIN_ROLE_ID), user: await roleJson(database, USER_ROLE_ID) };
   return {
     app,
     database,
+    systemRoles,
     time,
     config,
     admin,

@@ -57,6 +57,7 @@ function xmlValue(node: unknown): unknown {
   if (type !== undefined) {
     if (children.length > 0) return invalid(`type="${type}" with children`);
     if (type === 'integer') return /^-?\d+$/.test(text) ? Number(text) : invalid(`integer "${text}"`);
+    if (type === 'decimal') return /^-?\d+(\.\d+)?(e[+-]?\d+)?$/.test(text) ? Number(text) : invalid(`decimal "${text}"`);
     if (type === 'boolean') return text === 'true' ? true : text === 'false' ? false : invalid(`boolean "${text}"`);
     if (type === 'datetime') return text;
     return invalid(`type="${type}"`);

@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { migrateToLatest, openDatabase } from '../../src/db/database.js';
 import { type ErrorReport, infrastructureErrorsRepository } from '../../src/tracker/tracker.store.js';
 import { type NewUser, usersRepository } from '../../src/users/users.store.js';
+import { ADMIN_ROLE_ID, USER_ROLE_ID } from '../../src/roles/permissions.js';
 import { postgresSchema } from '../../test/support/database.js';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
@@ -62,7 +63,7 @@ export async function growUsers(url: string, from: number, to: number): Promise<
       password_hash: hash,
       first_name: 'Bench',
       last_name: 'User',
-      role: i === 0 ? 'admin' : 'user',
+      role_ids: [i === 0 ? ADMIN_ROLE_ID : USER_ROLE_ID],
       time_zone: null,
       locale: null,
     });

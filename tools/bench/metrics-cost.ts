@@ -22,6 +22,7 @@ import { loadConfig } from '../../src/config.js';
 import { hashPassword } from '../../src/users/passwords.js';
 import { buildApp } from '../../src/app/app.js';
 import { migrateToLatest, openDatabase } from '../../src/db/database.js';
+import { ADMIN_ROLE_ID } from '../../src/roles/permissions.js';
 import { usersRepository } from '../../src/users/users.store.js';
 
 const PASSWORD = 'bench-password-1';
@@ -32,7 +33,7 @@ async function serve(): Promise<void> {
   await migrateToLatest(database);
   const users = usersRepository(database);
   if ((await users.findAllByLoginOrEmail('bench')).length === 0) {
-    await users.create({ login: 'bench', email: 'bench@example.com', password_hash: await hashPassword(PASSWORD), first_name: 'B', last_name: 'B', role: 'admin', time_zone: null, locale: null }, new Date());
+    await users.create({ login: 'bench', email: 'bench@example.com', password_hash: await hashPassword(PASSWORD), first_name: 'B', last_name: 'B', role_ids: [ADMIN_ROLE_ID], time_zone: null, locale: null }, new Date());
   }
   const app = await buildApp({ config, database, logger: false });
   await app.listen({ host: '127.0.0.1', port: 0 });

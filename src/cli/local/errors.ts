@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { type Config, loadConfig } from '../../config.js';
-import { OPERATOR } from '../../users/authorization.js';
+import { OPERATOR } from '../../roles/authorization.js';
 import { systemClock } from '../../shared/clock.js';
 import { NotFound } from '../../shared/problems.js';
 import { errorReporting } from '../../alerts/reporting.js';

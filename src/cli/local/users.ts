@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 import { systemClock } from '../../shared/clock.js';
 import { generatePassword } from '../../users/passwords.js';
 import type { User } from '../../users/user.js';
-import { OPERATOR } from '../../users/authorization.js';
+import { OPERATOR } from '../../roles/authorization.js';
 import { unlockAccount } from '../../users/lockout.js';
 import { usersService } from '../../users/users.service.js';
 import type { Database } from '../../db/database.js';

@@ -15,6 +15,10 @@ import { notifyTableSchemaMigration } from './012_notify_table_schema.js';
 import { loginLowerIndexMigration } from './013_login_lower_index.js';
 import { wideCountersMigration } from './014_wide_counters.js';
 import { credentialChangesMigration } from './015_credential_changes.js';
+import { rolesMigration } from './016_roles.js';
+import { billingBucketsMigration } from './017_billing_buckets.js';
+import { userBucketsMigration } from './018_user_buckets.js';
+import { roleCredentialChangesMigration } from './019_role_credential_changes.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -34,5 +38,9 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '013_login_lower_index': loginLowerIndexMigration,
     '014_wide_counters': wideCountersMigration(dialect),
     '015_credential_changes': credentialChangesMigration(dialect),
+    '016_roles': rolesMigration(dialect),
+    '017_billing_buckets': billingBucketsMigration(dialect),
+    '018_user_buckets': userBucketsMigration,
+    '019_role_credential_changes': roleCredentialChangesMigration(dialect),
   };
 }

@@ -4,7 +4,8 @@
  * from this one description.
  */
 /** `json`: a JSON object held as its text; JSON writes the object, XML the text (docs/api.md#formats). */
-export type ScalarType = 'integer' | 'string' | 'datetime' | 'boolean' | 'json';
+/** `decimal`: a number that may have a fraction (a price); XML writes `type="decimal"`. */
+export type ScalarType = 'integer' | 'decimal' | 'string' | 'datetime' | 'boolean' | 'json';
 
 export type FieldType = ScalarType | { readonly arrayOf: ResourceDefinition };
 
@@ -21,6 +22,8 @@ export interface ResourceDefinition {
   readonly optional?: ReadonlyArray<string>;
   /** The only values a string field takes. */
   readonly values?: Readonly<Record<string, readonly string[]>>;
+  /** The OpenAPI schema's name, when two resources share a root (a user's roles and /roles); else made from the root. */
+  readonly schema?: string;
   /** JSON without the root wrapper (the version resource is `{"version": "1.2"}`). */
   readonly unwrappedJson?: boolean;
 }

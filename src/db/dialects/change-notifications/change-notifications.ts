@@ -42,4 +42,6 @@ export interface ChangeNotifications {
    * reads when PRAGMA data_version says another one wrote.
    */
   createCredentialChanges(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
+  /** Migration 019: more `tables` (the roles and what they grant) move the credentials version too. */
+  addCredentialChanges(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
 }

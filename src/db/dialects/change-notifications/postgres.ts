@@ -57,6 +57,9 @@ export const postgresChangeNotifications: ChangeNotifications = {
     }
   },
 
+  // The same: the users channel is the credentials' signal (the roles' tables notify it since migration 016).
+  addCredentialChanges: (db, tables) => postgresChangeNotifications.createCredentialChanges(db, tables),
+
   createFunction: createNotifyFunction,
 
   async drop(db, tables) {

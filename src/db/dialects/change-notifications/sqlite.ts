@@ -21,6 +21,9 @@ export const sqliteChangeNotifications: ChangeNotifications = {
   async createCredentialChanges(db, tables) {
     await sql`create table ${sql.table(CREDENTIAL_CHANGES)} (id integer primary key check (id = 1), changes integer not null)`.execute(db);
     await sql`insert into ${sql.table(CREDENTIAL_CHANGES)} (id, changes) values (1, 0)`.execute(db);
+    await sqliteChangeNotifications.addCredentialChanges(db, tables);
+  },
+  async addCredentialChanges(db, tables) {
     for (const table of tables) {
       for (const event of ['insert', 'update', 'delete']) {
         await sql`

@@ -6,6 +6,11 @@ export type CachedData = 'users' | 'tracker';
 /** Tables whose rows are served from caches, by what they serve; writes to the others (login counters, sessions) change nothing cached. */
 const CACHED_TABLES = new Map<string, CachedData>([
   ['users', 'users'],
+  ['permissions', 'users'],
+  ['roles', 'users'],
+  ['role_permissions', 'users'],
+  ['user_roles', 'users'],
+  ['billing_buckets', 'users'],
   ['infrastructure_errors', 'tracker'],
   ['error_counts', 'tracker'],
   ['error_occurrences', 'tracker'],

@@ -1,0 +1,54 @@
+import { Forbidden } from '../shared/problems.js';
+import { ALL_PERMISSIONS, type Permission } from './permissions.js';
+
+/**
+ * Who acts: a user through the API (its record will do: it carries the permissions of its roles), or
+ * the operator at the command line. Every service decides by permission
+ * (docs/security.md#authorisation-by-permission).
+ */
+export interface Actor {
+  id: number | null;
+  /** The union of the permissions of the actor's roles. */
+  permissions: ReadonlySet<string>;
+  /** The client's address, where a password it proves is counted as a guess (docs/security.md#brute-force). */
+  address?: string;
+  /**
+   * Whether it acts through a session cookie, which a thief may hold alone: changing a login, email or
+   * password, or making an API key, then needs the actor's current password (docs/security.md#self-service).
+   */
+  viaSession?: boolean;
+}
+
+/** The operator at the command line, who holds every permission. */
+export const OPERATOR: Actor = { id: null, permissions: ALL_PERMISSIONS };
+
+export const may = (actor: Actor, permission: Permission): boolean => actor.permissions.has(permission);
+
+/** 403 unless the actor holds `permission`. */
+export function assertPermitted(actor: Actor, permission: Permission): void {
+  if (!may(actor, permission)) throw new Forbidden();
+}
+
+/**
+ * Whether the actor may do `action` to user `userId`: with `<action>` to any user, with `<action>.own`
+ * to itself only.
+ */
+export const mayOnUser = (actor: Actor, action: 'users.read' | 'users.update' | 'users.api_key', userId: number): boolean =>
+  may(actor, action) || (actor.id === userId && may(actor, `${action}.own`));
+
+/** 403 unless mayOnUser (for any other id, existing or not). */
+export function assertPermittedOnUser(actor: Actor, action: 'users.read' | 'users.update' | 'users.api_key', userId: number): void {
+  if (!mayOnUser(actor, action, userId)) throw new Forbidden();
+}
+
+const keys = new WeakMap<ReadonlySet<string>, string>();
+
+/**
+ * The actor's permissions as one string, for cache keys that must change when they do (worked out
+ * once per set: a set is made when credentials are read, and kept with them).
+ */
+export function permissionsKey(actor: Actor): string {
+  let key = keys.get(actor.permissions);
+  if (key === undefined) keys.set(actor.permissions, (key = [...actor.permissions].sort().join(' ')));
+  return key;
+}

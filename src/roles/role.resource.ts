@@ -1,0 +1,30 @@
+import type { ResourceDefinition } from '../http/render/resource-definition.js';
+
+/** A permission of the catalogue (docs/api.md#permissions). */
+export const permissionResource = {
+  root: 'permission',
+  plural: 'permissions',
+  fields: [
+    ['id', 'integer'],
+    ['identifier', 'string'],
+    ['label', 'string'],
+    ['created_at', 'datetime'],
+    ['updated_at', 'datetime'],
+  ],
+} as const satisfies ResourceDefinition;
+
+/** A role with its permissions (docs/api.md#roles). */
+export const roleResource = {
+  root: 'role',
+  plural: 'roles',
+  fields: [
+    ['id', 'integer'],
+    ['label', 'string'],
+    ['identifier', 'string'],
+    ['system', 'boolean'],
+    ['users_count', 'integer'],
+    ['created_at', 'datetime'],
+    ['updated_at', 'datetime'],
+    ['permissions', { arrayOf: permissionResource }],
+  ],
+} as const satisfies ResourceDefinition;

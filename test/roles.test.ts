@@ -417,4 +417,13 @@ ${permissions.map(({ permission: p }) => `    <permission>
     assert.equal((await call(t, 'PUT', '/roles/3.json', t.adminAuth, { role: { permission_ids: ['22'] } })).statusCode, 204);
     assert.equal((await call(t, 'GET', `${ERRORS}.json`, t.aliceAuth)).statusCode, 200);
   });
+
+  it('a new label of a role shows at once in the records of its holders, also to themselves', async () => {
+    await call(t, 'POST', '/roles.json', t.adminAuth, { role: { label: 'Readers', permission_ids: [22] } });
+    assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.adminAuth, { role_ids: [2, 3] })).statusCode, 204);
+    const labels = async () => ((JSON.parse((await call(t, 'GET', `/users/${t.alice.id}.json`, t.aliceAuth)).body) as { user: { roles: Array<{ role: { label: string } }> } }).user.roles.map(({ role }) => role.label));
+    assert.deepEqual(await labels(), ['User', 'Readers']);
+    assert.equal((await call(t, 'PUT', '/roles/3.json', t.adminAuth, { label: 'Error readers' })).statusCode, 204);
+    assert.deepEqual(await labels(), ['User', 'Error readers']);
+  });
 });

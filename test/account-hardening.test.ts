@@ -10,7 +10,8 @@ import { usersRepository } from '../src/users/users.store.js';
 import { CROSS_SITE_REFUSAL } from '../src/users/request-gate.js';
 import type { Unprocessable } from '../src/shared/problems.js';
 
-// Issue 25, findings 4, 5, 9 and 10: what a hostile client still did to accounts. Each case runs on
+// What a hostile client did to accounts (docs/security.md#one-name-one-account, #self-service,
+// #the-session-cookie-and-csrf), held. Each case runs on
 // SQLite, and on PostgreSQL with DATABASE_URL=postgres://...
 
 let t: TestApp;

@@ -27,7 +27,8 @@ const envOf = (own: FreshDatabase) => ({ DATABASE_URL: own.url, CMI_ADMIN_LOGIN:
 /** The migrations the database records as applied, in order, and how many users it holds. */
 async function stateOf(own: FreshDatabase): Promise<{ applied: string[]; users: number }> {
   if (!onPostgres) {
-    const db = new SQLite(dialectFor(own.url).target, { readonly: true });
+    const db = new SQLite(dialectFor(own.url).target, { fileMustExist: true });
+    db.pragma('query_only = ON');
     try {
       const applied = db.prepare('select name from kysely_migration order by name').pluck().all() as string[];
       return { applied, users: db.prepare('select count(*) from users').pluck().get() as number };

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { startServer } from './support/cli.js';
 import { freshDatabase } from './support/database.js';
 
-// Issue 25, finding 14: the port opens only once cmi can answer correctly. A client that connects as
+// The port opens only once cmi can answer correctly. A client that connects as
 // soon as the port opens on a fresh database gets 200 for the first administrator's credentials, with
 // one process and with workers (docs/operations.md#the-first-administrator).
 

@@ -6,6 +6,7 @@ import { type KyselyPlugin, sql } from 'kysely';
 import { buildApp } from '../src/app/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
+import { onPostgres } from './support/database.js';
 import { eventually } from './support/eventually.js';
 import { validateResponses } from './support/response-validation.js';
 
@@ -106,10 +107,9 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
     await eventually(async () => assert.equal(counterIn((await read(url)).body), 2));
   });
 
-  it('never keeps a record read while its deletion was being committed (PostgreSQL: another connection reads it)', async (test) => {
+  it('never keeps a record read while its deletion was being committed (PostgreSQL: another connection reads it)', { skip: !onPostgres && 'SQLite has one connection: a read waits for the transaction' }, async () => {
     // PostgreSQL only: on SQLite the one connection is held by the transaction, so no read can happen
     // between its last statement and its commit; the race this test stages does not exist there.
-    if (t.database.dialect.name !== 'postgres') return test.skip('SQLite has one connection: a read waits for the transaction');
     const id = await post(app, { error_class: 'DeletedMidway' });
     const url = `${ERRORS}/${id}.json`;
     // The deletion's statements all run (each moves the version); its commit then waits for a lock this
@@ -134,10 +134,9 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
     assert.deepEqual(await read(url).then(({ status, body }) => [status, body]), [404, NOT_FOUND_JSON]);
   });
 
-  it('sees a change made by hand in another search_path (PostgreSQL: the notification names the table\'s schema, migration 012)', async (test) => {
+  it('sees a change made by hand in another search_path (PostgreSQL: the notification names the table\'s schema, migration 012)', { skip: !onPostgres && 'SQLite\'s data_version sees every other connection\'s write' }, async () => {
     // PostgreSQL only: the payload's schema is a PostgreSQL notification's; SQLite learns of another
     // connection's write from data_version whatever the writer, which the other-process test covers.
-    if (t.database.dialect.name !== 'postgres') return test.skip('SQLite\'s data_version sees every other connection\'s write');
     const id = await post(app, { error_class: 'FixedByHand' });
     const url = `${ERRORS}/${id}.json`;
     await kept(url);

@@ -8,7 +8,7 @@ import { createTestApp, type TestApp } from './support/app.js';
 import { onPostgres } from './support/database.js';
 import { call, ERRORS, errorRow, histogramRows, recordOf, report } from './support/error-reports.js';
 
-// Issue 25, finding 7: counters are 64-bit on both databases (migration 014_wide_counters), read back
+// Counters are 64-bit on both databases (migration 014_wide_counters), read back
 // as JS numbers, and one report that fails its batch fails alone (src/shared/group-commit.ts).
 
 const INT32_MAX = 2 ** 31 - 1;

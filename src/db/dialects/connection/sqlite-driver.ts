@@ -13,7 +13,7 @@ const MAX_PAUSE_MS = 50;
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** SQLite's answer when another connection holds the lock a statement needs. */
-const isLocked = (error: unknown): boolean => {
+export const isLocked = (error: unknown): boolean => {
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
 };

@@ -6,7 +6,7 @@ import type { WriteCounter } from '../change-notifications/write-counter.js';
 import { sqliteDataVersions } from '../change-notifications/sqlite.js';
 import { addUnicodeLower } from '../text/sqlite.js';
 import { type Connection, type Connector, DatabaseMissing, type PoolSettings } from './connection.js';
-import { SqliteDriver } from './sqlite-driver.js';
+import { isLocked, SqliteDriver } from './sqlite-driver.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
 /**
@@ -35,7 +35,17 @@ export function sqliteConnector(path: string): Connector {
       // WAL lets readers run while a writer commits. Opening may meet another process's lock (it is
       // setting up WAL): that wait is the one synchronous one, at start, bounded by busy_timeout.
       sqlite.pragma(`busy_timeout = ${pool.statementTimeoutMs}`);
-      sqlite.pragma('journal_mode = WAL');
+      // Switching a fresh file to WAL needs its exclusive lock, and SQLite refuses at once (no busy
+      // handler) when another process is opening it too: tried again until busy_timeout has passed.
+      for (const deadline = performance.now() + pool.statementTimeoutMs; ; ) {
+        try {
+          sqlite.pragma('journal_mode = WAL');
+          break;
+        } catch (error) {
+          if (!isLocked(error) || performance.now() >= deadline) throw error;
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+        }
+      }
       sqlite.pragma('synchronous = NORMAL');
       sqlite.pragma('foreign_keys = ON');
       // SQLite's lower() folds ASCII letters only; the error list's `q` needs every letter folded.

@@ -45,6 +45,7 @@ for (const format of ['json', 'xml'] as const satisfies Format[]) {
           permissions: t.systemRoles.user.permissions.map(({ permission }) => ({ ...permission, created_at: new Date(permission.created_at), updated_at: new Date(permission.updated_at) })),
         }],
         bucket_id: null,
+        user_group_id: null,
       } satisfies User);
     });
 

@@ -6,6 +6,7 @@ import { SESSION_ROUTES } from '../users/session.routes.js';
 import { USERS_ROUTES } from '../users/users.routes.js';
 import { ROLES_ROUTES } from '../roles/roles.routes.js';
 import { BUCKETS_ROUTES } from '../buckets/buckets.routes.js';
+import { USER_GROUPS_ROUTES } from '../user-groups/user-groups.routes.js';
 import { VERSION_ROUTES } from '../version/version.routes.js';
 
 /**
@@ -18,6 +19,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...USERS_ROUTES,
   ...ROLES_ROUTES,
   ...BUCKETS_ROUTES,
+  ...USER_GROUPS_ROUTES,
   ...SESSION_ROUTES,
   ...TRACKER_ROUTES,
   ...ALERTS_ROUTES,

@@ -48,6 +48,9 @@ import { rolesRepository } from '../roles/roles.store.js';
 import { bucketsRoutes } from '../buckets/buckets.routes.js';
 import { bucketsService } from '../buckets/buckets.service.js';
 import { bucketsRepository } from '../buckets/buckets.store.js';
+import { userGroupsRoutes } from '../user-groups/user-groups.routes.js';
+import { userGroupsService } from '../user-groups/user-groups.service.js';
+import { userGroupsRepository } from '../user-groups/user-groups.store.js';
 import { versionRoutes } from '../version/version.routes.js';
 import { registerAccessLog } from '../http/hooks/access-log.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -190,6 +193,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
   await app.register(rolesRoutes, { roles: rolesService(rolesRepository(database), clock, cache.allCredentialsChanged), lists });
   await app.register(bucketsRoutes, { buckets: bucketsService(bucketsRepository(database), clock), lists });
+  await app.register(userGroupsRoutes, { userGroups: userGroupsService(userGroupsRepository(database), clock, cache.allCredentialsChanged), lists });
   await app.register(sessionRoutes, { authenticator: authentication, clock });
   await app.register(healthRoutes, { health: healthService(database, clock, sessions.ensureKey) });
   await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: database.dataVersions.tracker });

@@ -53,13 +53,15 @@ export function bucketsRepository({ db }: Database) {
       return row && toBucket(row);
     },
 
-    /** Deletes a bucket no user belongs to, in one statement; otherwise says why not. */
-    async remove(id: number): Promise<'removed' | 'not_found' | 'in_use'> {
+    /** Deletes a bucket no user or user group belongs to, in one statement; otherwise says why not. */
+    async remove(id: number): Promise<'removed' | 'not_found' | 'in_use' | 'in_group'> {
       const result = await db.deleteFrom('billing_buckets').where('id', '=', id)
         .where((eb) => eb.not(eb.exists(eb.selectFrom('users').select('users.id').where('users.bucket_id', '=', id))))
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('user_groups').select('user_groups.id').where('user_groups.bucket_id', '=', id))))
         .executeTakeFirst();
       if (Number(result.numDeletedRows) > 0) return 'removed';
-      return (await db.selectFrom('billing_buckets').select('id').where('id', '=', id).executeTakeFirst()) ? 'in_use' : 'not_found';
+      if (!(await db.selectFrom('billing_buckets').select('id').where('id', '=', id).executeTakeFirst())) return 'not_found';
+      return (await db.selectFrom('users').select('id').where('bucket_id', '=', id).executeTakeFirst()) ? 'in_use' : 'in_group';
     },
   };
 }

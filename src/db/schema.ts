@@ -27,6 +27,8 @@ export interface UsersTable {
   password_changed_at: string | null;
   /** The billing bucket it belongs to, or null (migration 018). */
   bucket_id: Generated<number | null>;
+  /** The user group it belongs to, or null (migration 020). */
+  user_group_id: Generated<number | null>;
 }
 
 export interface InfrastructureErrorsTable {
@@ -184,6 +186,8 @@ export interface Schema {
   role_permissions: RolePermissionsTable;
   user_roles: UserRolesTable;
   billing_buckets: BillingBucketsTable;
+  user_groups: UserGroupsTable;
+  user_group_roles: UserGroupRolesTable;
 }
 
 /** The permission catalogue (migration 016; roles/permissions.ts). */
@@ -227,4 +231,20 @@ export interface BillingBucketsTable {
   allows_own: number;
   created_at: string;
   updated_at: string;
+}
+
+/** OnApp's user groups (migration 020). */
+export interface UserGroupsTable {
+  id: Generated<number>;
+  label: string;
+  identifier: string;
+  bucket_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The roles each user group holds, which apply to its members (migration 020). */
+export interface UserGroupRolesTable {
+  user_group_id: number;
+  role_id: number;
 }

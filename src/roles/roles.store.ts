@@ -73,7 +73,7 @@ export interface RoleFields {
 }
 
 /** What deleting a role came to. */
-export type RoleRemoval = 'removed' | 'not_found' | 'system' | 'in_use';
+export type RoleRemoval = 'removed' | 'not_found' | 'system' | 'in_use' | 'in_group';
 
 /** Roles and the permission catalogue: the only SQL of their tables besides what users read with a user. */
 export function rolesRepository(database: Database) {
@@ -155,15 +155,19 @@ export function rolesRepository(database: Database) {
       }
     },
 
-    /** Deletes a role no user holds and that is not a system role, in one statement; otherwise says why not. */
+    /** Deletes a role no user or user group holds and that is not a system role, in one statement; otherwise says why not. */
     async remove(id: number): Promise<RoleRemoval> {
       const result = await db.deleteFrom('roles')
         .where('id', '=', id).where('system', '=', 0)
         .where((eb) => eb.not(eb.exists(eb.selectFrom('user_roles').select('user_roles.user_id').where('user_roles.role_id', '=', id))))
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('user_group_roles').select('user_group_roles.user_group_id').where('user_group_roles.role_id', '=', id))))
         .executeTakeFirst();
       if (Number(result.numDeletedRows) > 0) return 'removed';
       const role = await db.selectFrom('roles').select('system').where('id', '=', id).executeTakeFirst();
-      return role === undefined ? 'not_found' : Number(role.system) === 1 ? 'system' : 'in_use';
+      if (role === undefined) return 'not_found';
+      if (Number(role.system) === 1) return 'system';
+      const held = await db.selectFrom('user_roles').select('user_id').where('role_id', '=', id).executeTakeFirst();
+      return held ? 'in_use' : 'in_group';
     },
 
     async permissions(limit: number, offset: number): Promise<{ items: PermissionRecord[]; total: number }> {

@@ -26,9 +26,11 @@ export interface User {
   password_changed_at: Date | null;
   /** The billing bucket it belongs to, or null (docs/api.md#billing-buckets). */
   bucket_id: number | null;
+  /** The user group it belongs to, or null (docs/api.md#user-groups); its roles' permissions are the user's too. */
+  user_group_id: number | null;
   /** The roles the user holds, with their permissions. */
   roles: HeldRoles['roles'];
-  /** The union of its roles' permissions (never rendered): the user as an Actor (roles/authorization.ts). */
+  /** The union of its roles' and its group's roles' permissions (never rendered): the user as an Actor (roles/authorization.ts). */
   permissions: ReadonlySet<string>;
 }
 

@@ -9,7 +9,7 @@ import { hashPassword, verifyPassword } from './passwords.js';
 import type { Page } from '../shared/page.js';
 import type { Role, User } from './user.js';
 import { idListField, stringField, unwrapRecord } from '../shared/request-body.js';
-import { DuplicateValue, type ChangeOutcome, type UserChanges, type UsersRepository } from './users.store.js';
+import { DuplicateValue, type ChangeOutcome, type UserChanges, type UserFilters, type UsersRepository } from './users.store.js';
 
 
 const LOGIN = /^[A-Za-z0-9_.][A-Za-z0-9_@.-]*$/;
@@ -27,6 +27,7 @@ async function readUserFields(
   taken: (values: { login?: string; email?: string }) => Promise<Array<'login' | 'email'>>,
   unknownRoles: (ids: number[]) => Promise<number[]>,
   bucketExists: (id: number) => Promise<boolean>,
+  groupExists: (id: number) => Promise<boolean>,
   check?: (errors: FieldErrors) => Promise<void>,
 ): Promise<ReadFields> {
   const errors = new FieldErrors();
@@ -85,6 +86,14 @@ async function readUserFields(
     if (!Number.isSafeInteger(id) || id < 1) errors.add('bucket_id', 'must be an id or null');
     else if (!(await bucketExists(id))) errors.add('bucket_id', `names no bucket: ${id}`);
     else out.bucket_id = id;
+  }
+  const group = fields['user_group_id'];
+  if (group === null || group === '') out.user_group_id = null;
+  else if (group !== undefined) {
+    const id = typeof group === 'number' ? group : typeof group === 'string' && /^[1-9]\d{0,14}$/.test(group) ? Number(group) : NaN;
+    if (!Number.isSafeInteger(id) || id < 1) errors.add('user_group_id', 'must be an id or null');
+    else if (!(await groupExists(id))) errors.add('user_group_id', `names no user group: ${id}`);
+    else out.user_group_id = id;
   }
 
   await check?.(errors);
@@ -181,6 +190,16 @@ export function usersService(
 
   const unknownRoles = (ids: number[]) => repository.unknownRoleIds(ids);
   const bucketExists = (id: number) => repository.bucketExists(id);
+  const groupExists = (id: number) => repository.userGroupExists(id);
+
+  /** What `actor` may list of the users `filters` keep: everyone with users.read, only itself with users.read.own. */
+  async function list(actor: Actor, limit: number, offset: number, filters: UserFilters): Promise<Page<User>> {
+    if (!may(actor, 'users.read')) assertPermitted(actor, 'users.read.own');
+    const scoped = may(actor, 'users.read') ? filters : { ...filters, only_id: actor.id ?? -1 };
+    const total = await repository.count(scoped);
+    const items = offset >= total ? [] : await repository.page(limit, offset, scoped);
+    return { items, total };
+  }
 
   async function find(actor: Actor, id: number): Promise<User> {
     assertPermittedOnUser(actor, 'users.read', id);
@@ -192,7 +211,7 @@ export function usersService(
   return {
     async create(actor: Actor, body: unknown): Promise<User> {
       assertPermitted(actor, 'users.create');
-      const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values), unknownRoles, bucketExists);
+      const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values), unknownRoles, bucketExists, groupExists);
       const user = await repository
         .create(
           {
@@ -203,6 +222,7 @@ export function usersService(
             last_name: changes.last_name ?? '',
             role_ids: requestedRoleIds(changes, [USER_ROLE_ID]) ?? [USER_ROLE_ID],
             bucket_id: changes.bucket_id ?? null,
+            user_group_id: changes.user_group_id ?? null,
             time_zone: changes.time_zone ?? null,
             locale: changes.locale ?? null,
           },
@@ -212,13 +232,17 @@ export function usersService(
       return user;
     },
 
-    /** What `actor` may list: everyone with users.read, only itself with users.read.own. */
-    async list(actor: Actor, limit: number, offset: number): Promise<Page<User>> {
-      if (!may(actor, 'users.read')) assertPermitted(actor, 'users.read.own');
-      const onlyId = may(actor, 'users.read') ? undefined : (actor.id ?? -1);
-      const total = await repository.count(onlyId);
-      const items = offset >= total ? [] : await repository.page(limit, offset, onlyId);
-      return { items, total };
+    /** What `actor` may list of the users `filters` keep (docs/api.md#users-list-filters). */
+    list: (actor: Actor, limit: number, offset: number, filters: UserFilters = {}) => list(actor, limit, offset, filters),
+
+    /**
+     * The members of user group `groupId`, as the users list shows them (docs/api.md#user-groups): the
+     * group must exist and be visible to the actor (user_groups.read), else 403 or 404.
+     */
+    async groupMembers(actor: Actor, groupId: number, limit: number, offset: number, filters: UserFilters = {}): Promise<Page<User>> {
+      assertPermitted(actor, 'user_groups.read');
+      if (!(await groupExists(groupId))) throw new NotFound();
+      return list(actor, limit, offset, { ...filters, user_group_id: groupId });
     },
 
     get: find,
@@ -251,7 +275,7 @@ export function usersService(
       const check = needsCurrentPassword(actor, fields)
         ? currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))
         : undefined;
-      const { password, role, role_ids, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), unknownRoles, bucketExists, check);
+      const { password, role, role_ids, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), unknownRoles, bucketExists, groupExists, check);
       if (role !== undefined && !may(actor, 'users.update')) throw new Forbidden();
       // Like roles: a holder of users.update moves a user between buckets; anyone may send its own unchanged.
       if (changes.bucket_id !== undefined && !may(actor, 'users.update')) {
@@ -259,6 +283,13 @@ export function usersService(
         if (current === undefined) throw new NotFound();
         if (current.bucket_id !== changes.bucket_id) throw new Forbidden();
         delete changes.bucket_id;
+      }
+      // The same for groups: a group's roles apply to its members (docs/security.md#user-groups).
+      if (changes.user_group_id !== undefined && !may(actor, 'users.update')) {
+        const current = await repository.findById(id);
+        if (current === undefined) throw new NotFound();
+        if (current.user_group_id !== changes.user_group_id) throw new Forbidden();
+        delete changes.user_group_id;
       }
       let roleIds: number[] | undefined;
       if (role !== undefined || role_ids !== undefined) {

@@ -9,11 +9,13 @@ import { infrastructureErrorsApi } from './infrastructure-errors.js';
 import { decodeRecord } from './records.js';
 import { type RequestOptions, transport, type TransportOptions } from './transport.js';
 import { usersApi } from './users.js';
+import { userGroupsApi } from './user-groups.js';
 
 export type CmiClientOptions = TransportOptions;
 
 export class CmiClient {
   readonly users: ReturnType<typeof usersApi>;
+  readonly userGroups: ReturnType<typeof userGroupsApi>;
   readonly infrastructureErrors: ReturnType<typeof infrastructureErrorsApi>;
   readonly deliveries: ReturnType<typeof deliveriesApi>;
   readonly session: {
@@ -32,6 +34,7 @@ export class CmiClient {
     const http = transport(options);
     this.#http = http;
     this.users = usersApi(http);
+    this.userGroups = userGroupsApi(http);
     this.infrastructureErrors = infrastructureErrorsApi(http);
     this.deliveries = deliveriesApi(http);
     this.session = {
@@ -59,7 +62,8 @@ export class CmiClient {
 export * from './errors.js';
 export { parseDatetime } from './datetime.js';
 export type { Page, PageParams } from './pagination.js';
-export type { BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, Occurrence, RecordOf, Role, User } from './records.js';
+export type { BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, Occurrence, RecordOf, Role, User, UserGroup } from './records.js';
 export type { Query, RequestOptions, TransportOptions } from './transport.js';
-export type { NewUser, UserChanges, UserWithApiKey } from './users.js';
+export type { NewUser, UserChanges, UserFilters, UserListParams, UserWithApiKey } from './users.js';
+export type { NewUserGroup, UserGroupChanges } from './user-groups.js';
 export type { ErrorFilters, ErrorListParams, ErrorReport } from './infrastructure-errors.js';

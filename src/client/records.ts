@@ -3,6 +3,7 @@ import type { breakdownGroupResource, histogramBucketResource, occurrenceResourc
 import type { deliveryResource } from '../alerts/delivery.resource.js';
 import type { infrastructureErrorResource } from '../tracker/infrastructure-error.resource.js';
 import type { roleResource, userResource } from '../users/user.resource.js';
+import type { userGroupResource } from '../user-groups/user-group.resource.js';
 import { parseDatetime } from './datetime.js';
 import { CmiProtocolError } from './errors.js';
 
@@ -38,6 +39,7 @@ export type RecordOf<R extends ResourceDefinition> = {
 
 export type User = RecordOf<typeof userResource>;
 export type Role = RecordOf<typeof roleResource>;
+export type UserGroup = RecordOf<typeof userGroupResource>;
 export type InfrastructureError = RecordOf<typeof infrastructureErrorResource>;
 export type Occurrence = RecordOf<typeof occurrenceResource>;
 export type HistogramBucket = RecordOf<typeof histogramBucketResource>;

@@ -1,7 +1,7 @@
 import { userResource } from '../users/user.resource.js';
 import { type Page, type PageParams, fetchPage, walkPages } from './pagination.js';
 import { decodeRecord, type User, unwrap } from './records.js';
-import type { Answer, RequestOptions, Transport } from './transport.js';
+import type { Answer, Query, RequestOptions, Transport } from './transport.js';
 
 /** The fields of `POST /users` (docs/api.md#post-users); `role` is `admin` or `user`. */
 export interface NewUser {
@@ -13,6 +13,27 @@ export interface NewUser {
   time_zone?: string | null;
   locale?: string | null;
   role?: 'admin' | 'user';
+  /** The user group it belongs to (null: none); its roles apply to the user. */
+  user_group_id?: number | null;
+}
+
+/** What narrows the users list (docs/api.md#users-list-filters); filters combine. */
+export interface UserFilters {
+  /** Text in the login, email, first or last name, in any case. */
+  q?: string;
+  status?: 'active' | 'suspended' | 'deleted';
+  /** Users holding this role themselves. */
+  role_id?: number;
+  /** Members of this user group. */
+  user_group_id?: number;
+}
+
+export type UserListParams = PageParams & UserFilters;
+
+/** The page and call options apart from the filters, which go into the query. */
+export function splitUserListParams<T extends PageParams>(params: T): { page: PageParams; query: Query } {
+  const { page, perPage, signal, timeout, maxRetries, ...rest } = params;
+  return { page: { page, perPage, signal, timeout, maxRetries }, query: rest as Query };
 }
 
 /** The fields of `PUT /users/:id` (docs/api.md#put-usersid): any of those of a new user. */
@@ -25,16 +46,20 @@ export type UserWithApiKey = User & { api_key: string };
 export function usersApi(http: Transport) {
   const one = (answer: Answer) => decodeRecord(userResource, http.format === 'json' ? unwrap(userResource, answer.body) : answer.body, http.format);
   const path = (id: number) => `/users/${id}`;
+  const list = (params: UserListParams) => {
+    const { page, query } = splitUserListParams(params);
+    return fetchPage(http, userResource, '/users', { ...page, query });
+  };
 
   return {
-    /** One page: `{ items, total, page, limit }`. */
-    list(params: PageParams = {}): Promise<Page<User>> {
-      return fetchPage(http, userResource, '/users', params);
+    /** One page: `{ items, total, page, limit }`, narrowed by the filters given. */
+    list(params: UserListParams = {}): Promise<Page<User>> {
+      return list(params);
     },
 
-    /** Every user, page by page (`perPage` a request, default the server's). */
-    all(params: Omit<PageParams, 'page'> = {}): AsyncGenerator<User, void, undefined> {
-      return walkPages((page) => fetchPage(http, userResource, '/users', { ...params, page }), (user) => user.id);
+    /** Every user the filters keep, page by page (`perPage` a request, default the server's). */
+    all(params: Omit<UserListParams, 'page'> = {}): AsyncGenerator<User, void, undefined> {
+      return walkPages((page) => list({ ...params, page }), (user) => user.id);
     },
 
     async get(id: number, call: RequestOptions = {}): Promise<User> {

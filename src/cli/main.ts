@@ -13,6 +13,7 @@ import { addRemoteDeliveryCommands } from './remote/deliveries.js';
 import { addRemoteErrorCommands } from './remote/errors.js';
 import { addLoginCommands } from './remote/login.js';
 import { addRemoteUserCommands } from './remote/users.js';
+import { addRemoteGroupCommands } from './remote/groups.js';
 import { addServeCommand } from './serve.js';
 import { Refusal, UsageError } from './common/usage-error.js';
 import { complain, writeText } from './common/output.js';
@@ -35,6 +36,7 @@ addLocalErrorCommands(local);
 addLocalDeliveryCommands(local);
 // `cmi users|errors|deliveries ...`, `cmi version`, `cmi login`: a server.
 addRemoteUserCommands(program);
+addRemoteGroupCommands(program);
 addRemoteErrorCommands(program);
 addRemoteDeliveryCommands(program);
 addLoginCommands(program);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
-import type { CmiClient, NewUser, User, UserChanges } from '../../client/index.js';
+import type { CmiClient, NewUser, User, UserChanges, UserFilters } from '../../client/index.js';
+import { findGroup } from './groups.js';
 import { CmiApiError } from '../../client/index.js';
 import { userResource } from '../../users/user.resource.js';
 import { globals, rawFormat, rawOptions, remote, run } from './command.js';
@@ -37,15 +38,15 @@ export function remoteUserCommands({ client }: Connection) {
     );
 
   /** Every user, with a progress bar on a terminal. */
-  async function everyUser(perPage: number | undefined): Promise<User[]> {
+  async function everyUser(perPage: number | undefined, filters: UserFilters = {}): Promise<User[]> {
     const bar = progressBar('users');
     const users: User[] = [];
     let total: number | undefined;
     try {
-      const first = await client.users.list({ perPage, page: 1 });
+      const first = await client.users.list({ ...filters, perPage, page: 1 });
       total = first.total;
       bar.update(0, total);
-      for await (const user of client.users.all({ perPage: first.limit })) {
+      for await (const user of client.users.all({ ...filters, perPage: first.limit })) {
         users.push(user);
         bar.update(users.length, Math.max(total, users.length));
       }
@@ -56,16 +57,17 @@ export function remoteUserCommands({ client }: Connection) {
   }
 
   return {
-    async ls(options: { page?: string; perPage?: string; all?: boolean }, raw: RawFormat): Promise<Output> {
+    async ls(options: { page?: string; perPage?: string; all?: boolean } & UserListFlags, raw: RawFormat): Promise<Output> {
       const page = positive(options.page, '--page');
       const perPage = positive(options.perPage, '--per-page');
       if (options.all && page !== undefined) throw new RemoteUsageError('--all walks every page: leave out --page');
+      const filters = await userFilters(client, options);
       if (options.all) {
-        const users = await everyUser(perPage);
+        const users = await everyUser(perPage, filters);
         if (raw) return rendered(raw, { resource: userResource, records: users });
         return human(...userTable(users), `${users.length} users`);
       }
-      const result = await client.users.list({ page, perPage });
+      const result = await client.users.list({ ...filters, page, perPage });
       if (raw) return rendered(raw, { resource: userResource, records: result.items });
       const pages = Math.max(1, Math.ceil(result.total / result.limit));
       return human(...userTable(result.items), `${result.items.length} of ${result.total} users (page ${result.page} of ${pages})`);
@@ -195,6 +197,21 @@ export function remoteUserCommands({ client }: Connection) {
   };
 }
 
+type UserListFlags = { q?: string; status?: string; role?: string; group?: string };
+
+/** The users list's filters (docs/cli.md#users): `--group` by id, identifier or label. */
+async function userFilters(client: CmiClient, options: UserListFlags): Promise<UserFilters> {
+  const filters: UserFilters = {};
+  if (options.q !== undefined) filters.q = options.q;
+  if (options.status !== undefined) filters.status = options.status as UserFilters['status'];
+  if (options.role !== undefined) {
+    if (!/^[1-9]\d{0,9}$/.test(options.role)) throw new RemoteUsageError(`--role must be a role id (got "${options.role}")`);
+    filters.role_id = Number(options.role);
+  }
+  if (options.group !== undefined) filters.user_group_id = (await findGroup(client, options.group)).id;
+  return filters;
+}
+
 type UserFieldFlags = { login?: string; email?: string; password?: string; firstName?: string; lastName?: string; timeZone?: string; locale?: string; admin?: boolean; ordinary?: boolean };
 
 function userFields(options: UserFieldFlags): Record<string, unknown> {
@@ -221,7 +238,11 @@ export function addRemoteUserCommands(program: Command): void {
     .option('--page <n>', 'page (default 1)')
     .option('--per-page <n>', 'users a page (default the server\'s, 25)')
     .option('--all', 'every page (a progress bar on a terminal)')
-    .action(async (options: { page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean }, command: Command) =>
+    .option('--q <text>', 'only users whose login, email, first or last name holds this text, in any case')
+    .addOption(new Option('--status <status>', 'only users of this status').choices(['active', 'suspended', 'deleted']))
+    .option('--role <id>', 'only users holding this role (its id)')
+    .option('--group <group>', 'only members of this user group (id, identifier or label)')
+    .action(async (options: { page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean } & UserListFlags, command: Command) =>
       run(command, options.xml, (c) => remoteUserCommands(c).ls(options, rawFormat(options))));
 
   rawOptions(remote(users.command('show <user>'), 'print a user (by id, login or email)', 'cmi users show 3', 'cmi users show alice --xml'))

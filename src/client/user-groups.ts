@@ -17,7 +17,7 @@ export interface NewUserGroup {
 /** The fields of `PUT /user_groups/:id`: any of those of a new group; `role_ids` replace the group's. */
 export type UserGroupChanges = Partial<NewUserGroup>;
 
-/** `client.userGroups`: OnApp's user groups (docs/client.md#user-groups). */
+/** `client.userGroups`: OnApp's user groups (docs/client.md#methods). */
 export function userGroupsApi(http: Transport) {
   const one = (answer: Answer) => decodeRecord(resource, http.format === 'json' ? unwrap(resource, answer.body) : answer.body, http.format);
   const path = (id: number) => `/user_groups/${id}`;

@@ -179,6 +179,34 @@ for (const format of ['json', 'xml'] as const satisfies Format[]) {
       assert.equal((await tracker.list({ q: format })).total, 0);
     });
 
+    it('userGroups: create, get, list, update, users of a group, delete; users.list with filters', async () => {
+      const made = await admin.userGroups.create({ label: `Staff ${format}`, role_ids: [2] });
+      assert.deepEqual({ ...made, roles: made.roles.map((role) => role.identifier) }, {
+        id: made.id, label: `Staff ${format}`, identifier: `staff_${format}`, roles: ['user'], bucket_id: null, additional_fields: {}, created_at: made.created_at, updated_at: made.updated_at,
+        assign_vcloud_roles: null, billing_plans: null, closed: null, company_billing_plan_id: null, datacenter_id: null, draas_id: null,
+        federation_enabled: null, federation_id: null, hypervisor_id: null, preconfigured_only: null, provider_vdc_id: null, traded: null, user_buckets: null,
+      });
+      assert.ok(made.created_at instanceof Date && made.created_at.getTime() >= START.getTime(), String(made.created_at));
+      assert.deepEqual(await admin.userGroups.get(made.id), made);
+      const page = await admin.userGroups.list({ perPage: 1 });
+      assert.deepEqual([page.items.length, page.total, page.limit], [1, 1, 1]);
+      await admin.userGroups.update(made.id, { label: 'Renamed', role_ids: [] });
+      assert.deepEqual([(await admin.userGroups.get(made.id)).label, (await admin.userGroups.get(made.id)).roles], ['Renamed', []]);
+      await admin.users.update(t.alice.id, { user_group_id: made.id });
+      const members = await admin.userGroups.users(made.id, { q: 'ALI' });
+      assert.deepEqual([members.total, members.items.map((user) => [user.login, user.user_group_id])], [1, [['alice', made.id]]]);
+      const filtered = await admin.users.list({ user_group_id: made.id, status: 'active', role_id: 2 });
+      assert.deepEqual([filtered.total, filtered.items.map((user) => user.login)], [1, ['alice']]);
+      const walked: string[] = [];
+      for await (const user of admin.users.all({ q: 'example.com', perPage: 1 })) walked.push(user.login);
+      assert.ok(walked.includes('alice') && walked.includes('admin'), walked.join());
+      await assert.rejects(admin.users.list({ status: 'gone' as 'active' }), (error: unknown) => error instanceof CmiValidationError && error.message.includes('must be one of active, suspended, deleted'));
+      await assert.rejects(admin.userGroups.delete(made.id), (error: unknown) => error instanceof CmiValidationError);
+      await admin.users.update(t.alice.id, { user_group_id: null });
+      await admin.userGroups.delete(made.id);
+      await assert.rejects(admin.userGroups.get(made.id), CmiNotFoundError);
+    });
+
     it('deliveries.list: typed, empty here', async () => {
       assert.deepEqual(await admin.deliveries.list(), { items: [], total: 0, page: 1, limit: 25, hasMore: false });
     });

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { ClientError } from '../shared/problems.js';
+import { addBackupCommands } from './backup.js';
 import { addHelpCommand } from './help.js';
 import { addLocalDeliveryCommands } from './local/deliveries.js';
 import { addLocalErrorCommands } from './local/errors.js';
@@ -28,6 +29,7 @@ program.exitOverride();
 
 addServeCommand(program);
 addMigrateCommand(program);
+addBackupCommands(program);
 // `cmi local ...`: the configured database (docs/cli.md#local-or-remote).
 const local = program.command('local').description('act on the configured database directly, as the operator (also without working credentials)');
 addLocalUserCommands(local);

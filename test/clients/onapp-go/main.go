@@ -179,6 +179,14 @@ func main() {
 	user = new(userRoot)
 	res, err = c.do(http.MethodGet, fmt.Sprintf("users/%d.json", userID), nil, user)
 	report("Users.Get", res, err, compact(user.User))
+	// MakeNewAPIKey: POST with no body, the key read as out["user"]["api_key"].(string); the user then
+	// authenticates with it.
+	var made map[string]interface{}
+	res, err = c.do(http.MethodPost, fmt.Sprintf("users/%d/make_new_api_key.json", userID), nil, &made)
+	key, _ := made["user"].(map[string]interface{})["api_key"].(string)
+	report("Users.MakeNewAPIKey", res, err, fmt.Sprintf("api_key=%d characters", len(key)))
+	res, err = (&client{base: c.base, login: "gopher", password: key}).do(http.MethodGet, "version.json", nil, &version)
+	report("Version with the new key", res, err, "")
 	var users []map[string]User
 	res, err = c.do(http.MethodGet, "users.json?page=1&per_page=10", nil, &users)
 	logins := []string{}

@@ -156,6 +156,11 @@ line('User save (edit roles)', $r);
 $r = $a('GET', "users/$userId");
 $user = cast($r, 'user');
 line('User load', $r, sprintf('bucket_id=%s role_ids=%s', json_encode($user->bucket_id), json_encode(roleIds($user))));
+// make_new_api_key(): a POST with no body; the answer's api_key, then the user authenticates with it.
+$r = $a('POST', "users/$userId/make_new_api_key");
+$key = cast($r, 'user')->api_key;
+line('User make_new_api_key', $r, 'api_key=' . strlen($key) . ' characters');
+line('auth (new key)', send('elephant', $key, 'GET', 'version'));
 $r = $a('GET', 'users');
 line('User getList', $r, 'logins=' . implode(',', array_map(fn($x) => $x->login, cast($r, 'user'))));
 

@@ -19,10 +19,14 @@ const CHARSET = 'charset=utf-8';
 /** sendRequest: returns [http code, body, error] as the wrapper sees them. */
 function send(string $login, string $secret, string $method, string $resource, ?string $data = null, string $query = ''): array {
     global $url;
-    $headers = ['Content-Type: ' . CONTENT, 'Accept: ' . CONTENT, 'Authorization: Basic ' . base64_encode("$login:$secret"), 'Connection: close'];
+    $headers = ['Content-Type: ' . CONTENT, 'Accept: ' . CONTENT, 'Authorization: Basic ' . base64_encode("$login:$secret")];
     if ($method === 'GET' && $data === null) $headers[] = 'Content-Length: 0';
     if ($method === 'PUT') $headers[] = 'Content-Length: ' . strlen((string) $data);
     if ($method === 'DELETE' && $data !== null) $headers[] = 'Content-Length: ' . strlen($data);
+    // curl 7 (the wrapper's transport) asks to continue before a body over 1024 bytes, such as an edit's.
+    if ($data !== null && strlen($data) > 1024) $headers[] = 'Expect: 100-continue';
+    // PHP's streams wait for the server to close a kept-alive connection; curl reads by Content-Length.
+    $headers[] = 'Connection: close';
     $options = ['method' => $method, 'header' => implode("\r\n", $headers), 'ignore_errors' => true, 'protocol_version' => 1.1];
     if ($data !== null) $options['content'] = $data;
     $body = @file_get_contents(sprintf('%s/%s.%s?%s', $url, $resource, 'json', $query), false, stream_context_create(['http' => $options]));

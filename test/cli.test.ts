@@ -135,7 +135,7 @@ describe('the cmi command', () => {
       assert.match(server.output, /This password is shown only once/);
       const res = await fetch(`${server.baseUrl}/version.json`, { headers: { authorization: basic('admin', password) } });
       assert.equal(res.status, 200);
-      assert.equal(await res.text(), '{"version":"1.0"}');
+      assert.equal(await res.text(), '{"version":"6.7"}');
       const byEmail = await fetch(`${server.baseUrl}/users.json`, { headers: { authorization: basic('admin@localhost', password) } });
       assert.equal(byEmail.status, 200);
 

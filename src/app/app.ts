@@ -18,7 +18,7 @@ import { newSessionSecret, sessionTokensOnceKeyed } from '../users/sessions.js';
 import { lockout } from '../users/lockout.js';
 import { usersService } from '../users/users.service.js';
 import { verificationCache } from '../users/verification-cache.js';
-import { installationVersion } from '../version/version.js';
+import { cmiVersion } from '../version/version.js';
 import type { Database } from '../db/database.js';
 import { faultSpool } from '../tracker/fault-spool.js';
 import { infrastructureErrorsRepository } from '../tracker/tracker.store.js';
@@ -128,7 +128,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       if (delivery.kind === 'report') await reporting.delivered(delivery.error_id);
     })
     : undefined;
-  const version = installationVersion();
+  const version = cmiVersion();
   const faults = faultCapture(tracker.recordReports, clock, { host: hostname(), version }, {
     flushIntervalMs: options.faultFlushIntervalMs ?? 1000,
     maxFingerprints: 1000,
@@ -186,7 +186,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerNotFoundAnswer(app, authentication);
 
   // Each feature registers its routes as a plugin given exactly what it uses.
-  await app.register(versionRoutes, { version });
+  await app.register(versionRoutes, { version: config.onappVersion });
   await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
   await app.register(rolesRoutes, { roles: rolesService(rolesRepository(database), clock, cache.allCredentialsChanged), lists });
   await app.register(bucketsRoutes, { buckets: bucketsService(bucketsRepository(database), clock), lists });

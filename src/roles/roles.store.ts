@@ -157,11 +157,20 @@ export function rolesRepository(database: Database) {
 
     /** Deletes a role no user holds and that is not a system role, in one statement; otherwise says why not. */
     async remove(id: number): Promise<RoleRemoval> {
-      const result = await db.deleteFrom('roles')
-        .where('id', '=', id).where('system', '=', 0)
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('user_roles').select('user_roles.user_id').where('user_roles.role_id', '=', id))))
-        .executeTakeFirst();
-      if (Number(result.numDeletedRows) > 0) return 'removed';
+      let removed: boolean;
+      try {
+        const result = await db.deleteFrom('roles')
+          .where('id', '=', id).where('system', '=', 0)
+          .where((eb) => eb.not(eb.exists(eb.selectFrom('user_roles').select('user_roles.user_id').where('user_roles.role_id', '=', id))))
+          .executeTakeFirst();
+        removed = Number(result.numDeletedRows) > 0;
+      } catch (error) {
+        // On PostgreSQL a user given the role by a transaction that committed while this statement waited
+        // is not seen by its check; the foreign key refuses the delete instead.
+        if (dialect.constraints.isForeignKeyViolation(error)) return 'in_use';
+        throw error;
+      }
+      if (removed) return 'removed';
       const role = await db.selectFrom('roles').select('system').where('id', '=', id).executeTakeFirst();
       return role === undefined ? 'not_found' : Number(role.system) === 1 ? 'system' : 'in_use';
     },

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * The installation's version, `<major>.<minor>` (docs/api.md#version), from package.json. OnApp clients
- * compare it as a dotted number, so the patch level is left out.
+ * cmi's own version, `<major>.<minor>`, from package.json: what the OpenAPI document and cmi's recorded
+ * faults carry. `GET /version` reports the OnApp version instead (CMI_ONAPP_VERSION, docs/api.md#version),
+ * since OnApp clients choose their fields and paths by it.
  */
-export function installationVersion(): string {
+export function cmiVersion(): string {
   const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   const match = /^(\d+)\.(\d+)/.exec(version);
   if (!match) throw new Error(`package.json version ${JSON.stringify(version)} is not a dotted number`);

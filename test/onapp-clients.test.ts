@@ -74,7 +74,7 @@ describe('the OnApp clients against cmi over a real socket', () => {
     const role = (label: string, permissions: string[]) =>
       `{"id":3,"label":"${label}","identifier":"go_readers","created_at":"${AT}","updated_at":"${AT}","system":false,"permissions":[${permissions.join(',')}]}`;
     const expected = [
-      'Version: 200 {"version":"1.0"}',
+      'Version: 200 {"version":"6.7"}',
       `Permissions.List page 2: 200 links=20/2/${catalogue} n=${Math.min(20, catalogue - 20)} first=${twentyFirst.slice('{"permission":'.length, -1)}`,
       'Roles.List: 200 links=1/1/2 n=1 first=admin',
       `Roles.Create: 201 ${role('Go readers', [users, rolesRead])}`,
@@ -121,7 +121,7 @@ describe('the OnApp clients against cmi over a real socket', () => {
   it('the PHP wrapper: version, permissions, roles, buckets and users, saved, loaded, listed and deleted', { skip: !hasPhp && 'php is not installed' }, async () => {
     const run = await runProgram('php', [join(CLIENTS, 'onapp-php', 'check.php'), base, 'admin', apiKey, 'alice', 'alice-password']);
     assert.equal(run.stderr, '');
-    assert.equal(run.stdout, `auth: 200 version=1.0
+    assert.equal(run.stdout, `auth: 200 version=6.7
 Role_Permission getList: 200 count=25 first=users.read
 Role save (create): 201 id=3 identifier=php_readers system=false users_count=0 permissions=users.read,roles.read
 Role save (edit): 204

@@ -1,33 +1,46 @@
+import type { Bucket } from '../buckets/bucket.js';
 import type { User } from '../users/user.js';
 import { html, type Html } from './html.js';
 import { may } from '../roles/authorization.js';
 import type { Permission } from '../roles/permissions.js';
+import type { Role } from '../roles/role.js';
+import { baseErrors, checkbox, errorsFor, type FieldErrors, textField } from './form-fields.js';
 import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
 
-type FieldErrors = Record<string, string[]>;
-
-/** The user fields a form edits, as typed. */
-export type UserFormValues = Partial<Record<'login' | 'email' | 'first_name' | 'last_name' | 'role' | 'time_zone' | 'locale', string>>;
-
-function errorsFor(errors: FieldErrors, name: string): Html {
-  const messages = errors[name];
-  return messages ? html`<span class="field-error" id="${name}-error">${name.replace('_', ' ')} ${messages.join('; ')}</span>` : html``;
-}
-
-function textField(name: string, label: string, value: string | undefined, errors: FieldErrors, attributes: { type?: string; required?: boolean; autocomplete?: string; max?: number } = {}): Html {
-  const invalid = errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '';
-  return html`<label for="${name}">${label}</label>
-<input id="${name}" name="${name}" type="${attributes.type ?? 'text'}" maxlength="${attributes.max ?? 255}"${attributes.required ? html` required` : ''}${attributes.autocomplete ? html` autocomplete="${attributes.autocomplete}"` : ''} value="${value ?? ''}"${invalid}>
-${errorsFor(errors, name)}`;
-}
+/** The user fields a form edits, as typed; the roles and the bucket as the pickers hold them. */
+export type UserFormValues = Partial<Record<'login' | 'email' | 'first_name' | 'last_name' | 'role' | 'time_zone' | 'locale' | 'bucket_id', string>> & { role_ids?: readonly number[] };
 
 function roleField(value: string | undefined, errors: FieldErrors): Html {
   const option = (role: string, label: string) => html`<option value="${role}"${(value ?? 'user') === role ? html` selected` : ''}>${label}</option>`;
   return html`<label for="role">Role</label><select id="role" name="role">${option('user', 'User')}${option('admin', 'Administrator')}</select>${errorsFor(errors, 'role')}`;
 }
 
-function baseErrors(errors: FieldErrors): Html {
-  return errors.base ? html`<p class="error" role="alert">${errors.base.join(' ')}</p>` : html``;
+/** The role picker of a holder of users.update who may also see the roles: one checkbox a role. */
+function rolesField(choices: readonly RoleChoice[], selected: readonly number[] | undefined, errors: FieldErrors): Html {
+  const ticked = new Set(selected ?? []);
+  return html`<fieldset class="roles-picker"${errors.role_ids ? html` aria-describedby="role_ids-error"` : ''}><legend>Roles</legend>
+<input type="hidden" name="role_picker" value="1">
+${choices.map((role) => checkbox('role_ids', String(role.id), html`${role.label}${role.system ? html` <span class="badge system">system</span>` : ''}`, ticked.has(role.id), { id: `role-${role.id}` }))}
+${errorsFor(errors, 'role_ids')}
+</fieldset>`;
+}
+
+/** The bucket picker (none, or one of the buckets). */
+function bucketField(choices: readonly BucketChoice[], value: string | undefined, errors: FieldErrors): Html {
+  const option = (id: string, label: string) => html`<option value="${id}"${(value ?? '') === id ? html` selected` : ''}>${label}</option>`;
+  return html`<label for="bucket_id">Billing bucket</label><select id="bucket_id" name="bucket_id">${option('', '(none)')}${choices.map((b) => option(String(b.id), b.label))}</select>${errorsFor(errors, 'bucket_id')}`;
+}
+
+/** A role a user may be given, as the picker shows it. */
+export type RoleChoice = Pick<Role, 'id' | 'label' | 'system'>;
+/** A bucket a user may be put in. */
+export type BucketChoice = Pick<Bucket, 'id' | 'label'>;
+
+/** The labels of the roles a user holds, each a link to the role for those who may see roles. */
+function heldRoles(context: PageContext, user: User): Html {
+  if (user.roles.length === 0) return html`<span class="muted">none</span>`;
+  const linked = may(context.viewer, 'roles.read');
+  return html`<ul class="inline">${user.roles.map((role) => html`<li>${linked ? html`<a href="/console/roles/${role.id}">${role.label}</a>` : role.label}</li>`)}</ul>`;
 }
 
 export interface UsersListView {
@@ -47,10 +60,10 @@ export function usersListPage(context: PageContext, view: UsersListView): Html {
 ${may(context.viewer, 'users.create') ? html`<p><a class="button" href="/console/users/new">New user</a></p>` : ''}
 <p class="total">${view.total} ${view.total === 1 ? 'user' : 'users'}</p>
 ${view.users.length === 0 ? html`<p class="empty">No users on this page.</p>` : html`<div class="scroll"><table class="users">
-<thead><tr><th scope="col">Login</th><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
+<thead><tr><th scope="col">Login</th><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Roles</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
 <tbody>${view.users.map((u) => html`<tr>
 <td><a href="/console/users/${u.id}">${u.login}</a></td><td>${u.first_name} ${u.last_name}</td><td>${u.email}</td>
-<td>${u.role === 'admin' ? 'Administrator' : 'User'}</td><td><span class="status status-${u.status}">${u.status}</span></td><td>${ago(u.created_at, context.now)}</td></tr>`)}</tbody>
+<td>${u.roles.map((r) => r.label).join(', ')}</td><td><span class="status status-${u.status}">${u.status}</span></td><td>${ago(u.created_at, context.now)}</td></tr>`)}</tbody>
 </table></div>`}
 ${pages > 1 || view.page > 1 ? html`<nav class="pager" aria-label="Pages">${view.page > 1 ? html`<a rel="prev" href="${link(view.page - 1)}">← Previous</a>` : ''}
 <span>Page ${view.page} of ${pages}</span>${view.page < pages ? html`<a rel="next" href="${link(view.page + 1)}">Next →</a>` : ''}</nav>` : ''}`,
@@ -81,6 +94,12 @@ export interface UserView {
   notice?: string;
   /** A new API key, shown this once. */
   apiKey?: string;
+  /** The roles a holder of users.update (and roles.read) may give; without them, the admin/user choice. */
+  roleChoices?: readonly RoleChoice[];
+  /** The buckets a holder of users.update (and buckets.read) may put the user in. */
+  bucketChoices?: readonly BucketChoice[];
+  /** The user's bucket, when the viewer may see buckets (else only its id is shown). */
+  bucket?: BucketChoice;
 }
 
 /** One user: the record, the edit form, the actions, and for one's own account the password form. */
@@ -97,7 +116,8 @@ ${view.apiKey === undefined ? '' : html`<section class="api-key" aria-labelledby
 <p><input id="api-key" readonly value="${view.apiKey}" aria-label="API key" size="44"> <button type="button" data-copy="api-key">Copy</button> <span class="copied" role="status" data-copied-for="api-key"></span></p>
 </section>`}
 <dl class="fields">
-<dt>Role</dt><dd>${user.role === 'admin' ? 'Administrator' : 'User'}</dd>
+<dt>Roles</dt><dd>${heldRoles(context, user)}</dd>
+<dt>Billing bucket</dt><dd>${user.bucket_id === null ? html`<span class="muted">none</span>` : view.bucket ? (may_('buckets.read') ? html`<a href="/console/buckets/${user.bucket_id}">${view.bucket.label}</a>` : view.bucket.label) : `#${user.bucket_id}`}</dd>
 <dt>Created</dt><dd>${datetime(user.created_at)}</dd>
 <dt>Activated</dt><dd>${datetime(user.activated_at)}</dd>
 <dt>Suspended</dt><dd>${datetime(user.suspend_at)}</dd>
@@ -119,7 +139,8 @@ ${textField('first_name', 'First name', values.first_name, errors)}
 ${textField('last_name', 'Last name', values.last_name, errors)}
 ${textField('time_zone', 'Time zone', values.time_zone, errors, { max: 64 })}
 ${textField('locale', 'Locale', values.locale, errors, { max: 16 })}
-${may_('users.update') ? roleField(values.role, errors) : ''}
+${may_('users.update') ? (view.roleChoices ? rolesField(view.roleChoices, values.role_ids, errors) : roleField(values.role, errors)) : ''}
+${may_('users.update') && view.bucketChoices ? bucketField(view.bucketChoices, values.bucket_id, errors) : ''}
 <button type="submit">Save</button>
 </form>
 </section>

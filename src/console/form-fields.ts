@@ -29,7 +29,7 @@ ${errorsFor(errors, name)}`;
 /** A checkbox with its label after it. */
 export function checkbox(name: string, value: string, label: string | Html, checked: boolean, attributes: { id?: string; disabled?: boolean } = {}): Html {
   const id = attributes.id ?? `${name}-${value}`;
-  return html`<label class="check" for="${id}"><input type="checkbox" id="${id}" name="${name}" value="${value}"${checked ? html` checked` : ''}${attributes.disabled ? html` disabled` : ''}> ${label}</label>`;
+  return html`<label class="check" for="${id}"><input type="checkbox" id="${id}" name="${name}" value="${value}"${checked ? html` checked` : ''}${attributes.disabled ? html` disabled` : ''}> <span>${label}</span></label>`;
 }
 
 /** The messages about the record as a whole. */

@@ -43,23 +43,62 @@ function heldRoles(context: PageContext, user: User): Html {
   return html`<ul class="inline">${user.roles.map((role) => html`<li>${linked ? html`<a href="/console/roles/${role.id}">${role.label}</a>` : role.label}</li>`)}</ul>`;
 }
 
+/** The filters of the users list, as the URL carries them (so a reload or a shared link keeps them). */
+export const USER_FILTERS = ['q', 'status', 'role_id'] as const;
+export type UserFilterValues = Partial<Record<(typeof USER_FILTERS)[number], string>>;
+
+/** The list's URL with these filters and this page. */
+export function usersListUrl(filters: UserFilterValues, page = 1): string {
+  const query = new URLSearchParams();
+  for (const name of USER_FILTERS) {
+    const value = filters[name];
+    if (value) query.set(name, value);
+  }
+  if (page > 1) query.set('page', String(page));
+  const text = query.toString();
+  return text === '' ? '/console/users' : `/console/users?${text}`;
+}
+
 export interface UsersListView {
   users: User[];
   total: number;
   page: number;
   perPage: number;
+  filters: UserFilterValues;
+  /** Field errors of the filters, beside the fields (422). */
+  filterErrors: FieldErrors;
+  /** The roles to filter by, for a viewer who may see them. */
+  roleChoices?: readonly RoleChoice[];
   notice?: string;
+}
+
+/** Search and filters: for those who see every user (a user's list is its own account). */
+function usersFilterForm(view: UsersListView): Html {
+  const { filters, filterErrors: errors } = view;
+  const invalid = (name: string) => (errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '');
+  const option = (name: 'status' | 'role_id', value: string, label: string) => html`<option value="${value}"${(filters[name] ?? '') === value ? html` selected` : ''}>${label}</option>`;
+  return html`<form method="get" action="/console/users" class="filters" role="search" aria-label="Search users">
+<div><label for="q">Search</label>
+<input id="q" name="q" type="search" maxlength="255" placeholder="login, name or email" value="${filters.q ?? ''}"${invalid('q')}>${errorsFor(errors, 'q')}</div>
+<div><label for="status">Status</label>
+<select id="status" name="status"${invalid('status')}>${option('status', '', 'any')}${option('status', 'active', 'active')}${option('status', 'suspended', 'suspended')}${option('status', 'deleted', 'deleted')}</select>${errorsFor(errors, 'status')}</div>
+${view.roleChoices ? html`<div><label for="role_id">Role</label>
+<select id="role_id" name="role_id"${invalid('role_id')}>${option('role_id', '', 'any')}${view.roleChoices.map((role) => option('role_id', String(role.id), role.label))}</select>${errorsFor(errors, 'role_id')}</div>` : ''}
+<div class="buttons"><button type="submit">Search</button> <a href="/console/users">Clear</a></div>
+</form>`;
 }
 
 /** The users list (an ordinary user sees only its own account). */
 export function usersListPage(context: PageContext, view: UsersListView): Html {
   const admin = may(context.viewer, 'users.read');
   const pages = Math.max(1, Math.ceil(view.total / view.perPage));
-  const link = (n: number) => (n > 1 ? `/console/users?page=${n}` : '/console/users');
+  const link = (n: number) => usersListUrl(view.filters, n);
+  const filtered = Object.values(view.filters).some((value) => value);
   return page(context, 'Users', html`<h1>${admin ? 'Users' : 'My account'}</h1>
 ${may(context.viewer, 'users.create') ? html`<p><a class="button" href="/console/users/new">New user</a></p>` : ''}
+${admin ? usersFilterForm(view) : ''}
 <p class="total">${view.total} ${view.total === 1 ? 'user' : 'users'}</p>
-${view.users.length === 0 ? html`<p class="empty">No users on this page.</p>` : html`<div class="scroll"><table class="users">
+${view.users.length === 0 ? html`<p class="empty">${filtered ? 'No users match.' : 'No users on this page.'}</p>` : html`<div class="scroll"><table class="users">
 <thead><tr><th scope="col">Login</th><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Roles</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
 <tbody>${view.users.map((u) => html`<tr>
 <td><a href="/console/users/${u.id}">${u.login}</a></td><td>${u.first_name} ${u.last_name}</td><td>${u.email}</td>

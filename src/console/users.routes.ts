@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { assertPermitted, may } from '../roles/authorization.js';
 import { Unprocessable } from '../shared/problems.js';
-import type { User } from '../users/user.js';
+import type { User, UserStatus } from '../users/user.js';
 import { clearConsoleCookie } from './console-session.js';
-import { confirmDeleteUserPage, newUserPage, type UserFormValues, userPage, type UserView, usersListPage } from './users-pages.js';
+import {
+  confirmDeleteUserPage, newUserPage, USER_FILTERS, type UserFilterValues, type UserFormValues, userPage, type UserView, usersListPage, usersListUrl,
+} from './users-pages.js';
 import { parsePagination } from '../shared/pagination.js';
 import { parseId } from '../http/route-params.js';
 import { consoleRoute, type ConsoleServices, formOf, pageContext, sendPage } from './console-page.js';
@@ -51,17 +53,68 @@ function bodyOf(form: URLSearchParams, names: readonly string[]): Record<string,
 
 const noticeOf = (query: WithId['Querystring']) => (typeof query.notice === 'string' ? NOTICES[query.notice] : undefined);
 
+/** What the users list is narrowed to: the users service's filters (docs/api.md#users-list-filters). */
+interface UsersListFilters {
+  q?: string;
+  status?: UserStatus;
+  role_id?: number;
+}
+
+const STATUSES: readonly string[] = ['active', 'suspended', 'deleted'] satisfies UserStatus[];
+
+/** The filters the URL gives (empty fields of the form are no filter). */
+function filtersOf(query: WithId['Querystring']): UserFilterValues {
+  const filters: UserFilterValues = {};
+  for (const name of USER_FILTERS) {
+    const value = query[name];
+    if (typeof value === 'string' && value !== '') filters[name] = value;
+  }
+  return filters;
+}
+
+/** The filters as the service takes them, or what is wrong with them (a URL edited by hand). */
+function readFilters(filters: UserFilterValues): { read: UsersListFilters; errors: Record<string, string[]> } {
+  const read: UsersListFilters = {};
+  const errors: Record<string, string[]> = {};
+  if (filters.q !== undefined) {
+    if (filters.q.length > 255 || filters.q.includes('\u0000')) errors.q = ['must be 1 to 255 characters, without NUL'];
+    else read.q = filters.q;
+  }
+  if (filters.status !== undefined) {
+    if (STATUSES.includes(filters.status)) read.status = filters.status as UserStatus;
+    else errors.status = [`must be one of ${STATUSES.join(', ')}`];
+  }
+  if (filters.role_id !== undefined) {
+    if (/^[1-9]\d{0,9}$/.test(filters.role_id) && Number(filters.role_id) <= 2_147_483_647) read.role_id = Number(filters.role_id);
+    else errors.role_id = ['must be an id'];
+  }
+  return { read, errors };
+}
+
 /** Users (docs/console.md#users): administrators manage everyone, a user its own account, by the API's rules. */
 export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServices): void {
   const { users, roles, buckets } = services;
   const actor = (request: FastifyRequest) => ({ id: request.viewer.id, permissions: request.viewer.permissions, address: request.ip });
   const see = (id: number, notice: string) => `/console/users/${id}?notice=${notice}`;
 
+  /**
+   * The list the filters keep. The users service takes them as a fourth argument, `{ q, status,
+   * role_id }` (docs/api.md#users-list-filters); the console passes them on, and the service decides.
+   */
+  const listUsers = users.list as (actor: User, limit: number, offset: number, filters: UsersListFilters) => ReturnType<typeof users.list>;
+
   app.get<WithId>('/users', consoleRoute(), async (request, reply) => {
-    const pagination = parsePagination([], { page: request.query.page, per_page: request.query.per_page }, PAGE_LIMITS);
-    const { items, total } = await users.list(request.viewer, pagination.perPage, pagination.offset);
+    const query = request.query;
+    const filters = filtersOf(query);
+    // A search form sends its empty fields too: the URL to keep (and share) is the one without them.
+    if (Object.values(query).some((value) => value === '')) return reply.code(303).header('location', usersListUrl(filters)).send();
+    const pagination = parsePagination([], { page: query.page, per_page: query.per_page }, PAGE_LIMITS);
+    const { read, errors } = readFilters(filters);
+    const { items, total } = Object.keys(errors).length > 0 ? { items: [], total: 0 } : await listUsers(request.viewer, pagination.perPage, pagination.offset, read);
+    const roleChoices = may(request.viewer, 'users.read') && may(request.viewer, 'roles.read') ? await everyRecord((limit, offset) => roles.list(request.viewer, limit, offset)) : undefined;
     reply.header('x-total', String(total));
-    return sendPage(reply, usersListPage(pageContext(request, services), { users: items, total, page: pagination.page, perPage: pagination.perPage, notice: noticeOf(request.query) }));
+    const view = { users: items, total, page: pagination.page, perPage: pagination.perPage, filters, filterErrors: errors, roleChoices, notice: noticeOf(query) };
+    return sendPage(reply, usersListPage(pageContext(request, services), view), Object.keys(errors).length > 0 ? 422 : 200);
   });
 
   app.get('/users/new', consoleRoute(), (request, reply) => {

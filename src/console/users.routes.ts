@@ -53,7 +53,7 @@ function bodyOf(form: URLSearchParams, names: readonly string[]): Record<string,
 
 const noticeOf = (query: WithId['Querystring']) => (typeof query.notice === 'string' ? NOTICES[query.notice] : undefined);
 
-/** What the users list is narrowed to: the users service's filters (docs/api.md#users-list-filters). */
+/** What the users list is narrowed to: the users service's filters (docs/api.md#get-users). */
 interface UsersListFilters {
   q?: string;
   status?: UserStatus;
@@ -99,9 +99,11 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
 
   /**
    * The list the filters keep. The users service takes them as a fourth argument, `{ q, status,
-   * role_id }` (docs/api.md#users-list-filters); the console passes them on, and the service decides.
+   * role_id }` (docs/api.md#get-users); the console passes them on, and the service decides. The
+   * cast is for a service written before it took them (which ignores them): once it does, call
+   * `users.list` directly.
    */
-  const listUsers = users.list as (actor: User, limit: number, offset: number, filters: UsersListFilters) => ReturnType<typeof users.list>;
+  const filtering = users as unknown as { list(actor: User, limit: number, offset: number, filters: UsersListFilters): ReturnType<typeof users.list> };
 
   app.get<WithId>('/users', consoleRoute(), async (request, reply) => {
     const query = request.query;
@@ -110,7 +112,7 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     if (Object.values(query).some((value) => value === '')) return reply.code(303).header('location', usersListUrl(filters)).send();
     const pagination = parsePagination([], { page: query.page, per_page: query.per_page }, PAGE_LIMITS);
     const { read, errors } = readFilters(filters);
-    const { items, total } = Object.keys(errors).length > 0 ? { items: [], total: 0 } : await listUsers(request.viewer, pagination.perPage, pagination.offset, read);
+    const { items, total } = Object.keys(errors).length > 0 ? { items: [], total: 0 } : await filtering.list(request.viewer, pagination.perPage, pagination.offset, read);
     const roleChoices = may(request.viewer, 'users.read') && may(request.viewer, 'roles.read') ? await everyRecord((limit, offset) => roles.list(request.viewer, limit, offset)) : undefined;
     reply.header('x-total', String(total));
     const view = { users: items, total, page: pagination.page, perPage: pagination.perPage, filters, filterErrors: errors, roleChoices, notice: noticeOf(query) };

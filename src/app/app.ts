@@ -188,8 +188,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Each feature registers its routes as a plugin given exactly what it uses.
   await app.register(versionRoutes, { version: config.onappVersion });
   await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
-  await app.register(rolesRoutes, { roles: rolesService(rolesRepository(database), clock, cache.allCredentialsChanged), lists });
-  await app.register(bucketsRoutes, { buckets: bucketsService(bucketsRepository(database), clock), lists });
+  const roles = rolesService(rolesRepository(database), clock, cache.allCredentialsChanged);
+  const buckets = bucketsService(bucketsRepository(database), clock);
+  await app.register(rolesRoutes, { roles, lists });
+  await app.register(bucketsRoutes, { buckets, lists });
   await app.register(sessionRoutes, { authenticator: authentication, clock });
   await app.register(healthRoutes, { health: healthService(database, clock, sessions.ensureKey) });
   await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: database.dataVersions.tracker });
@@ -197,7 +199,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
-    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, tracker, errorReporting: reporting, clock,
+    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, roles, buckets, tracker, errorReporting: reporting, clock,
   });
   if (config.openApi) await app.register(openApiRoutes, { version, routes });
   if (metrics && config.metrics.token !== undefined) await app.register(metricsRoutes, { metrics, token: config.metrics.token });

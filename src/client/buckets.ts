@@ -11,7 +11,8 @@ export interface NewBucket {
   label: string;
   /** Three capital letters (ISO 4217). */
   currency_code?: string;
-  monthly_price?: number;
+  /** A number, or a string of digits (the server reads it as a number). */
+  monthly_price?: number | string;
   show_price?: boolean;
   allows_kms?: boolean;
   allows_mak?: boolean;

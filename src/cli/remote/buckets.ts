@@ -94,10 +94,10 @@ function bucketFieldOptions(command: Command): Command {
   return command
     .option('--currency-code <code>', 'three capital letters, e.g. EUR (default USD)')
     .option('--monthly-price <price>', 'a number of at least 0 (default 0)')
-    .option('--show-price', 'show the price').option('--no-show-price', 'do not show the price (the default)')
-    .option('--allows-kms', 'allow KMS').option('--no-allows-kms', 'do not allow KMS (the default)')
-    .option('--allows-mak', 'allow MAK').option('--no-allows-mak', 'do not allow MAK (the default)')
-    .option('--allows-own', 'allow own licences').option('--no-allows-own', 'do not allow own licences (the default)');
+    .option('--show-price', 'show the price').option('--no-show-price', 'do not show the price (as a new bucket has it)')
+    .option('--allows-kms', 'allow KMS').option('--no-allows-kms', 'do not allow KMS (as a new bucket has it)')
+    .option('--allows-mak', 'allow MAK').option('--no-allows-mak', 'do not allow MAK (as a new bucket has it)')
+    .option('--allows-own', 'allow own licences').option('--no-allows-own', 'do not allow own licences (as a new bucket has it)');
 }
 
 /** `cmi buckets ls|show|add|edit|rm`: OnApp's billing buckets (cmi bills nothing by them). */

@@ -4,9 +4,11 @@
  * definitions (src/resources/) and fast-xml-parser for XML answers.
  */
 import { versionResource } from '../version/version.resource.js';
+import { bucketsApi } from './buckets.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi } from './infrastructure-errors.js';
 import { decodeRecord } from './records.js';
+import { permissionsApi, rolesApi } from './roles.js';
 import { type RequestOptions, transport, type TransportOptions } from './transport.js';
 import { usersApi } from './users.js';
 
@@ -16,6 +18,9 @@ export class CmiClient {
   readonly users: ReturnType<typeof usersApi>;
   readonly infrastructureErrors: ReturnType<typeof infrastructureErrorsApi>;
   readonly deliveries: ReturnType<typeof deliveriesApi>;
+  readonly roles: ReturnType<typeof rolesApi>;
+  readonly permissions: ReturnType<typeof permissionsApi>;
+  readonly buckets: ReturnType<typeof bucketsApi>;
   readonly session: {
     /** Ends the session the client holds (`DELETE /session`); later calls log in again with the credentials. */
     logout(call?: RequestOptions): Promise<void>;
@@ -34,6 +39,9 @@ export class CmiClient {
     this.users = usersApi(http);
     this.infrastructureErrors = infrastructureErrorsApi(http);
     this.deliveries = deliveriesApi(http);
+    this.roles = rolesApi(http);
+    this.permissions = permissionsApi(http);
+    this.buckets = bucketsApi(http);
     this.session = {
       async logout(call: RequestOptions = {}) {
         if (!http.hasSession) return;
@@ -63,3 +71,5 @@ export type { BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureE
 export type { Query, RequestOptions, TransportOptions } from './transport.js';
 export type { NewUser, UserChanges, UserWithApiKey } from './users.js';
 export type { ErrorFilters, ErrorListParams, ErrorReport } from './infrastructure-errors.js';
+export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
+export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';

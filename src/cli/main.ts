@@ -19,6 +19,7 @@ import { addRemoteUserCommands } from './remote/users.js';
 import { addServeCommand } from './serve.js';
 import { Refusal, UsageError } from './common/usage-error.js';
 import { complain, writeText } from './common/output.js';
+import { cmiReleaseVersion } from '../version/version.js';
 
 // Positional options: the program's --url/--user/... go before the command; remote commands take them after too
 // (docs/cli.md#connecting).
@@ -28,6 +29,7 @@ program.configureOutput({ writeOut: (text) => writeText('stdout', text), writeEr
 // Commander's usage errors (an unknown command or option, a missing argument, a bad choice) are thrown
 // rather than exiting 1, and exit 2 below, as every usage mistake does (docs/cli.md#exit-codes).
 program.exitOverride();
+program.version(`cmi ${cmiReleaseVersion()}`, '-V, --version', 'print cmi\'s version (cmi version asks a server for its API version)');
 
 addServeCommand(program);
 addMigrateCommand(program);

@@ -58,6 +58,8 @@ export interface Config {
   };
   /** Reports and alerts (docs/reporting-and-alerts.md). */
   webhooks: WebhookSettings;
+  /** The OnApp version `GET /version` reports, `<major>.<minor>` (docs/api.md#version). */
+  onappVersion: string;
   /** Serve /openapi.json and /docs (docs/api.md#openapi). */
   openApi: boolean;
   /** Metrics (docs/operations.md#metrics): a bearer token for /metrics on the API port, and/or a port of 127.0.0.1. */
@@ -134,6 +136,7 @@ export const SETTINGS = {
   CMI_ALERT_SPIKE_WINDOW: { default: '60', help: 'the spike window, in seconds' },
   CMI_ALERT_COOLDOWN: { default: '3600', help: 'seconds after a spike alert before the same error may send another' },
   CMI_FAULT_INJECTION: { default: 'off', help: 'tests and benchmarks only: capture or uncaptured makes requests with X-Cmi-Inject-Fault: 1 fail' },
+  CMI_ONAPP_VERSION: { default: '6.7', help: 'the OnApp version GET /version reports, <major>.<minor>: OnApp clients choose their fields and paths by it (the PHP wrapper knows 2.0 to 6.7)' },
   CMI_OPENAPI: { default: 'true', help: 'serve the OpenAPI document at /openapi.json and its reference page at /docs, without credentials' },
   CMI_METRICS_TOKEN: { default: undefined, help: `serve /metrics on the API port to requests with Authorization: Bearer <this> (at least ${MIN_SECRET_CHARS} characters); unset: not served there` },
   CMI_METRICS_PORT: { default: undefined, help: 'serve /metrics without credentials on this port of 127.0.0.1 (worker i of --workers on this port + i - 1); unset: no such port' },
@@ -179,6 +182,11 @@ export function loadConfig(source: Source = process.env): Config {
     const value = raw(name) ?? '';
     if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
     return value as T;
+  };
+  const dottedVersion = (name: SettingName): string => {
+    const value = raw(name) ?? '';
+    if (!/^\d{1,4}\.\d{1,4}$/.test(value)) throw new ConfigError(`${name} must be a dotted number <major>.<minor>, such as 6.7 (got ${JSON.stringify(value)})`);
+    return value;
   };
 
   const databaseUrl = text('DATABASE_URL');
@@ -288,6 +296,7 @@ export function loadConfig(source: Source = process.env): Config {
       spikeWindowSeconds: integer('CMI_ALERT_SPIKE_WINDOW', 1, 86_400),
       cooldownSeconds: integer('CMI_ALERT_COOLDOWN', 0, 30 * 86_400),
     },
+    onappVersion: dottedVersion('CMI_ONAPP_VERSION'),
     openApi: flag('CMI_OPENAPI'),
     metrics: { token: metricsToken, port: raw('CMI_METRICS_PORT') === undefined ? undefined : integer('CMI_METRICS_PORT', 1, 65_535) },
     accessLog: flag('CMI_ACCESS_LOG'),

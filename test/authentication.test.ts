@@ -24,19 +24,19 @@ describe('HTTP Basic authentication', () => {
   it('accepts the login and password', async () => {
     const res = await get(t.app, '/version.json', { authorization: t.basic(ADMIN.login, ADMIN.password) });
     assert.equal(res.statusCode, 200);
-    assert.equal(res.body, '{"version":"1.0"}');
+    assert.equal(res.body, '{"version":"6.7"}');
   });
 
   it('accepts the email in place of the login', async () => {
     const res = await get(t.app, '/version.json', { authorization: t.basic(ALICE.email, ALICE.password) });
     assert.equal(res.statusCode, 200);
-    assert.equal(res.body, '{"version":"1.0"}');
+    assert.equal(res.body, '{"version":"6.7"}');
   });
 
   it('accepts the email in any case', async () => {
     const res = await get(t.app, '/version.json', { authorization: t.basic('Alice@EXAMPLE.com', ALICE.password) });
     assert.equal(res.statusCode, 200);
-    assert.equal(res.body, '{"version":"1.0"}');
+    assert.equal(res.body, '{"version":"6.7"}');
   });
 
   it('accepts the scheme name in any case', async () => {
@@ -147,7 +147,7 @@ describe('the session cookie', () => {
     const token = await login(t.app, t.aliceAuth);
     const res = await get(t.app, '/version.json', withCookie(token));
     assert.equal(res.statusCode, 200);
-    assert.equal(res.body, '{"version":"1.0"}');
+    assert.equal(res.body, '{"version":"6.7"}');
   });
 
   it('authenticates as the user who logged in', async () => {

@@ -270,7 +270,7 @@ describe('bad input answers a clear 4xx in the requested format, never a 500', (
     it('GET with Content-Type: application/json is answered normally', async () => {
       const res = await asAdmin('/version.json', { 'content-type': 'application/json', accept: 'application/json' });
       assert.equal(res.statusCode, 200);
-      assert.equal(res.body, '{"version":"1.0"}');
+      assert.equal(res.body, '{"version":"6.7"}');
     });
 
     it('GET with Content-Type: application/xml is answered normally', async () => {

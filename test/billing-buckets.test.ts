@@ -123,4 +123,14 @@ describe('/billing/buckets', () => {
     assert.match(shown.body, /<\/roles>\n {2}<bucket_id nil="true"\/>\n {2}<user_group_id nil="true"\/>\n<\/user>\n$/);
     assert.equal((await call(t, 'DELETE', '/billing/buckets/1.json', t.adminAuth)).statusCode, 204);
   });
+
+  it('a bucket only users marked deleted belong to is deleted, and they leave it (Terraform destroys a user, then its bucket)', async () => {
+    await call(t, 'POST', '/billing/buckets.json', t.adminAuth, { bucket: { label: 'Gold' } });
+    const bob = (await call(t, 'POST', '/users.json', t.adminAuth, { user: { login: 'bob', email: 'bob@example.com', password: 'a-password', bucket_id: 1 } })).json<{ user: { id: number } }>().user.id;
+    assert.equal((await call(t, 'DELETE', `/users/${bob}.json`, t.adminAuth, { force: 1 })).statusCode, 204);
+    assert.equal((await call(t, 'DELETE', '/billing/buckets/1.json', t.adminAuth)).statusCode, 204);
+    const row = await t.database.db.selectFrom('users').select(['status', 'bucket_id']).where('id', '=', bob).executeTakeFirstOrThrow();
+    assert.deepEqual([row.status, row.bucket_id], ['deleted', null]);
+    assert.match((await call(t, 'GET', `/users/${bob}.json`, t.adminAuth)).body, /"bucket_id":null\}\}$/);
+  });
 });

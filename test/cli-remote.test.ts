@@ -69,8 +69,8 @@ describe('cmi remote commands', () => {
 
   it('version, with the flags before the command or after it, the password on stdin; --json and --xml', async () => {
     succeeded(await cmi(['--url', url, '--user', 'admin', '--password-stdin', 'version'], {}, `${ADMIN.password}\n`), '1.0\n');
-    succeeded(await cmi(['version', '--url', url, '--user', 'admin', '--password-stdin', '--json'], {}, ADMIN.password), '{"version":"1.0"}\n');
-    succeeded(await cmi(['version', '--xml'], AS_ADMIN()), '<?xml version="1.0" encoding="UTF-8"?>\n<cmi>\n  <version>1.0</version>\n</cmi>\n');
+    succeeded(await cmi(['version', '--url', url, '--user', 'admin', '--password-stdin', '--json'], {}, ADMIN.password), '{"version":"6.7"}\n');
+    succeeded(await cmi(['version', '--xml'], AS_ADMIN()), '<?xml version="1.0" encoding="UTF-8"?>\n<cmi>\n  <version>6.7</version>\n</cmi>\n');
   });
 
   it('the API refusing is exit 1 with its message; no server answering is exit 3', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -119,6 +119,14 @@ describe('the cmi command', () => {
     assert.match(help.stdout, /^Usage: cmi local users ls \[options\]\n/);
   });
 
+  it('--version and -V print cmi\'s version from package.json and exit 0, touching no database', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const res = await runCmi([flag], { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+      assert.deepEqual([res.code, res.stdout, res.stderr], [0, `cmi ${version}\n`, ''], flag);
+    }
+  });
+
   it('migrate creates and migrates the database, then finds it up to date', async () => {
     const first = await runCmi(['migrate'], env);
     assert.equal(first.code, 0, first.stderr);
@@ -135,7 +143,7 @@ describe('the cmi command', () => {
       assert.match(server.output, /This password is shown only once/);
       const res = await fetch(`${server.baseUrl}/version.json`, { headers: { authorization: basic('admin', password) } });
       assert.equal(res.status, 200);
-      assert.equal(await res.text(), '{"version":"1.0"}');
+      assert.equal(await res.text(), '{"version":"6.7"}');
       const byEmail = await fetch(`${server.baseUrl}/users.json`, { headers: { authorization: basic('admin@localhost', password) } });
       assert.equal(byEmail.status, 200);
 

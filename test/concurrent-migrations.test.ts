@@ -73,8 +73,8 @@ describe('processes migrating one fresh database at once', () => {
     try {
       const [one, two] = await bothStarted(startServer(envOf(own)), startServer(envOf(own)), stopServer);
       try {
-        assert.deepEqual(await versionOf(one), [200, '{"version":"1.0"}']);
-        assert.deepEqual(await versionOf(two), [200, '{"version":"1.0"}']);
+        assert.deepEqual(await versionOf(one), [200, '{"version":"6.7"}']);
+        assert.deepEqual(await versionOf(two), [200, '{"version":"6.7"}']);
         // One of them created the administrator, the other found it.
         const created = [one, two].filter((server) => /Created administrator "admin"/.test(server.output));
         assert.equal(created.length, 1, one.output + two.output);
@@ -96,7 +96,7 @@ describe('processes migrating one fresh database at once', () => {
         assert.equal(migrated.code, 0, migrated.stderr);
         // Whichever took the lock first applied them all; the other found the database up to date.
         assert.ok(['Database is up to date\n', `Applied ${EVERY_MIGRATION.join(', ')}\n`].includes(migrated.stdout), migrated.stdout);
-        assert.deepEqual(await versionOf(server), [200, '{"version":"1.0"}']);
+        assert.deepEqual(await versionOf(server), [200, '{"version":"6.7"}']);
       } finally {
         assert.equal(await server.stop(), 0);
       }
@@ -160,8 +160,8 @@ describe('processes migrating one fresh database at once', () => {
       released = true;
       const [one, two] = await bothStarted(starting[0] as Promise<RunningServer>, starting[1] as Promise<RunningServer>, stopServer);
       try {
-        assert.deepEqual(await versionOf(one), [200, '{"version":"1.0"}']);
-        assert.deepEqual(await versionOf(two), [200, '{"version":"1.0"}']);
+        assert.deepEqual(await versionOf(one), [200, '{"version":"6.7"}']);
+        assert.deepEqual(await versionOf(two), [200, '{"version":"6.7"}']);
         assert.deepEqual([one.errors, two.errors], [WAITING[1], WAITING[1]]);
       } finally {
         assert.equal(await one.stop(), 0);

@@ -9,7 +9,7 @@ const sha1 = (text: string) => `W/"${createHash('sha1').update(Buffer.from(text,
 
 describe('weakEtag', () => {
   it('is the SHA-1 of the UTF-8 bytes, the same for a text and its bytes', () => {
-    assert.equal(weakEtag('{"version":"1.0"}'), 'W/"e18f3b2431851ecdf8cb9d8608090a6136ce32a8"');
+    assert.equal(weakEtag('{"version":"6.7"}'), 'W/"0a3bf303531a651ce11eca0001f91b1f23f659dc"');
     assert.equal(weakEtag('Überlauf'), sha1('Überlauf'));
     assert.equal(weakEtag(Buffer.from('Überlauf', 'utf8')), sha1('Überlauf'));
   });

@@ -37,7 +37,7 @@ describe('a first start that fails before it serves', () => {
           assert.doesNotMatch(server.output, /Log in with an existing user/);
           const res = await fetch(`${server.baseUrl}/version.json`, { headers: { authorization: basic('admin', password) } });
           assert.equal(res.status, 200);
-          assert.equal(await res.text(), '{"version":"1.0"}');
+          assert.equal(await res.text(), '{"version":"6.7"}');
         } finally {
           assert.equal(await server.stop(), 0);
         }

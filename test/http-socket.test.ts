@@ -93,14 +93,14 @@ describe('over a real HTTP socket', () => {
     assert.match(String(res.headers.get('x-runtime')), /^\d+\.\d{6}$/);
     assert.match(String(res.headers.get('etag')), /^W\/"[0-9a-f]{40}"$/);
     assert.equal(res.headers.get('cache-control'), 'max-age=0, private, must-revalidate');
-    assert.equal(await res.text(), '{"version":"1.0"}');
+    assert.equal(await res.text(), '{"version":"6.7"}');
   });
 
   it('answers the version in XML', async () => {
     const res = await fetchAs('/version.xml', t.adminAuth, { accept: 'application/xml', 'content-type': 'application/xml' });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/xml; charset=utf-8');
-    assert.equal(await res.text(), '<?xml version="1.0" encoding="UTF-8"?>\n<cmi>\n  <version>1.0</version>\n</cmi>\n');
+    assert.equal(await res.text(), '<?xml version="1.0" encoding="UTF-8"?>\n<cmi>\n  <version>6.7</version>\n</cmi>\n');
   });
 
   it('keeps the client\'s X-Request-Id', async () => {
@@ -217,7 +217,7 @@ describe('over a real HTTP socket', () => {
       assert.equal(denied.status, 401);
       assert.equal(notFound.status, 404);
       assert.equal(ok.status, 200);
-      assert.equal(ok.body, '{"version":"1.0"}');
+      assert.equal(ok.body, '{"version":"6.7"}');
       assert.equal(ok.reusedSocket, true);
       assert.equal(connections - before, 1);
     } finally {

@@ -27,7 +27,7 @@ function assertLocked(res: LightMyRequestResponse, retryAfter: number): void {
 /** 200 with the version and a new session cookie: a login. */
 function assertAllowed(res: LightMyRequestResponse): void {
   assert.equal(res.statusCode, 200, res.body);
-  assert.equal(res.body, '{"version":"1.0"}');
+  assert.equal(res.body, '{"version":"6.7"}');
   tokenOf(res);
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { type Database, migrateTo, migrateToLatest, openDatabase } from '../src/db/database.js';
 import { PERMISSIONS } from '../src/roles/permissions.js';
@@ -378,6 +379,42 @@ ${permissions.map(({ permission: p }) => `    <permission>
     assert.equal((await roleRecord(3)).role.users_count, 1);
   });
 
+  it('a role given to a user while its delete waits is not deleted: 422, not a fault', { skip: !onPostgres && 'SQLite runs one writer at a time' }, async () => {
+    await call(t, 'POST', '/roles.json', t.adminAuth, { role: { label: 'Readers', permission_ids: [22] } });
+    const other = new pg.Client({ connectionString: t.config.databaseUrl });
+    await other.connect();
+    try {
+      // Another process gives alice the role; the delete starts before that commits and waits for its lock.
+      await other.query('begin');
+      await other.query('insert into user_roles (user_id, role_id) values ($1, 3)', [t.alice.id]);
+      const deleting = call(t, 'DELETE', '/roles/3.json', t.adminAuth);
+      await waitForLockWait(other);
+      await other.query('commit');
+      const res = await deleting;
+      assert.equal(res.statusCode, 422);
+      assert.equal(res.body, '{"errors":{"base":["A role that users hold cannot be deleted"]}}');
+      assert.equal((await roleRecord(3)).role.users_count, 1);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('a role only users marked deleted hold is deleted: they give it up, one left with none holds user', async () => {
+    await call(t, 'POST', '/roles.json', t.adminAuth, { role: { label: 'Readers', permission_ids: [22] } });
+    await call(t, 'POST', '/roles.json', t.adminAuth, { role: { label: 'Writers', permission_ids: [23] } });
+    const add = async (login: string, roleIds: number[]) => (await call(t, 'POST', '/users.json', t.adminAuth, { user: { login, email: `${login}@example.com`, password: 'a-password', role_ids: roleIds } })).json<{ user: { id: number } }>().user.id;
+    const bob = await add('bob', [3]);
+    const carol = await add('carol', [3, 4]);
+    for (const id of [bob, carol]) assert.equal((await call(t, 'DELETE', `/users/${id}.json`, t.adminAuth, { force: 1 })).statusCode, 204);
+    assert.equal((await call(t, 'DELETE', '/roles/3.json', t.adminAuth)).statusCode, 204);
+    const held = await t.database.db.selectFrom('user_roles').select(['user_id', 'role_id']).where('user_id', 'in', [bob, carol]).orderBy('user_id').orderBy('role_id').execute();
+    assert.deepEqual(held.map((row) => [Number(row.user_id), Number(row.role_id)]), [[bob, 2], [carol, 4]]);
+    // An active user holding it still keeps it.
+    await add('dave', [4]);
+    const refused = await call(t, 'DELETE', '/roles/4.json', t.adminAuth);
+    assert.deepEqual([refused.statusCode, refused.body], [422, '{"errors":{"base":["A role that users hold cannot be deleted"]}}']);
+  });
+
   it('names every bad field of a role in one 422', async () => {
     await call(t, 'POST', '/roles.json', t.adminAuth, { role: { label: 'Readers', identifier: 'readers' } });
     for (const [body, errors] of [
@@ -427,3 +464,13 @@ ${permissions.map(({ permission: p }) => `    <permission>
     assert.deepEqual(await labels(), ['User', 'Error readers']);
   });
 });
+
+/** Resolves once some statement on the database waits for a lock (PostgreSQL). */
+async function waitForLockWait(client: pg.Client): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const { rows } = await client.query("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()");
+    if ((rows[0] as { n: number }).n > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('no statement waited for a lock within 5 s');
+}

@@ -18,7 +18,7 @@ import { newSessionSecret, sessionTokensOnceKeyed } from '../users/sessions.js';
 import { lockout } from '../users/lockout.js';
 import { usersService } from '../users/users.service.js';
 import { verificationCache } from '../users/verification-cache.js';
-import { installationVersion } from '../version/version.js';
+import { cmiVersion } from '../version/version.js';
 import type { Database } from '../db/database.js';
 import { faultSpool } from '../tracker/fault-spool.js';
 import { infrastructureErrorsRepository } from '../tracker/tracker.store.js';
@@ -131,7 +131,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       if (delivery.kind === 'report') await reporting.delivered(delivery.error_id);
     })
     : undefined;
-  const version = installationVersion();
+  const version = cmiVersion();
   const faults = faultCapture(tracker.recordReports, clock, { host: hostname(), version }, {
     flushIntervalMs: options.faultFlushIntervalMs ?? 1000,
     maxFingerprints: 1000,
@@ -189,10 +189,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerNotFoundAnswer(app, authentication);
 
   // Each feature registers its routes as a plugin given exactly what it uses.
-  await app.register(versionRoutes, { version });
+  await app.register(versionRoutes, { version: config.onappVersion });
   await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
-  await app.register(rolesRoutes, { roles: rolesService(rolesRepository(database), clock, cache.allCredentialsChanged), lists });
-  await app.register(bucketsRoutes, { buckets: bucketsService(bucketsRepository(database), clock), lists });
+  const roles = rolesService(rolesRepository(database), clock, cache.allCredentialsChanged);
+  const buckets = bucketsService(bucketsRepository(database), clock);
+  await app.register(rolesRoutes, { roles, lists });
+  await app.register(bucketsRoutes, { buckets, lists });
   await app.register(userGroupsRoutes, { userGroups: userGroupsService(userGroupsRepository(database), clock, cache.allCredentialsChanged), lists });
   await app.register(sessionRoutes, { authenticator: authentication, clock });
   await app.register(healthRoutes, { health: healthService(database, clock, sessions.ensureKey) });
@@ -201,7 +203,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
-    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, tracker, errorReporting: reporting, clock,
+    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, roles, buckets, tracker, errorReporting: reporting, clock,
   });
   if (config.openApi) await app.register(openApiRoutes, { version, routes });
   if (metrics && config.metrics.token !== undefined) await app.register(metricsRoutes, { metrics, token: config.metrics.token });

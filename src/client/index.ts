@@ -4,9 +4,11 @@
  * definitions (src/resources/) and fast-xml-parser for XML answers.
  */
 import { versionResource } from '../version/version.resource.js';
+import { bucketsApi } from './buckets.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi } from './infrastructure-errors.js';
 import { decodeRecord } from './records.js';
+import { permissionsApi, rolesApi } from './roles.js';
 import { type RequestOptions, transport, type TransportOptions } from './transport.js';
 import { usersApi } from './users.js';
 import { userGroupsApi } from './user-groups.js';
@@ -18,6 +20,9 @@ export class CmiClient {
   readonly userGroups: ReturnType<typeof userGroupsApi>;
   readonly infrastructureErrors: ReturnType<typeof infrastructureErrorsApi>;
   readonly deliveries: ReturnType<typeof deliveriesApi>;
+  readonly roles: ReturnType<typeof rolesApi>;
+  readonly permissions: ReturnType<typeof permissionsApi>;
+  readonly buckets: ReturnType<typeof bucketsApi>;
   readonly session: {
     /** Ends the session the client holds (`DELETE /session`); later calls log in again with the credentials. */
     logout(call?: RequestOptions): Promise<void>;
@@ -37,6 +42,9 @@ export class CmiClient {
     this.userGroups = userGroupsApi(http);
     this.infrastructureErrors = infrastructureErrorsApi(http);
     this.deliveries = deliveriesApi(http);
+    this.roles = rolesApi(http);
+    this.permissions = permissionsApi(http);
+    this.buckets = bucketsApi(http);
     this.session = {
       async logout(call: RequestOptions = {}) {
         if (!http.hasSession) return;
@@ -67,3 +75,5 @@ export type { Query, RequestOptions, TransportOptions } from './transport.js';
 export type { NewUser, UserChanges, UserFilters, UserListParams, UserWithApiKey } from './users.js';
 export type { NewUserGroup, UserGroupChanges } from './user-groups.js';
 export type { ErrorFilters, ErrorListParams, ErrorReport } from './infrastructure-errors.js';
+export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
+export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';

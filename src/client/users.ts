@@ -3,7 +3,7 @@ import { type Page, type PageParams, fetchPage, walkPages } from './pagination.j
 import { decodeRecord, type User, unwrap } from './records.js';
 import type { Answer, Query, RequestOptions, Transport } from './transport.js';
 
-/** The fields of `POST /users` (docs/api.md#post-users); `role` is `admin` or `user`. */
+/** The fields of `POST /users` (docs/api.md#users); `role` is `admin` or `user`, `role_ids` any roles. */
 export interface NewUser {
   login: string;
   email: string;
@@ -13,6 +13,10 @@ export interface NewUser {
   time_zone?: string | null;
   locale?: string | null;
   role?: 'admin' | 'user';
+  /** The roles the user holds, by id (`client.roles`); replaces them on an update. */
+  role_ids?: number[];
+  /** The billing bucket the user belongs to (`client.buckets`), null for none. */
+  bucket_id?: number | null;
   /** The user group it belongs to (null: none); its roles apply to the user. */
   user_group_id?: number | null;
 }

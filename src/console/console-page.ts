@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorReporting } from '../alerts/reporting.js';
+import type { BucketsService } from '../buckets/buckets.service.js';
+import type { RolesService } from '../roles/roles.service.js';
 import type { Clock } from '../shared/clock.js';
 import type { InfrastructureErrors } from '../tracker/tracker.service.js';
 import type { Authenticator } from '../users/authentication.js';
@@ -14,6 +16,8 @@ export interface ConsoleServices {
   /** The installation's session tokens (the console derives its CSRF tokens from them). */
   sessionTokens: SessionTokens;
   users: UsersService;
+  roles: RolesService;
+  buckets: BucketsService;
   tracker: InfrastructureErrors;
   errorReporting: ErrorReporting;
   clock: Clock;

@@ -12,6 +12,8 @@ import { consoleErrorRoutes } from './error.routes.js';
 import { consoleErrorsRoutes } from './errors.routes.js';
 import { consoleSignInRoutes } from './sign-in.routes.js';
 import { consoleUsersRoutes } from './users.routes.js';
+import { consoleRolesRoutes } from './roles.routes.js';
+import { consoleBucketsRoutes } from './buckets.routes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -134,5 +136,7 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   consoleErrorsRoutes(app, services);
   consoleErrorRoutes(app, services);
   consoleUsersRoutes(app, services);
+  consoleRolesRoutes(app, services);
+  consoleBucketsRoutes(app, services);
   done();
 };

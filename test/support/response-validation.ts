@@ -3,7 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterEach } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { XMLParser } from 'fast-xml-parser';
-import { installationVersion } from '../../src/version/version.js';
+import { cmiVersion } from '../../src/version/version.js';
 import { documentPath, openApiDocument } from '../../src/openapi/openapi-document.js';
 import { ROUTES } from '../../src/app/api-routes.js';
 import { isBesideApi, type RouteSpec } from '../../src/http/route-spec.js';
@@ -22,7 +22,7 @@ const ALL_ROUTES: readonly RouteSpec[] = [...ROUTES, ...OPENAPI_ROUTES, METRICS_
 
 /** The document for every route the app may have (those a setting turns off are simply not asked for). */
 export function fullDocument(routes: readonly RouteSpec[] = ALL_ROUTES): Schema {
-  return openApiDocument({ version: installationVersion(), routes });
+  return openApiDocument({ version: cmiVersion(), routes });
 }
 
 const XML = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@_', parseTagValue: false, parseAttributeValue: false, ignoreDeclaration: true });

@@ -8,9 +8,12 @@ import { globals, rawFormat, rawOptions, remote, run } from './command.js';
 import { connect, type Connection, EXIT, RemoteUsageError } from './connection.js';
 import { readCsv, toCsv } from './csv.js';
 import { type RawFormat, rendered } from './records-output.js';
+import { type UserRoleFlags, userRoleFields, userRoleOptions } from './user-roles.js';
 import { cell, exact, human, type Line, type Output, progressBar, styled, table, write } from '../common/output.js';
 
 const role = (user: User) => user.roles[0]?.identifier ?? '-';
+/** Every role the user holds, for people (the table, show). */
+const roles = (user: User) => user.roles.map((r) => r.identifier).join(',') || '-';
 const describe = (user: User) => `${user.id} "${user.login}" <${user.email}>`;
 const STATUS_STYLE = { active: 'green', suspended: 'yellow', deleted: 'red' } as const;
 
@@ -33,7 +36,7 @@ export async function findUser(client: CmiClient, target: string): Promise<User>
 /** `cmi users ls|show|add|edit|rm|suspend|activate|api-key|import|export` against a server. */
 export function remoteUserCommands({ client }: Connection) {
   const userTable = (users: User[]): Line[] =>
-    table([['ID', 'LOGIN', 'EMAIL', 'ROLE', 'STATUS'], ...users.map((u) => [String(u.id), cell(u.login), cell(u.email), role(u), u.status])], (row, column) =>
+    table([['ID', 'LOGIN', 'EMAIL', 'ROLE', 'STATUS'], ...users.map((u) => [String(u.id), cell(u.login), cell(u.email), cell(roles(u)), u.status])], (row, column) =>
       column === 4 ? STATUS_STYLE[users[row]!.status as keyof typeof STATUS_STYLE] : undefined,
     );
 
@@ -80,7 +83,7 @@ export function remoteUserCommands({ client }: Connection) {
       const lines = userResource.fields
         .filter(([name]) => name !== 'roles' && name !== 'api_key')
         .map(([name]) => [name, value((user as unknown as Record<string, string | number | Date | null>)[name]!)]);
-      lines.splice(6, 0, ['role', role(user)]);
+      lines.splice(6, 0, ['role', roles(user)]);
       const width = Math.max(...lines.map(([name]) => name!.length));
       return human(...lines.map(([name, text]): Line => [styled('bold', `${name}:`.padEnd(width + 1)), ` ${text}`]));
     },
@@ -249,21 +252,22 @@ export function addRemoteUserCommands(program: Command): void {
     .action(async (target: string, options: { json?: boolean; xml?: boolean }, command: Command) =>
       run(command, options.xml, (c) => remoteUserCommands(c).show(target, rawFormat(options))));
 
-  userFieldOptions(remote(users.command('add'), 'create a user on the server', 'cmi users add --login grace --email grace@example.com --password "$PW" --first-name Grace'))
+  userRoleOptions(userFieldOptions(remote(users.command('add'), 'create a user on the server', 'cmi users add --login grace --email grace@example.com --password "$PW" --first-name Grace', 'cmi users add --login kim --email kim@example.com --password "$PW" --role user --role support --bucket Gold'))
     .requiredOption('--login <login>', 'login name')
     .requiredOption('--email <email>', 'email address')
-    .addOption(new Option('--admin', 'make the user an administrator'))
-    .action(async (options: UserFieldFlags, command: Command) => {
+    .addOption(new Option('--admin', 'make the user an administrator')), false)
+    .action(async (options: UserFieldFlags & UserRoleFlags, command: Command) => {
       if (options.password === undefined) throw new RemoteUsageError('give the new user\'s --password');
-      return run(command, false, (c) => remoteUserCommands(c).add(userFields(options) as never));
+      return run(command, false, async (c) => remoteUserCommands(c).add({ ...userFields(options), ...(await userRoleFields(c.client, options)) } as never));
     });
 
-  userFieldOptions(remote(users.command('edit <user>'), 'change a user on the server (by id, login or email)', 'cmi users edit alice --time-zone Europe/Paris', 'cmi users edit 3 --admin'))
+  userRoleOptions(userFieldOptions(remote(users.command('edit <user>'), 'change a user on the server (by id, login or email)', 'cmi users edit alice --time-zone Europe/Paris', 'cmi users edit 3 --admin', 'cmi users edit kim --role support --no-bucket'))
     .option('--login <login>', 'new login name')
     .option('--email <email>', 'new email address')
     .addOption(new Option('--admin', 'make the user an administrator').conflicts('ordinary'))
-    .option('--ordinary', 'make the user an ordinary user')
-    .action(async (target: string, options: UserFieldFlags, command: Command) => run(command, false, (c) => remoteUserCommands(c).edit(target, userFields(options))));
+    .option('--ordinary', 'make the user an ordinary user'), true)
+    .action(async (target: string, options: UserFieldFlags & UserRoleFlags, command: Command) =>
+      run(command, false, async (c) => remoteUserCommands(c).edit(target, { ...userFields(options), ...(await userRoleFields(c.client, options)) })));
 
   remote(users.command('rm <user>'), 'mark a user deleted on the server (its access ends); rm again removes the record', 'cmi users rm bob')
     .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c).rm(target)));

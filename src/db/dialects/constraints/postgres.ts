@@ -6,4 +6,8 @@ export const postgresConstraints: Constraints = {
     if (!(error instanceof Error) || (error as { code?: unknown }).code !== '23505') return undefined;
     return /^Key \((\w+)\)/.exec(String((error as { detail?: unknown }).detail))?.[1];
   },
+  /** Code 23503. */
+  isForeignKeyViolation(error) {
+    return error instanceof Error && (error as { code?: unknown }).code === '23503';
+  },
 };

@@ -181,8 +181,14 @@ ${roleXml(t.systemRoles.user, '    ')}${roleXml(readers, '    ')}  </roles>
     assert.equal((await groupRows(t)).length, 1);
 
     assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.adminAuth, { user: { user_group_id: null } })).statusCode, 204);
+    // A user marked deleted does not hold the group: it leaves it (Terraform destroys a user, then its group).
+    const [bob] = await t.addUsers(1);
+    assert.equal((await call(t, 'PUT', `/users/${bob!.id}.json`, t.adminAuth, { user_group_id: 1 })).statusCode, 204);
+    assert.equal((await call(t, 'DELETE', `/users/${bob!.id}.json`, t.adminAuth)).statusCode, 204);
     // OnApp clients send DELETE with a body.
     assert.equal((await call(t, 'DELETE', '/user_groups/1.json', t.adminAuth, { force: 1 })).statusCode, 204);
+    const left = await t.database.db.selectFrom('users').select(['status', 'user_group_id']).where('id', '=', bob!.id).executeTakeFirstOrThrow();
+    assert.deepEqual([left.status, left.user_group_id], ['deleted', null]);
     assert.deepEqual([await groupRows(t), await groupRoleRows(t)], [[], []]);
     assert.equal((await call(t, 'DELETE', '/user_groups/1.json', t.adminAuth)).statusCode, 404);
     assert.equal((await call(t, 'DELETE', `/roles/${readers.id}.json`, t.adminAuth)).statusCode, 204);

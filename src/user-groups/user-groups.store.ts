@@ -144,13 +144,25 @@ export function userGroupsRepository(database: Database) {
       }
     },
 
-    /** Deletes a group no user belongs to, in one statement (its roles go with it); otherwise says why not. */
+    /**
+     * Deletes a group no user belongs to but users marked deleted (who leave it, as they leave a role or a
+     * bucket: Terraform destroys a user, then its group), with its roles; otherwise says why not.
+     */
     async remove(id: number): Promise<UserGroupRemoval> {
-      const result = await db.deleteFrom('user_groups').where('id', '=', id)
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('users').select('users.id').where('users.user_group_id', '=', id))))
-        .executeTakeFirst();
-      if (Number(result.numDeletedRows) > 0) return 'removed';
-      return (await db.selectFrom('user_groups').select('id').where('id', '=', id).executeTakeFirst()) ? 'in_use' : 'not_found';
+      try {
+        return await db.transaction().execute(async (trx) => {
+          if ((await trx.selectFrom('user_groups').select('id').where('id', '=', id).executeTakeFirst()) === undefined) return 'not_found';
+          const held = await trx.selectFrom('users').select('id').where('user_group_id', '=', id).where('status', '<>', 'deleted').limit(1).executeTakeFirst();
+          if (held !== undefined) return 'in_use';
+          await trx.updateTable('users').set({ user_group_id: null }).where('user_group_id', '=', id).execute();
+          await trx.deleteFrom('user_groups').where('id', '=', id).execute();
+          return 'removed' as const;
+        }).finally(() => database.transactionEnded('users'));
+      } catch (error) {
+        // A user put in the group by a transaction that committed meanwhile (PostgreSQL): the foreign key refuses.
+        if (dialect.constraints.isForeignKeyViolation(error)) return 'in_use';
+        throw error;
+      }
     },
   };
 }

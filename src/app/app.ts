@@ -42,6 +42,9 @@ import { consolePlugin } from '../console/console.plugin.js';
 import { rootRoutes } from './root.routes.js';
 import { sessionRoutes } from '../users/session.routes.js';
 import { usersRoutes } from '../users/users.routes.js';
+import { userApiKeysRoutes } from '../users/user-api-keys.routes.js';
+import { userApiKeysRepository } from '../users/user-api-keys.store.js';
+import { apiKeyUsage } from '../users/api-key-usage.js';
 import { rolesRoutes } from '../roles/roles.routes.js';
 import { rolesService } from '../roles/roles.service.js';
 import { rolesRepository } from '../roles/roles.store.js';
@@ -133,7 +136,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     flushIntervalMs: options.faultFlushIntervalMs ?? 1000,
     maxFingerprints: 1000,
   });
-  const accounts = usersService(users, clock, cache.credentialsChanged, guesses);
+  const apiKeys = userApiKeysRepository(database);
+  const accounts = usersService(users, clock, cache.credentialsChanged, guesses, apiKeys);
+  // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
+  const keyUsage = apiKeyUsage((uses) => apiKeys.recordUse(uses), clock, (error) => background('api-key-usage')(error));
   const authentication = authenticator({
     users,
     revokedSessions: revokedSessionsRepository(database),
@@ -141,6 +147,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cache,
     lockout: guesses,
     clock,
+    apiKeyUsed: (id) => keyUsage.used(id),
   });
   const lists = { defaultPerPage: config.defaultPerPage, maxPerPage: config.maxPerPage, pageCacheBytes: config.pageCacheBytes };
 
@@ -188,6 +195,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Each feature registers its routes as a plugin given exactly what it uses.
   await app.register(versionRoutes, { version });
   await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
+  await app.register(userApiKeysRoutes, { users: accounts, lists });
   await app.register(rolesRoutes, { roles: rolesService(rolesRepository(database), clock, cache.allCredentialsChanged), lists });
   await app.register(bucketsRoutes, { buckets: bucketsService(bucketsRepository(database), clock), lists });
   await app.register(sessionRoutes, { authenticator: authentication, clock });
@@ -220,6 +228,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessions.stop();
     await retentionTimer.stop();
     await tracker.drained();
+    await keyUsage.flush();
     await faults.stop();
   });
   await app.ready();

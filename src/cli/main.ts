@@ -9,6 +9,7 @@ import { addLocalUserCommands } from './local/users.js';
 import { addMigrateCommand } from './migrate.js';
 import { addOldSpellings } from './old-spellings.js';
 import { connectionOptions, remoteFailure } from './remote/command.js';
+import { addRemoteApiKeyCommands } from './remote/api-keys.js';
 import { addRemoteDeliveryCommands } from './remote/deliveries.js';
 import { addRemoteErrorCommands } from './remote/errors.js';
 import { addLoginCommands } from './remote/login.js';
@@ -35,6 +36,7 @@ addLocalErrorCommands(local);
 addLocalDeliveryCommands(local);
 // `cmi users|errors|deliveries ...`, `cmi version`, `cmi login`: a server.
 addRemoteUserCommands(program);
+addRemoteApiKeyCommands(program);
 addRemoteErrorCommands(program);
 addRemoteDeliveryCommands(program);
 addLoginCommands(program);

@@ -61,5 +61,5 @@ export { parseDatetime } from './datetime.js';
 export type { Page, PageParams } from './pagination.js';
 export type { BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, Occurrence, RecordOf, Role, User } from './records.js';
 export type { Query, RequestOptions, TransportOptions } from './transport.js';
-export type { NewUser, UserChanges, UserWithApiKey } from './users.js';
+export type { NewUser, UserApiKey, UserApiKeyWithKey, UserChanges, UserWithApiKey } from './users.js';
 export type { ErrorFilters, ErrorListParams, ErrorReport } from './infrastructure-errors.js';

@@ -279,6 +279,44 @@ describe('a user\'s API keys', () => {
   });
 });
 
+describe('the credentials signal of user_api_keys (migration 021)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  it('another process hears of a new, changed or revoked key, not of a key\'s last use', async () => {
+    const other = openDatabase(t.config);
+    try {
+      /** The credentials version as the other process sees it once it heard of every change committed. */
+      const heard = async () => {
+        // SQLite reads PRAGMA data_version at most once a millisecond.
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        await other.dataVersions.credentialsHeard();
+        return other.dataVersions.credentials();
+      };
+      await eventually(async () => assert.notEqual(await heard(), undefined, 'the signal is there'));
+      let version = await heard();
+      const moved = async (what: string) => {
+        const now = await heard();
+        assert.notEqual(now, version, what);
+        version = now;
+      };
+      const { id } = await t.database.db.insertInto('user_api_keys').values({ user_id: 2, description: 'k', key_hash: sha256('k'), created_at: '2026-11-20T10:00:00.000Z' }).returning('id').executeTakeFirstOrThrow();
+      await moved('a new key');
+      await t.database.db.updateTable('user_api_keys').set({ last_used_at: '2026-11-20T10:05:00.000Z' }).where('id', '=', id).execute();
+      assert.equal(await heard(), version, 'a last use changes no credential');
+      await t.database.db.updateTable('user_api_keys').set({ key_hash: sha256('other') }).where('id', '=', id).execute();
+      await moved('a changed hash');
+      await t.database.db.deleteFrom('user_api_keys').where('id', '=', id).execute();
+      await moved('a revoked key');
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('migration 021: the user\'s one key becomes its default key', () => {
   let fresh: FreshDatabase;
   let database: Database;

@@ -181,6 +181,13 @@ describe('a user\'s API keys', () => {
     assert.equal(await works('alice', second), false);
   });
 
+  it('removing a user removes its keys', async () => {
+    const [bob] = await t.addUsers(1);
+    assert.equal((await create(bob!.id, 'bob\'s')).statusCode, 201);
+    for (let i = 0; i < 2; i++) assert.equal((await call(t.app, 'DELETE', `/users/${bob!.id}.json`, { auth: t.adminAuth })).statusCode, 204);
+    assert.deepEqual(await keyRows(t.database, bob!.id), []);
+  });
+
   it('OnApp\'s generate answers the key alone, {"api_key": ...} and <hash>, described after its maker', async () => {
     const json = await call(t.app, 'POST', '/users/2/user_api_keys/generate.json', { auth: t.adminAuth });
     assert.equal(json.statusCode, 201, json.body);

@@ -42,6 +42,9 @@ import { consolePlugin } from '../console/console.plugin.js';
 import { rootRoutes } from './root.routes.js';
 import { sessionRoutes } from '../users/session.routes.js';
 import { usersRoutes } from '../users/users.routes.js';
+import { userApiKeysRoutes } from '../users/user-api-keys.routes.js';
+import { userApiKeysRepository } from '../users/user-api-keys.store.js';
+import { apiKeyUsage } from '../users/api-key-usage.js';
 import { rolesRoutes } from '../roles/roles.routes.js';
 import { rolesService } from '../roles/roles.service.js';
 import { rolesRepository } from '../roles/roles.store.js';
@@ -136,7 +139,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     flushIntervalMs: options.faultFlushIntervalMs ?? 1000,
     maxFingerprints: 1000,
   });
-  const accounts = usersService(users, clock, cache.credentialsChanged, guesses);
+  const apiKeys = userApiKeysRepository(database);
+  const accounts = usersService(users, clock, cache.credentialsChanged, guesses, apiKeys);
+  // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
+  const keyUsage = apiKeyUsage((uses) => apiKeys.recordUse(uses), clock, (error) => background('api-key-usage')(error));
   const authentication = authenticator({
     users,
     revokedSessions: revokedSessionsRepository(database),
@@ -144,6 +150,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cache,
     lockout: guesses,
     clock,
+    apiKeyUsed: (id) => keyUsage.used(id),
   });
   const lists = { defaultPerPage: config.defaultPerPage, maxPerPage: config.maxPerPage, pageCacheBytes: config.pageCacheBytes };
 
@@ -193,6 +200,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
   const roles = rolesService(rolesRepository(database), clock, cache.allCredentialsChanged);
   const buckets = bucketsService(bucketsRepository(database), clock);
+  await app.register(userApiKeysRoutes, { users: accounts, lists });
   await app.register(rolesRoutes, { roles, lists });
   await app.register(bucketsRoutes, { buckets, lists });
   await app.register(userGroupsRoutes, { userGroups: userGroupsService(userGroupsRepository(database), clock, cache.allCredentialsChanged), lists });
@@ -226,6 +234,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessions.stop();
     await retentionTimer.stop();
     await tracker.drained();
+    await keyUsage.flush();
     await faults.stop();
   });
   await app.ready();

@@ -11,6 +11,7 @@ import { addMigrateCommand } from './migrate.js';
 import { addOldSpellings } from './old-spellings.js';
 import { connectionOptions, remoteFailure } from './remote/command.js';
 import { addRemoteBucketCommands } from './remote/buckets.js';
+import { addRemoteApiKeyCommands } from './remote/api-keys.js';
 import { addRemoteDeliveryCommands } from './remote/deliveries.js';
 import { addRemoteErrorCommands } from './remote/errors.js';
 import { addLoginCommands } from './remote/login.js';
@@ -43,6 +44,7 @@ addLocalDeliveryCommands(local);
 // `cmi users|errors|deliveries ...`, `cmi version`, `cmi login`: a server.
 addRemoteUserCommands(program);
 addRemoteGroupCommands(program);
+addRemoteApiKeyCommands(program);
 addRemoteErrorCommands(program);
 addRemoteDeliveryCommands(program);
 addRemoteRoleCommands(program);

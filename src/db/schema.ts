@@ -188,6 +188,19 @@ export interface Schema {
   billing_buckets: BillingBucketsTable;
   user_groups: UserGroupsTable;
   user_group_roles: UserGroupRolesTable;
+  user_api_keys: UserApiKeysTable;
+}
+
+/** A user's API keys (migration 021): the SHA-256 of each, never the key. */
+export interface UserApiKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  description: string;
+  key_hash: string;
+  /** 1 for the key `make_new_api_key` makes anew (at most one per user), else 0. */
+  is_default: Generated<number>;
+  created_at: string;
+  last_used_at: string | null;
 }
 
 /** The permission catalogue (migration 016; roles/permissions.ts). */

@@ -7,6 +7,8 @@ import { USERS_ROUTES } from '../users/users.routes.js';
 import { ROLES_ROUTES } from '../roles/roles.routes.js';
 import { BUCKETS_ROUTES } from '../buckets/buckets.routes.js';
 import { VERSION_ROUTES } from '../version/version.routes.js';
+import { INGEST_KEYS_ROUTES } from '../ingest/ingest-keys.routes.js';
+import { SENTRY_ROUTES } from '../ingest/sentry.routes.js';
 
 /**
  * The API's routes, each feature's rows in the order of the OpenAPI document (docs/api.md#openapi).
@@ -21,5 +23,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...SESSION_ROUTES,
   ...TRACKER_ROUTES,
   ...ALERTS_ROUTES,
+  ...INGEST_KEYS_ROUTES,
+  ...SENTRY_ROUTES,
   ...HEALTH_ROUTES,
 ];

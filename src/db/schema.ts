@@ -184,6 +184,8 @@ export interface Schema {
   role_permissions: RolePermissionsTable;
   user_roles: UserRolesTable;
   billing_buckets: BillingBucketsTable;
+  ingest_keys: IngestKeysTable;
+  ingest_key_usage: IngestKeyUsageTable;
 }
 
 /** The permission catalogue (migration 016; roles/permissions.ts). */
@@ -227,4 +229,24 @@ export interface BillingBucketsTable {
   allows_own: number;
   created_at: string;
   updated_at: string;
+}
+
+/** Write-only keys of the Sentry ingestion endpoints (migration 022); `enabled` 0/1. */
+export interface IngestKeysTable {
+  id: Generated<number>;
+  label: string;
+  component: string | null;
+  public_key: string;
+  enabled: number;
+  rate_limit_per_minute: number;
+  allowed_origins: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What each ingest key's use writes, apart from the key so it signals no credential change (migration 022). */
+export interface IngestKeyUsageTable {
+  key_id: number;
+  last_used_at: string | null;
+  dropped: Generated<number | string>;
 }

@@ -102,6 +102,16 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
       return ingestion.submit(parseErrorReport(body, clock()));
     },
 
+    /**
+     * A report already read (the Sentry protocol's events: ingest/sentry-event.ts), from an actor that
+     * may create errors (an ingest key, whose own rate limit applied). Answers once it is durable, in
+     * the same group commit as `report`.
+     */
+    recordReport(actor: Actor, report: ErrorReport): Promise<{ record: InfrastructureError; created: boolean }> {
+      assertPermitted(actor, 'infrastructure_errors.create');
+      return ingestion.submit(report);
+    },
+
     /** Reports recorded with no one acting (cmi's own faults): all in one transaction, or none. */
     recordReports: record,
 

@@ -7,6 +7,8 @@ import { createTestApp, type TestApp } from './support/app.js';
 import { ERRORS } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';
 import { fingerprint } from '../src/tracker/grouping.js';
+import { infrastructureErrors } from '../src/tracker/tracker.service.js';
+import { infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 
 const KEYS = '/sysadmin_tools/infrastructure/ingest_keys';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -159,14 +161,33 @@ describe('Sentry ingestion: /api/:id/store/ and /api/:id/envelope/', () => {
     assert.equal(errors.find((error) => error.error_class === 'app.errors.InvoiceError')?.fingerprint, createHash('sha256').update(`sentry\n${own}\ntenant-7`).digest('hex'));
   });
 
-  it('counts an event id once (an SDK retry), three events of one fault as one error with counter 3', async () => {
+  it('counts an event id once (an SDK retry), together, one after another or through another process; three events of one fault as one error with counter 3', async () => {
     const auth = { 'x-sentry-auth': `Sentry sentry_key=${k.key}` };
-    for (const id of ['a', 'a', 'b', 'c', 'c'].map((c) => c.repeat(32))) {
-      const res = await send(t, `/api/${k.id}/store/`, JSON.stringify(pythonEvent(id)), auth);
-      assert.deepEqual([res.statusCode, res.body], [200, `{"id":"${id}"}`]);
+    const post = (app: TestApp['app'], id: string) => app.inject({ method: 'POST', url: `/api/${k.id}/store/`, headers: auth, payload: JSON.stringify(pythonEvent(id)) });
+    // Arriving together, they are written in one batch.
+    const together = await Promise.all(['a', 'a', 'b', 'a'].map((c) => post(t.app, c.repeat(32))));
+    assert.deepEqual(together.map((res) => [res.statusCode, res.body]), ['a', 'a', 'b', 'a'].map((c) => [200, `{"id":"${c.repeat(32)}"}`]));
+    for (const id of ['b', 'c', 'c'].map((c) => c.repeat(32))) assert.equal((await post(t.app, id)).statusCode, 200);
+    const second = await t.secondProcess();
+    try {
+      assert.deepEqual([(await post(second.app, 'c'.repeat(32))).body, (await post(second.app, 'a'.repeat(32))).body], [`{"id":"${'c'.repeat(32)}"}`, `{"id":"${'a'.repeat(32)}"}`]);
+    } finally {
+      await second.close();
     }
-    const errors = await errorsOf(t);
-    assert.deepEqual(errors.map((error) => error.counter), [3]);
+    assert.deepEqual((await errorsOf(t)).map((error) => error.counter), [3]);
+    assert.equal((await occurrencesOf(t, 1)).length, 3);
+    // The error deleted, the same event counts again.
+    assert.equal((await t.app.inject({ method: 'DELETE', url: `${ERRORS}/1.json`, headers: { authorization: t.adminAuth } })).statusCode, 204);
+    assert.equal((await post(t.app, 'a'.repeat(32))).statusCode, 200);
+    assert.deepEqual((await errorsOf(t)).map((error) => error.counter), [1]);
+    // Event keys are kept a day after their occurrence, then retention removes them (docs/operations.md#retention).
+    const keys = () => t.database.db.selectFrom('ingested_events').select('event_key').orderBy('event_key').execute();
+    const retention = infrastructureErrors(infrastructureErrorsRepository(t.database), t.time.clock, t.config.errors);
+    await retention.prune();
+    assert.deepEqual((await keys()).map((row) => row.event_key), ['a', 'b', 'c'].map((c) => `${k.id}:${c.repeat(32)}`));
+    t.time.advance(86_400 + 1);
+    await retention.prune();
+    assert.deepEqual(await keys(), []);
   });
 
   it('refuses without a key, with a wrong key, another project\'s key, a disabled or revoked key: 401/403 {"detail"}, nothing recorded', async () => {
@@ -231,6 +252,19 @@ describe('Sentry ingestion: /api/:id/store/ and /api/:id/envelope/', () => {
     const ok = await send(t, `/api/${k.id}/store/${q}`, event);
     assert.equal(ok.statusCode, 200);
     assert.deepEqual((await errorsOf(t)).map((error) => error.counter), [1]);
+  });
+
+  it('a fault of cmi while ingesting is a 500 in cmi\'s own shape, recorded like any other', async () => {
+    const faulty = await createTestApp({ CMI_FAULT_INJECTION: 'capture' });
+    try {
+      const key = await createKey(faulty);
+      const res = await faulty.app.inject({ method: 'POST', url: `/api/${key.id}/store/?sentry_key=${key.key}`, headers: { 'x-cmi-inject-fault': '1', 'x-request-id': 'sentry-fault-1' }, payload: JSON.stringify(pythonEvent()) });
+      assert.deepEqual([res.statusCode, res.headers['content-type'], res.body], [500, JSON_TYPE, '{"errors":{"base":["Internal server error (request sentry-fault-1)"]}}']);
+      await faulty.app.faults.flush();
+      assert.deepEqual((await errorsOf(faulty)).map((error) => [error.error_class, error.counter]), [['InjectedFault', 1]]);
+    } finally {
+      await faulty.close();
+    }
   });
 
   it('beyond the key\'s rate limit: 429 with Retry-After and X-Sentry-Rate-Limits; dropped events and the last use shown with the key', async () => {

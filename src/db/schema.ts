@@ -186,6 +186,7 @@ export interface Schema {
   billing_buckets: BillingBucketsTable;
   ingest_keys: IngestKeysTable;
   ingest_key_usage: IngestKeyUsageTable;
+  ingested_events: IngestedEventsTable;
 }
 
 /** The permission catalogue (migration 016; roles/permissions.ts). */
@@ -249,4 +250,10 @@ export interface IngestKeyUsageTable {
   key_id: number;
   last_used_at: string | null;
   dropped: Generated<number | string>;
+}
+
+/** The event keys counted lately (tracker/tracker.store.ts ErrorReport.event_key; migration 022). */
+export interface IngestedEventsTable {
+  event_key: string;
+  occurred_at: string;
 }

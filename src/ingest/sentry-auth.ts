@@ -1,24 +1,4 @@
 import { timingSafeEqual } from 'node:crypto';
-import { ClientError } from '../shared/problems.js';
-
-/** A refusal the Sentry SDKs understand: its status and `{"detail": "..."}` (docs/ingestion.md#answers). */
-export class SentryRefusal extends ClientError {
-  readonly code = 'CMI_ERR_SENTRY_REFUSED';
-  constructor(readonly status: 401 | 403, detail: string) {
-    super(detail);
-  }
-}
-
-/** Beyond the key's rate limit: 429 with Retry-After and X-Sentry-Rate-Limits, which the SDKs honour. */
-export class SentryRateLimited extends ClientError {
-  readonly status = 429;
-  readonly code = 'CMI_ERR_SENTRY_RATE_LIMITED';
-  constructor(retryAfterSeconds: number) {
-    super('Rate limit of the ingest key exceeded, try again later');
-    this.headers['Retry-After'] = String(retryAfterSeconds);
-    this.headers['X-Sentry-Rate-Limits'] = `${retryAfterSeconds}::key`;
-  }
-}
 
 export const MISSING_KEY = 'Missing authentication: send the ingest key\'s public key (the DSN\'s) in X-Sentry-Auth or sentry_key';
 export const INVALID_KEY = 'Invalid ingest key for this project';

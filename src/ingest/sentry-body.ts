@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { gunzip, inflate, inflateRaw } from 'node:zlib';
-import { ClientError, MalformedRequest, PayloadTooLarge } from '../shared/problems.js';
+import { MalformedRequest, PayloadTooLarge, UnsupportedEncoding } from '../shared/problems.js';
 
 /** The limits of docs/ingestion.md#limits. */
 export const SENTRY_LIMITS = {
@@ -16,15 +16,6 @@ export const SENTRY_LIMITS = {
 const gunzipAsync = promisify(gunzip);
 const inflateAsync = promisify(inflate);
 const inflateRawAsync = promisify(inflateRaw);
-
-/** A body cmi does not know how to decode (Content-Encoding br, compress ...): 415. */
-export class UnsupportedEncoding extends ClientError {
-  readonly status = 415;
-  readonly code = 'CMI_ERR_UNSUPPORTED_ENCODING';
-  constructor(encoding: string) {
-    super(`Unsupported Content-Encoding ${encoding}: send identity, gzip or deflate`);
-  }
-}
 
 /** Reads a request body up to `limit` bytes; past it, 413 at once (the rest is never read). */
 export async function readLimited(stream: Readable, limit: number): Promise<Buffer> {

@@ -4,7 +4,8 @@ import type { Clock } from '../shared/clock.js';
 import type { InfrastructureErrors } from '../tracker/tracker.service.js';
 import type { IngestKey } from './ingest-key.js';
 import type { IngestKeysService } from './ingest-keys.service.js';
-import { DISABLED_KEY, INVALID_KEY, sameKey, SentryRateLimited, SentryRefusal } from './sentry-auth.js';
+import { SentryRateLimited, SentryRefusal } from '../shared/problems.js';
+import { DISABLED_KEY, INVALID_KEY, sameKey } from './sentry-auth.js';
 import type { Envelope } from './sentry-envelope.js';
 import { parseEvent } from './sentry-envelope.js';
 import { eventIdOf, reportOfEvent } from './sentry-event.js';
@@ -12,8 +13,6 @@ import { eventIdOf, reportOfEvent } from './sentry-event.js';
 /** What an ingest key may do: create errors, nothing else (docs/security.md#ingest-keys). */
 const INGEST_ACTOR: Actor = { id: null, permissions: new Set(['infrastructure_errors.create']) };
 
-/** Event ids recorded lately, per process: an SDK's retry of an event is counted once. */
-const RECENT_EVENTS = 50_000;
 const MAX_KEYS = 10_000;
 
 export interface SentryIngestionOptions {
@@ -27,7 +26,6 @@ export interface SentryIngestionOptions {
  */
 export function sentryIngestion(keys: IngestKeysService, tracker: InfrastructureErrors, clock: Clock, options: SentryIngestionOptions) {
   const buckets = new Map<number, { tokens: number; at: number }>();
-  const recent = new Map<string, Promise<void> | true>();
   const usage = new Map<number, { lastUsedAt: Date; dropped: number }>();
 
   const used = (key: IngestKey, dropped: number) => {
@@ -67,27 +65,11 @@ export function sentryIngestion(keys: IngestKeysService, tracker: Infrastructure
     used(key, 0);
   };
 
-  /** Records one event once per event id (a retry waits for the first and counts nothing). */
+  /** Records one event; the same event id again (an SDK's retry) is counted once (tracker/tracker.store.ts event_key). */
   const record = async (key: IngestKey, event: Record<string, unknown>, headerId: string | undefined): Promise<string> => {
     const eventId = eventIdOf(event, () => headerId ?? randomUUID().replaceAll('-', ''));
-    const seen = `${key.id}:${eventId}`;
-    const earlier = recent.get(seen);
-    if (earlier === true) return eventId;
-    if (earlier !== undefined) {
-      await earlier;
-      return eventId;
-    }
     const report = reportOfEvent(event, eventId, key.component, clock());
-    const recording = tracker.recordReport(INGEST_ACTOR, report).then(() => undefined);
-    recent.set(seen, recording);
-    try {
-      await recording;
-    } catch (error) {
-      recent.delete(seen);
-      throw error;
-    }
-    recent.set(seen, true);
-    if (recent.size > RECENT_EVENTS) recent.delete(recent.keys().next().value as string);
+    await tracker.recordReport(INGEST_ACTOR, { ...report, event_key: `${key.id}:${eventId}` });
     return eventId;
   };
 

@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
 import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteSpec } from '../http/route-spec.js';
-import { MalformedRequest, problemOf, ServiceUnavailable } from '../shared/problems.js';
+import { MalformedRequest, problemOf, SentryRefusal, ServiceUnavailable } from '../shared/problems.js';
 import type { IngestKey } from './ingest-key.js';
-import { keyFromAuthHeader, keyFromDsn, MISSING_KEY, SentryRefusal } from './sentry-auth.js';
+import { keyFromAuthHeader, keyFromDsn, MISSING_KEY } from './sentry-auth.js';
 import { decodeSentryBody, readLimited, SENTRY_LIMITS } from './sentry-body.js';
 import { parseEnvelope } from './sentry-envelope.js';
 import type { SentryIngestion } from './sentry-ingestion.js';

@@ -15,6 +15,8 @@ const PERMISSIONS: ReadonlyArray<readonly [number, string, string]> = [
  * credentials version like a change to a user (migrations 015, 019): every process refuses a revoked
  * or disabled key at once. What each key's use writes (last use, events dropped) is kept in
  * `ingest_key_usage`, which signals nothing, so reporting never drops anyone's cached credentials.
+ * `ingested_events` keeps the Sentry events counted in the last day by key and event id, written in
+ * the tracker's batch transaction, so an SDK's retry is counted once in any number of processes.
  * The four permissions join the catalogue and the role `admin`, as migration 016 stored the first ones.
  */
 export function ingestKeysMigration(dialect: Dialect) {
@@ -37,6 +39,12 @@ export function ingestKeysMigration(dialect: Dialect) {
         .addColumn('last_used_at', 'varchar(32)')
         .addColumn('dropped', 'bigint', (c) => c.notNull().defaultTo(0))
         .execute();
+      await db.schema
+        .createTable('ingested_events')
+        .addColumn('event_key', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('occurred_at', 'varchar(32)', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('ingested_events_occurred_at').on('ingested_events').column('occurred_at').execute();
       const anyDb = db as Kysely<Record<string, Record<string, unknown>>>;
       await anyDb.insertInto('permissions').values(PERMISSIONS.map(([id, identifier, label]) => ({ id, identifier, label, created_at: at, updated_at: at }))).execute();
       await anyDb.insertInto('role_permissions').values(PERMISSIONS.map(([id]) => ({ role_id: 1, permission_id: id }))).execute();

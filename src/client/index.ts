@@ -6,6 +6,7 @@
 import { versionResource } from '../version/version.resource.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi } from './infrastructure-errors.js';
+import { ingestKeysApi } from './ingest-keys.js';
 import { decodeRecord } from './records.js';
 import { type RequestOptions, transport, type TransportOptions } from './transport.js';
 import { usersApi } from './users.js';
@@ -16,6 +17,7 @@ export class CmiClient {
   readonly users: ReturnType<typeof usersApi>;
   readonly infrastructureErrors: ReturnType<typeof infrastructureErrorsApi>;
   readonly deliveries: ReturnType<typeof deliveriesApi>;
+  readonly ingestKeys: ReturnType<typeof ingestKeysApi>;
   readonly session: {
     /** Ends the session the client holds (`DELETE /session`); later calls log in again with the credentials. */
     logout(call?: RequestOptions): Promise<void>;
@@ -34,6 +36,7 @@ export class CmiClient {
     this.users = usersApi(http);
     this.infrastructureErrors = infrastructureErrorsApi(http);
     this.deliveries = deliveriesApi(http);
+    this.ingestKeys = ingestKeysApi(http);
     this.session = {
       async logout(call: RequestOptions = {}) {
         if (!http.hasSession) return;
@@ -59,7 +62,8 @@ export class CmiClient {
 export * from './errors.js';
 export { parseDatetime } from './datetime.js';
 export type { Page, PageParams } from './pagination.js';
-export type { BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, Occurrence, RecordOf, Role, User } from './records.js';
+export type { BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, IngestKey, Occurrence, RecordOf, Role, User } from './records.js';
 export type { Query, RequestOptions, TransportOptions } from './transport.js';
 export type { NewUser, UserChanges, UserWithApiKey } from './users.js';
 export type { ErrorFilters, ErrorListParams, ErrorReport } from './infrastructure-errors.js';
+export type { IngestKeyChanges, NewIngestKey } from './ingest-keys.js';

@@ -212,7 +212,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
-    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, tracker, errorReporting: reporting, clock,
+    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, tracker, errorReporting: reporting,
+    ingestKeys, publicUrl: config.publicUrl, clock,
   });
   if (config.openApi) await app.register(openApiRoutes, { version, routes });
   if (metrics && config.metrics.token !== undefined) await app.register(metricsRoutes, { metrics, token: config.metrics.token });

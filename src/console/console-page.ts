@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorReporting } from '../alerts/reporting.js';
 import type { Clock } from '../shared/clock.js';
+import type { IngestKeysService } from '../ingest/ingest-keys.service.js';
 import type { InfrastructureErrors } from '../tracker/tracker.service.js';
 import type { Authenticator } from '../users/authentication.js';
 import type { SessionTokens } from '../users/sessions.js';
@@ -16,6 +17,9 @@ export interface ConsoleServices {
   users: UsersService;
   tracker: InfrastructureErrors;
   errorReporting: ErrorReporting;
+  ingestKeys: IngestKeysService;
+  /** CMI_PUBLIC_URL when set: the DSNs start with it (else with the address the request reached). */
+  publicUrl: string | undefined;
   clock: Clock;
 }
 

@@ -280,7 +280,9 @@ export function infrastructureErrorsRepository(database: Database) {
     const firstOf = new Map<string, ErrorReport>();
     for (const report of keyed) if (!firstOf.has(report.event_key as string)) firstOf.set(report.event_key as string, report);
     const inserted = new Set<string>();
-    for (const part of chunks([...firstOf.values()])) {
+    // In key order, as the errors are in fingerprint order: two batches never wait for each other's keys crosswise (PostgreSQL).
+    const firsts = [...firstOf.values()].sort((a, b) => ((a.event_key as string) < (b.event_key as string) ? -1 : 1));
+    for (const part of chunks(firsts)) {
       const rows = await trx.insertInto('ingested_events')
         .values(part.map((report) => ({ event_key: report.event_key as string, occurred_at: report.occurred_at.toISOString() })))
         .onConflict((oc) => oc.column('event_key').doNothing())

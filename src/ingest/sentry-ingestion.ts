@@ -103,7 +103,8 @@ export function sentryIngestion(keys: IngestKeysService, tracker: Infrastructure
     async stop(): Promise<void> {
       clearInterval(timer);
       await flushing;
-      await flushUsage();
+      // What is kept of the keys' use is worth a try, never a failed shutdown.
+      await flushUsage().catch(() => {});
     },
     flushUsage: () => (flushing = flushing.then(flushUsage)),
   };

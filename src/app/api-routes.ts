@@ -9,6 +9,8 @@ import { ROLES_ROUTES } from '../roles/roles.routes.js';
 import { BUCKETS_ROUTES } from '../buckets/buckets.routes.js';
 import { USER_GROUPS_ROUTES } from '../user-groups/user-groups.routes.js';
 import { VERSION_ROUTES } from '../version/version.routes.js';
+import { INGEST_KEYS_ROUTES } from '../ingest/ingest-keys.routes.js';
+import { SENTRY_ROUTES } from '../ingest/sentry.routes.js';
 
 /**
  * The API's routes, each feature's rows in the order of the OpenAPI document (docs/api.md#openapi).
@@ -25,5 +27,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...SESSION_ROUTES,
   ...TRACKER_ROUTES,
   ...ALERTS_ROUTES,
+  ...INGEST_KEYS_ROUTES,
+  ...SENTRY_ROUTES,
   ...HEALTH_ROUTES,
 ];

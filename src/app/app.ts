@@ -55,6 +55,11 @@ import { userGroupsRoutes } from '../user-groups/user-groups.routes.js';
 import { userGroupsService } from '../user-groups/user-groups.service.js';
 import { userGroupsRepository } from '../user-groups/user-groups.store.js';
 import { versionRoutes } from '../version/version.routes.js';
+import { ingestKeysRoutes } from '../ingest/ingest-keys.routes.js';
+import { ingestKeysService } from '../ingest/ingest-keys.service.js';
+import { ingestKeysRepository } from '../ingest/ingest-keys.store.js';
+import { sentryIngestion } from '../ingest/sentry-ingestion.js';
+import { sentryRoutes } from '../ingest/sentry.routes.js';
 import { registerAccessLog } from '../http/hooks/access-log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { ROUTES } from './api-routes.js';
@@ -76,6 +81,8 @@ export interface AppOptions {
   logger?: boolean | object;
   /** How often held faults are written by themselves (tests that watch them held set it long). */
   faultFlushIntervalMs?: number;
+  /** How often each process writes its ingest keys' use (last use, events dropped); default 5 s. */
+  ingestUsageFlushMs?: number;
   /** Where access-log lines go (CMI_ACCESS_LOG=1); stdout unless given. */
   writeAccessLog?: (line: string) => void;
   /** Hooks a caller adds before the app is ready (the tests' response validation, test/support/app.ts). */
@@ -208,10 +215,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, { health: healthService(database, clock, sessions.ensureKey) });
   await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: database.dataVersions.tracker });
   await app.register(deliveriesRoutes, { errorReporting: reporting, webhookDeliveries: webhookDeliveries(deliveries, clock, () => outbox?.wake()), lists });
+  const ingestKeys = ingestKeysService(ingestKeysRepository(database), clock, {
+    version: database.dataVersions.credentials,
+    heard: database.dataVersions.credentialsHeard,
+  });
+  await app.register(ingestKeysRoutes, { keys: ingestKeys, lists, publicUrl: config.publicUrl });
+  // In a context of its own: any body, read with the Sentry limits, and Sentry's error answers (docs/ingestion.md).
+  const ingestion = sentryIngestion(ingestKeys, tracker, clock, { usageFlushMs: options.ingestUsageFlushMs ?? 5000 });
+  await app.register(sentryRoutes, { ingestion });
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
-    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, roles, buckets, tracker, errorReporting: reporting, clock,
+    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, roles, buckets, tracker, errorReporting: reporting,
+    ingestKeys, publicUrl: config.publicUrl, clock,
   });
   if (config.openApi) await app.register(openApiRoutes, { version, routes });
   if (metrics && config.metrics.token !== undefined) await app.register(metricsRoutes, { metrics, token: config.metrics.token });
@@ -235,6 +251,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await retentionTimer.stop();
     await tracker.drained();
     await keyUsage.flush();
+    await ingestion.stop();
     await faults.stop();
   });
   await app.ready();

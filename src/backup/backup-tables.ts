@@ -29,6 +29,9 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'error_alerts', key: ['error_id'] },
   { table: 'webhook_deliveries', key: ['id'] },
   { table: 'webhook_gone_urls', key: ['url'] },
+  { table: 'ingest_keys', key: ['id'] },
+  { table: 'ingest_key_usage', key: ['key_id'] },
+  { table: 'ingested_events', key: ['event_key'] },
 ];
 
 /**

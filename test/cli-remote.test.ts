@@ -136,6 +136,40 @@ describe('cmi remote commands', () => {
     failed(await cmi(['users', 'api-keys', 'add', 'alice', '--description', 'x'.repeat(256)]), 1, 'cmi: description is too long (maximum is 255 characters)\n');
   });
 
+  it('cmi login against a server without named keys (404 there) makes the user\'s one key anew instead', async () => {
+    // An older cmi: this one, behind a proxy that knows no /user_api_keys.
+    const older = createServer((req, res) => {
+      if (req.url?.includes('/user_api_keys')) {
+        res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end('{"errors":{"base":["Resource not found"]}}');
+        return;
+      }
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'connection').map(([name, value]) => [name, String(value)]));
+        void fetch(`${url}${req.url}`, { method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined }).then(async (answer) => {
+          res.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([name]) => name !== 'content-encoding' && name !== 'transfer-encoding' && name !== 'connection')));
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        });
+      });
+    });
+    await new Promise<void>((done) => older.listen(0, '127.0.0.1', done));
+    const olderUrl = `http://127.0.0.1:${(older.address() as AddressInfo).port}`;
+    try {
+      const path = join(home, 'config', 'cmi', 'config.json');
+      const res = await cmi(['login', '--url', olderUrl, '--user', 'admin', '--password-stdin', '--profile', 'older'], {}, ADMIN.password);
+      succeeded(res, `Saved profile "older" (admin at ${olderUrl}) in ${path}; a new API key was made for it (the previous key of this user no longer works)\n`);
+      succeeded(await cmi(['version', '--profile', 'older']), '1.0\n');
+      const rows = await t.database.db.selectFrom('user_api_keys').select(['description', 'is_default']).where('user_id', '=', 1).orderBy('id').execute();
+      assert.deepEqual(rows.map((row) => [row.description, Number(row.is_default)]), [[`cmi on ${hostname()}`, 0], [`cmi on ${hostname()}`, 0], ['default', 1]]);
+      // The named keys of the other profiles go on working.
+      succeeded(await cmi(['version']), '1.0\n');
+    } finally {
+      older.closeAllConnections();
+      await new Promise((done) => older.close(done));
+    }
+  });
+
   it('users ls: an aligned table, piped without colour; --json and --xml are the API\'s bodies', async () => {
     succeeded(await cmi(['users', 'ls']),
       'ID  LOGIN  EMAIL              ROLE   STATUS\n' +

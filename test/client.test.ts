@@ -79,6 +79,25 @@ for (const format of ['json', 'xml'] as const satisfies Format[]) {
       await assert.rejects(admin.users.get(grace.id), CmiNotFoundError);
     });
 
+    it('users.apiKeys: create (the key once), list and all (never the key), revoke (refused at once)', async () => {
+      const made = await admin.users.apiKeys.create(t.alice.id, `ci ${format}`);
+      assert.match(made.api_key, /^[0-9a-f]{64}$/);
+      assert.deepEqual({ ...made, api_key: '' }, { id: made.id, user_id: t.alice.id, description: `ci ${format}`, default: false, created_at: START, last_used_at: null, api_key: '' });
+      const withKey = new CmiClient({ baseUrl, login: ALICE.login, apiKey: made.api_key, format });
+      assert.equal(await withKey.version(), '1.0');
+      const page = await admin.users.apiKeys.list(t.alice.id, { perPage: 1 });
+      assert.deepEqual([page.items.map((key) => key.description), page.total, page.limit], [[`ci ${format}`], 1, 1]);
+      assert.equal('api_key' in page.items[0]!, false);
+      const all = [];
+      for await (const key of admin.users.apiKeys.all(t.alice.id)) all.push(key.id);
+      assert.deepEqual(all, [made.id]);
+      assert.equal(await admin.users.apiKeys.revoke(t.alice.id, made.id), undefined);
+      await assert.rejects(withKey.version(), CmiAuthenticationError);
+      await assert.rejects(admin.users.apiKeys.revoke(t.alice.id, made.id), CmiNotFoundError);
+      const invalid = await admin.users.apiKeys.create(t.alice.id, '').catch((error: unknown) => error);
+      assert.ok(invalid instanceof CmiValidationError);
+    });
+
     it('errors: 401 with the request id, 403, 404, 422 with its field errors, 429 with Retry-After, each its class', async () => {
       const wrong = new CmiClient({ baseUrl, login: ALICE.login, password: 'wrong-password', format });
       const unauthorized = await wrong.version().catch((error: unknown) => error);

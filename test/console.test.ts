@@ -5,7 +5,6 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { CompiledQuery, Kysely, KyselyPlugin } from 'kysely';
 import { frame } from '../src/console/error-page.js';
 import { PERMISSIONS } from '../src/roles/permissions.js';
-import { existsSync } from 'node:fs';
 import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
 
 // The console's security model (docs/console.md#security), through app.inject(); the browser's view of
@@ -17,7 +16,6 @@ const CLEARED = '_cmi_console=; Max-Age=0; Path=/console; HttpOnly; SameSite=Str
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const XSS = '<img src=x onerror=alert(1)>';
 /** Whether the users service filters its list yet (it does from branch groups on; docs/console.md#users). */
-const USERS_FILTERED = existsSync(new URL('../src/users/users-query.ts', import.meta.url));
 
 function signIn(t: TestApp, login: string, password: string, extra: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return t.app.inject({ method: 'POST', url: '/console/sign-in', headers: FORM, payload: new URLSearchParams({ login, password, ...extra }).toString() });
@@ -649,7 +647,7 @@ describe('the console\'s roles, billing buckets, and the roles and bucket of a u
     assert.ok(!own.body.includes('class="filters"'), 'a user sees its own account, with nothing to search');
   });
 
-  it('lists the users the search and filters keep (the users service\'s filters)', { skip: !USERS_FILTERED && 'the users service takes filters from branch groups on (src/users/users-query.ts)' }, async () => {
+  it('lists the users the search and filters keep (the users service\'s filters)', async () => {
     assert.equal((await api('POST', '/users.json', { user: { login: 'bob', email: 'bob@example.com', password: 'bob-password', first_name: 'Alison' } })).statusCode, 201);
     assert.equal((await api('POST', `/users/${t.alice.id}/suspend.json`)).statusCode, 200);
     const cookie = await session(t);

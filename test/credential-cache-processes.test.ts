@@ -124,6 +124,19 @@ describe('the credential cache across two cmi serve processes on one database', 
     assert.equal((await version(b, { authorization: user.auth })).status, 200);
   });
 
+  it('a named API key revoked through A: B refuses it at once and goes on accepting the user\'s other key', async () => {
+    const user = await newUser();
+    const make = async (description: string) => JSON.parse((await asAdmin('POST', `/users/${user.id}/user_api_keys.json`, { user_api_key: { description } })).body) as { user_api_key: { id: number; api_key: string } };
+    const revoked = await make('revoked');
+    const kept = await make('kept');
+    const revokedKey = { authorization: basic(user.login, revoked.user_api_key.api_key) };
+    const warmedAt = Date.now();
+    await warm(revokedKey);
+    await asAdmin('DELETE', `/users/${user.id}/user_api_keys/${revoked.user_api_key.id}.json`);
+    await refusedAtOnce(revokedKey, warmedAt);
+    assert.equal((await version(b, { authorization: basic(user.login, kept.user_api_key.api_key) })).status, 200);
+  });
+
   it('a password change through A: B refuses the old password at once', async () => {
     const user = await newUser();
     const warmedAt = Date.now();

@@ -17,6 +17,7 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'user_group_roles', key: ['user_group_id', 'role_id'] },
   { table: 'users', key: ['id'] },
   { table: 'user_roles', key: ['user_id', 'role_id'] },
+  { table: 'user_api_keys', key: ['id'] },
   { table: 'login_addresses', key: ['user_id', 'address'] },
   { table: 'revoked_sessions', key: ['session_id'] },
   { table: 'login_failures', key: ['key'] },
@@ -28,6 +29,9 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'error_alerts', key: ['error_id'] },
   { table: 'webhook_deliveries', key: ['id'] },
   { table: 'webhook_gone_urls', key: ['url'] },
+  { table: 'ingest_keys', key: ['id'] },
+  { table: 'ingest_key_usage', key: ['key_id'] },
+  { table: 'ingested_events', key: ['event_key'] },
 ];
 
 /**

@@ -7,6 +7,7 @@ import { versionResource } from '../version/version.resource.js';
 import { bucketsApi } from './buckets.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi } from './infrastructure-errors.js';
+import { ingestKeysApi } from './ingest-keys.js';
 import { decodeRecord } from './records.js';
 import { permissionsApi, rolesApi } from './roles.js';
 import { type RequestOptions, transport, type TransportOptions } from './transport.js';
@@ -23,6 +24,7 @@ export class CmiClient {
   readonly roles: ReturnType<typeof rolesApi>;
   readonly permissions: ReturnType<typeof permissionsApi>;
   readonly buckets: ReturnType<typeof bucketsApi>;
+  readonly ingestKeys: ReturnType<typeof ingestKeysApi>;
   readonly session: {
     /** Ends the session the client holds (`DELETE /session`); later calls log in again with the credentials. */
     logout(call?: RequestOptions): Promise<void>;
@@ -45,6 +47,7 @@ export class CmiClient {
     this.roles = rolesApi(http);
     this.permissions = permissionsApi(http);
     this.buckets = bucketsApi(http);
+    this.ingestKeys = ingestKeysApi(http);
     this.session = {
       async logout(call: RequestOptions = {}) {
         if (!http.hasSession) return;
@@ -70,10 +73,11 @@ export class CmiClient {
 export * from './errors.js';
 export { parseDatetime } from './datetime.js';
 export type { Page, PageParams } from './pagination.js';
-export type { BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, Occurrence, RecordOf, Role, User, UserGroup } from './records.js';
+export type { BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, IngestKey, Occurrence, RecordOf, Role, User, UserGroup } from './records.js';
 export type { Query, RequestOptions, TransportOptions } from './transport.js';
-export type { NewUser, UserChanges, UserFilters, UserListParams, UserWithApiKey } from './users.js';
 export type { NewUserGroup, UserGroupChanges } from './user-groups.js';
+export type { NewUser, UserApiKey, UserApiKeyWithKey, UserChanges, UserFilters, UserListParams, UserWithApiKey } from './users.js';
 export type { ErrorFilters, ErrorListParams, ErrorReport } from './infrastructure-errors.js';
 export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
 export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';
+export type { IngestKeyChanges, NewIngestKey } from './ingest-keys.js';

@@ -1,6 +1,7 @@
 import type { FieldType, ResourceDefinition } from '../http/render/resource-definition.js';
 import type { breakdownGroupResource, histogramBucketResource, occurrenceResource } from '../tracker/error-details.resource.js';
 import type { deliveryResource } from '../alerts/delivery.resource.js';
+import type { ingestKeyResource } from '../ingest/ingest-key.resource.js';
 import type { infrastructureErrorResource } from '../tracker/infrastructure-error.resource.js';
 import type { roleResource, userResource } from '../users/user.resource.js';
 import type { userGroupResource } from '../user-groups/user-group.resource.js';
@@ -45,6 +46,7 @@ export type Occurrence = RecordOf<typeof occurrenceResource>;
 export type HistogramBucket = RecordOf<typeof histogramBucketResource>;
 export type BreakdownGroup = RecordOf<typeof breakdownGroupResource>;
 export type Delivery = RecordOf<typeof deliveryResource>;
+export type IngestKey = RecordOf<typeof ingestKeyResource>;
 
 export type Format = 'json' | 'xml';
 

@@ -10,6 +10,7 @@ import { bare, page, problem } from './layout.js';
 import { consoleAssetsRoutes } from './assets.routes.js';
 import { consoleErrorRoutes } from './error.routes.js';
 import { consoleErrorsRoutes } from './errors.routes.js';
+import { consoleIngestKeysRoutes } from './ingest-keys.routes.js';
 import { consoleSignInRoutes } from './sign-in.routes.js';
 import { consoleUsersRoutes } from './users.routes.js';
 import { consoleRolesRoutes } from './roles.routes.js';
@@ -138,5 +139,6 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   consoleUsersRoutes(app, services);
   consoleRolesRoutes(app, services);
   consoleBucketsRoutes(app, services);
+  consoleIngestKeysRoutes(app, services);
   done();
 };

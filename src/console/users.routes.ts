@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { assertPermitted, may } from '../roles/authorization.js';
 import { Unprocessable } from '../shared/problems.js';
-import type { User, UserStatus } from '../users/user.js';
+import type { User } from '../users/user.js';
+import { parseUserListQuery } from '../users/users-query.js';
+import type { UserFilters } from '../users/users.store.js';
 import { clearConsoleCookie } from './console-session.js';
 import {
   confirmDeleteUserPage, newUserPage, USER_FILTERS, type UserFilterValues, type UserFormValues, userPage, type UserView, usersListPage, usersListUrl,
@@ -53,15 +55,6 @@ function bodyOf(form: URLSearchParams, names: readonly string[]): Record<string,
 
 const noticeOf = (query: WithId['Querystring']) => (typeof query.notice === 'string' ? NOTICES[query.notice] : undefined);
 
-/** What the users list is narrowed to: the users service's filters (docs/api.md#get-users). */
-interface UsersListFilters {
-  q?: string;
-  status?: UserStatus;
-  role_id?: number;
-}
-
-const STATUSES: readonly string[] = ['active', 'suspended', 'deleted'] satisfies UserStatus[];
-
 /** The filters the URL gives (empty fields of the form are no filter). */
 function filtersOf(query: WithId['Querystring']): UserFilterValues {
   const filters: UserFilterValues = {};
@@ -72,23 +65,14 @@ function filtersOf(query: WithId['Querystring']): UserFilterValues {
   return filters;
 }
 
-/** The filters as the service takes them, or what is wrong with them (a URL edited by hand). */
-function readFilters(filters: UserFilterValues): { read: UsersListFilters; errors: Record<string, string[]> } {
-  const read: UsersListFilters = {};
-  const errors: Record<string, string[]> = {};
-  if (filters.q !== undefined) {
-    if (filters.q.length > 255 || filters.q.includes('\u0000')) errors.q = ['must be 1 to 255 characters, without NUL'];
-    else read.q = filters.q;
+/** The filters as the users service takes them, or what is wrong with them (a URL edited by hand), by the API's rules. */
+function readFilters(filters: UserFilterValues): { read: UserFilters; errors: Record<string, string[]> } {
+  try {
+    return { read: parseUserListQuery(filters), errors: {} };
+  } catch (error) {
+    if (error instanceof Unprocessable) return { read: {}, errors: error.messages };
+    throw error;
   }
-  if (filters.status !== undefined) {
-    if (STATUSES.includes(filters.status)) read.status = filters.status as UserStatus;
-    else errors.status = [`must be one of ${STATUSES.join(', ')}`];
-  }
-  if (filters.role_id !== undefined) {
-    if (/^[1-9]\d{0,9}$/.test(filters.role_id) && Number(filters.role_id) <= 2_147_483_647) read.role_id = Number(filters.role_id);
-    else errors.role_id = ['must be an id'];
-  }
-  return { read, errors };
 }
 
 /** Users (docs/console.md#users): administrators manage everyone, a user its own account, by the API's rules. */
@@ -97,14 +81,6 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
   const actor = (request: FastifyRequest) => ({ id: request.viewer.id, permissions: request.viewer.permissions, address: request.ip });
   const see = (id: number, notice: string) => `/console/users/${id}?notice=${notice}`;
 
-  /**
-   * The list the filters keep. The users service takes them as a fourth argument, `{ q, status,
-   * role_id }` (docs/api.md#get-users); the console passes them on, and the service decides. The
-   * cast is for a service written before it took them (which ignores them): once it does, call
-   * `users.list` directly.
-   */
-  const filtering = users as unknown as { list(actor: User, limit: number, offset: number, filters: UsersListFilters): ReturnType<typeof users.list> };
-
   app.get<WithId>('/users', consoleRoute(), async (request, reply) => {
     const query = request.query;
     const filters = filtersOf(query);
@@ -112,7 +88,7 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     if (Object.values(query).some((value) => value === '')) return reply.code(303).header('location', usersListUrl(filters)).send();
     const pagination = parsePagination([], { page: query.page, per_page: query.per_page }, PAGE_LIMITS);
     const { read, errors } = readFilters(filters);
-    const { items, total } = Object.keys(errors).length > 0 ? { items: [], total: 0 } : await filtering.list(request.viewer, pagination.perPage, pagination.offset, read);
+    const { items, total } = Object.keys(errors).length > 0 ? { items: [], total: 0 } : await users.list(request.viewer, pagination.perPage, pagination.offset, read);
     const roleChoices = may(request.viewer, 'users.read') && may(request.viewer, 'roles.read') ? await everyRecord((limit, offset) => roles.list(request.viewer, limit, offset)) : undefined;
     reply.header('x-total', String(total));
     const view = { users: items, total, page: pagination.page, perPage: pagination.perPage, filters, filterErrors: errors, roleChoices, notice: noticeOf(query) };

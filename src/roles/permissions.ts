@@ -32,6 +32,10 @@ export const PERMISSIONS = [
   [25, 'infrastructure_errors.delete', 'Delete infrastructure errors'],
   [26, 'webhook_deliveries.read', 'See webhook deliveries'],
   [27, 'webhook_deliveries.retry', 'Send a failed webhook delivery again'],
+  [28, 'ingest_keys.read', 'See ingest keys (Sentry DSNs)'],
+  [29, 'ingest_keys.create', 'Create ingest keys'],
+  [30, 'ingest_keys.update', 'Edit ingest keys'],
+  [31, 'ingest_keys.delete', 'Revoke ingest keys'],
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number][1];

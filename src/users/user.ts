@@ -38,6 +38,7 @@ export interface User {
 export interface UserCredentials {
   user: User;
   password_hash: string;
-  api_key_hash: string | null;
+  /** The id of the user's API key whose hash is the one looked up with it (users.store.ts findCredentials), else null. */
+  api_key_id: number | null;
   session_epoch: number;
 }

@@ -3,13 +3,14 @@ import type { Clock } from '../shared/clock.js';
 import { type Actor, assertPermitted, assertPermittedOnUser, may } from '../roles/authorization.js';
 import { ADMIN_ROLE_ID, USER_ROLE_ID } from '../roles/permissions.js';
 import { FieldErrors, Forbidden, NotFound, Unprocessable } from '../shared/problems.js';
-import { userLimits } from '../shared/limits.js';
+import { apiKeyLimits, userLimits } from '../shared/limits.js';
 import { accountName, type Lockout } from './lockout.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { Page } from '../shared/page.js';
 import type { Role, User } from './user.js';
 import { idListField, stringField, unwrapRecord } from '../shared/request-body.js';
 import { DuplicateValue, type ChangeOutcome, type UserChanges, type UserFilters, type UsersRepository } from './users.store.js';
+import type { UserApiKey, UserApiKeysRepository } from './user-api-keys.store.js';
 
 
 const LOGIN = /^[A-Za-z0-9_.][A-Za-z0-9_@.-]*$/;
@@ -178,6 +179,7 @@ export function usersService(
   clock: Clock,
   credentialsChanged: (userId: number) => void = () => {},
   guesses?: Lockout,
+  apiKeys?: UserApiKeysRepository,
 ) {
   /** Counts a proof of `user`'s password from `address` on the lockout's counters; gives what to call if it was right. */
   async function countGuess(userId: number, address: string | undefined): Promise<() => Promise<void>> {
@@ -199,6 +201,14 @@ export function usersService(
     const total = await repository.count(scoped);
     const items = offset >= total ? [] : await repository.page(limit, offset, scoped);
     return { items, total };
+  }
+
+  /** The keys' store, once the actor may manage the user's keys and the user exists. */
+  async function keysOf(actor: Actor, userId: number): Promise<UserApiKeysRepository> {
+    assertPermittedOnUser(actor, 'users.api_key', userId);
+    if (!apiKeys) throw new Error('usersService: no API keys repository');
+    if (!(await repository.findById(userId))) throw new NotFound();
+    return apiKeys;
   }
 
   async function find(actor: Actor, id: number): Promise<User> {
@@ -360,6 +370,49 @@ export function usersService(
     },
 
     count: () => repository.count(),
+
+    /** A page of the user's API keys (docs/api.md#api-keys): what each is for, never the key. */
+    async listApiKeys(actor: Actor, userId: number, limit: number, offset: number): Promise<Page<UserApiKey>> {
+      const keys = await keysOf(actor, userId);
+      const [items, total] = await Promise.all([keys.page(userId, limit, offset), keys.count(userId)]);
+      return { items, total };
+    },
+
+    async getApiKey(actor: Actor, userId: number, keyId: number): Promise<UserApiKey> {
+      const key = await (await keysOf(actor, userId)).find(userId, keyId);
+      if (!key) throw new NotFound();
+      return key;
+    },
+
+    /**
+     * A new API key for the user beside its others, returned this once, with its description
+     * (`{"user_api_key": {"description": ...}}` or bare; `description` given as the default when the
+     * body has none, for OnApp's generate). Through a session, the body carries the actor's
+     * `current_password` as for make_new_api_key. At most apiKeyLimits.perUser keys a user.
+     */
+    async createApiKey(actor: Actor, userId: number, body: unknown, description?: string): Promise<{ key: UserApiKey; apiKey: string }> {
+      const keys = await keysOf(actor, userId);
+      const fields = unwrapRecord(body ?? {}, 'user_api_key');
+      const errors = new FieldErrors();
+      const given = stringField(fields, 'description', errors, { required: description === undefined, max: apiKeyLimits.description });
+      if (actor.viaSession && actor.id !== null) {
+        await currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))(errors);
+      }
+      errors.throwIfAny();
+      const { key, hash } = newApiKey();
+      const created = await keys.create(userId, given ?? (description as string), hash, apiKeyLimits.perUser, clock());
+      if (created === undefined) throw new NotFound();
+      if (created === 'limit') throw new Unprocessable({ base: [`A user has at most ${apiKeyLimits.perUser} API keys: revoke one first`] });
+      return { key: created, apiKey: key };
+    },
+
+    /** Revokes one of the user's API keys: refused from the next request on, in every process; ends the user's sessions. */
+    async revokeApiKey(actor: Actor, userId: number, keyId: number): Promise<void> {
+      const keys = await keysOf(actor, userId);
+      const outcome = await keys.revoke(userId, keyId);
+      credentialsChanged(userId);
+      if (outcome === 'not_found') throw new NotFound();
+    },
   };
 }
 

@@ -27,6 +27,9 @@ export interface NewUser {
 
 export type UserChanges = Partial<Pick<NewUser, 'login' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role_ids' | 'bucket_id' | 'user_group_id' | 'time_zone' | 'locale'>>;
 
+/** The description of the key `make_new_api_key` makes (and of each user's key migration 021 carried over). */
+export const DEFAULT_KEY_DESCRIPTION = 'default';
+
 /** Thrown when a login or email is taken; `field` names which. */
 export class DuplicateValue extends Error {
   constructor(readonly field: string) {
@@ -350,17 +353,25 @@ export function usersRepository(database: Database) {
     },
 
     /**
-     * Stores the SHA-256 of a new API key, replacing (and so revoking) the old one, and ends the
-     * user's sessions, since a session may have been opened with the old key.
+     * Makes `apiKeyHash` the user's default API key (docs/api.md#make-a-new-api-key): the default key
+     * it had (the one the last call made, or migration 021 carried over) is revoked, its other keys
+     * stay. `users.api_key_hash` follows it, for processes of the previous version during an upgrade.
+     * Ends the user's sessions, since a session may have been opened with the old key.
      */
     async setApiKeyHash(id: number, apiKeyHash: string, now: Date): Promise<User | undefined> {
-      const row = await db
-        .updateTable('users')
-        .set({ api_key_hash: apiKeyHash, session_epoch: sql<number>`session_epoch + 1`, updated_at: now.toISOString() })
-        .where('id', '=', id)
-        .returning(publicColumns)
-        .executeTakeFirst();
-      return toOneUser(db, row);
+      const at = now.toISOString();
+      return db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('users')
+          .set({ api_key_hash: apiKeyHash, session_epoch: sql<number>`session_epoch + 1`, updated_at: at })
+          .where('id', '=', id)
+          .returning(publicColumns)
+          .executeTakeFirst();
+        if (!row) return undefined;
+        await trx.deleteFrom('user_api_keys').where('user_id', '=', id).where('is_default', '=', 1).execute();
+        await trx.insertInto('user_api_keys').values({ user_id: id, description: DEFAULT_KEY_DESCRIPTION, key_hash: apiKeyHash, is_default: 1, created_at: at }).execute();
+        return toOneUser(trx, row);
+      }).finally(() => database.transactionEnded('users'));
     },
 
     /**
@@ -415,11 +426,17 @@ export function usersRepository(database: Database) {
       return row?.password_hash;
     },
 
-    /** What authentication checks, for the one user whose login is `loginOrEmail` or whose email is it in any case: never rendered. */
-    async findCredentials(loginOrEmail: string): Promise<UserCredentials | undefined> {
+    /**
+     * What authentication checks, for the one user whose login is `loginOrEmail` or whose email is it
+     * in any case: never rendered. With `apiKeyHash` (the SHA-256 of the password presented), also
+     * which of the user's API keys has that hash, if one does (docs/security.md#api-keys).
+     */
+    async findCredentials(loginOrEmail: string, apiKeyHash?: string): Promise<UserCredentials | undefined> {
       const rows = await db
         .selectFrom('users')
-        .select([...publicColumns, 'password_hash', 'api_key_hash', 'session_epoch'])
+        .select([...publicColumns, 'password_hash', 'session_epoch'])
+        .select((eb) => (apiKeyHash === undefined ? sql<null>`null` : eb.selectFrom('user_api_keys').select('user_api_keys.id')
+          .whereRef('user_api_keys.user_id', '=', 'users.id').where('user_api_keys.key_hash', '=', apiKeyHash)).as('api_key_id'))
         .where(matchesLoginOrEmail(loginOrEmail))
         .limit(2)
         .execute();
@@ -429,7 +446,7 @@ export function usersRepository(database: Database) {
       return row && {
         user: await toOneUser(db, row),
         password_hash: row.password_hash,
-        api_key_hash: row.api_key_hash,
+        api_key_id: row.api_key_id === null || row.api_key_id === undefined ? null : Number(row.api_key_id),
         session_epoch: Number(row.session_epoch),
       };
     },

@@ -1,9 +1,8 @@
 import { parseDatetime } from '../shared/datetime.js';
 import { FieldErrors } from '../shared/problems.js';
+import { type Query, singleParameter } from '../shared/query-string.js';
 import { errorReportLimits } from '../shared/limits.js';
 import type { Direction, ErrorFilters, ErrorSort } from './tracker.store.js';
-
-type Query = Readonly<Record<string, string | string[] | undefined>>;
 
 /** Every parameter a list (or a bulk delete, with `all`) understands. */
 const KNOWN = new Set(['page', 'per_page', 'sort', 'direction', 'reported', 'error_class', 'q', 'since', 'until', 'host', 'component']);
@@ -16,20 +15,8 @@ export interface ErrorListQuery {
   direction: Direction;
 }
 
-/** One value of a parameter; given twice is a mistake, named in the 422. */
-function single(query: Query, name: string, errors: FieldErrors): string | undefined {
-  const value = query[name];
-  if (value === undefined) return undefined;
-  if (Array.isArray(value)) {
-    if (value.length === 1) return value[0];
-    errors.add(name, 'must be given only once');
-    return undefined;
-  }
-  return value;
-}
-
 function text(query: Query, name: string, errors: FieldErrors): string | undefined {
-  const value = single(query, name, errors);
+  const value = singleParameter(query, name, errors);
   if (value === undefined) return undefined;
   if (value.includes('\u0000')) {
     errors.add(name, 'must not contain the NUL character (U+0000)');
@@ -43,7 +30,7 @@ function text(query: Query, name: string, errors: FieldErrors): string | undefin
 }
 
 function datetime(query: Query, name: string, errors: FieldErrors): Date | undefined {
-  const value = single(query, name, errors);
+  const value = singleParameter(query, name, errors);
   if (value === undefined) return undefined;
   const at = parseDatetime(value);
   if (!at) errors.add(name, 'must be a datetime such as 2026-11-20T10:00:00+00:00');
@@ -51,7 +38,7 @@ function datetime(query: Query, name: string, errors: FieldErrors): Date | undef
 }
 
 function oneOf<T extends string>(query: Query, name: string, allowed: readonly T[], errors: FieldErrors): T | undefined {
-  const value = single(query, name, errors);
+  const value = singleParameter(query, name, errors);
   if (value === undefined) return undefined;
   if (!(allowed as readonly string[]).includes(value)) {
     errors.add(name, `must be one of ${allowed.join(', ')}`);

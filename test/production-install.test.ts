@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { runProgram, startServer } from './support/cli.js';
+import { onPostgres } from './support/database.js';
+
+// The production install an operator runs on a fresh clone (docs/operations.md#production):
+// `npm ci --omit=dev` installs no dev dependency and still compiles dist/, and `npm start` serves.
+// It installs from npm's cache where it can (--prefer-offline); better-sqlite3 is compiled, so this
+// takes minutes: it runs once, on the SQLite run of the suite.
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+describe('npm ci --omit=dev on a fresh copy', { skip: onPostgres && 'installs once, on the SQLite run of the suite' }, () => {
+  it('installs no dev dependency, compiles dist/, and the installed cmi serves', { timeout: 900_000 }, async () => {
+    const project = mkdtempSync(join(tmpdir(), 'cmi-production-'));
+    try {
+      for (const entry of ['bin', 'build', 'src', 'static', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(ROOT, entry), join(project, entry), { recursive: true });
+      const install = await runProgram('npm', ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: project });
+      assert.equal(install.code, 0, install.stderr);
+      const { devDependencies } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+      assert.deepEqual(Object.keys(devDependencies).filter((name) => existsSync(join(project, 'node_modules', name))), []);
+      assert.equal(existsSync(join(project, 'dist', 'cli', 'main.js')), true);
+
+      const server = await startServer(
+        { DATABASE_URL: `sqlite:${join(project, 'data', 'cmi.sqlite3')}`, CMI_ADMIN_PASSWORD: 'production-password' },
+        [],
+        { program: { bin: join(project, 'bin', 'cmi.js') } },
+      );
+      try {
+        const res = await fetch(`${server.baseUrl}/version.json`, { headers: { authorization: `Basic ${Buffer.from('admin:production-password').toString('base64')}` } });
+        assert.deepEqual([res.status, await res.text()], [200, '{"version":"6.7"}']);
+      } finally {
+        assert.equal(await server.stop(), 0);
+      }
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  });
+});

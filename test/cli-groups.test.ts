@@ -88,4 +88,30 @@ describe('cmi groups, and cmi users ls filtered', () => {
     failed(await cmi(['groups', 'edit', '2']), 2, 'cmi: nothing to change: give at least one of the options (cmi help groups edit)\n');
     failed(await cmi(['groups', 'add', '--label', 'x', '--roles', 'admin']), 2, 'cmi: --roles must be role ids separated by commas (got "admin")\n');
   });
+
+  it('users add --group and users edit --group (by id, identifier or label) and --no-group: what the server then holds', async () => {
+    const groupOf = async (login: string) => {
+      const user = await t.database.db.selectFrom('users').select('user_group_id').where('login', '=', login).executeTakeFirstOrThrow();
+      return user.user_group_id === null ? null : Number(user.user_group_id);
+    };
+    succeeded(await cmi(['groups', 'add', '--label', 'Night shift']), 'Created user group 3 "Night shift" (night_shift)\n');
+    succeeded(await cmi(['users', 'add', '--login', 'kim', '--email', 'kim@example.com', '--password', 'kim-password', '--group', 'ops']), 'Created user 3 "kim" <kim@example.com>\n');
+    assert.equal(await groupOf('kim'), 2);
+    succeeded(await cmi(['users', 'edit', 'kim', '--group', 'Night shift']), 'Updated user 3 "kim" <kim@example.com>\n');
+    assert.equal(await groupOf('kim'), 3);
+    succeeded(await cmi(['users', 'edit', 'kim', '--group', '2']), 'Updated user 3 "kim" <kim@example.com>\n');
+    assert.equal(await groupOf('kim'), 2);
+    succeeded(await cmi(['users', 'edit', 'kim', '--no-group']), 'Updated user 3 "kim" <kim@example.com>\n');
+    assert.equal(await groupOf('kim'), null);
+    const [unknownId, unknownName, onAdd] = await Promise.all([
+      cmi(['users', 'edit', 'kim', '--group', '99']),
+      cmi(['users', 'edit', 'kim', '--group', 'nobody']),
+      cmi(['users', 'add', '--login', 'lee', '--email', 'lee@example.com', '--password', 'lee-password', '--group', 'nobody']),
+    ]);
+    failed(unknownId, 1, 'cmi: user_group_id names no user group: 99\n');
+    failed(unknownName, 2, 'cmi: no user group "nobody" (give an id, an identifier or a label)\n');
+    failed(onAdd, 2, 'cmi: no user group "nobody" (give an id, an identifier or a label)\n');
+    assert.equal(await groupOf('kim'), null);
+    assert.equal(await t.database.db.selectFrom('users').select('id').where('login', '=', 'lee').executeTakeFirst(), undefined);
+  });
 });

@@ -740,3 +740,231 @@ describe('the console\'s roles, billing buckets, and the roles and bucket of a u
     assert.deepEqual(await userOf(t.alice.id), { roles: [2], bucket_id: null });
   });
 });
+
+describe('the console\'s user groups, and the group of a user (docs/console.md#user-groups)', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(() => t.close());
+
+  const SCRIPT = '<script>alert(1)</script>';
+
+  function api(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown): Promise<LightMyRequestResponse> {
+    return t.app.inject({
+      method, url, headers: { authorization: t.adminAuth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
+  }
+
+  /** A group's fields as the API answers them, or undefined after a 404. */
+  async function groupOf(id: number): Promise<{ label: string; identifier: string; roles: number[]; bucket_id: number | null } | undefined> {
+    const res = await api('GET', `/user_groups/${id}.json`);
+    if (res.statusCode === 404) return undefined;
+    const { user_group: group } = JSON.parse(res.body) as { user_group: { label: string; identifier: string; roles: Array<{ role: { id: number } }>; bucket_id: number | null } };
+    return { label: group.label, identifier: group.identifier, roles: group.roles.map((r) => r.role.id), bucket_id: group.bucket_id };
+  }
+
+  async function groupIdOf(userId: number): Promise<number | null> {
+    return (JSON.parse((await api('GET', `/users/${userId}.json`)).body) as { user: { user_group_id: number | null } }).user.user_group_id;
+  }
+
+  function post(cookie: string, csrf: string | undefined, url: string, fields: Array<[string, string]> = []) {
+    const form = new URLSearchParams(csrf === undefined ? fields : [['_csrf', csrf], ...fields]);
+    return t.app.inject({ method: 'POST', url, headers: { ...FORM, cookie }, payload: form.toString() });
+  }
+
+  const get = (cookie: string, url: string) => t.app.inject({ method: 'GET', url, headers: { cookie } });
+
+  it('creates a group with roles and a bucket, lists and shows it (label as text), and edits it', async () => {
+    assert.equal((await api('POST', '/billing/buckets.json', { bucket: { label: 'Gold <b>' } })).statusCode, 201);
+    const cookie = await session(t);
+    const list = await get(cookie, '/console/groups');
+    assert.equal(list.statusCode, 200);
+    assert.equal(list.headers['content-security-policy'], CSP);
+    assert.equal(list.headers['x-total'], '0');
+    assert.match(list.body, /<a href="\/console\/buckets">Buckets<\/a>\n<a href="\/console\/groups">Groups<\/a>/);
+    assert.match(list.body, /<p class="empty">No groups on this page.<\/p>/);
+    assert.match(list.body, /<a class="button" href="\/console\/groups\/new">New group<\/a>/);
+    const form = await get(cookie, '/console/groups/new');
+    assert.equal(form.statusCode, 200);
+    assert.match(form.body, /<label class="check" for="role-1"><input type="checkbox" id="role-1" name="role_ids" value="1"> <span>Administrator <span class="badge system">system<\/span><\/span><\/label>/);
+    assert.match(form.body, /<select id="bucket_id" name="bucket_id"><option value="" selected>\(none\)<\/option><option value="1">Gold &lt;b&gt;<\/option><\/select>/);
+    const csrf = csrfOf(form.body);
+
+    const bad = await post(cookie, csrf, '/console/groups', [['label', ''], ['identifier', 'Bad id'], ['role_picker', '1'], ['role_ids', '2'], ['bucket_id', '1']]);
+    assert.equal(bad.statusCode, 422);
+    assert.match(bad.body, /<span class="field-error" id="label-error">label can&#39;t be blank<\/span>/);
+    assert.match(bad.body, /<span class="field-error" id="identifier-error">identifier must be lower-case letters, digits and _ \. -, not starting with \. or -<\/span>/);
+    assert.match(bad.body, /id="role-2" name="role_ids" value="2" checked>/, 'the ticked roles stay ticked');
+    assert.match(bad.body, /<option value="1" selected>Gold &lt;b&gt;<\/option>/);
+    assert.equal(await groupOf(1), undefined);
+
+    const made = await post(cookie, csrf, '/console/groups', [['label', SCRIPT], ['identifier', ''], ['role_picker', '1'], ['role_ids', '2'], ['bucket_id', '1']]);
+    assert.equal(made.statusCode, 303, made.body);
+    assert.equal(made.headers.location, '/console/groups/1?notice=created');
+    assert.deepEqual(await groupOf(1), { label: SCRIPT, identifier: 'script_alert_1_script', roles: [2], bucket_id: 1 });
+    for (const url of ['/console/groups/1?notice=created', '/console/groups', '/console/groups/1/delete']) {
+      const res = await get(cookie, url);
+      assert.equal(res.statusCode, 200, url);
+      assert.ok(!res.body.includes('<script>') && !res.body.includes('<b>'), url);
+      assert.ok(res.body.includes('&lt;script&gt;alert(1)&lt;/script&gt;'), url);
+    }
+    const listed = await get(cookie, '/console/groups');
+    assert.equal(listed.headers['x-total'], '1');
+    assert.ok(listed.body.includes('<td><a href="/console/groups/1">&lt;script&gt;alert(1)&lt;/script&gt;</a></td><td><code>script_alert_1_script</code></td>\n<td>User</td><td>Gold &lt;b&gt;</td>'), listed.body);
+    const shown = await get(cookie, '/console/groups/1?notice=created');
+    assert.match(shown.body, /<p class="notice" role="status">Group created.<\/p>/);
+    assert.match(shown.body, /<dt>Identifier<\/dt><dd><code>script_alert_1_script<\/code><\/dd>\n<dt>Roles<\/dt><dd><ul class="inline"><li><a href="\/console\/roles\/2">User<\/a><\/li><\/ul><\/dd>\n<dt>Billing bucket<\/dt><dd><a href="\/console\/buckets\/1">Gold &lt;b&gt;<\/a><\/dd>/);
+    assert.match(shown.body, /<h2 id="members-heading">Members<\/h2>\n<p class="total">0 members<\/p>/);
+    assert.match(shown.body, /<a class="button danger" href="\/console\/groups\/1\/delete">Delete…<\/a>/);
+
+    const saved = await post(cookie, csrf, '/console/groups/1', [['label', 'Support'], ['identifier', 'support'], ['role_picker', '1'], ['role_ids', '1'], ['role_ids', '2'], ['bucket_id', '']]);
+    assert.equal(saved.statusCode, 303);
+    assert.equal(saved.headers.location, '/console/groups/1?notice=saved');
+    assert.deepEqual(await groupOf(1), { label: 'Support', identifier: 'support', roles: [1, 2], bucket_id: null });
+    const none = await post(cookie, csrf, '/console/groups/1', [['label', 'Support'], ['identifier', 'support'], ['role_picker', '1'], ['bucket_id', '']]);
+    assert.equal(none.statusCode, 303);
+    assert.deepEqual((await groupOf(1))?.roles, [], 'no role ticked is none');
+    assert.equal((await api('POST', '/user_groups.json', { user_group: { label: 'Other' } })).statusCode, 201);
+    const taken = await post(cookie, csrf, '/console/groups/2', [['label', 'Other'], ['identifier', 'support'], ['role_picker', '1'], ['bucket_id', '9']]);
+    assert.equal(taken.statusCode, 422);
+    assert.match(taken.body, /<span class="field-error" id="identifier-error">identifier has already been taken<\/span>/);
+    assert.match(taken.body, /<span class="field-error" id="bucket_id-error">bucket id names no bucket: 9<\/span>/);
+    assert.deepEqual(await groupOf(2), { label: 'Other', identifier: 'other', roles: [], bucket_id: null });
+  });
+
+  it('lists a group\'s members with links, and refuses to delete a group users belong to (422, the reason said); deletes an empty one after asking', async () => {
+    assert.equal((await api('POST', '/user_groups.json', { user_group: { label: 'Ops', role_ids: [2] } })).statusCode, 201);
+    assert.equal((await api('PUT', `/users/${t.alice.id}.json`, { user: { user_group_id: 1 } })).statusCode, 204);
+    const cookie = await session(t);
+    const shown = await get(cookie, '/console/groups/1');
+    assert.match(shown.body, /<p class="total">1 member<\/p>\n<ul class="members"><li><a href="\/console\/users\/\d+">alice<\/a> <span class="status status-active">active<\/span><\/li><\/ul>/);
+    const ask = await get(cookie, '/console/groups/1/delete');
+    assert.equal(ask.statusCode, 200);
+    assert.match(ask.body, /<h1>Delete Ops\?<\/h1>/);
+    assert.match(ask.body, /<form method="post" action="\/console\/groups\/1\/delete"><input type="hidden" name="_csrf" value="[^"]+">\n<button type="submit" class="danger">Delete<\/button>/);
+    const csrf = csrfOf(ask.body);
+    const refused = await post(cookie, csrf, '/console/groups/1/delete');
+    assert.equal(refused.statusCode, 422);
+    assert.match(refused.body, /<div class="error" role="alert"><p>A user group that users belong to cannot be deleted<\/p><\/div>/);
+    assert.ok(await groupOf(1));
+    assert.equal((await api('PUT', `/users/${t.alice.id}.json`, { user: { user_group_id: null } })).statusCode, 204);
+    const deleted = await post(cookie, csrf, '/console/groups/1/delete');
+    assert.equal(deleted.statusCode, 303);
+    assert.equal(deleted.headers.location, '/console/groups?notice=deleted');
+    assert.equal(await groupOf(1), undefined);
+    assert.match((await get(cookie, '/console/groups?notice=deleted')).body, /<p class="notice" role="status">Group deleted.<\/p>/);
+  });
+
+  it('shows a user\'s group, lets a holder of users.update pick it, and filters the users list by group', async () => {
+    assert.equal((await api('POST', '/user_groups.json', { user_group: { label: SCRIPT } })).statusCode, 201);
+    assert.equal((await api('POST', '/user_groups.json', { user_group: { label: 'Ops' } })).statusCode, 201);
+    const cookie = await session(t);
+    const page = await get(cookie, `/console/users/${t.alice.id}`);
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /<dt>User group<\/dt><dd><span class="muted">none<\/span><\/dd>/);
+    assert.match(page.body, /<select id="user_group_id" name="user_group_id"><option value="" selected>\(none\)<\/option><option value="1">&lt;script&gt;alert\(1\)&lt;\/script&gt;<\/option><option value="2">Ops<\/option><\/select>/);
+    const csrf = csrfOf(page.body);
+    const fields: Array<[string, string]> = [['login', 'alice'], ['email', ALICE.email], ['first_name', ''], ['last_name', ''], ['time_zone', ''], ['locale', ''], ['role_picker', '1'], ['role_ids', '2'], ['bucket_id', '']];
+    const unknown = await post(cookie, csrf, `/console/users/${t.alice.id}`, [...fields, ['user_group_id', '9']]);
+    assert.equal(unknown.statusCode, 422);
+    assert.match(unknown.body, /<span class="field-error" id="user_group_id-error">user group id names no user group: 9<\/span>/);
+    assert.equal(await groupIdOf(t.alice.id), null);
+    const saved = await post(cookie, csrf, `/console/users/${t.alice.id}`, [...fields, ['user_group_id', '1']]);
+    assert.equal(saved.statusCode, 303);
+    assert.equal(await groupIdOf(t.alice.id), 1);
+    const after = await get(cookie, `/console/users/${t.alice.id}`);
+    assert.match(after.body, /<dt>User group<\/dt><dd><a href="\/console\/groups\/1">&lt;script&gt;alert\(1\)&lt;\/script&gt;<\/a><\/dd>/);
+    assert.match(after.body, /<option value="1" selected>&lt;script&gt;alert\(1\)&lt;\/script&gt;<\/option>/);
+    assert.ok(!after.body.includes('<script>'));
+
+    const list = await get(cookie, '/console/users');
+    assert.match(list.body, /<select id="user_group_id" name="user_group_id"><option value="" selected>any<\/option><option value="1">&lt;script&gt;alert\(1\)&lt;\/script&gt;<\/option><option value="2">Ops<\/option><\/select>/);
+    const filtered = await get(cookie, '/console/users?user_group_id=1');
+    assert.equal(filtered.statusCode, 200);
+    assert.equal(filtered.headers['x-total'], '1');
+    assert.deepEqual([...filtered.body.matchAll(/<td><a href="\/console\/users\/\d+">([^<]+)<\/a><\/td>/g)].map((m) => m[1]), ['alice']);
+    assert.match(filtered.body, /<option value="1" selected>/);
+    assert.equal((await get(cookie, '/console/users?user_group_id=2')).headers['x-total'], '0');
+
+    const cleared = await post(cookie, csrf, `/console/users/${t.alice.id}`, [...fields, ['user_group_id', '']]);
+    assert.equal(cleared.statusCode, 303);
+    assert.equal(await groupIdOf(t.alice.id), null);
+
+    // Alice's own page: her group by id only (she may not see groups), no picker, and a group she sends is not passed on.
+    assert.equal((await api('PUT', `/users/${t.alice.id}.json`, { user: { user_group_id: 2 } })).statusCode, 204);
+    const own = await session(t, ALICE.login, ALICE.password);
+    const mine = await get(own, `/console/users/${t.alice.id}`);
+    assert.match(mine.body, /<dt>User group<\/dt><dd>#2<\/dd>/);
+    assert.ok(!mine.body.includes('name="user_group_id"'));
+    const sent = await post(own, csrfOf(mine.body), `/console/users/${t.alice.id}`, [['login', 'alice'], ['email', ALICE.email], ['user_group_id', '1']]);
+    assert.equal(sent.statusCode, 303);
+    assert.equal(await groupIdOf(t.alice.id), 2);
+  });
+
+  it('keeps a plain user out of the groups (nothing in its navigation, 403 on every page and form)', async () => {
+    assert.equal((await api('POST', '/user_groups.json', { user_group: { label: 'Kept' } })).statusCode, 201);
+    const cookie = await session(t, ALICE.login, ALICE.password);
+    const home = await get(cookie, '/console/users');
+    assert.ok(!home.body.includes('href="/console/groups"'));
+    const csrf = csrfOf(home.body);
+    for (const url of ['/console/groups', '/console/groups/new', '/console/groups/1', '/console/groups/1/delete']) {
+      const res = await get(cookie, url);
+      assert.equal(res.statusCode, 403, url);
+      assert.match(res.body, /<h1>Not allowed<\/h1>/, url);
+      assert.ok(!res.body.includes('Kept'), url);
+    }
+    const posts: Array<[string, Array<[string, string]>]> = [
+      ['/console/groups', [['label', 'Mine'], ['role_picker', '1'], ['role_ids', '1']]],
+      ['/console/groups/1', [['label', 'Mine'], ['role_picker', '1'], ['role_ids', '1']]],
+      ['/console/groups/1/delete', []],
+    ];
+    for (const [url, fields] of posts) {
+      const res = await post(cookie, csrf, url, fields);
+      assert.equal(res.statusCode, 403, url);
+      assert.match(res.body, /<h1>Not allowed<\/h1>/, url);
+    }
+    assert.equal((JSON.parse((await api('GET', '/user_groups.json')).body) as unknown[]).length, 1);
+    assert.deepEqual(await groupOf(1), { label: 'Kept', identifier: 'kept', roles: [], bucket_id: null });
+  });
+
+  it('shows a holder of user_groups.read alone the groups without the forms, and its service refuses the changes', async () => {
+    assert.equal((await api('POST', '/roles.json', { role: { label: 'Reader', permission_ids: [2, 14] } })).statusCode, 201);
+    assert.equal((await api('POST', '/user_groups.json', { user_group: { label: 'Kept' } })).statusCode, 201);
+    assert.equal((await api('PUT', `/users/${t.alice.id}.json`, { user: { role_ids: [3] } })).statusCode, 204);
+    const cookie = await session(t, ALICE.login, ALICE.password);
+    const list = await get(cookie, '/console/groups');
+    assert.equal(list.statusCode, 200);
+    assert.match(list.body, /<a href="\/console\/groups">Groups<\/a>\n+<\/nav>/);
+    assert.ok(!list.body.includes('New group'));
+    const group = await get(cookie, '/console/groups/1');
+    assert.equal(group.statusCode, 200);
+    assert.ok(!group.body.includes('<form method="post" action="/console/groups/1'), 'no edit or delete form');
+    assert.match(group.body, /<p class="total">0 members<\/p>/, 'users.read.own: only itself could be listed');
+    const refused = await post(cookie, csrfOf(group.body), '/console/groups/1', [['label', 'Mine']]);
+    assert.equal(refused.statusCode, 403);
+    assert.deepEqual(await groupOf(1), { label: 'Kept', identifier: 'kept', roles: [], bucket_id: null });
+  });
+
+  it('refuses every form of these pages without the session\'s CSRF token, and changes nothing', async () => {
+    assert.equal((await api('POST', '/user_groups.json', { user_group: { label: 'Kept' } })).statusCode, 201);
+    const cookie = await session(t);
+    const other = csrfOf((await get(await session(t), '/console/groups')).body);
+    const posts: Array<[string, Array<[string, string]>]> = [
+      ['/console/groups', [['label', 'New']]],
+      ['/console/groups/1', [['label', 'Changed'], ['role_picker', '1'], ['role_ids', '1']]],
+      ['/console/groups/1/delete', []],
+      [`/console/users/${t.alice.id}`, [['login', 'alice'], ['email', ALICE.email], ['user_group_id', '1']]],
+    ];
+    for (const [url, fields] of posts) {
+      for (const csrf of [undefined, other]) {
+        const res = await post(cookie, csrf, url, fields);
+        assert.equal(res.statusCode, 403, url);
+        assert.match(res.body, /This form did not come from a page of this console/, url);
+      }
+    }
+    assert.deepEqual(await groupOf(1), { label: 'Kept', identifier: 'kept', roles: [], bucket_id: null });
+    assert.equal((JSON.parse((await api('GET', '/user_groups.json')).body) as unknown[]).length, 1);
+    assert.equal(await groupIdOf(t.alice.id), null);
+  });
+});

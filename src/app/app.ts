@@ -210,7 +210,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(userApiKeysRoutes, { users: accounts, lists });
   await app.register(rolesRoutes, { roles, lists });
   await app.register(bucketsRoutes, { buckets, lists });
-  await app.register(userGroupsRoutes, { userGroups: userGroupsService(userGroupsRepository(database), clock, cache.allCredentialsChanged), lists });
+  const userGroups = userGroupsService(userGroupsRepository(database), clock, cache.allCredentialsChanged);
+  await app.register(userGroupsRoutes, { userGroups, lists });
   await app.register(sessionRoutes, { authenticator: authentication, clock });
   await app.register(healthRoutes, { health: healthService(database, clock, sessions.ensureKey) });
   await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: database.dataVersions.tracker });
@@ -226,7 +227,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
-    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, roles, buckets, tracker, errorReporting: reporting,
+    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, roles, buckets, userGroups, tracker, errorReporting: reporting,
     ingestKeys, publicUrl: config.publicUrl, clock,
   });
   if (config.openApi) await app.register(openApiRoutes, { version, routes });

@@ -6,6 +6,7 @@ import type { Clock } from '../shared/clock.js';
 import type { IngestKeysService } from '../ingest/ingest-keys.service.js';
 import type { InfrastructureErrors } from '../tracker/tracker.service.js';
 import type { Authenticator } from '../users/authentication.js';
+import type { UserGroupsService } from '../user-groups/user-groups.service.js';
 import type { SessionTokens } from '../users/sessions.js';
 import type { UsersService } from '../users/users.service.js';
 import type { Html } from './html.js';
@@ -19,6 +20,7 @@ export interface ConsoleServices {
   users: UsersService;
   roles: RolesService;
   buckets: BucketsService;
+  userGroups: UserGroupsService;
   tracker: InfrastructureErrors;
   errorReporting: ErrorReporting;
   ingestKeys: IngestKeysService;
@@ -44,4 +46,14 @@ export function formOf(request: FastifyRequest): URLSearchParams {
 export function pageContext(request: FastifyRequest, { sessionTokens, clock }: ConsoleServices): PageContext {
   if (!request.session) throw new Error('a console page rendered without a session (console/console.plugin.ts signs every one in)');
   return { viewer: request.viewer, csrf: sessionTokens.csrfToken(request.session), now: clock() };
+}
+
+/** Every record of a paged list, a page of 100 at a time (the pickers' roles and buckets). */
+export async function everyRecord<T>(page: (limit: number, offset: number) => Promise<{ items: T[]; total: number }>): Promise<T[]> {
+  const all: T[] = [];
+  for (;;) {
+    const { items, total } = await page(100, all.length);
+    all.push(...items);
+    if (items.length === 0 || all.length >= total) return all;
+  }
 }

@@ -15,6 +15,7 @@ import { consoleSignInRoutes } from './sign-in.routes.js';
 import { consoleUsersRoutes } from './users.routes.js';
 import { consoleRolesRoutes } from './roles.routes.js';
 import { consoleBucketsRoutes } from './buckets.routes.js';
+import { consoleGroupsRoutes } from './groups.routes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -139,6 +140,7 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   consoleUsersRoutes(app, services);
   consoleRolesRoutes(app, services);
   consoleBucketsRoutes(app, services);
+  consoleGroupsRoutes(app, services);
   consoleIngestKeysRoutes(app, services);
   done();
 };

@@ -5,7 +5,7 @@ export type FieldErrors = Record<string, string[]>;
 
 export function errorsFor(errors: FieldErrors, name: string): Html {
   const messages = errors[name];
-  return messages ? html`<span class="field-error" id="${name}-error">${name.replace('_', ' ')} ${messages.join('; ')}</span>` : html``;
+  return messages ? html`<span class="field-error" id="${name}-error">${name.replaceAll('_', ' ')} ${messages.join('; ')}</span>` : html``;
 }
 
 export interface TextFieldAttributes {

@@ -60,6 +60,7 @@ ${may(viewer, 'infrastructure_errors.read') ? html`<a href="/console/errors">Err
 <a href="/console/users">${may(viewer, 'users.read') ? 'Users' : 'My account'}</a>
 ${may(viewer, 'roles.read') ? html`<a href="/console/roles">Roles</a>` : ''}
 ${may(viewer, 'buckets.read') ? html`<a href="/console/buckets">Buckets</a>` : ''}
+${may(viewer, 'user_groups.read') ? html`<a href="/console/groups">Groups</a>` : ''}
 ${may(viewer, 'ingest_keys.read') ? html`<a href="/console/ingest-keys">Ingest keys</a>` : ''}
 </nav>
 <form method="post" action="/console/sign-out" class="sign-out">${csrfField(csrf)}<span class="who">${viewer.login}</span> <button type="submit">Sign out</button></form>

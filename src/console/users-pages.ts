@@ -1,4 +1,5 @@
 import type { Bucket } from '../buckets/bucket.js';
+import type { UserGroup } from '../user-groups/user-group.js';
 import type { User } from '../users/user.js';
 import { html, type Html } from './html.js';
 import { may } from '../roles/authorization.js';
@@ -8,7 +9,7 @@ import { baseErrors, checkbox, errorsFor, type FieldErrors, textField } from './
 import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
 
 /** The user fields a form edits, as typed; the roles and the bucket as the pickers hold them. */
-export type UserFormValues = Partial<Record<'login' | 'email' | 'first_name' | 'last_name' | 'role' | 'time_zone' | 'locale' | 'bucket_id', string>> & { role_ids?: readonly number[] };
+export type UserFormValues = Partial<Record<'login' | 'email' | 'first_name' | 'last_name' | 'role' | 'time_zone' | 'locale' | 'bucket_id' | 'user_group_id', string>> & { role_ids?: readonly number[] };
 
 function roleField(value: string | undefined, errors: FieldErrors): Html {
   const option = (role: string, label: string) => html`<option value="${role}"${(value ?? 'user') === role ? html` selected` : ''}>${label}</option>`;
@@ -31,10 +32,18 @@ function bucketField(choices: readonly BucketChoice[], value: string | undefined
   return html`<label for="bucket_id">Billing bucket</label><select id="bucket_id" name="bucket_id">${option('', '(none)')}${choices.map((b) => option(String(b.id), b.label))}</select>${errorsFor(errors, 'bucket_id')}`;
 }
 
+/** The group picker (none, or one of the user groups). */
+function groupField(choices: readonly GroupChoice[], value: string | undefined, errors: FieldErrors): Html {
+  const option = (id: string, label: string) => html`<option value="${id}"${(value ?? '') === id ? html` selected` : ''}>${label}</option>`;
+  return html`<label for="user_group_id">User group</label><select id="user_group_id" name="user_group_id">${option('', '(none)')}${choices.map((g) => option(String(g.id), g.label))}</select>${errorsFor(errors, 'user_group_id')}`;
+}
+
 /** A role a user may be given, as the picker shows it. */
 export type RoleChoice = Pick<Role, 'id' | 'label' | 'system'>;
 /** A bucket a user may be put in. */
 export type BucketChoice = Pick<Bucket, 'id' | 'label'>;
+/** A user group a user may be put in. */
+export type GroupChoice = Pick<UserGroup, 'id' | 'label'>;
 
 /** The labels of the roles a user holds, each a link to the role for those who may see roles. */
 function heldRoles(context: PageContext, user: User): Html {
@@ -44,7 +53,7 @@ function heldRoles(context: PageContext, user: User): Html {
 }
 
 /** The filters of the users list, as the URL carries them (so a reload or a shared link keeps them). */
-export const USER_FILTERS = ['q', 'status', 'role_id'] as const;
+export const USER_FILTERS = ['q', 'status', 'role_id', 'user_group_id'] as const;
 export type UserFilterValues = Partial<Record<(typeof USER_FILTERS)[number], string>>;
 
 /** The list's URL with these filters and this page. */
@@ -69,6 +78,8 @@ export interface UsersListView {
   filterErrors: FieldErrors;
   /** The roles to filter by, for a viewer who may see them. */
   roleChoices?: readonly RoleChoice[];
+  /** The user groups to filter by, for a viewer who may see them. */
+  groupChoices?: readonly GroupChoice[];
   notice?: string;
 }
 
@@ -76,7 +87,7 @@ export interface UsersListView {
 function usersFilterForm(view: UsersListView): Html {
   const { filters, filterErrors: errors } = view;
   const invalid = (name: string) => (errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '');
-  const option = (name: 'status' | 'role_id', value: string, label: string) => html`<option value="${value}"${(filters[name] ?? '') === value ? html` selected` : ''}>${label}</option>`;
+  const option = (name: 'status' | 'role_id' | 'user_group_id', value: string, label: string) => html`<option value="${value}"${(filters[name] ?? '') === value ? html` selected` : ''}>${label}</option>`;
   return html`<form method="get" action="/console/users" class="filters" role="search" aria-label="Search users">
 <div><label for="q">Search</label>
 <input id="q" name="q" type="search" maxlength="255" placeholder="login, name or email" value="${filters.q ?? ''}"${invalid('q')}>${errorsFor(errors, 'q')}</div>
@@ -84,6 +95,8 @@ function usersFilterForm(view: UsersListView): Html {
 <select id="status" name="status"${invalid('status')}>${option('status', '', 'any')}${option('status', 'active', 'active')}${option('status', 'suspended', 'suspended')}${option('status', 'deleted', 'deleted')}</select>${errorsFor(errors, 'status')}</div>
 ${view.roleChoices ? html`<div><label for="role_id">Role</label>
 <select id="role_id" name="role_id"${invalid('role_id')}>${option('role_id', '', 'any')}${view.roleChoices.map((role) => option('role_id', String(role.id), role.label))}</select>${errorsFor(errors, 'role_id')}</div>` : ''}
+${view.groupChoices ? html`<div><label for="user_group_id">Group</label>
+<select id="user_group_id" name="user_group_id"${invalid('user_group_id')}>${option('user_group_id', '', 'any')}${view.groupChoices.map((group) => option('user_group_id', String(group.id), group.label))}</select>${errorsFor(errors, 'user_group_id')}</div>` : ''}
 <div class="buttons"><button type="submit">Search</button> <a href="/console/users">Clear</a></div>
 </form>`;
 }
@@ -139,6 +152,10 @@ export interface UserView {
   bucketChoices?: readonly BucketChoice[];
   /** The user's bucket, when the viewer may see buckets (else only its id is shown). */
   bucket?: BucketChoice;
+  /** The user groups a holder of users.update (and user_groups.read) may put the user in. */
+  groupChoices?: readonly GroupChoice[];
+  /** The user's group, when the viewer may see groups (else only its id is shown). */
+  group?: GroupChoice;
 }
 
 /** One user: the record, the edit form, the actions, and for one's own account the password form. */
@@ -157,6 +174,7 @@ ${view.apiKey === undefined ? '' : html`<section class="api-key" aria-labelledby
 <dl class="fields">
 <dt>Roles</dt><dd>${heldRoles(context, user)}</dd>
 <dt>Billing bucket</dt><dd>${user.bucket_id === null ? html`<span class="muted">none</span>` : view.bucket ? (may_('buckets.read') ? html`<a href="/console/buckets/${user.bucket_id}">${view.bucket.label}</a>` : view.bucket.label) : `#${user.bucket_id}`}</dd>
+<dt>User group</dt><dd>${user.user_group_id === null ? html`<span class="muted">none</span>` : view.group ? html`<a href="/console/groups/${user.user_group_id}">${view.group.label}</a>` : `#${user.user_group_id}`}</dd>
 <dt>Created</dt><dd>${datetime(user.created_at)}</dd>
 <dt>Activated</dt><dd>${datetime(user.activated_at)}</dd>
 <dt>Suspended</dt><dd>${datetime(user.suspend_at)}</dd>
@@ -180,6 +198,7 @@ ${textField('time_zone', 'Time zone', values.time_zone, errors, { max: 64 })}
 ${textField('locale', 'Locale', values.locale, errors, { max: 16 })}
 ${may_('users.update') ? (view.roleChoices ? rolesField(view.roleChoices, values.role_ids, errors) : roleField(values.role, errors)) : ''}
 ${may_('users.update') && view.bucketChoices ? bucketField(view.bucketChoices, values.bucket_id, errors) : ''}
+${may_('users.update') && view.groupChoices ? groupField(view.groupChoices, values.user_group_id, errors) : ''}
 <button type="submit">Save</button>
 </form>
 </section>

@@ -10,12 +10,12 @@ import {
 } from './users-pages.js';
 import { parsePagination } from '../shared/pagination.js';
 import { parseId } from '../http/route-params.js';
-import { consoleRoute, type ConsoleServices, formOf, pageContext, sendPage } from './console-page.js';
+import { consoleRoute, type ConsoleServices, everyRecord, formOf, pageContext, sendPage } from './console-page.js';
 
 type WithId = { Params: { id: string }; Querystring: Record<string, string | string[] | undefined> };
 
 const PAGE_LIMITS = { defaultPerPage: 25, maxPerPage: 100 };
-const EDITED = ['login', 'email', 'first_name', 'last_name', 'time_zone', 'locale', 'role', 'bucket_id'] as const;
+const EDITED = ['login', 'email', 'first_name', 'last_name', 'time_zone', 'locale', 'role', 'bucket_id', 'user_group_id'] as const;
 
 const NOTICES: Record<string, string> = {
   created: 'User created.',
@@ -30,17 +30,8 @@ function valuesOf(user: User): UserFormValues {
   return {
     login: user.login, email: user.email, first_name: user.first_name, last_name: user.last_name, role: user.role, time_zone: user.time_zone ?? '', locale: user.locale ?? '',
     role_ids: user.roles.map((role) => role.id), bucket_id: user.bucket_id === null ? '' : String(user.bucket_id),
+    user_group_id: user.user_group_id === null ? '' : String(user.user_group_id),
   };
-}
-
-/** Every record of a paged list, a page of 100 at a time (the pickers' roles and buckets). */
-async function everyRecord<T>(page: (limit: number, offset: number) => Promise<{ items: T[]; total: number }>): Promise<T[]> {
-  const all: T[] = [];
-  for (;;) {
-    const { items, total } = await page(100, all.length);
-    all.push(...items);
-    if (items.length === 0 || all.length >= total) return all;
-  }
 }
 
 /** The fields a form sent, as the API's request body (users/users.service.ts reads and checks them). */
@@ -77,7 +68,7 @@ function readFilters(filters: UserFilterValues): { read: UserFilters; errors: Re
 
 /** Users (docs/console.md#users): administrators manage everyone, a user its own account, by the API's rules. */
 export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServices): void {
-  const { users, roles, buckets } = services;
+  const { users, roles, buckets, userGroups } = services;
   const actor = (request: FastifyRequest) => ({ id: request.viewer.id, permissions: request.viewer.permissions, address: request.ip });
   const see = (id: number, notice: string) => `/console/users/${id}?notice=${notice}`;
 
@@ -90,8 +81,9 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     const { read, errors } = readFilters(filters);
     const { items, total } = Object.keys(errors).length > 0 ? { items: [], total: 0 } : await users.list(request.viewer, pagination.perPage, pagination.offset, read);
     const roleChoices = may(request.viewer, 'users.read') && may(request.viewer, 'roles.read') ? await everyRecord((limit, offset) => roles.list(request.viewer, limit, offset)) : undefined;
+    const groupChoices = may(request.viewer, 'users.read') && may(request.viewer, 'user_groups.read') ? await everyRecord((limit, offset) => userGroups.list(request.viewer, limit, offset)) : undefined;
     reply.header('x-total', String(total));
-    const view = { users: items, total, page: pagination.page, perPage: pagination.perPage, filters, filterErrors: errors, roleChoices, notice: noticeOf(query) };
+    const view = { users: items, total, page: pagination.page, perPage: pagination.perPage, filters, filterErrors: errors, roleChoices, groupChoices, notice: noticeOf(query) };
     return sendPage(reply, usersListPage(pageContext(request, services), view), Object.keys(errors).length > 0 ? 422 : 200);
   });
 
@@ -117,14 +109,18 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
    * What the user's page shows beyond the record: the roles and buckets a holder of users.update may
    * pick from (when it may also see them), and the user's bucket by label (docs/console.md#users).
    */
-  async function choices(viewer: User, user: User): Promise<Pick<UserView, 'roleChoices' | 'bucketChoices' | 'bucket'>> {
+  async function choices(viewer: User, user: User): Promise<Pick<UserView, 'roleChoices' | 'bucketChoices' | 'bucket' | 'groupChoices' | 'group'>> {
     const picks = may(viewer, 'users.update');
     const roleChoices = picks && may(viewer, 'roles.read') ? await everyRecord((limit, offset) => roles.list(viewer, limit, offset)) : undefined;
     const seesBuckets = may(viewer, 'buckets.read');
     const bucketChoices = picks && seesBuckets ? await everyRecord((limit, offset) => buckets.list(viewer, limit, offset)) : undefined;
     const bucket = user.bucket_id === null || !seesBuckets ? undefined
       : (bucketChoices?.find((b) => b.id === user.bucket_id) ?? (await buckets.get(viewer, user.bucket_id).catch(() => undefined)));
-    return { roleChoices, bucketChoices, bucket };
+    const seesGroups = may(viewer, 'user_groups.read');
+    const groupChoices = picks && seesGroups ? await everyRecord((limit, offset) => userGroups.list(viewer, limit, offset)) : undefined;
+    const group = user.user_group_id === null || !seesGroups ? undefined
+      : (groupChoices?.find((g) => g.id === user.user_group_id) ?? (await userGroups.get(viewer, user.user_group_id).catch(() => undefined)));
+    return { roleChoices, bucketChoices, bucket, groupChoices, group };
   }
 
   async function show(request: FastifyRequest<WithId>, reply: FastifyReply, user: User, extra: Partial<Parameters<typeof userPage>[1]> & { status?: number } = {}) {
@@ -138,9 +134,9 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     const id = parseId(request.params.id);
     const user = await users.get(request.viewer, id);
     const form = formOf(request);
-    // Only a holder of users.update sends roles and a bucket; the same rule as the API refuses anyone else's.
+    // Only a holder of users.update sends roles, a bucket and a group; the same rule as the API refuses anyone else's.
     const picks = may(request.viewer, 'users.update');
-    const body: Record<string, unknown> = bodyOf(form, picks ? EDITED : EDITED.filter((name) => name !== 'role' && name !== 'bucket_id'));
+    const body: Record<string, unknown> = bodyOf(form, picks ? EDITED : EDITED.filter((name) => name !== 'role' && name !== 'bucket_id' && name !== 'user_group_id'));
     // The role picker's marker: ticking none sends an empty list (which the API refuses, said beside it).
     if (picks && form.has('role_picker')) {
       body.role_ids = form.getAll('role_ids');

@@ -252,7 +252,7 @@ export function addRemoteUserCommands(program: Command): void {
     .action(async (target: string, options: { json?: boolean; xml?: boolean }, command: Command) =>
       run(command, options.xml, (c) => remoteUserCommands(c).show(target, rawFormat(options))));
 
-  userRoleOptions(userFieldOptions(remote(users.command('add'), 'create a user on the server', 'cmi users add --login grace --email grace@example.com --password "$PW" --first-name Grace', 'cmi users add --login kim --email kim@example.com --password "$PW" --role user --role support --bucket Gold'))
+  userRoleOptions(userFieldOptions(remote(users.command('add'), 'create a user on the server', 'cmi users add --login grace --email grace@example.com --password "$PW" --first-name Grace', 'cmi users add --login kim --email kim@example.com --password "$PW" --role user --role support --bucket Gold', 'cmi users add --login lee --email lee@example.com --password "$PW" --group ops'))
     .requiredOption('--login <login>', 'login name')
     .requiredOption('--email <email>', 'email address')
     .addOption(new Option('--admin', 'make the user an administrator')), false)
@@ -261,7 +261,7 @@ export function addRemoteUserCommands(program: Command): void {
       return run(command, false, async (c) => remoteUserCommands(c).add({ ...userFields(options), ...(await userRoleFields(c.client, options)) } as never));
     });
 
-  userRoleOptions(userFieldOptions(remote(users.command('edit <user>'), 'change a user on the server (by id, login or email)', 'cmi users edit alice --time-zone Europe/Paris', 'cmi users edit 3 --admin', 'cmi users edit kim --role support --no-bucket'))
+  userRoleOptions(userFieldOptions(remote(users.command('edit <user>'), 'change a user on the server (by id, login or email)', 'cmi users edit alice --time-zone Europe/Paris', 'cmi users edit 3 --admin', 'cmi users edit kim --role support --no-bucket', 'cmi users edit kim --group ops'))
     .option('--login <login>', 'new login name')
     .option('--email <email>', 'new email address')
     .addOption(new Option('--admin', 'make the user an administrator').conflicts('ordinary'))

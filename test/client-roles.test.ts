@@ -53,8 +53,8 @@ for (const format of ['json', 'xml'] as const satisfies Format[]) {
 
     it('permissions.list and all: the catalogue, typed, by id', async () => {
       const page = await admin.permissions.list({ perPage: 10, page: 3 });
-      assert.deepEqual([page.total, page.page, page.limit, page.hasMore], [PERMISSIONS.length, 3, 10, false]);
-      assert.deepEqual(page.items, PERMISSIONS.slice(20).map(([id]) => permissionOf(t, id)));
+      assert.deepEqual([page.total, page.page, page.limit, page.hasMore], [PERMISSIONS.length, 3, 10, PERMISSIONS.length > 30]);
+      assert.deepEqual(page.items, PERMISSIONS.slice(20, 30).map(([id]) => permissionOf(t, id)));
       const walked: Permission[] = [];
       for await (const permission of admin.permissions.all({ perPage: 10 })) walked.push(permission);
       assert.deepEqual(walked.map((p) => [p.id, p.identifier, p.label]), PERMISSIONS.map((p) => [...p]));

@@ -39,6 +39,37 @@ export interface InfrastructureErrorsTable {
   reported: number;
   created_at: string;
   updated_at: string;
+  /** Triage (migration 023; tracker/triage.ts): never part of the record's nine fields. */
+  triage_status: Generated<'unresolved' | 'resolved' | 'ignored' | 'snoozed'>;
+  assignee_id: Generated<number | null>;
+  snoozed_until: Generated<string | null>;
+  snooze_occurrences: Generated<number | null>;
+  /** The counter at which a snooze by occurrences ends. */
+  snooze_until_counter: Generated<number | null>;
+  resolved_at: Generated<string | null>;
+  resolved_by_id: Generated<number | null>;
+  regressed_at: Generated<string | null>;
+  /** Null until the error's triage first changes (shown as created_at). */
+  triage_updated_at: Generated<string | null>;
+}
+
+/** Notes on an error (migration 023). */
+export interface ErrorNotesTable {
+  id: Generated<number>;
+  error_id: number;
+  author_id: number | null;
+  body: string;
+  created_at: string;
+}
+
+/** What happened to an error, oldest first by id (migration 023); details: a JSON object as text. */
+export interface ErrorActivityTable {
+  id: Generated<number>;
+  error_id: number;
+  at: string;
+  actor_id: number | null;
+  action: string;
+  details: string;
 }
 
 /** The kept sample of an error's occurrences (migration 006). */
@@ -130,7 +161,7 @@ export interface WebhookDeliveriesTable {
   id: Generated<number>;
   /** The X-Cmi-Delivery header: the same on every try. */
   delivery_id: string;
-  kind: 'report' | 'new' | 'spike';
+  kind: 'report' | 'new' | 'spike' | 'regression';
   error_id: number;
   url: string;
   /** The JSON body, exactly as sent on every try. */
@@ -184,6 +215,8 @@ export interface Schema {
   role_permissions: RolePermissionsTable;
   user_roles: UserRolesTable;
   billing_buckets: BillingBucketsTable;
+  error_notes: ErrorNotesTable;
+  error_activity: ErrorActivityTable;
 }
 
 /** The permission catalogue (migration 016; roles/permissions.ts). */

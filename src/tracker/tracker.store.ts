@@ -4,6 +4,8 @@ import type { Database } from '../db/database.js';
 import type { Dialect, PerDatabase } from '../db/dialects/dialect.js';
 import { likeContaining } from '../db/dialects/text/text.js';
 import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
+import { type BatchTriage, triageInBatch } from './triage-batch.js';
+import type { TriageStatus } from './triage.js';
 
 /** One report of an error, validated and truncated, as the tracker stores it. */
 export interface ErrorReport {
@@ -36,6 +38,10 @@ export interface ErrorFilters {
   until?: Date;
   host?: string;
   component?: string;
+  /** The triage status (docs/api.md#error-triage). */
+  status?: TriageStatus;
+  /** The assignee's id, or 'none' for errors assigned to no one. */
+  assignee?: number | 'none';
 }
 
 export type ErrorSort = 'updated_at' | 'created_at' | 'counter';
@@ -145,8 +151,11 @@ function groupByFingerprint(reports: readonly ErrorReport[]): Group[] {
 const incomingIf = (table: string, column: string, op: '>' | '<' | '>=', by = column) =>
   sql<string>`case when ${sql.ref(`excluded.${by}`)} ${sql.raw(op)} ${sql.ref(`${table}.${by}`)} then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`${table}.${column}`)} end`;
 
-function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, few = true) {
+export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, few = true) {
   const conditions = [];
+  // Each a range of its index in the list's order (migration 023).
+  if (filters.status !== undefined) conditions.push(eb('triage_status', '=', filters.status));
+  if (filters.assignee !== undefined) conditions.push(filters.assignee === 'none' ? eb('assignee_id', 'is', null) : eb('assignee_id', '=', filters.assignee));
   if (filters.reported !== undefined) conditions.push(eb('reported', '=', filters.reported ? 1 : 0));
   if (filters.errorClass !== undefined) conditions.push(eb('error_class', '=', filters.errorClass));
   if (filters.since !== undefined) conditions.push(eb('updated_at', '>=', filters.since.toISOString()));
@@ -192,6 +201,8 @@ export interface BatchOutcome {
   record: InfrastructureError;
   created: boolean;
   added: number;
+  /** Its triage once the batch is committed, and whether the batch reopened it (tracker/triage-batch.ts). */
+  triage: BatchTriage;
 }
 
 /**
@@ -211,6 +222,8 @@ async function deleteErrors(trx: Kysely<Schema>, ids: number[]): Promise<number>
     await trx.deleteFrom('error_histogram').where('error_id', 'in', part).execute();
     await trx.deleteFrom('error_breakdown').where('error_id', 'in', part).execute();
     await trx.deleteFrom('error_alerts').where('error_id', 'in', part).execute();
+    await trx.deleteFrom('error_notes').where('error_id', 'in', part).execute();
+    await trx.deleteFrom('error_activity').where('error_id', 'in', part).execute();
   }
   return deleted;
 }
@@ -272,11 +285,12 @@ export function infrastructureErrorsRepository(database: Database) {
      * report created it. `inBatch`, when given, runs last in the same transaction with each error's
      * outcome (the alerts the batch causes go into the outbox with it: alerts/planner.ts).
      */
-    async recordBatch(reports: readonly ErrorReport[], sample: SampleSize, inBatch?: InBatch): Promise<Array<{ record: InfrastructureError; created: boolean }>> {
+    async recordBatch(reports: readonly ErrorReport[], sample: SampleSize, inBatch?: InBatch, now = new Date()): Promise<Array<{ record: InfrastructureError; created: boolean }>> {
       const groups = groupByFingerprint(reports);
       const outcome = new Map<string, { record: InfrastructureError; created: boolean }>();
       await trackerTransaction(async (trx) => {
         const stored = new Map<string, InfrastructureError>();
+        const storedRows: Array<Selectable<InfrastructureErrorsTable>> = [];
         for (const part of chunks(groups)) {
           const rows = await trx
             .insertInto('infrastructure_errors')
@@ -307,6 +321,7 @@ export function infrastructureErrorsRepository(database: Database) {
             .returningAll()
             .execute();
           for (const row of rows) stored.set(row.fingerprint, toRecord(row));
+          storedRows.push(...rows);
         }
 
         const hours = new Map<string, { error_id: number; hour: number; count: number }>();
@@ -374,8 +389,14 @@ export function infrastructureErrorsRepository(database: Database) {
             .where('error_id', '=', errorId).where('ordinal', '>', sample.first).where('ordinal', '<=', upTo)
             .execute();
         }
+        // Regressions and wakes (tracker/triage-batch.ts), in this transaction, on the rows it holds.
+        const createdIds = new Set([...outcome.values()].filter((one) => one.created).map((one) => one.record.id));
+        const triage = await triageInBatch(trx, storedRows, createdIds, now);
         if (inBatch) {
-          const outcomes = groups.map((group) => ({ ...(outcome.get(group.fingerprint) as { record: InfrastructureError; created: boolean }), added: group.count }));
+          const outcomes = groups.map((group) => {
+            const one = outcome.get(group.fingerprint) as { record: InfrastructureError; created: boolean };
+            return { ...one, added: group.count, triage: triage.get(one.record.id) as BatchTriage };
+          });
           await inBatch(trx, outcomes);
         }
       });
@@ -410,10 +431,18 @@ export function infrastructureErrorsRepository(database: Database) {
       return { items: rows.map(toRecord), total };
     },
 
-    /** Marks an error reported (its other fields as they were); undefined when there is none. */
-    async markReported(id: number): Promise<InfrastructureError | undefined> {
-      const row = await db.updateTable('infrastructure_errors').set({ reported: 1 }).where('id', '=', id).returningAll().executeTakeFirst();
-      return row && toRecord(row);
+    /** Marks an error reported (its other fields as they were), with a `report` activity row; undefined when there is none. */
+    async markReported(id: number, actorId: number | null, now: Date): Promise<InfrastructureError | undefined> {
+      return trackerTransaction(async (trx) => {
+        const row = await trx.updateTable('infrastructure_errors').set({ reported: 1 }).where('id', '=', id).where('reported', '=', 0).returningAll().executeTakeFirst();
+        if (!row) {
+          const already = await trx.selectFrom('infrastructure_errors').selectAll().where('id', '=', id).executeTakeFirst();
+          return already && toRecord(already);
+        }
+        // The error's activity (tracker/triage.store.ts) records who reported it.
+        await trx.insertInto('error_activity').values({ error_id: id, at: now.toISOString(), actor_id: actorId, action: 'report', details: '{}' }).execute();
+        return toRecord(row);
+      });
     },
 
     /** Deletes one error and all that is kept about it; false when there was none. */

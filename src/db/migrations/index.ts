@@ -19,6 +19,7 @@ import { rolesMigration } from './016_roles.js';
 import { billingBucketsMigration } from './017_billing_buckets.js';
 import { userBucketsMigration } from './018_user_buckets.js';
 import { roleCredentialChangesMigration } from './019_role_credential_changes.js';
+import { errorTriageMigration } from './023_error_triage.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -42,5 +43,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '017_billing_buckets': billingBucketsMigration(dialect),
     '018_user_buckets': userBucketsMigration,
     '019_role_credential_changes': roleCredentialChangesMigration(dialect),
+    '023_error_triage': errorTriageMigration(dialect),
   };
 }

@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { createTestApp, type TestApp } from './support/app.js';
+import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
+
+// Error triage (docs/api.md#error-triage): status, snooze, assignee, notes, activity, bulk, regressions.
+
+const AT = '2026-11-20T10:00:00+00:00';
+
+function call(t: TestApp, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown, auth = t.adminAuth, contentType = 'application/json'): Promise<LightMyRequestResponse> {
+  const headers: Record<string, string> = { authorization: auth };
+  if (body !== undefined) headers['content-type'] = contentType;
+  const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+  return t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) });
+}
+
+const fault = (n: number | string, extra: Record<string, unknown> = {}) => ({ error_class: 'RangeError', message: `pool exhausted ${n}`, backtrace: `src/hypervisor/pool.ts:88:in 'allocate${n}'`, ...extra });
+
+async function reportError(t: TestApp, n: number | string, extra: Record<string, unknown> = {}): Promise<number> {
+  const res = await call(t, 'POST', `${ERRORS}.json`, fault(n, extra));
+  assert.ok(res.statusCode === 201 || res.statusCode === 200, res.body);
+  return (JSON.parse(res.body) as { infrastructure_error: { id: number } }).infrastructure_error.id;
+}
+
+const triageJson = (fields: Partial<Record<string, unknown>> = {}) => JSON.stringify({
+  triage: {
+    status: 'unresolved', assignee_id: null, snoozed_until: null, snooze_occurrences: null, resolved_at: null, resolved_by_id: null, regressed_at: null, updated_at: AT, ...fields,
+  },
+});
+
+const statusOf = (res: LightMyRequestResponse) => (JSON.parse(res.body) as { triage: { status: string; assignee_id: number | null } }).triage;
+const ids = (res: LightMyRequestResponse) => (JSON.parse(res.body) as Array<{ infrastructure_error: { id: number } }>).map((e) => e.infrastructure_error.id);
+const activityOf = async (t: TestApp, id: number) =>
+  (JSON.parse((await call(t, 'GET', `${ERRORS}/${id}/activity.json`)).body) as Array<{ activity: { action: string; actor_id: number | null; details: Record<string, unknown> } }>)
+    .map(({ activity }) => `${activity.action}:${activity.actor_id ?? '-'}:${JSON.stringify(activity.details)}`);
+
+describe('error triage', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(() => t.close());
+
+  it('a new error is unresolved; resolve, ignore, snooze and back, exact in JSON and XML', async () => {
+    const id = await reportError(t, 1);
+    const fresh = await call(t, 'GET', `${ERRORS}/${id}/triage.json`);
+    assert.equal(fresh.statusCode, 200);
+    assert.equal(fresh.body, triageJson());
+
+    t.time.advance(60);
+    const resolved = await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { triage: { status: 'resolved' } });
+    assert.equal(resolved.statusCode, 200);
+    assert.equal(resolved.body, triageJson({ status: 'resolved', resolved_at: '2026-11-20T10:01:00+00:00', resolved_by_id: t.admin.id, updated_at: '2026-11-20T10:01:00+00:00' }));
+
+    const xml = await call(t, 'GET', `${ERRORS}/${id}/triage.xml`);
+    assert.equal(xml.body, `<?xml version="1.0" encoding="UTF-8"?>
+<triage>
+  <status>resolved</status>
+  <assignee_id nil="true"/>
+  <snoozed_until nil="true"/>
+  <snooze_occurrences nil="true"/>
+  <resolved_at type="datetime">2026-11-20T10:01:00+00:00</resolved_at>
+  <resolved_by_id type="integer">${t.admin.id}</resolved_by_id>
+  <regressed_at nil="true"/>
+  <updated_at type="datetime">2026-11-20T10:01:00+00:00</updated_at>
+</triage>
+`);
+
+    t.time.advance(60);
+    // Unwrapped, as the Go SDK sends it; then XML.
+    const ignored = await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { status: 'ignored' });
+    assert.equal(ignored.body, triageJson({ status: 'ignored', updated_at: '2026-11-20T10:02:00+00:00' }));
+    const snoozed = await call(t, 'PUT', `${ERRORS}/${id}/triage.xml`, '<triage><status>snoozed</status><snoozed_until>2026-11-21T10:00:00Z</snoozed_until><snooze_occurrences type="integer">100</snooze_occurrences></triage>', t.adminAuth, 'application/xml');
+    assert.equal(snoozed.statusCode, 200);
+    assert.match(snoozed.body, /<status>snoozed<\/status>\n {2}<assignee_id nil="true"\/>\n {2}<snoozed_until type="datetime">2026-11-21T10:00:00\+00:00<\/snoozed_until>\n {2}<snooze_occurrences type="integer">100<\/snooze_occurrences>/);
+    const back = await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { triage: { status: 'unresolved' } });
+    assert.equal(back.body, triageJson({ updated_at: '2026-11-20T10:02:00+00:00' }));
+
+    // The record keeps its nine fields.
+    const record = JSON.parse((await call(t, 'GET', `${ERRORS}/${id}.json`)).body) as { infrastructure_error: object };
+    assert.deepEqual(Object.keys(record.infrastructure_error), ['id', 'backtrace', 'counter', 'created_at', 'error_class', 'fingerprint', 'message', 'reported', 'updated_at']);
+
+    assert.deepEqual(await activityOf(t, id), [
+      'first_seen:-:{}',
+      `status:${t.admin.id}:{"from":"unresolved","to":"resolved"}`,
+      `status:${t.admin.id}:{"from":"resolved","to":"ignored"}`,
+      `status:${t.admin.id}:{"from":"ignored","to":"snoozed","snoozed_until":"2026-11-21T10:00:00+00:00","snooze_occurrences":100}`,
+      `status:${t.admin.id}:{"from":"snoozed","to":"unresolved"}`,
+    ]);
+  });
+
+  it('refuses what it cannot do with a 422 naming the field, in the requested format; 404 and 403', async () => {
+    const id = await reportError(t, 1);
+    const put = (body: unknown, format = 'json') => call(t, 'PUT', `${ERRORS}/${id}/triage.${format}`, body);
+    assert.deepEqual([(await put({ status: 'fixed' })).statusCode, (await put({ status: 'fixed' })).body], [422, '{"errors":{"status":["must be one of unresolved, resolved, ignored, snoozed"]}}']);
+    assert.equal((await put({ status: 'snoozed', snoozed_until: '2026-11-20T09:59:59Z' })).body, '{"errors":{"snoozed_until":["must be in the future"]}}');
+    assert.equal((await put({ status: 'snoozed' })).body, '{"errors":{"status":["snoozed needs snoozed_until or snooze_occurrences"]}}');
+    assert.equal((await put({ status: 'resolved', snooze_occurrences: 3 })).body, '{"errors":{"snooze_occurrences":["is only given with status snoozed"]}}');
+    assert.equal((await put({ status: 'snoozed', snooze_occurrences: 0 })).body, '{"errors":{"snooze_occurrences":["must be an integer from 1 to 1000000000"]}}');
+    // Alice holds no infrastructure_errors.read; 999 is no one.
+    assert.equal((await put({ assignee_id: t.alice.id })).body, '{"errors":{"assignee_id":["must be a user who may read infrastructure errors"]}}');
+    assert.equal((await put({ assignee_id: 999 })).body, '{"errors":{"assignee_id":["must be a user who may read infrastructure errors"]}}');
+    const xml = await put({ status: 'fixed' }, 'xml');
+    assert.equal(xml.statusCode, 422);
+    assert.equal(xml.body, '<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n  <error>Status must be one of unresolved, resolved, ignored, snoozed</error>\n</errors>\n');
+    assert.equal((await call(t, 'PUT', `${ERRORS}/999/triage.json`, { status: 'resolved' })).body, NOT_FOUND_JSON);
+    assert.equal((await call(t, 'GET', `${ERRORS}/999/triage.json`)).statusCode, 404);
+    assert.equal((await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { status: 'resolved' }, t.aliceAuth)).body, FORBIDDEN_JSON);
+    assert.equal((await call(t, 'GET', `${ERRORS}/${id}/triage.json`, undefined, t.aliceAuth)).statusCode, 403);
+    // Nothing changed.
+    assert.equal((await call(t, 'GET', `${ERRORS}/${id}/triage.json`)).body, triageJson());
+  });
+
+  it('a snooze ends when its time passes (read, or the retention job) or its count is reached', async () => {
+    const byTime = await reportError(t, 1);
+    const byCount = await reportError(t, 2);
+    await call(t, 'PUT', `${ERRORS}/${byTime}/triage.json`, { status: 'snoozed', snoozed_until: '2026-11-20T11:00:00Z' });
+    await call(t, 'PUT', `${ERRORS}/${byCount}/triage.json`, { status: 'snoozed', snooze_occurrences: 3 });
+    const snoozedList = await call(t, 'GET', `${ERRORS}.json?status=snoozed`);
+    assert.deepEqual([ids(snoozedList), snoozedList.headers['x-total']], [[byCount, byTime], '2']);
+
+    // Two more occurrences: still snoozed; the third wakes it.
+    await reportError(t, 2);
+    await reportError(t, 2);
+    assert.equal(statusOf(await call(t, 'GET', `${ERRORS}/${byCount}/triage.json`)).status, 'snoozed');
+    await reportError(t, 2);
+    assert.equal(statusOf(await call(t, 'GET', `${ERRORS}/${byCount}/triage.json`)).status, 'unresolved');
+
+    // The list read just before the hour is cached; past it, the same list shows the snooze ended.
+    t.time.set('2026-11-20T10:59:59.000Z');
+    assert.deepEqual(ids(await call(t, 'GET', `${ERRORS}.json?status=snoozed`)), [byTime]);
+    t.time.set('2026-11-20T11:00:00.000Z');
+    const after = await call(t, 'GET', `${ERRORS}.json?status=snoozed`);
+    assert.deepEqual([ids(after), after.headers['x-total']], [[], '0']);
+    assert.equal((await call(t, 'GET', `${ERRORS}/${byTime}/triage.json`)).body, triageJson({ updated_at: '2026-11-20T11:00:00+00:00' }));
+    assert.deepEqual((await activityOf(t, byTime)).slice(-1), ['status:-:{"from":"snoozed","to":"unresolved","reason":"time"}']);
+    assert.deepEqual((await activityOf(t, byCount)).slice(-1), ['status:-:{"from":"snoozed","to":"unresolved","reason":"occurrences"}']);
+  });
+
+  it('assigns to users who may read errors, filters by assignee=me|none|<id>, unassigns a deleted user', async () => {
+    const [boss] = await t.addUsers(1, 'admin');
+    const a = await reportError(t, 1);
+    const b = await reportError(t, 2);
+    const c = await reportError(t, 3);
+    assert.equal(statusOf(await call(t, 'PUT', `${ERRORS}/${a}/triage.json`, { assignee_id: t.admin.id })).assignee_id, t.admin.id);
+    await call(t, 'PUT', `${ERRORS}/${b}/triage.json`, { triage: { assignee_id: String(boss!.id) } });
+    const mine = await call(t, 'GET', `${ERRORS}.json?assignee=me`);
+    assert.deepEqual([ids(mine), mine.headers['x-total']], [[a], '1']);
+    assert.deepEqual(ids(await call(t, 'GET', `${ERRORS}.json?assignee=${boss!.id}`)), [b]);
+    const none = await call(t, 'GET', `${ERRORS}.json?assignee=none`);
+    assert.deepEqual([ids(none), none.headers['x-total']], [[c], '1']);
+    assert.equal((await call(t, 'GET', `${ERRORS}.json?assignee=someone`)).body, '{"errors":{"assignee":["must be me, none or the id of a user"]}}');
+
+    // Deleting the user (the first DELETE marks it deleted) unassigns it; the list read before shows it no more.
+    assert.equal((await call(t, 'DELETE', `/users/${boss!.id}.json`)).statusCode, 204);
+    assert.deepEqual(ids(await call(t, 'GET', `${ERRORS}.json?assignee=${boss!.id}`)), []);
+    assert.equal(statusOf(await call(t, 'GET', `${ERRORS}/${b}/triage.json`)).assignee_id, null);
+    assert.deepEqual((await activityOf(t, b)).slice(1), [`assign:${t.admin.id}:{"from":null,"to":${boss!.id}}`, `assign:-:{"from":${boss!.id},"to":null,"reason":"user_deleted"}`]);
+    // Unassigning.
+    assert.equal(statusOf(await call(t, 'PUT', `${ERRORS}/${a}/triage.json`, { assignee_id: null })).assignee_id, null);
+  });
+
+  it('notes: plain text, bounded, listed oldest first, deleted by their author or an administrator', async () => {
+    const id = await reportError(t, 1);
+    const made = await call(t, 'POST', `${ERRORS}/${id}/notes.json`, { note: { body: '<b>not ours</b> & the DNS' } });
+    assert.equal(made.statusCode, 201);
+    assert.equal(made.body, `{"note":{"id":1,"error_id":${id},"author_id":${t.admin.id},"body":"<b>not ours</b> & the DNS","created_at":"${AT}"}}`);
+    const xml = await call(t, 'POST', `${ERRORS}/${id}/notes.xml`, '<note><body>second</body></note>', t.adminAuth, 'application/xml');
+    assert.equal(xml.body, `<?xml version="1.0" encoding="UTF-8"?>\n<note>\n  <id type="integer">2</id>\n  <error_id type="integer">${id}</error_id>\n  <author_id type="integer">${t.admin.id}</author_id>\n  <body>second</body>\n  <created_at type="datetime">${AT}</created_at>\n</note>\n`);
+    const listed = await call(t, 'GET', `${ERRORS}/${id}/notes.xml`);
+    assert.match(listed.body, /<notes type="array">\n {2}<note>\n {4}<id type="integer">1<\/id>[\s\S]*<body>&lt;b&gt;not ours&lt;\/b&gt; &amp; the DNS<\/body>[\s\S]*<id type="integer">2<\/id>/);
+    assert.equal(listed.headers['x-total'], '2');
+
+    assert.equal((await call(t, 'POST', `${ERRORS}/${id}/notes.json`, { note: { body: 'x'.repeat(10_001) } })).body, '{"errors":{"body":["is too long (maximum is 10000 characters)"]}}');
+    assert.equal((await call(t, 'POST', `${ERRORS}/${id}/notes.json`, { note: { body: '  ' } })).body, '{"errors":{"body":["can\'t be blank"]}}');
+    assert.equal((await call(t, 'POST', `${ERRORS}/${id}/notes.json`, { note: { body: 'hi' } }, t.aliceAuth)).statusCode, 403);
+    assert.equal((await call(t, 'POST', `${ERRORS}/999/notes.json`, { note: { body: 'hi' } })).statusCode, 404);
+
+    assert.equal((await call(t, 'DELETE', `${ERRORS}/${id}/notes/1.json`, undefined, t.aliceAuth)).statusCode, 403);
+    assert.equal((await call(t, 'DELETE', `${ERRORS}/${id}/notes/1.json`)).statusCode, 204);
+    assert.equal((await call(t, 'DELETE', `${ERRORS}/${id}/notes/1.json`)).statusCode, 404);
+    assert.deepEqual(await activityOf(t, id), ['first_seen:-:{}', `note:${t.admin.id}:{"note_id":1}`, `note:${t.admin.id}:{"note_id":2}`, `note_deleted:${t.admin.id}:{"note_id":1}`]);
+  });
+
+  it('activity: exact records, oldest first, paginated; report and delete of the error', async () => {
+    const id = await reportError(t, 1);
+    t.time.advance(5);
+    await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { status: 'resolved', assignee_id: t.admin.id });
+    const page = await call(t, 'GET', `${ERRORS}/${id}/activity.json?per_page=2&page=1`);
+    assert.equal(page.headers['x-total'], '3');
+    assert.equal(page.body, `[{"activity":{"id":1,"at":"${AT}","actor_id":null,"action":"first_seen","details":{}}},{"activity":{"id":2,"at":"2026-11-20T10:00:05+00:00","actor_id":${t.admin.id},"action":"status","details":{"from":"unresolved","to":"resolved"}}}]`);
+    const xml = await call(t, 'GET', `${ERRORS}/${id}/activity.xml?per_page=1&page=3`);
+    assert.equal(xml.body, `<?xml version="1.0" encoding="UTF-8"?>\n<activities type="array">\n  <activity>\n    <id type="integer">3</id>\n    <at type="datetime">2026-11-20T10:00:05+00:00</at>\n    <actor_id type="integer">${t.admin.id}</actor_id>\n    <action>assign</action>\n    <details>{"from":null,"to":${t.admin.id}}</details>\n  </activity>\n</activities>\n`);
+    assert.equal((await call(t, 'POST', `${ERRORS}/${id}/report.json`)).statusCode, 200);
+    assert.deepEqual((await activityOf(t, id)).slice(-1), [`report:${t.admin.id}:{}`]);
+    assert.equal((await call(t, 'DELETE', `${ERRORS}/${id}.json`)).statusCode, 204);
+    assert.equal((await call(t, 'GET', `${ERRORS}/${id}/activity.json`)).statusCode, 404);
+    const left = await t.database.db.selectFrom('error_activity').select('id').execute();
+    assert.deepEqual(left, []);
+  });
+
+  it('lists by status (the default: every status), counts exact; a triage change shows in a list read before it', async () => {
+    const [a, b, c] = [await reportError(t, 1), await reportError(t, 2), await reportError(t, 3)];
+    const before = await call(t, 'GET', `${ERRORS}.json?status=unresolved`);
+    assert.deepEqual([ids(before), before.headers['x-total']], [[c, b, a], '3']);
+    await call(t, 'PUT', `${ERRORS}/${b}/triage.json`, { status: 'ignored' });
+    const afterChange = await call(t, 'GET', `${ERRORS}.json?status=unresolved`);
+    assert.deepEqual([ids(afterChange), afterChange.headers['x-total']], [[c, a], '2']);
+    const ignored = await call(t, 'GET', `${ERRORS}.json?status=ignored&error_class=RangeError`);
+    assert.deepEqual([ids(ignored), ignored.headers['x-total']], [[b], '1']);
+    const all = await call(t, 'GET', `${ERRORS}.json`);
+    assert.deepEqual([ids(all), all.headers['x-total']], [[c, b, a], '3']);
+    assert.equal((await call(t, 'GET', `${ERRORS}.json?status=fixed`)).body, '{"errors":{"status":["must be one of unresolved, resolved, ignored, snoozed"]}}');
+  });
+
+  it('bulk: by ids or by the list\'s filters, one request, {"changed": N}', async () => {
+    const made = [];
+    for (let i = 1; i <= 5; i++) made.push(await reportError(t, i, { host: i <= 2 ? 'hv-1' : 'hv-2' }));
+    const byIds = await call(t, 'PUT', `${ERRORS}/triage.json`, { triage: { status: 'resolved' }, ids: [made[0], made[1], made[2], 999] });
+    assert.deepEqual([byIds.statusCode, byIds.body], [200, '{"changed":3}']);
+    // Already resolved: not changed again.
+    assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json`, { triage: { status: 'resolved' }, ids: made.slice(0, 3) })).body, '{"changed":0}');
+    const byFilter = await call(t, 'PUT', `${ERRORS}/triage.xml?host=hv-2&status=resolved`, '<bulk><triage><status>ignored</status><assignee_id>1</assignee_id></triage></bulk>', t.adminAuth, 'application/xml');
+    assert.equal(byFilter.body, '<?xml version="1.0" encoding="UTF-8"?>\n<changed type="integer">1</changed>\n');
+    assert.deepEqual(ids(await call(t, 'GET', `${ERRORS}.json?status=ignored&assignee=me`)), [made[2]]);
+    assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json`, { triage: { status: 'resolved' } })).body, '{"errors":{"all":["must be true to change every error (or give ids or a filter)"]}}');
+    assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json?all=true`, { triage: { status: 'resolved' } })).body, '{"changed":3}');
+    assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json?host=hv-1`, { triage: { status: 'resolved' }, ids: [1] })).body, '{"errors":{"ids":["give ids or filters in the query, not both"]}}');
+    assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json?all=true`, { triage: { status: 'resolved' } }, t.aliceAuth)).statusCode, 403);
+    assert.deepEqual((await activityOf(t, made[2] as number)), [
+      'first_seen:-:{}',
+      `status:${t.admin.id}:{"from":"unresolved","to":"resolved"}`,
+      `status:${t.admin.id}:{"from":"resolved","to":"ignored"}`,
+      `assign:${t.admin.id}:{"from":null,"to":1}`,
+      `status:${t.admin.id}:{"from":"ignored","to":"resolved"}`,
+    ]);
+  });
+});

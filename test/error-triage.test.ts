@@ -237,3 +237,60 @@ describe('error triage', () => {
     ]);
   });
 });
+
+describe('regressions and alerts', { timeout: 120_000 }, () => {
+  // Alerts go to a receiver that is not there, tried rarely: the outbox's rows are what is checked.
+  const env = { CMI_ALERT_WEBHOOK_URL: 'http://127.0.0.1:9/alerts', CMI_WEBHOOK_SECRET: 'alert-secret-0123456789', CMI_WEBHOOK_POLL_INTERVAL: '3600000', CMI_ALERT_SPIKE_THRESHOLD: '5', CMI_ALERT_SPIKE_WINDOW: '60' };
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp(env);
+  });
+  afterEach(() => t.close());
+  const alerts = async () => (await t.database.db.selectFrom('webhook_deliveries').select(['kind', 'error_id', 'body']).orderBy('id').execute());
+
+  it('200 concurrent occurrences of a resolved error, in two processes, reopen it once and queue one regression alert', async () => {
+    const id = await reportError(t, 1);
+    await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { status: 'resolved' });
+    t.time.advance(120);
+    const other = await t.secondProcess();
+    try {
+      const send = (i: number) => (i % 2 === 0 ? t.app : other.app).inject({
+        method: 'POST', url: `${ERRORS}.json`, payload: JSON.stringify(fault(1)), headers: { authorization: t.adminAuth, 'content-type': 'application/json' },
+      });
+      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => send(i)));
+      assert.deepEqual([...new Set(answers.map((res) => res.statusCode))], [200]);
+    } finally {
+      await other.close();
+    }
+    const triage = JSON.parse((await call(t, 'GET', `${ERRORS}/${id}/triage.json`)).body) as { triage: Record<string, unknown> };
+    assert.deepEqual(triage.triage, { status: 'unresolved', assignee_id: null, snoozed_until: null, snooze_occurrences: null, resolved_at: null, resolved_by_id: null, regressed_at: '2026-11-20T10:02:00+00:00', updated_at: '2026-11-20T10:02:00+00:00' });
+    const kinds = (await alerts()).map((row) => `${row.kind}:${row.error_id}`);
+    assert.deepEqual(kinds.filter((kind) => kind.startsWith('regression')), [`regression:${id}`]);
+    const body = JSON.parse((await alerts()).find((row) => row.kind === 'regression')!.body) as { event: string; text: string };
+    assert.equal(body.event, 'regression');
+    // The counter as the batch that reopened it left it (the first batch of either process).
+    assert.match(body.text, new RegExp(`^\\[cmi\\] Error #${id} regressed \\(it was resolved; \\d+ occurrences in all\\): RangeError: pool exhausted 1 http://127\\.0\\.0\\.1:3000${ERRORS}/${id}\\.json$`));
+    assert.deepEqual((await activityOf(t, id)).filter((entry) => entry.startsWith('regression')), ['regression:-:{"from":"resolved","to":"unresolved"}']);
+    const row = await t.database.db.selectFrom('infrastructure_errors').select('counter').where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(Number(row.counter), 201);
+  });
+
+  it('an ignored or snoozed error is counted but sends no spike alert; unresolved again, it does', async () => {
+    const ignored = await reportError(t, 1);
+    const snoozed = await reportError(t, 2);
+    await call(t, 'PUT', `${ERRORS}/${ignored}/triage.json`, { status: 'ignored' });
+    await call(t, 'PUT', `${ERRORS}/${snoozed}/triage.json`, { status: 'snoozed', snoozed_until: '2026-11-21T10:00:00Z' });
+    for (let i = 0; i < 10; i++) {
+      await reportError(t, 1);
+      await reportError(t, 2);
+    }
+    assert.deepEqual((await alerts()).map((row) => `${row.kind}:${row.error_id}`), [`new:${ignored}`, `new:${snoozed}`]);
+    const counted = await call(t, 'GET', `${ERRORS}/${ignored}.json`);
+    assert.equal((JSON.parse(counted.body) as { infrastructure_error: { counter: number } }).infrastructure_error.counter, 11);
+    // A new window, unresolved: the spike alerts.
+    t.time.advance(120);
+    await call(t, 'PUT', `${ERRORS}/${ignored}/triage.json`, { status: 'unresolved' });
+    for (let i = 0; i < 6; i++) await reportError(t, 1);
+    assert.deepEqual((await alerts()).map((row) => `${row.kind}:${row.error_id}`), [`new:${ignored}`, `new:${snoozed}`, `spike:${ignored}`]);
+  });
+});

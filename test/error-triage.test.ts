@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { createTestApp, type TestApp } from './support/app.js';
+import { ADMIN, createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { runCmi } from './support/cli.js';
 import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
 
 // Error triage (docs/api.md#error-triage): status, snooze, assignee, notes, activity, bulk, regressions.
@@ -292,5 +296,51 @@ describe('regressions and alerts', { timeout: 120_000 }, () => {
     await call(t, 'PUT', `${ERRORS}/${ignored}/triage.json`, { status: 'unresolved' });
     for (let i = 0; i < 6; i++) await reportError(t, 1);
     assert.deepEqual((await alerts()).map((row) => `${row.kind}:${row.error_id}`), [`new:${ignored}`, `new:${snoozed}`, `spike:${ignored}`]);
+  });
+});
+
+describe('cmi errors resolve|ignore|snooze|assign|note|notes|activity', { timeout: 120_000 }, () => {
+  let t: TestApp;
+  let home: string;
+  let env: Record<string, string>;
+  before(async () => {
+    t = await createTestApp();
+    home = mkdtempSync(join(tmpdir(), 'cmi-triage-cli-'));
+    env = {
+      XDG_CONFIG_HOME: join(home, 'config'), CMI_URL: `http://127.0.0.1:${await listenLocally(t.app)}`, CMI_USER: ADMIN.login, CMI_PASSWORD: ADMIN.password,
+      CMI_API_KEY: '', CMI_PROFILE: '', NO_COLOR: '', DATABASE_URL: `sqlite:${join(home, 'unused.sqlite3')}`,
+    };
+  });
+  after(async () => {
+    await t.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+  const cmi = async (...args: string[]) => {
+    const res = await runCmi(args, env);
+    return `${res.code}|${res.stdout}${res.stderr}`;
+  };
+
+  it('changes one error, several by id, or what the filters of ls select; notes and activity', async () => {
+    const [a, b, c] = [await reportError(t, 1, { host: 'hv-1' }), await reportError(t, 2, { host: 'hv-1' }), await reportError(t, 3, { host: 'hv-2' })];
+    assert.equal(await cmi('errors', 'resolve', String(a)), `0|Infrastructure error ${a} resolved: resolved\n`);
+    assert.equal(await cmi('errors', 'ignore', '--host', 'hv-1', '--status', 'unresolved'), '0|1 infrastructure error ignored\n');
+    assert.equal(await cmi('errors', 'snooze', String(b), String(c), '--occurrences', '5'), '0|2 infrastructure errors snoozed\n');
+    assert.equal(await cmi('errors', 'assign', String(c), '--to', String(t.admin.id)), `0|Infrastructure error ${c} assigned: snoozed, assigned to user ${t.admin.id}\n`);
+    assert.equal(await cmi('errors', 'ls', '--status', 'snoozed', '--assignee', 'me', '--json'), `0|${(await call(t, 'GET', `${ERRORS}.json?status=snoozed&assignee=me`)).body}\n`);
+    assert.equal(await cmi('errors', 'note', String(c), 'DNS', 'on', 'hv-2'), `0|Note 1 added to infrastructure error ${c}\n`);
+    assert.equal(await cmi('errors', 'notes', String(c)), `0|ID  AT                         AUTHOR  NOTE\n1   ${AT}  ${t.admin.id}       DNS on hv-2\n1 of 1 notes\n`);
+    assert.equal(await cmi('errors', 'activity', String(c)), [
+      '0|AT                         ACTOR  ACTION      DETAILS',
+      `${AT}  -      first_seen  {}`,
+      `${AT}  ${t.admin.id}      status      {"from":"unresolved","to":"snoozed","snoozed_until":null,"snooze_occurrences":5}`,
+      `${AT}  ${t.admin.id}      assign      {"from":null,"to":${t.admin.id}}`,
+      `${AT}  ${t.admin.id}      note        {"note_id":1}`,
+      '4 entries',
+      '',
+    ].join('\n'));
+    assert.equal(await cmi('errors', 'note', String(c), '--rm', '1'), `0|Note 1 deleted from infrastructure error ${c}\n`);
+    assert.equal(await cmi('errors', 'resolve'), '2|cmi: give error ids, or filters (--status unresolved for every unresolved error)\n');
+    assert.equal(await cmi('errors', 'snooze', String(a)), '2|cmi: give --until, --for or --occurrences\n');
+    assert.equal(await cmi('errors', 'snooze', String(a), '--until', '2020-01-01T00:00:00Z'), '1|cmi: snoozed_until must be in the future\n');
   });
 });

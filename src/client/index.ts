@@ -59,7 +59,7 @@ export class CmiClient {
 export * from './errors.js';
 export { parseDatetime } from './datetime.js';
 export type { Page, PageParams } from './pagination.js';
-export type { BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, Occurrence, RecordOf, Role, User } from './records.js';
+export type { Activity, BreakdownGroup, Delivery, Note, Triage, Format, HistogramBucket, InfrastructureError, Occurrence, RecordOf, Role, User } from './records.js';
 export type { Query, RequestOptions, TransportOptions } from './transport.js';
 export type { NewUser, UserChanges, UserWithApiKey } from './users.js';
-export type { ErrorFilters, ErrorListParams, ErrorReport } from './infrastructure-errors.js';
+export type { ErrorFilters, ErrorListParams, ErrorReport, TriageChange } from './infrastructure-errors.js';

@@ -2,6 +2,7 @@ import type { FieldType, ResourceDefinition } from '../http/render/resource-defi
 import type { breakdownGroupResource, histogramBucketResource, occurrenceResource } from '../tracker/error-details.resource.js';
 import type { deliveryResource } from '../alerts/delivery.resource.js';
 import type { infrastructureErrorResource } from '../tracker/infrastructure-error.resource.js';
+import type { activityResource, noteResource, triageResource } from '../tracker/triage.resource.js';
 import type { roleResource, userResource } from '../users/user.resource.js';
 import { parseDatetime } from './datetime.js';
 import { CmiProtocolError } from './errors.js';
@@ -43,6 +44,9 @@ export type Occurrence = RecordOf<typeof occurrenceResource>;
 export type HistogramBucket = RecordOf<typeof histogramBucketResource>;
 export type BreakdownGroup = RecordOf<typeof breakdownGroupResource>;
 export type Delivery = RecordOf<typeof deliveryResource>;
+export type Triage = RecordOf<typeof triageResource>;
+export type Note = RecordOf<typeof noteResource>;
+export type Activity = RecordOf<typeof activityResource>;
 
 export type Format = 'json' | 'xml';
 

@@ -1,5 +1,7 @@
 import type { ResourceDefinition } from '../http/render/resource-definition.js';
-import { TRIAGE_STATUSES } from './triage.js';
+
+/** An error's triage statuses (docs/api.md#error-triage); here, so cmi/client reads them without the server's code. */
+export const TRIAGE_STATUSES = ['unresolved', 'resolved', 'ignored', 'snoozed'] as const;
 
 /** An error's triage (docs/api.md#error-triage). */
 export const triageResource = {

@@ -2,8 +2,9 @@ import { parseDatetime } from '../shared/datetime.js';
 import { FieldErrors, Unprocessable } from '../shared/problems.js';
 import { idListField } from '../shared/request-body.js';
 
-/** An error's triage state (docs/api.md#error-triage). */
-export const TRIAGE_STATUSES = ['unresolved', 'resolved', 'ignored', 'snoozed'] as const;
+import { TRIAGE_STATUSES } from './triage.resource.js';
+
+export { TRIAGE_STATUSES };
 export type TriageStatus = (typeof TRIAGE_STATUSES)[number];
 
 /** The `triage` sub-resource of an error. */

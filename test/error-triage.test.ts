@@ -33,7 +33,7 @@ const triageJson = (fields: Partial<Record<string, unknown>> = {}) => JSON.strin
   },
 });
 
-const statusOf = (res: LightMyRequestResponse) => (JSON.parse(res.body) as { triage: { status: string; assignee_id: number | null } }).triage;
+const statusOf = (res: LightMyRequestResponse) => (JSON.parse(res.body) as { triage: Record<string, unknown> }).triage;
 const ids = (res: LightMyRequestResponse) => (JSON.parse(res.body) as Array<{ infrastructure_error: { id: number } }>).map((e) => e.infrastructure_error.id);
 const activityOf = async (t: TestApp, id: number) =>
   (JSON.parse((await call(t, 'GET', `${ERRORS}/${id}/activity.json`)).body) as Array<{ activity: { action: string; actor_id: number | null; details: Record<string, unknown> } }>)
@@ -204,6 +204,33 @@ describe('error triage', () => {
     assert.deepEqual(left, []);
   });
 
+  it('other roles triage only with infrastructure_errors.triage, write notes with .notes, delete others\' notes with .notes.delete', async () => {
+    const id = await reportError(t, 1);
+    const role = async (label: string, permissionIds: number[]) =>
+      (JSON.parse((await call(t, 'POST', '/roles.json', { role: { label, permission_ids: permissionIds } })).body) as { role: { id: number } }).role.id;
+    const readers = await role('Readers', [22]);
+    const triagers = await role('Triagers', [22, 32, 33]);
+    const [reader, triager, other] = await t.addUsers(3);
+    const give = (user: { id: number }, roleId: number) => call(t, 'PUT', `/users/${user.id}.json`, { user: { role_ids: [roleId] } });
+    await give(reader!, readers);
+    await give(triager!, triagers);
+    await give(other!, triagers);
+    const as = (user: { login: string }) => t.basic(user.login, 'shared-password');
+    assert.equal((await call(t, 'GET', `${ERRORS}/${id}/triage.json`, undefined, as(reader!))).statusCode, 200);
+    assert.equal((await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { status: 'ignored' }, as(reader!))).body, FORBIDDEN_JSON);
+    assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json?all=true`, { triage: { status: 'ignored' } }, as(reader!))).statusCode, 403);
+    assert.equal((await call(t, 'POST', `${ERRORS}/${id}/notes.json`, { body: 'mine' }, as(reader!))).statusCode, 403);
+    // A reader may be assigned; the triager assigns it and ignores the error.
+    const changed = await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { status: 'ignored', assignee_id: reader!.id }, as(triager!));
+    assert.deepEqual([changed.statusCode, statusOf(changed)], [200, { status: 'ignored', assignee_id: reader!.id, snoozed_until: null, snooze_occurrences: null, resolved_at: null, resolved_by_id: null, regressed_at: null, updated_at: AT }]);
+    assert.equal((await call(t, 'POST', `${ERRORS}/${id}/notes.json`, { body: 'mine' }, as(triager!))).statusCode, 201);
+    assert.equal((await call(t, 'DELETE', `${ERRORS}/${id}/notes/1.json`, undefined, as(other!))).body, FORBIDDEN_JSON);
+    assert.equal((await call(t, 'DELETE', `${ERRORS}/${id}/notes/1.json`, undefined, as(triager!))).statusCode, 204);
+    await call(t, 'POST', `${ERRORS}/${id}/notes.json`, { body: 'again' }, as(triager!));
+    // The administrator holds infrastructure_errors.notes.delete.
+    assert.equal((await call(t, 'DELETE', `${ERRORS}/${id}/notes/2.json`)).statusCode, 204);
+  });
+
   it('lists by status (the default: every status), counts exact; a triage change shows in a list read before it', async () => {
     const [a, b, c] = [await reportError(t, 1), await reportError(t, 2), await reportError(t, 3)];
     const before = await call(t, 'GET', `${ERRORS}.json?status=unresolved`);
@@ -221,8 +248,12 @@ describe('error triage', () => {
   it('bulk: by ids or by the list\'s filters, one request, {"changed": N}', async () => {
     const made = [];
     for (let i = 1; i <= 5; i++) made.push(await reportError(t, i, { host: i <= 2 ? 'hv-1' : 'hv-2' }));
+    const before = await call(t, 'GET', `${ERRORS}.json?status=resolved`);
+    assert.equal(before.headers['x-total'], '0');
     const byIds = await call(t, 'PUT', `${ERRORS}/triage.json`, { triage: { status: 'resolved' }, ids: [made[0], made[1], made[2], 999] });
     assert.deepEqual([byIds.statusCode, byIds.body], [200, '{"changed":3}']);
+    const afterBulk = await call(t, 'GET', `${ERRORS}.json?status=resolved`);
+    assert.deepEqual([ids(afterBulk), afterBulk.headers['x-total']], [[made[2], made[1], made[0]], '3']);
     // Already resolved: not changed again.
     assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json`, { triage: { status: 'resolved' }, ids: made.slice(0, 3) })).body, '{"changed":0}');
     const byFilter = await call(t, 'PUT', `${ERRORS}/triage.xml?host=hv-2&status=resolved`, '<bulk><triage><status>ignored</status><assignee_id>1</assignee_id></triage></bulk>', t.adminAuth, 'application/xml');

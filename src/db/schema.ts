@@ -39,18 +39,21 @@ export interface InfrastructureErrorsTable {
   reported: number;
   created_at: string;
   updated_at: string;
-  /** Triage (migration 023; tracker/triage.ts): never part of the record's nine fields. */
-  triage_status: Generated<'unresolved' | 'resolved' | 'ignored' | 'snoozed'>;
-  assignee_id: Generated<number | null>;
-  snoozed_until: Generated<string | null>;
-  snooze_occurrences: Generated<number | null>;
+}
+
+/** An error's triage, one row per error, kept by triggers (migration 023; tracker/triage.ts). */
+export interface ErrorTriageTable {
+  error_id: number;
+  triage_status: 'unresolved' | 'resolved' | 'ignored' | 'snoozed';
+  assignee_id: number | null;
+  snoozed_until: string | null;
+  snooze_occurrences: number | null;
   /** The counter at which a snooze by occurrences ends. */
-  snooze_until_counter: Generated<number | null>;
-  resolved_at: Generated<string | null>;
-  resolved_by_id: Generated<number | null>;
-  regressed_at: Generated<string | null>;
-  /** Null until the error's triage first changes (shown as created_at). */
-  triage_updated_at: Generated<string | null>;
+  snooze_until_counter: number | null;
+  resolved_at: string | null;
+  resolved_by_id: number | null;
+  regressed_at: string | null;
+  updated_at: string;
 }
 
 /** Notes on an error (migration 023). */
@@ -215,6 +218,7 @@ export interface Schema {
   role_permissions: RolePermissionsTable;
   user_roles: UserRolesTable;
   billing_buckets: BillingBucketsTable;
+  error_triage: ErrorTriageTable;
   error_notes: ErrorNotesTable;
   error_activity: ErrorActivityTable;
 }

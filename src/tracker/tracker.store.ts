@@ -151,11 +151,28 @@ function groupByFingerprint(reports: readonly ErrorReport[]): Group[] {
 const incomingIf = (table: string, column: string, op: '>' | '<' | '>=', by = column) =>
   sql<string>`case when ${sql.ref(`excluded.${by}`)} ${sql.raw(op)} ${sql.ref(`${table}.${by}`)} then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`${table}.${column}`)} end`;
 
+/** The ids of the errors whose triage the filters `status` and `assignee` select. */
+function triagedAs(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters) {
+  let triaged = eb.selectFrom('error_triage').select('error_triage.error_id');
+  if (filters.status !== undefined) triaged = triaged.where('error_triage.triage_status', '=', filters.status);
+  if (filters.assignee === 'none') triaged = triaged.where('error_triage.assignee_id', 'is', null);
+  else if (filters.assignee !== undefined) triaged = triaged.where('error_triage.assignee_id', '=', filters.assignee);
+  return triaged;
+}
+
+/** Whether the only filters are the triage's (`status`, `assignee`). */
+export const onlyTriageFilters = (filters: ErrorFilters): boolean =>
+  (filters.status !== undefined || filters.assignee !== undefined)
+  && Object.entries(filters).every(([name, value]) => name === 'status' || name === 'assignee' || value === undefined);
+
 export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, few = true) {
   const conditions = [];
-  // Each a range of its index in the list's order (migration 023).
-  if (filters.status !== undefined) conditions.push(eb('triage_status', '=', filters.status));
-  if (filters.assignee !== undefined) conditions.push(filters.assignee === 'none' ? eb('assignee_id', 'is', null) : eb('assignee_id', '=', filters.assignee));
+  if (filters.status !== undefined || filters.assignee !== undefined) {
+    // Every error has one triage row (migration 023). Few match: read their ids from the status or
+    // assignee index (`id in`). Many: test the errors in the list's order, each by its triage row.
+    const triaged = triagedAs(eb, filters);
+    conditions.push(few ? eb('id', 'in', triaged) : eb.exists(triaged.whereRef('error_triage.error_id', '=', 'infrastructure_errors.id')));
+  }
   if (filters.reported !== undefined) conditions.push(eb('reported', '=', filters.reported ? 1 : 0));
   if (filters.errorClass !== undefined) conditions.push(eb('error_class', '=', filters.errorClass));
   if (filters.since !== undefined) conditions.push(eb('updated_at', '>=', filters.since.toISOString()));
@@ -249,6 +266,14 @@ export function infrastructureErrorsRepository(database: Database) {
         .where('dimension', '=', counted.dimension).where('value', '=', counted.value)
         .executeTakeFirst();
       return Number(row?.errors ?? 0);
+    }
+    if (onlyTriageFilters(filters)) {
+      // A count of one range of the narrow triage table's status or assignee index.
+      let count = db.selectFrom('error_triage').select((eb) => eb.fn.countAll<number | string>().as('total'));
+      if (filters.status !== undefined) count = count.where('triage_status', '=', filters.status);
+      if (filters.assignee === 'none') count = count.where('assignee_id', 'is', null);
+      else if (filters.assignee !== undefined) count = count.where('assignee_id', '=', filters.assignee);
+      return Number((await count.executeTakeFirstOrThrow()).total);
     }
     const qAlone = Object.entries(filters).every(([name, value]) => name === 'q' || value === undefined);
     const indexed = qAlone && filters.q !== undefined ? dialect.choose(errorIdsContaining)(filters.q.toLowerCase(), true) : undefined;
@@ -421,7 +446,7 @@ export function infrastructureErrorsRepository(database: Database) {
       // Counted first: the count says how to read the page, and whether there is one.
       const total = await countMatching(filters);
       if (total <= offset) return { items: [], total };
-      const indexed = filters.q !== undefined || filters.host !== undefined || filters.component !== undefined;
+      const indexed = filters.q !== undefined || filters.host !== undefined || filters.component !== undefined || filters.status !== undefined || filters.assignee !== undefined;
       const few = indexed && total * total <= WALKED_ROW_COST * (offset + limit) * (await countMatching({}));
       const rows = await db.selectFrom('infrastructure_errors').selectAll()
         .where((eb) => filtered(eb, filters, dialect, few))

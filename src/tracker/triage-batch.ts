@@ -18,13 +18,15 @@ const details = (value: Record<string, unknown>) => JSON.stringify(value);
 
 /**
  * Inside the transaction that counts a batch of reports, after its upsert (so on PostgreSQL the
- * batch already holds every error's row: docs/api.md#regressions):
+ * batch already holds every error's row, and a concurrent batch of the same error waits for it:
+ * docs/api.md#regressions):
  * - a `resolved` error is reopened (`unresolved`, regressed_at now) by a conditional update: only
  *   the transaction that finds it still resolved changes it, so it regresses exactly once however
  *   many occurrences arrive together, in one process or many;
  * - a `snoozed` error whose count is reached or whose time has passed wakes (`unresolved`);
  * - the activity records the first sighting of new errors, the regressions and the wakes.
- * `rows` are the errors as the upsert left them; `created` the ids of those it created.
+ * `rows` are the errors as the upsert left them (their triage rows, made by migration 023's trigger
+ * for new ones, are read here); `created` the ids of those it created.
  */
 export async function triageInBatch(
   trx: Kysely<Schema>,
@@ -34,40 +36,53 @@ export async function triageInBatch(
 ): Promise<Map<number, BatchTriage>> {
   const at = now.toISOString();
   const result = new Map<number, BatchTriage>();
+  const counters = new Map<number, number>();
+  for (const row of rows) {
+    result.set(Number(row.id), { status: 'unresolved', regressed: false });
+    counters.set(Number(row.id), Number(row.counter));
+  }
+  // Only errors triaged away from `unresolved` have anything to do: read by key, few rows.
+  const ids = [...counters.keys()];
   const resolved: number[] = [];
   const due = new Map<number, 'occurrences' | 'time'>();
-  for (const row of rows) {
-    const id = Number(row.id);
-    result.set(id, { status: row.triage_status, regressed: false });
-    if (row.triage_status === 'resolved') resolved.push(id);
-    else if (row.triage_status === 'snoozed') {
-      if (row.snooze_until_counter !== null && Number(row.counter) >= Number(row.snooze_until_counter)) due.set(id, 'occurrences');
-      else if (row.snoozed_until !== null && row.snoozed_until <= at) due.set(id, 'time');
+  for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
+    const triaged = await trx.selectFrom('error_triage').select(['error_id', 'triage_status', 'snoozed_until', 'snooze_until_counter'])
+      .where('error_id', 'in', ids.slice(i, i + IDS_PER_STATEMENT)).where('triage_status', '<>', 'unresolved')
+      .execute();
+    for (const row of triaged) {
+      const id = Number(row.error_id);
+      result.set(id, { status: row.triage_status, regressed: false });
+      if (row.triage_status === 'resolved') resolved.push(id);
+      else if (row.triage_status === 'snoozed') {
+        if (row.snooze_until_counter !== null && (counters.get(id) as number) >= Number(row.snooze_until_counter)) due.set(id, 'occurrences');
+        else if (row.snoozed_until !== null && row.snoozed_until <= at) due.set(id, 'time');
+      }
     }
   }
   const activity: Array<{ error_id: number; at: string; actor_id: null; action: string; details: string }> = [];
   for (const row of rows) {
     if (created.has(Number(row.id))) activity.push({ error_id: Number(row.id), at: row.created_at, actor_id: null, action: 'first_seen', details: '{}' });
   }
+  resolved.sort((a, b) => a - b);
   for (let i = 0; i < resolved.length; i += IDS_PER_STATEMENT) {
-    const reopened = await trx.updateTable('infrastructure_errors')
-      .set({ triage_status: 'unresolved', regressed_at: at, resolved_at: null, resolved_by_id: null, triage_updated_at: at })
-      .where('id', 'in', resolved.slice(i, i + IDS_PER_STATEMENT)).where('triage_status', '=', 'resolved')
-      .returning('id')
+    const reopened = await trx.updateTable('error_triage')
+      .set({ triage_status: 'unresolved', regressed_at: at, resolved_at: null, resolved_by_id: null, updated_at: at })
+      .where('error_id', 'in', resolved.slice(i, i + IDS_PER_STATEMENT)).where('triage_status', '=', 'resolved')
+      .returning('error_id')
       .execute();
-    for (const { id } of reopened) {
+    for (const { error_id: id } of reopened) {
       result.set(Number(id), { status: 'unresolved', regressed: true });
       activity.push({ error_id: Number(id), at, actor_id: null, action: 'regression', details: details({ from: 'resolved', to: 'unresolved' }) });
     }
   }
-  const waking = [...due.keys()];
+  const waking = [...due.keys()].sort((a, b) => a - b);
   for (let i = 0; i < waking.length; i += IDS_PER_STATEMENT) {
-    const woken = await trx.updateTable('infrastructure_errors')
-      .set({ triage_status: 'unresolved', snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null, triage_updated_at: at })
-      .where('id', 'in', waking.slice(i, i + IDS_PER_STATEMENT)).where('triage_status', '=', 'snoozed')
-      .returning('id')
+    const woken = await trx.updateTable('error_triage')
+      .set({ triage_status: 'unresolved', snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null, updated_at: at })
+      .where('error_id', 'in', waking.slice(i, i + IDS_PER_STATEMENT)).where('triage_status', '=', 'snoozed')
+      .returning('error_id')
       .execute();
-    for (const { id } of woken) {
+    for (const { error_id: id } of woken) {
       result.set(Number(id), { status: 'unresolved', regressed: false });
       activity.push({ error_id: Number(id), at, actor_id: null, action: 'status', details: details({ from: 'snoozed', to: 'unresolved', reason: due.get(Number(id)) }) });
     }

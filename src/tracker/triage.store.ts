@@ -1,15 +1,15 @@
 import { type Expression, type ExpressionBuilder, sql, type SqlBool, type Selectable, type Transaction } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { PerDatabase } from '../db/dialects/dialect.js';
-import type { ErrorActivityTable, ErrorNotesTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
+import type { ErrorActivityTable, ErrorNotesTable, ErrorTriageTable, Schema } from '../db/schema.js';
 import { type ErrorFilters, filtered } from './tracker.store.js';
 import type { ActivityEntry, ErrorNote, Triage, TriageChange, TriageStatus } from './triage.js';
 
-type Row = Selectable<InfrastructureErrorsTable>;
+type Row = Selectable<ErrorTriageTable>;
 
 const date = (value: string | null) => (value === null ? null : new Date(value));
 
-function toTriage(row: Pick<Row, 'triage_status' | 'assignee_id' | 'snoozed_until' | 'snooze_occurrences' | 'resolved_at' | 'resolved_by_id' | 'regressed_at' | 'triage_updated_at' | 'created_at'>): Triage {
+function toTriage(row: Row): Triage {
   return {
     status: row.triage_status,
     assignee_id: row.assignee_id === null ? null : Number(row.assignee_id),
@@ -18,7 +18,7 @@ function toTriage(row: Pick<Row, 'triage_status' | 'assignee_id' | 'snoozed_unti
     resolved_at: date(row.resolved_at),
     resolved_by_id: row.resolved_by_id === null ? null : Number(row.resolved_by_id),
     regressed_at: date(row.regressed_at),
-    updated_at: new Date(row.triage_updated_at ?? row.created_at),
+    updated_at: new Date(row.updated_at),
   };
 }
 
@@ -30,16 +30,19 @@ const toActivity = (row: Selectable<ErrorActivityTable>): ActivityEntry => ({
   id: Number(row.id), at: new Date(row.at), actor_id: row.actor_id === null ? null : Number(row.actor_id), action: row.action as ActivityEntry['action'], details: row.details,
 });
 
-const TRIAGE_COLUMNS = ['id', 'counter', 'created_at', 'triage_status', 'assignee_id', 'snoozed_until', 'snooze_occurrences', 'snooze_until_counter', 'resolved_at', 'resolved_by_id', 'regressed_at', 'triage_updated_at'] as const;
 
 /** Which errors a bulk change selects: ids (any number, as one parameter) or the list's filters. */
 export type Selection = { ids: readonly number[] } | { filters: ErrorFilters };
 
-/** `id in` the ids of a JSON array given as one parameter, so 100 000 ids are one statement on either database. */
-const idInJsonArray: PerDatabase<(json: string) => Expression<SqlBool>> = {
-  sqlite: (json) => sql<SqlBool>`id in (select value from json_each(${json}))`,
-  postgres: (json) => sql<SqlBool>`id in (select jsonb_array_elements_text(${json}::jsonb)::integer)`,
+/** `error_id` is one of `ids`, given as one parameter, so 100 000 ids are one statement on either database. */
+const errorIdIn: PerDatabase<(ids: readonly number[]) => Expression<SqlBool>> = {
+  sqlite: (ids) => sql<SqlBool>`error_id in (select value from json_each(${JSON.stringify(ids)}))`,
+  // An array the planner knows the length of: a hashed `= any` over a scan, or index probes for a few.
+  postgres: (ids) => sql<SqlBool>`error_id = any(${`{${ids.join(',')}}`}::integer[])`,
 };
+
+/** The counter at which a snooze of `n` more occurrences ends: the error's counter now plus n. */
+const untilCounter = (n: number) => sql`(select counter from infrastructure_errors where infrastructure_errors.id = error_triage.error_id) + ${n}`;
 
 /** An activity row's details: a JSON object as text. */
 const details = (value: Record<string, unknown>) => JSON.stringify(value);
@@ -48,7 +51,7 @@ const details = (value: Record<string, unknown>) => JSON.stringify(value);
 const jsonWord = (word: TriageStatus) => `"${word}"`;
 
 /**
- * Triage's SQL (docs/api.md#error-triage): the triage columns of `infrastructure_errors` (migration
+ * Triage's SQL (docs/api.md#error-triage): `error_triage`, one row per error (migration
  * 023), notes and activity. Every write is a tracker transaction: its end moves the tracker's data
  * version, so cached pages of the list go at once (docs/architecture.md#how-cached-pages-stay-right).
  */
@@ -63,14 +66,14 @@ export function triageRepository(database: Database) {
   /** Wakes every error whose snooze time has passed by `now`: `unresolved`, with a `status` activity row dated when it woke. */
   const wakeSnoozed = (now: Date) => trackerTransaction(async (trx) => {
     const at = now.toISOString();
-    const due = (eb: ExpressionBuilder<Schema, 'infrastructure_errors'>) => eb.and([eb('triage_status', '=', 'snoozed'), eb('snoozed_until', '<=', at)]);
+    const due = (eb: ExpressionBuilder<Schema, 'error_triage'>) => eb.and([eb('triage_status', '=', 'snoozed'), eb('snoozed_until', '<=', at)]);
     await trx.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
-      .expression((eb) => eb.selectFrom('infrastructure_errors')
-        .select(['infrastructure_errors.id', sql<string>`snoozed_until`.as('at'), sql<null>`cast(null as integer)`.as('actor_id'), sql<string>`'status'`.as('action'), sql.lit(details({ from: 'snoozed', to: 'unresolved', reason: 'time' })).as('details')])
-        .where(due).orderBy('id'))
+      .expression((eb) => eb.selectFrom('error_triage')
+        .select(['error_triage.error_id', sql<string>`snoozed_until`.as('at'), sql<null>`cast(null as integer)`.as('actor_id'), sql<string>`'status'`.as('action'), sql.lit(details({ from: 'snoozed', to: 'unresolved', reason: 'time' })).as('details')])
+        .where(due).orderBy('error_id'))
       .execute();
-    const result = await trx.updateTable('infrastructure_errors')
-      .set((eb) => ({ triage_status: 'unresolved', triage_updated_at: eb.ref('snoozed_until'), snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null }))
+    const result = await trx.updateTable('error_triage')
+      .set(() => ({ triage_status: 'unresolved', updated_at: sql<string>`snoozed_until`, snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null }))
       .where(due)
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
@@ -87,7 +90,7 @@ export function triageRepository(database: Database) {
       const at = now.toISOString();
       if (version !== undefined && known?.version === version && (known.next === null || known.next > at)) return undefined;
       return (async () => {
-        const row = await db.selectFrom('infrastructure_errors').select((eb) => eb.fn.min('snoozed_until').as('next'))
+        const row = await db.selectFrom('error_triage').select((eb) => eb.fn.min('snoozed_until').as('next'))
           .where('triage_status', '=', 'snoozed').executeTakeFirst();
         const next = (row?.next) ?? null;
         if (next !== null && next <= at) return wakeSnoozed(now);
@@ -98,7 +101,7 @@ export function triageRepository(database: Database) {
 
     /** An error's triage; undefined when there is no such error. */
     async find(errorId: number): Promise<Triage | undefined> {
-      const row = await db.selectFrom('infrastructure_errors').select(TRIAGE_COLUMNS).where('id', '=', errorId).executeTakeFirst();
+      const row = await db.selectFrom('error_triage').selectAll().where('error_id', '=', errorId).executeTakeFirst();
       return row && toTriage(row);
     },
 
@@ -111,7 +114,7 @@ export function triageRepository(database: Database) {
       const at = now.toISOString();
       for (;;) {
         const outcome = await trackerTransaction(async (trx) => {
-          const row = await trx.selectFrom('infrastructure_errors').select(TRIAGE_COLUMNS).where('id', '=', errorId).executeTakeFirst();
+          const row = await trx.selectFrom('error_triage').selectAll().where('error_id', '=', errorId).executeTakeFirst();
           if (!row) return { triage: undefined };
           const current = toTriage(row);
           const status = change.status ?? current.status;
@@ -120,7 +123,7 @@ export function triageRepository(database: Database) {
           const assignee = change.assignee_id === undefined ? current.assignee_id : change.assignee_id;
           const assigneeChanged = assignee !== current.assignee_id;
           if (!statusChanged && !assigneeChanged) return { triage: current };
-          const set: Record<string, unknown> = { triage_updated_at: at, assignee_id: assignee };
+          const set: Record<string, unknown> = { updated_at: at, assignee_id: assignee };
           if (statusChanged) {
             set['triage_status'] = status;
             if (status === 'resolved') Object.assign(set, { resolved_at: at, resolved_by_id: actorId });
@@ -129,15 +132,15 @@ export function triageRepository(database: Database) {
               Object.assign(set, {
                 snoozed_until: change.snoozed_until?.toISOString() ?? null,
                 snooze_occurrences: change.snooze_occurrences ?? null,
-                snooze_until_counter: change.snooze_occurrences === undefined ? null : sql`counter + ${change.snooze_occurrences}`,
+                snooze_until_counter: change.snooze_occurrences === undefined ? null : untilCounter(change.snooze_occurrences),
               });
             } else Object.assign(set, { snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null });
           }
-          const updated = await trx.updateTable('infrastructure_errors').set(set)
-            .where('id', '=', errorId).where('triage_status', '=', current.status)
+          const updated = await trx.updateTable('error_triage').set(set)
+            .where('error_id', '=', errorId).where('triage_status', '=', current.status)
             .where((eb) => (current.assignee_id === null ? eb('assignee_id', 'is', null) : eb('assignee_id', '=', current.assignee_id)))
             .where((eb) => (row.snoozed_until === null ? eb('snoozed_until', 'is', null) : eb('snoozed_until', '=', row.snoozed_until)))
-            .returning(TRIAGE_COLUMNS)
+            .returningAll()
             .executeTakeFirst();
           if (!updated) return { retry: true as const };
           const activity = [];
@@ -164,15 +167,26 @@ export function triageRepository(database: Database) {
      */
     async changeMany(selection: Selection, change: TriageChange, actorId: number | null, now: Date): Promise<number> {
       const at = now.toISOString();
-      const selected = (eb: ExpressionBuilder<Schema, 'infrastructure_errors'>) =>
-        ('ids' in selection ? dialect.choose(idInJsonArray)(JSON.stringify(selection.ids)) : filtered(eb, selection.filters, dialect));
+      // The triage's own filters on its own columns; the others through the errors they select.
+      const selected = (eb: ExpressionBuilder<Schema, 'error_triage'>) => {
+        if ('ids' in selection) return dialect.choose(errorIdIn)(selection.ids);
+        const { status: byStatus, assignee: byAssignee, ...rest } = selection.filters;
+        const conditions: Array<Expression<SqlBool>> = [];
+        if (byStatus !== undefined) conditions.push(eb('triage_status', '=', byStatus));
+        if (byAssignee === 'none') conditions.push(eb('assignee_id', 'is', null));
+        else if (byAssignee !== undefined) conditions.push(eb('assignee_id', '=', byAssignee));
+        if (Object.keys(rest).length > 0) {
+          conditions.push(eb('error_id', 'in', eb.selectFrom('infrastructure_errors').select('infrastructure_errors.id').where((errors) => filtered(errors, rest, dialect))));
+        }
+        return eb.and(conditions);
+      };
       const status = change.status;
       const assignee = change.assignee_id;
-      const statusDiffers = (eb: ExpressionBuilder<Schema, 'infrastructure_errors'>) =>
+      const statusDiffers = (eb: ExpressionBuilder<Schema, 'error_triage'>) =>
         (status === 'snoozed' ? sql<SqlBool>`1 = 1` : eb('triage_status', '<>', status as TriageStatus));
       // 0 is no user: ids start at 1.
       const assigneeDiffers = () => sql<SqlBool>`coalesce(assignee_id, 0) <> ${assignee ?? 0}`;
-      const changes = (eb: ExpressionBuilder<Schema, 'infrastructure_errors'>) => eb.or([
+      const changes = (eb: ExpressionBuilder<Schema, 'error_triage'>) => eb.or([
         ...(status === undefined ? [] : [statusDiffers(eb)]),
         ...(assignee === undefined ? [] : [assigneeDiffers()]),
       ]);
@@ -180,21 +194,21 @@ export function triageRepository(database: Database) {
         if (status !== undefined) {
           const snooze = status === 'snoozed' ? `,"snoozed_until":${change.snoozed_until ? `"${change.snoozed_until.toISOString().replace(/\.\d{3}Z$/, '+00:00')}"` : 'null'},"snooze_occurrences":${change.snooze_occurrences ?? 'null'}` : '';
           await trx.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
-            .expression((eb) => eb.selectFrom('infrastructure_errors')
-              .select(['id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('status').as('action'),
+            .expression((eb) => eb.selectFrom('error_triage')
+              .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('status').as('action'),
                 sql<string>`${'{"from":"'} || triage_status || ${`","to":${jsonWord(status)}${snooze}}`}`.as('details')])
-              .where((w) => w.and([selected(w), statusDiffers(w)])).orderBy('id'))
+              .where((w) => w.and([selected(w), statusDiffers(w)])).orderBy('error_id'))
             .execute();
         }
         if (assignee !== undefined) {
           await trx.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
-            .expression((eb) => eb.selectFrom('infrastructure_errors')
-              .select(['id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('assign').as('action'),
+            .expression((eb) => eb.selectFrom('error_triage')
+              .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('assign').as('action'),
                 sql<string>`${'{"from":'} || coalesce(cast(assignee_id as varchar(20)), 'null') || ${`,"to":${assignee ?? 'null'}}`}`.as('details')])
-              .where((w) => w.and([selected(w), assigneeDiffers()])).orderBy('id'))
+              .where((w) => w.and([selected(w), assigneeDiffers()])).orderBy('error_id'))
             .execute();
         }
-        const set: Record<string, unknown> = { triage_updated_at: at };
+        const set: Record<string, unknown> = { updated_at: at };
         if (assignee !== undefined) set['assignee_id'] = assignee;
         if (status !== undefined) {
           set['triage_status'] = status;
@@ -207,11 +221,11 @@ export function triageRepository(database: Database) {
             Object.assign(set, {
               snoozed_until: change.snoozed_until?.toISOString() ?? null,
               snooze_occurrences: change.snooze_occurrences ?? null,
-              snooze_until_counter: change.snooze_occurrences === undefined ? null : sql`counter + ${change.snooze_occurrences}`,
+              snooze_until_counter: change.snooze_occurrences === undefined ? null : untilCounter(change.snooze_occurrences),
             });
           } else Object.assign(set, { snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null });
         }
-        const result = await trx.updateTable('infrastructure_errors').set(set)
+        const result = await trx.updateTable('error_triage').set(set)
           .where((eb) => eb.and([selected(eb), changes(eb)]))
           .executeTakeFirst();
         return Number(result.numUpdatedRows);

@@ -16,34 +16,65 @@ const unassignedDetails = (userId: string) => `'{"from":' || ${userId} || ',"to"
 
 /**
  * Error triage (docs/api.md#error-triage):
- * - `infrastructure_errors` gains the triage state beside the spec's nine fields (never rendered in
- *   the record): `triage_status` (`unresolved` for every error, old and new), `assignee_id`, the snooze
- *   (`snoozed_until`, `snooze_occurrences` and the counter it wakes at, `snooze_until_counter`),
- *   `resolved_at`, `resolved_by_id`, `regressed_at` and `triage_updated_at` (null: never triaged, shown
- *   as the error's created_at). Columns, not a table: the list filters `status=` and `assignee=` are
- *   then a range of an index in the list's own order (`(triage_status, updated_at, id)`,
- *   `(assignee_id, updated_at, id)`), and the batch that counts a report reopens a resolved error
- *   with a conditional update of the row it already holds.
+ * - `error_triage`: one row per error (`error_id`), kept by triggers on `infrastructure_errors` (a
+ *   new error gets its row, `unresolved`, in the statement that inserts it; a deleted one loses it),
+ *   so every error has exactly one, whichever process or version writes: `triage_status`,
+ *   `assignee_id`, the snooze (`snoozed_until`, `snooze_occurrences` and the counter it wakes at,
+ *   `snooze_until_counter`), `resolved_at`, `resolved_by_id`, `regressed_at`, `updated_at`.
+ *   A narrow table of its own, not columns of the errors: a bulk change of 100 000 errors rewrites
+ *   100 000 narrow rows and two indexes, not the wide records and their eight, and the record keeps
+ *   its nine fields. The filters `status=` and `assignee=` read `(triage_status, error_id)` and
+ *   `(assignee_id, error_id)`, and their counts are counts of those index ranges.
  * - `error_notes` and `error_activity`, by error (the activity oldest first, by id).
  * - A user marked deleted, or removed, is unassigned from every error (a trigger: any path, any
  *   process), the mark leaving an `assign` activity row.
  * - The new tables notify the tracker's changes like the others (migration 011).
  */
 export function errorTriageMigration(dialect: Dialect) {
+  const big = dialect.choose<'integer' | 'bigint'>({ sqlite: 'integer', postgres: 'bigint' });
+  const triageTriggers = dialect.choose<(db: Kysely<unknown>) => Promise<void>>({
+    async sqlite(lite) {
+      await sql.raw(`create trigger infrastructure_errors_triage_insert after insert on infrastructure_errors begin
+          insert into error_triage (error_id, triage_status, updated_at) values (new.id, 'unresolved', new.created_at);
+        end`).execute(lite);
+      await sql.raw(`create trigger infrastructure_errors_triage_delete after delete on infrastructure_errors begin
+          delete from error_triage where error_id = old.id;
+        end`).execute(lite);
+    },
+    // Per statement, with the transition tables, as migration 007's counts.
+    async postgres(pg) {
+      const run = (statement: string) => sql.raw(statement).execute(pg);
+      await run(`create or replace function error_triage_added() returns trigger language plpgsql as $$ begin
+          insert into error_triage (error_id, triage_status, updated_at) select id, 'unresolved', created_at from added order by id;
+          return null; end $$`);
+      await run(`create or replace function error_triage_removed() returns trigger language plpgsql as $$ begin
+          delete from error_triage where error_id in (select id from removed);
+          return null; end $$`);
+      await run('create trigger infrastructure_errors_triage_insert after insert on infrastructure_errors referencing new table as added for each statement execute function error_triage_added()');
+      await run('create trigger infrastructure_errors_triage_delete after delete on infrastructure_errors referencing old table as removed for each statement execute function error_triage_removed()');
+    },
+  });
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      const big = dialect.choose<'integer' | 'bigint'>({ sqlite: 'integer', postgres: 'bigint' });
-      await db.schema.alterTable('infrastructure_errors').addColumn('triage_status', 'varchar(16)', (c) => c.notNull().defaultTo('unresolved')).execute();
-      await db.schema.alterTable('infrastructure_errors').addColumn('assignee_id', 'integer').execute();
-      await db.schema.alterTable('infrastructure_errors').addColumn('snoozed_until', 'varchar(32)').execute();
-      await db.schema.alterTable('infrastructure_errors').addColumn('snooze_occurrences', big).execute();
-      await db.schema.alterTable('infrastructure_errors').addColumn('snooze_until_counter', big).execute();
-      await db.schema.alterTable('infrastructure_errors').addColumn('resolved_at', 'varchar(32)').execute();
-      await db.schema.alterTable('infrastructure_errors').addColumn('resolved_by_id', 'integer').execute();
-      await db.schema.alterTable('infrastructure_errors').addColumn('regressed_at', 'varchar(32)').execute();
-      await db.schema.alterTable('infrastructure_errors').addColumn('triage_updated_at', 'varchar(32)').execute();
-      await db.schema.createIndex('infrastructure_errors_status_updated_at').on('infrastructure_errors').columns(['triage_status', 'updated_at', 'id']).execute();
-      await db.schema.createIndex('infrastructure_errors_assignee_updated_at').on('infrastructure_errors').columns(['assignee_id', 'updated_at', 'id']).execute();
+      // Atomic, as migration 007: an error written between the triggers and the backfill gets one row.
+      await dialect.migrations.atomically(db, async (trx) => {
+        await trx.schema.createTable('error_triage')
+          .addColumn('error_id', 'integer', (c) => c.primaryKey())
+          .addColumn('triage_status', 'varchar(16)', (c) => c.notNull())
+          .addColumn('assignee_id', 'integer')
+          .addColumn('snoozed_until', 'varchar(32)')
+          .addColumn('snooze_occurrences', big)
+          .addColumn('snooze_until_counter', big)
+          .addColumn('resolved_at', 'varchar(32)')
+          .addColumn('resolved_by_id', 'integer')
+          .addColumn('regressed_at', 'varchar(32)')
+          .addColumn('updated_at', 'varchar(32)', (c) => c.notNull())
+          .execute();
+        await triageTriggers(trx);
+        await sql`insert into error_triage (error_id, triage_status, updated_at) select id, 'unresolved', created_at from infrastructure_errors`.execute(trx);
+        await trx.schema.createIndex('error_triage_status').on('error_triage').columns(['triage_status', 'error_id']).execute();
+        await trx.schema.createIndex('error_triage_assignee').on('error_triage').columns(['assignee_id', 'error_id']).execute();
+      });
 
       await dialect.tables.addIdColumn(db.schema.createTable('error_notes'))
         .addColumn('error_id', 'integer', (c) => c.notNull())
@@ -66,11 +97,11 @@ export function errorTriageMigration(dialect: Dialect) {
           await sql.raw(`create trigger users_deleted_unassign after update of status on users
             when new.status = 'deleted' and old.status <> 'deleted' begin
               insert into error_activity (error_id, at, actor_id, action, details)
-                select id, new.updated_at, null, 'assign', ${unassignedDetails('new.id')} from infrastructure_errors where assignee_id = new.id order by id;
-              update infrastructure_errors set assignee_id = null, triage_updated_at = new.updated_at where assignee_id = new.id;
+                select error_id, new.updated_at, null, 'assign', ${unassignedDetails('new.id')} from error_triage where assignee_id = new.id order by error_id;
+              update error_triage set assignee_id = null, updated_at = new.updated_at where assignee_id = new.id;
             end`).execute(lite);
           await sql.raw(`create trigger users_removed_unassign after delete on users begin
-              update infrastructure_errors set assignee_id = null where assignee_id = old.id;
+              update error_triage set assignee_id = null where assignee_id = old.id;
             end`).execute(lite);
         },
         async postgres(pg) {
@@ -78,10 +109,10 @@ export function errorTriageMigration(dialect: Dialect) {
             begin
               if TG_OP = 'UPDATE' then
                 insert into error_activity (error_id, at, actor_id, action, details)
-                  select id, new.updated_at, null, 'assign', ${unassignedDetails('new.id')} from infrastructure_errors where assignee_id = new.id order by id;
-                update infrastructure_errors set assignee_id = null, triage_updated_at = new.updated_at where assignee_id = new.id;
+                  select error_id, new.updated_at, null, 'assign', ${unassignedDetails('new.id')} from error_triage where assignee_id = new.id order by error_id;
+                update error_triage set assignee_id = null, updated_at = new.updated_at where assignee_id = new.id;
               else
-                update infrastructure_errors set assignee_id = null where assignee_id = old.id;
+                update error_triage set assignee_id = null where assignee_id = old.id;
               end if;
               return null;
             end $$`).execute(pg);
@@ -90,7 +121,7 @@ export function errorTriageMigration(dialect: Dialect) {
           await sql.raw('create trigger users_removed_unassign after delete on users for each row execute function cmi_users_unassign()').execute(pg);
         },
       })(db);
-      await dialect.changeNotifications.create(db, ['error_notes', 'error_activity'], 'tracker');
+      await dialect.changeNotifications.create(db, ['error_triage', 'error_notes', 'error_activity'], 'tracker');
 
       const at = new Date().toISOString();
       const anyDb = db as Kysely<Record<string, Record<string, unknown>>>;

@@ -16,6 +16,7 @@ const CACHED_TABLES = new Map<string, CachedData>([
   ['error_occurrences', 'tracker'],
   ['error_histogram', 'tracker'],
   ['error_breakdown', 'tracker'],
+  ['error_triage', 'tracker'],
   ['error_notes', 'tracker'],
   ['error_activity', 'tracker'],
 ]);

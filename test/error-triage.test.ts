@@ -260,6 +260,9 @@ describe('error triage', () => {
     assert.equal(byFilter.body, '<?xml version="1.0" encoding="UTF-8"?>\n<changed type="integer">1</changed>\n');
     assert.deepEqual(ids(await call(t, 'GET', `${ERRORS}.json?status=ignored&assignee=me`)), [made[2]]);
     assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json`, { triage: { status: 'resolved' } })).body, '{"errors":{"all":["must be true to change every error (or give ids or a filter)"]}}');
+    const xmlIds = await call(t, 'PUT', `${ERRORS}/triage.xml`, '<bulk><triage><status>snoozed</status><snooze_occurrences>9</snooze_occurrences></triage><ids type="array"><id>4</id><id>5</id></ids></bulk>', t.adminAuth, 'application/xml');
+    assert.equal(xmlIds.body, '<?xml version="1.0" encoding="UTF-8"?>\n<changed type="integer">2</changed>\n');
+    assert.deepEqual(ids(await call(t, 'GET', `${ERRORS}.json?status=snoozed`)), [made[4], made[3]]);
     assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json?all=true`, { triage: { status: 'resolved' } })).body, '{"changed":3}');
     assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json?host=hv-1`, { triage: { status: 'resolved' }, ids: [1] })).body, '{"errors":{"ids":["give ids or filters in the query, not both"]}}');
     assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json?all=true`, { triage: { status: 'resolved' } }, t.aliceAuth)).statusCode, 403);

@@ -23,7 +23,7 @@ const BULK_FILTERS = [
 export const TRIAGE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'PUT', path: `${ERRORS}/triage`, summary: 'Changes the triage of the errors the ids or the filters select: {"triage": {...}, "ids": [...]}', who: 'holders of infrastructure_errors.triage', formats: true,
-    query: BULK_FILTERS, body: { root: 'triage', fields: [...TRIAGE_BODY.fields] }, answers: { 200: { count: 'changed' } },
+    query: BULK_FILTERS, body: { root: 'bulk', fields: [['triage', 'json'], ['ids', 'id[]']], required: ['triage'] }, answers: { 200: { count: 'changed' } },
   },
   { method: 'GET', path: `${ERRORS}/:id/triage`, summary: 'The triage of an error: status, snooze, assignee', who: 'holders of infrastructure_errors.read', formats: true, answers: { 200: { record: triageResource } } },
   { method: 'PUT', path: `${ERRORS}/:id/triage`, summary: 'Changes the triage of an error', who: 'holders of infrastructure_errors.triage', formats: true, body: TRIAGE_BODY, answers: { 200: { record: triageResource } } },

@@ -144,7 +144,10 @@ export function parseBulkTriage(body: unknown, now: Date): { change: TriageChang
   const errors = new FieldErrors();
   for (const name of Object.keys(fields)) if (name !== 'triage' && name !== 'ids') errors.add(name, 'is not a field of a bulk change (triage, ids)');
   if (fields['triage'] === undefined) errors.add('triage', "can't be blank");
-  let ids = idListField(fields, 'ids', errors);
+  // XML names each id's element as it likes (`<ids type="array"><id>3</id></ids>`): its values are the list.
+  const given = fields['ids'];
+  const listed = isObject(given) && Object.keys(given).length === 1 ? { ids: { item: Object.values(given)[0] } } : fields;
+  let ids = idListField(listed, 'ids', errors);
   if (ids !== undefined && ids.length > MAX_BULK_IDS) {
     errors.add('ids', `must name at most ${MAX_BULK_IDS} errors`);
     ids = undefined;

@@ -276,6 +276,35 @@ describe('error triage', () => {
   });
 });
 
+describe('bulk triage at 100,000 errors', { timeout: 300_000 }, () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  it('one request changes every error by filter, then 100,000 ids at once, exactly, with their activity', async () => {
+    const n = 100_000;
+    // Seeded 1,000 a statement (the triggers give each its triage row, as a report would).
+    for (let from = 1; from <= n; from += 1_000) {
+      const series = Array.from({ length: 1_000 }, (_, i) => from + i);
+      await t.database.db.insertInto('infrastructure_errors').values(series.map((i) => ({
+        fingerprint: `fp-${i}`, error_class: `Class${i % 50}`, message: `message ${i}`, backtrace: '', counter: 1, reported: 0,
+        created_at: '2026-11-20T09:00:00.000Z', updated_at: '2026-11-20T09:00:00.000Z',
+      }))).execute();
+    }
+    const resolved = await call(t, 'PUT', `${ERRORS}/triage.json?status=unresolved`, { triage: { status: 'resolved' } });
+    assert.equal(resolved.body, `{"changed":${n}}`);
+    const listed = await call(t, 'GET', `${ERRORS}.json?status=resolved&per_page=1`);
+    assert.equal(listed.headers['x-total'], String(n));
+    const ignored = await call(t, 'PUT', `${ERRORS}/triage.json`, { triage: { status: 'ignored', assignee_id: t.admin.id }, ids: Array.from({ length: n }, (_, i) => i + 1) });
+    assert.equal(ignored.body, `{"changed":${n}}`);
+    assert.deepEqual([(await call(t, 'GET', `${ERRORS}.json?status=ignored&assignee=me&per_page=1`)).headers['x-total'], (await call(t, 'GET', `${ERRORS}.json?status=resolved`)).headers['x-total']], [String(n), '0']);
+    const activity = await t.database.db.selectFrom('error_activity').select(['action', (eb) => eb.fn.countAll<number | string>().as('rows')]).groupBy('action').orderBy('action').execute();
+    assert.deepEqual(activity.map((row) => `${row.action}:${Number(row.rows)}`), [`assign:${n}`, `status:${2 * n}`]);
+  });
+});
+
 describe('regressions and alerts', { timeout: 120_000 }, () => {
   // Alerts go to a receiver that is not there, tried rarely: the outbox's rows are what is checked.
   const env = { CMI_ALERT_WEBHOOK_URL: 'http://127.0.0.1:9/alerts', CMI_WEBHOOK_SECRET: 'alert-secret-0123456789', CMI_WEBHOOK_POLL_INTERVAL: '3600000', CMI_ALERT_SPIKE_THRESHOLD: '5', CMI_ALERT_SPIKE_WINDOW: '60' };

@@ -112,6 +112,7 @@ export function triageRepository(database: Database) {
      */
     async change(errorId: number, change: TriageChange, actorId: number | null, now: Date): Promise<Triage | undefined> {
       const at = now.toISOString();
+      // A try fails only when another change to this error committed meanwhile: some change always wins.
       for (;;) {
         const outcome = await trackerTransaction(async (trx) => {
           const row = await trx.selectFrom('error_triage').selectAll().where('error_id', '=', errorId).executeTakeFirst();

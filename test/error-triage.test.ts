@@ -6,6 +6,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { ADMIN, createTestApp, listenLocally, type TestApp } from './support/app.js';
 import { runCmi } from './support/cli.js';
+import { eventually } from './support/eventually.js';
 import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
 
 // Error triage (docs/api.md#error-triage): status, snooze, assignee, notes, activity, bulk, regressions.
@@ -243,6 +244,18 @@ describe('error triage', () => {
     const all = await call(t, 'GET', `${ERRORS}.json`);
     assert.deepEqual([ids(all), all.headers['x-total']], [[c, b, a], '3']);
     assert.equal((await call(t, 'GET', `${ERRORS}.json?status=fixed`)).body, '{"errors":{"status":["must be one of unresolved, resolved, ignored, snoozed"]}}');
+
+    // Another process's cached page follows a change made here (docs/architecture.md#how-cached-pages-stay-right).
+    const other = await t.secondProcess();
+    try {
+      const readThere = async () => ids(await other.app.inject({ url: `${ERRORS}.json?status=unresolved`, headers: { authorization: t.adminAuth } }));
+      assert.deepEqual(await readThere(), [c, a]);
+      assert.deepEqual(await readThere(), [c, a]);
+      await call(t, 'PUT', `${ERRORS}/${c}/triage.json`, { status: 'resolved' });
+      await eventually(async () => assert.deepEqual(await readThere(), [a], 'the other process lists the change'));
+    } finally {
+      await other.close();
+    }
   });
 
   it('bulk: by ids or by the list\'s filters, one request, {"changed": N}', async () => {

@@ -18,7 +18,8 @@ const unassignedDetails = (userId: string) => `'{"from":' || ${userId} || ',"to"
  * Error triage (docs/api.md#error-triage):
  * - `error_triage`: one row per error (`error_id`), kept by triggers on `infrastructure_errors` (a
  *   new error gets its row, `unresolved`, in the statement that inserts it; a deleted one loses it),
- *   so every error has exactly one, whichever process or version writes: `triage_status`,
+ *   so every error has exactly one, whichever process or version writes (a row already there, as a
+ *   restore inserts them before the errors, is kept): `triage_status`,
  *   `assignee_id`, the snooze (`snoozed_until`, `snooze_occurrences` and the counter it wakes at,
  *   `snooze_until_counter`), `resolved_at`, `resolved_by_id`, `regressed_at`, `updated_at`.
  *   A narrow table of its own, not columns of the errors: a bulk change of 100 000 errors rewrites
@@ -35,7 +36,7 @@ export function errorTriageMigration(dialect: Dialect) {
   const triageTriggers = dialect.choose<(db: Kysely<unknown>) => Promise<void>>({
     async sqlite(lite) {
       await sql.raw(`create trigger infrastructure_errors_triage_insert after insert on infrastructure_errors begin
-          insert into error_triage (error_id, triage_status, updated_at) values (new.id, 'unresolved', new.created_at);
+          insert into error_triage (error_id, triage_status, updated_at) values (new.id, 'unresolved', new.created_at) on conflict (error_id) do nothing;
         end`).execute(lite);
       await sql.raw(`create trigger infrastructure_errors_triage_delete after delete on infrastructure_errors begin
           delete from error_triage where error_id = old.id;
@@ -45,7 +46,7 @@ export function errorTriageMigration(dialect: Dialect) {
     async postgres(pg) {
       const run = (statement: string) => sql.raw(statement).execute(pg);
       await run(`create or replace function error_triage_added() returns trigger language plpgsql as $$ begin
-          insert into error_triage (error_id, triage_status, updated_at) select id, 'unresolved', created_at from added order by id;
+          insert into error_triage (error_id, triage_status, updated_at) select id, 'unresolved', created_at from added order by id on conflict (error_id) do nothing;
           return null; end $$`);
       await run(`create or replace function error_triage_removed() returns trigger language plpgsql as $$ begin
           delete from error_triage where error_id in (select id from removed);

@@ -164,6 +164,13 @@ describe('error triage', () => {
     assert.deepEqual((await activityOf(t, b)).slice(1), [`assign:${t.admin.id}:{"from":null,"to":${boss!.id}}`, `assign:-:{"from":${boss!.id},"to":null,"reason":"user_deleted"}`]);
     // Unassigning.
     assert.equal(statusOf(await call(t, 'PUT', `${ERRORS}/${a}/triage.json`, { assignee_id: null })).assignee_id, null);
+    // Removing a user for good (the second DELETE) unassigns it too.
+    const [other] = await t.addUsers(1, 'admin');
+    await call(t, 'PUT', `${ERRORS}/${c}/triage.json`, { assignee_id: other!.id });
+    await t.database.db.updateTable('users').set({ status: 'deleted' }).where('id', '=', other!.id).execute();
+    await t.database.db.updateTable('error_triage').set({ assignee_id: other!.id }).where('error_id', '=', c).execute();
+    assert.equal((await call(t, 'DELETE', `/users/${other!.id}.json`)).statusCode, 204);
+    assert.equal(statusOf(await call(t, 'GET', `${ERRORS}/${c}/triage.json`)).assignee_id, null);
   });
 
   it('notes: plain text, bounded, listed oldest first, deleted by their author or an administrator', async () => {

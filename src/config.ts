@@ -60,6 +60,8 @@ export interface Config {
   webhooks: WebhookSettings;
   /** The OnApp version `GET /version` reports, `<major>.<minor>` (docs/api.md#version). */
   onappVersion: string;
+  /** CMI_PUBLIC_URL as given (no trailing slash): ingest keys' DSNs start with it; unset, with the address a request reached (docs/ingestion.md#the-dsn). */
+  publicUrl: string | undefined;
   /** Serve /openapi.json and /docs (docs/api.md#openapi). */
   openApi: boolean;
   /** Metrics (docs/operations.md#metrics): a bearer token for /metrics on the API port, and/or a port of 127.0.0.1. */
@@ -126,7 +128,7 @@ export const SETTINGS = {
   CMI_REPORT_WEBHOOK_URL: { default: undefined, help: 'http(s) URL that POST .../errors/:id/report delivers the error to before marking it reported; unset: it only marks it' },
   CMI_ALERT_WEBHOOK_URL: { default: undefined, help: 'http(s) URL that new and spiking errors are announced to; unset: no alerts' },
   CMI_WEBHOOK_SECRET: { default: undefined, help: `key (at least ${MIN_SECRET_CHARS} characters) that signs every delivery; required with either URL` },
-  CMI_PUBLIC_URL: { default: undefined, help: 'the address links in webhook bodies start with; unset: http://HOST:PORT' },
+  CMI_PUBLIC_URL: { default: undefined, help: 'the address links in webhook bodies and ingest keys\' DSNs start with; unset: http://HOST:PORT (DSNs: the address a request reached)' },
   CMI_WEBHOOK_TIMEOUT: { default: '5000', help: 'a webhook try must be answered within this many ms' },
   CMI_REPORT_BACKOFF: { default: '1000', help: 'ms before a report\'s second try (its third waits twice as long); 3 tries, then 502' },
   CMI_WEBHOOK_RETRY_BASE: { default: '1000', help: 'ms before an alert\'s first retry; each next waits twice as long, at most an hour' },
@@ -242,7 +244,8 @@ export function loadConfig(source: Source = process.env): Config {
   if (metricsToken !== undefined && (metricsToken.length < MIN_SECRET_CHARS || !/^[\x21-\x7e]+$/.test(metricsToken))) {
     throw new ConfigError(`CMI_METRICS_TOKEN must be at least ${MIN_SECRET_CHARS} printable characters without spaces`);
   }
-  const publicUrl = (webhookUrl('CMI_PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  const givenPublicUrl = webhookUrl('CMI_PUBLIC_URL')?.replace(/\/+$/, '');
+  const publicUrl = givenPublicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return {
     host,
     port,
@@ -297,6 +300,7 @@ export function loadConfig(source: Source = process.env): Config {
       cooldownSeconds: integer('CMI_ALERT_COOLDOWN', 0, 30 * 86_400),
     },
     onappVersion: dottedVersion('CMI_ONAPP_VERSION'),
+    publicUrl: givenPublicUrl,
     openApi: flag('CMI_OPENAPI'),
     metrics: { token: metricsToken, port: raw('CMI_METRICS_PORT') === undefined ? undefined : integer('CMI_METRICS_PORT', 1, 65_535) },
     accessLog: flag('CMI_ACCESS_LOG'),

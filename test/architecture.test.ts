@@ -29,7 +29,7 @@ function imports(): Array<[string, string]> {
 function documentedLayers(): Map<string, string[]> {
   const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
   const table = doc.slice(doc.indexOf('<!-- layers:')).split('\n\n')[0]!;
-  const rows = [...table.matchAll(/^\| (\w+) \| ([^|]+) \|$/gm)].filter((row) => row[1] !== 'layer');
+  const rows = [...table.matchAll(/^\| ([\w-]+) \| ([^|]+) \|$/gm)].filter((row) => row[1] !== 'layer');
   return new Map(rows.map((row) => [row[1]!, row[2]!.split(',').map((item) => item.trim()).filter((item) => item !== '—')]));
 }
 

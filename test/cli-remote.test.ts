@@ -3,12 +3,13 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ADMIN, ALICE, createTestApp, listenLocally, type TestApp } from './support/app.js';
 import { type Finished, runCmi } from './support/cli.js';
+import { eventually } from './support/eventually.js';
 import { OLD_SPELLINGS } from '../src/cli/old-spellings.js';
 
 /**
@@ -83,10 +84,10 @@ describe('cmi remote commands', () => {
     failed(await cmi(['version', '--url', `http://127.0.0.1:${port}`], AS_ADMIN()), 3, `cmi: cannot reach http://127.0.0.1:${port}: ECONNREFUSED\n`);
   });
 
-  it('cmi login saves a 0600 profile with the URL, login and a new API key, never the password; later commands need nothing', async () => {
+  it('cmi login saves a 0600 profile with the URL, login and a new named API key, never the password; later commands need nothing', async () => {
     const res = await cmi(['login', '--url', url, '--user', 'admin', '--password-stdin'], {}, ADMIN.password);
     const path = join(home, 'config', 'cmi', 'config.json');
-    succeeded(res, `Saved profile "default" (admin at ${url}) in ${path}; a new API key was made for it (the previous key of this user no longer works)\n`);
+    succeeded(res, `Saved profile "default" (admin at ${url}) in ${path}; a new API key 1 "cmi on ${hostname()}" was made for it (the user's other keys go on working)\n`);
     assert.equal(statSync(path).mode & 0o777, 0o600);
     const saved = JSON.parse(readFileSync(path, 'utf8')) as { default: string; profiles: Record<string, { url: string; login: string; api_key: string }> };
     assert.deepEqual(Object.keys(saved.profiles.default!), ['url', 'login', 'api_key']);
@@ -98,6 +99,41 @@ describe('cmi remote commands', () => {
     succeeded(await cmi(['login', '--url', url, '--user', 'admin', '--profile', 'other'], { CMI_API_KEY: key }), `Saved profile "other" (admin at ${url}) in ${path}\n`);
     succeeded(await cmi(['version', '--profile', 'other']), '1.0\n');
     failed(await cmi(['version', '--profile', 'nope']), 2, 'cmi: no profile "nope": save one with cmi login --profile nope\n');
+    // Logging in again, from another profile, adds a key: the first profile's key goes on working.
+    const again = await cmi(['login', '--url', url, '--user', 'admin', '--password-stdin', '--profile', 'third'], {}, ADMIN.password);
+    succeeded(again, `Saved profile "third" (admin at ${url}) in ${path}; a new API key 2 "cmi on ${hostname()}" was made for it (the user's other keys go on working)\n`);
+    succeeded(await cmi(['version']), '1.0\n');
+    succeeded(await cmi(['version', '--profile', 'third']), '1.0\n');
+    const rows = await t.database.db.selectFrom('user_api_keys').select(['id', 'user_id', 'description', 'is_default']).orderBy('id').execute();
+    assert.deepEqual(rows.map((row) => [Number(row.id), Number(row.user_id), row.description, Number(row.is_default)]), [[1, 1, `cmi on ${hostname()}`, 0], [2, 1, `cmi on ${hostname()}`, 0]]);
+  });
+
+  it('users api-keys ls, add, revoke: what each prints; a revoked key is refused', async () => {
+    const host = `cmi on ${hostname()}`;
+    const at = '2026-11-20T10:00:00+00:00';
+    // Both keys were used (by the commands before) at the test clock's time.
+    const rows = [['ID', 'DESCRIPTION', 'DEFAULT', 'CREATED', 'LAST USED'], ['1', host, '', at, at], ['2', host, '', at, at]];
+    const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+    const lines = rows.map((row) => row.map((value, column) => (column === row.length - 1 ? value : value.padEnd(widths[column]!))).join('  '));
+    succeeded(await cmi(['users', 'api-keys', 'ls', 'admin']), `${lines.join('\n')}\n2 API keys of user 1 "admin"\n`);
+    const added = await cmi(['users', 'api-keys', 'add', 'alice', '--description', 'backup job']);
+    assert.equal(added.stderr, '');
+    const key = /^New API key 3 "backup job" for user 2 "alice" \(shown once\):\n([0-9a-f]{64})\n$/.exec(added.stdout)?.[1];
+    assert.ok(key, added.stdout);
+    const aliceWith = (apiKey: string) => ({ CMI_URL: url, CMI_USER: ALICE.login, CMI_API_KEY: apiKey, CMI_PROFILE: '' });
+    succeeded(await cmi(['version'], aliceWith(key)), '1.0\n');
+    // Its use is written a moment after the request (docs/security.md#api-keys).
+    const json = await eventually(async () => {
+      const body = (await t.app.inject({ url: '/users/2/user_api_keys.json', headers: { authorization: t.adminAuth } })).body;
+      assert.match(body, /"last_used_at":"2026-11-20T10:00:00\+00:00"/, 'the use is written');
+      return body;
+    });
+    succeeded(await cmi(['users', 'api-keys', 'ls', 'alice', '--json']), `${json}\n`);
+    succeeded(await cmi(['users', 'api-keys', 'revoke', 'alice', '3']), 'Revoked API key 3 of user 2 "alice"\n');
+    failed(await cmi(['version'], aliceWith(key)), 1, 'cmi: Access denied\n');
+    failed(await cmi(['users', 'api-keys', 'revoke', 'alice', '3']), 1, 'cmi: Resource not found\n');
+    failed(await cmi(['users', 'api-keys', 'revoke', 'alice', 'x']), 2, 'cmi: the key is named by its id, a positive integer (got "x")\n');
+    failed(await cmi(['users', 'api-keys', 'add', 'alice', '--description', 'x'.repeat(256)]), 1, 'cmi: description is too long (maximum is 255 characters)\n');
   });
 
   it('users ls: an aligned table, piped without colour; --json and --xml are the API\'s bodies', async () => {
@@ -121,7 +157,7 @@ describe('cmi remote commands', () => {
       'id:                  3\nlogin:               grace\nemail:               grace@example.com\nfirst_name:          Grace\n' +
       'last_name:           Hopper\nstatus:              active\nrole:                admin\ntime_zone:           Europe/London\nlocale:              -\n' +
       'created_at:          2026-11-20T10:00:00+00:00\nupdated_at:          2026-11-20T10:00:00+00:00\nactivated_at:        2026-11-20T10:00:00+00:00\n' +
-      'suspend_at:          -\ndeleted_at:          -\npassword_changed_at: 2026-11-20T10:00:00+00:00\nbucket_id:           -\n');
+      'suspend_at:          -\ndeleted_at:          -\npassword_changed_at: 2026-11-20T10:00:00+00:00\nbucket_id:           -\nuser_group_id:       -\n');
     succeeded(await cmi(['users', 'suspend', '3']), 'Suspended user 3 "grace" <grace@example.com>\n');
     succeeded(await cmi(['users', 'activate', 'grace@example.com']), 'Activated user 3 "grace" <grace@example.com>\n');
     const keyed = await cmi(['users', 'api-key', 'grace']);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -119,10 +119,18 @@ describe('the cmi command', () => {
     assert.match(help.stdout, /^Usage: cmi local users ls \[options\]\n/);
   });
 
+  it('--version and -V print cmi\'s version from package.json and exit 0, touching no database', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const res = await runCmi([flag], { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+      assert.deepEqual([res.code, res.stdout, res.stderr], [0, `cmi ${version}\n`, ''], flag);
+    }
+  });
+
   it('migrate creates and migrates the database, then finds it up to date', async () => {
     const first = await runCmi(['migrate'], env);
     assert.equal(first.code, 0, first.stderr);
-    assert.equal(first.stdout, 'Applied 001_initial, 002_sessions_and_lockout, 003_change_notifications, 004_row_blocks, 005_login_addresses, 006_error_tracker, 007_error_counts, 008_error_search, 009_error_search_postgres, 010_webhook_deliveries, 011_tracker_change_notifications, 012_notify_table_schema, 013_login_lower_index, 014_wide_counters, 015_credential_changes, 016_roles, 017_billing_buckets, 018_user_buckets, 019_role_credential_changes, 023_error_triage\n');
+    assert.equal(first.stdout, 'Applied 001_initial, 002_sessions_and_lockout, 003_change_notifications, 004_row_blocks, 005_login_addresses, 006_error_tracker, 007_error_counts, 008_error_search, 009_error_search_postgres, 010_webhook_deliveries, 011_tracker_change_notifications, 012_notify_table_schema, 013_login_lower_index, 014_wide_counters, 015_credential_changes, 016_roles, 017_billing_buckets, 018_user_buckets, 019_role_credential_changes, 020_user_groups, 021_user_api_keys, 022_ingest_keys, 023_error_triage\n');
     const second = await runCmi(['migrate'], env);
     assert.equal(second.stdout, 'Database is up to date\n');
   });

@@ -45,6 +45,7 @@ for (const format of ['json', 'xml'] as const satisfies Format[]) {
           permissions: t.systemRoles.user.permissions.map(({ permission }) => ({ ...permission, created_at: new Date(permission.created_at), updated_at: new Date(permission.updated_at) })),
         }],
         bucket_id: null,
+        user_group_id: null,
       } satisfies User);
     });
 
@@ -76,6 +77,25 @@ for (const format of ['json', 'xml'] as const satisfies Format[]) {
       assert.equal((await admin.users.get(grace.id)).status, 'deleted');
       await admin.users.delete(grace.id);
       await assert.rejects(admin.users.get(grace.id), CmiNotFoundError);
+    });
+
+    it('users.apiKeys: create (the key once), list and all (never the key), revoke (refused at once)', async () => {
+      const made = await admin.users.apiKeys.create(t.alice.id, `ci ${format}`);
+      assert.match(made.api_key, /^[0-9a-f]{64}$/);
+      assert.deepEqual({ ...made, api_key: '' }, { id: made.id, user_id: t.alice.id, description: `ci ${format}`, default: false, created_at: START, last_used_at: null, api_key: '' });
+      const withKey = new CmiClient({ baseUrl, login: ALICE.login, apiKey: made.api_key, format });
+      assert.equal(await withKey.version(), '1.0');
+      const page = await admin.users.apiKeys.list(t.alice.id, { perPage: 1 });
+      assert.deepEqual([page.items.map((key) => key.description), page.total, page.limit], [[`ci ${format}`], 1, 1]);
+      assert.equal('api_key' in page.items[0]!, false);
+      const all = [];
+      for await (const key of admin.users.apiKeys.all(t.alice.id)) all.push(key.id);
+      assert.deepEqual(all, [made.id]);
+      assert.equal(await admin.users.apiKeys.revoke(t.alice.id, made.id), undefined);
+      await assert.rejects(withKey.version(), CmiAuthenticationError);
+      await assert.rejects(admin.users.apiKeys.revoke(t.alice.id, made.id), CmiNotFoundError);
+      const invalid = await admin.users.apiKeys.create(t.alice.id, '').catch((error: unknown) => error);
+      assert.ok(invalid instanceof CmiValidationError);
     });
 
     it('errors: 401 with the request id, 403, 404, 422 with its field errors, 429 with Retry-After, each its class', async () => {
@@ -176,6 +196,34 @@ for (const format of ['json', 'xml'] as const satisfies Format[]) {
       await assert.rejects(tracker.get(b.error.id), CmiNotFoundError);
       assert.equal(await tracker.deleteMatching({ error_class: `Timeout${format}` }), 1);
       assert.equal((await tracker.list({ q: format })).total, 0);
+    });
+
+    it('userGroups: create, get, list, update, users of a group, delete; users.list with filters', async () => {
+      const made = await admin.userGroups.create({ label: `Staff ${format}`, role_ids: [2] });
+      assert.deepEqual({ ...made, roles: made.roles.map((role) => role.identifier) }, {
+        id: made.id, label: `Staff ${format}`, identifier: `staff_${format}`, roles: ['user'], bucket_id: null, additional_fields: {}, created_at: made.created_at, updated_at: made.updated_at,
+        assign_vcloud_roles: null, billing_plans: null, closed: null, company_billing_plan_id: null, datacenter_id: null, draas_id: null,
+        federation_enabled: null, federation_id: null, hypervisor_id: null, preconfigured_only: null, provider_vdc_id: null, traded: null, user_buckets: null,
+      });
+      assert.ok(made.created_at instanceof Date && made.created_at.getTime() >= START.getTime(), String(made.created_at));
+      assert.deepEqual(await admin.userGroups.get(made.id), made);
+      const page = await admin.userGroups.list({ perPage: 1 });
+      assert.deepEqual([page.items.length, page.total, page.limit], [1, 1, 1]);
+      await admin.userGroups.update(made.id, { label: 'Renamed', role_ids: [] });
+      assert.deepEqual([(await admin.userGroups.get(made.id)).label, (await admin.userGroups.get(made.id)).roles], ['Renamed', []]);
+      await admin.users.update(t.alice.id, { user_group_id: made.id });
+      const members = await admin.userGroups.users(made.id, { q: 'ALI' });
+      assert.deepEqual([members.total, members.items.map((user) => [user.login, user.user_group_id])], [1, [['alice', made.id]]]);
+      const filtered = await admin.users.list({ user_group_id: made.id, status: 'active', role_id: 2 });
+      assert.deepEqual([filtered.total, filtered.items.map((user) => user.login)], [1, ['alice']]);
+      const walked: string[] = [];
+      for await (const user of admin.users.all({ q: 'example.com', perPage: 1 })) walked.push(user.login);
+      assert.ok(walked.includes('alice') && walked.includes('admin'), walked.join());
+      await assert.rejects(admin.users.list({ status: 'gone' as 'active' }), (error: unknown) => error instanceof CmiValidationError && error.message.includes('must be one of active, suspended, deleted'));
+      await assert.rejects(admin.userGroups.delete(made.id), (error: unknown) => error instanceof CmiValidationError);
+      await admin.users.update(t.alice.id, { user_group_id: null });
+      await admin.userGroups.delete(made.id);
+      await assert.rejects(admin.userGroups.get(made.id), CmiNotFoundError);
     });
 
     it('deliveries.list: typed, empty here', async () => {

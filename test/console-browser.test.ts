@@ -221,6 +221,49 @@ describe('the operator console in a browser', () => {
     assert.deepEqual(problems, []);
   });
 
+  it('creates a role with the permission picker and gives it to a user, who then sees the errors', async () => {
+    await seed();
+    await signIn(ADMIN.login, ADMIN.password);
+    await page.getByRole('link', { name: 'Roles', exact: true }).click();
+    assert.deepEqual(await page.locator('table.roles tbody td:first-child').allTextContents(), ['Administrator system', 'User system']);
+    await page.getByRole('link', { name: 'New role' }).click();
+    await page.getByLabel('Label').fill('Error <b>watchers</b>');
+    // The script's "all" box of an area ticks its permissions; one is then unticked by hand.
+    await page.getByLabel('All of infrastructure_errors.*').check();
+    assert.deepEqual(await Promise.all((await page.locator('fieldset[data-area="infrastructure_errors"] input[name="permission_ids"]:checked').all()).map((box) => box.getAttribute('value'))), ['22', '23', '24', '25']);
+    await page.getByLabel('Delete infrastructure errors').uncheck();
+    assert.equal(await page.getByLabel('All of infrastructure_errors.*').isChecked(), false);
+    await page.getByLabel('See the own user').check();
+    await page.screenshot({ path: new URL('console-role.png', SCREENSHOTS).pathname, fullPage: true });
+    await page.getByRole('button', { name: 'Create role' }).click();
+    assert.match(page.url(), /\/console\/roles\/3\?notice=created$/);
+    assert.equal(await page.locator('h1').textContent(), 'Error <b>watchers</b>');
+    const role = JSON.parse((await t.app.inject({ method: 'GET', url: '/roles/3.json', headers: { authorization: t.adminAuth } })).body) as { role: { permissions: Array<{ permission: { identifier: string } }> } };
+    assert.deepEqual(role.role.permissions.map((p) => p.permission.identifier), ['users.read.own', 'infrastructure_errors.read', 'infrastructure_errors.create', 'infrastructure_errors.report']);
+
+    // Alice gets it on her page; her roles link to theirs.
+    await page.getByRole('link', { name: 'Users', exact: true }).click();
+    await page.getByRole('link', { name: 'alice' }).click();
+    await page.getByRole('checkbox', { name: 'Error <b>watchers</b>' }).check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    assert.match(page.url(), /\?notice=saved$/);
+    assert.deepEqual(await page.locator('dd ul.inline li').allTextContents(), ['User', 'Error <b>watchers</b>']);
+    await page.getByRole('link', { name: 'Error <b>watchers</b>' }).click();
+    assert.match(page.url(), /\/console\/roles\/3$/);
+    assert.equal(await page.locator('dl.fields dd').nth(2).textContent(), '1');
+    // The picker holds at 390 px too.
+    await page.setViewportSize({ width: 390, height: 844 });
+    assert.equal(await page.evaluate('document.documentElement.scrollWidth'), 390);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+
+    await signIn(ALICE.login, ALICE.password);
+    await page.getByRole('link', { name: 'Errors' }).click();
+    assert.equal(await page.locator('h1').textContent(), 'Errors');
+    assert.equal(await page.getByRole('link', { name: 'Roles' }).count(), 0);
+    assert.deepEqual(problems, []);
+  });
+
   it('keeps a regular user from the errors, and refuses a forged cross-site POST', async () => {
     await seed();
     await signIn(ALICE.login, ALICE.password);

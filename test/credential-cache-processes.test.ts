@@ -124,6 +124,19 @@ describe('the credential cache across two cmi serve processes on one database', 
     assert.equal((await version(b, { authorization: user.auth })).status, 200);
   });
 
+  it('a named API key revoked through A: B refuses it at once and goes on accepting the user\'s other key', async () => {
+    const user = await newUser();
+    const make = async (description: string) => JSON.parse((await asAdmin('POST', `/users/${user.id}/user_api_keys.json`, { user_api_key: { description } })).body) as { user_api_key: { id: number; api_key: string } };
+    const revoked = await make('revoked');
+    const kept = await make('kept');
+    const revokedKey = { authorization: basic(user.login, revoked.user_api_key.api_key) };
+    const warmedAt = Date.now();
+    await warm(revokedKey);
+    await asAdmin('DELETE', `/users/${user.id}/user_api_keys/${revoked.user_api_key.id}.json`);
+    await refusedAtOnce(revokedKey, warmedAt);
+    assert.equal((await version(b, { authorization: basic(user.login, kept.user_api_key.api_key) })).status, 200);
+  });
+
   it('a password change through A: B refuses the old password at once', async () => {
     const user = await newUser();
     const warmedAt = Date.now();
@@ -174,6 +187,23 @@ describe('the credential cache across two cmi serve processes on one database', 
     // Only user_roles changes: the user is given another role that does not read errors.
     const plain = await role('cache plain', ['users.read.own']);
     await asAdmin('PUT', `/users/${user.id}.json`, { user: { role_ids: [plain] } });
+    assert.equal(await errors(), 403);
+  });
+
+  it('what a user group holds, and who belongs to it, changed through A: B decides by the new permissions on its next request', async () => {
+    const permissions = JSON.parse((await asAdmin('GET', '/permissions.json?per_page=100')).body) as Array<{ permission: { id: number; identifier: string } }>;
+    const idOf = (identifier: string) => permissions.find(({ permission }) => permission.identifier === identifier)!.permission.id;
+    const readers = (JSON.parse((await asAdmin('POST', '/roles.json', { role: { label: 'group readers', permission_ids: [idOf('infrastructure_errors.read')] } })).body) as { role: { id: number } }).role.id;
+    const group = (JSON.parse((await asAdmin('POST', '/user_groups.json', { user_group: { label: 'cache group' } })).body) as { user_group: { id: number } }).user_group.id;
+    const user = await newUser();
+    await asAdmin('PUT', `/users/${user.id}.json`, { user: { user_group_id: group } });
+    const errors = async () => (await send(b, 'GET', '/sysadmin_tools/infrastructure/errors.json', { authorization: user.auth })).status;
+    assert.deepEqual([await errors(), await errors()], [403, 403]);
+    // What the group holds changes (the Go SDK's unwrapped edit): no row of users is written.
+    await asAdmin('PUT', `/user_groups/${group}.json`, { role_ids: [readers] });
+    assert.deepEqual([await errors(), await errors()], [200, 200]);
+    // Only the user's group changes.
+    await asAdmin('PUT', `/users/${user.id}.json`, { user: { user_group_id: null } });
     assert.equal(await errors(), 403);
   });
 

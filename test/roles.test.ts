@@ -399,6 +399,22 @@ ${permissions.map(({ permission: p }) => `    <permission>
     }
   });
 
+  it('a role only users marked deleted hold is deleted: they give it up, one left with none holds user', async () => {
+    await call(t, 'POST', '/roles.json', t.adminAuth, { role: { label: 'Readers', permission_ids: [22] } });
+    await call(t, 'POST', '/roles.json', t.adminAuth, { role: { label: 'Writers', permission_ids: [23] } });
+    const add = async (login: string, roleIds: number[]) => (await call(t, 'POST', '/users.json', t.adminAuth, { user: { login, email: `${login}@example.com`, password: 'a-password', role_ids: roleIds } })).json<{ user: { id: number } }>().user.id;
+    const bob = await add('bob', [3]);
+    const carol = await add('carol', [3, 4]);
+    for (const id of [bob, carol]) assert.equal((await call(t, 'DELETE', `/users/${id}.json`, t.adminAuth, { force: 1 })).statusCode, 204);
+    assert.equal((await call(t, 'DELETE', '/roles/3.json', t.adminAuth)).statusCode, 204);
+    const held = await t.database.db.selectFrom('user_roles').select(['user_id', 'role_id']).where('user_id', 'in', [bob, carol]).orderBy('user_id').orderBy('role_id').execute();
+    assert.deepEqual(held.map((row) => [Number(row.user_id), Number(row.role_id)]), [[bob, 2], [carol, 4]]);
+    // An active user holding it still keeps it.
+    await add('dave', [4]);
+    const refused = await call(t, 'DELETE', '/roles/4.json', t.adminAuth);
+    assert.deepEqual([refused.statusCode, refused.body], [422, '{"errors":{"base":["A role that users hold cannot be deleted"]}}']);
+  });
+
   it('names every bad field of a role in one 422', async () => {
     await call(t, 'POST', '/roles.json', t.adminAuth, { role: { label: 'Readers', identifier: 'readers' } });
     for (const [body, errors] of [

@@ -64,7 +64,7 @@ const ALICE_FIELDS: Fields = {
 /** The exact JSON of one user record, fields in the order docs/api.md#users shows. */
 function userJson(fields: Fields, apiKey?: string): string {
   const { role, ...rest } = fields;
-  return JSON.stringify({ user: { ...rest, roles: [{ role: ROLES[role] }], bucket_id: null, ...(apiKey === undefined ? {} : { api_key: apiKey }) } });
+  return JSON.stringify({ user: { ...rest, roles: [{ role: ROLES[role] }], bucket_id: null, user_group_id: null, ...(apiKey === undefined ? {} : { api_key: apiKey }) } });
 }
 
 /** The exact XML of one user record. */
@@ -79,7 +79,7 @@ function userXml(fields: Fields, apiKey?: string): string {
     text('status', fields.status) + text('time_zone', fields.time_zone) + text('locale', fields.locale) +
     time('created_at', fields.created_at) + time('updated_at', fields.updated_at) + time('activated_at', fields.activated_at) +
     time('suspend_at', fields.suspend_at) + time('deleted_at', fields.deleted_at) + time('password_changed_at', fields.password_changed_at) +
-    `  <roles type="array">\n${roleXml(role, '    ')}  </roles>\n  <bucket_id nil="true"/>\n` +
+    `  <roles type="array">\n${roleXml(role, '    ')}  </roles>\n  <bucket_id nil="true"/>\n  <user_group_id nil="true"/>\n` +
     (apiKey === undefined ? '' : `  <api_key>${apiKey}</api_key>\n`) +
     '</user>\n'
   );
@@ -132,7 +132,7 @@ describe('POST /users (create)', () => {
       '{"user":{"id":3,"login":"bob","email":"bob@example.com","first_name":"Bob","last_name":"Builder","status":"active",' +
         '"time_zone":"Europe/London","locale":"en","created_at":"2026-11-20T10:01:00+00:00","updated_at":"2026-11-20T10:01:00+00:00",' +
         '"activated_at":"2026-11-20T10:01:00+00:00","suspend_at":null,"deleted_at":null,"password_changed_at":"2026-11-20T10:01:00+00:00",' +
-        `"roles":[{"role":${JSON.stringify(ROLES.user)}}],"bucket_id":null}}`,
+        `"roles":[{"role":${JSON.stringify(ROLES.user)}}],"bucket_id":null,"user_group_id":null}}`,
     );
     await assertCanLogIn(t, 'bob', 'bob-password', true);
     await assertCanLogIn(t, 'bob@example.com', 'bob-password', true);
@@ -167,6 +167,7 @@ describe('POST /users (create)', () => {
   <roles type="array">
 ${roleXml(ROLES.admin, '    ')}  </roles>
   <bucket_id nil="true"/>
+  <user_group_id nil="true"/>
 </user>
 `,
     );

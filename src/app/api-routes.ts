@@ -5,9 +5,13 @@ import { TRACKER_ROUTES } from '../tracker/tracker.routes.js';
 import { TRIAGE_ROUTES } from '../tracker/triage.routes.js';
 import { SESSION_ROUTES } from '../users/session.routes.js';
 import { USERS_ROUTES } from '../users/users.routes.js';
+import { USER_API_KEYS_ROUTES } from '../users/user-api-keys.routes.js';
 import { ROLES_ROUTES } from '../roles/roles.routes.js';
 import { BUCKETS_ROUTES } from '../buckets/buckets.routes.js';
+import { USER_GROUPS_ROUTES } from '../user-groups/user-groups.routes.js';
 import { VERSION_ROUTES } from '../version/version.routes.js';
+import { INGEST_KEYS_ROUTES } from '../ingest/ingest-keys.routes.js';
+import { SENTRY_ROUTES } from '../ingest/sentry.routes.js';
 
 /**
  * The API's routes, each feature's rows in the order of the OpenAPI document (docs/api.md#openapi).
@@ -17,11 +21,15 @@ import { VERSION_ROUTES } from '../version/version.routes.js';
 export const ROUTES: readonly RouteSpec[] = [
   ...VERSION_ROUTES,
   ...USERS_ROUTES,
+  ...USER_API_KEYS_ROUTES,
   ...ROLES_ROUTES,
   ...BUCKETS_ROUTES,
+  ...USER_GROUPS_ROUTES,
   ...SESSION_ROUTES,
   ...TRACKER_ROUTES,
   ...TRIAGE_ROUTES,
   ...ALERTS_ROUTES,
+  ...INGEST_KEYS_ROUTES,
+  ...SENTRY_ROUTES,
   ...HEALTH_ROUTES,
 ];

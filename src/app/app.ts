@@ -45,13 +45,24 @@ import { consolePlugin } from '../console/console.plugin.js';
 import { rootRoutes } from './root.routes.js';
 import { sessionRoutes } from '../users/session.routes.js';
 import { usersRoutes } from '../users/users.routes.js';
+import { userApiKeysRoutes } from '../users/user-api-keys.routes.js';
+import { userApiKeysRepository } from '../users/user-api-keys.store.js';
+import { apiKeyUsage } from '../users/api-key-usage.js';
 import { rolesRoutes } from '../roles/roles.routes.js';
 import { rolesService } from '../roles/roles.service.js';
 import { rolesRepository } from '../roles/roles.store.js';
 import { bucketsRoutes } from '../buckets/buckets.routes.js';
 import { bucketsService } from '../buckets/buckets.service.js';
 import { bucketsRepository } from '../buckets/buckets.store.js';
+import { userGroupsRoutes } from '../user-groups/user-groups.routes.js';
+import { userGroupsService } from '../user-groups/user-groups.service.js';
+import { userGroupsRepository } from '../user-groups/user-groups.store.js';
 import { versionRoutes } from '../version/version.routes.js';
+import { ingestKeysRoutes } from '../ingest/ingest-keys.routes.js';
+import { ingestKeysService } from '../ingest/ingest-keys.service.js';
+import { ingestKeysRepository } from '../ingest/ingest-keys.store.js';
+import { sentryIngestion } from '../ingest/sentry-ingestion.js';
+import { sentryRoutes } from '../ingest/sentry.routes.js';
 import { registerAccessLog } from '../http/hooks/access-log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { ROUTES } from './api-routes.js';
@@ -73,6 +84,8 @@ export interface AppOptions {
   logger?: boolean | object;
   /** How often held faults are written by themselves (tests that watch them held set it long). */
   faultFlushIntervalMs?: number;
+  /** How often each process writes its ingest keys' use (last use, events dropped); default 5 s. */
+  ingestUsageFlushMs?: number;
   /** Where access-log lines go (CMI_ACCESS_LOG=1); stdout unless given. */
   writeAccessLog?: (line: string) => void;
   /** Hooks a caller adds before the app is ready (the tests' response validation, test/support/app.ts). */
@@ -141,7 +154,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const user = await users.findById(userId);
     return user !== undefined && user.status !== 'deleted' && user.permissions.has('infrastructure_errors.read');
   });
-  const accounts = usersService(users, clock, cache.credentialsChanged, guesses);
+  const apiKeys = userApiKeysRepository(database);
+  const accounts = usersService(users, clock, cache.credentialsChanged, guesses, apiKeys);
+  // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
+  const keyUsage = apiKeyUsage((uses) => apiKeys.recordUse(uses), clock, (error) => background('api-key-usage')(error));
   const authentication = authenticator({
     users,
     revokedSessions: revokedSessionsRepository(database),
@@ -149,6 +165,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cache,
     lockout: guesses,
     clock,
+    apiKeyUsed: (id) => keyUsage.used(id),
   });
   const lists = { defaultPerPage: config.defaultPerPage, maxPerPage: config.maxPerPage, pageCacheBytes: config.pageCacheBytes };
 
@@ -196,8 +213,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Each feature registers its routes as a plugin given exactly what it uses.
   await app.register(versionRoutes, { version: config.onappVersion });
   await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
-  await app.register(rolesRoutes, { roles: rolesService(rolesRepository(database), clock, cache.allCredentialsChanged), lists });
-  await app.register(bucketsRoutes, { buckets: bucketsService(bucketsRepository(database), clock), lists });
+  const roles = rolesService(rolesRepository(database), clock, cache.allCredentialsChanged);
+  const buckets = bucketsService(bucketsRepository(database), clock);
+  await app.register(userApiKeysRoutes, { users: accounts, lists });
+  await app.register(rolesRoutes, { roles, lists });
+  await app.register(bucketsRoutes, { buckets, lists });
+  await app.register(userGroupsRoutes, { userGroups: userGroupsService(userGroupsRepository(database), clock, cache.allCredentialsChanged), lists });
   await app.register(sessionRoutes, { authenticator: authentication, clock });
   await app.register(healthRoutes, { health: healthService(database, clock, sessions.ensureKey) });
   // The tracker's pages show who is assigned, which a user's deletion changes (migration 023): they
@@ -210,10 +231,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue });
   await app.register(triageRoutes, { triage, lists });
   await app.register(deliveriesRoutes, { errorReporting: reporting, webhookDeliveries: webhookDeliveries(deliveries, clock, () => outbox?.wake()), lists });
+  const ingestKeys = ingestKeysService(ingestKeysRepository(database), clock, {
+    version: database.dataVersions.credentials,
+    heard: database.dataVersions.credentialsHeard,
+  });
+  await app.register(ingestKeysRoutes, { keys: ingestKeys, lists, publicUrl: config.publicUrl });
+  // In a context of its own: any body, read with the Sentry limits, and Sentry's error answers (docs/ingestion.md).
+  const ingestion = sentryIngestion(ingestKeys, tracker, clock, { usageFlushMs: options.ingestUsageFlushMs ?? 5000 });
+  await app.register(sentryRoutes, { ingestion });
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
-    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, tracker, errorReporting: reporting, clock,
+    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, roles, buckets, tracker, errorReporting: reporting,
+    ingestKeys, publicUrl: config.publicUrl, clock,
   });
   if (config.openApi) await app.register(openApiRoutes, { version, routes });
   if (metrics && config.metrics.token !== undefined) await app.register(metricsRoutes, { metrics, token: config.metrics.token });
@@ -239,6 +269,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     sessions.stop();
     await retentionTimer.stop();
     await tracker.drained();
+    await keyUsage.flush();
+    await ingestion.stop();
     await faults.stop();
   });
   await app.ready();

@@ -7,6 +7,7 @@ import type { Bucket, BucketFields } from './bucket.js';
 import type { BucketsRepository } from './buckets.store.js';
 
 export const BUCKET_IN_USE_REFUSAL = 'A bucket that users belong to cannot be deleted';
+export const BUCKET_IN_GROUP_REFUSAL = 'A bucket that user groups use cannot be deleted';
 
 const FLAGS = ['show_price', 'allows_kms', 'allows_mak', 'allows_own'] as const;
 /** What a new bucket holds where the body says nothing. */
@@ -81,6 +82,7 @@ export function bucketsService(repository: BucketsRepository, clock: Clock) {
       const outcome = await repository.remove(id);
       if (outcome === 'not_found') throw new NotFound();
       if (outcome === 'in_use') throw new Unprocessable({ base: [BUCKET_IN_USE_REFUSAL] });
+      if (outcome === 'in_group') throw new Unprocessable({ base: [BUCKET_IN_GROUP_REFUSAL] });
     },
   };
 }

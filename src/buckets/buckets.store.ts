@@ -24,7 +24,8 @@ const toColumns = (fields: Partial<BucketFields>) => ({
 });
 
 /** The only SQL of billing_buckets (migration 017). */
-export function bucketsRepository({ db }: Database) {
+export function bucketsRepository(database: Database) {
+  const { db } = database;
   return {
     async page(limit: number, offset: number): Promise<{ items: Bucket[]; total: number }> {
       const { n } = await db.selectFrom('billing_buckets').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
@@ -53,13 +54,24 @@ export function bucketsRepository({ db }: Database) {
       return row && toBucket(row);
     },
 
-    /** Deletes a bucket no user belongs to, in one statement; otherwise says why not. */
-    async remove(id: number): Promise<'removed' | 'not_found' | 'in_use'> {
-      const result = await db.deleteFrom('billing_buckets').where('id', '=', id)
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('users').select('users.id').where('users.bucket_id', '=', id))))
-        .executeTakeFirst();
-      if (Number(result.numDeletedRows) > 0) return 'removed';
-      return (await db.selectFrom('billing_buckets').select('id').where('id', '=', id).executeTakeFirst()) ? 'in_use' : 'not_found';
+    /** Deletes a bucket no user group names and no user belongs to but users marked deleted (who leave it); otherwise says why not. */
+    async remove(id: number): Promise<'removed' | 'not_found' | 'in_use' | 'in_group'> {
+      try {
+        return await db.transaction().execute(async (trx) => {
+          if ((await trx.selectFrom('billing_buckets').select('id').where('id', '=', id).executeTakeFirst()) === undefined) return 'not_found';
+          const held = await trx.selectFrom('users').select('id').where('bucket_id', '=', id).where('status', '<>', 'deleted').limit(1).executeTakeFirst();
+          if (held !== undefined) return 'in_use';
+          const named = await trx.selectFrom('user_groups').select('id').where('bucket_id', '=', id).limit(1).executeTakeFirst();
+          if (named !== undefined) return 'in_group';
+          await trx.updateTable('users').set({ bucket_id: null }).where('bucket_id', '=', id).execute();
+          await trx.deleteFrom('billing_buckets').where('id', '=', id).execute();
+          return 'removed' as const;
+        }).finally(() => database.transactionEnded('users'));
+      } catch (error) {
+        // A user given the bucket by a transaction that committed meanwhile (PostgreSQL): the foreign key refuses.
+        if (database.dialect.constraints.isForeignKeyViolation(error)) return 'in_use';
+        throw error;
+      }
     },
   };
 }

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { ClientError } from '../shared/problems.js';
+import { addBackupCommands } from './backup.js';
 import { addHelpCommand } from './help.js';
 import { addLocalDeliveryCommands } from './local/deliveries.js';
 import { addLocalErrorCommands } from './local/errors.js';
@@ -9,13 +10,19 @@ import { addLocalUserCommands } from './local/users.js';
 import { addMigrateCommand } from './migrate.js';
 import { addOldSpellings } from './old-spellings.js';
 import { connectionOptions, remoteFailure } from './remote/command.js';
+import { addRemoteBucketCommands } from './remote/buckets.js';
+import { addRemoteApiKeyCommands } from './remote/api-keys.js';
 import { addRemoteDeliveryCommands } from './remote/deliveries.js';
 import { addRemoteErrorCommands } from './remote/errors.js';
+import { addRemoteIngestKeyCommands } from './remote/ingest-keys.js';
 import { addLoginCommands } from './remote/login.js';
+import { addRemoteRoleCommands } from './remote/roles.js';
 import { addRemoteUserCommands } from './remote/users.js';
+import { addRemoteGroupCommands } from './remote/groups.js';
 import { addServeCommand } from './serve.js';
 import { Refusal, UsageError } from './common/usage-error.js';
 import { complain, writeText } from './common/output.js';
+import { cmiReleaseVersion } from '../version/version.js';
 
 // Positional options: the program's --url/--user/... go before the command; remote commands take them after too
 // (docs/cli.md#connecting).
@@ -25,9 +32,11 @@ program.configureOutput({ writeOut: (text) => writeText('stdout', text), writeEr
 // Commander's usage errors (an unknown command or option, a missing argument, a bad choice) are thrown
 // rather than exiting 1, and exit 2 below, as every usage mistake does (docs/cli.md#exit-codes).
 program.exitOverride();
+program.version(`cmi ${cmiReleaseVersion()}`, '-V, --version', 'print cmi\'s version (cmi version asks a server for its API version)');
 
 addServeCommand(program);
 addMigrateCommand(program);
+addBackupCommands(program);
 // `cmi local ...`: the configured database (docs/cli.md#local-or-remote).
 const local = program.command('local').description('act on the configured database directly, as the operator (also without working credentials)');
 addLocalUserCommands(local);
@@ -35,8 +44,13 @@ addLocalErrorCommands(local);
 addLocalDeliveryCommands(local);
 // `cmi users|errors|deliveries ...`, `cmi version`, `cmi login`: a server.
 addRemoteUserCommands(program);
+addRemoteGroupCommands(program);
+addRemoteApiKeyCommands(program);
 addRemoteErrorCommands(program);
 addRemoteDeliveryCommands(program);
+addRemoteRoleCommands(program);
+addRemoteBucketCommands(program);
+addRemoteIngestKeyCommands(program);
 addLoginCommands(program);
 addOldSpellings(program);
 addHelpCommand(program);

@@ -4,18 +4,27 @@
  * definitions (src/resources/) and fast-xml-parser for XML answers.
  */
 import { versionResource } from '../version/version.resource.js';
+import { bucketsApi } from './buckets.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi } from './infrastructure-errors.js';
+import { ingestKeysApi } from './ingest-keys.js';
 import { decodeRecord } from './records.js';
+import { permissionsApi, rolesApi } from './roles.js';
 import { type RequestOptions, transport, type TransportOptions } from './transport.js';
 import { usersApi } from './users.js';
+import { userGroupsApi } from './user-groups.js';
 
 export type CmiClientOptions = TransportOptions;
 
 export class CmiClient {
   readonly users: ReturnType<typeof usersApi>;
+  readonly userGroups: ReturnType<typeof userGroupsApi>;
   readonly infrastructureErrors: ReturnType<typeof infrastructureErrorsApi>;
   readonly deliveries: ReturnType<typeof deliveriesApi>;
+  readonly roles: ReturnType<typeof rolesApi>;
+  readonly permissions: ReturnType<typeof permissionsApi>;
+  readonly buckets: ReturnType<typeof bucketsApi>;
+  readonly ingestKeys: ReturnType<typeof ingestKeysApi>;
   readonly session: {
     /** Ends the session the client holds (`DELETE /session`); later calls log in again with the credentials. */
     logout(call?: RequestOptions): Promise<void>;
@@ -32,8 +41,13 @@ export class CmiClient {
     const http = transport(options);
     this.#http = http;
     this.users = usersApi(http);
+    this.userGroups = userGroupsApi(http);
     this.infrastructureErrors = infrastructureErrorsApi(http);
     this.deliveries = deliveriesApi(http);
+    this.roles = rolesApi(http);
+    this.permissions = permissionsApi(http);
+    this.buckets = bucketsApi(http);
+    this.ingestKeys = ingestKeysApi(http);
     this.session = {
       async logout(call: RequestOptions = {}) {
         if (!http.hasSession) return;
@@ -59,7 +73,11 @@ export class CmiClient {
 export * from './errors.js';
 export { parseDatetime } from './datetime.js';
 export type { Page, PageParams } from './pagination.js';
-export type { Activity, BreakdownGroup, Delivery, Note, Triage, Format, HistogramBucket, InfrastructureError, Occurrence, RecordOf, Role, User } from './records.js';
+export type { Activity, BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, IngestKey, Note, Occurrence, RecordOf, Role, Triage, User, UserGroup } from './records.js';
 export type { Query, RequestOptions, TransportOptions } from './transport.js';
-export type { NewUser, UserChanges, UserWithApiKey } from './users.js';
+export type { NewUserGroup, UserGroupChanges } from './user-groups.js';
+export type { NewUser, UserApiKey, UserApiKeyWithKey, UserChanges, UserFilters, UserListParams, UserWithApiKey } from './users.js';
 export type { ErrorFilters, ErrorListParams, ErrorReport, TriageChange } from './infrastructure-errors.js';
+export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
+export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';
+export type { IngestKeyChanges, NewIngestKey } from './ingest-keys.js';

@@ -1,9 +1,11 @@
 import type { FieldType, ResourceDefinition } from '../http/render/resource-definition.js';
 import type { breakdownGroupResource, histogramBucketResource, occurrenceResource } from '../tracker/error-details.resource.js';
 import type { deliveryResource } from '../alerts/delivery.resource.js';
+import type { ingestKeyResource } from '../ingest/ingest-key.resource.js';
 import type { infrastructureErrorResource } from '../tracker/infrastructure-error.resource.js';
 import type { activityResource, noteResource, triageResource } from '../tracker/triage.resource.js';
 import type { roleResource, userResource } from '../users/user.resource.js';
+import type { userGroupResource } from '../user-groups/user-group.resource.js';
 import { parseDatetime } from './datetime.js';
 import { CmiProtocolError } from './errors.js';
 
@@ -39,11 +41,13 @@ export type RecordOf<R extends ResourceDefinition> = {
 
 export type User = RecordOf<typeof userResource>;
 export type Role = RecordOf<typeof roleResource>;
+export type UserGroup = RecordOf<typeof userGroupResource>;
 export type InfrastructureError = RecordOf<typeof infrastructureErrorResource>;
 export type Occurrence = RecordOf<typeof occurrenceResource>;
 export type HistogramBucket = RecordOf<typeof histogramBucketResource>;
 export type BreakdownGroup = RecordOf<typeof breakdownGroupResource>;
 export type Delivery = RecordOf<typeof deliveryResource>;
+export type IngestKey = RecordOf<typeof ingestKeyResource>;
 export type Triage = RecordOf<typeof triageResource>;
 export type Note = RecordOf<typeof noteResource>;
 export type Activity = RecordOf<typeof activityResource>;

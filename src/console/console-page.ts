@@ -1,6 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorReporting } from '../alerts/reporting.js';
+import type { BucketsService } from '../buckets/buckets.service.js';
+import type { RolesService } from '../roles/roles.service.js';
 import type { Clock } from '../shared/clock.js';
+import type { IngestKeysService } from '../ingest/ingest-keys.service.js';
 import type { InfrastructureErrors } from '../tracker/tracker.service.js';
 import type { Authenticator } from '../users/authentication.js';
 import type { SessionTokens } from '../users/sessions.js';
@@ -14,8 +17,13 @@ export interface ConsoleServices {
   /** The installation's session tokens (the console derives its CSRF tokens from them). */
   sessionTokens: SessionTokens;
   users: UsersService;
+  roles: RolesService;
+  buckets: BucketsService;
   tracker: InfrastructureErrors;
   errorReporting: ErrorReporting;
+  ingestKeys: IngestKeysService;
+  /** CMI_PUBLIC_URL when set: the DSNs start with it (else with the address the request reached). */
+  publicUrl: string | undefined;
   clock: Clock;
 }
 

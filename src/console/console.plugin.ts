@@ -10,8 +10,11 @@ import { bare, page, problem } from './layout.js';
 import { consoleAssetsRoutes } from './assets.routes.js';
 import { consoleErrorRoutes } from './error.routes.js';
 import { consoleErrorsRoutes } from './errors.routes.js';
+import { consoleIngestKeysRoutes } from './ingest-keys.routes.js';
 import { consoleSignInRoutes } from './sign-in.routes.js';
 import { consoleUsersRoutes } from './users.routes.js';
+import { consoleRolesRoutes } from './roles.routes.js';
+import { consoleBucketsRoutes } from './buckets.routes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -134,5 +137,8 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   consoleErrorsRoutes(app, services);
   consoleErrorRoutes(app, services);
   consoleUsersRoutes(app, services);
+  consoleRolesRoutes(app, services);
+  consoleBucketsRoutes(app, services);
+  consoleIngestKeysRoutes(app, services);
   done();
 };

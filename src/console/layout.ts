@@ -58,6 +58,9 @@ export function page(context: PageContext, title: string, content: Html, notice?
 <a class="brand" href="/console">cmi</a>
 ${may(viewer, 'infrastructure_errors.read') ? html`<a href="/console/errors">Errors</a>` : ''}
 <a href="/console/users">${may(viewer, 'users.read') ? 'Users' : 'My account'}</a>
+${may(viewer, 'roles.read') ? html`<a href="/console/roles">Roles</a>` : ''}
+${may(viewer, 'buckets.read') ? html`<a href="/console/buckets">Buckets</a>` : ''}
+${may(viewer, 'ingest_keys.read') ? html`<a href="/console/ingest-keys">Ingest keys</a>` : ''}
 </nav>
 <form method="post" action="/console/sign-out" class="sign-out">${csrfField(csrf)}<span class="who">${viewer.login}</span> <button type="submit">Sign out</button></form>
 </header>

@@ -1,33 +1,62 @@
+import type { Bucket } from '../buckets/bucket.js';
 import type { User } from '../users/user.js';
 import { html, type Html } from './html.js';
 import { may } from '../roles/authorization.js';
 import type { Permission } from '../roles/permissions.js';
+import type { Role } from '../roles/role.js';
+import { baseErrors, checkbox, errorsFor, type FieldErrors, textField } from './form-fields.js';
 import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
 
-type FieldErrors = Record<string, string[]>;
-
-/** The user fields a form edits, as typed. */
-export type UserFormValues = Partial<Record<'login' | 'email' | 'first_name' | 'last_name' | 'role' | 'time_zone' | 'locale', string>>;
-
-function errorsFor(errors: FieldErrors, name: string): Html {
-  const messages = errors[name];
-  return messages ? html`<span class="field-error" id="${name}-error">${name.replace('_', ' ')} ${messages.join('; ')}</span>` : html``;
-}
-
-function textField(name: string, label: string, value: string | undefined, errors: FieldErrors, attributes: { type?: string; required?: boolean; autocomplete?: string; max?: number } = {}): Html {
-  const invalid = errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '';
-  return html`<label for="${name}">${label}</label>
-<input id="${name}" name="${name}" type="${attributes.type ?? 'text'}" maxlength="${attributes.max ?? 255}"${attributes.required ? html` required` : ''}${attributes.autocomplete ? html` autocomplete="${attributes.autocomplete}"` : ''} value="${value ?? ''}"${invalid}>
-${errorsFor(errors, name)}`;
-}
+/** The user fields a form edits, as typed; the roles and the bucket as the pickers hold them. */
+export type UserFormValues = Partial<Record<'login' | 'email' | 'first_name' | 'last_name' | 'role' | 'time_zone' | 'locale' | 'bucket_id', string>> & { role_ids?: readonly number[] };
 
 function roleField(value: string | undefined, errors: FieldErrors): Html {
   const option = (role: string, label: string) => html`<option value="${role}"${(value ?? 'user') === role ? html` selected` : ''}>${label}</option>`;
   return html`<label for="role">Role</label><select id="role" name="role">${option('user', 'User')}${option('admin', 'Administrator')}</select>${errorsFor(errors, 'role')}`;
 }
 
-function baseErrors(errors: FieldErrors): Html {
-  return errors.base ? html`<p class="error" role="alert">${errors.base.join(' ')}</p>` : html``;
+/** The role picker of a holder of users.update who may also see the roles: one checkbox a role. */
+function rolesField(choices: readonly RoleChoice[], selected: readonly number[] | undefined, errors: FieldErrors): Html {
+  const ticked = new Set(selected ?? []);
+  return html`<fieldset class="roles-picker"${errors.role_ids ? html` aria-describedby="role_ids-error"` : ''}><legend>Roles</legend>
+<input type="hidden" name="role_picker" value="1">
+${choices.map((role) => checkbox('role_ids', String(role.id), html`${role.label}${role.system ? html` <span class="badge system">system</span>` : ''}`, ticked.has(role.id), { id: `role-${role.id}` }))}
+${errorsFor(errors, 'role_ids')}
+</fieldset>`;
+}
+
+/** The bucket picker (none, or one of the buckets). */
+function bucketField(choices: readonly BucketChoice[], value: string | undefined, errors: FieldErrors): Html {
+  const option = (id: string, label: string) => html`<option value="${id}"${(value ?? '') === id ? html` selected` : ''}>${label}</option>`;
+  return html`<label for="bucket_id">Billing bucket</label><select id="bucket_id" name="bucket_id">${option('', '(none)')}${choices.map((b) => option(String(b.id), b.label))}</select>${errorsFor(errors, 'bucket_id')}`;
+}
+
+/** A role a user may be given, as the picker shows it. */
+export type RoleChoice = Pick<Role, 'id' | 'label' | 'system'>;
+/** A bucket a user may be put in. */
+export type BucketChoice = Pick<Bucket, 'id' | 'label'>;
+
+/** The labels of the roles a user holds, each a link to the role for those who may see roles. */
+function heldRoles(context: PageContext, user: User): Html {
+  if (user.roles.length === 0) return html`<span class="muted">none</span>`;
+  const linked = may(context.viewer, 'roles.read');
+  return html`<ul class="inline">${user.roles.map((role) => html`<li>${linked ? html`<a href="/console/roles/${role.id}">${role.label}</a>` : role.label}</li>`)}</ul>`;
+}
+
+/** The filters of the users list, as the URL carries them (so a reload or a shared link keeps them). */
+export const USER_FILTERS = ['q', 'status', 'role_id'] as const;
+export type UserFilterValues = Partial<Record<(typeof USER_FILTERS)[number], string>>;
+
+/** The list's URL with these filters and this page. */
+export function usersListUrl(filters: UserFilterValues, page = 1): string {
+  const query = new URLSearchParams();
+  for (const name of USER_FILTERS) {
+    const value = filters[name];
+    if (value) query.set(name, value);
+  }
+  if (page > 1) query.set('page', String(page));
+  const text = query.toString();
+  return text === '' ? '/console/users' : `/console/users?${text}`;
 }
 
 export interface UsersListView {
@@ -35,22 +64,45 @@ export interface UsersListView {
   total: number;
   page: number;
   perPage: number;
+  filters: UserFilterValues;
+  /** Field errors of the filters, beside the fields (422). */
+  filterErrors: FieldErrors;
+  /** The roles to filter by, for a viewer who may see them. */
+  roleChoices?: readonly RoleChoice[];
   notice?: string;
+}
+
+/** Search and filters: for those who see every user (a user's list is its own account). */
+function usersFilterForm(view: UsersListView): Html {
+  const { filters, filterErrors: errors } = view;
+  const invalid = (name: string) => (errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '');
+  const option = (name: 'status' | 'role_id', value: string, label: string) => html`<option value="${value}"${(filters[name] ?? '') === value ? html` selected` : ''}>${label}</option>`;
+  return html`<form method="get" action="/console/users" class="filters" role="search" aria-label="Search users">
+<div><label for="q">Search</label>
+<input id="q" name="q" type="search" maxlength="255" placeholder="login, name or email" value="${filters.q ?? ''}"${invalid('q')}>${errorsFor(errors, 'q')}</div>
+<div><label for="status">Status</label>
+<select id="status" name="status"${invalid('status')}>${option('status', '', 'any')}${option('status', 'active', 'active')}${option('status', 'suspended', 'suspended')}${option('status', 'deleted', 'deleted')}</select>${errorsFor(errors, 'status')}</div>
+${view.roleChoices ? html`<div><label for="role_id">Role</label>
+<select id="role_id" name="role_id"${invalid('role_id')}>${option('role_id', '', 'any')}${view.roleChoices.map((role) => option('role_id', String(role.id), role.label))}</select>${errorsFor(errors, 'role_id')}</div>` : ''}
+<div class="buttons"><button type="submit">Search</button> <a href="/console/users">Clear</a></div>
+</form>`;
 }
 
 /** The users list (an ordinary user sees only its own account). */
 export function usersListPage(context: PageContext, view: UsersListView): Html {
   const admin = may(context.viewer, 'users.read');
   const pages = Math.max(1, Math.ceil(view.total / view.perPage));
-  const link = (n: number) => (n > 1 ? `/console/users?page=${n}` : '/console/users');
+  const link = (n: number) => usersListUrl(view.filters, n);
+  const filtered = Object.values(view.filters).some((value) => value);
   return page(context, 'Users', html`<h1>${admin ? 'Users' : 'My account'}</h1>
 ${may(context.viewer, 'users.create') ? html`<p><a class="button" href="/console/users/new">New user</a></p>` : ''}
+${admin ? usersFilterForm(view) : ''}
 <p class="total">${view.total} ${view.total === 1 ? 'user' : 'users'}</p>
-${view.users.length === 0 ? html`<p class="empty">No users on this page.</p>` : html`<div class="scroll"><table class="users">
-<thead><tr><th scope="col">Login</th><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
+${view.users.length === 0 ? html`<p class="empty">${filtered ? 'No users match.' : 'No users on this page.'}</p>` : html`<div class="scroll"><table class="users">
+<thead><tr><th scope="col">Login</th><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Roles</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
 <tbody>${view.users.map((u) => html`<tr>
 <td><a href="/console/users/${u.id}">${u.login}</a></td><td>${u.first_name} ${u.last_name}</td><td>${u.email}</td>
-<td>${u.role === 'admin' ? 'Administrator' : 'User'}</td><td><span class="status status-${u.status}">${u.status}</span></td><td>${ago(u.created_at, context.now)}</td></tr>`)}</tbody>
+<td>${u.roles.map((r) => r.label).join(', ')}</td><td><span class="status status-${u.status}">${u.status}</span></td><td>${ago(u.created_at, context.now)}</td></tr>`)}</tbody>
 </table></div>`}
 ${pages > 1 || view.page > 1 ? html`<nav class="pager" aria-label="Pages">${view.page > 1 ? html`<a rel="prev" href="${link(view.page - 1)}">← Previous</a>` : ''}
 <span>Page ${view.page} of ${pages}</span>${view.page < pages ? html`<a rel="next" href="${link(view.page + 1)}">Next →</a>` : ''}</nav>` : ''}`,
@@ -81,6 +133,12 @@ export interface UserView {
   notice?: string;
   /** A new API key, shown this once. */
   apiKey?: string;
+  /** The roles a holder of users.update (and roles.read) may give; without them, the admin/user choice. */
+  roleChoices?: readonly RoleChoice[];
+  /** The buckets a holder of users.update (and buckets.read) may put the user in. */
+  bucketChoices?: readonly BucketChoice[];
+  /** The user's bucket, when the viewer may see buckets (else only its id is shown). */
+  bucket?: BucketChoice;
 }
 
 /** One user: the record, the edit form, the actions, and for one's own account the password form. */
@@ -97,7 +155,8 @@ ${view.apiKey === undefined ? '' : html`<section class="api-key" aria-labelledby
 <p><input id="api-key" readonly value="${view.apiKey}" aria-label="API key" size="44"> <button type="button" data-copy="api-key">Copy</button> <span class="copied" role="status" data-copied-for="api-key"></span></p>
 </section>`}
 <dl class="fields">
-<dt>Role</dt><dd>${user.role === 'admin' ? 'Administrator' : 'User'}</dd>
+<dt>Roles</dt><dd>${heldRoles(context, user)}</dd>
+<dt>Billing bucket</dt><dd>${user.bucket_id === null ? html`<span class="muted">none</span>` : view.bucket ? (may_('buckets.read') ? html`<a href="/console/buckets/${user.bucket_id}">${view.bucket.label}</a>` : view.bucket.label) : `#${user.bucket_id}`}</dd>
 <dt>Created</dt><dd>${datetime(user.created_at)}</dd>
 <dt>Activated</dt><dd>${datetime(user.activated_at)}</dd>
 <dt>Suspended</dt><dd>${datetime(user.suspend_at)}</dd>
@@ -119,7 +178,8 @@ ${textField('first_name', 'First name', values.first_name, errors)}
 ${textField('last_name', 'Last name', values.last_name, errors)}
 ${textField('time_zone', 'Time zone', values.time_zone, errors, { max: 64 })}
 ${textField('locale', 'Locale', values.locale, errors, { max: 16 })}
-${may_('users.update') ? roleField(values.role, errors) : ''}
+${may_('users.update') ? (view.roleChoices ? rolesField(view.roleChoices, values.role_ids, errors) : roleField(values.role, errors)) : ''}
+${may_('users.update') && view.bucketChoices ? bucketField(view.bucketChoices, values.bucket_id, errors) : ''}
 <button type="submit">Save</button>
 </form>
 </section>

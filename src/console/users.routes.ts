@@ -2,8 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { assertPermitted, may } from '../roles/authorization.js';
 import { Unprocessable } from '../shared/problems.js';
 import type { User } from '../users/user.js';
+import { parseUserListQuery } from '../users/users-query.js';
+import type { UserFilters } from '../users/users.store.js';
 import { clearConsoleCookie } from './console-session.js';
-import { confirmDeleteUserPage, newUserPage, type UserFormValues, userPage, usersListPage } from './users-pages.js';
+import {
+  confirmDeleteUserPage, newUserPage, USER_FILTERS, type UserFilterValues, type UserFormValues, userPage, type UserView, usersListPage, usersListUrl,
+} from './users-pages.js';
 import { parsePagination } from '../shared/pagination.js';
 import { parseId } from '../http/route-params.js';
 import { consoleRoute, type ConsoleServices, formOf, pageContext, sendPage } from './console-page.js';
@@ -11,7 +15,7 @@ import { consoleRoute, type ConsoleServices, formOf, pageContext, sendPage } fro
 type WithId = { Params: { id: string }; Querystring: Record<string, string | string[] | undefined> };
 
 const PAGE_LIMITS = { defaultPerPage: 25, maxPerPage: 100 };
-const EDITED = ['login', 'email', 'first_name', 'last_name', 'time_zone', 'locale', 'role'] as const;
+const EDITED = ['login', 'email', 'first_name', 'last_name', 'time_zone', 'locale', 'role', 'bucket_id'] as const;
 
 const NOTICES: Record<string, string> = {
   created: 'User created.',
@@ -23,7 +27,20 @@ const NOTICES: Record<string, string> = {
 };
 
 function valuesOf(user: User): UserFormValues {
-  return { login: user.login, email: user.email, first_name: user.first_name, last_name: user.last_name, role: user.role, time_zone: user.time_zone ?? '', locale: user.locale ?? '' };
+  return {
+    login: user.login, email: user.email, first_name: user.first_name, last_name: user.last_name, role: user.role, time_zone: user.time_zone ?? '', locale: user.locale ?? '',
+    role_ids: user.roles.map((role) => role.id), bucket_id: user.bucket_id === null ? '' : String(user.bucket_id),
+  };
+}
+
+/** Every record of a paged list, a page of 100 at a time (the pickers' roles and buckets). */
+async function everyRecord<T>(page: (limit: number, offset: number) => Promise<{ items: T[]; total: number }>): Promise<T[]> {
+  const all: T[] = [];
+  for (;;) {
+    const { items, total } = await page(100, all.length);
+    all.push(...items);
+    if (items.length === 0 || all.length >= total) return all;
+  }
 }
 
 /** The fields a form sent, as the API's request body (users/users.service.ts reads and checks them). */
@@ -38,17 +55,44 @@ function bodyOf(form: URLSearchParams, names: readonly string[]): Record<string,
 
 const noticeOf = (query: WithId['Querystring']) => (typeof query.notice === 'string' ? NOTICES[query.notice] : undefined);
 
+/** The filters the URL gives (empty fields of the form are no filter). */
+function filtersOf(query: WithId['Querystring']): UserFilterValues {
+  const filters: UserFilterValues = {};
+  for (const name of USER_FILTERS) {
+    const value = query[name];
+    if (typeof value === 'string' && value !== '') filters[name] = value;
+  }
+  return filters;
+}
+
+/** The filters as the users service takes them, or what is wrong with them (a URL edited by hand), by the API's rules. */
+function readFilters(filters: UserFilterValues): { read: UserFilters; errors: Record<string, string[]> } {
+  try {
+    return { read: parseUserListQuery(filters), errors: {} };
+  } catch (error) {
+    if (error instanceof Unprocessable) return { read: {}, errors: error.messages };
+    throw error;
+  }
+}
+
 /** Users (docs/console.md#users): administrators manage everyone, a user its own account, by the API's rules. */
 export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServices): void {
-  const { users } = services;
+  const { users, roles, buckets } = services;
   const actor = (request: FastifyRequest) => ({ id: request.viewer.id, permissions: request.viewer.permissions, address: request.ip });
   const see = (id: number, notice: string) => `/console/users/${id}?notice=${notice}`;
 
   app.get<WithId>('/users', consoleRoute(), async (request, reply) => {
-    const pagination = parsePagination([], { page: request.query.page, per_page: request.query.per_page }, PAGE_LIMITS);
-    const { items, total } = await users.list(request.viewer, pagination.perPage, pagination.offset);
+    const query = request.query;
+    const filters = filtersOf(query);
+    // A search form sends its empty fields too: the URL to keep (and share) is the one without them.
+    if (Object.values(query).some((value) => value === '')) return reply.code(303).header('location', usersListUrl(filters)).send();
+    const pagination = parsePagination([], { page: query.page, per_page: query.per_page }, PAGE_LIMITS);
+    const { read, errors } = readFilters(filters);
+    const { items, total } = Object.keys(errors).length > 0 ? { items: [], total: 0 } : await users.list(request.viewer, pagination.perPage, pagination.offset, read);
+    const roleChoices = may(request.viewer, 'users.read') && may(request.viewer, 'roles.read') ? await everyRecord((limit, offset) => roles.list(request.viewer, limit, offset)) : undefined;
     reply.header('x-total', String(total));
-    return sendPage(reply, usersListPage(pageContext(request, services), { users: items, total, page: pagination.page, perPage: pagination.perPage, notice: noticeOf(request.query) }));
+    const view = { users: items, total, page: pagination.page, perPage: pagination.perPage, filters, filterErrors: errors, roleChoices, notice: noticeOf(query) };
+    return sendPage(reply, usersListPage(pageContext(request, services), view), Object.keys(errors).length > 0 ? 422 : 200);
   });
 
   app.get('/users/new', consoleRoute(), (request, reply) => {
@@ -69,8 +113,22 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     }
   });
 
+  /**
+   * What the user's page shows beyond the record: the roles and buckets a holder of users.update may
+   * pick from (when it may also see them), and the user's bucket by label (docs/console.md#users).
+   */
+  async function choices(viewer: User, user: User): Promise<Pick<UserView, 'roleChoices' | 'bucketChoices' | 'bucket'>> {
+    const picks = may(viewer, 'users.update');
+    const roleChoices = picks && may(viewer, 'roles.read') ? await everyRecord((limit, offset) => roles.list(viewer, limit, offset)) : undefined;
+    const seesBuckets = may(viewer, 'buckets.read');
+    const bucketChoices = picks && seesBuckets ? await everyRecord((limit, offset) => buckets.list(viewer, limit, offset)) : undefined;
+    const bucket = user.bucket_id === null || !seesBuckets ? undefined
+      : (bucketChoices?.find((b) => b.id === user.bucket_id) ?? (await buckets.get(viewer, user.bucket_id).catch(() => undefined)));
+    return { roleChoices, bucketChoices, bucket };
+  }
+
   async function show(request: FastifyRequest<WithId>, reply: FastifyReply, user: User, extra: Partial<Parameters<typeof userPage>[1]> & { status?: number } = {}) {
-    const view = { user, values: valuesOf(user), errors: {}, passwordErrors: {}, notice: noticeOf(request.query), ...extra };
+    const view = { user, values: valuesOf(user), errors: {}, passwordErrors: {}, notice: noticeOf(request.query), ...(await choices(request.viewer, user)), ...extra };
     return sendPage(reply, userPage(pageContext(request, services), view), extra.status);
   }
 
@@ -80,13 +138,20 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     const id = parseId(request.params.id);
     const user = await users.get(request.viewer, id);
     const form = formOf(request);
-    // Only a holder of users.update sends a role; the same rule as the API refuses anyone else's.
-    const body = bodyOf(form, may(request.viewer, 'users.update') ? EDITED : EDITED.filter((name) => name !== 'role'));
+    // Only a holder of users.update sends roles and a bucket; the same rule as the API refuses anyone else's.
+    const picks = may(request.viewer, 'users.update');
+    const body: Record<string, unknown> = bodyOf(form, picks ? EDITED : EDITED.filter((name) => name !== 'role' && name !== 'bucket_id'));
+    // The role picker's marker: ticking none sends an empty list (which the API refuses, said beside it).
+    if (picks && form.has('role_picker')) {
+      body.role_ids = form.getAll('role_ids');
+      delete body.role;
+    }
     try {
       await users.update(actor(request), id, body);
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
-      return show(request, reply, user, { values: { ...valuesOf(user), ...body }, errors: error.messages, notice: undefined, status: 422 });
+      const typed: UserFormValues = { ...valuesOf(user), ...(body as UserFormValues), ...(Array.isArray(body.role_ids) ? { role_ids: body.role_ids.map(Number) } : {}) };
+      return show(request, reply, user, { values: typed, errors: error.messages, notice: undefined, status: 422 });
     }
     return reply.code(303).header('location', see(id, 'saved')).send();
   });

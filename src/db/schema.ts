@@ -27,6 +27,8 @@ export interface UsersTable {
   password_changed_at: string | null;
   /** The billing bucket it belongs to, or null (migration 018). */
   bucket_id: Generated<number | null>;
+  /** The user group it belongs to, or null (migration 020). */
+  user_group_id: Generated<number | null>;
 }
 
 export interface InfrastructureErrorsTable {
@@ -221,6 +223,24 @@ export interface Schema {
   error_triage: ErrorTriageTable;
   error_notes: ErrorNotesTable;
   error_activity: ErrorActivityTable;
+  user_groups: UserGroupsTable;
+  user_group_roles: UserGroupRolesTable;
+  user_api_keys: UserApiKeysTable;
+  ingest_keys: IngestKeysTable;
+  ingest_key_usage: IngestKeyUsageTable;
+  ingested_events: IngestedEventsTable;
+}
+
+/** A user's API keys (migration 021): the SHA-256 of each, never the key. */
+export interface UserApiKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  description: string;
+  key_hash: string;
+  /** 1 for the key `make_new_api_key` makes anew (at most one per user), else 0. */
+  is_default: Generated<number>;
+  created_at: string;
+  last_used_at: string | null;
 }
 
 /** The permission catalogue (migration 016; roles/permissions.ts). */
@@ -264,4 +284,46 @@ export interface BillingBucketsTable {
   allows_own: number;
   created_at: string;
   updated_at: string;
+}
+
+/** OnApp's user groups (migration 020). */
+export interface UserGroupsTable {
+  id: Generated<number>;
+  label: string;
+  identifier: string;
+  bucket_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The roles each user group holds, which apply to its members (migration 020). */
+export interface UserGroupRolesTable {
+  user_group_id: number;
+  role_id: number;
+}
+
+/** Write-only keys of the Sentry ingestion endpoints (migration 022); `enabled` 0/1. */
+export interface IngestKeysTable {
+  id: Generated<number>;
+  label: string;
+  component: string | null;
+  public_key: string;
+  enabled: number;
+  rate_limit_per_minute: number;
+  allowed_origins: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What each ingest key's use writes, apart from the key so it signals no credential change (migration 022). */
+export interface IngestKeyUsageTable {
+  key_id: number;
+  last_used_at: string | null;
+  dropped: Generated<number | string>;
+}
+
+/** The event keys counted lately (tracker/tracker.store.ts ErrorReport.event_key; migration 022). */
+export interface IngestedEventsTable {
+  event_key: string;
+  occurred_at: string;
 }

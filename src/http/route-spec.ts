@@ -6,10 +6,10 @@ import type { ResourceDefinition, ScalarType } from './render/resource-definitio
  * (openapi/openapi-document.ts) is generated from the rows and the resource definitions, and buildApp
  * refuses to start when a registered route has no row or a row has no route (docs/api.md#openapi).
  */
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS';
 
 /** Who may call it (docs/security.md#who-may-do-what). */
-export type Who = 'anyone' | 'any user' | 'administrators' | 'administrators; a user for itself' | 'metrics token' | `holders of ${string}`;
+export type Who = 'anyone' | 'any user' | 'administrators' | 'administrators; a user for itself' | 'metrics token' | 'ingest key' | `holders of ${string}`;
 
 /** A query parameter: its type and, when it takes only some values, which. */
 export interface QueryParameter {
@@ -25,7 +25,9 @@ export type Answer =
   | { list: ResourceDefinition }
   | { count: string }
   | { empty: true }
-  | { document: 'openapi' | 'html' | 'css' | 'prometheus' };
+  | { document: 'openapi' | 'html' | 'css' | 'prometheus' }
+  /** The Sentry protocol's own answer: `{"id": "<event_id>"}` (or `{}`); its errors `{"detail": "..."}` (docs/ingestion.md). */
+  | { sentry: true };
 
 export interface RouteSpec {
   method: Method;

@@ -115,6 +115,8 @@ const HEADERS: Record<string, Schema> = {
   'Set-Cookie': header('`_cmi_session=<token>; path=/; HttpOnly; SameSite=Lax` after a credential login'),
   'WWW-Authenticate': header('`Basic realm="cmi"`'),
   'Retry-After': header('Seconds to wait', { type: 'integer', minimum: 0 }),
+  'X-Sentry-Rate-Limits': header('`<seconds>::key`: the Sentry SDKs stop sending for that long'),
+  'Access-Control-Allow-Origin': header('The request\'s Origin, when the ingest key allows it'),
 };
 
 function headerRefs(names: readonly string[]): Record<string, Schema> {
@@ -157,6 +159,26 @@ const ERROR_SCHEMAS: Record<string, Schema> = {
     xml: { name: 'errors' },
   }),
 };
+
+const SENTRY_ANSWER: Schema = { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9a-f]{32}$' } }, additionalProperties: false };
+const SENTRY_ERROR: Schema = { type: 'object', properties: { detail: { type: 'string' } }, required: ['detail'], additionalProperties: false };
+
+/** The Sentry protocol's error answers (docs/ingestion.md#answers): `{"detail": "..."}`; a fault of cmi is answered as any other. */
+function sentryErrorResponses(): Record<string, Schema> {
+  const detail = (description: string, headers: readonly string[]) => ({ description, headers: headerRefs(headers), content: { [MEDIA.json]: { schema: SENTRY_ERROR } } });
+  return {
+    400: detail('A body that cannot be read (garbage, broken compression, an envelope that lies)', COMMON),
+    401: detail('No ingest key, or not this one\'s', COMMON),
+    403: detail('A disabled key, or an origin the key does not allow', COMMON),
+    404: detail('No such path', COMMON),
+    413: detail('A body or event beyond the limits', COMMON),
+    415: detail('A Content-Encoding other than gzip, deflate or identity', COMMON),
+    429: detail('Beyond the key\'s rate limit', [...COMMON, 'Retry-After', 'X-Sentry-Rate-Limits']),
+    500: errorRef('Error', 'either'),
+    503: detail('cmi cannot write now', [...COMMON, 'Retry-After']),
+    default: detail('Another refusal', COMMON),
+  };
+}
 
 function errorRef(kind: string, format: 'json' | 'xml' | 'either'): Schema {
   return { $ref: `#/components/responses/${kind}${format === 'json' ? 'Json' : format === 'xml' ? 'Xml' : ''}` };
@@ -206,9 +228,13 @@ function successResponse(route: RouteSpec, status: number, answer: Answer, forma
   if (route.method === 'GET' && status === 200) headers.push('ETag');
   if (route.paginated) headers.push('X-Total', 'X-Limit', 'X-Page', 'Link');
   if (route.location && status === 201) headers.push('Location');
-  if (route.who !== 'anyone' && route.who !== 'metrics token') headers.push('Set-Cookie');
+  if (route.who !== 'anyone' && route.who !== 'metrics token' && route.who !== 'ingest key') headers.push('Set-Cookie');
   const response: Schema = { description: status === 204 ? 'Done; no body' : route.summary, headers: headerRefs(headers) };
-  if ('document' in answer) {
+  if ('sentry' in answer) {
+    response.content = { [MEDIA.json]: { schema: SENTRY_ANSWER } };
+    if (route.method === 'OPTIONS') delete response.content;
+    (response.headers as Record<string, Schema>)['Access-Control-Allow-Origin'] = { $ref: '#/components/headers/Access-Control-Allow-Origin' };
+  } else if ('document' in answer) {
     response.content = { [DOCUMENT_MEDIA[answer.document]]: { schema: answer.document === 'openapi' ? { type: 'object' } : { type: 'string' } } };
   } else {
     const schema = bodySchema(answer, format, schemas);
@@ -226,6 +252,18 @@ export function tagOf(route: RouteSpec): string {
 function operation(route: RouteSpec, format: 'json' | 'xml', segments: readonly string[], schemas: Map<string, Schema>): Schema {
   const responses: Record<string, Schema> = {};
   for (const [status, answer] of Object.entries(route.answers)) responses[status] = successResponse(route, Number(status), answer, format, schemas);
+  if (route.who === 'ingest key') {
+    return {
+      operationId: `${route.method.toLowerCase()}${route.path.split(/[/:_]+/).filter(Boolean).map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`).join('')}`,
+      summary: route.summary,
+      description: 'Who: an ingest key (docs/ingestion.md), in X-Sentry-Auth, the query (sentry_key) or the envelope header\'s dsn.',
+      tags: [tagOf(route)],
+      security: [{ sentryKey: [] }, { sentryAuth: [] }],
+      parameters: parameters(route, segments),
+      ...(route.method === 'POST' ? { requestBody: { required: true, content: { '*/*': { schema: { type: 'string', description: 'an envelope, or one event as JSON; plain, gzip, deflate, or base64 of zlib' } } } } } : {}),
+      responses: { ...responses, ...sentryErrorResponses() },
+    };
+  }
   const errorFormat = route.formats ? format : 'either';
   if (route.method === 'GET') responses['304'] = { description: 'Not modified (If-None-Match matched the ETag)', headers: headerRefs([...COMMON, 'ETag']) };
   const authenticated = route.who !== 'anyone';
@@ -290,6 +328,8 @@ export function openApiDocument({ version, routes }: DocumentOptions): Schema {
         basic: { type: 'http', scheme: 'basic', description: 'login (or email) and password, or email (or login) and an API key' },
         session: { type: 'apiKey', in: 'cookie', name: '_cmi_session', description: 'set after a credential login' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'CMI_METRICS_TOKEN' },
+        sentryKey: { type: 'apiKey', in: 'query', name: 'sentry_key', description: 'an ingest key\'s public_key (docs/ingestion.md)' },
+        sentryAuth: { type: 'apiKey', in: 'header', name: 'X-Sentry-Auth', description: '`Sentry sentry_key=<public_key>, sentry_version=7, ...`' },
       },
     },
   };

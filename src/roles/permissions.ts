@@ -32,7 +32,10 @@ export const PERMISSIONS = [
   [25, 'infrastructure_errors.delete', 'Delete infrastructure errors'],
   [26, 'webhook_deliveries.read', 'See webhook deliveries'],
   [27, 'webhook_deliveries.retry', 'Send a failed webhook delivery again'],
-  // 28-31: the ingest keys' (their own migration).
+  [28, 'ingest_keys.read', 'See ingest keys (Sentry DSNs)'],
+  [29, 'ingest_keys.create', 'Create ingest keys'],
+  [30, 'ingest_keys.update', 'Edit ingest keys'],
+  [31, 'ingest_keys.delete', 'Revoke ingest keys'],
   [32, 'infrastructure_errors.triage', 'Triage infrastructure errors: status, snooze and assignee, one or in bulk'],
   [33, 'infrastructure_errors.notes', 'Write notes on infrastructure errors, and delete the own ones'],
   [34, 'infrastructure_errors.notes.delete', 'Delete anyone\'s notes on infrastructure errors'],

@@ -28,3 +28,22 @@ export const roleResource = {
     ['permissions', { arrayOf: permissionResource }],
   ],
 } as const satisfies ResourceDefinition;
+
+/**
+ * A role as a holder's record shows it (a user's roles, a user group's): the role of /roles with its
+ * permissions, without users_count.
+ */
+export const heldRoleResource = {
+  root: 'role',
+  plural: 'roles',
+  schema: 'user_role',
+  fields: [
+    ['id', 'integer'],
+    ['label', 'string'],
+    ['identifier', 'string'],
+    ['system', 'boolean'],
+    ['created_at', 'datetime'],
+    ['updated_at', 'datetime'],
+    ['permissions', { arrayOf: permissionResource }],
+  ],
+} as const satisfies ResourceDefinition;

@@ -16,6 +16,7 @@ const identifierOf = (label: string) => label.toLowerCase().replace(/[^a-z0-9]+/
 
 export const SYSTEM_ROLE_REFUSAL = 'A system role cannot be deleted';
 export const ROLE_IN_USE_REFUSAL = 'A role that users hold cannot be deleted';
+export const ROLE_IN_GROUP_REFUSAL = 'A role that user groups hold cannot be deleted';
 
 /**
  * Roles and the permission catalogue (docs/api.md#roles). Bodies arrive as sent, wrapped in `role`
@@ -112,13 +113,14 @@ export function rolesService(repository: RolesRepository, clock: Clock, rolesCha
       return role;
     },
 
-    /** System roles and roles users hold are refused with 422. */
+    /** System roles and roles users or user groups hold are refused with 422. */
     async remove(actor: Actor, id: number): Promise<void> {
       assertPermitted(actor, 'roles.delete');
       const outcome = await repository.remove(id);
       if (outcome === 'not_found') throw new NotFound();
       if (outcome === 'system') throw new Unprocessable({ base: [SYSTEM_ROLE_REFUSAL] });
       if (outcome === 'in_use') throw new Unprocessable({ base: [ROLE_IN_USE_REFUSAL] });
+      if (outcome === 'in_group') throw new Unprocessable({ base: [ROLE_IN_GROUP_REFUSAL] });
     },
 
     async permissions(actor: Actor, limit: number, offset: number): Promise<Page<PermissionRecord>> {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { Schema } from '../db/schema.js';
 import type { HeldRoles, PermissionRecord, Role } from './role.js';
+import { USER_ROLE_ID } from './permissions.js';
 
 const NO_ROLES: HeldRoles = { roles: [], permissions: new Set() };
 
@@ -73,7 +74,7 @@ export interface RoleFields {
 }
 
 /** What deleting a role came to. */
-export type RoleRemoval = 'removed' | 'not_found' | 'system' | 'in_use';
+export type RoleRemoval = 'removed' | 'not_found' | 'system' | 'in_use' | 'in_group';
 
 /** Roles and the permission catalogue: the only SQL of their tables besides what users read with a user. */
 export function rolesRepository(database: Database) {
@@ -155,24 +156,39 @@ export function rolesRepository(database: Database) {
       }
     },
 
-    /** Deletes a role no user holds and that is not a system role, in one statement; otherwise says why not. */
+    /**
+     * Deletes a role that is not a system role, that no user group holds and that no user holds but users
+     * marked deleted (they give it up, and one left with no role gets the role `user`, as a new user
+     * would); otherwise says why not.
+     */
     async remove(id: number): Promise<RoleRemoval> {
-      let removed: boolean;
       try {
-        const result = await db.deleteFrom('roles')
-          .where('id', '=', id).where('system', '=', 0)
-          .where((eb) => eb.not(eb.exists(eb.selectFrom('user_roles').select('user_roles.user_id').where('user_roles.role_id', '=', id))))
-          .executeTakeFirst();
-        removed = Number(result.numDeletedRows) > 0;
+        return await db.transaction().execute(async (trx) => {
+          const role = await trx.selectFrom('roles').select('system').where('id', '=', id).executeTakeFirst();
+          if (role === undefined) return 'not_found';
+          if (Number(role.system) === 1) return 'system';
+          const held = await trx.selectFrom('user_roles').innerJoin('users', 'users.id', 'user_roles.user_id').select('users.id')
+            .where('user_roles.role_id', '=', id).where('users.status', '<>', 'deleted').limit(1).executeTakeFirst();
+          if (held !== undefined) return 'in_use';
+          const inGroup = await trx.selectFrom('user_group_roles').select('user_group_id').where('role_id', '=', id).limit(1).executeTakeFirst();
+          if (inGroup !== undefined) return 'in_group';
+          const giving = await trx.deleteFrom('user_roles').where('role_id', '=', id).returning('user_id').execute();
+          const left = giving.map((row) => Number(row.user_id));
+          if (left.length > 0) {
+            await trx.insertInto('user_roles').columns(['user_id', 'role_id'])
+              .expression((eb) => eb.selectFrom('users').select(['users.id', eb.val(USER_ROLE_ID).as('role_id')]).where('users.id', 'in', left)
+                .where((inner) => inner.not(inner.exists(inner.selectFrom('user_roles').select('user_roles.user_id').whereRef('user_roles.user_id', '=', 'users.id')))))
+              .execute();
+          }
+          await trx.deleteFrom('roles').where('id', '=', id).execute();
+          return 'removed' as const;
+        }).finally(() => database.transactionEnded('users'));
       } catch (error) {
-        // On PostgreSQL a user given the role by a transaction that committed while this statement waited
-        // is not seen by its check; the foreign key refuses the delete instead.
+        // On PostgreSQL a user given the role by a transaction that committed while this one waited is
+        // not seen by its check; the foreign key refuses the delete instead.
         if (dialect.constraints.isForeignKeyViolation(error)) return 'in_use';
         throw error;
       }
-      if (removed) return 'removed';
-      const role = await db.selectFrom('roles').select('system').where('id', '=', id).executeTakeFirst();
-      return role === undefined ? 'not_found' : Number(role.system) === 1 ? 'system' : 'in_use';
     },
 
     async permissions(limit: number, offset: number): Promise<{ items: PermissionRecord[]; total: number }> {

@@ -26,6 +26,12 @@ export const userLimits = {
   locale: 16,
 } as const;
 
+/** A user's API keys (docs/limits.md#api-keys): as OnApp, at most 100 per user; a description of up to 255 characters. */
+export const apiKeyLimits = {
+  perUser: 100,
+  description: 255,
+} as const;
+
 /** What a report of an error may carry besides its text (docs/limits.md#infrastructure-error-reports). */
 export const errorReportLimits = {
   /** host, component, request_id. */

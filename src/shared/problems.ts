@@ -145,6 +145,36 @@ export class MalformedRequest extends ClientError {
   }
 }
 
+/** A Content-Encoding cmi does not decode (br, compress ...) on the Sentry endpoints (docs/ingestion.md#limits). */
+export class UnsupportedEncoding extends ClientError {
+  readonly status = 415;
+  readonly code = 'CMI_ERR_UNSUPPORTED_ENCODING';
+  constructor(encoding: string) {
+    super(`Unsupported Content-Encoding ${encoding}: send identity, gzip or deflate`);
+  }
+}
+
+// The Sentry protocol's refusals (docs/ingestion.md#answers), answered as `{"detail": "..."}`.
+
+/** No ingest key, a wrong, revoked or disabled one, or an origin the key does not allow: 401 or 403. */
+export class SentryRefusal extends ClientError {
+  readonly code = 'CMI_ERR_SENTRY_REFUSED';
+  constructor(readonly status: 401 | 403 = 401, detail = 'Invalid ingest key for this project') {
+    super(detail);
+  }
+}
+
+/** Beyond an ingest key's rate limit: 429 with Retry-After and X-Sentry-Rate-Limits, which the SDKs honour. */
+export class SentryRateLimited extends ClientError {
+  readonly status = 429;
+  readonly code = 'CMI_ERR_SENTRY_RATE_LIMITED';
+  constructor(retryAfterSeconds: number) {
+    super('Rate limit of the ingest key exceeded, try again later');
+    this.headers['Retry-After'] = String(retryAfterSeconds);
+    this.headers['X-Sentry-Rate-Limits'] = `${retryAfterSeconds}::key`;
+  }
+}
+
 /** The code a fault of the service (a 500) is logged with. */
 export const INTERNAL_ERROR_CODE = 'CMI_ERR_INTERNAL';
 

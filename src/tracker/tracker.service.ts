@@ -37,6 +37,9 @@ export interface TrackerAlerts {
 export const HISTOGRAM_PERIODS = { '24h': { buckets: 24, hours: 1 }, '7d': { buckets: 168, hours: 1 }, '30d': { buckets: 30, hours: 24 } } as const;
 export type HistogramPeriod = keyof typeof HISTOGRAM_PERIODS;
 
+/** How long an event key (ErrorReport.event_key) is remembered after its occurrence: an SDK's retry within it counts once. */
+export const EVENT_KEYS_KEPT_MS = 86_400_000;
+
 /** Hourly counts are kept this long (the longest period, plus the day in progress). */
 export const HISTOGRAM_KEPT_DAYS = 31;
 
@@ -102,6 +105,16 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
       return ingestion.submit(parseErrorReport(body, clock()));
     },
 
+    /**
+     * A report already read (the Sentry protocol's events: ingest/sentry-event.ts), from an actor that
+     * may create errors (an ingest key, whose own rate limit applied). Answers once it is durable, in
+     * the same group commit as `report`.
+     */
+    recordReport(actor: Actor, report: ErrorReport): Promise<{ record: InfrastructureError; created: boolean }> {
+      assertPermitted(actor, 'infrastructure_errors.create');
+      return ingestion.submit(report);
+    },
+
     /** Reports recorded with no one acting (cmi's own faults): all in one transaction, or none. */
     recordReports: record,
 
@@ -158,7 +171,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     prune(): Promise<{ errors: number; buckets: number }> {
       const now = clock();
       const updatedBefore = new Date(now.getTime() - settings.retentionDays * 86_400_000);
-      return repository.prune(updatedBefore, hourOf(now) - HISTOGRAM_KEPT_DAYS * 24);
+      return repository.prune(updatedBefore, hourOf(now) - HISTOGRAM_KEPT_DAYS * 24, new Date(now.getTime() - EVENT_KEYS_KEPT_MS));
     },
 
     /** Resolves once every accepted report is written (shutdown). */

@@ -21,6 +21,12 @@ export interface ErrorReport {
   request_id: string | null;
   /** A JSON object, serialized. */
   context: string | null;
+  /**
+   * What makes the report idempotent, when given (a Sentry event: its key's id and event id,
+   * ingest/sentry-ingestion.ts): a report whose key was counted before, in an error that is still
+   * there, is counted no more. Kept in `ingested_events` for a day after the occurrence (migration 022).
+   */
+  event_key?: string;
 }
 
 /** Which occurrences each error keeps: the first `first` and the latest `latest`. */
@@ -301,6 +307,44 @@ export function infrastructureErrorsRepository(database: Database) {
     return Number(row.total);
   };
 
+  /**
+   * The reports to count: those without an event key, and those whose key is new (stored now, in the
+   * batch's transaction, so it is counted exactly once in any number of processes); a repeated key
+   * whose error is gone counts again. `repeated`: the errors the others were counted in.
+   */
+  const firstSeen = async (trx: Transaction<Schema>, reports: readonly ErrorReport[]): Promise<{ fresh: readonly ErrorReport[]; repeated: InfrastructureError[] }> => {
+    const keyed = reports.filter((report) => report.event_key !== undefined);
+    if (keyed.length === 0) return { fresh: reports, repeated: [] };
+    const firstOf = new Map<string, ErrorReport>();
+    for (const report of keyed) if (!firstOf.has(report.event_key as string)) firstOf.set(report.event_key as string, report);
+    const inserted = new Set<string>();
+    // In key order, as the errors are in fingerprint order: two batches never wait for each other's keys crosswise (PostgreSQL).
+    const firsts = [...firstOf.values()].sort((a, b) => ((a.event_key as string) < (b.event_key as string) ? -1 : 1));
+    for (const part of chunks(firsts)) {
+      const rows = await trx.insertInto('ingested_events')
+        .values(part.map((report) => ({ event_key: report.event_key as string, occurred_at: report.occurred_at.toISOString() })))
+        .onConflict((oc) => oc.column('event_key').doNothing())
+        .returning('event_key')
+        .execute();
+      for (const row of rows) inserted.add(row.event_key);
+    }
+    // The first report of each key is counted when its key is new; a later one of the batch never is.
+    const skipped = new Set<ErrorReport>();
+    const earlier: ErrorReport[] = [];
+    const taken = new Set<string>();
+    for (const report of keyed) {
+      const key = report.event_key as string;
+      if (taken.has(key)) skipped.add(report);
+      else if (!inserted.has(key)) earlier.push(report);
+      taken.add(key);
+    }
+    if (earlier.length === 0) return { fresh: skipped.size === 0 ? reports : reports.filter((report) => !skipped.has(report)), repeated: [] };
+    const rows = await trx.selectFrom('infrastructure_errors').selectAll().where('fingerprint', 'in', [...new Set(earlier.map((report) => report.fingerprint))]).execute();
+    const existing = new Set(rows.map((row) => row.fingerprint));
+    for (const report of earlier) if (existing.has(report.fingerprint)) skipped.add(report);
+    return { fresh: reports.filter((report) => !skipped.has(report)), repeated: rows.map(toRecord) };
+  };
+
   return {
     /**
      * Counts a batch of reports in one transaction (the group commit of docs/architecture.md): one
@@ -311,9 +355,12 @@ export function infrastructureErrorsRepository(database: Database) {
      * outcome (the alerts the batch causes go into the outbox with it: alerts/planner.ts).
      */
     async recordBatch(reports: readonly ErrorReport[], sample: SampleSize, inBatch?: InBatch, now = new Date()): Promise<Array<{ record: InfrastructureError; created: boolean }>> {
-      const groups = groupByFingerprint(reports);
+      let groups: Group[] = [];
       const outcome = new Map<string, { record: InfrastructureError; created: boolean }>();
       await trackerTransaction(async (trx) => {
+        const { fresh, repeated } = await firstSeen(trx, reports);
+        for (const record of repeated) outcome.set(record.fingerprint, { record, created: false });
+        groups = groupByFingerprint(fresh);
         const stored = new Map<string, InfrastructureError>();
         const storedRows: Array<Selectable<InfrastructureErrorsTable>> = [];
         for (const part of chunks(groups)) {
@@ -535,11 +582,12 @@ export function infrastructureErrorsRepository(database: Database) {
     },
 
     /** Retention: errors not updated since `updatedBefore`, and hourly counts older than `hourBefore`. */
-    async prune(updatedBefore: Date, hourBefore: number): Promise<{ errors: number; buckets: number }> {
+    async prune(updatedBefore: Date, hourBefore: number, eventsBefore?: Date): Promise<{ errors: number; buckets: number }> {
       return trackerTransaction(async (trx) => {
         const stale = await trx.selectFrom('infrastructure_errors').select('id').where('updated_at', '<', updatedBefore.toISOString()).execute();
         const errors = await deleteErrors(trx, stale.map((row) => Number(row.id)));
         const buckets = await trx.deleteFrom('error_histogram').where('hour', '<', hourBefore).executeTakeFirst();
+        if (eventsBefore !== undefined) await trx.deleteFrom('ingested_events').where('occurred_at', '<', eventsBefore.toISOString()).execute();
         return { errors, buckets: Number(buckets.numDeletedRows) };
       });
     },

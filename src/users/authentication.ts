@@ -1,4 +1,4 @@
-import { apiKeyMatches } from './api-keys.js';
+import { hashApiKey } from './api-keys.js';
 import type { Clock } from '../shared/clock.js';
 import { Unauthorized } from '../shared/problems.js';
 import type { Lockout } from './lockout.js';
@@ -15,6 +15,8 @@ export interface Authenticated {
   session?: SessionClaims;
   /** A cookie value to send back: a new session after a credential login, or a refreshed one. */
   sessionToken?: string;
+  /** The API key the request came with (HTTP Basic), whose use is recorded (users/api-key-usage.ts). */
+  apiKeyId?: number;
 }
 
 export interface Credentials {
@@ -82,6 +84,8 @@ export interface AuthenticatorParts {
   cache: VerificationCache;
   lockout: Lockout;
   clock: Clock;
+  /** Told of each request an API key authenticated, cached or not (its `last_used_at`). */
+  apiKeyUsed?: (apiKeyId: number) => void;
 }
 
 /**
@@ -89,31 +93,33 @@ export interface AuthenticatorParts {
  * header is present, else the session cookie. Anything else, or a user who is not active, is
  * Unauthorized; too many failures for a login or from an address is TooManyRequests.
  */
-export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock }: AuthenticatorParts) {
+export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, apiKeyUsed = () => {} }: AuthenticatorParts) {
   /**
    * A login (or email) and a password, under the lockout; with `acceptApiKey`, the API key may stand
    * for the password (HTTP Basic), never on the console's sign-in form (docs/console.md#security).
    */
   async function verifyLogin(credentials: { login: string; password: string }, address: string, acceptApiKey: boolean): Promise<Verified> {
-    const found = await users.findCredentials(credentials.login);
     const { password } = credentials;
+    // One of the user's API keys is the one whose SHA-256 the database finds beside the user
+    // (docs/security.md#api-keys); the hash is computed for every Basic credential.
+    const found = await users.findCredentials(credentials.login, acceptApiKey ? hashApiKey(password) : undefined);
     // Counted under the name as typed, whether or not it found a user, so a 429 tells nothing.
     const attempt = lockout.attempt(credentials.login, address, found?.user.id);
     // The API key first: it cannot be guessed, so password guessing never locks it (nor is it counted).
-    if (acceptApiKey && apiKeyMatches(password, found?.api_key_hash ?? null) && found) {
+    if (acceptApiKey && found && found.api_key_id !== null) {
       if (found.user.status !== 'active') throw new Unauthorized();
       await lockout.apiKeyAccepted(attempt);
-    } else {
-      const charged = await lockout.charge(attempt);
-      if (!(await verifyPassword(found?.password_hash, password)) || !found || found.user.status !== 'active') {
-        // Answered once the failure is counted in the database (a 503 while it cannot be).
-        await lockout.failed(charged);
-        // The owner's cached verification stays: it is keyed by its header and address, so a guess
-        // can never match it, and dropping it would make each guess cost the owner a fresh check.
-        throw new Unauthorized();
-      }
-      await lockout.succeeded(charged);
+      return { user: found.user, sessionEpoch: found.session_epoch, apiKeyId: found.api_key_id };
     }
+    const charged = await lockout.charge(attempt);
+    if (!(await verifyPassword(found?.password_hash, password)) || !found || found.user.status !== 'active') {
+      // Answered once the failure is counted in the database (a 503 while it cannot be).
+      await lockout.failed(charged);
+      // The owner's cached verification stays: it is keyed by its header and address, so a guess
+      // can never match it, and dropping it would make each guess cost the owner a fresh check.
+      throw new Unauthorized();
+    }
+    await lockout.succeeded(charged);
     return { user: found.user, sessionEpoch: found.session_epoch };
   }
 
@@ -177,7 +183,8 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
 
   /** A new session for verified Basic credentials, kept for the connection while `entry` is current. */
   function answerBasic(authorization: string, address: string, connection: object | undefined, verified: Verified, entry: CacheEntry | undefined): Authenticated {
-    const answer = { user: verified.user, sessionToken: sessions.issue(verified.user.id, verified.sessionEpoch) };
+    const answer: Authenticated = { user: verified.user, sessionToken: sessions.issue(verified.user.id, verified.sessionEpoch) };
+    if (verified.apiKeyId !== undefined) answer.apiKeyId = verified.apiKeyId;
     if (connection && entry) {
       const until = Math.min(entry.expiresAt, clock().getTime() + REFRESH_AFTER_SECONDS * 1000);
       lastOnConnection.set(connection, { header: 'authorization', text: authorization, address, entry, answer, until });
@@ -222,6 +229,12 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   function fromCache(credentials: Credentials, address: string): Authenticated | undefined {
     const answer = cachedAnswer(credentials, address);
     if (answer === undefined || cache.othersHeard() !== undefined) return undefined;
+    return used(answer);
+  }
+
+  /** `answer`, once the use of the API key it came with is noted. */
+  function used(answer: Authenticated): Authenticated {
+    if (answer.apiKeyId !== undefined) apiKeyUsed(answer.apiKeyId);
     return answer;
   }
 
@@ -241,12 +254,12 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       if (heard !== undefined) {
         await heard;
         const cached = cachedAnswer(credentials, address);
-        if (cached) return cached;
+        if (cached) return used(cached);
       }
       const { authorization, connection } = credentials;
       if (authorization !== undefined) {
         const verified = await withBasicOnce(authorization, address);
-        return answerBasic(authorization, address, connection, verified, cache.lookup(basicKey(authorization, address)));
+        return used(answerBasic(authorization, address, connection, verified, cache.lookup(basicKey(authorization, address))));
       }
       const token = readCookie(credentials.cookie, SESSION_COOKIE);
       const claims = token === undefined ? undefined : sessions.verify(token);

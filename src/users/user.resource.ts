@@ -1,22 +1,9 @@
 import type { User } from './user.js';
-import { permissionResource } from '../roles/role.resource.js';
+import { heldRoleResource } from '../roles/role.resource.js';
 import type { ResourceDefinition, ResourceRecord } from '../http/render/resource-definition.js';
 
-/** A role as a user record shows it: the role of /roles with its permissions, without users_count (roles/role.resource.ts). */
-export const roleResource = {
-  root: 'role',
-  plural: 'roles',
-  schema: 'user_role',
-  fields: [
-    ['id', 'integer'],
-    ['label', 'string'],
-    ['identifier', 'string'],
-    ['system', 'boolean'],
-    ['created_at', 'datetime'],
-    ['updated_at', 'datetime'],
-    ['permissions', { arrayOf: permissionResource }],
-  ],
-} as const satisfies ResourceDefinition;
+/** A role as a user record shows it (roles/role.resource.ts). */
+export const roleResource = heldRoleResource;
 
 /** The user record of docs/api.md#users; never a password, hash or key other than a just-made `api_key`. */
 export const userResource = {
@@ -39,6 +26,7 @@ export const userResource = {
     ['password_changed_at', 'datetime', 'nullable'],
     ['roles', { arrayOf: roleResource }],
     ['bucket_id', 'integer', 'nullable'],
+    ['user_group_id', 'integer', 'nullable'],
     ['api_key', 'string'],
   ],
   optional: ['api_key'],
@@ -51,6 +39,7 @@ export function presentUser(user: User, extra: { api_key?: string } = {}): Resou
     id, login, email, first_name, last_name, status, time_zone, locale, created_at, updated_at, activated_at, suspend_at, deleted_at, password_changed_at,
     roles: user.roles,
     bucket_id: user.bucket_id,
+    user_group_id: user.user_group_id,
     ...extra,
   };
 }

@@ -26,9 +26,11 @@ export interface User {
   password_changed_at: Date | null;
   /** The billing bucket it belongs to, or null (docs/api.md#billing-buckets). */
   bucket_id: number | null;
+  /** The user group it belongs to, or null (docs/api.md#user-groups); its roles' permissions are the user's too. */
+  user_group_id: number | null;
   /** The roles the user holds, with their permissions. */
   roles: HeldRoles['roles'];
-  /** The union of its roles' permissions (never rendered): the user as an Actor (roles/authorization.ts). */
+  /** The union of its roles' and its group's roles' permissions (never rendered): the user as an Actor (roles/authorization.ts). */
   permissions: ReadonlySet<string>;
 }
 
@@ -36,6 +38,7 @@ export interface User {
 export interface UserCredentials {
   user: User;
   password_hash: string;
-  api_key_hash: string | null;
+  /** The id of the user's API key whose hash is the one looked up with it (users.store.ts findCredentials), else null. */
+  api_key_id: number | null;
   session_epoch: number;
 }

@@ -1,5 +1,6 @@
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteSpec } from '../http/route-spec.js';
+import type { QueryParameter, RouteSpec } from '../http/route-spec.js';
+import { parseUserListQuery } from './users-query.js';
 import type { UsersService } from './users.service.js';
 import { type Actor, may } from '../roles/authorization.js';
 import { presentUser, userResource as resource } from './user.resource.js';
@@ -9,6 +10,12 @@ import { type RenderedResponse, renderedCost, renderResponse, sendPayload, sendR
 import { parseId } from '../http/route-params.js';
 
 type WithId = { Params: { id: string } };
+
+/** The query's filters in the order written (pagination aside), for the page cache's key. */
+const filterKey = (query: Record<string, string | string[]>): string => {
+  const names = Object.keys(query).filter((name) => name !== 'page' && name !== 'per_page');
+  return names.length === 0 ? '' : JSON.stringify(names.map((name) => [name, query[name]]));
+};
 
 const USER_FIELDS = [
   ['login', 'string'],
@@ -21,10 +28,20 @@ const USER_FIELDS = [
   ['role', 'string'],
   ['role_ids', 'id[]'],
   ['bucket_id', 'integer'],
+  ['user_group_id', 'integer'],
 ] as const;
 
+/** The users list's filters (docs/api.md#users-list-filters; users/users-query.ts). */
+const FILTERS: readonly QueryParameter[] = [
+  { name: 'q', type: 'string', description: 'Users whose login, email, first or last name holds this text, in any case' },
+  { name: 'status', type: 'string', values: ['active', 'suspended', 'deleted'], description: 'Users of this status' },
+  { name: 'role_id', type: 'integer', description: 'Users holding this role themselves (not through their group)' },
+];
+const GROUP_FILTER: QueryParameter = { name: 'user_group_id', type: 'integer', description: 'Members of this user group' };
+
 export const USERS_ROUTES: readonly RouteSpec[] = [
-  { method: 'GET', path: '/users', summary: 'A page of users (a user sees only itself)', who: 'any user', formats: true, paginated: true, answers: { 200: { list: resource } } },
+  { method: 'GET', path: '/users', summary: 'A page of users (a user sees only itself), narrowed by the filters given', who: 'any user', formats: true, paginated: true, query: [...FILTERS, GROUP_FILTER], answers: { 200: { list: resource } } },
+  { method: 'GET', path: '/user_groups/:id/users', summary: 'A page of the group\'s users, as /users lists them', who: 'holders of user_groups.read', formats: true, paginated: true, query: FILTERS, answers: { 200: { list: resource } } },
   {
     method: 'POST', path: '/users', summary: 'Creates a user', who: 'administrators', formats: true, location: true,
     body: { root: 'user', fields: USER_FIELDS, required: ['login', 'email', 'password'] },
@@ -63,18 +80,31 @@ export const usersRoutes: FastifyPluginCallback<UsersRoutesOptions> = (app, { us
   app.get('/users', { config: { paginated: true } }, (request, reply) => {
     const query = request.query as Record<string, string | string[]>;
     const pagination = parsePagination(request.requestPath.pagination, query, lists);
+    const filters = parseUserListQuery(query);
     const { viewer, format } = request;
     const scope = may(viewer, 'users.read') ? 'all' : viewer.id;
-    const key = `${format}|${scope}|${paginationKey(pagination, request.requestPath.listPath)}`;
+    // The filters as the request wrote them: the Link headers repeat them.
+    const key = `${format}|${scope}|${paginationKey(pagination, request.requestPath.listPath)}|${filterKey(query)}`;
     const cached = pages.peek(key);
     if (cached) return sendRendered(reply, cached);
     return pages
       .get(key, async () => {
-        const { items, total } = await users.list(viewer, pagination.perPage, pagination.offset);
-        const headers = paginationHeaders(pagination, total, request.requestPath.listPath);
+        const { items, total } = await users.list(viewer, pagination.perPage, pagination.offset, filters);
+        const headers = paginationHeaders(pagination, total, request.requestPath.listPath, query);
         return renderResponse(format, { kind: 'list', resource, records: items.map((user) => presentUser(user)) }, headers);
       })
       .then((page) => sendRendered(reply, page));
+  });
+
+  // Not cached: a group's page is asked for rarely, and the group's existence is checked each time.
+  app.get<WithId>('/user_groups/:id/users', { config: { paginated: true } }, async (request, reply) => {
+    const query = request.query as Record<string, string | string[]>;
+    const pagination = parsePagination(request.requestPath.pagination, query, lists);
+    const groupId = parseId(request.params.id);
+    const filters = parseUserListQuery(query, { groupList: true });
+    const { items, total } = await users.groupMembers(request.viewer, groupId, pagination.perPage, pagination.offset, filters);
+    reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath, query));
+    return sendPayload(reply, request.format, { kind: 'list', resource, records: items.map((user) => presentUser(user)) });
   });
 
   app.post('/users', async (request, reply) => {

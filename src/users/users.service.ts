@@ -3,13 +3,14 @@ import type { Clock } from '../shared/clock.js';
 import { type Actor, assertPermitted, assertPermittedOnUser, may } from '../roles/authorization.js';
 import { ADMIN_ROLE_ID, USER_ROLE_ID } from '../roles/permissions.js';
 import { FieldErrors, Forbidden, NotFound, Unprocessable } from '../shared/problems.js';
-import { userLimits } from '../shared/limits.js';
+import { apiKeyLimits, userLimits } from '../shared/limits.js';
 import { accountName, type Lockout } from './lockout.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { Page } from '../shared/page.js';
 import type { Role, User } from './user.js';
 import { idListField, stringField, unwrapRecord } from '../shared/request-body.js';
-import { DuplicateValue, type ChangeOutcome, type UserChanges, type UsersRepository } from './users.store.js';
+import { DuplicateValue, type ChangeOutcome, type UserChanges, type UserFilters, type UsersRepository } from './users.store.js';
+import type { UserApiKey, UserApiKeysRepository } from './user-api-keys.store.js';
 
 
 const LOGIN = /^[A-Za-z0-9_.][A-Za-z0-9_@.-]*$/;
@@ -27,6 +28,7 @@ async function readUserFields(
   taken: (values: { login?: string; email?: string }) => Promise<Array<'login' | 'email'>>,
   unknownRoles: (ids: number[]) => Promise<number[]>,
   bucketExists: (id: number) => Promise<boolean>,
+  groupExists: (id: number) => Promise<boolean>,
   check?: (errors: FieldErrors) => Promise<void>,
 ): Promise<ReadFields> {
   const errors = new FieldErrors();
@@ -85,6 +87,14 @@ async function readUserFields(
     if (!Number.isSafeInteger(id) || id < 1) errors.add('bucket_id', 'must be an id or null');
     else if (!(await bucketExists(id))) errors.add('bucket_id', `names no bucket: ${id}`);
     else out.bucket_id = id;
+  }
+  const group = fields['user_group_id'];
+  if (group === null || group === '') out.user_group_id = null;
+  else if (group !== undefined) {
+    const id = typeof group === 'number' ? group : typeof group === 'string' && /^[1-9]\d{0,14}$/.test(group) ? Number(group) : NaN;
+    if (!Number.isSafeInteger(id) || id < 1) errors.add('user_group_id', 'must be an id or null');
+    else if (!(await groupExists(id))) errors.add('user_group_id', `names no user group: ${id}`);
+    else out.user_group_id = id;
   }
 
   await check?.(errors);
@@ -169,6 +179,7 @@ export function usersService(
   clock: Clock,
   credentialsChanged: (userId: number) => void = () => {},
   guesses?: Lockout,
+  apiKeys?: UserApiKeysRepository,
 ) {
   /** Counts a proof of `user`'s password from `address` on the lockout's counters; gives what to call if it was right. */
   async function countGuess(userId: number, address: string | undefined): Promise<() => Promise<void>> {
@@ -181,6 +192,24 @@ export function usersService(
 
   const unknownRoles = (ids: number[]) => repository.unknownRoleIds(ids);
   const bucketExists = (id: number) => repository.bucketExists(id);
+  const groupExists = (id: number) => repository.userGroupExists(id);
+
+  /** What `actor` may list of the users `filters` keep: everyone with users.read, only itself with users.read.own. */
+  async function list(actor: Actor, limit: number, offset: number, filters: UserFilters): Promise<Page<User>> {
+    if (!may(actor, 'users.read')) assertPermitted(actor, 'users.read.own');
+    const scoped = may(actor, 'users.read') ? filters : { ...filters, only_id: actor.id ?? -1 };
+    const total = await repository.count(scoped);
+    const items = offset >= total ? [] : await repository.page(limit, offset, scoped);
+    return { items, total };
+  }
+
+  /** The keys' store, once the actor may manage the user's keys and the user exists. */
+  async function keysOf(actor: Actor, userId: number): Promise<UserApiKeysRepository> {
+    assertPermittedOnUser(actor, 'users.api_key', userId);
+    if (!apiKeys) throw new Error('usersService: no API keys repository');
+    if (!(await repository.findById(userId))) throw new NotFound();
+    return apiKeys;
+  }
 
   async function find(actor: Actor, id: number): Promise<User> {
     assertPermittedOnUser(actor, 'users.read', id);
@@ -192,7 +221,7 @@ export function usersService(
   return {
     async create(actor: Actor, body: unknown): Promise<User> {
       assertPermitted(actor, 'users.create');
-      const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values), unknownRoles, bucketExists);
+      const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values), unknownRoles, bucketExists, groupExists);
       const user = await repository
         .create(
           {
@@ -203,6 +232,7 @@ export function usersService(
             last_name: changes.last_name ?? '',
             role_ids: requestedRoleIds(changes, [USER_ROLE_ID]) ?? [USER_ROLE_ID],
             bucket_id: changes.bucket_id ?? null,
+            user_group_id: changes.user_group_id ?? null,
             time_zone: changes.time_zone ?? null,
             locale: changes.locale ?? null,
           },
@@ -212,13 +242,17 @@ export function usersService(
       return user;
     },
 
-    /** What `actor` may list: everyone with users.read, only itself with users.read.own. */
-    async list(actor: Actor, limit: number, offset: number): Promise<Page<User>> {
-      if (!may(actor, 'users.read')) assertPermitted(actor, 'users.read.own');
-      const onlyId = may(actor, 'users.read') ? undefined : (actor.id ?? -1);
-      const total = await repository.count(onlyId);
-      const items = offset >= total ? [] : await repository.page(limit, offset, onlyId);
-      return { items, total };
+    /** What `actor` may list of the users `filters` keep (docs/api.md#users-list-filters). */
+    list: (actor: Actor, limit: number, offset: number, filters: UserFilters = {}) => list(actor, limit, offset, filters),
+
+    /**
+     * The members of user group `groupId`, as the users list shows them (docs/api.md#user-groups): the
+     * group must exist and be visible to the actor (user_groups.read), else 403 or 404.
+     */
+    async groupMembers(actor: Actor, groupId: number, limit: number, offset: number, filters: UserFilters = {}): Promise<Page<User>> {
+      assertPermitted(actor, 'user_groups.read');
+      if (!(await groupExists(groupId))) throw new NotFound();
+      return list(actor, limit, offset, { ...filters, user_group_id: groupId });
     },
 
     get: find,
@@ -251,7 +285,7 @@ export function usersService(
       const check = needsCurrentPassword(actor, fields)
         ? currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))
         : undefined;
-      const { password, role, role_ids, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), unknownRoles, bucketExists, check);
+      const { password, role, role_ids, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), unknownRoles, bucketExists, groupExists, check);
       if (role !== undefined && !may(actor, 'users.update')) throw new Forbidden();
       // Like roles: a holder of users.update moves a user between buckets; anyone may send its own unchanged.
       if (changes.bucket_id !== undefined && !may(actor, 'users.update')) {
@@ -259,6 +293,13 @@ export function usersService(
         if (current === undefined) throw new NotFound();
         if (current.bucket_id !== changes.bucket_id) throw new Forbidden();
         delete changes.bucket_id;
+      }
+      // The same for groups: a group's roles apply to its members (docs/security.md#user-groups).
+      if (changes.user_group_id !== undefined && !may(actor, 'users.update')) {
+        const current = await repository.findById(id);
+        if (current === undefined) throw new NotFound();
+        if (current.user_group_id !== changes.user_group_id) throw new Forbidden();
+        delete changes.user_group_id;
       }
       let roleIds: number[] | undefined;
       if (role !== undefined || role_ids !== undefined) {
@@ -329,6 +370,49 @@ export function usersService(
     },
 
     count: () => repository.count(),
+
+    /** A page of the user's API keys (docs/api.md#api-keys): what each is for, never the key. */
+    async listApiKeys(actor: Actor, userId: number, limit: number, offset: number): Promise<Page<UserApiKey>> {
+      const keys = await keysOf(actor, userId);
+      const [items, total] = await Promise.all([keys.page(userId, limit, offset), keys.count(userId)]);
+      return { items, total };
+    },
+
+    async getApiKey(actor: Actor, userId: number, keyId: number): Promise<UserApiKey> {
+      const key = await (await keysOf(actor, userId)).find(userId, keyId);
+      if (!key) throw new NotFound();
+      return key;
+    },
+
+    /**
+     * A new API key for the user beside its others, returned this once, with its description
+     * (`{"user_api_key": {"description": ...}}` or bare; `description` given as the default when the
+     * body has none, for OnApp's generate). Through a session, the body carries the actor's
+     * `current_password` as for make_new_api_key. At most apiKeyLimits.perUser keys a user.
+     */
+    async createApiKey(actor: Actor, userId: number, body: unknown, description?: string): Promise<{ key: UserApiKey; apiKey: string }> {
+      const keys = await keysOf(actor, userId);
+      const fields = unwrapRecord(body ?? {}, 'user_api_key');
+      const errors = new FieldErrors();
+      const given = stringField(fields, 'description', errors, { required: description === undefined, max: apiKeyLimits.description });
+      if (actor.viaSession && actor.id !== null) {
+        await currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))(errors);
+      }
+      errors.throwIfAny();
+      const { key, hash } = newApiKey();
+      const created = await keys.create(userId, given ?? (description as string), hash, apiKeyLimits.perUser, clock());
+      if (created === undefined) throw new NotFound();
+      if (created === 'limit') throw new Unprocessable({ base: [`A user has at most ${apiKeyLimits.perUser} API keys: revoke one first`] });
+      return { key: created, apiKey: key };
+    },
+
+    /** Revokes one of the user's API keys: refused from the next request on, in every process; ends the user's sessions. */
+    async revokeApiKey(actor: Actor, userId: number, keyId: number): Promise<void> {
+      const keys = await keysOf(actor, userId);
+      const outcome = await keys.revoke(userId, keyId);
+      credentialsChanged(userId);
+      if (outcome === 'not_found') throw new NotFound();
+    },
   };
 }
 

@@ -6,6 +6,8 @@ import type { Schema, UsersTable } from '../db/schema.js';
 import { ADMIN_ROLE_ID } from '../roles/permissions.js';
 import type { HeldRoles } from '../roles/role.js';
 import { heldRoles, heldRolesOf, unknownRoleIds } from '../roles/roles.store.js';
+import { groupRoles, userGroupExists } from '../user-groups/user-groups.store.js';
+import { likeContaining } from '../db/dialects/text/text.js';
 
 export interface NewUser {
   login: string;
@@ -17,11 +19,16 @@ export interface NewUser {
   role_ids: number[];
   /** Its billing bucket (checked to exist by the service); none when not given. */
   bucket_id?: number | null;
+  /** Its user group (checked to exist by the service); none when not given. */
+  user_group_id?: number | null;
   time_zone: string | null;
   locale: string | null;
 }
 
-export type UserChanges = Partial<Pick<NewUser, 'login' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role_ids' | 'bucket_id' | 'time_zone' | 'locale'>>;
+export type UserChanges = Partial<Pick<NewUser, 'login' | 'email' | 'password_hash' | 'first_name' | 'last_name' | 'role_ids' | 'bucket_id' | 'user_group_id' | 'time_zone' | 'locale'>>;
+
+/** The description of the key `make_new_api_key` makes (and of each user's key migration 021 carried over). */
+export const DEFAULT_KEY_DESCRIPTION = 'default';
 
 /** Thrown when a login or email is taken; `field` names which. */
 export class DuplicateValue extends Error {
@@ -32,14 +39,34 @@ export class DuplicateValue extends Error {
 
 const publicColumns = [
   'id', 'login', 'email', 'first_name', 'last_name', 'status', 'role', 'time_zone', 'locale',
-  'created_at', 'updated_at', 'activated_at', 'suspend_at', 'deleted_at', 'password_changed_at', 'bucket_id',
+  'created_at', 'updated_at', 'activated_at', 'suspend_at', 'deleted_at', 'password_changed_at', 'bucket_id', 'user_group_id',
 ] as const;
 
 type PublicRow = Pick<Selectable<UsersTable>, (typeof publicColumns)[number]>;
 
 const toDate = (value: string | null): Date | null => (value === null ? null : new Date(value));
 
-function toUser(row: PublicRow, held: HeldRoles): User {
+/**
+ * What the users list may be narrowed to (docs/api.md#users-list-filters): `q` a substring of the
+ * login, email, first or last name in any case; a status; a role held (its own, not its group's); a group.
+ */
+export interface UserFilters {
+  q?: string;
+  status?: UserStatus;
+  role_id?: number;
+  user_group_id?: number;
+  /** Only this user (what a user without users.read may see). */
+  only_id?: number;
+}
+
+/** Whether `filters` narrow the list at all. */
+const narrows = (filters: UserFilters) => Object.values(filters).some((value) => value !== undefined);
+
+/**
+ * A user's roles and permissions: its own roles, shown in its record, and the permissions of those
+ * and of its group's roles (docs/security.md#user-groups).
+ */
+function toUser(row: PublicRow, held: HeldRoles, group?: HeldRoles): User {
   return {
     id: Number(row.id),
     login: row.login,
@@ -57,15 +84,21 @@ function toUser(row: PublicRow, held: HeldRoles): User {
     deleted_at: toDate(row.deleted_at),
     password_changed_at: toDate(row.password_changed_at),
     bucket_id: row.bucket_id === null ? null : Number(row.bucket_id),
+    user_group_id: row.user_group_id === null ? null : Number(row.user_group_id),
     roles: held.roles,
-    permissions: held.permissions,
+    permissions: group === undefined || group.permissions.size === 0 ? held.permissions : new Set([...held.permissions, ...group.permissions]),
   };
 }
 
-/** `rows` as users, with the roles each holds (one more statement, on `db`: a transaction's own). */
+/**
+ * `rows` as users, with the roles each holds (one more statement, on `db`: a transaction's own) and,
+ * for members of a group, the group's (one more).
+ */
 async function toUsers(db: Kysely<Schema>, rows: PublicRow[]): Promise<User[]> {
   const held = await heldRoles(db, rows.map((row) => Number(row.id)));
-  return rows.map((row) => toUser(row, heldRolesOf(held, Number(row.id))));
+  const groupIds = rows.flatMap((row) => (row.user_group_id === null ? [] : [Number(row.user_group_id)]));
+  const groups = groupIds.length === 0 ? undefined : await groupRoles(db, groupIds);
+  return rows.map((row) => toUser(row, heldRolesOf(held, Number(row.id)), row.user_group_id === null ? undefined : groups?.get(Number(row.user_group_id))));
 }
 
 async function toOneUser(db: Kysely<Schema>, row: PublicRow): Promise<User>;
@@ -116,8 +149,8 @@ const serializeAdministratorChanges: PerDatabase<(trx: Kysely<Schema>) => Promis
   },
 };
 
-const withoutRoles = ({ login, email, password_hash, first_name, last_name, time_zone, locale, bucket_id }: NewUser) =>
-  ({ login, email, password_hash, first_name, last_name, time_zone, locale, bucket_id: bucket_id ?? null });
+const withoutRoles = ({ login, email, password_hash, first_name, last_name, time_zone, locale, bucket_id, user_group_id }: NewUser) =>
+  ({ login, email, password_hash, first_name, last_name, time_zone, locale, bucket_id: bucket_id ?? null, user_group_id: user_group_id ?? null });
 
 /** Thrown inside a transaction to undo it: the change would take the admin role from the last active administrator. */
 class LastAdministrator extends Error {}
@@ -185,6 +218,31 @@ export function usersRepository(database: Database) {
       order by id
       limit ${limit} offset ${offset} - coalesce((select users_before from span), 0)`.execute(db);
     return rows;
+  }
+
+  /**
+   * The users `filters` keep. `q` compares the folded columns (dialect.text: every letter folded on
+   * both databases) with a LIKE pattern in which `%`, `_` and `\\` stand for themselves. The other
+   * filters read their indexes (migration 020: `(status, id)`, `(user_group_id, id)`; migration 016:
+   * `user_roles_role`).
+   */
+  function matching(filters: UserFilters) {
+    const lower = sql.raw(dialect.text.lowerFunction);
+    return (eb: ExpressionBuilder<Schema, 'users'>) => {
+      const conditions = [];
+      if (filters.only_id !== undefined) conditions.push(eb('users.id', '=', filters.only_id));
+      if (filters.status !== undefined) conditions.push(eb('users.status', '=', filters.status));
+      if (filters.user_group_id !== undefined) conditions.push(eb('users.user_group_id', '=', filters.user_group_id));
+      if (filters.role_id !== undefined) {
+        conditions.push(eb('users.id', 'in', eb.selectFrom('user_roles').select('user_roles.user_id').where('user_roles.role_id', '=', filters.role_id)));
+      }
+      if (filters.q !== undefined) {
+        const pattern = likeContaining(filters.q.toLowerCase());
+        conditions.push(eb.or((['login', 'email', 'first_name', 'last_name'] as const).map((column) =>
+          eb(sql`${lower}(${sql.ref(`users.${column}`)})`, 'like', sql<string>`${pattern} escape '\\'`))));
+      }
+      return eb.and(conditions);
+    };
   }
 
   return {
@@ -295,17 +353,25 @@ export function usersRepository(database: Database) {
     },
 
     /**
-     * Stores the SHA-256 of a new API key, replacing (and so revoking) the old one, and ends the
-     * user's sessions, since a session may have been opened with the old key.
+     * Makes `apiKeyHash` the user's default API key (docs/api.md#make-a-new-api-key): the default key
+     * it had (the one the last call made, or migration 021 carried over) is revoked, its other keys
+     * stay. `users.api_key_hash` follows it, for processes of the previous version during an upgrade.
+     * Ends the user's sessions, since a session may have been opened with the old key.
      */
     async setApiKeyHash(id: number, apiKeyHash: string, now: Date): Promise<User | undefined> {
-      const row = await db
-        .updateTable('users')
-        .set({ api_key_hash: apiKeyHash, session_epoch: sql<number>`session_epoch + 1`, updated_at: now.toISOString() })
-        .where('id', '=', id)
-        .returning(publicColumns)
-        .executeTakeFirst();
-      return toOneUser(db, row);
+      const at = now.toISOString();
+      return db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('users')
+          .set({ api_key_hash: apiKeyHash, session_epoch: sql<number>`session_epoch + 1`, updated_at: at })
+          .where('id', '=', id)
+          .returning(publicColumns)
+          .executeTakeFirst();
+        if (!row) return undefined;
+        await trx.deleteFrom('user_api_keys').where('user_id', '=', id).where('is_default', '=', 1).execute();
+        await trx.insertInto('user_api_keys').values({ user_id: id, description: DEFAULT_KEY_DESCRIPTION, key_hash: apiKeyHash, is_default: 1, created_at: at }).execute();
+        return toOneUser(trx, row);
+      }).finally(() => database.transactionEnded('users'));
     },
 
     /**
@@ -348,6 +414,9 @@ export function usersRepository(database: Database) {
       return (await db.selectFrom('billing_buckets').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
     },
 
+    /** Whether user group `id` exists. */
+    userGroupExists: (id: number) => userGroupExists(db, id),
+
     /** Of `ids`, those no role has. */
     unknownRoleIds: (ids: readonly number[]) => unknownRoleIds(db, ids),
 
@@ -357,11 +426,17 @@ export function usersRepository(database: Database) {
       return row?.password_hash;
     },
 
-    /** What authentication checks, for the one user whose login is `loginOrEmail` or whose email is it in any case: never rendered. */
-    async findCredentials(loginOrEmail: string): Promise<UserCredentials | undefined> {
+    /**
+     * What authentication checks, for the one user whose login is `loginOrEmail` or whose email is it
+     * in any case: never rendered. With `apiKeyHash` (the SHA-256 of the password presented), also
+     * which of the user's API keys has that hash, if one does (docs/security.md#api-keys).
+     */
+    async findCredentials(loginOrEmail: string, apiKeyHash?: string): Promise<UserCredentials | undefined> {
       const rows = await db
         .selectFrom('users')
-        .select([...publicColumns, 'password_hash', 'api_key_hash', 'session_epoch'])
+        .select([...publicColumns, 'password_hash', 'session_epoch'])
+        .select((eb) => (apiKeyHash === undefined ? sql<null>`null` : eb.selectFrom('user_api_keys').select('user_api_keys.id')
+          .whereRef('user_api_keys.user_id', '=', 'users.id').where('user_api_keys.key_hash', '=', apiKeyHash)).as('api_key_id'))
         .where(matchesLoginOrEmail(loginOrEmail))
         .limit(2)
         .execute();
@@ -371,7 +446,7 @@ export function usersRepository(database: Database) {
       return row && {
         user: await toOneUser(db, row),
         password_hash: row.password_hash,
-        api_key_hash: row.api_key_hash,
+        api_key_id: row.api_key_id === null || row.api_key_id === undefined ? null : Number(row.api_key_id),
         session_epoch: Number(row.session_epoch),
       };
     },
@@ -391,19 +466,19 @@ export function usersRepository(database: Database) {
      * Reads only the ids between the blocks of 1,024 that hold the page's first and last positions,
      * so the database skips fewer than 1,024 users however deep the page is.
      */
-    async page(limit: number, offset: number, onlyId?: number): Promise<User[]> {
-      if (onlyId !== undefined) {
-        const rows = await db.selectFrom('users').select(publicColumns).where('id', '=', onlyId).orderBy('id').limit(limit).offset(offset).execute();
+    async page(limit: number, offset: number, filters: UserFilters = {}): Promise<User[]> {
+      if (narrows(filters)) {
+        const rows = await db.selectFrom('users').select(publicColumns).where(matching(filters)).orderBy('id').limit(limit).offset(offset).execute();
         return toUsers(db, rows);
       }
       return toUsers(db, await pageByBlocks(limit, offset));
     },
 
-    /** All users, summed from row_blocks (migration 004) rather than counted; or 0/1 for `onlyId`. */
-    async count(onlyId?: number): Promise<number> {
-      if (onlyId !== undefined) {
-        const row = await db.selectFrom('users').select('id').where('id', '=', onlyId).executeTakeFirst();
-        return row ? 1 : 0;
+    /** All users, summed from row_blocks (migration 004) rather than counted; those `filters` keep, counted. */
+    async count(filters: UserFilters = {}): Promise<number> {
+      if (narrows(filters)) {
+        const { n } = await db.selectFrom('users').select((eb) => eb.fn.countAll<number | string>().as('n')).where(matching(filters)).executeTakeFirstOrThrow();
+        return Number(n);
       }
       const row = await db
         .selectFrom('row_blocks')

@@ -7,6 +7,8 @@ export interface Verified {
   user: User;
   /** The user's session epoch at verification, for the cookie a Basic login is answered with. */
   sessionEpoch: number;
+  /** The API key that was verified, when the password was one (users/api-key-usage.ts records its use). */
+  apiKeyId?: number;
 }
 
 export interface VerificationCacheOptions {

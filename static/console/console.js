@@ -21,3 +21,15 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
     }
   });
 }
+
+// An area's "all" box of the permission picker ticks every permission of its fieldset, and shows
+// whether they all are.
+for (const all of document.querySelectorAll('input[data-select-group]')) {
+  const boxes = [...all.closest('fieldset').querySelectorAll('input[type="checkbox"][name]')];
+  const sync = () => { all.checked = boxes.length > 0 && boxes.every((box) => box.checked); };
+  sync();
+  all.addEventListener('change', () => {
+    for (const box of boxes) box.checked = all.checked;
+  });
+  for (const box of boxes) box.addEventListener('change', sync);
+}

@@ -48,6 +48,8 @@ export interface TestAppOptions {
   gate?: Pick<StatementGate, 'attach'>;
   /** How often the app writes the faults it holds by itself (default: as served, each second). */
   faultFlushIntervalMs?: number;
+  /** How often the app writes its ingest keys' use (default: as served, every 5 s). */
+  ingestUsageFlushMs?: number;
 }
 
 /**
@@ -88,7 +90,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
   const appDatabase = options.gate ? { ...database, db: options.gate.attach(database.db) } : database;
   // Every response is checked against the OpenAPI document (support/response-validation.ts).
   const extend = validateResponses();
-  const app = await buildApp({ config, database: appDatabase, clock: time.clock, logger: false, faultFlushIntervalMs: options.faultFlushIntervalMs, extend });
+  const app = await buildApp({ config, database: appDatabase, clock: time.clock, logger: false, faultFlushIntervalMs: options.faultFlushIntervalMs, ingestUsageFlushMs: options.ingestUsageFlushMs, extend });
   let added = 0;
   let closing: Promise<void> | undefined;
   const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;

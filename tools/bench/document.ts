@@ -60,7 +60,7 @@ dropped after; compiles \`dist/\` and runs cmi as \`npm start\` does. It needs \
 - \`--only ${SECTIONS.join(',')}\` (any of them): runs those sections and rewrites only them; the others stay
   as this file has them. Each section says which command, commit and machine produced it.
 - \`--workers 1\`: the throughput figures with one process only (default: \`--workers 1\` and \`--workers 2\`).
-- \`--errors C,D\`: some of the error tracker's scenarios (A-E).
+- \`--errors C,D\`: some of the error tracker's scenarios (A-F).
 - \`--quick\`: about a minute (SQLite, 10,000 users and errors, 1 s runs, the main throughput scenarios, start
   and size); writes \`.bench/quick.md\` and \`.bench/bench-*.svg\` (git-ignored), never this file.
 

@@ -10,12 +10,15 @@
  *     against the 500s answered.
  *  E. The first page of the list on 100,000 errors, unfiltered and with each filter: the server's
  *     X-Runtime, median.
+ *  F. Sentry ingestion (docs/ingestion.md) on SQLite, one process: 25 KB gzip envelopes of one error
+ *     through an ingest key, beside the native reports of C; the counter checked against the 2xx.
  * Part of `npm run bench` (`--only errors`; `--errors C,D` for some of the scenarios; `--postgres URL`
  * also on PostgreSQL, in a schema of its own, dropped after). A count that is not exact (A, B, D) is
  * put in `failures` (the suite then exits non-zero); a throughput or time target missed is reported.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +29,7 @@ import { answerOf, startRawServer } from './raw-server.js';
 import { cpuSeconds, fmt, median, stop } from './support.js';
 import { wrk } from './wrk.js';
 
-export const ERROR_SCENARIOS = ['A', 'B', 'C', 'D', 'E'];
+export const ERROR_SCENARIOS = ['A', 'B', 'C', 'D', 'E', 'F'];
 
 export interface ErrorsOptions {
   info: RunInfo;
@@ -34,7 +37,7 @@ export interface ErrorsOptions {
   /** Also on PostgreSQL (A, B and E): the database this URL names. */
   postgres?: string;
   quick: boolean;
-  /** Which of A-E. */
+  /** Which of A-F. */
   scenarios: string[];
   /** Where a count that is not exact is said. */
   failures: string[];
@@ -349,6 +352,107 @@ async function ingestion(run: Run, work: string): Promise<string> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// F: Sentry envelopes, one process on SQLite.
+
+/**
+ * An envelope as @sentry/node sends one (an event with 40 frames and breadcrumbs, a session and a
+ * client report beside it), grown with pseudo-random breadcrumbs until it is `bytes` gzipped. No
+ * event id: each one is a new event of the same error.
+ */
+function sentryEnvelope(bytes: number): Buffer {
+  let seed = 7;
+  const random = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return seed.toString(16).padStart(8, '0');
+  };
+  const frames = Array.from({ length: 40 }, (_, k) => ({ filename: k < 30 ? `/srv/app/node_modules/lib${k}/index.js` : `/srv/app/src/module${k}.js`, function: `step${k}`, lineno: 10 + k, colno: 5, in_app: k >= 30 }));
+  const breadcrumbs: Array<Record<string, unknown>> = [];
+  const make = () => {
+    const event = {
+      timestamp: 1795168790.25, platform: 'node', level: 'error', server_name: 'bench-host', release: 'bench@1.0.0', environment: 'bench',
+      sdk: { name: 'sentry.javascript.node', version: '11.12.0' }, tags: { component: 'storage' },
+      exception: { values: [{ type: 'StorageError', value: 'connection refused by storage node', stacktrace: { frames } }] },
+      breadcrumbs,
+    };
+    const text = [
+      '{"sent_at":"2026-11-20T10:00:00.000Z","sdk":{"name":"sentry.javascript.node","version":"11.12.0"}}',
+      '{"type":"event"}', JSON.stringify(event),
+      '{"type":"session"}', '{"sid":"5d1f2c0a9b8e4f7d8c6b5a4f3e2d1c0b","status":"ok","errors":1}',
+      '{"type":"client_report"}', '{"discarded_events":[]}',
+    ].join('\n');
+    return gzipSync(`${text}\n`);
+  };
+  let body = make();
+  while (body.length < bytes) {
+    for (let k = 0; k < 10; k++) breadcrumbs.push({ timestamp: 1795168790 + breadcrumbs.length, category: 'http', message: `GET /objects/${random()}${random()}${random()}${random()}` });
+    body = make();
+  }
+  return body;
+}
+
+async function sentryIngestion(run: Run, work: string): Promise<string> {
+  const database = await freshDatabase('sqlite');
+  try {
+    await seedUsers(database.url, 1);
+    const server = await serve(database.url, PORTS[0] as number, '0');
+    try {
+      const base = `http://127.0.0.1:${PORTS[0]}`;
+      const made = await fetch(`${base}/sysadmin_tools/infrastructure/ingest_keys.json`, {
+        method: 'POST', headers: { authorization: BASIC, 'content-type': 'application/json' }, body: JSON.stringify({ ingest_key: { label: 'bench', rate_limit_per_minute: 1_000_000 } }),
+      });
+      const key = ((await made.json()) as { ingest_key: { id: number; public_key: string } }).ingest_key;
+      const envelope = sentryEnvelope(25_000);
+      const envelopeFile = join(work, 'envelope.gz');
+      writeFileSync(envelopeFile, envelope);
+      const sentryScript = join(work, 'sentry.lua');
+      writeFileSync(sentryScript, [
+        'wrk.method = "POST"',
+        'wrk.headers["Content-Encoding"] = "gzip"',
+        `local f = assert(io.open("${envelopeFile}", "rb"))`,
+        'wrk.body = f:read("*a")',
+        'f:close()',
+        '',
+      ].join('\n'));
+      const first = await fetch(`${base}/api/${key.id}/envelope/?sentry_key=${key.public_key}`, { method: 'POST', headers: { 'content-encoding': 'gzip' }, body: envelope });
+      if (first.status !== 200) throw new Error(`an envelope answered ${first.status}: ${await first.text()}`);
+      const targets = [
+        { name: 'native report (C\'s one error, JSON)', url: `${base}${BASE}.json`, script: luaScript(work, 'one.lua', false) },
+        { name: `Sentry envelope, ${fmt(envelope.length)} bytes gzip`, url: `${base}/api/${key.id}/envelope/?sentry_key=${key.public_key}`, script: sentryScript },
+      ];
+      const rates = new Map<string, number[]>(targets.map((target) => [target.name, []]));
+      const cpu = new Map<string, number[]>(targets.map((target) => [target.name, []]));
+      const refused = new Map<string, number>(targets.map((target) => [target.name, 0]));
+      let sentryAnswered = 1;
+      for (let round = -1; round < run.rounds; round++) {
+        for (const target of targets) {
+          const before = cpuSeconds(server.child.pid as number);
+          const result = wrk(target.url, { script: target.script, seconds: round < 0 ? 2 : run.seconds, connections: INGEST_CONNECTIONS, cores: '1' });
+          if (target === targets[1]) sentryAnswered += result.requests - result.non2xx;
+          if (round < 0) continue;
+          cpu.get(target.name)?.push(((cpuSeconds(server.child.pid as number) - before) / result.requests) * 1e6);
+          rates.get(target.name)?.push(result.requestsPerSecond);
+          refused.set(target.name, (refused.get(target.name) ?? 0) + result.non2xx);
+        }
+      }
+      await shutDown(server);
+      const counter = (await countersOf(database.url)).find((row) => row.error_class === 'StorageError')?.counter ?? 0;
+      if (counter < sentryAnswered) run.failures.push(`F: StorageError counter ${counter} for ${sentryAnswered} envelopes answered 200`);
+      return [
+        '| target | requests/s | server CPU µs/request | non-2xx | rounds (requests/s) |',
+        '|---|---|---|---|---|',
+        ...targets.map((target) => `| ${target.name} | ${fmt(median(rates.get(target.name)!))} | ${median(cpu.get(target.name)!).toFixed(0)} | ${fmt(refused.get(target.name) ?? 0)} | ${rates.get(target.name)!.map(fmt).join(', ')} |`),
+        '',
+        `- Stored afterwards: the Sentry error's counter ${fmt(counter)} for ${fmt(sentryAnswered)} 200 answers wrk read (the excess: what was in flight when each run stopped).`,
+      ].join('\n');
+    } finally {
+      if (server.child.exitCode === null && server.child.signalCode === null) await shutDown(server);
+    }
+  } finally {
+    await database.drop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // D: faulting requests, capture on and off.
 
 async function faults(run: Run): Promise<string> {
@@ -516,6 +620,7 @@ export async function errorsSection(options: ErrorsOptions): Promise<string> {
       section(`### E: the list's first page on ${fmt(run.listErrors)} errors\n\nSQLite:\n\n${await listing(run, 'sqlite')}`);
       if (run.postgres) section(`PostgreSQL:\n\n${await listing(run, 'postgres')}`);
     }
+    if (only.has('F')) section(`### F: Sentry ingestion, one process, SQLite\n\n${await sentryIngestion(run, work)}`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -540,6 +645,11 @@ with a Lua counter in \`error_class\` for distinct errors; each 2xx means the re
 user + system time of the server process over the requests wrk read; "1 / CPU per request": the most a core
 to itself could answer at that cost. Other work on this shared VM moves requests/s between runs far more
 than it moves CPU per request.
+
+F: as C, the server on core 0 and wrk on core 1, taking turns: C's native report of one error, and a
+Sentry envelope as @sentry/node sends one (an event with 40 frames and breadcrumbs, a session, a client report),
+gzipped to 25 KB, posted to \`/api/<id>/envelope/?sentry_key=...\` with \`Content-Encoding: gzip\` (no event id:
+each is a new occurrence of one error, decompressed, read and recorded through the same group commit).
 
 E: errors seeded through the repository (\`recordBatch\`, 1,000 a batch) over the last 30 days, 20 classes,
 50 hosts, 5 components, 10 message words, a third reported (tools/bench/datasets.ts, the database the throughput

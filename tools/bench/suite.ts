@@ -7,7 +7,7 @@
  *                                                  on PostgreSQL as well (BENCH_POSTGRES_URL does the same);
  *                                                  a schema of its own, dropped after
  *   npm run bench -- --only throughput,start       some sections; the others stay as the document has them
- *   npm run bench -- --only errors --errors C,D    some of the error tracker's scenarios (A-E)
+ *   npm run bench -- --only errors --errors C,D    some of the error tracker's scenarios (A-F)
  *   npm run bench -- --only profile                where the CPU goes: cmi, bare fastify and raw node:http per answer
  *   npm run bench -- --only webhooks               the alert counts (a storm of one error, a receiver down 30 s)
  *   npm run bench -- --workers 1                   the throughput figures with --workers 1 only (default 1,2)

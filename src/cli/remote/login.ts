@@ -1,4 +1,6 @@
+import { hostname } from 'node:os';
 import type { Command } from 'commander';
+import { CmiNotFoundError } from '../../client/index.js';
 import { globals, rawOptions, remote, run } from './command.js';
 import { connect, RemoteUsageError } from './connection.js';
 import { saveProfile } from './profiles.js';
@@ -21,7 +23,7 @@ export function addLoginCommands(program: Command): void {
 
   remote(
     program.command('login'),
-    'save a profile (URL, login and an API key, never the password) so later commands need no credentials. With a password it makes the user a new API key, which replaces the previous one; with CMI_API_KEY it saves that key',
+    'save a profile (URL, login and an API key, never the password) so later commands need no credentials. With a password it makes the user a new named API key, "cmi on <host>", beside its others (on a server without named keys, a new key that replaces the previous one); with CMI_API_KEY it saves that key',
     'cmi login --url https://cmi.example.com --user admin --password-stdin < pw.txt',
     'CMI_API_KEY=... cmi login --url https://panel.example.com --user ops --profile panel',
   ).action(async (_options: unknown, command: Command) => {
@@ -33,13 +35,22 @@ export function addLoginCommands(program: Command): void {
     const { client, url, login } = await connect(options, process.env, 'ignore');
     await client.version();
     let apiKey = process.env.CMI_API_KEY;
-    let made = false;
+    let made = '';
     if (options.passwordStdin || (process.env.CMI_PASSWORD ?? '') !== '' || apiKey === undefined || apiKey === '') {
       const me = await findUser(client, login);
-      apiKey = (await client.users.makeNewApiKey(me.id)).api_key;
-      made = true;
+      const description = `cmi on ${hostname()}`.slice(0, 255);
+      try {
+        const key = await client.users.apiKeys.create(me.id, description);
+        apiKey = key.api_key;
+        made = `; a new API key ${key.id} "${description}" was made for it (the user's other keys go on working)`;
+      } catch (error) {
+        // A server without named keys (an older cmi, an OnApp panel): its one key, made anew.
+        if (!(error instanceof CmiNotFoundError)) throw error;
+        apiKey = (await client.users.makeNewApiKey(me.id)).api_key;
+        made = '; a new API key was made for it (the previous key of this user no longer works)';
+      }
     }
     const path = saveProfile(name, { url, login, api_key: apiKey }, process.env);
-    write(human(`Saved profile "${name}" (${login} at ${url}) in ${path}${made ? '; a new API key was made for it (the previous key of this user no longer works)' : ''}`));
+    write(human(`Saved profile "${name}" (${login} at ${url}) in ${path}${made}`));
   });
 }

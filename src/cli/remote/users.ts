@@ -1,15 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
-import type { CmiClient, NewUser, User, UserChanges } from '../../client/index.js';
+import type { CmiClient, NewUser, User, UserChanges, UserFilters } from '../../client/index.js';
+import { findGroup } from './groups.js';
 import { CmiApiError } from '../../client/index.js';
 import { userResource } from '../../users/user.resource.js';
 import { globals, rawFormat, rawOptions, remote, run } from './command.js';
 import { connect, type Connection, EXIT, RemoteUsageError } from './connection.js';
 import { readCsv, toCsv } from './csv.js';
 import { type RawFormat, rendered } from './records-output.js';
+import { type UserRoleFlags, userRoleFields, userRoleOptions } from './user-roles.js';
 import { cell, exact, human, type Line, type Output, progressBar, styled, table, write } from '../common/output.js';
 
 const role = (user: User) => user.roles[0]?.identifier ?? '-';
+/** Every role the user holds, for people (the table, show). */
+const roles = (user: User) => user.roles.map((r) => r.identifier).join(',') || '-';
 const describe = (user: User) => `${user.id} "${user.login}" <${user.email}>`;
 const STATUS_STYLE = { active: 'green', suspended: 'yellow', deleted: 'red' } as const;
 
@@ -32,20 +36,20 @@ export async function findUser(client: CmiClient, target: string): Promise<User>
 /** `cmi users ls|show|add|edit|rm|suspend|activate|api-key|import|export` against a server. */
 export function remoteUserCommands({ client }: Connection) {
   const userTable = (users: User[]): Line[] =>
-    table([['ID', 'LOGIN', 'EMAIL', 'ROLE', 'STATUS'], ...users.map((u) => [String(u.id), cell(u.login), cell(u.email), role(u), u.status])], (row, column) =>
+    table([['ID', 'LOGIN', 'EMAIL', 'ROLE', 'STATUS'], ...users.map((u) => [String(u.id), cell(u.login), cell(u.email), cell(roles(u)), u.status])], (row, column) =>
       column === 4 ? STATUS_STYLE[users[row]!.status as keyof typeof STATUS_STYLE] : undefined,
     );
 
   /** Every user, with a progress bar on a terminal. */
-  async function everyUser(perPage: number | undefined): Promise<User[]> {
+  async function everyUser(perPage: number | undefined, filters: UserFilters = {}): Promise<User[]> {
     const bar = progressBar('users');
     const users: User[] = [];
     let total: number | undefined;
     try {
-      const first = await client.users.list({ perPage, page: 1 });
+      const first = await client.users.list({ ...filters, perPage, page: 1 });
       total = first.total;
       bar.update(0, total);
-      for await (const user of client.users.all({ perPage: first.limit })) {
+      for await (const user of client.users.all({ ...filters, perPage: first.limit })) {
         users.push(user);
         bar.update(users.length, Math.max(total, users.length));
       }
@@ -56,16 +60,17 @@ export function remoteUserCommands({ client }: Connection) {
   }
 
   return {
-    async ls(options: { page?: string; perPage?: string; all?: boolean }, raw: RawFormat): Promise<Output> {
+    async ls(options: { page?: string; perPage?: string; all?: boolean } & UserListFlags, raw: RawFormat): Promise<Output> {
       const page = positive(options.page, '--page');
       const perPage = positive(options.perPage, '--per-page');
       if (options.all && page !== undefined) throw new RemoteUsageError('--all walks every page: leave out --page');
+      const filters = await userFilters(client, options);
       if (options.all) {
-        const users = await everyUser(perPage);
+        const users = await everyUser(perPage, filters);
         if (raw) return rendered(raw, { resource: userResource, records: users });
         return human(...userTable(users), `${users.length} users`);
       }
-      const result = await client.users.list({ page, perPage });
+      const result = await client.users.list({ ...filters, page, perPage });
       if (raw) return rendered(raw, { resource: userResource, records: result.items });
       const pages = Math.max(1, Math.ceil(result.total / result.limit));
       return human(...userTable(result.items), `${result.items.length} of ${result.total} users (page ${result.page} of ${pages})`);
@@ -78,7 +83,7 @@ export function remoteUserCommands({ client }: Connection) {
       const lines = userResource.fields
         .filter(([name]) => name !== 'roles' && name !== 'api_key')
         .map(([name]) => [name, value((user as unknown as Record<string, string | number | Date | null>)[name]!)]);
-      lines.splice(6, 0, ['role', role(user)]);
+      lines.splice(6, 0, ['role', roles(user)]);
       const width = Math.max(...lines.map(([name]) => name!.length));
       return human(...lines.map(([name, text]): Line => [styled('bold', `${name}:`.padEnd(width + 1)), ` ${text}`]));
     },
@@ -195,6 +200,21 @@ export function remoteUserCommands({ client }: Connection) {
   };
 }
 
+type UserListFlags = { q?: string; status?: string; role?: string; group?: string };
+
+/** The users list's filters (docs/cli.md#users): `--group` by id, identifier or label. */
+async function userFilters(client: CmiClient, options: UserListFlags): Promise<UserFilters> {
+  const filters: UserFilters = {};
+  if (options.q !== undefined) filters.q = options.q;
+  if (options.status !== undefined) filters.status = options.status as UserFilters['status'];
+  if (options.role !== undefined) {
+    if (!/^[1-9]\d{0,9}$/.test(options.role)) throw new RemoteUsageError(`--role must be a role id (got "${options.role}")`);
+    filters.role_id = Number(options.role);
+  }
+  if (options.group !== undefined) filters.user_group_id = (await findGroup(client, options.group)).id;
+  return filters;
+}
+
 type UserFieldFlags = { login?: string; email?: string; password?: string; firstName?: string; lastName?: string; timeZone?: string; locale?: string; admin?: boolean; ordinary?: boolean };
 
 function userFields(options: UserFieldFlags): Record<string, unknown> {
@@ -221,28 +241,33 @@ export function addRemoteUserCommands(program: Command): void {
     .option('--page <n>', 'page (default 1)')
     .option('--per-page <n>', 'users a page (default the server\'s, 25)')
     .option('--all', 'every page (a progress bar on a terminal)')
-    .action(async (options: { page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean }, command: Command) =>
+    .option('--q <text>', 'only users whose login, email, first or last name holds this text, in any case')
+    .addOption(new Option('--status <status>', 'only users of this status').choices(['active', 'suspended', 'deleted']))
+    .option('--role <id>', 'only users holding this role (its id)')
+    .option('--group <group>', 'only members of this user group (id, identifier or label)')
+    .action(async (options: { page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean } & UserListFlags, command: Command) =>
       run(command, options.xml, (c) => remoteUserCommands(c).ls(options, rawFormat(options))));
 
   rawOptions(remote(users.command('show <user>'), 'print a user (by id, login or email)', 'cmi users show 3', 'cmi users show alice --xml'))
     .action(async (target: string, options: { json?: boolean; xml?: boolean }, command: Command) =>
       run(command, options.xml, (c) => remoteUserCommands(c).show(target, rawFormat(options))));
 
-  userFieldOptions(remote(users.command('add'), 'create a user on the server', 'cmi users add --login grace --email grace@example.com --password "$PW" --first-name Grace'))
+  userRoleOptions(userFieldOptions(remote(users.command('add'), 'create a user on the server', 'cmi users add --login grace --email grace@example.com --password "$PW" --first-name Grace', 'cmi users add --login kim --email kim@example.com --password "$PW" --role user --role support --bucket Gold'))
     .requiredOption('--login <login>', 'login name')
     .requiredOption('--email <email>', 'email address')
-    .addOption(new Option('--admin', 'make the user an administrator'))
-    .action(async (options: UserFieldFlags, command: Command) => {
+    .addOption(new Option('--admin', 'make the user an administrator')), false)
+    .action(async (options: UserFieldFlags & UserRoleFlags, command: Command) => {
       if (options.password === undefined) throw new RemoteUsageError('give the new user\'s --password');
-      return run(command, false, (c) => remoteUserCommands(c).add(userFields(options) as never));
+      return run(command, false, async (c) => remoteUserCommands(c).add({ ...userFields(options), ...(await userRoleFields(c.client, options)) } as never));
     });
 
-  userFieldOptions(remote(users.command('edit <user>'), 'change a user on the server (by id, login or email)', 'cmi users edit alice --time-zone Europe/Paris', 'cmi users edit 3 --admin'))
+  userRoleOptions(userFieldOptions(remote(users.command('edit <user>'), 'change a user on the server (by id, login or email)', 'cmi users edit alice --time-zone Europe/Paris', 'cmi users edit 3 --admin', 'cmi users edit kim --role support --no-bucket'))
     .option('--login <login>', 'new login name')
     .option('--email <email>', 'new email address')
     .addOption(new Option('--admin', 'make the user an administrator').conflicts('ordinary'))
-    .option('--ordinary', 'make the user an ordinary user')
-    .action(async (target: string, options: UserFieldFlags, command: Command) => run(command, false, (c) => remoteUserCommands(c).edit(target, userFields(options))));
+    .option('--ordinary', 'make the user an ordinary user'), true)
+    .action(async (target: string, options: UserFieldFlags & UserRoleFlags, command: Command) =>
+      run(command, false, async (c) => remoteUserCommands(c).edit(target, { ...userFields(options), ...(await userRoleFields(c.client, options)) })));
 
   remote(users.command('rm <user>'), 'mark a user deleted on the server (its access ends); rm again removes the record', 'cmi users rm bob')
     .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteUserCommands(c).rm(target)));

@@ -1,3 +1,6 @@
+import type { Catalog } from './catalog/catalog.js';
+import { postgresCatalog } from './catalog/postgres.js';
+import { sqliteCatalog } from './catalog/sqlite.js';
 import type { ChangeNotifications } from './change-notifications/change-notifications.js';
 import { postgresChangeNotifications } from './change-notifications/postgres.js';
 import { sqliteChangeNotifications } from './change-notifications/sqlite.js';
@@ -55,6 +58,8 @@ export interface Dialect {
   readonly text: TextFunctions;
   /** The query planner's statistics, refreshed after a bulk load. */
   readonly statistics: PlannerStatistics;
+  /** The tables as a whole: listing, one consistent read, dropping, ids (backups). */
+  readonly catalog: Catalog;
 }
 
 /** Each concern's implementation on each database. */
@@ -65,6 +70,7 @@ const TABLES: PerDatabase<Tables> = { sqlite: sqliteTables, postgres: postgresTa
 const CONSTRAINTS: PerDatabase<Constraints> = { sqlite: sqliteConstraints, postgres: postgresConstraints };
 const TEXT: PerDatabase<TextFunctions> = { sqlite: sqliteText, postgres: postgresText };
 const STATISTICS: PerDatabase<PlannerStatistics> = { sqlite: sqliteStatistics, postgres: postgresStatistics };
+const CATALOG: PerDatabase<Catalog> = { sqlite: sqliteCatalog, postgres: postgresCatalog };
 
 /** The dialect of the database `name` at `target`: every concern's implementation for it, chosen here, once. */
 function dialectOf(name: DialectName, target: string): Dialect {
@@ -81,6 +87,7 @@ function dialectOf(name: DialectName, target: string): Dialect {
     constraints: choose(CONSTRAINTS),
     text: choose(TEXT),
     statistics,
+    catalog: choose(CATALOG),
   };
 }
 

@@ -19,6 +19,9 @@ import { rolesMigration } from './016_roles.js';
 import { billingBucketsMigration } from './017_billing_buckets.js';
 import { userBucketsMigration } from './018_user_buckets.js';
 import { roleCredentialChangesMigration } from './019_role_credential_changes.js';
+import { userGroupsMigration } from './020_user_groups.js';
+import { userApiKeysMigration } from './021_user_api_keys.js';
+import { ingestKeysMigration } from './022_ingest_keys.js';
 import { errorTriageMigration } from './023_error_triage.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
@@ -43,6 +46,9 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '017_billing_buckets': billingBucketsMigration(dialect),
     '018_user_buckets': userBucketsMigration,
     '019_role_credential_changes': roleCredentialChangesMigration(dialect),
+    '020_user_groups': userGroupsMigration(dialect),
+    '021_user_api_keys': userApiKeysMigration(dialect),
+    '022_ingest_keys': ingestKeysMigration(dialect),
     '023_error_triage': errorTriageMigration(dialect),
   };
 }

@@ -42,6 +42,10 @@ export interface ChangeNotifications {
    * reads when PRAGMA data_version says another one wrote.
    */
   createCredentialChanges(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
-  /** Migration 019: more `tables` (the roles and what they grant) move the credentials version too. */
-  addCredentialChanges(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
+  /**
+   * Migrations 019 and 021: more `tables` (the roles and what they grant; the API keys) move the
+   * credentials version too. With `updateOf`, an update moves it only when it sets one of those
+   * columns (an API key's `last_used_at` changes no credential).
+   */
+  addCredentialChanges(db: Kysely<unknown>, tables: readonly string[], updateOf?: readonly string[]): Promise<void>;
 }

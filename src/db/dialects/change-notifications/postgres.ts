@@ -26,12 +26,13 @@ async function createNotifyFunction(db: Kysely<unknown>, data: CachedData): Prom
         end $$`.execute(db);
 }
 
-/** A statement trigger on `table` that runs the notifier of `data`. */
-async function createNotifyTrigger(db: Kysely<unknown>, table: string, data: CachedData): Promise<void> {
+/** A statement trigger on `table` that runs the notifier of `data` (on an update only of `updateOf`'s columns, when given). */
+async function createNotifyTrigger(db: Kysely<unknown>, table: string, data: CachedData, updateOf?: readonly string[]): Promise<void> {
   const { functionName, triggerSuffix } = NOTIFIERS[data];
+  const update = updateOf === undefined ? sql.raw('update') : sql`update of ${sql.join(updateOf.map((column) => sql.ref(column)))}`;
   await sql`
       create trigger ${sql.raw(`${table}_${triggerSuffix}`)}
-      after insert or update or delete or truncate on ${sql.table(table)}
+      after insert or ${update} or delete or truncate on ${sql.table(table)}
       for each statement execute function ${sql.raw(functionName)}()`.execute(db);
 }
 
@@ -51,14 +52,16 @@ export const postgresChangeNotifications: ChangeNotifications = {
    * (made anew where it has one, as `users` has since migration 003).
    */
   async createCredentialChanges(db, tables) {
-    for (const table of tables) {
-      await sql`drop trigger if exists ${sql.raw(`${table}_${NOTIFIERS.users.triggerSuffix}`)} on ${sql.table(table)}`.execute(db);
-      await createNotifyTrigger(db, table, 'users');
-    }
+    await postgresChangeNotifications.addCredentialChanges(db, tables);
   },
 
   // The same: the users channel is the credentials' signal (the roles' tables notify it since migration 016).
-  addCredentialChanges: (db, tables) => postgresChangeNotifications.createCredentialChanges(db, tables),
+  async addCredentialChanges(db, tables, updateOf) {
+    for (const table of tables) {
+      await sql`drop trigger if exists ${sql.raw(`${table}_${NOTIFIERS.users.triggerSuffix}`)} on ${sql.table(table)}`.execute(db);
+      await createNotifyTrigger(db, table, 'users', updateOf);
+    }
+  },
 
   createFunction: createNotifyFunction,
 

@@ -23,11 +23,13 @@ export const sqliteChangeNotifications: ChangeNotifications = {
     await sql`insert into ${sql.table(CREDENTIAL_CHANGES)} (id, changes) values (1, 0)`.execute(db);
     await sqliteChangeNotifications.addCredentialChanges(db, tables);
   },
-  async addCredentialChanges(db, tables) {
+  async addCredentialChanges(db, tables, updateOf) {
+    const update = updateOf === undefined ? 'update' : `update of ${updateOf.map((column) => `"${column}"`).join(', ')}`;
     for (const table of tables) {
-      for (const event of ['insert', 'update', 'delete']) {
+      const events: ReadonlyArray<readonly [string, string]> = [['insert', 'insert'], ['update', update], ['delete', 'delete']];
+      for (const [event, when] of events) {
         await sql`
-          create trigger ${sql.raw(`${table}_credentials_${event}`)} after ${sql.raw(event)} on ${sql.table(table)}
+          create trigger ${sql.raw(`${table}_credentials_${event}`)} after ${sql.raw(when)} on ${sql.table(table)}
           begin update ${sql.table(CREDENTIAL_CHANGES)} set changes = changes + 1 where id = 1; end`.execute(db);
       }
     }

@@ -11,6 +11,8 @@ const CACHED_TABLES = new Map<string, CachedData>([
   ['role_permissions', 'users'],
   ['user_roles', 'users'],
   ['billing_buckets', 'users'],
+  ['user_groups', 'users'],
+  ['user_group_roles', 'users'],
   ['infrastructure_errors', 'tracker'],
   ['error_counts', 'tracker'],
   ['error_occurrences', 'tracker'],

@@ -1,0 +1,75 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { DatabaseMissing, openDatabase } from '../db/database.js';
+import { displayDatabaseUrl } from '../db/database-url.js';
+import { BadBackup } from '../backup/backup-file.js';
+import { type BackupSummary, takeBackup } from '../backup/backup.js';
+import { restoreBackup } from '../backup/restore.js';
+import { cmiVersion } from '../version/version.js';
+import { complain, exact, human, write } from './common/output.js';
+import { Refusal, UsageError } from './common/usage-error.js';
+
+const rowsInWords = (rows: Record<string, number>) =>
+  `${rows.users ?? 0} users, ${rows.roles ?? 0} roles, ${rows.infrastructure_errors ?? 0} errors, ${rows.error_occurrences ?? 0} occurrences`;
+
+const backupLine = (summary: BackupSummary) =>
+  `Backed up ${rowsInWords(summary.rows)} (schema ${summary.schema_version}) to ${summary.file}: ${summary.bytes} bytes, checked`;
+
+/** `cmi backup FILE` and `cmi restore FILE` on the configured database (docs/operations.md#backup-and-restore). */
+export function addBackupCommands(program: Command): void {
+  program
+    .command('backup')
+    .description('write a consistent backup of the configured database to FILE while it keeps serving')
+    .argument('<file>', 'where to write the backup (replaced if it exists)')
+    .option('--json', 'print what was written as JSON')
+    .action(async (file: string, options: { json?: boolean }) => {
+      const config = loadConfig();
+      let database;
+      try {
+        database = openDatabase(config, { mustExist: true });
+      } catch (error) {
+        if (error instanceof DatabaseMissing) throw new UsageError(`no cmi database at ${error.where}: point DATABASE_URL at yours`);
+        throw error;
+      }
+      try {
+        const summary = await takeBackup(database, resolve(file), cmiVersion());
+        write(options.json ? exact(JSON.stringify(summary)) : human(backupLine(summary)));
+      } catch (error) {
+        if (error instanceof Error && /nothing to back up/.test(error.message)) throw new Refusal(`${displayDatabaseUrl(config.databaseUrl)}: ${error.message}`);
+        throw error;
+      } finally {
+        await database.close();
+      }
+    });
+
+  program
+    .command('restore')
+    .description('restore a backup into the configured database, which must be empty (or --force)')
+    .argument('<file>', 'a file cmi backup wrote')
+    .option('--force', 'replace a database that holds data, after writing a backup of it beside FILE')
+    .option('--json', 'print what was restored as JSON')
+    .action(async (file: string, options: { force?: boolean; json?: boolean }) => {
+      const database = openDatabase(loadConfig());
+      const source = resolve(file);
+      const replacedBackupFile = `${source}.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      try {
+        const summary = await restoreBackup(database, source, { force: options.force === true, replacedBackupFile, cmiVersion: cmiVersion() });
+        if (options.json) {
+          write(exact(JSON.stringify(summary)));
+          return;
+        }
+        if (summary.replaced_backup) complain(backupLine(summary.replaced_backup));
+        write(human(
+          `Restored ${rowsInWords(summary.rows)} (schema ${summary.schema_version}) from ${source}`,
+          ...(summary.migrated.length > 0 ? [`Then applied ${summary.migrated.join(', ')}`] : []),
+        ));
+      } catch (error) {
+        if (error instanceof BadBackup) throw new Refusal(`cannot restore ${source}: ${error.message}; nothing was changed`);
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Refusal(`cannot restore ${source}: no such file`);
+        throw error;
+      } finally {
+        await database.close();
+      }
+    });
+}

@@ -1,0 +1,131 @@
+import type { Command } from 'commander';
+import type { CmiClient, NewUserGroup, UserGroup, UserGroupChanges } from '../../client/index.js';
+import { userGroupResource } from '../../user-groups/user-group.resource.js';
+import { rawFormat, rawOptions, remote, run } from './command.js';
+import { type Connection, RemoteUsageError } from './connection.js';
+import { type RawFormat, rendered } from './records-output.js';
+import { cell, human, type Line, type Output, styled, table } from '../common/output.js';
+
+const describe = (group: Pick<UserGroup, 'id' | 'label' | 'identifier'>) => `${group.id} "${group.label}" (${group.identifier})`;
+const roleList = (group: UserGroup) => (group.roles.length === 0 ? '-' : group.roles.map((role) => role.identifier).join(', '));
+/** The record as the renderer takes it: `additional_fields` as its JSON text, as the server holds it. */
+const asRendered = (group: UserGroup) => ({ ...group, additional_fields: JSON.stringify(group.additional_fields) });
+
+function positive(raw: string | undefined, name: string): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[1-9]\d{0,5}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
+  return Number(raw);
+}
+
+/** The group a command names: an id, or an identifier or label looked up in the list (docs/cli.md#user-groups). */
+export async function findGroup(client: CmiClient, target: string): Promise<UserGroup> {
+  if (/^\d+$/.test(target)) return client.userGroups.get(Number(target));
+  const found: UserGroup[] = [];
+  for await (const group of client.userGroups.all({ perPage: 1000 })) {
+    if (group.identifier === target || group.label === target) found.push(group);
+  }
+  const byIdentifier = found.find((group) => group.identifier === target);
+  if (byIdentifier) return byIdentifier;
+  if (found.length > 1) throw new RemoteUsageError(`"${target}" is the label of more than one group (ids ${found.map((g) => g.id).join(', ')}): give the id`);
+  if (found[0]) return found[0];
+  throw new RemoteUsageError(`no user group "${target}" (give an id, an identifier or a label)`);
+}
+
+/** `--roles 3,4` (role ids; `--roles ''` none) as role_ids. */
+function roleIds(raw: string | undefined): number[] | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.trim() === '') return [];
+  const ids = raw.split(',').map((id) => id.trim());
+  if (!ids.every((id) => /^[1-9]\d{0,9}$/.test(id))) throw new RemoteUsageError(`--roles must be role ids separated by commas (got "${raw}")`);
+  return ids.map(Number);
+}
+
+/** `--bucket 2` (`--bucket none`: no bucket) as bucket_id. */
+function bucketId(raw: string | undefined): number | null | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === 'none') return null;
+  if (!/^[1-9]\d{0,9}$/.test(raw)) throw new RemoteUsageError(`--bucket must be a bucket id or none (got "${raw}")`);
+  return Number(raw);
+}
+
+type GroupFlags = { label?: string; identifier?: string; roles?: string; bucket?: string };
+
+function groupFields(options: GroupFlags): UserGroupChanges {
+  const fields: Record<string, unknown> = { label: options.label, identifier: options.identifier, role_ids: roleIds(options.roles), bucket_id: bucketId(options.bucket) };
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+/** `cmi groups ls|show|add|edit|rm` against a server. */
+export function remoteGroupCommands({ client }: Connection) {
+  const groupTable = (groups: UserGroup[]): Line[] =>
+    table([['ID', 'LABEL', 'IDENTIFIER', 'ROLES', 'BUCKET'], ...groups.map((g) => [String(g.id), cell(g.label), cell(g.identifier), cell(roleList(g)), g.bucket_id === null ? '-' : String(g.bucket_id)])]);
+
+  return {
+    async ls(options: { page?: string; perPage?: string }, raw: RawFormat): Promise<Output> {
+      const result = await client.userGroups.list({ page: positive(options.page, '--page'), perPage: positive(options.perPage, '--per-page') });
+      if (raw) return rendered(raw, { resource: userGroupResource, records: result.items.map(asRendered) });
+      const pages = Math.max(1, Math.ceil(result.total / result.limit));
+      return human(...groupTable(result.items), `${result.items.length} of ${result.total} user groups (page ${result.page} of ${pages})`);
+    },
+
+    async show(target: string, raw: RawFormat): Promise<Output> {
+      const group = await findGroup(client, target);
+      if (raw) return rendered(raw, { resource: userGroupResource, record: asRendered(group) });
+      const members = await client.userGroups.users(group.id, { perPage: 1 });
+      const lines: Array<[string, string]> = [
+        ['id', String(group.id)], ['label', cell(group.label)], ['identifier', cell(group.identifier)], ['roles', cell(roleList(group))],
+        ['bucket_id', group.bucket_id === null ? '-' : String(group.bucket_id)], ['users', String(members.total)],
+        ['created_at', `${group.created_at.toISOString().slice(0, 19)}+00:00`], ['updated_at', `${group.updated_at.toISOString().slice(0, 19)}+00:00`],
+      ];
+      const width = Math.max(...lines.map(([name]) => name.length));
+      return human(...lines.map(([name, text]): Line => [styled('bold', `${name}:`.padEnd(width + 1)), ` ${text}`]));
+    },
+
+    async add(fields: NewUserGroup): Promise<Output> {
+      return human(`Created user group ${describe(await client.userGroups.create(fields))}`);
+    },
+
+    async edit(target: string, changes: UserGroupChanges): Promise<Output> {
+      if (Object.keys(changes).length === 0) throw new RemoteUsageError('nothing to change: give at least one of the options (cmi help groups edit)');
+      const group = await findGroup(client, target);
+      await client.userGroups.update(group.id, changes);
+      return human(`Updated user group ${describe(await client.userGroups.get(group.id))}`);
+    },
+
+    async rm(target: string): Promise<Output> {
+      const group = await findGroup(client, target);
+      await client.userGroups.delete(group.id);
+      return human(`Deleted user group ${describe(group)}`);
+    },
+  };
+}
+
+/** `cmi groups ls|show|add|edit|rm` (docs/cli.md#user-groups). */
+export function addRemoteGroupCommands(program: Command): void {
+  const groups = program.command('groups').description('manage user groups on a server (their roles apply to their members)');
+  rawOptions(remote(groups.command('ls'), 'list user groups on the server', 'cmi groups ls', 'cmi groups ls --json'))
+    .option('--page <n>', 'page (default 1)')
+    .option('--per-page <n>', 'groups a page (default the server\'s, 25)')
+    .action(async (options: { page?: string; perPage?: string; json?: boolean; xml?: boolean }, command: Command) =>
+      run(command, options.xml, (c) => remoteGroupCommands(c).ls(options, rawFormat(options))));
+
+  rawOptions(remote(groups.command('show <group>'), 'print a user group (by id, identifier or label) and how many users it has', 'cmi groups show 2', 'cmi groups show resellers --xml'))
+    .action(async (target: string, options: { json?: boolean; xml?: boolean }, command: Command) =>
+      run(command, options.xml, (c) => remoteGroupCommands(c).show(target, rawFormat(options))));
+
+  const fieldOptions = (command: Command) => command
+    .option('--identifier <identifier>', 'identifier (default: made from the label)')
+    .option('--roles <ids>', 'the role ids the group holds, comma-separated (replacing its roles; "" for none)')
+    .option('--bucket <id>', 'the billing bucket id, or none');
+
+  fieldOptions(remote(groups.command('add'), 'create a user group on the server', 'cmi groups add --label Resellers --roles 3,4 --bucket 1'))
+    .requiredOption('--label <label>', 'label')
+    .action(async (options: GroupFlags, command: Command) => run(command, false, (c) => remoteGroupCommands(c).add(groupFields(options) as NewUserGroup)));
+
+  fieldOptions(remote(groups.command('edit <group>'), 'change a user group on the server (by id, identifier or label)', 'cmi groups edit resellers --roles 3', 'cmi groups edit 2 --label "Resellers EU" --bucket none'))
+    .option('--label <label>', 'new label')
+    .action(async (target: string, options: GroupFlags, command: Command) => run(command, false, (c) => remoteGroupCommands(c).edit(target, groupFields(options))));
+
+  remote(groups.command('rm <group>'), 'delete a user group on the server (refused while users belong to it)', 'cmi groups rm resellers')
+    .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteGroupCommands(c).rm(target)));
+}

@@ -1,0 +1,38 @@
+import { html, type Html } from './html.js';
+
+/** The API's field errors of a 422, by field (`base`: the record as a whole). */
+export type FieldErrors = Record<string, string[]>;
+
+export function errorsFor(errors: FieldErrors, name: string): Html {
+  const messages = errors[name];
+  return messages ? html`<span class="field-error" id="${name}-error">${name.replace('_', ' ')} ${messages.join('; ')}</span>` : html``;
+}
+
+export interface TextFieldAttributes {
+  type?: string;
+  required?: boolean;
+  autocomplete?: string;
+  max?: number;
+  readonly?: boolean;
+  hint?: string;
+}
+
+/** A labelled input with its value and, after a 422, its messages (tied to it for screen readers). */
+export function textField(name: string, label: string, value: string | undefined, errors: FieldErrors, attributes: TextFieldAttributes = {}): Html {
+  const invalid = errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : attributes.hint ? html` aria-describedby="${name}-hint"` : '';
+  return html`<label for="${name}">${label}</label>
+<input id="${name}" name="${name}" type="${attributes.type ?? 'text'}" maxlength="${attributes.max ?? 255}"${attributes.required ? html` required` : ''}${attributes.readonly ? html` readonly` : ''}${attributes.autocomplete ? html` autocomplete="${attributes.autocomplete}"` : ''} value="${value ?? ''}"${invalid}>
+${attributes.hint ? html`<span class="hint" id="${name}-hint">${attributes.hint}</span>` : ''}
+${errorsFor(errors, name)}`;
+}
+
+/** A checkbox with its label after it. */
+export function checkbox(name: string, value: string, label: string | Html, checked: boolean, attributes: { id?: string; disabled?: boolean } = {}): Html {
+  const id = attributes.id ?? `${name}-${value}`;
+  return html`<label class="check" for="${id}"><input type="checkbox" id="${id}" name="${name}" value="${value}"${checked ? html` checked` : ''}${attributes.disabled ? html` disabled` : ''}> <span>${label}</span></label>`;
+}
+
+/** The messages about the record as a whole. */
+export function baseErrors(errors: FieldErrors): Html {
+  return errors.base ? html`<p class="error" role="alert">${errors.base.join(' ')}</p>` : html``;
+}

@@ -1,0 +1,75 @@
+import { MalformedRequest, PayloadTooLarge } from '../shared/problems.js';
+import { SENTRY_LIMITS } from './sentry-body.js';
+
+/** One item of an envelope: its header and its payload's bytes. */
+export interface EnvelopeItem {
+  type: string;
+  payload: Buffer;
+}
+
+export interface Envelope {
+  header: Record<string, unknown>;
+  items: EnvelopeItem[];
+}
+
+const NEWLINE = 0x0a;
+
+function jsonObject(bytes: Buffer, what: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new MalformedRequest(400, `The ${what} is not valid JSON`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new MalformedRequest(400, `The ${what} is not a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Reads an envelope (https://develop.sentry.dev/sdk/envelopes/): a header line, then items, each a
+ * header line and a payload, either `length` bytes (then an optional newline) or up to the next
+ * newline. A header without a newline, an item whose length runs past the body, or a header that is
+ * not a JSON object: 400.
+ */
+export function parseEnvelope(body: Buffer): Envelope {
+  const end = body.indexOf(NEWLINE);
+  if (end === -1) throw new MalformedRequest(400, 'The envelope header is not followed by a newline');
+  const header = jsonObject(body.subarray(0, end), 'envelope header');
+  const items: EnvelopeItem[] = [];
+  let at = end + 1;
+  while (at < body.length) {
+    const lineEnd = body.indexOf(NEWLINE, at);
+    const headerBytes = body.subarray(at, lineEnd === -1 ? body.length : lineEnd);
+    // Blank lines between items (a trailing newline) are not items.
+    if (headerBytes.toString('utf8').trim() === '') {
+      at = lineEnd === -1 ? body.length : lineEnd + 1;
+      continue;
+    }
+    const itemHeader = jsonObject(headerBytes, 'item header');
+    const type = typeof itemHeader.type === 'string' ? itemHeader.type : '';
+    if (type === '') throw new MalformedRequest(400, 'An envelope item has no type');
+    at = lineEnd === -1 ? body.length : lineEnd + 1;
+    let payload: Buffer;
+    const length = itemHeader.length;
+    if (length !== undefined && length !== null) {
+      if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) throw new MalformedRequest(400, 'An envelope item\'s length is not a length');
+      if (at + length > body.length) throw new MalformedRequest(400, 'An envelope item is shorter than its length says');
+      payload = body.subarray(at, at + length);
+      at += length;
+      if (body[at] === NEWLINE) at += 1;
+    } else {
+      const payloadEnd = body.indexOf(NEWLINE, at);
+      payload = body.subarray(at, payloadEnd === -1 ? body.length : payloadEnd);
+      at = payloadEnd === -1 ? body.length : payloadEnd + 1;
+    }
+    if (type === 'event' && payload.length > SENTRY_LIMITS.eventBytes) throw new PayloadTooLarge(SENTRY_LIMITS.eventBytes);
+    items.push({ type, payload });
+  }
+  return { header, items };
+}
+
+/** An event's JSON (a store body or an event item). */
+export function parseEvent(bytes: Buffer): Record<string, unknown> {
+  if (bytes.length > SENTRY_LIMITS.eventBytes) throw new PayloadTooLarge(SENTRY_LIMITS.eventBytes);
+  return jsonObject(bytes, 'event');
+}

@@ -1,0 +1,3 @@
+module cmi.test/onapp-go
+
+go 1.19

@@ -60,7 +60,7 @@ export interface Config {
   webhooks: WebhookSettings;
   /** The OnApp version `GET /version` reports, `<major>.<minor>` (docs/api.md#version). */
   onappVersion: string;
-  /** CMI_PUBLIC_URL as given (no trailing slash): ingest keys' DSNs start with it; unset, with the address a request reached (docs/ingestion.md#the-dsn). */
+  /** CMI_PUBLIC_URL as given (no trailing slash): ingest keys' DSNs start with it; unset, with the address a request reached (docs/sentry.md#the-dsn). */
   publicUrl: string | undefined;
   /** Serve /openapi.json and /docs (docs/api.md#openapi). */
   openApi: boolean;

@@ -131,6 +131,6 @@ describe('/billing/buckets', () => {
     assert.equal((await call(t, 'DELETE', '/billing/buckets/1.json', t.adminAuth)).statusCode, 204);
     const row = await t.database.db.selectFrom('users').select(['status', 'bucket_id']).where('id', '=', bob).executeTakeFirstOrThrow();
     assert.deepEqual([row.status, row.bucket_id], ['deleted', null]);
-    assert.match((await call(t, 'GET', `/users/${bob}.json`, t.adminAuth)).body, /"bucket_id":null\}\}$/);
+    assert.match((await call(t, 'GET', `/users/${bob}.json`, t.adminAuth)).body, /"bucket_id":null,"user_group_id":null\}\}$/);
   });
 });

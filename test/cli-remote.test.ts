@@ -69,7 +69,7 @@ describe('cmi remote commands', () => {
   });
 
   it('version, with the flags before the command or after it, the password on stdin; --json and --xml', async () => {
-    succeeded(await cmi(['--url', url, '--user', 'admin', '--password-stdin', 'version'], {}, `${ADMIN.password}\n`), '1.0\n');
+    succeeded(await cmi(['--url', url, '--user', 'admin', '--password-stdin', 'version'], {}, `${ADMIN.password}\n`), '6.7\n');
     succeeded(await cmi(['version', '--url', url, '--user', 'admin', '--password-stdin', '--json'], {}, ADMIN.password), '{"version":"6.7"}\n');
     succeeded(await cmi(['version', '--xml'], AS_ADMIN()), '<?xml version="1.0" encoding="UTF-8"?>\n<cmi>\n  <version>6.7</version>\n</cmi>\n');
   });
@@ -93,17 +93,17 @@ describe('cmi remote commands', () => {
     assert.deepEqual(Object.keys(saved.profiles.default!), ['url', 'login', 'api_key']);
     assert.deepEqual([saved.default, saved.profiles.default!.url, saved.profiles.default!.login], ['default', url, 'admin']);
     assert.doesNotMatch(readFileSync(path, 'utf8'), new RegExp(ADMIN.password));
-    succeeded(await cmi(['version']), '1.0\n');
+    succeeded(await cmi(['version']), '6.7\n');
     // A second installation under its own name, with a key given rather than made.
     const key = saved.profiles.default!.api_key;
     succeeded(await cmi(['login', '--url', url, '--user', 'admin', '--profile', 'other'], { CMI_API_KEY: key }), `Saved profile "other" (admin at ${url}) in ${path}\n`);
-    succeeded(await cmi(['version', '--profile', 'other']), '1.0\n');
+    succeeded(await cmi(['version', '--profile', 'other']), '6.7\n');
     failed(await cmi(['version', '--profile', 'nope']), 2, 'cmi: no profile "nope": save one with cmi login --profile nope\n');
     // Logging in again, from another profile, adds a key: the first profile's key goes on working.
     const again = await cmi(['login', '--url', url, '--user', 'admin', '--password-stdin', '--profile', 'third'], {}, ADMIN.password);
     succeeded(again, `Saved profile "third" (admin at ${url}) in ${path}; a new API key 2 "cmi on ${hostname()}" was made for it (the user's other keys go on working)\n`);
-    succeeded(await cmi(['version']), '1.0\n');
-    succeeded(await cmi(['version', '--profile', 'third']), '1.0\n');
+    succeeded(await cmi(['version']), '6.7\n');
+    succeeded(await cmi(['version', '--profile', 'third']), '6.7\n');
     const rows = await t.database.db.selectFrom('user_api_keys').select(['id', 'user_id', 'description', 'is_default']).orderBy('id').execute();
     assert.deepEqual(rows.map((row) => [Number(row.id), Number(row.user_id), row.description, Number(row.is_default)]), [[1, 1, `cmi on ${hostname()}`, 0], [2, 1, `cmi on ${hostname()}`, 0]]);
   });
@@ -121,7 +121,7 @@ describe('cmi remote commands', () => {
     const key = /^New API key 3 "backup job" for user 2 "alice" \(shown once\):\n([0-9a-f]{64})\n$/.exec(added.stdout)?.[1];
     assert.ok(key, added.stdout);
     const aliceWith = (apiKey: string) => ({ CMI_URL: url, CMI_USER: ALICE.login, CMI_API_KEY: apiKey, CMI_PROFILE: '' });
-    succeeded(await cmi(['version'], aliceWith(key)), '1.0\n');
+    succeeded(await cmi(['version'], aliceWith(key)), '6.7\n');
     // Its use is written a moment after the request (docs/security.md#api-keys).
     const json = await eventually(async () => {
       const body = (await t.app.inject({ url: '/users/2/user_api_keys.json', headers: { authorization: t.adminAuth } })).body;
@@ -134,6 +134,40 @@ describe('cmi remote commands', () => {
     failed(await cmi(['users', 'api-keys', 'revoke', 'alice', '3']), 1, 'cmi: Resource not found\n');
     failed(await cmi(['users', 'api-keys', 'revoke', 'alice', 'x']), 2, 'cmi: the key is named by its id, a positive integer (got "x")\n');
     failed(await cmi(['users', 'api-keys', 'add', 'alice', '--description', 'x'.repeat(256)]), 1, 'cmi: description is too long (maximum is 255 characters)\n');
+  });
+
+  it('cmi login against a server without named keys (404 there) makes the user\'s one key anew instead', async () => {
+    // An older cmi: this one, behind a proxy that knows no /user_api_keys.
+    const older = createServer((req, res) => {
+      if (req.url?.includes('/user_api_keys')) {
+        res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end('{"errors":{"base":["Resource not found"]}}');
+        return;
+      }
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'connection').map(([name, value]) => [name, String(value)]));
+        void fetch(`${url}${req.url}`, { method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined }).then(async (answer) => {
+          res.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([name]) => name !== 'content-encoding' && name !== 'transfer-encoding' && name !== 'connection')));
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        });
+      });
+    });
+    await new Promise<void>((done) => older.listen(0, '127.0.0.1', done));
+    const olderUrl = `http://127.0.0.1:${(older.address() as AddressInfo).port}`;
+    try {
+      const path = join(home, 'config', 'cmi', 'config.json');
+      const res = await cmi(['login', '--url', olderUrl, '--user', 'admin', '--password-stdin', '--profile', 'older'], {}, ADMIN.password);
+      succeeded(res, `Saved profile "older" (admin at ${olderUrl}) in ${path}; a new API key was made for it (the previous key of this user no longer works)\n`);
+      succeeded(await cmi(['version', '--profile', 'older']), '6.7\n');
+      const rows = await t.database.db.selectFrom('user_api_keys').select(['description', 'is_default']).where('user_id', '=', 1).orderBy('id').execute();
+      assert.deepEqual(rows.map((row) => [row.description, Number(row.is_default)]), [[`cmi on ${hostname()}`, 0], [`cmi on ${hostname()}`, 0], ['default', 1]]);
+      // The named keys of the other profiles go on working.
+      succeeded(await cmi(['version']), '6.7\n');
+    } finally {
+      older.closeAllConnections();
+      await new Promise((done) => older.close(done));
+    }
   });
 
   it('users ls: an aligned table, piped without colour; --json and --xml are the API\'s bodies', async () => {
@@ -163,7 +197,7 @@ describe('cmi remote commands', () => {
     const keyed = await cmi(['users', 'api-key', 'grace']);
     succeeded(keyed, /^New API key for 3 "grace" <grace@example\.com> \(shown once; the old one no longer works\):\n\S{20,}\n$/);
     const key = keyed.stdout.trim().split('\n')[1]!;
-    succeeded(await cmi(['version', '--url', url, '--user', 'grace'], { CMI_API_KEY: key }), '1.0\n');
+    succeeded(await cmi(['version', '--url', url, '--user', 'grace'], { CMI_API_KEY: key }), '6.7\n');
     succeeded(await cmi(['users', 'rm', 'grace']), 'Marked user 3 "grace" <grace@example.com> deleted; its access has ended (rm again to remove the record)\n');
     succeeded(await cmi(['users', 'rm', '3']), 'Removed user 3 "grace" <grace@example.com>\n');
     failed(await cmi(['users', 'show', 'grace']), 2, 'cmi: no user "grace" (give an id, a login or an email)\n');

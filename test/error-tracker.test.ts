@@ -8,6 +8,7 @@ import {
   occurrenceRows, recordOf, report, reportXml, rowCounts, wire, XML_DECLARATION, XML_TYPE,
 } from './support/error-reports.js';
 import { ACCESS_DENIED_XML, assertAccessDenied } from './support/http.js';
+import { cmiVersion } from '../src/version/version.js';
 
 // The error tracker's reading and acting endpoints over HTTP (docs/api.md#infrastructure-errors,
 // docs/error-grouping.md#truncation), in JSON and XML, on whichever database the suite runs on. Ids are
@@ -1185,7 +1186,8 @@ describe("cmi's own faults: coalesced in memory, written on flush and on shutdow
     assert.ok(record);
     assert.deepEqual([record.error_class, record.message, Number(record.counter)], ['RangeError', 'Invalid time value', 5]);
     const occurrences = await occurrenceRows(t, Number(record.id));
-    const version = (JSON.parse((await call(t, 'GET', '/version.json')).body) as { version: string }).version;
+    // cmi's own version (package.json), not the OnApp version /version reports.
+    const version = cmiVersion();
     assert.deepEqual(
       occurrences.map((o) => [o.ordinal, o.count, o.request_id, o.component, o.host, o.context, o.occurred_at]),
       [[5, 5, 'fault-5', 'request', hostname(), JSON.stringify({ method: 'GET', route: '/users', pid: process.pid, version }), '2026-11-20T10:00:00.000Z']],

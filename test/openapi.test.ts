@@ -47,7 +47,7 @@ describe('GET /openapi.json', () => {
   it('describes every endpoint in both formats, the pagination forms, the filters and the security schemes', async () => {
     const document = (await get(t.app, '/openapi.json')).json<Json>();
     const paths = document.paths as Record<string, Record<string, Json>>;
-    // The Sentry protocol's routes have one fixed form (docs/ingestion.md); every other is served in both formats.
+    // The Sentry protocol's routes have one fixed form (docs/sentry.md); every other is served in both formats.
     for (const route of ROUTES.filter((candidate) => candidate.formats)) {
       for (const format of ['json', 'xml']) {
         const path = `${route.path.replace(/:(\w+)/g, '{$1}')}.${format}`;

@@ -10,7 +10,7 @@ import { ERRORS } from './support/error-reports.js';
 import { fingerprint } from '../src/tracker/grouping.js';
 
 /**
- * Real Sentry SDKs report to a listening cmi (docs/ingestion.md): @sentry/node (a dev dependency) and,
+ * Real Sentry SDKs report to a listening cmi (docs/sentry.md): @sentry/node (a dev dependency) and,
  * where Debian's packages are installed (.ci/run installs them), python3-sentry-sdk, sentry-go and
  * ruby-sentry-raven. Each sends the same exception three times and one message, with its own defaults
  * (Node: envelopes with sentry_key in the query, chunked; Python and Go: store with X-Sentry-Auth,

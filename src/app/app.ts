@@ -236,7 +236,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     heard: database.dataVersions.credentialsHeard,
   });
   await app.register(ingestKeysRoutes, { keys: ingestKeys, lists, publicUrl: config.publicUrl });
-  // In a context of its own: any body, read with the Sentry limits, and Sentry's error answers (docs/ingestion.md).
+  // In a context of its own: any body, read with the Sentry limits, and Sentry's error answers (docs/sentry.md).
   const ingestion = sentryIngestion(ingestKeys, tracker, clock, { usageFlushMs: options.ingestUsageFlushMs ?? 5000 });
   await app.register(sentryRoutes, { ingestion });
   await app.register(rootRoutes);

@@ -5,7 +5,7 @@ import type { Answer, RequestOptions, Transport } from './transport.js';
 
 const PATH = '/sysadmin_tools/infrastructure/ingest_keys';
 
-/** The fields of a new ingest key (docs/ingestion.md#ingest-keys); only `label` is required. */
+/** The fields of a new ingest key (docs/sentry.md#ingest-keys); only `label` is required. */
 export interface NewIngestKey {
   label: string;
   component?: string | null;
@@ -18,7 +18,7 @@ export interface NewIngestKey {
 /** What `PUT .../ingest_keys/:id` changes: any of the fields of a new key. */
 export type IngestKeyChanges = Partial<NewIngestKey>;
 
-/** `client.ingestKeys`: write-only keys of the Sentry endpoints, each with its DSN (docs/ingestion.md). */
+/** `client.ingestKeys`: write-only keys of the Sentry endpoints, each with its DSN (docs/sentry.md). */
 export function ingestKeysApi(http: Transport) {
   const one = (answer: Answer) => decodeRecord(ingestKeyResource, http.format === 'json' ? unwrap(ingestKeyResource, answer.body) : answer.body, http.format);
   const path = (id: number) => `${PATH}/${id}`;

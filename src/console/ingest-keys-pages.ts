@@ -11,7 +11,7 @@ function dsnField(key: ServedIngestKey): Html {
   return html`<input id="${id}" readonly value="${key.dsn}" aria-label="DSN of ${key.label}" size="70"> <button type="button" data-copy="${id}">Copy</button> <span class="copied" role="status" data-copied-for="${id}"></span>`;
 }
 
-/** How each SDK is pointed at the key (docs/ingestion.md#setting-up-each-sdk). */
+/** How each SDK is pointed at the key (docs/sentry.md#setting-up-each-sdk). */
 export function snippets(key: ServedIngestKey): Array<[language: string, code: string]> {
   const dsn = key.dsn;
   return [

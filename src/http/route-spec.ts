@@ -26,7 +26,7 @@ export type Answer =
   | { count: string }
   | { empty: true }
   | { document: 'openapi' | 'html' | 'css' | 'prometheus' }
-  /** The Sentry protocol's own answer: `{"id": "<event_id>"}` (or `{}`); its errors `{"detail": "..."}` (docs/ingestion.md). */
+  /** The Sentry protocol's own answer: `{"id": "<event_id>"}` (or `{}`); its errors `{"detail": "..."}` (docs/sentry.md). */
   | { sentry: true };
 
 export interface RouteSpec {

@@ -1,4 +1,4 @@
-/** An ingest key as cmi keeps it (docs/ingestion.md#ingest-keys); `dsn` is made when it is served. */
+/** An ingest key as cmi keeps it (docs/sentry.md#ingest-keys); `dsn` is made when it is served. */
 export interface IngestKey {
   id: number;
   label: string;

@@ -80,7 +80,7 @@ function readKeyFields(body: unknown, required: boolean): Partial<IngestKeyField
 }
 
 /**
- * The DSN of a key (docs/ingestion.md#the-dsn): `<scheme>://<public_key>@<host>[:port][/path]/<id>`,
+ * The DSN of a key (docs/sentry.md#the-dsn): `<scheme>://<public_key>@<host>[:port][/path]/<id>`,
  * from `base`, the public URL of cmi (CMI_PUBLIC_URL, or the address the request reached).
  */
 export function dsnOf(key: Pick<IngestKey, 'id' | 'public_key'>, base: string): string {

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { gunzip, inflate, inflateRaw } from 'node:zlib';
 import { MalformedRequest, PayloadTooLarge, UnsupportedEncoding } from '../shared/problems.js';
 
-/** The limits of docs/ingestion.md#limits. */
+/** The limits of docs/sentry.md#limits. */
 export const SENTRY_LIMITS = {
   /** A body as it arrives (compressed or not). */
   bodyBytes: 1_048_576,

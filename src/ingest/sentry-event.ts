@@ -33,7 +33,7 @@ function messageOf(event: Json): string | undefined {
   return undefined;
 }
 
-/** Frames innermost first, one a line: `file:line:in 'function'` (docs/ingestion.md#what-is-recorded). */
+/** Frames innermost first, one a line: `file:line:in 'function'` (docs/sentry.md#what-is-recorded). */
 export function backtraceOf(stacktrace: unknown): string {
   if (!isObject(stacktrace) || !Array.isArray(stacktrace.frames)) return '';
   const lines: string[] = [];
@@ -110,7 +110,7 @@ function contextOf(event: Json, eventId: string, tags: Record<string, string>, c
   return serialized;
 }
 
-/** `fingerprint` as the event gives it: `{{ default }}` stands for cmi's own (docs/ingestion.md#grouping). */
+/** `fingerprint` as the event gives it: `{{ default }}` stands for cmi's own (docs/sentry.md#grouping). */
 function fingerprintOf(event: Json, ownFingerprint: string): string {
   const given = event.fingerprint;
   if (!Array.isArray(given) || given.length === 0) return ownFingerprint;
@@ -127,7 +127,7 @@ export function eventIdOf(event: Json, fallback: () => string): string {
 }
 
 /**
- * An event as the tracker records it (docs/ingestion.md#what-is-recorded): the primary exception
+ * An event as the tracker records it (docs/sentry.md#what-is-recorded): the primary exception
  * (the last) gives the class (module-qualified), message and frames; a message event the message;
  * `server_name` the host; the `component` tag, else the key's component, the component.
  */

@@ -21,7 +21,7 @@ export interface SentryIngestionOptions {
 }
 
 /**
- * The Sentry protocol's side of ingestion (docs/ingestion.md): authenticates an ingest key, applies
+ * The Sentry protocol's side of ingestion (docs/sentry.md): authenticates an ingest key, applies
  * its rate limit, reads events into reports and records them through the tracker's group commit.
  */
 export function sentryIngestion(keys: IngestKeysService, tracker: InfrastructureErrors, clock: Clock, options: SentryIngestionOptions) {

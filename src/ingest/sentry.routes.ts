@@ -52,7 +52,7 @@ function allowOrigin(reply: FastifyReply, key: IngestKey, origin: string | undef
 }
 
 /**
- * The Sentry ingestion endpoints (docs/ingestion.md), in a context of their own: any Content-Type (or
+ * The Sentry ingestion endpoints (docs/sentry.md), in a context of their own: any Content-Type (or
  * none) is taken as a stream and read here with the Sentry limits; their errors are Sentry's
  * `{"detail": "..."}`; a fault of cmi goes on to the application's error handler (500, recorded).
  */

@@ -163,7 +163,7 @@ const ERROR_SCHEMAS: Record<string, Schema> = {
 const SENTRY_ANSWER: Schema = { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9a-f]{32}$' } }, additionalProperties: false };
 const SENTRY_ERROR: Schema = { type: 'object', properties: { detail: { type: 'string' } }, required: ['detail'], additionalProperties: false };
 
-/** The Sentry protocol's error answers (docs/ingestion.md#answers): `{"detail": "..."}`; a fault of cmi is answered as any other. */
+/** The Sentry protocol's error answers (docs/sentry.md#answers): `{"detail": "..."}`; a fault of cmi is answered as any other. */
 function sentryErrorResponses(): Record<string, Schema> {
   const detail = (description: string, headers: readonly string[]) => ({ description, headers: headerRefs(headers), content: { [MEDIA.json]: { schema: SENTRY_ERROR } } });
   return {
@@ -256,7 +256,7 @@ function operation(route: RouteSpec, format: 'json' | 'xml', segments: readonly 
     return {
       operationId: `${route.method.toLowerCase()}${route.path.split(/[/:_]+/).filter(Boolean).map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`).join('')}`,
       summary: route.summary,
-      description: 'Who: an ingest key (docs/ingestion.md), in X-Sentry-Auth, the query (sentry_key) or the envelope header\'s dsn.',
+      description: 'Who: an ingest key (docs/sentry.md), in X-Sentry-Auth, the query (sentry_key) or the envelope header\'s dsn.',
       tags: [tagOf(route)],
       security: [{ sentryKey: [] }, { sentryAuth: [] }],
       parameters: parameters(route, segments),
@@ -328,7 +328,7 @@ export function openApiDocument({ version, routes }: DocumentOptions): Schema {
         basic: { type: 'http', scheme: 'basic', description: 'login (or email) and password, or email (or login) and an API key' },
         session: { type: 'apiKey', in: 'cookie', name: '_cmi_session', description: 'set after a credential login' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'CMI_METRICS_TOKEN' },
-        sentryKey: { type: 'apiKey', in: 'query', name: 'sentry_key', description: 'an ingest key\'s public_key (docs/ingestion.md)' },
+        sentryKey: { type: 'apiKey', in: 'query', name: 'sentry_key', description: 'an ingest key\'s public_key (docs/sentry.md)' },
         sentryAuth: { type: 'apiKey', in: 'header', name: 'X-Sentry-Auth', description: '`Sentry sentry_key=<public_key>, sentry_version=7, ...`' },
       },
     },

@@ -6,31 +6,36 @@ import { USER_ROLE_ID } from './permissions.js';
 
 const NO_ROLES: HeldRoles = { roles: [], permissions: new Set() };
 
+/** Who holds roles: users (`user_roles`) or user groups (`user_group_roles`, whose roles apply to their members). */
+type RoleLink = { table: 'user_roles'; holder: 'user_id' } | { table: 'user_group_roles'; holder: 'user_group_id' };
+
 /**
- * The roles each of `userIds` holds, with their permissions, in one statement (`db` may be a
- * transaction). A user holding none is absent from the map.
+ * The roles each of `holderIds` holds through `link`, with their permissions, in one statement (`db`
+ * may be a transaction). A holder holding none is absent from the map.
  */
-export async function heldRoles(db: Kysely<Schema>, userIds: readonly number[]): Promise<Map<number, HeldRoles>> {
+async function rolesHeldThrough(db: Kysely<Schema>, link: RoleLink, holderIds: readonly number[]): Promise<Map<number, HeldRoles>> {
   const held = new Map<number, HeldRoles>();
-  if (userIds.length === 0) return held;
+  if (holderIds.length === 0) return held;
+  // Either link table has the same two columns; kysely types one of them.
+  const { table, holder } = link as { table: 'user_roles'; holder: 'user_id' };
   const rows = await db
-    .selectFrom('user_roles')
-    .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+    .selectFrom(table)
+    .innerJoin('roles', 'roles.id', `${table}.role_id`)
     .leftJoin('role_permissions', 'role_permissions.role_id', 'roles.id')
     .leftJoin('permissions', 'permissions.id', 'role_permissions.permission_id')
     .select([
-      'user_roles.user_id', 'roles.id as role_id', 'roles.label as role_label', 'roles.identifier as role_identifier',
+      `${table}.${holder} as holder_id`, 'roles.id as role_id', 'roles.label as role_label', 'roles.identifier as role_identifier',
       'roles.system', 'roles.created_at as role_created_at', 'roles.updated_at as role_updated_at',
       'permissions.id as permission_id', 'permissions.identifier as permission_identifier', 'permissions.label as permission_label',
       'permissions.created_at as permission_created_at', 'permissions.updated_at as permission_updated_at',
     ])
-    .where('user_roles.user_id', 'in', [...new Set(userIds)])
-    .orderBy('user_roles.user_id').orderBy('roles.id').orderBy('permissions.id')
+    .where(`${table}.${holder}`, 'in', [...new Set(holderIds)])
+    .orderBy(`${table}.${holder}`).orderBy('roles.id').orderBy('permissions.id')
     .execute();
   for (const row of rows) {
-    const userId = Number(row.user_id);
-    let entry = held.get(userId);
-    if (entry === undefined) held.set(userId, (entry = { roles: [], permissions: new Set() }));
+    const holderId = Number(row.holder_id);
+    let entry = held.get(holderId);
+    if (entry === undefined) held.set(holderId, (entry = { roles: [], permissions: new Set() }));
     let role = entry.roles.at(-1);
     if (role === undefined || role.id !== Number(row.role_id)) {
       role = {
@@ -49,6 +54,15 @@ export async function heldRoles(db: Kysely<Schema>, userIds: readonly number[]):
   }
   return held;
 }
+
+/** The roles each of `userIds` holds itself, with their permissions, in one statement. */
+export const heldRoles = (db: Kysely<Schema>, userIds: readonly number[]) => rolesHeldThrough(db, { table: 'user_roles', holder: 'user_id' }, userIds);
+
+/**
+ * The roles each of `groupIds` holds, with their permissions, in one statement. Users read it with a
+ * user: a group's roles apply to its members (docs/security.md#user-groups).
+ */
+export const groupRoles = (db: Kysely<Schema>, groupIds: readonly number[]) => rolesHeldThrough(db, { table: 'user_group_roles', holder: 'user_group_id' }, groupIds);
 
 export const heldRolesOf = (held: Map<number, HeldRoles>, userId: number): HeldRoles => held.get(userId) ?? NO_ROLES;
 

@@ -145,7 +145,7 @@ export class MalformedRequest extends ClientError {
   }
 }
 
-/** A Content-Encoding cmi does not decode (br, compress ...) on the Sentry endpoints (docs/ingestion.md#limits). */
+/** A Content-Encoding cmi does not decode (br, compress ...) on the Sentry endpoints (docs/sentry.md#limits). */
 export class UnsupportedEncoding extends ClientError {
   readonly status = 415;
   readonly code = 'CMI_ERR_UNSUPPORTED_ENCODING';
@@ -154,7 +154,7 @@ export class UnsupportedEncoding extends ClientError {
   }
 }
 
-// The Sentry protocol's refusals (docs/ingestion.md#answers), answered as `{"detail": "..."}`.
+// The Sentry protocol's refusals (docs/sentry.md#answers), answered as `{"detail": "..."}`.
 
 /** No ingest key, a wrong, revoked or disabled one, or an origin the key does not allow: 401 or 403. */
 export class SentryRefusal extends ClientError {

@@ -1,10 +1,9 @@
 import { parseDatetime } from '../shared/datetime.js';
 import { FieldErrors } from '../shared/problems.js';
+import { type Query, singleParameter } from '../shared/query-string.js';
 import { errorReportLimits } from '../shared/limits.js';
 import type { Direction, ErrorFilters, ErrorSort } from './tracker.store.js';
 import { TRIAGE_STATUSES } from './triage.js';
-
-type Query = Readonly<Record<string, string | string[] | undefined>>;
 
 /** Every parameter a list (or a bulk delete, with `all`) understands. */
 const KNOWN = new Set(['page', 'per_page', 'sort', 'direction', 'reported', 'error_class', 'q', 'since', 'until', 'host', 'component', 'status', 'assignee']);
@@ -17,20 +16,8 @@ export interface ErrorListQuery {
   direction: Direction;
 }
 
-/** One value of a parameter; given twice is a mistake, named in the 422. */
-function single(query: Query, name: string, errors: FieldErrors): string | undefined {
-  const value = query[name];
-  if (value === undefined) return undefined;
-  if (Array.isArray(value)) {
-    if (value.length === 1) return value[0];
-    errors.add(name, 'must be given only once');
-    return undefined;
-  }
-  return value;
-}
-
 function text(query: Query, name: string, errors: FieldErrors): string | undefined {
-  const value = single(query, name, errors);
+  const value = singleParameter(query, name, errors);
   if (value === undefined) return undefined;
   if (value.includes('\u0000')) {
     errors.add(name, 'must not contain the NUL character (U+0000)');
@@ -44,7 +31,7 @@ function text(query: Query, name: string, errors: FieldErrors): string | undefin
 }
 
 function datetime(query: Query, name: string, errors: FieldErrors): Date | undefined {
-  const value = single(query, name, errors);
+  const value = singleParameter(query, name, errors);
   if (value === undefined) return undefined;
   const at = parseDatetime(value);
   if (!at) errors.add(name, 'must be a datetime such as 2026-11-20T10:00:00+00:00');
@@ -52,7 +39,7 @@ function datetime(query: Query, name: string, errors: FieldErrors): Date | undef
 }
 
 function oneOf<T extends string>(query: Query, name: string, allowed: readonly T[], errors: FieldErrors): T | undefined {
-  const value = single(query, name, errors);
+  const value = singleParameter(query, name, errors);
   if (value === undefined) return undefined;
   if (!(allowed as readonly string[]).includes(value)) {
     errors.add(name, `must be one of ${allowed.join(', ')}`);
@@ -71,7 +58,7 @@ export function parseChoice<T extends string>(query: Query, name: string, allowe
 
 /** `assignee=me|none|<id>`: `me` is the viewer (`viewerId`; the operator at the command line is no user). */
 function assignee(query: Query, viewerId: number | null | undefined, errors: FieldErrors): number | 'none' | undefined {
-  const value = single(query, 'assignee', errors);
+  const value = singleParameter(query, 'assignee', errors);
   if (value === undefined) return undefined;
   if (value === 'none') return 'none';
   if (value === 'me') {

@@ -1,54 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { Schema } from '../db/schema.js';
-import type { HeldRoles } from '../roles/role.js';
-import { unknownRoleIds } from '../roles/roles.store.js';
+import { groupRoles, unknownRoleIds } from '../roles/roles.store.js';
 import type { UserGroup, UserGroupFields } from './user-group.js';
-
-/**
- * The roles each of `groupIds` holds, with their permissions, in one statement (`db` may be a
- * transaction). A group holding none is absent from the map. Users read it with a user: a group's
- * roles apply to its members (docs/security.md#user-groups).
- */
-export async function groupRoles(db: Kysely<Schema>, groupIds: readonly number[]): Promise<Map<number, HeldRoles>> {
-  const held = new Map<number, HeldRoles>();
-  if (groupIds.length === 0) return held;
-  const rows = await db
-    .selectFrom('user_group_roles')
-    .innerJoin('roles', 'roles.id', 'user_group_roles.role_id')
-    .leftJoin('role_permissions', 'role_permissions.role_id', 'roles.id')
-    .leftJoin('permissions', 'permissions.id', 'role_permissions.permission_id')
-    .select([
-      'user_group_roles.user_group_id', 'roles.id as role_id', 'roles.label as role_label', 'roles.identifier as role_identifier',
-      'roles.system', 'roles.created_at as role_created_at', 'roles.updated_at as role_updated_at',
-      'permissions.id as permission_id', 'permissions.identifier as permission_identifier', 'permissions.label as permission_label',
-      'permissions.created_at as permission_created_at', 'permissions.updated_at as permission_updated_at',
-    ])
-    .where('user_group_roles.user_group_id', 'in', [...new Set(groupIds)])
-    .orderBy('user_group_roles.user_group_id').orderBy('roles.id').orderBy('permissions.id')
-    .execute();
-  for (const row of rows) {
-    const groupId = Number(row.user_group_id);
-    let entry = held.get(groupId);
-    if (entry === undefined) held.set(groupId, (entry = { roles: [], permissions: new Set() }));
-    let role = entry.roles.at(-1);
-    if (role === undefined || role.id !== Number(row.role_id)) {
-      role = {
-        id: Number(row.role_id), label: row.role_label, identifier: row.role_identifier, system: Number(row.system) === 1,
-        created_at: new Date(row.role_created_at), updated_at: new Date(row.role_updated_at), permissions: [],
-      };
-      entry.roles.push(role);
-    }
-    if (row.permission_id !== null && row.permission_identifier !== null) {
-      role.permissions.push({
-        id: Number(row.permission_id), identifier: row.permission_identifier, label: row.permission_label ?? '',
-        created_at: new Date(row.permission_created_at ?? ''), updated_at: new Date(row.permission_updated_at ?? ''),
-      });
-      (entry.permissions as Set<string>).add(row.permission_identifier);
-    }
-  }
-  return held;
-}
 
 /** Whether user group `id` exists (users check the group a user is put in). */
 export async function userGroupExists(db: Kysely<Schema>, id: number): Promise<boolean> {

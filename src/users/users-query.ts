@@ -1,9 +1,8 @@
 import { FieldErrors } from '../shared/problems.js';
+import { type Query, singleParameter } from '../shared/query-string.js';
 import { userLimits } from '../shared/limits.js';
 import type { UserStatus } from './user.js';
 import type { UserFilters } from './users.store.js';
-
-type Query = Readonly<Record<string, string | string[] | undefined>>;
 
 /** Every parameter the users list understands (docs/api.md#users-list-filters). */
 const KNOWN = new Set(['page', 'per_page', 'q', 'status', 'role_id', 'user_group_id']);
@@ -11,19 +10,8 @@ const STATUSES: readonly UserStatus[] = ['active', 'suspended', 'deleted'];
 /** The longest `q`: the longest field it is compared with (an email). */
 const Q_MAX = userLimits.email;
 
-function single(query: Query, name: string, errors: FieldErrors): string | undefined {
-  const value = query[name];
-  if (value === undefined) return undefined;
-  if (Array.isArray(value)) {
-    if (value.length === 1) return value[0];
-    errors.add(name, 'must be given only once');
-    return undefined;
-  }
-  return value;
-}
-
 function id(query: Query, name: string, errors: FieldErrors): number | undefined {
-  const value = single(query, name, errors);
+  const value = singleParameter(query, name, errors);
   if (value === undefined) return undefined;
   if (!/^[1-9]\d{0,9}$/.test(value) || Number(value) > 2_147_483_647) {
     errors.add(name, 'must be an id');
@@ -43,13 +31,13 @@ export function parseUserListQuery(query: Query, { groupList = false } = {}): Us
     if (name !== '' && (!KNOWN.has(name) || (groupList && name === 'user_group_id'))) errors.add(name, 'is not a parameter of this list');
   }
   const filters: UserFilters = {};
-  const q = single(query, 'q', errors);
+  const q = singleParameter(query, 'q', errors);
   if (q !== undefined) {
     if (q.includes('\u0000')) errors.add('q', 'must not contain the NUL character (U+0000)');
     else if (q === '' || q.length > Q_MAX) errors.add('q', `must be 1 to ${Q_MAX} characters`);
     else filters.q = q;
   }
-  const status = single(query, 'status', errors);
+  const status = singleParameter(query, 'status', errors);
   if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) errors.add('status', `must be one of ${STATUSES.join(', ')}`);
   else if (status !== undefined) filters.status = status as UserStatus;
   const roleId = id(query, 'role_id', errors);

@@ -57,7 +57,7 @@ export const USERS_ROUTES: readonly RouteSpec[] = [
   { method: 'POST', path: '/users/:id/suspend', summary: 'Suspends the user', who: 'administrators', formats: true, answers: { 200: { record: resource } } },
   { method: 'POST', path: '/users/:id/activate', summary: 'Activates the user', who: 'administrators', formats: true, answers: { 200: { record: resource } } },
   {
-    method: 'POST', path: '/users/:id/make_new_api_key', summary: 'A new API key, shown once in api_key (through the session cookie, the body carries current_password)', who: 'administrators; a user for itself', formats: true,
+    method: 'POST', path: '/users/:id/make_new_api_key', summary: 'The user\'s default API key made anew, shown once in api_key; its named keys stay (through the session cookie, the body carries current_password)', who: 'administrators; a user for itself', formats: true,
     body: { root: 'user', fields: [['current_password', 'string']] },
     answers: { 200: { record: resource } },
   },

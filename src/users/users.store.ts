@@ -5,8 +5,8 @@ import type { PerDatabase } from '../db/dialects/dialect.js';
 import type { Schema, UsersTable } from '../db/schema.js';
 import { ADMIN_ROLE_ID } from '../roles/permissions.js';
 import type { HeldRoles } from '../roles/role.js';
-import { heldRoles, heldRolesOf, unknownRoleIds } from '../roles/roles.store.js';
-import { groupRoles, userGroupExists } from '../user-groups/user-groups.store.js';
+import { groupRoles, heldRoles, heldRolesOf, unknownRoleIds } from '../roles/roles.store.js';
+import { userGroupExists } from '../user-groups/user-groups.store.js';
 import { likeContaining } from '../db/dialects/text/text.js';
 
 export interface NewUser {

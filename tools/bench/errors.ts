@@ -10,7 +10,7 @@
  *     against the 500s answered.
  *  E. The first page of the list on 100,000 errors, unfiltered and with each filter: the server's
  *     X-Runtime, median.
- *  F. Sentry ingestion (docs/ingestion.md) on SQLite, one process: 25 KB gzip envelopes of one error
+ *  F. Sentry ingestion (docs/sentry.md) on SQLite, one process: 25 KB gzip envelopes of one error
  *     through an ingest key, beside the native reports of C; the counter checked against the 2xx.
  * Part of `npm run bench` (`--only errors`; `--errors C,D` for some of the scenarios; `--postgres URL`
  * also on PostgreSQL, in a schema of its own, dropped after). A count that is not exact (A, B, D) is

@@ -95,9 +95,9 @@ function keyOptions(command: Command): Command {
     .option('--origins <origins>', 'origins browsers may send from, separated by spaces, or * ("" for none)');
 }
 
-/** `cmi ingest-keys create|ls|show|edit|revoke`: write-only keys for the Sentry SDKs (docs/ingestion.md). */
+/** `cmi ingest-keys create|ls|show|edit|revoke`: write-only keys for the Sentry SDKs (docs/sentry.md). */
 export function addRemoteIngestKeyCommands(program: Command): void {
-  const keys = program.command('ingest-keys').description('ingest keys on a server: the DSNs Sentry SDKs report with (docs/ingestion.md)');
+  const keys = program.command('ingest-keys').description('ingest keys on a server: the DSNs Sentry SDKs report with (docs/sentry.md)');
   rawOptions(remote(keys.command('ls'), 'list the ingest keys, with their DSNs', 'cmi ingest-keys ls', 'cmi ingest-keys ls --all --json'))
     .option('--page <n>', 'page (default 1)')
     .option('--per-page <n>', 'keys a page')

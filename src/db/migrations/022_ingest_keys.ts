@@ -10,7 +10,7 @@ const PERMISSIONS: ReadonlyArray<readonly [number, string, string]> = [
 ];
 
 /**
- * Ingest keys (docs/ingestion.md): write-only keys that authenticate the Sentry ingestion endpoints
+ * Ingest keys (docs/sentry.md): write-only keys that authenticate the Sentry ingestion endpoints
  * and nothing else. `ingest_keys` holds what decides authentication, so a change to it moves the
  * credentials version like a change to a user (migrations 015, 019): every process refuses a revoked
  * or disabled key at once. What each key's use writes (last use, events dropped) is kept in

@@ -6,6 +6,7 @@ import { migrateTo, migrateToLatest } from '../src/db/database.js';
 import { type ErrorReport, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 import type { Schema } from '../src/db/schema.js';
 import { databasePerTest } from './support/database.js';
+import { writeErrorsBeforeTriage } from './support/errors-before-triage.js';
 
 // X-Total for no filter or one equality filter is read from error_counts (migration 007), kept by
 // triggers (docs/architecture.md#error-counts); these tests hold it to counts over the rows themselves.
@@ -101,7 +102,7 @@ describe('error_counts (migration 007)', () => {
   it('counts the errors that were there before it', async () => {
     await migrateTo(each.database, '006_error_tracker');
     const errors = infrastructureErrorsRepository(each.database);
-    await errors.recordBatch([reportOf('Old::One', 'hv-1', 'storage'), reportOf('Old::One', 'hv-1', null), reportOf('Old::Two', null, 'network')], SAMPLE);
+    await writeErrorsBeforeTriage(each.database.db, [reportOf('Old::One', 'hv-1', 'storage'), reportOf('Old::One', 'hv-1', null), reportOf('Old::Two', null, 'network')]);
     await migrateToLatest(each.database);
     await assertCountsMatchRows(each.database.db, [
       'all::3', 'component::1', 'component:network:1', 'component:storage:1', 'error_class:Old::One:2', 'error_class:Old::Two:1',

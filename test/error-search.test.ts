@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { migrateTo, migrateToLatest } from '../src/db/database.js';
 import { type ErrorReport, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 import { databasePerTest } from './support/database.js';
+import { writeErrorsBeforeTriage } from './support/errors-before-triage.js';
 
 // The list's `q` (a case-insensitive substring of the class or the message) answered from the text
 // index (migration 008 on SQLite, 009 on PostgreSQL: docs/architecture.md#error-search), held to what
@@ -77,8 +78,7 @@ describe('the error list q filter (migrations 008 and 009)', () => {
 
   it('finds the errors that were there before it', async () => {
     await migrateTo(each.database, each.database.dialect.name === 'sqlite' ? '007_error_counts' : '008_error_search');
-    const errors = infrastructureErrorsRepository(each.database);
-    await errors.recordBatch([reportOf(1, 'Old::Error', 'written before the index'), reportOf(2, 'Old::Error', 'ÄLTER als der Index')], SAMPLE);
+    await writeErrorsBeforeTriage(each.database.db, [reportOf(1, 'Old::Error', 'written before the index'), reportOf(2, 'Old::Error', 'ÄLTER als der Index')]);
     await migrateToLatest(each.database);
     assert.equal(await assertMatchesEveryText('before the'), 1);
     assert.equal(await assertMatchesEveryText('älter'), 1);

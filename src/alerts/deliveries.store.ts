@@ -62,7 +62,9 @@ function toDelivery(row: Selectable<WebhookDeliveriesTable>): Delivery {
  * with it, so an alert exists exactly when its cause was committed (docs/reporting-and-alerts.md#alerts).
  * A new error gets a `new` alert. Each error's spike window (`error_alerts`) adds the batch's count,
  * restarting when it is older than the window; the batch that takes it past the threshold sends a
- * `spike` alert unless the last one is within the cooldown. Rows are upserted in the batch's order
+ * `spike` alert unless the last one is within the cooldown, or the error is ignored or snoozed (its
+ * occurrences still count). An error the batch reopened (it was resolved: tracker/triage-batch.ts)
+ * gets a `regression` alert, once, as the batch that reopened it is the only one. Rows are upserted in the batch's order
  * (by fingerprint), so concurrent transactions on PostgreSQL lock them in the same order.
  */
 export async function enqueueAlerts(trx: Kysely<Schema>, outcomes: readonly BatchOutcome[], plan: AlertPlan): Promise<number> {
@@ -72,6 +74,7 @@ export async function enqueueAlerts(trx: Kysely<Schema>, outcomes: readonly Batc
   const byId = new Map(outcomes.map((outcome) => [outcome.record.id, outcome]));
   const deliveries: Array<{ kind: AlertKind; record: InfrastructureError; windowCount: number }> = [];
   for (const outcome of outcomes) if (outcome.created) deliveries.push({ kind: 'new', record: outcome.record, windowCount: outcome.added });
+  for (const outcome of outcomes) if (outcome.triage.regressed) deliveries.push({ kind: 'regression', record: outcome.record, windowCount: outcome.added });
 
   for (let i = 0; i < outcomes.length; i += ROWS_PER_STATEMENT) {
     const part = outcomes.slice(i, i + ROWS_PER_STATEMENT);
@@ -89,6 +92,8 @@ export async function enqueueAlerts(trx: Kysely<Schema>, outcomes: readonly Batc
       .execute();
     for (const row of windows) {
       const outcome = byId.get(Number(row.error_id)) as BatchOutcome;
+      // Ignored and snoozed errors are counted, never alerted (docs/reporting-and-alerts.md#alerts).
+      if (outcome.triage.status === 'ignored' || outcome.triage.status === 'snoozed') continue;
       const count = Number(row.window_count);
       const crossed = count > plan.spikeThreshold && count - outcome.added <= plan.spikeThreshold;
       if (!crossed || (row.spike_alerted_at !== null && row.spike_alerted_at > cooledBefore)) continue;
@@ -97,8 +102,9 @@ export async function enqueueAlerts(trx: Kysely<Schema>, outcomes: readonly Batc
     }
   }
 
-  // In order per error: its `new` before its `spike`.
-  deliveries.sort((a, b) => a.record.id - b.record.id || (a.kind === 'new' ? -1 : 1));
+  // In order per error: its `new` or `regression` before its `spike`.
+  const order: Record<AlertKind, number> = { new: 0, regression: 1, spike: 2 };
+  deliveries.sort((a, b) => a.record.id - b.record.id || order[a.kind] - order[b.kind]);
   for (let i = 0; i < deliveries.length; i += ROWS_PER_STATEMENT) {
     await trx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + ROWS_PER_STATEMENT).map((d) => ({
       delivery_id: plan.newDeliveryId(),

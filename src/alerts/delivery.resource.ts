@@ -15,5 +15,5 @@ export const deliveryResource = {
     ['created_at', 'datetime'],
     ['delivered_at', 'datetime', 'nullable'],
   ],
-  values: { kind: ['report', 'new', 'spike'], state: ['pending', 'delivered', 'failed'] },
+  values: { kind: ['report', 'new', 'spike', 'regression'], state: ['pending', 'delivered', 'failed'] },
 } as const satisfies ResourceDefinition;

@@ -64,7 +64,7 @@ export function webhookOutbox(
   const urlFor = (kind: DeliveryKind) => (kind === 'report' ? settings.reportUrl : settings.alertUrl);
   const sendable: DeliveryKind[] = [
     ...(settings.reportUrl === undefined ? [] : ['report' as const]),
-    ...(settings.alertUrl === undefined ? [] : ['new' as const, 'spike' as const]),
+    ...(settings.alertUrl === undefined ? [] : ['new' as const, 'spike' as const, 'regression' as const]),
   ];
 
   const record = async (delivery: Delivery, url: string, token: string, attempt: Attempt) => {

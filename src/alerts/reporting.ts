@@ -38,8 +38,8 @@ export function errorReporting(
 ) {
   // Cut short when the app closes: a stopping process does not wait for a slow receiver.
   const stopping = new AbortController();
-  const markReported = async (id: number): Promise<InfrastructureError> => {
-    const record = await errors.markReported(id);
+  const markReported = async (id: number, actorId: number | null): Promise<InfrastructureError> => {
+    const record = await errors.markReported(id, actorId, clock());
     if (!record) throw new NotFound();
     return record;
   };
@@ -50,7 +50,7 @@ export function errorReporting(
   async function deliverReport(actor: Actor, id: number): Promise<InfrastructureError> {
     const record = await tracker.find(actor, id);
     const url = settings.reportUrl;
-    if (record.reported || url === undefined) return record.reported ? record : markReported(id);
+    if (record.reported || url === undefined) return record.reported ? record : markReported(id, actor.id);
     if (await deliveries.isGone(url)) {
       throw new BadGateway('The report receiver answered 410 Gone before; nothing is sent to it until CMI_REPORT_WEBHOOK_URL changes');
     }
@@ -81,7 +81,7 @@ export function errorReporting(
       state: delivered ? 'delivered' : 'failed', attempts: tries, last_status: attempt.status,
       created_at: createdAt, delivered_at: delivered ? clock() : null,
     });
-    if (delivered) return markReported(id);
+    if (delivered) return markReported(id, actor.id);
     if (stopped) throw new BadGateway('cmi is stopping: the report was not delivered; it is not marked reported');
     if (attempt.status === 410) {
       await deliveries.markGone(url, clock());
@@ -109,7 +109,7 @@ export function errorReporting(
 
     /** An outbox delivery of a report (a retried one) arrived: the error is reported now. */
     async delivered(errorId: number): Promise<void> {
-      await errors.markReported(errorId);
+      await errors.markReported(errorId, null, clock());
     },
   };
 }

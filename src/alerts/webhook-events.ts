@@ -75,6 +75,8 @@ export function webhookBody(
   const link = errorLink(publicUrl, record.id);
   const text = event === 'new'
     ? `[cmi] New error #${record.id}: ${what} ${link}`
+    : event === 'regression'
+      ? `[cmi] Error #${record.id} regressed (it was resolved; ${times(record.counter)} in all): ${what} ${link}`
     : event === 'spike'
       ? `[cmi] Error #${record.id} is spiking (${times(Number((detail.spike as { occurrences: number }).occurrences))} in ${(detail.spike as { window_seconds: number }).window_seconds} s): ${what} ${link}`
       : `[cmi] Error #${record.id} reported (${times(record.counter)}): ${what} ${link}`;

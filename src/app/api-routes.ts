@@ -2,6 +2,7 @@ import { ALERTS_ROUTES } from '../alerts/deliveries.routes.js';
 import { HEALTH_ROUTES } from '../health/health.routes.js';
 import type { RouteSpec } from '../http/route-spec.js';
 import { TRACKER_ROUTES } from '../tracker/tracker.routes.js';
+import { TRIAGE_ROUTES } from '../tracker/triage.routes.js';
 import { SESSION_ROUTES } from '../users/session.routes.js';
 import { USERS_ROUTES } from '../users/users.routes.js';
 import { USER_API_KEYS_ROUTES } from '../users/user-api-keys.routes.js';
@@ -26,6 +27,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...USER_GROUPS_ROUTES,
   ...SESSION_ROUTES,
   ...TRACKER_ROUTES,
+  ...TRIAGE_ROUTES,
   ...ALERTS_ROUTES,
   ...INGEST_KEYS_ROUTES,
   ...SENTRY_ROUTES,

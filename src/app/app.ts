@@ -37,6 +37,9 @@ import { registerNotFoundAnswer, registerRequestGate } from '../users/request-ga
 import { registerResponseHeaders } from '../http/hooks/response-headers.js';
 import { deliveriesRoutes } from '../alerts/deliveries.routes.js';
 import { infrastructureErrorsRoutes } from '../tracker/tracker.routes.js';
+import { triageRoutes } from '../tracker/triage.routes.js';
+import { errorTriage } from '../tracker/triage.service.js';
+import { triageRepository } from '../tracker/triage.store.js';
 import { healthRoutes } from '../health/health.routes.js';
 import { consolePlugin } from '../console/console.plugin.js';
 import { rootRoutes } from './root.routes.js';
@@ -146,6 +149,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     flushIntervalMs: options.faultFlushIntervalMs ?? 1000,
     maxFingerprints: 1000,
   });
+  // Error triage (docs/api.md#error-triage): an assignee is a user who is not deleted and may read errors.
+  const triage = errorTriage(triageRepository(database), clock, async (userId) => {
+    const user = await users.findById(userId);
+    return user !== undefined && user.status !== 'deleted' && user.permissions.has('infrastructure_errors.read');
+  });
   const apiKeys = userApiKeysRepository(database);
   const accounts = usersService(users, clock, cache.credentialsChanged, guesses, apiKeys);
   // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
@@ -214,7 +222,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(userGroupsRoutes, { userGroups, lists });
   await app.register(sessionRoutes, { authenticator: authentication, clock });
   await app.register(healthRoutes, { health: healthService(database, clock, sessions.ensureKey) });
-  await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: database.dataVersions.tracker });
+  // The tracker's pages show who is assigned, which a user's deletion changes (migration 023): they
+  // follow the users' data version too.
+  const trackerAndUsersVersion = () => {
+    const tracked = database.dataVersions.tracker();
+    const people = database.dataVersions.users();
+    return tracked === undefined || people === undefined ? undefined : `${tracked}|${people}`;
+  };
+  await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue });
+  await app.register(triageRoutes, { triage, lists });
   await app.register(deliveriesRoutes, { errorReporting: reporting, webhookDeliveries: webhookDeliveries(deliveries, clock, () => outbox?.wake()), lists });
   const ingestKeys = ingestKeysService(ingestKeysRepository(database), clock, {
     version: database.dataVersions.credentials,
@@ -234,7 +250,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (metrics && config.metrics.token !== undefined) await app.register(metricsRoutes, { metrics, token: config.metrics.token });
   allRegistered();
 
-  const retention = retentionJob(() => tracker.prune(), { claim: (name, until, now) => settings.claimLease(name, until, now) }, clock, RETENTION_INTERVAL_MS);
+  const retention = retentionJob(async () => {
+    await triage.wakeSnoozed();
+    return tracker.prune();
+  }, { claim: (name, until, now) => settings.claimLease(name, until, now) }, clock, RETENTION_INTERVAL_MS);
   const background = (component: string) => (error: unknown) => {
     const fault = faults.capture(error, { component });
     if (fault.log) app.log.error({ code: INTERNAL_ERROR_CODE, err: error, fingerprint: fault.fingerprint, component, repeated: fault.repeated }, 'fault');

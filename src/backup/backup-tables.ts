@@ -22,7 +22,11 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'revoked_sessions', key: ['session_id'] },
   { table: 'login_failures', key: ['key'] },
   { table: 'failed_logins', key: ['account', 'address'] },
+  // Before the errors: each restored error's triage row is there when migration 023's trigger would add one.
+  { table: 'error_triage', key: ['error_id'] },
   { table: 'infrastructure_errors', key: ['id'] },
+  { table: 'error_notes', key: ['id'] },
+  { table: 'error_activity', key: ['id'] },
   { table: 'error_occurrences', key: ['id'] },
   { table: 'error_histogram', key: ['error_id', 'hour'] },
   { table: 'error_breakdown', key: ['error_id', 'dimension', 'value'] },

@@ -73,11 +73,11 @@ export class CmiClient {
 export * from './errors.js';
 export { parseDatetime } from './datetime.js';
 export type { Page, PageParams } from './pagination.js';
-export type { BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, IngestKey, Occurrence, RecordOf, Role, User, UserGroup } from './records.js';
+export type { Activity, BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, IngestKey, Note, Occurrence, RecordOf, Role, Triage, User, UserGroup } from './records.js';
 export type { Query, RequestOptions, TransportOptions } from './transport.js';
 export type { NewUserGroup, UserGroupChanges } from './user-groups.js';
 export type { NewUser, UserApiKey, UserApiKeyWithKey, UserChanges, UserFilters, UserListParams, UserWithApiKey } from './users.js';
-export type { ErrorFilters, ErrorListParams, ErrorReport } from './infrastructure-errors.js';
+export type { ErrorFilters, ErrorListParams, ErrorReport, TriageChange } from './infrastructure-errors.js';
 export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
 export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';
 export type { IngestKeyChanges, NewIngestKey } from './ingest-keys.js';

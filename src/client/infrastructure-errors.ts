@@ -1,8 +1,9 @@
 import { breakdownGroupResource, histogramBucketResource, occurrenceResource } from '../tracker/error-details.resource.js';
+import { activityResource, noteResource, triageResource } from '../tracker/triage.resource.js';
 import { infrastructureErrorResource as resource } from '../tracker/infrastructure-error.resource.js';
 import { CmiProtocolError } from './errors.js';
 import { decodeList, type Page, type PageParams, fetchPage, walkPages } from './pagination.js';
-import { type BreakdownGroup, decodeRecord, type HistogramBucket, type InfrastructureError, type Occurrence, unwrap } from './records.js';
+import { type Activity, type BreakdownGroup, decodeRecord, type HistogramBucket, type InfrastructureError, type Note, type Occurrence, type Triage, unwrap } from './records.js';
 import type { Answer, Query, RequestOptions, Transport } from './transport.js';
 
 /** What selects errors (docs/api.md#get-sysadmin_toolsinfrastructureerrors); filters combine. */
@@ -15,7 +16,25 @@ export interface ErrorFilters {
   until?: Date | string;
   host?: string;
   component?: string;
+  /** The triage status (docs/api.md#error-triage); without it, every status. */
+  status?: 'unresolved' | 'resolved' | 'ignored' | 'snoozed';
+  /** `me`, `none` or a user id. */
+  assignee?: 'me' | 'none' | number;
 }
+
+/** A change of triage (docs/api.md#put-sysadmin_toolsinfrastructureerrorsidtriage): only what is given changes. */
+export interface TriageChange {
+  status?: 'unresolved' | 'resolved' | 'ignored' | 'snoozed';
+  /** A user id; null unassigns. */
+  assignee_id?: number | null;
+  snoozed_until?: Date | string;
+  snooze_occurrences?: number;
+}
+
+const changeBody = (change: TriageChange) => ({
+  ...change,
+  ...(change.snoozed_until instanceof Date ? { snoozed_until: change.snoozed_until.toISOString() } : {}),
+});
 
 export interface ErrorListParams extends PageParams, ErrorFilters {
   sort?: 'updated_at' | 'created_at' | 'counter';
@@ -46,6 +65,8 @@ function splitParams<T extends PageParams>(params: T): { page: PageParams; query
 /** `client.infrastructureErrors`: the error tracker, administrators only (docs/client.md#infrastructure-errors). */
 export function infrastructureErrorsApi(http: Transport) {
   const one = (answer: Answer) => decodeRecord(resource, http.format === 'json' ? unwrap(resource, answer.body) : answer.body, http.format);
+  const decodeOne = <R extends typeof triageResource | typeof noteResource>(resource: R, answer: Answer) =>
+    decodeRecord(resource, http.format === 'json' ? unwrap(resource, answer.body) : answer.body, http.format);
   const list = (params: ErrorListParams) => {
     const { page, query } = splitParams(params);
     return fetchPage(http, resource, BASE, { ...page, query });
@@ -86,6 +107,52 @@ export function infrastructureErrorsApi(http: Transport) {
       const deleted = typeof body === 'number' ? body : body?.deleted;
       if (typeof deleted !== 'number') throw new CmiProtocolError(`expected {"deleted": N}, got ${JSON.stringify(answer.body)}`);
       return deleted;
+    },
+
+    /** The error's triage: status, snooze, assignee (docs/api.md#error-triage). */
+    async triage(id: number, call: RequestOptions = {}): Promise<Triage> {
+      return decodeOne(triageResource, await http.request('GET', `${BASE}/${id}/triage`, call));
+    },
+
+    /** Changes the error's triage; answers it as it now is. */
+    async setTriage(id: number, change: TriageChange, call: RequestOptions = {}): Promise<Triage> {
+      return decodeOne(triageResource, await http.request('PUT', `${BASE}/${id}/triage`, { ...call, body: { triage: changeBody(change) } }));
+    },
+
+    /**
+     * One change to many errors: those of `ids`, or those the filters select (with none, `all: true`
+     * must say so). Answers how many it changed.
+     */
+    async triageMatching(change: TriageChange, selection: { ids: number[] } | (ErrorFilters & { all?: true }), call: RequestOptions = {}): Promise<number> {
+      const byIds = 'ids' in selection;
+      const answer = await http.request('PUT', `${BASE}/triage`, {
+        ...call,
+        body: { triage: changeBody(change), ...(byIds ? { ids: selection.ids } : {}) },
+        ...(byIds ? {} : { query: selection as Query }),
+      });
+      const body = answer.body as Record<string, unknown> | number;
+      const changed = typeof body === 'number' ? body : body?.changed;
+      if (typeof changed !== 'number') throw new CmiProtocolError(`expected {"changed": N}, got ${JSON.stringify(answer.body)}`);
+      return changed;
+    },
+
+    /** The notes on the error, oldest first. */
+    notes(id: number, params: PageParams = {}): Promise<Page<Note>> {
+      return fetchPage(http, noteResource, `${BASE}/${id}/notes`, params);
+    },
+
+    /** Adds a note (plain text). */
+    async addNote(id: number, body: string, call: RequestOptions = {}): Promise<Note> {
+      return decodeOne(noteResource, await http.request('POST', `${BASE}/${id}/notes`, { ...call, body: { note: { body } } }));
+    },
+
+    async deleteNote(id: number, noteId: number, call: RequestOptions = {}): Promise<void> {
+      await http.request('DELETE', `${BASE}/${id}/notes/${noteId}`, call);
+    },
+
+    /** What happened to the error and who did it, oldest first. */
+    activity(id: number, params: PageParams = {}): Promise<Page<Activity>> {
+      return fetchPage(http, activityResource, `${BASE}/${id}/activity`, params);
     },
 
     occurrences(id: number, params: PageParams = {}): Promise<Page<Occurrence>> {

@@ -3,6 +3,7 @@ import type { breakdownGroupResource, histogramBucketResource, occurrenceResourc
 import type { deliveryResource } from '../alerts/delivery.resource.js';
 import type { ingestKeyResource } from '../ingest/ingest-key.resource.js';
 import type { infrastructureErrorResource } from '../tracker/infrastructure-error.resource.js';
+import type { activityResource, noteResource, triageResource } from '../tracker/triage.resource.js';
 import type { roleResource, userResource } from '../users/user.resource.js';
 import type { userGroupResource } from '../user-groups/user-group.resource.js';
 import { parseDatetime } from './datetime.js';
@@ -47,6 +48,9 @@ export type HistogramBucket = RecordOf<typeof histogramBucketResource>;
 export type BreakdownGroup = RecordOf<typeof breakdownGroupResource>;
 export type Delivery = RecordOf<typeof deliveryResource>;
 export type IngestKey = RecordOf<typeof ingestKeyResource>;
+export type Triage = RecordOf<typeof triageResource>;
+export type Note = RecordOf<typeof noteResource>;
+export type Activity = RecordOf<typeof activityResource>;
 
 export type Format = 'json' | 'xml';
 

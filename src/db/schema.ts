@@ -43,6 +43,40 @@ export interface InfrastructureErrorsTable {
   updated_at: string;
 }
 
+/** An error's triage, one row per error, kept by triggers (migration 023; tracker/triage.ts). */
+export interface ErrorTriageTable {
+  error_id: number;
+  triage_status: 'unresolved' | 'resolved' | 'ignored' | 'snoozed';
+  assignee_id: number | null;
+  snoozed_until: string | null;
+  snooze_occurrences: number | null;
+  /** The counter at which a snooze by occurrences ends. */
+  snooze_until_counter: number | null;
+  resolved_at: string | null;
+  resolved_by_id: number | null;
+  regressed_at: string | null;
+  updated_at: string;
+}
+
+/** Notes on an error (migration 023). */
+export interface ErrorNotesTable {
+  id: Generated<number>;
+  error_id: number;
+  author_id: number | null;
+  body: string;
+  created_at: string;
+}
+
+/** What happened to an error, oldest first by id (migration 023); details: a JSON object as text. */
+export interface ErrorActivityTable {
+  id: Generated<number>;
+  error_id: number;
+  at: string;
+  actor_id: number | null;
+  action: string;
+  details: string;
+}
+
 /** The kept sample of an error's occurrences (migration 006). */
 export interface ErrorOccurrencesTable {
   id: Generated<number>;
@@ -132,7 +166,7 @@ export interface WebhookDeliveriesTable {
   id: Generated<number>;
   /** The X-Cmi-Delivery header: the same on every try. */
   delivery_id: string;
-  kind: 'report' | 'new' | 'spike';
+  kind: 'report' | 'new' | 'spike' | 'regression';
   error_id: number;
   url: string;
   /** The JSON body, exactly as sent on every try. */
@@ -186,6 +220,9 @@ export interface Schema {
   role_permissions: RolePermissionsTable;
   user_roles: UserRolesTable;
   billing_buckets: BillingBucketsTable;
+  error_triage: ErrorTriageTable;
+  error_notes: ErrorNotesTable;
+  error_activity: ErrorActivityTable;
   user_groups: UserGroupsTable;
   user_group_roles: UserGroupRolesTable;
   user_api_keys: UserApiKeysTable;

@@ -36,6 +36,9 @@ export const PERMISSIONS = [
   [29, 'ingest_keys.create', 'Create ingest keys'],
   [30, 'ingest_keys.update', 'Edit ingest keys'],
   [31, 'ingest_keys.delete', 'Revoke ingest keys'],
+  [32, 'infrastructure_errors.triage', 'Triage infrastructure errors: status, snooze and assignee, one or in bulk'],
+  [33, 'infrastructure_errors.notes', 'Write notes on infrastructure errors, and delete the own ones'],
+  [34, 'infrastructure_errors.notes.delete', 'Delete anyone\'s notes on infrastructure errors'],
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number][1];

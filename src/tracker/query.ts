@@ -3,9 +3,10 @@ import { FieldErrors } from '../shared/problems.js';
 import { type Query, singleParameter } from '../shared/query-string.js';
 import { errorReportLimits } from '../shared/limits.js';
 import type { Direction, ErrorFilters, ErrorSort } from './tracker.store.js';
+import { TRIAGE_STATUSES } from './triage.js';
 
 /** Every parameter a list (or a bulk delete, with `all`) understands. */
-const KNOWN = new Set(['page', 'per_page', 'sort', 'direction', 'reported', 'error_class', 'q', 'since', 'until', 'host', 'component']);
+const KNOWN = new Set(['page', 'per_page', 'sort', 'direction', 'reported', 'error_class', 'q', 'since', 'until', 'host', 'component', 'status', 'assignee']);
 const SORTS: readonly ErrorSort[] = ['updated_at', 'created_at', 'counter'];
 const DIRECTIONS: readonly Direction[] = ['asc', 'desc'];
 
@@ -55,11 +56,26 @@ export function parseChoice<T extends string>(query: Query, name: string, allowe
   return value ?? fallback;
 }
 
+/** `assignee=me|none|<id>`: `me` is the viewer (`viewerId`; the operator at the command line is no user). */
+function assignee(query: Query, viewerId: number | null | undefined, errors: FieldErrors): number | 'none' | undefined {
+  const value = singleParameter(query, 'assignee', errors);
+  if (value === undefined) return undefined;
+  if (value === 'none') return 'none';
+  if (value === 'me') {
+    if (typeof viewerId === 'number') return viewerId;
+    errors.add('assignee', 'me names the signed-in user, and there is none');
+    return undefined;
+  }
+  if (/^[1-9]\d{0,14}$/.test(value)) return Number(value);
+  errors.add('assignee', 'must be me, none or the id of a user');
+  return undefined;
+}
+
 /**
  * The filters and order of an errors list (docs/api.md#get-sysadmin_toolsinfrastructureerrors). A value that is not understood
  * is a 422 naming the parameter, never ignored.
  */
-export function parseErrorListQuery(query: Query, { deletion = false } = {}): ErrorListQuery {
+export function parseErrorListQuery(query: Query, { deletion = false, viewerId = undefined as number | null | undefined } = {}): ErrorListQuery {
   const errors = new FieldErrors();
   // A misspelt filter is refused, never ignored: ignored, it would widen a list, or a bulk delete.
   for (const name of Object.keys(query)) {
@@ -74,6 +90,8 @@ export function parseErrorListQuery(query: Query, { deletion = false } = {}): Er
     until: datetime(query, 'until', errors),
     host: text(query, 'host', errors),
     component: text(query, 'component', errors),
+    status: oneOf(query, 'status', TRIAGE_STATUSES, errors),
+    assignee: assignee(query, viewerId, errors),
   };
   const sort = oneOf(query, 'sort', SORTS, errors) ?? 'updated_at';
   const direction = oneOf(query, 'direction', DIRECTIONS, errors) ?? 'desc';

@@ -15,7 +15,7 @@ type Query = Record<string, string | string[]>;
 /** Where the tracker's errors are served. */
 export const ERRORS = '/sysadmin_tools/infrastructure/errors';
 
-const ERROR_FILTERS: readonly QueryParameter[] = [
+export const ERROR_FILTERS: readonly QueryParameter[] = [
   { name: 'sort', type: 'string', values: ['updated_at', 'created_at', 'counter'], description: 'the order (default updated_at); ties by id' },
   { name: 'direction', type: 'string', values: ['desc', 'asc'], description: 'default desc' },
   { name: 'reported', type: 'string', values: ['true', 'false'], description: 'errors reported, or not' },
@@ -25,6 +25,8 @@ const ERROR_FILTERS: readonly QueryParameter[] = [
   { name: 'until', type: 'datetime', description: 'updated_at at or before' },
   { name: 'host', type: 'string', description: 'at least one occurrence from that host' },
   { name: 'component', type: 'string', description: 'at least one occurrence for that component' },
+  { name: 'status', type: 'string', values: ['unresolved', 'resolved', 'ignored', 'snoozed'], description: 'errors in that triage status (default: every status)' },
+  { name: 'assignee', type: 'string', description: 'me, none, or a user id: errors assigned to them' },
 ];
 
 const DELETE_FILTERS: readonly QueryParameter[] = [
@@ -64,10 +66,15 @@ export interface TrackerRoutesOptions {
   lists: ListSettings;
   /** The tracker's data version (db/database.ts dataVersions): cached answers are answered while it holds. */
   dataVersion: () => string | undefined;
+  /**
+   * Run before a cached answer is looked up: snoozes whose time has passed wake (a write, which moves
+   * the data version) so no page shows one still snoozed (docs/api.md#snoozing); undefined: nothing to do.
+   */
+  beforeRead?: () => Promise<unknown> | undefined;
 }
 
 /** The error tracker (docs/api.md#infrastructure-errors; administrators only: tracker/tracker.service.ts). */
-export const infrastructureErrorsRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, { tracker, lists, dataVersion }, done) => {
+export const infrastructureErrorsRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, { tracker, lists, dataVersion, beforeRead }, done) => {
   const base = ERRORS;
 
   const pageOf = (request: FastifyRequest) => parsePagination(request.requestPath.pagination, request.query as Query, lists);
@@ -83,6 +90,8 @@ export const infrastructureErrorsRoutes: FastifyPluginCallback<TrackerRoutesOpti
    */
   function cached(request: FastifyRequest, reply: FastifyReply, compute: () => Promise<RenderedResponse>): FastifyReply | Promise<FastifyReply> {
     const key = `${request.format}|${permissionsKey(request.viewer)}|${request.viewer.id}|${request.originalUrl}`;
+    const waking = beforeRead?.();
+    if (waking) return waking.then(() => answers.get(key, compute)).then((answer) => sendRendered(reply, answer));
     const hit = answers.peek(key);
     if (hit) return sendRendered(reply, hit);
     return answers.get(key, compute).then((answer) => sendRendered(reply, answer));

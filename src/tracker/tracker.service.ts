@@ -47,11 +47,11 @@ export const HISTOGRAM_KEPT_DAYS = 31;
 export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock, settings: TrackerSettings, alerts?: TrackerAlerts) {
   /** Writes a batch; the alerts it causes are queued in its transaction and sent once it commits. */
   const record = async (reports: ErrorReport[]) => {
-    if (!alerts) return repository.recordBatch(reports, settings.sample);
+    if (!alerts) return repository.recordBatch(reports, settings.sample, undefined, clock());
     let queued = 0;
     const answers = await repository.recordBatch(reports, settings.sample, async (trx, outcomes) => {
       queued = await alerts.queue(trx, outcomes);
-    });
+    }, clock());
     if (queued > 0) alerts.queued();
     return answers;
   };
@@ -91,7 +91,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     /** A page of errors, filtered and sorted as the query says (a 422 names what it cannot read). */
     async list(actor: Actor, query: Query, limit: number, offset: number): Promise<Page<InfrastructureError>> {
       assertPermitted(actor, 'infrastructure_errors.read');
-      const { filters, sort, direction } = parseErrorListQuery(query);
+      const { filters, sort, direction } = parseErrorListQuery(query, { viewerId: actor.id });
       return repository.list(filters, sort, direction, limit, offset);
     },
 
@@ -126,7 +126,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     /** Deletes what the filters select; with none, only when the query says `all=true`. */
     async removeMatching(actor: Actor, query: Query): Promise<number> {
       assertPermitted(actor, 'infrastructure_errors.delete');
-      const { filters } = parseErrorListQuery(query, { deletion: true });
+      const { filters } = parseErrorListQuery(query, { deletion: true, viewerId: actor.id });
       const all = parseChoice(query, 'all', ['true', 'false'], 'false') === 'true';
       if (!hasFilter(filters) && !all) {
         const errors = new FieldErrors();

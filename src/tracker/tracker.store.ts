@@ -4,6 +4,8 @@ import type { Database } from '../db/database.js';
 import type { Dialect, PerDatabase } from '../db/dialects/dialect.js';
 import { likeContaining } from '../db/dialects/text/text.js';
 import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
+import { type BatchTriage, triageInBatch } from './triage-batch.js';
+import type { TriageStatus } from './triage.js';
 
 /** One report of an error, validated and truncated, as the tracker stores it. */
 export interface ErrorReport {
@@ -42,6 +44,10 @@ export interface ErrorFilters {
   until?: Date;
   host?: string;
   component?: string;
+  /** The triage status (docs/api.md#error-triage). */
+  status?: TriageStatus;
+  /** The assignee's id, or 'none' for errors assigned to no one. */
+  assignee?: number | 'none';
 }
 
 export type ErrorSort = 'updated_at' | 'created_at' | 'counter';
@@ -151,8 +157,28 @@ function groupByFingerprint(reports: readonly ErrorReport[]): Group[] {
 const incomingIf = (table: string, column: string, op: '>' | '<' | '>=', by = column) =>
   sql<string>`case when ${sql.ref(`excluded.${by}`)} ${sql.raw(op)} ${sql.ref(`${table}.${by}`)} then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`${table}.${column}`)} end`;
 
-function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, few = true) {
+/** The ids of the errors whose triage the filters `status` and `assignee` select. */
+function triagedAs(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters) {
+  let triaged = eb.selectFrom('error_triage').select('error_triage.error_id');
+  if (filters.status !== undefined) triaged = triaged.where('error_triage.triage_status', '=', filters.status);
+  if (filters.assignee === 'none') triaged = triaged.where('error_triage.assignee_id', 'is', null);
+  else if (filters.assignee !== undefined) triaged = triaged.where('error_triage.assignee_id', '=', filters.assignee);
+  return triaged;
+}
+
+/** Whether the only filters are the triage's (`status`, `assignee`). */
+export const onlyTriageFilters = (filters: ErrorFilters): boolean =>
+  (filters.status !== undefined || filters.assignee !== undefined)
+  && Object.entries(filters).every(([name, value]) => name === 'status' || name === 'assignee' || value === undefined);
+
+export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, few = true) {
   const conditions = [];
+  if (filters.status !== undefined || filters.assignee !== undefined) {
+    // Every error has one triage row (migration 023). Few match: read their ids from the status or
+    // assignee index (`id in`). Many: test the errors in the list's order, each by its triage row.
+    const triaged = triagedAs(eb, filters);
+    conditions.push(few ? eb('id', 'in', triaged) : eb.exists(triaged.whereRef('error_triage.error_id', '=', 'infrastructure_errors.id')));
+  }
   if (filters.reported !== undefined) conditions.push(eb('reported', '=', filters.reported ? 1 : 0));
   if (filters.errorClass !== undefined) conditions.push(eb('error_class', '=', filters.errorClass));
   if (filters.since !== undefined) conditions.push(eb('updated_at', '>=', filters.since.toISOString()));
@@ -198,6 +224,8 @@ export interface BatchOutcome {
   record: InfrastructureError;
   created: boolean;
   added: number;
+  /** Its triage once the batch is committed, and whether the batch reopened it (tracker/triage-batch.ts). */
+  triage: BatchTriage;
 }
 
 /**
@@ -217,6 +245,8 @@ async function deleteErrors(trx: Kysely<Schema>, ids: number[]): Promise<number>
     await trx.deleteFrom('error_histogram').where('error_id', 'in', part).execute();
     await trx.deleteFrom('error_breakdown').where('error_id', 'in', part).execute();
     await trx.deleteFrom('error_alerts').where('error_id', 'in', part).execute();
+    await trx.deleteFrom('error_notes').where('error_id', 'in', part).execute();
+    await trx.deleteFrom('error_activity').where('error_id', 'in', part).execute();
   }
   return deleted;
 }
@@ -242,6 +272,14 @@ export function infrastructureErrorsRepository(database: Database) {
         .where('dimension', '=', counted.dimension).where('value', '=', counted.value)
         .executeTakeFirst();
       return Number(row?.errors ?? 0);
+    }
+    if (onlyTriageFilters(filters)) {
+      // A count of one range of the narrow triage table's status or assignee index.
+      let count = db.selectFrom('error_triage').select((eb) => eb.fn.countAll<number | string>().as('total'));
+      if (filters.status !== undefined) count = count.where('triage_status', '=', filters.status);
+      if (filters.assignee === 'none') count = count.where('assignee_id', 'is', null);
+      else if (filters.assignee !== undefined) count = count.where('assignee_id', '=', filters.assignee);
+      return Number((await count.executeTakeFirstOrThrow()).total);
     }
     const qAlone = Object.entries(filters).every(([name, value]) => name === 'q' || value === undefined);
     const indexed = qAlone && filters.q !== undefined ? dialect.choose(errorIdsContaining)(filters.q.toLowerCase(), true) : undefined;
@@ -316,7 +354,7 @@ export function infrastructureErrorsRepository(database: Database) {
      * report created it. `inBatch`, when given, runs last in the same transaction with each error's
      * outcome (the alerts the batch causes go into the outbox with it: alerts/planner.ts).
      */
-    async recordBatch(reports: readonly ErrorReport[], sample: SampleSize, inBatch?: InBatch): Promise<Array<{ record: InfrastructureError; created: boolean }>> {
+    async recordBatch(reports: readonly ErrorReport[], sample: SampleSize, inBatch?: InBatch, now = new Date()): Promise<Array<{ record: InfrastructureError; created: boolean }>> {
       let groups: Group[] = [];
       const outcome = new Map<string, { record: InfrastructureError; created: boolean }>();
       await trackerTransaction(async (trx) => {
@@ -324,6 +362,7 @@ export function infrastructureErrorsRepository(database: Database) {
         for (const record of repeated) outcome.set(record.fingerprint, { record, created: false });
         groups = groupByFingerprint(fresh);
         const stored = new Map<string, InfrastructureError>();
+        const storedRows: Array<Selectable<InfrastructureErrorsTable>> = [];
         for (const part of chunks(groups)) {
           const rows = await trx
             .insertInto('infrastructure_errors')
@@ -354,6 +393,7 @@ export function infrastructureErrorsRepository(database: Database) {
             .returningAll()
             .execute();
           for (const row of rows) stored.set(row.fingerprint, toRecord(row));
+          storedRows.push(...rows);
         }
 
         const hours = new Map<string, { error_id: number; hour: number; count: number }>();
@@ -421,8 +461,14 @@ export function infrastructureErrorsRepository(database: Database) {
             .where('error_id', '=', errorId).where('ordinal', '>', sample.first).where('ordinal', '<=', upTo)
             .execute();
         }
+        // Regressions and wakes (tracker/triage-batch.ts), in this transaction, on the rows it holds.
+        const createdIds = new Set([...outcome.values()].filter((one) => one.created).map((one) => one.record.id));
+        const triage = await triageInBatch(trx, storedRows, createdIds, now);
         if (inBatch) {
-          const outcomes = groups.map((group) => ({ ...(outcome.get(group.fingerprint) as { record: InfrastructureError; created: boolean }), added: group.count }));
+          const outcomes = groups.map((group) => {
+            const one = outcome.get(group.fingerprint) as { record: InfrastructureError; created: boolean };
+            return { ...one, added: group.count, triage: triage.get(one.record.id) as BatchTriage };
+          });
           await inBatch(trx, outcomes);
         }
       });
@@ -447,7 +493,7 @@ export function infrastructureErrorsRepository(database: Database) {
       // Counted first: the count says how to read the page, and whether there is one.
       const total = await countMatching(filters);
       if (total <= offset) return { items: [], total };
-      const indexed = filters.q !== undefined || filters.host !== undefined || filters.component !== undefined;
+      const indexed = filters.q !== undefined || filters.host !== undefined || filters.component !== undefined || filters.status !== undefined || filters.assignee !== undefined;
       const few = indexed && total * total <= WALKED_ROW_COST * (offset + limit) * (await countMatching({}));
       const rows = await db.selectFrom('infrastructure_errors').selectAll()
         .where((eb) => filtered(eb, filters, dialect, few))
@@ -457,10 +503,18 @@ export function infrastructureErrorsRepository(database: Database) {
       return { items: rows.map(toRecord), total };
     },
 
-    /** Marks an error reported (its other fields as they were); undefined when there is none. */
-    async markReported(id: number): Promise<InfrastructureError | undefined> {
-      const row = await db.updateTable('infrastructure_errors').set({ reported: 1 }).where('id', '=', id).returningAll().executeTakeFirst();
-      return row && toRecord(row);
+    /** Marks an error reported (its other fields as they were), with a `report` activity row; undefined when there is none. */
+    async markReported(id: number, actorId: number | null, now: Date): Promise<InfrastructureError | undefined> {
+      return trackerTransaction(async (trx) => {
+        const row = await trx.updateTable('infrastructure_errors').set({ reported: 1 }).where('id', '=', id).where('reported', '=', 0).returningAll().executeTakeFirst();
+        if (!row) {
+          const already = await trx.selectFrom('infrastructure_errors').selectAll().where('id', '=', id).executeTakeFirst();
+          return already && toRecord(already);
+        }
+        // The error's activity (tracker/triage.store.ts) records who reported it.
+        await trx.insertInto('error_activity').values({ error_id: id, at: now.toISOString(), actor_id: actorId, action: 'report', details: '{}' }).execute();
+        return toRecord(row);
+      });
     },
 
     /** Deletes one error and all that is kept about it; false when there was none. */

@@ -6,6 +6,7 @@ import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
 import { type RawFormat, rendered } from './records-output.js';
 import { cell, human, type Line, type Output, progressBar, styled, table } from '../common/output.js';
+import { addRemoteTriageCommands, filtersOf } from './triage.js';
 
 /** The list's MESSAGE column is at most this many characters; `show` lists this many occurrences and hosts. */
 const MESSAGE_COLUMN_CHARS = 60;
@@ -111,7 +112,7 @@ export function remoteErrorCommands({ client }: Connection) {
   };
 }
 
-type ErrorFlags = { reported?: boolean; unreported?: boolean; class?: string; q?: string; since?: string; until?: string; host?: string; component?: string; sort?: string; direction?: string; page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean };
+type ErrorFlags = { status?: string; assignee?: string; reported?: boolean; unreported?: boolean; class?: string; q?: string; since?: string; until?: string; host?: string; component?: string; sort?: string; direction?: string; page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean };
 
 /** `cmi errors ls|show|report|rm|histogram`. */
 export function addRemoteErrorCommands(program: Command): void {
@@ -125,6 +126,8 @@ export function addRemoteErrorCommands(program: Command): void {
     .option('--until <datetime>', 'seen at or before')
     .option('--host <host>', 'with an occurrence on this host')
     .option('--component <component>', 'with an occurrence in this component')
+    .option('--status <status>', 'in this triage status: unresolved, resolved, ignored or snoozed (default: every status)')
+    .option('--assignee <who>', 'assigned to me, none, or a user id')
     .option('--sort <field>', 'updated_at (default), created_at or counter')
     .option('--direction <direction>', 'desc (default) or asc')
     .option('--page <n>', 'page (default 1)')
@@ -139,6 +142,7 @@ export function addRemoteErrorCommands(program: Command): void {
       const params = {
         reported: options.reported ? true : options.unreported ? false : undefined,
         error_class: options.class, q: options.q, since: options.since, until: options.until, host: options.host, component: options.component,
+        ...filtersOf({ status: options.status, assignee: options.assignee }),
         sort: options.sort as never, direction: options.direction as never, page: number(options.page, '--page'), perPage: number(options.perPage, '--per-page'),
       };
       await run(command, options.xml, (c) => remoteErrorCommands(c).ls(params, options.all === true, rawFormat(options)));
@@ -158,4 +162,6 @@ export function addRemoteErrorCommands(program: Command): void {
     .option('--period <period>', '24h (default), 7d or 30d')
     .action(async (id: string, options: { period?: string; json?: boolean; xml?: boolean }, command: Command) =>
       run(command, options.xml, (c) => remoteErrorCommands(c).histogram(id, options.period, rawFormat(options))));
+
+  addRemoteTriageCommands(errors);
 }

@@ -22,6 +22,7 @@ import { roleCredentialChangesMigration } from './019_role_credential_changes.js
 import { userGroupsMigration } from './020_user_groups.js';
 import { userApiKeysMigration } from './021_user_api_keys.js';
 import { ingestKeysMigration } from './022_ingest_keys.js';
+import { errorTriageMigration } from './023_error_triage.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -48,5 +49,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '020_user_groups': userGroupsMigration(dialect),
     '021_user_api_keys': userApiKeysMigration(dialect),
     '022_ingest_keys': ingestKeysMigration(dialect),
+    '023_error_triage': errorTriageMigration(dialect),
   };
 }

@@ -18,6 +18,9 @@ const CACHED_TABLES = new Map<string, CachedData>([
   ['error_occurrences', 'tracker'],
   ['error_histogram', 'tracker'],
   ['error_breakdown', 'tracker'],
+  ['error_triage', 'tracker'],
+  ['error_notes', 'tracker'],
+  ['error_activity', 'tracker'],
 ]);
 
 type Node = OperationNode & Record<string, unknown>;

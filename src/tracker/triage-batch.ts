@@ -1,0 +1,93 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { InfrastructureErrorsTable, Schema } from '../db/schema.js';
+import type { TriageStatus } from './triage.js';
+
+/** At most this many ids go into one statement. */
+const IDS_PER_STATEMENT = 500;
+
+/** What the batch did to one error's triage. */
+export interface BatchTriage {
+  /** The error's triage status once the batch is committed. */
+  status: TriageStatus;
+  /** Whether this batch reopened it (it was resolved). */
+  regressed: boolean;
+}
+
+/** An activity row's details: a JSON object as text. */
+const details = (value: Record<string, unknown>) => JSON.stringify(value);
+
+/**
+ * Inside the transaction that counts a batch of reports, after its upsert (so on PostgreSQL the
+ * batch already holds every error's row, and a concurrent batch of the same error waits for it:
+ * docs/api.md#regressions):
+ * - a `resolved` error is reopened (`unresolved`, regressed_at now) by a conditional update: only
+ *   the transaction that finds it still resolved changes it, so it regresses exactly once however
+ *   many occurrences arrive together, in one process or many;
+ * - a `snoozed` error whose count is reached or whose time has passed wakes (`unresolved`);
+ * - the activity records the first sighting of new errors, the regressions and the wakes.
+ * `rows` are the errors as the upsert left them (their triage rows, made by migration 023's trigger
+ * for new ones, are read here); `created` the ids of those it created.
+ */
+export async function triageInBatch(
+  trx: Kysely<Schema>,
+  rows: ReadonlyArray<Selectable<InfrastructureErrorsTable>>,
+  created: ReadonlySet<number>,
+  now: Date,
+): Promise<Map<number, BatchTriage>> {
+  const at = now.toISOString();
+  const result = new Map<number, BatchTriage>();
+  const counters = new Map<number, number>();
+  for (const row of rows) {
+    result.set(Number(row.id), { status: 'unresolved', regressed: false });
+    counters.set(Number(row.id), Number(row.counter));
+  }
+  // Only errors triaged away from `unresolved` have anything to do: read by key, few rows.
+  const ids = [...counters.keys()];
+  const resolved: number[] = [];
+  const due = new Map<number, 'occurrences' | 'time'>();
+  for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
+    const triaged = await trx.selectFrom('error_triage').select(['error_id', 'triage_status', 'snoozed_until', 'snooze_until_counter'])
+      .where('error_id', 'in', ids.slice(i, i + IDS_PER_STATEMENT)).where('triage_status', '<>', 'unresolved')
+      .execute();
+    for (const row of triaged) {
+      const id = Number(row.error_id);
+      result.set(id, { status: row.triage_status, regressed: false });
+      if (row.triage_status === 'resolved') resolved.push(id);
+      else if (row.triage_status === 'snoozed') {
+        if (row.snooze_until_counter !== null && (counters.get(id) as number) >= Number(row.snooze_until_counter)) due.set(id, 'occurrences');
+        else if (row.snoozed_until !== null && row.snoozed_until <= at) due.set(id, 'time');
+      }
+    }
+  }
+  const activity: Array<{ error_id: number; at: string; actor_id: null; action: string; details: string }> = [];
+  for (const row of rows) {
+    if (created.has(Number(row.id))) activity.push({ error_id: Number(row.id), at: row.created_at, actor_id: null, action: 'first_seen', details: '{}' });
+  }
+  resolved.sort((a, b) => a - b);
+  for (let i = 0; i < resolved.length; i += IDS_PER_STATEMENT) {
+    const reopened = await trx.updateTable('error_triage')
+      .set({ triage_status: 'unresolved', regressed_at: at, resolved_at: null, resolved_by_id: null, updated_at: at })
+      .where('error_id', 'in', resolved.slice(i, i + IDS_PER_STATEMENT)).where('triage_status', '=', 'resolved')
+      .returning('error_id')
+      .execute();
+    for (const { error_id: id } of reopened) {
+      result.set(Number(id), { status: 'unresolved', regressed: true });
+      activity.push({ error_id: Number(id), at, actor_id: null, action: 'regression', details: details({ from: 'resolved', to: 'unresolved' }) });
+    }
+  }
+  const waking = [...due.keys()].sort((a, b) => a - b);
+  for (let i = 0; i < waking.length; i += IDS_PER_STATEMENT) {
+    const woken = await trx.updateTable('error_triage')
+      .set({ triage_status: 'unresolved', snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null, updated_at: at })
+      .where('error_id', 'in', waking.slice(i, i + IDS_PER_STATEMENT)).where('triage_status', '=', 'snoozed')
+      .returning('error_id')
+      .execute();
+    for (const { error_id: id } of woken) {
+      result.set(Number(id), { status: 'unresolved', regressed: false });
+      activity.push({ error_id: Number(id), at, actor_id: null, action: 'status', details: details({ from: 'snoozed', to: 'unresolved', reason: due.get(Number(id)) }) });
+    }
+  }
+  activity.sort((a, b) => a.error_id - b.error_id);
+  for (let i = 0; i < activity.length; i += IDS_PER_STATEMENT) await trx.insertInto('error_activity').values(activity.slice(i, i + IDS_PER_STATEMENT)).execute();
+  return result;
+}

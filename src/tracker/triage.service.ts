@@ -1,0 +1,117 @@
+import { type Actor, assertPermitted, may } from '../roles/authorization.js';
+import type { Clock } from '../shared/clock.js';
+import type { Page } from '../shared/page.js';
+import { FieldErrors, Forbidden, NotFound } from '../shared/problems.js';
+import { hasFilter, parseChoice, parseErrorListQuery } from './query.js';
+import { type ActivityEntry, type ErrorNote, parseBulkTriage, parseNoteBody, parseTriageChange, type Triage, type TriageChange } from './triage.js';
+import type { Selection, TriageRepository } from './triage.store.js';
+
+type Query = Readonly<Record<string, string | string[] | undefined>>;
+
+/**
+ * Whether a user may be assigned errors: it exists, is not deleted, and may read errors. Wired at the
+ * top (app/app.ts) from the users' store: the tracker does not know users.
+ */
+export type Assignable = (userId: number) => Promise<boolean>;
+
+/**
+ * Error triage (docs/api.md#error-triage): who may do what, by permission. Reading triage, notes
+ * and activity needs `infrastructure_errors.read`; changing triage `infrastructure_errors.triage`;
+ * writing notes (and deleting one's own) `infrastructure_errors.notes`; deleting anyone's
+ * `infrastructure_errors.notes.delete`. Administrators hold them all.
+ */
+export function errorTriage(repository: TriageRepository, clock: Clock, assignable: Assignable) {
+  const exists = async (id: number) => {
+    if (!(await repository.exists(id))) throw new NotFound();
+  };
+
+  /** 422 naming assignee_id unless the change's assignee may be assigned errors. */
+  const checkAssignee = async (change: TriageChange) => {
+    if (typeof change.assignee_id !== 'number') return;
+    if (await assignable(change.assignee_id)) return;
+    const errors = new FieldErrors();
+    errors.add('assignee_id', 'must be a user who may read infrastructure errors');
+    errors.throwIfAny();
+  };
+
+  return {
+    /** Wakes snoozes whose time has passed; undefined (no promise) while none is due (docs/api.md#snoozing). */
+    wakeIfDue: () => repository.wakeIfDue(clock()),
+
+    async get(actor: Actor, id: number): Promise<Triage> {
+      assertPermitted(actor, 'infrastructure_errors.read');
+      await repository.wakeIfDue(clock());
+      const triage = await repository.find(id);
+      if (!triage) throw new NotFound();
+      return triage;
+    },
+
+    async change(actor: Actor, id: number, body: unknown): Promise<Triage> {
+      assertPermitted(actor, 'infrastructure_errors.triage');
+      const now = clock();
+      const change = parseTriageChange(body, now);
+      await checkAssignee(change);
+      await repository.wakeIfDue(now);
+      const triage = await repository.change(id, change, actor.id, now);
+      if (!triage) throw new NotFound();
+      return triage;
+    },
+
+    /**
+     * One change to many errors: those `ids` names, or those the list's filters in the query select
+     * (with none, only when the query says `all=true`); answers how many it changed.
+     */
+    async changeMany(actor: Actor, query: Query, body: unknown): Promise<number> {
+      assertPermitted(actor, 'infrastructure_errors.triage');
+      const now = clock();
+      const { change, ids } = parseBulkTriage(body, now);
+      const { filters } = parseErrorListQuery(query, { deletion: true, viewerId: actor.id });
+      const all = parseChoice(query, 'all', ['true', 'false'], 'false') === 'true';
+      const errors = new FieldErrors();
+      if (ids !== undefined && (hasFilter(filters) || all)) errors.add('ids', 'give ids or filters in the query, not both');
+      if (ids === undefined && !hasFilter(filters) && !all) errors.add('all', 'must be true to change every error (or give ids or a filter)');
+      errors.throwIfAny();
+      await checkAssignee(change);
+      await repository.wakeIfDue(now);
+      const selection: Selection = ids !== undefined ? { ids } : { filters };
+      if (ids !== undefined && ids.length === 0) return 0;
+      return repository.changeMany(selection, change, actor.id, now);
+    },
+
+    async notes(actor: Actor, id: number, limit: number, offset: number): Promise<Page<ErrorNote>> {
+      assertPermitted(actor, 'infrastructure_errors.read');
+      await exists(id);
+      return repository.notes(id, limit, offset);
+    },
+
+    async addNote(actor: Actor, id: number, body: unknown): Promise<ErrorNote> {
+      assertPermitted(actor, 'infrastructure_errors.notes');
+      const text = parseNoteBody(body);
+      const note = await repository.addNote(id, actor.id, text, clock());
+      if (!note) throw new NotFound();
+      return note;
+    },
+
+    /** By its author (with infrastructure_errors.notes) or a holder of infrastructure_errors.notes.delete. */
+    async deleteNote(actor: Actor, id: number, noteId: number): Promise<void> {
+      assertPermitted(actor, 'infrastructure_errors.read');
+      const note = await repository.findNote(id, noteId);
+      if (!note) throw new NotFound();
+      const own = actor.id !== null && note.author_id === actor.id && may(actor, 'infrastructure_errors.notes');
+      if (!own && !may(actor, 'infrastructure_errors.notes.delete')) throw new Forbidden();
+      if (!(await repository.deleteNote(id, noteId, actor.id, clock()))) throw new NotFound();
+    },
+
+    async activity(actor: Actor, id: number, limit: number, offset: number): Promise<Page<ActivityEntry>> {
+      assertPermitted(actor, 'infrastructure_errors.read');
+      await exists(id);
+      await repository.wakeIfDue(clock());
+      return repository.activity(id, limit, offset);
+    },
+
+    /** The retention job's part (docs/operations.md#retention): snoozes whose time has passed wake. */
+    wakeSnoozed: () => repository.wakeSnoozed(clock()),
+  };
+}
+
+export type ErrorTriage = ReturnType<typeof errorTriage>;

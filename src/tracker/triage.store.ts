@@ -1,0 +1,290 @@
+import { type Expression, type ExpressionBuilder, sql, type SqlBool, type Selectable, type Transaction } from 'kysely';
+import type { Database } from '../db/database.js';
+import type { PerDatabase } from '../db/dialects/dialect.js';
+import type { ErrorActivityTable, ErrorNotesTable, ErrorTriageTable, Schema } from '../db/schema.js';
+import { type ErrorFilters, filtered } from './tracker.store.js';
+import type { ActivityEntry, ErrorNote, Triage, TriageChange, TriageStatus } from './triage.js';
+
+type Row = Selectable<ErrorTriageTable>;
+
+const date = (value: string | null) => (value === null ? null : new Date(value));
+
+function toTriage(row: Row): Triage {
+  return {
+    status: row.triage_status,
+    assignee_id: row.assignee_id === null ? null : Number(row.assignee_id),
+    snoozed_until: date(row.snoozed_until),
+    snooze_occurrences: row.snooze_occurrences === null ? null : Number(row.snooze_occurrences),
+    resolved_at: date(row.resolved_at),
+    resolved_by_id: row.resolved_by_id === null ? null : Number(row.resolved_by_id),
+    regressed_at: date(row.regressed_at),
+    updated_at: new Date(row.updated_at),
+  };
+}
+
+const toNote = (row: Selectable<ErrorNotesTable>): ErrorNote => ({
+  id: Number(row.id), error_id: Number(row.error_id), author_id: row.author_id === null ? null : Number(row.author_id), body: row.body, created_at: new Date(row.created_at),
+});
+
+const toActivity = (row: Selectable<ErrorActivityTable>): ActivityEntry => ({
+  id: Number(row.id), at: new Date(row.at), actor_id: row.actor_id === null ? null : Number(row.actor_id), action: row.action as ActivityEntry['action'], details: row.details,
+});
+
+
+/** Which errors a bulk change selects: ids (any number, as one parameter) or the list's filters. */
+export type Selection = { ids: readonly number[] } | { filters: ErrorFilters };
+
+/** `error_id` is one of `ids`, given as one parameter, so 100 000 ids are one statement on either database. */
+const errorIdIn: PerDatabase<(ids: readonly number[]) => Expression<SqlBool>> = {
+  sqlite: (ids) => sql<SqlBool>`error_id in (select value from json_each(${JSON.stringify(ids)}))`,
+  // An array the planner knows the length of: a hashed `= any` over a scan, or index probes for a few.
+  postgres: (ids) => sql<SqlBool>`error_id = any(${`{${ids.join(',')}}`}::integer[])`,
+};
+
+/** The counter at which a snooze of `n` more occurrences ends: the error's counter now plus n. */
+const untilCounter = (n: number) => sql`(select counter from infrastructure_errors where infrastructure_errors.id = error_triage.error_id) + ${n}`;
+
+/** An activity row's details: a JSON object as text. */
+const details = (value: Record<string, unknown>) => JSON.stringify(value);
+
+/** SQL text of a JSON string literal for a status word (from code, never from a request). */
+const jsonWord = (word: TriageStatus) => `"${word}"`;
+
+/**
+ * Triage's SQL (docs/api.md#error-triage): `error_triage`, one row per error (migration
+ * 023), notes and activity. Every write is a tracker transaction: its end moves the tracker's data
+ * version, so cached pages of the list go at once (docs/architecture.md#how-cached-pages-stay-right).
+ */
+export function triageRepository(database: Database) {
+  const { db, dialect } = database;
+  const trackerTransaction = <T>(work: (trx: Transaction<Schema>) => Promise<T>): Promise<T> =>
+    db.transaction().execute(work).finally(() => database.transactionEnded('tracker'));
+
+  /** The earliest time a snooze ends, as known at a tracker data version. */
+  let known: { version: string; next: string | null } | undefined;
+
+  /** Wakes every error whose snooze time has passed by `now`: `unresolved`, with a `status` activity row dated when it woke. */
+  const wakeSnoozed = (now: Date) => trackerTransaction(async (trx) => {
+    const at = now.toISOString();
+    const due = (eb: ExpressionBuilder<Schema, 'error_triage'>) => eb.and([eb('triage_status', '=', 'snoozed'), eb('snoozed_until', '<=', at)]);
+    await trx.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
+      .expression((eb) => eb.selectFrom('error_triage')
+        .select(['error_triage.error_id', sql<string>`snoozed_until`.as('at'), sql<null>`cast(null as integer)`.as('actor_id'), sql<string>`'status'`.as('action'), sql.lit(details({ from: 'snoozed', to: 'unresolved', reason: 'time' })).as('details')])
+        .where(due).orderBy('error_id'))
+      .execute();
+    const result = await trx.updateTable('error_triage')
+      .set(() => ({ triage_status: 'unresolved', updated_at: sql<string>`snoozed_until`, snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null }))
+      .where(due)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  });
+
+  return {
+    /**
+     * Wakes the snoozed errors whose time has passed (docs/api.md#snoozing), before anything that
+     * shows a triage status is read. Undefined (no promise, no query) while nothing is due: the
+     * earliest snooze's end is read once per tracker data version.
+     */
+    wakeIfDue(now: Date): Promise<number> | undefined {
+      const version = database.dataVersions.tracker();
+      const at = now.toISOString();
+      if (version !== undefined && known?.version === version && (known.next === null || known.next > at)) return undefined;
+      return (async () => {
+        const row = await db.selectFrom('error_triage').select((eb) => eb.fn.min('snoozed_until').as('next'))
+          .where('triage_status', '=', 'snoozed').executeTakeFirst();
+        const next = (row?.next) ?? null;
+        if (next !== null && next <= at) return wakeSnoozed(now);
+        if (version !== undefined) known = { version, next };
+        return 0;
+      })();
+    },
+
+    /** An error's triage; undefined when there is no such error. */
+    async find(errorId: number): Promise<Triage | undefined> {
+      const row = await db.selectFrom('error_triage').selectAll().where('error_id', '=', errorId).executeTakeFirst();
+      return row && toTriage(row);
+    },
+
+    /**
+     * Applies `change` to one error as `actorId` (null: the operator) at `now`, with an activity row
+     * per thing changed; a change to what it already is writes nothing. Optimistic: the update
+     * holds only while the state it was worked out from does, and is worked out again otherwise.
+     */
+    async change(errorId: number, change: TriageChange, actorId: number | null, now: Date): Promise<Triage | undefined> {
+      const at = now.toISOString();
+      // A try fails only when another change to this error committed meanwhile: some change always wins.
+      for (;;) {
+        const outcome = await trackerTransaction(async (trx) => {
+          const row = await trx.selectFrom('error_triage').selectAll().where('error_id', '=', errorId).executeTakeFirst();
+          if (!row) return { triage: undefined };
+          const current = toTriage(row);
+          const status = change.status ?? current.status;
+          const resnooze = change.status === 'snoozed';
+          const statusChanged = status !== current.status || resnooze;
+          const assignee = change.assignee_id === undefined ? current.assignee_id : change.assignee_id;
+          const assigneeChanged = assignee !== current.assignee_id;
+          if (!statusChanged && !assigneeChanged) return { triage: current };
+          const set: Record<string, unknown> = { updated_at: at, assignee_id: assignee };
+          if (statusChanged) {
+            set['triage_status'] = status;
+            if (status === 'resolved') Object.assign(set, { resolved_at: at, resolved_by_id: actorId });
+            else Object.assign(set, { resolved_at: null, resolved_by_id: null });
+            if (status === 'snoozed') {
+              Object.assign(set, {
+                snoozed_until: change.snoozed_until?.toISOString() ?? null,
+                snooze_occurrences: change.snooze_occurrences ?? null,
+                snooze_until_counter: change.snooze_occurrences === undefined ? null : untilCounter(change.snooze_occurrences),
+              });
+            } else Object.assign(set, { snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null });
+          }
+          const updated = await trx.updateTable('error_triage').set(set)
+            .where('error_id', '=', errorId).where('triage_status', '=', current.status)
+            .where((eb) => (current.assignee_id === null ? eb('assignee_id', 'is', null) : eb('assignee_id', '=', current.assignee_id)))
+            .where((eb) => (row.snoozed_until === null ? eb('snoozed_until', 'is', null) : eb('snoozed_until', '=', row.snoozed_until)))
+            .returningAll()
+            .executeTakeFirst();
+          if (!updated) return { retry: true as const };
+          const activity = [];
+          if (statusChanged) {
+            activity.push({
+              error_id: errorId, at, actor_id: actorId, action: 'status',
+              details: details({
+                from: current.status, to: status,
+                ...(status === 'snoozed' ? { snoozed_until: change.snoozed_until?.toISOString().replace(/\.\d{3}Z$/, '+00:00') ?? null, snooze_occurrences: change.snooze_occurrences ?? null } : {}),
+              }),
+            });
+          }
+          if (assigneeChanged) activity.push({ error_id: errorId, at, actor_id: actorId, action: 'assign', details: details({ from: current.assignee_id, to: assignee }) });
+          await trx.insertInto('error_activity').values(activity).execute();
+          return { triage: toTriage(updated) };
+        });
+        if (!('retry' in outcome)) return outcome.triage;
+      }
+    },
+
+    /**
+     * Applies `change` to every error `selection` names that it changes, in one update (and one
+     * insert of their activity rows first); answers how many it changed.
+     */
+    async changeMany(selection: Selection, change: TriageChange, actorId: number | null, now: Date): Promise<number> {
+      const at = now.toISOString();
+      // The triage's own filters on its own columns; the others through the errors they select.
+      const selected = (eb: ExpressionBuilder<Schema, 'error_triage'>) => {
+        if ('ids' in selection) return dialect.choose(errorIdIn)(selection.ids);
+        const { status: byStatus, assignee: byAssignee, ...rest } = selection.filters;
+        const conditions: Array<Expression<SqlBool>> = [];
+        if (byStatus !== undefined) conditions.push(eb('triage_status', '=', byStatus));
+        if (byAssignee === 'none') conditions.push(eb('assignee_id', 'is', null));
+        else if (byAssignee !== undefined) conditions.push(eb('assignee_id', '=', byAssignee));
+        if (Object.keys(rest).length > 0) {
+          conditions.push(eb('error_id', 'in', eb.selectFrom('infrastructure_errors').select('infrastructure_errors.id').where((errors) => filtered(errors, rest, dialect))));
+        }
+        return eb.and(conditions);
+      };
+      const status = change.status;
+      const assignee = change.assignee_id;
+      const statusDiffers = (eb: ExpressionBuilder<Schema, 'error_triage'>) =>
+        (status === 'snoozed' ? sql<SqlBool>`1 = 1` : eb('triage_status', '<>', status as TriageStatus));
+      // 0 is no user: ids start at 1.
+      const assigneeDiffers = () => sql<SqlBool>`coalesce(assignee_id, 0) <> ${assignee ?? 0}`;
+      const changes = (eb: ExpressionBuilder<Schema, 'error_triage'>) => eb.or([
+        ...(status === undefined ? [] : [statusDiffers(eb)]),
+        ...(assignee === undefined ? [] : [assigneeDiffers()]),
+      ]);
+      return trackerTransaction(async (trx) => {
+        if (status !== undefined) {
+          const snooze = status === 'snoozed' ? `,"snoozed_until":${change.snoozed_until ? `"${change.snoozed_until.toISOString().replace(/\.\d{3}Z$/, '+00:00')}"` : 'null'},"snooze_occurrences":${change.snooze_occurrences ?? 'null'}` : '';
+          await trx.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
+            .expression((eb) => eb.selectFrom('error_triage')
+              .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('status').as('action'),
+                sql<string>`${'{"from":"'} || triage_status || ${`","to":${jsonWord(status)}${snooze}}`}`.as('details')])
+              .where((w) => w.and([selected(w), statusDiffers(w)])).orderBy('error_id'))
+            .execute();
+        }
+        if (assignee !== undefined) {
+          await trx.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
+            .expression((eb) => eb.selectFrom('error_triage')
+              .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('assign').as('action'),
+                sql<string>`${'{"from":'} || coalesce(cast(assignee_id as varchar(20)), 'null') || ${`,"to":${assignee ?? 'null'}}`}`.as('details')])
+              .where((w) => w.and([selected(w), assigneeDiffers()])).orderBy('error_id'))
+            .execute();
+        }
+        const set: Record<string, unknown> = { updated_at: at };
+        if (assignee !== undefined) set['assignee_id'] = assignee;
+        if (status !== undefined) {
+          set['triage_status'] = status;
+          if (status === 'resolved') {
+            // Already resolved ones (their assignee changing) keep who resolved them and when.
+            set['resolved_at'] = sql`case when triage_status = 'resolved' then resolved_at else ${at} end`;
+            set['resolved_by_id'] = sql`case when triage_status = 'resolved' then resolved_by_id else ${actorId} end`;
+          } else Object.assign(set, { resolved_at: null, resolved_by_id: null });
+          if (status === 'snoozed') {
+            Object.assign(set, {
+              snoozed_until: change.snoozed_until?.toISOString() ?? null,
+              snooze_occurrences: change.snooze_occurrences ?? null,
+              snooze_until_counter: change.snooze_occurrences === undefined ? null : untilCounter(change.snooze_occurrences),
+            });
+          } else Object.assign(set, { snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null });
+        }
+        const result = await trx.updateTable('error_triage').set(set)
+          .where((eb) => eb.and([selected(eb), changes(eb)]))
+          .executeTakeFirst();
+        return Number(result.numUpdatedRows);
+      });
+    },
+
+    /** The snoozes whose time has passed, woken (the retention job). */
+    wakeSnoozed,
+
+    async notes(errorId: number, limit: number, offset: number): Promise<{ items: ErrorNote[]; total: number }> {
+      const [rows, count] = await Promise.all([
+        db.selectFrom('error_notes').selectAll().where('error_id', '=', errorId).orderBy('id').limit(limit).offset(offset).execute(),
+        db.selectFrom('error_notes').select((eb) => eb.fn.countAll<number | string>().as('total')).where('error_id', '=', errorId).executeTakeFirstOrThrow(),
+      ]);
+      return { items: rows.map(toNote), total: Number(count.total) };
+    },
+
+    async findNote(errorId: number, noteId: number): Promise<ErrorNote | undefined> {
+      const row = await db.selectFrom('error_notes').selectAll().where('id', '=', noteId).where('error_id', '=', errorId).executeTakeFirst();
+      return row && toNote(row);
+    },
+
+    /** Adds a note with its activity row; undefined when there is no such error. */
+    async addNote(errorId: number, authorId: number | null, body: string, now: Date): Promise<ErrorNote | undefined> {
+      const at = now.toISOString();
+      return trackerTransaction(async (trx) => {
+        const error = await trx.selectFrom('infrastructure_errors').select('id').where('id', '=', errorId).executeTakeFirst();
+        if (!error) return undefined;
+        const row = await trx.insertInto('error_notes').values({ error_id: errorId, author_id: authorId, body, created_at: at }).returningAll().executeTakeFirstOrThrow();
+        await trx.insertInto('error_activity').values({ error_id: errorId, at, actor_id: authorId, action: 'note', details: details({ note_id: Number(row.id) }) }).execute();
+        return toNote(row);
+      });
+    },
+
+    /** Deletes a note, with an activity row; false when there was none. */
+    async deleteNote(errorId: number, noteId: number, actorId: number | null, now: Date): Promise<boolean> {
+      return trackerTransaction(async (trx) => {
+        const result = await trx.deleteFrom('error_notes').where('id', '=', noteId).where('error_id', '=', errorId).executeTakeFirst();
+        if (Number(result.numDeletedRows) === 0) return false;
+        await trx.insertInto('error_activity').values({ error_id: errorId, at: now.toISOString(), actor_id: actorId, action: 'note_deleted', details: details({ note_id: noteId }) }).execute();
+        return true;
+      });
+    },
+
+    /** An error's activity, oldest first. */
+    async activity(errorId: number, limit: number, offset: number): Promise<{ items: ActivityEntry[]; total: number }> {
+      const [rows, count] = await Promise.all([
+        db.selectFrom('error_activity').selectAll().where('error_id', '=', errorId).orderBy('id').limit(limit).offset(offset).execute(),
+        db.selectFrom('error_activity').select((eb) => eb.fn.countAll<number | string>().as('total')).where('error_id', '=', errorId).executeTakeFirstOrThrow(),
+      ]);
+      return { items: rows.map(toActivity), total: Number(count.total) };
+    },
+
+    /** Whether the error exists. */
+    async exists(errorId: number): Promise<boolean> {
+      return (await db.selectFrom('infrastructure_errors').select('id').where('id', '=', errorId).executeTakeFirst()) !== undefined;
+    },
+  };
+}
+
+export type TriageRepository = ReturnType<typeof triageRepository>;

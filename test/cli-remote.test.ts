@@ -115,6 +115,11 @@ describe('cmi remote commands', () => {
     const rows = [['ID', 'DESCRIPTION', 'DEFAULT', 'CREATED', 'LAST USED'], ['1', host, '', at, at], ['2', host, '', at, at]];
     const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
     const lines = rows.map((row) => row.map((value, column) => (column === row.length - 1 ? value : value.padEnd(widths[column]!))).join('  '));
+    // Uses are written a moment after the request, later on a loaded machine: wait until both are.
+    await eventually(async () => {
+      const used = await t.database.db.selectFrom('user_api_keys').select('last_used_at').where('user_id', '=', 1).execute();
+      assert.ok(used.length === 2 && used.every((row) => row.last_used_at !== null), 'both keys\' use written');
+    }, 10_000);
     succeeded(await cmi(['users', 'api-keys', 'ls', 'admin']), `${lines.join('\n')}\n2 API keys of user 1 "admin"\n`);
     const added = await cmi(['users', 'api-keys', 'add', 'alice', '--description', 'backup job']);
     assert.equal(added.stderr, '');

@@ -1,3 +1,5 @@
+import type { Bucket } from '../buckets/bucket.js';
+import type { Role } from '../roles/role.js';
 import { html, type Html } from './html.js';
 
 /** The API's field errors of a 422, by field (`base`: the record as a whole). */
@@ -35,4 +37,25 @@ export function checkbox(name: string, value: string, label: string | Html, chec
 /** The messages about the record as a whole. */
 export function baseErrors(errors: FieldErrors): Html {
   return errors.base ? html`<p class="error" role="alert">${errors.base.join(' ')}</p>` : html``;
+}
+
+/** A role a user or a group may be given, as the picker shows it. */
+export type RoleChoice = Pick<Role, 'id' | 'label' | 'system'>;
+/** A bucket a user or a group may be put in. */
+export type BucketChoice = Pick<Bucket, 'id' | 'label'>;
+
+/** The role picker (users' and groups' forms): one checkbox a role; `role_picker` says the form had it, so none ticked is none. */
+export function rolesPicker(choices: readonly RoleChoice[], selected: readonly number[] | undefined, errors: FieldErrors): Html {
+  const ticked = new Set(selected ?? []);
+  return html`<fieldset class="roles-picker"${errors.role_ids ? html` aria-describedby="role_ids-error"` : ''}><legend>Roles</legend>
+<input type="hidden" name="role_picker" value="1">
+${choices.map((role) => checkbox('role_ids', String(role.id), html`${role.label}${role.system ? html` <span class="badge system">system</span>` : ''}`, ticked.has(role.id), { id: `role-${role.id}` }))}
+${errorsFor(errors, 'role_ids')}
+</fieldset>`;
+}
+
+/** The bucket picker (none, or one of the buckets). */
+export function bucketPicker(choices: readonly BucketChoice[], value: string | undefined, errors: FieldErrors): Html {
+  const option = (id: string, label: string) => html`<option value="${id}"${(value ?? '') === id ? html` selected` : ''}>${label}</option>`;
+  return html`<label for="bucket_id">Billing bucket</label><select id="bucket_id" name="bucket_id">${option('', '(none)')}${choices.map((b) => option(String(b.id), b.label))}</select>${errorsFor(errors, 'bucket_id')}`;
 }

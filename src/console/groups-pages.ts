@@ -3,7 +3,7 @@ import { may } from '../roles/authorization.js';
 import type { Role } from '../roles/role.js';
 import type { UserGroup } from '../user-groups/user-group.js';
 import type { User } from '../users/user.js';
-import { baseErrors, checkbox, errorsFor, type FieldErrors, textField } from './form-fields.js';
+import { baseErrors, bucketPicker, type FieldErrors, rolesPicker, textField } from './form-fields.js';
 import { html, type Html } from './html.js';
 import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
 
@@ -26,25 +26,11 @@ export interface GroupChoices {
   bucketChoices?: readonly GroupBucketChoice[];
 }
 
-function rolesPicker(choices: readonly GroupRoleChoice[], selected: readonly number[] | undefined, errors: FieldErrors): Html {
-  const ticked = new Set(selected ?? []);
-  return html`<fieldset class="roles-picker"${errors.role_ids ? html` aria-describedby="role_ids-error"` : ''}><legend>Roles</legend>
-<input type="hidden" name="role_picker" value="1">
-${choices.map((role) => checkbox('role_ids', String(role.id), html`${role.label}${role.system ? html` <span class="badge system">system</span>` : ''}`, ticked.has(role.id), { id: `role-${role.id}` }))}
-${errorsFor(errors, 'role_ids')}
-</fieldset>`;
-}
-
-function bucketSelect(choices: readonly GroupBucketChoice[], value: string | undefined, errors: FieldErrors): Html {
-  const option = (id: string, label: string) => html`<option value="${id}"${(value ?? '') === id ? html` selected` : ''}>${label}</option>`;
-  return html`<label for="bucket_id">Billing bucket</label><select id="bucket_id" name="bucket_id">${option('', '(none)')}${choices.map((b) => option(String(b.id), b.label))}</select>${errorsFor(errors, 'bucket_id')}`;
-}
-
 function groupFields(values: GroupFormValues, errors: FieldErrors, choices: GroupChoices, group?: UserGroup): Html {
   return html`${textField('label', 'Label', values.label, errors, { required: true })}
 ${textField('identifier', 'Identifier', values.identifier, errors, { max: 64, hint: group ? undefined : 'Optional: made from the label when left empty.' })}
 ${choices.roleChoices ? rolesPicker(choices.roleChoices, values.role_ids, errors) : ''}
-${choices.bucketChoices ? bucketSelect(choices.bucketChoices, values.bucket_id, errors) : ''}`;
+${choices.bucketChoices ? bucketPicker(choices.bucketChoices, values.bucket_id, errors) : ''}`;
 }
 
 /** A group's bucket: its label (a link for those who may see buckets) when known, else its id. */

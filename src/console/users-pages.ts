@@ -1,11 +1,9 @@
-import type { Bucket } from '../buckets/bucket.js';
 import type { UserGroup } from '../user-groups/user-group.js';
 import type { User } from '../users/user.js';
 import { html, type Html } from './html.js';
 import { may } from '../roles/authorization.js';
 import type { Permission } from '../roles/permissions.js';
-import type { Role } from '../roles/role.js';
-import { baseErrors, checkbox, errorsFor, type FieldErrors, textField } from './form-fields.js';
+import { baseErrors, bucketPicker, type BucketChoice, errorsFor, type FieldErrors, rolesPicker, type RoleChoice, textField } from './form-fields.js';
 import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
 
 /** The user fields a form edits, as typed; the roles and the bucket as the pickers hold them. */
@@ -16,32 +14,12 @@ function roleField(value: string | undefined, errors: FieldErrors): Html {
   return html`<label for="role">Role</label><select id="role" name="role">${option('user', 'User')}${option('admin', 'Administrator')}</select>${errorsFor(errors, 'role')}`;
 }
 
-/** The role picker of a holder of users.update who may also see the roles: one checkbox a role. */
-function rolesField(choices: readonly RoleChoice[], selected: readonly number[] | undefined, errors: FieldErrors): Html {
-  const ticked = new Set(selected ?? []);
-  return html`<fieldset class="roles-picker"${errors.role_ids ? html` aria-describedby="role_ids-error"` : ''}><legend>Roles</legend>
-<input type="hidden" name="role_picker" value="1">
-${choices.map((role) => checkbox('role_ids', String(role.id), html`${role.label}${role.system ? html` <span class="badge system">system</span>` : ''}`, ticked.has(role.id), { id: `role-${role.id}` }))}
-${errorsFor(errors, 'role_ids')}
-</fieldset>`;
-}
-
-/** The bucket picker (none, or one of the buckets). */
-function bucketField(choices: readonly BucketChoice[], value: string | undefined, errors: FieldErrors): Html {
-  const option = (id: string, label: string) => html`<option value="${id}"${(value ?? '') === id ? html` selected` : ''}>${label}</option>`;
-  return html`<label for="bucket_id">Billing bucket</label><select id="bucket_id" name="bucket_id">${option('', '(none)')}${choices.map((b) => option(String(b.id), b.label))}</select>${errorsFor(errors, 'bucket_id')}`;
-}
-
 /** The group picker (none, or one of the user groups). */
 function groupField(choices: readonly GroupChoice[], value: string | undefined, errors: FieldErrors): Html {
   const option = (id: string, label: string) => html`<option value="${id}"${(value ?? '') === id ? html` selected` : ''}>${label}</option>`;
   return html`<label for="user_group_id">User group</label><select id="user_group_id" name="user_group_id">${option('', '(none)')}${choices.map((g) => option(String(g.id), g.label))}</select>${errorsFor(errors, 'user_group_id')}`;
 }
 
-/** A role a user may be given, as the picker shows it. */
-export type RoleChoice = Pick<Role, 'id' | 'label' | 'system'>;
-/** A bucket a user may be put in. */
-export type BucketChoice = Pick<Bucket, 'id' | 'label'>;
 /** A user group a user may be put in. */
 export type GroupChoice = Pick<UserGroup, 'id' | 'label'>;
 
@@ -196,8 +174,8 @@ ${textField('first_name', 'First name', values.first_name, errors)}
 ${textField('last_name', 'Last name', values.last_name, errors)}
 ${textField('time_zone', 'Time zone', values.time_zone, errors, { max: 64 })}
 ${textField('locale', 'Locale', values.locale, errors, { max: 16 })}
-${may_('users.update') ? (view.roleChoices ? rolesField(view.roleChoices, values.role_ids, errors) : roleField(values.role, errors)) : ''}
-${may_('users.update') && view.bucketChoices ? bucketField(view.bucketChoices, values.bucket_id, errors) : ''}
+${may_('users.update') ? (view.roleChoices ? rolesPicker(view.roleChoices, values.role_ids, errors) : roleField(values.role, errors)) : ''}
+${may_('users.update') && view.bucketChoices ? bucketPicker(view.bucketChoices, values.bucket_id, errors) : ''}
 ${may_('users.update') && view.groupChoices ? groupField(view.groupChoices, values.user_group_id, errors) : ''}
 <button type="submit">Save</button>
 </form>

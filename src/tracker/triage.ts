@@ -1,6 +1,6 @@
 import { parseDatetime } from '../shared/datetime.js';
 import { FieldErrors, Unprocessable } from '../shared/problems.js';
-import { idListField } from '../shared/request-body.js';
+import { idListField, unwrapRecord } from '../shared/request-body.js';
 
 import { TRIAGE_STATUSES } from './triage.resource.js';
 
@@ -57,19 +57,6 @@ export const MAX_BULK_IDS = 100_000;
 type Fields = Record<string, unknown>;
 const isObject = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The object under `root` (a lone key), or the body itself; XML's empty element is an empty object. */
-function unwrap(body: unknown, root: string): Fields {
-  if (!isObject(body)) throw new Unprocessable({ base: [`Request body must be an object (${root})`] });
-  const keys = Object.keys(body);
-  if (keys.length === 1 && keys[0] === root) {
-    const inner = body[root];
-    if (inner === '' || inner === null) return {};
-    if (!isObject(inner)) throw new Unprocessable({ base: [`${root} must be an object`] });
-    return inner;
-  }
-  return body;
-}
-
 /** An integer as JSON (a number) or XML (its digits) sends it. */
 function integerOf(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
@@ -89,7 +76,7 @@ const KNOWN_FIELDS = new Set(['status', 'assignee_id', 'snoozed_until', 'snooze_
  * snooze's fields without status `snoozed`.
  */
 export function parseTriageChange(body: unknown, now: Date): TriageChange {
-  const fields = unwrap(body ?? {}, 'triage');
+  const fields = unwrapRecord(body ?? {}, 'triage');
   const errors = new FieldErrors();
   const change: TriageChange = {};
   for (const name of Object.keys(fields)) if (!KNOWN_FIELDS.has(name)) errors.add(name, 'is not a field of triage');
@@ -158,7 +145,7 @@ export function parseBulkTriage(body: unknown, now: Date): { change: TriageChang
 
 /** A note's body: plain text, 1 to NOTE_MAX_CHARS characters, no NUL. */
 export function parseNoteBody(body: unknown): string {
-  const fields = unwrap(body ?? {}, 'note');
+  const fields = unwrapRecord(body ?? {}, 'note');
   const errors = new FieldErrors();
   for (const name of Object.keys(fields)) if (name !== 'body') errors.add(name, 'is not a field of a note');
   const text = fields['body'];

@@ -1,5 +1,5 @@
 /**
- * The error tracker's figures (issue 10, "Figures to reach"; docs/benchmarks.md#errors), on one machine in one run:
+ * The error tracker's figures and their goals (docs/benchmarks.md#errors), on one machine in one run:
  *  A. 100,000 reports of one error from 20 concurrent clients through two `cmi serve` processes
  *     sharing one database: one record, counter exactly 100,000 (SQLite; PostgreSQL when given).
  *  B. The same with one of the two processes killed with SIGKILL halfway: counter at least the 2xx

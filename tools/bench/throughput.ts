@@ -1,5 +1,5 @@
 /**
- * The throughput figures of issue 11 ("Figures to reach", docs/benchmarks.md#throughput): each
+ * The throughput figures and their goals (docs/benchmarks.md#throughput): each
  * scenario against a raw node:http server answering the bytes cmi answered, in the same run, on
  * SQLite and PostgreSQL, with `--workers 1` and `--workers 2`.
  */

@@ -44,6 +44,15 @@ const errorIdIn: PerDatabase<(ids: readonly number[]) => Expression<SqlBool>> = 
 /** The counter at which a snooze of `n` more occurrences ends: the error's counter now plus n. */
 const untilCounter = (n: number) => sql`(select counter from infrastructure_errors where infrastructure_errors.id = error_triage.error_id) + ${n}`;
 
+/** The snooze's columns for a change to `status`: its time and count when snoozed, none otherwise. */
+const snoozeColumns = (status: TriageStatus, change: TriageChange) => (status === 'snoozed'
+  ? {
+    snoozed_until: change.snoozed_until?.toISOString() ?? null,
+    snooze_occurrences: change.snooze_occurrences ?? null,
+    snooze_until_counter: change.snooze_occurrences === undefined ? null : untilCounter(change.snooze_occurrences),
+  }
+  : { snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null });
+
 /** An activity row's details: a JSON object as text. */
 const details = (value: Record<string, unknown>) => JSON.stringify(value);
 
@@ -129,13 +138,7 @@ export function triageRepository(database: Database) {
             set['triage_status'] = status;
             if (status === 'resolved') Object.assign(set, { resolved_at: at, resolved_by_id: actorId });
             else Object.assign(set, { resolved_at: null, resolved_by_id: null });
-            if (status === 'snoozed') {
-              Object.assign(set, {
-                snoozed_until: change.snoozed_until?.toISOString() ?? null,
-                snooze_occurrences: change.snooze_occurrences ?? null,
-                snooze_until_counter: change.snooze_occurrences === undefined ? null : untilCounter(change.snooze_occurrences),
-              });
-            } else Object.assign(set, { snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null });
+            Object.assign(set, snoozeColumns(status, change));
           }
           const updated = await trx.updateTable('error_triage').set(set)
             .where('error_id', '=', errorId).where('triage_status', '=', current.status)
@@ -218,13 +221,7 @@ export function triageRepository(database: Database) {
             set['resolved_at'] = sql`case when triage_status = 'resolved' then resolved_at else ${at} end`;
             set['resolved_by_id'] = sql`case when triage_status = 'resolved' then resolved_by_id else ${actorId} end`;
           } else Object.assign(set, { resolved_at: null, resolved_by_id: null });
-          if (status === 'snoozed') {
-            Object.assign(set, {
-              snoozed_until: change.snoozed_until?.toISOString() ?? null,
-              snooze_occurrences: change.snooze_occurrences ?? null,
-              snooze_until_counter: change.snooze_occurrences === undefined ? null : untilCounter(change.snooze_occurrences),
-            });
-          } else Object.assign(set, { snoozed_until: null, snooze_occurrences: null, snooze_until_counter: null });
+          Object.assign(set, snoozeColumns(status, change));
         }
         const result = await trx.updateTable('error_triage').set(set)
           .where((eb) => eb.and([selected(eb), changes(eb)]))

@@ -34,13 +34,13 @@ export const deliveriesRoutes: FastifyPluginCallback<DeliveriesRoutesOptions> = 
   const pageOf = (request: FastifyRequest) => parsePagination(request.requestPath.pagination, request.query as Query, lists);
 
   app.post<{ Params: { id: string } }>(`${ERRORS}/:id/report`, async (request, reply) => {
-    const record = await errorReporting.report(request.viewer, parseId(request.params.id));
+    const record = await errorReporting.report(request.actor, parseId(request.params.id));
     return sendPayload(reply, request.format, { kind: 'record', resource: infrastructureErrorResource, record });
   });
 
   app.get('/sysadmin_tools/infrastructure/deliveries', { config: { paginated: true } }, async (request, reply) => {
     const pagination = pageOf(request);
-    const { items, total } = await webhookDeliveries.list(request.viewer, request.query as Query, pagination.perPage, pagination.offset);
+    const { items, total } = await webhookDeliveries.list(request.actor, request.query as Query, pagination.perPage, pagination.offset);
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath, request.query as Query));
     return sendPayload(reply, request.format, { kind: 'list', resource, records: items });
   });

@@ -36,6 +36,7 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'ingest_keys', key: ['id'] },
   { table: 'ingest_key_usage', key: ['key_id'] },
   { table: 'ingested_events', key: ['event_key'] },
+  { table: 'audit_events', key: ['id'] },
 ];
 
 /**

@@ -31,29 +31,29 @@ export interface BucketsRoutesOptions {
 export const bucketsRoutes: FastifyPluginCallback<BucketsRoutesOptions> = (app, { buckets, lists }, done) => {
   app.get(BUCKETS, { config: { paginated: true } }, async (request, reply) => {
     const pagination = parsePagination(request.requestPath.pagination, request.query as Record<string, string | string[]>, lists);
-    const { items, total } = await buckets.list(request.viewer, pagination.perPage, pagination.offset);
+    const { items, total } = await buckets.list(request.actor, pagination.perPage, pagination.offset);
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath));
     return sendPayload(reply, request.format, { kind: 'list', resource, records: items });
   });
 
   app.post(BUCKETS, async (request, reply) => {
-    const bucket = await buckets.create(request.viewer, request.body);
+    const bucket = await buckets.create(request.actor, request.body);
     reply.code(201).header('location', `${BUCKETS}/${bucket.id}.${request.format}`);
     return sendPayload(reply, request.format, { kind: 'record', resource, record: bucket });
   });
 
   app.get<WithId>(`${BUCKETS}/:id`, async (request, reply) => {
-    const bucket = await buckets.get(request.viewer, parseId(request.params.id));
+    const bucket = await buckets.get(request.actor, parseId(request.params.id));
     return sendPayload(reply, request.format, { kind: 'record', resource, record: bucket });
   });
 
   app.put<WithId>(`${BUCKETS}/:id`, async (request, reply) => {
-    await buckets.update(request.viewer, parseId(request.params.id), request.body);
+    await buckets.update(request.actor, parseId(request.params.id), request.body);
     return reply.code(204).send();
   });
 
   app.delete<WithId>(`${BUCKETS}/:id`, async (request, reply) => {
-    await buckets.remove(request.viewer, parseId(request.params.id));
+    await buckets.remove(request.actor, parseId(request.params.id));
     return reply.code(204).send();
   });
   done();

@@ -40,20 +40,20 @@ export function consoleBucketsRoutes(app: FastifyInstance, services: ConsoleServ
 
   app.get<WithId>('/buckets', consoleRoute(), async (request, reply) => {
     const pagination = parsePagination([], { page: request.query.page, per_page: request.query.per_page }, PAGE_LIMITS);
-    const { items, total } = await buckets.list(request.viewer, pagination.perPage, pagination.offset);
+    const { items, total } = await buckets.list(request.actor, pagination.perPage, pagination.offset);
     reply.header('x-total', String(total));
     return sendPage(reply, bucketsListPage(pageContext(request, services), { buckets: items, total, page: pagination.page, perPage: pagination.perPage, notice: noticeOf(request.query) }));
   });
 
   app.get('/buckets/new', consoleRoute(), (request, reply) => {
-    assertPermitted(request.viewer, 'buckets.create');
+    assertPermitted(request.actor, 'buckets.create');
     return sendPage(reply, newBucketPage(pageContext(request, services), {}, {}));
   });
 
   app.post('/buckets', consoleRoute(), async (request, reply) => {
     const body = bodyOf(formOf(request));
     try {
-      const bucket = await buckets.create(request.viewer, body);
+      const bucket = await buckets.create(request.actor, body);
       return reply.code(303).header('location', see(bucket.id, 'created')).send();
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
@@ -66,23 +66,23 @@ export function consoleBucketsRoutes(app: FastifyInstance, services: ConsoleServ
     return sendPage(reply, bucketPage(pageContext(request, services), view), extra.status);
   }
 
-  app.get<WithId>('/buckets/:id', consoleRoute(), async (request, reply) => show(request, reply, await buckets.get(request.viewer, parseId(request.params.id))));
+  app.get<WithId>('/buckets/:id', consoleRoute(), async (request, reply) => show(request, reply, await buckets.get(request.actor, parseId(request.params.id))));
 
   app.post<WithId>('/buckets/:id', consoleRoute(), async (request, reply) => {
     const id = parseId(request.params.id);
     const body = bodyOf(formOf(request));
     try {
-      await buckets.update(request.viewer, id, body);
+      await buckets.update(request.actor, id, body);
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
-      return show(request, reply, await buckets.get(request.viewer, id), { values: typed(body), errors: error.messages, notice: undefined, status: 422 });
+      return show(request, reply, await buckets.get(request.actor, id), { values: typed(body), errors: error.messages, notice: undefined, status: 422 });
     }
     return reply.code(303).header('location', see(id, 'saved')).send();
   });
 
   app.get<WithId>('/buckets/:id/delete', consoleRoute(), async (request, reply) => {
-    assertPermitted(request.viewer, 'buckets.delete');
-    const bucket = await buckets.get(request.viewer, parseId(request.params.id));
+    assertPermitted(request.actor, 'buckets.delete');
+    const bucket = await buckets.get(request.actor, parseId(request.params.id));
     return sendPage(reply, confirmDeleteBucketPage(pageContext(request, services), bucket));
   });
 
@@ -90,10 +90,10 @@ export function consoleBucketsRoutes(app: FastifyInstance, services: ConsoleServ
   app.post<WithId>('/buckets/:id/delete', consoleRoute(), async (request, reply) => {
     const id = parseId(request.params.id);
     try {
-      await buckets.remove(request.viewer, id);
+      await buckets.remove(request.actor, id);
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
-      const bucket = await buckets.get(request.viewer, id);
+      const bucket = await buckets.get(request.actor, id);
       return show(request, reply, bucket, { refusal: error.messages.base ?? Object.values(error.messages).flat(), notice: undefined, status: 422 });
     }
     return reply.code(303).header('location', '/console/buckets?notice=deleted').send();

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { readCookie } from '../users/authentication.js';
+import { actorOf } from '../users/request-gate.js';
 import { Forbidden, INTERNAL_ERROR_CODE, NotFound, problemOf, Unauthorized } from '../shared/problems.js';
 import { startRequest } from '../http/hooks/request-context.js';
 import { type ConsoleServices, formOf, sendPage } from './console-page.js';
@@ -70,6 +71,7 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
     });
     request.viewer = authenticated.user;
     request.session = authenticated.session;
+    request.actor = actorOf(request, authenticated);
     if (authenticated.sessionToken) setConsoleCookie(request, reply, authenticated.sessionToken);
   };
   // After the API's gate of each route (which starts the request's clock and context), never instead of it.

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseId } from '../http/route-params.js';
-import { assertPermitted, may } from '../roles/authorization.js';
+import { type Actor, assertPermitted, may } from '../roles/authorization.js';
 import { parsePagination } from '../shared/pagination.js';
 import { Unprocessable } from '../shared/problems.js';
 import type { UserGroup } from '../user-groups/user-group.js';
@@ -56,13 +56,13 @@ export function consoleGroupsRoutes(app: FastifyInstance, services: ConsoleServi
   const see = (id: number, notice: string) => `/console/groups/${id}?notice=${notice}`;
 
   /** The buckets' labels by id, for a viewer who may see buckets (else none: ids are shown). */
-  async function bucketLabels(viewer: User): Promise<Map<number, string>> {
+  async function bucketLabels(viewer: Actor): Promise<Map<number, string>> {
     if (!may(viewer, 'buckets.read')) return new Map();
     return new Map((await everyRecord((limit, offset) => buckets.list(viewer, limit, offset))).map((b) => [b.id, b.label]));
   }
 
   /** The roles and buckets a group's form offers: those the viewer may see. */
-  async function choices(viewer: User): Promise<GroupChoices> {
+  async function choices(viewer: Actor): Promise<GroupChoices> {
     const roleChoices = may(viewer, 'roles.read') ? await everyRecord((limit, offset) => roles.list(viewer, limit, offset)) : undefined;
     const bucketChoices = may(viewer, 'buckets.read') ? await everyRecord((limit, offset) => buckets.list(viewer, limit, offset)) : undefined;
     return { roleChoices, bucketChoices };
@@ -70,30 +70,30 @@ export function consoleGroupsRoutes(app: FastifyInstance, services: ConsoleServi
 
   app.get<WithId>('/groups', consoleRoute(), async (request, reply) => {
     const pagination = parsePagination([], { page: request.query.page, per_page: request.query.per_page }, PAGE_LIMITS);
-    const { items, total } = await userGroups.list(request.viewer, pagination.perPage, pagination.offset);
+    const { items, total } = await userGroups.list(request.actor, pagination.perPage, pagination.offset);
     reply.header('x-total', String(total));
-    const view = { groups: items, total, page: pagination.page, perPage: pagination.perPage, buckets: await bucketLabels(request.viewer), notice: noticeOf(request.query) };
+    const view = { groups: items, total, page: pagination.page, perPage: pagination.perPage, buckets: await bucketLabels(request.actor), notice: noticeOf(request.query) };
     return sendPage(reply, groupsListPage(pageContext(request, services), view));
   });
 
   app.get('/groups/new', consoleRoute(), async (request, reply) => {
-    assertPermitted(request.viewer, 'user_groups.create');
-    return sendPage(reply, newGroupPage(pageContext(request, services), {}, {}, await choices(request.viewer)));
+    assertPermitted(request.actor, 'user_groups.create');
+    return sendPage(reply, newGroupPage(pageContext(request, services), {}, {}, await choices(request.actor)));
   });
 
   app.post('/groups', consoleRoute(), async (request, reply) => {
     const body = bodyOf(formOf(request));
     try {
-      const group = await userGroups.create(request.viewer, body);
+      const group = await userGroups.create(request.actor, body);
       return reply.code(303).header('location', see(group.id, 'created')).send();
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
-      return sendPage(reply, newGroupPage(pageContext(request, services), typed(body), error.messages, await choices(request.viewer)), 422);
+      return sendPage(reply, newGroupPage(pageContext(request, services), typed(body), error.messages, await choices(request.actor)), 422);
     }
   });
 
   async function show(request: FastifyRequest<WithId>, reply: FastifyReply, group: UserGroup, extra: Partial<GroupView> & { status?: number } = {}) {
-    const viewer = request.viewer;
+    const viewer = request.actor;
     const listsUsers = may(viewer, 'users.read') || may(viewer, 'users.read.own');
     const members = listsUsers ? await users.groupMembers(viewer, group.id, MEMBERS_SHOWN, 0).then(({ items, total }) => ({ users: items, total })) : undefined;
     const offered = may(viewer, 'user_groups.update') ? await choices(viewer) : {};
@@ -103,24 +103,24 @@ export function consoleGroupsRoutes(app: FastifyInstance, services: ConsoleServi
     return sendPage(reply, groupPage(pageContext(request, services), view), extra.status);
   }
 
-  app.get<WithId>('/groups/:id', consoleRoute(), async (request, reply) => show(request, reply, await userGroups.get(request.viewer, parseId(request.params.id))));
+  app.get<WithId>('/groups/:id', consoleRoute(), async (request, reply) => show(request, reply, await userGroups.get(request.actor, parseId(request.params.id))));
 
   app.post<WithId>('/groups/:id', consoleRoute(), async (request, reply) => {
     const id = parseId(request.params.id);
     const body = bodyOf(formOf(request));
     try {
-      await userGroups.update(request.viewer, id, body);
+      await userGroups.update(request.actor, id, body);
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
-      const group = await userGroups.get(request.viewer, id);
+      const group = await userGroups.get(request.actor, id);
       return show(request, reply, group, { values: { ...valuesOf(group), ...typed(body) }, errors: error.messages, notice: undefined, status: 422 });
     }
     return reply.code(303).header('location', see(id, 'saved')).send();
   });
 
   app.get<WithId>('/groups/:id/delete', consoleRoute(), async (request, reply) => {
-    assertPermitted(request.viewer, 'user_groups.delete');
-    const group = await userGroups.get(request.viewer, parseId(request.params.id));
+    assertPermitted(request.actor, 'user_groups.delete');
+    const group = await userGroups.get(request.actor, parseId(request.params.id));
     return sendPage(reply, confirmDeleteGroupPage(pageContext(request, services), group));
   });
 
@@ -128,10 +128,10 @@ export function consoleGroupsRoutes(app: FastifyInstance, services: ConsoleServi
   app.post<WithId>('/groups/:id/delete', consoleRoute(), async (request, reply) => {
     const id = parseId(request.params.id);
     try {
-      await userGroups.remove(request.viewer, id);
+      await userGroups.remove(request.actor, id);
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
-      const group = await userGroups.get(request.viewer, id);
+      const group = await userGroups.get(request.actor, id);
       return show(request, reply, group, { refusal: error.messages.base ?? Object.values(error.messages).flat(), notice: undefined, status: 422 });
     }
     return reply.code(303).header('location', '/console/groups?notice=deleted').send();

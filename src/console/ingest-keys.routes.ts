@@ -22,31 +22,31 @@ export function consoleIngestKeysRoutes(app: FastifyInstance, services: ConsoleS
   const baseOf = (request: FastifyRequest) => publicUrl ?? `${request.protocol}://${request.host}`;
 
   app.get<WithId>('/ingest-keys', consoleRoute(), async (request, reply) => {
-    const { items, total } = await ingestKeys.list(request.viewer, LISTED, 0, baseOf(request));
+    const { items, total } = await ingestKeys.list(request.actor, LISTED, 0, baseOf(request));
     return sendPage(reply, ingestKeysListPage(pageContext(request, services), { keys: items, total, notice: noticeOf(request.query) }));
   });
 
   app.post('/ingest-keys', consoleRoute(), async (request, reply) => {
-    assertPermitted(request.viewer, 'ingest_keys.create');
+    assertPermitted(request.actor, 'ingest_keys.create');
     const form = formOf(request);
     const values = { label: form.get('label') ?? '', component: form.get('component') ?? '' };
     try {
-      const key = await ingestKeys.create(request.viewer, values, baseOf(request));
+      const key = await ingestKeys.create(request.actor, values, baseOf(request));
       return reply.code(303).header('location', `/console/ingest-keys/${key.id}?notice=created`).send();
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
-      const { items, total } = await ingestKeys.list(request.viewer, LISTED, 0, baseOf(request));
+      const { items, total } = await ingestKeys.list(request.actor, LISTED, 0, baseOf(request));
       return sendPage(reply, ingestKeysListPage(pageContext(request, services), { keys: items, total, values, errors: error.messages }), 422);
     }
   });
 
   app.get<WithId>('/ingest-keys/:id', consoleRoute(), async (request, reply) => {
-    const key = await ingestKeys.get(request.viewer, parseId(request.params.id), baseOf(request));
+    const key = await ingestKeys.get(request.actor, parseId(request.params.id), baseOf(request));
     return sendPage(reply, ingestKeyPage(pageContext(request, services), key, noticeOf(request.query)));
   });
 
   app.post<WithId>('/ingest-keys/:id/revoke', consoleRoute(), async (request, reply) => {
-    await ingestKeys.remove(request.viewer, parseId(request.params.id));
+    await ingestKeys.remove(request.actor, parseId(request.params.id));
     return reply.code(303).header('location', '/console/ingest-keys?notice=revoked').send();
   });
 }

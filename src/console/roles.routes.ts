@@ -52,20 +52,20 @@ export function consoleRolesRoutes(app: FastifyInstance, services: ConsoleServic
 
   app.get<WithId>('/roles', consoleRoute(), async (request, reply) => {
     const pagination = parsePagination([], { page: request.query.page, per_page: request.query.per_page }, PAGE_LIMITS);
-    const { items, total } = await roles.list(request.viewer, pagination.perPage, pagination.offset);
+    const { items, total } = await roles.list(request.actor, pagination.perPage, pagination.offset);
     reply.header('x-total', String(total));
     return sendPage(reply, rolesListPage(pageContext(request, services), { roles: items, total, page: pagination.page, perPage: pagination.perPage, notice: noticeOf(request.query) }));
   });
 
   app.get('/roles/new', consoleRoute(), (request, reply) => {
-    assertPermitted(request.viewer, 'roles.create');
+    assertPermitted(request.actor, 'roles.create');
     return sendPage(reply, newRolePage(pageContext(request, services), {}, {}));
   });
 
   app.post('/roles', consoleRoute(), async (request, reply) => {
     const body = bodyOf(formOf(request));
     try {
-      const role = await roles.create(request.viewer, body);
+      const role = await roles.create(request.actor, body);
       return reply.code(303).header('location', see(role.id, 'created')).send();
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
@@ -78,29 +78,29 @@ export function consoleRolesRoutes(app: FastifyInstance, services: ConsoleServic
     return sendPage(reply, rolePage(pageContext(request, services), view), extra.status);
   }
 
-  app.get<WithId>('/roles/:id', consoleRoute(), async (request, reply) => show(request, reply, await roles.get(request.viewer, parseId(request.params.id))));
+  app.get<WithId>('/roles/:id', consoleRoute(), async (request, reply) => show(request, reply, await roles.get(request.actor, parseId(request.params.id))));
 
   app.post<WithId>('/roles/:id', consoleRoute(), async (request, reply) => {
     const id = parseId(request.params.id);
     const body = bodyOf(formOf(request));
     try {
-      await roles.update(request.viewer, id, body);
+      await roles.update(request.actor, id, body);
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
-      const role = await roles.get(request.viewer, id);
+      const role = await roles.get(request.actor, id);
       return show(request, reply, role, { values: { ...valuesOf(role), ...typed(body) }, errors: error.messages, notice: undefined, status: 422 });
     }
     return reply.code(303).header('location', see(id, 'saved')).send();
   });
 
   app.post<WithId>('/roles/:id/clone', consoleRoute(), async (request, reply) => {
-    const copy = await roles.clone(request.viewer, parseId(request.params.id));
+    const copy = await roles.clone(request.actor, parseId(request.params.id));
     return reply.code(303).header('location', see(copy.id, 'cloned')).send();
   });
 
   app.get<WithId>('/roles/:id/delete', consoleRoute(), async (request, reply) => {
-    assertPermitted(request.viewer, 'roles.delete');
-    const role = await roles.get(request.viewer, parseId(request.params.id));
+    assertPermitted(request.actor, 'roles.delete');
+    const role = await roles.get(request.actor, parseId(request.params.id));
     if (role.system) return show(request, reply, role, { refusal: ['A system role cannot be deleted.'], notice: undefined, status: 422 });
     return sendPage(reply, confirmDeleteRolePage(pageContext(request, services), role));
   });
@@ -109,10 +109,10 @@ export function consoleRolesRoutes(app: FastifyInstance, services: ConsoleServic
   app.post<WithId>('/roles/:id/delete', consoleRoute(), async (request, reply) => {
     const id = parseId(request.params.id);
     try {
-      await roles.remove(request.viewer, id);
+      await roles.remove(request.actor, id);
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
-      const role = await roles.get(request.viewer, id);
+      const role = await roles.get(request.actor, id);
       return show(request, reply, role, { refusal: error.messages.base ?? Object.values(error.messages).flat(), notice: undefined, status: 422 });
     }
     return reply.code(303).header('location', '/console/roles?notice=deleted').send();

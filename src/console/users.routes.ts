@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { assertPermitted, may } from '../roles/authorization.js';
+import { type Actor, assertPermitted, may } from '../roles/authorization.js';
 import { Unprocessable } from '../shared/problems.js';
 import type { User } from '../users/user.js';
 import { parseUserListQuery } from '../users/users-query.js';
@@ -69,7 +69,7 @@ function readFilters(filters: UserFilterValues): { read: UserFilters; errors: Re
 /** Users (docs/console.md#users): administrators manage everyone, a user its own account, by the API's rules. */
 export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServices): void {
   const { users, roles, buckets, userGroups } = services;
-  const actor = (request: FastifyRequest) => ({ id: request.viewer.id, permissions: request.viewer.permissions, address: request.ip });
+  const actor = (request: FastifyRequest) => ({ id: request.actor.id, permissions: request.actor.permissions, address: request.ip });
   const see = (id: number, notice: string) => `/console/users/${id}?notice=${notice}`;
 
   app.get<WithId>('/users', consoleRoute(), async (request, reply) => {
@@ -79,23 +79,23 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     if (Object.values(query).some((value) => value === '')) return reply.code(303).header('location', usersListUrl(filters)).send();
     const pagination = parsePagination([], { page: query.page, per_page: query.per_page }, PAGE_LIMITS);
     const { read, errors } = readFilters(filters);
-    const { items, total } = Object.keys(errors).length > 0 ? { items: [], total: 0 } : await users.list(request.viewer, pagination.perPage, pagination.offset, read);
-    const roleChoices = may(request.viewer, 'users.read') && may(request.viewer, 'roles.read') ? await everyRecord((limit, offset) => roles.list(request.viewer, limit, offset)) : undefined;
-    const groupChoices = may(request.viewer, 'users.read') && may(request.viewer, 'user_groups.read') ? await everyRecord((limit, offset) => userGroups.list(request.viewer, limit, offset)) : undefined;
+    const { items, total } = Object.keys(errors).length > 0 ? { items: [], total: 0 } : await users.list(request.actor, pagination.perPage, pagination.offset, read);
+    const roleChoices = may(request.actor, 'users.read') && may(request.actor, 'roles.read') ? await everyRecord((limit, offset) => roles.list(request.actor, limit, offset)) : undefined;
+    const groupChoices = may(request.actor, 'users.read') && may(request.actor, 'user_groups.read') ? await everyRecord((limit, offset) => userGroups.list(request.actor, limit, offset)) : undefined;
     reply.header('x-total', String(total));
     const view = { users: items, total, page: pagination.page, perPage: pagination.perPage, filters, filterErrors: errors, roleChoices, groupChoices, notice: noticeOf(query) };
     return sendPage(reply, usersListPage(pageContext(request, services), view), Object.keys(errors).length > 0 ? 422 : 200);
   });
 
   app.get('/users/new', consoleRoute(), (request, reply) => {
-    assertPermitted(request.viewer, 'users.create');
+    assertPermitted(request.actor, 'users.create');
     return sendPage(reply, newUserPage(pageContext(request, services), {}, {}));
   });
 
   app.post('/users', consoleRoute(), async (request, reply) => {
     const body = bodyOf(formOf(request), ['login', 'email', 'first_name', 'last_name', 'password', 'role']);
     try {
-      const user = await users.create(request.viewer, body);
+      const user = await users.create(request.actor, body);
       return reply.code(303).header('location', see(user.id, 'created')).send();
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
@@ -109,7 +109,7 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
    * What the user's page shows beyond the record: the roles and buckets a holder of users.update may
    * pick from (when it may also see them), and the user's bucket by label (docs/console.md#users).
    */
-  async function choices(viewer: User, user: User): Promise<Pick<UserView, 'roleChoices' | 'bucketChoices' | 'bucket' | 'groupChoices' | 'group'>> {
+  async function choices(viewer: Actor, user: User): Promise<Pick<UserView, 'roleChoices' | 'bucketChoices' | 'bucket' | 'groupChoices' | 'group'>> {
     const picks = may(viewer, 'users.update');
     const roleChoices = picks && may(viewer, 'roles.read') ? await everyRecord((limit, offset) => roles.list(viewer, limit, offset)) : undefined;
     const seesBuckets = may(viewer, 'buckets.read');
@@ -124,18 +124,18 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
   }
 
   async function show(request: FastifyRequest<WithId>, reply: FastifyReply, user: User, extra: Partial<Parameters<typeof userPage>[1]> & { status?: number } = {}) {
-    const view = { user, values: valuesOf(user), errors: {}, passwordErrors: {}, notice: noticeOf(request.query), ...(await choices(request.viewer, user)), ...extra };
+    const view = { user, values: valuesOf(user), errors: {}, passwordErrors: {}, notice: noticeOf(request.query), ...(await choices(request.actor, user)), ...extra };
     return sendPage(reply, userPage(pageContext(request, services), view), extra.status);
   }
 
-  app.get<WithId>('/users/:id', consoleRoute(), async (request, reply) => show(request, reply, await users.get(request.viewer, parseId(request.params.id))));
+  app.get<WithId>('/users/:id', consoleRoute(), async (request, reply) => show(request, reply, await users.get(request.actor, parseId(request.params.id))));
 
   app.post<WithId>('/users/:id', consoleRoute(), async (request, reply) => {
     const id = parseId(request.params.id);
-    const user = await users.get(request.viewer, id);
+    const user = await users.get(request.actor, id);
     const form = formOf(request);
     // Only a holder of users.update sends roles, a bucket and a group; the same rule as the API refuses anyone else's.
-    const picks = may(request.viewer, 'users.update');
+    const picks = may(request.actor, 'users.update');
     const body: Record<string, unknown> = bodyOf(form, picks ? EDITED : EDITED.filter((name) => name !== 'role' && name !== 'bucket_id' && name !== 'user_group_id'));
     // The role picker's marker: ticking none sends an empty list (which the API refuses, said beside it).
     if (picks && form.has('role_picker')) {
@@ -154,7 +154,7 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
 
   app.post<WithId>('/users/:id/password', consoleRoute(), async (request, reply) => {
     const id = parseId(request.params.id);
-    const user = await users.get(request.viewer, id);
+    const user = await users.get(request.actor, id);
     const form = formOf(request);
     try {
       await users.update(actor(request), id, { password: form.get('password') ?? '', current_password: form.get('current_password') ?? '' });
@@ -163,7 +163,7 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
       return show(request, reply, user, { passwordErrors: error.messages, notice: undefined, status: 422 });
     }
     // A new password ends every session of the user, this one too (docs/security.md).
-    if (id === request.viewer.id) {
+    if (id === request.actor.id) {
       clearConsoleCookie(request, reply);
       return reply.code(303).header('location', '/console/sign-in?password_changed=1').send();
     }
@@ -173,26 +173,26 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
   for (const action of ['suspend', 'activate'] as const) {
     app.post<WithId>(`/users/:id/${action}`, consoleRoute(), async (request, reply) => {
       const id = parseId(request.params.id);
-      await users[action](request.viewer, id);
+      await users[action](request.actor, id);
       return reply.code(303).header('location', see(id, action === 'suspend' ? 'suspended' : 'activated')).send();
     });
   }
 
   /** The new key is in this answer only: never cached, never in a URL. */
   app.post<WithId>('/users/:id/api-key', consoleRoute(), async (request, reply) => {
-    const { user, apiKey } = await users.makeNewApiKey(request.viewer, parseId(request.params.id));
+    const { user, apiKey } = await users.makeNewApiKey(request.actor, parseId(request.params.id));
     reply.header('cache-control', 'no-store');
     return show(request, reply, user, { apiKey, notice: undefined });
   });
 
   app.get<WithId>('/users/:id/delete', consoleRoute(), async (request, reply) => {
-    assertPermitted(request.viewer, 'users.delete');
-    const user = await users.get(request.viewer, parseId(request.params.id));
+    assertPermitted(request.actor, 'users.delete');
+    const user = await users.get(request.actor, parseId(request.params.id));
     return sendPage(reply, confirmDeleteUserPage(pageContext(request, services), user));
   });
 
   app.post<WithId>('/users/:id/delete', consoleRoute(), async (request, reply) => {
-    const outcome = await users.remove(request.viewer, parseId(request.params.id));
+    const outcome = await users.remove(request.actor, parseId(request.params.id));
     return reply.code(303).header('location', `/console/users?notice=${outcome === 'marked' ? 'deleted' : 'removed'}`).send();
   });
 }

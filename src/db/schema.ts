@@ -229,6 +229,7 @@ export interface Schema {
   ingest_keys: IngestKeysTable;
   ingest_key_usage: IngestKeyUsageTable;
   ingested_events: IngestedEventsTable;
+  audit_events: AuditEventsTable;
 }
 
 /** A user's API keys (migration 021): the SHA-256 of each, never the key. */
@@ -326,4 +327,19 @@ export interface IngestKeyUsageTable {
 export interface IngestedEventsTable {
   event_key: string;
   occurred_at: string;
+}
+
+/** The audit trail (migration 024): one row a change; `changes` a JSON object as text, never a secret. */
+export interface AuditEventsTable {
+  id: Generated<number>;
+  at: string;
+  actor_id: number | null;
+  actor_login: string;
+  credential: string;
+  address: string | null;
+  request_id: string | null;
+  action: string;
+  target_type: string;
+  target_id: number | null;
+  changes: string;
 }

@@ -35,29 +35,29 @@ export const ingestKeysRoutes: FastifyPluginCallback<IngestKeysRoutesOptions> = 
 
   app.get(INGEST_KEYS, { config: { paginated: true } }, async (request, reply) => {
     const pagination = parsePagination(request.requestPath.pagination, request.query as Record<string, string | string[]>, lists);
-    const { items, total } = await keys.list(request.viewer, pagination.perPage, pagination.offset, baseOf(request));
+    const { items, total } = await keys.list(request.actor, pagination.perPage, pagination.offset, baseOf(request));
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath));
     return sendPayload(reply, request.format, { kind: 'list', resource, records: items });
   });
 
   app.post(INGEST_KEYS, async (request, reply) => {
-    const key = await keys.create(request.viewer, request.body, baseOf(request));
+    const key = await keys.create(request.actor, request.body, baseOf(request));
     reply.code(201).header('location', `${INGEST_KEYS}/${key.id}.${request.format}`);
     return sendPayload(reply, request.format, { kind: 'record', resource, record: key });
   });
 
   app.get<WithId>(`${INGEST_KEYS}/:id`, async (request, reply) => {
-    const key = await keys.get(request.viewer, parseId(request.params.id), baseOf(request));
+    const key = await keys.get(request.actor, parseId(request.params.id), baseOf(request));
     return sendPayload(reply, request.format, { kind: 'record', resource, record: key });
   });
 
   app.put<WithId>(`${INGEST_KEYS}/:id`, async (request, reply) => {
-    await keys.update(request.viewer, parseId(request.params.id), request.body);
+    await keys.update(request.actor, parseId(request.params.id), request.body);
     return reply.code(204).send();
   });
 
   app.delete<WithId>(`${INGEST_KEYS}/:id`, async (request, reply) => {
-    await keys.remove(request.viewer, parseId(request.params.id));
+    await keys.remove(request.actor, parseId(request.params.id));
     return reply.code(204).send();
   });
   done();

@@ -1,3 +1,4 @@
+import type { AuditActor } from '../audit/audit-event.js';
 import { Forbidden } from '../shared/problems.js';
 import { ALL_PERMISSIONS, type Permission } from './permissions.js';
 
@@ -6,7 +7,7 @@ import { ALL_PERMISSIONS, type Permission } from './permissions.js';
  * the operator at the command line. Every service decides by permission
  * (docs/security.md#authorisation-by-permission).
  */
-export interface Actor {
+export interface Actor extends AuditActor {
   id: number | null;
   /** The union of the permissions of the actor's roles. */
   permissions: ReadonlySet<string>;
@@ -19,8 +20,14 @@ export interface Actor {
   viaSession?: boolean;
 }
 
-/** The operator at the command line, who holds every permission. */
-export const OPERATOR: Actor = { id: null, permissions: ALL_PERMISSIONS };
+/**
+ * The operator at the command line, who holds every permission; the audit trail records it as
+ * `system` with the credential `local` (docs/security.md#the-audit-trail).
+ */
+export const OPERATOR: Actor = { id: null, permissions: ALL_PERMISSIONS, login: 'system', credential: 'local' };
+
+/** cmi itself at start-up (the first administrator): recorded as `system` with the credential `system`. */
+export const SYSTEM: Actor = { ...OPERATOR, credential: 'system' };
 
 export const may = (actor: Actor, permission: Permission): boolean => actor.permissions.has(permission);
 

@@ -39,6 +39,7 @@ export const PERMISSIONS = [
   [32, 'infrastructure_errors.triage', 'Triage infrastructure errors: status, snooze and assignee, one or in bulk'],
   [33, 'infrastructure_errors.notes', 'Write notes on infrastructure errors, and delete the own ones'],
   [34, 'infrastructure_errors.notes.delete', 'Delete anyone\'s notes on infrastructure errors'],
+  [35, 'audit_log.read', 'Read the audit log'],
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number][1];

@@ -31,41 +31,41 @@ export const rolesRoutes: FastifyPluginCallback<RolesRoutesOptions> = (app, { ro
 
   app.get('/roles', { config: { paginated: true } }, async (request, reply) => {
     const pagination = pageOf(request);
-    const { items, total } = await roles.list(request.viewer, pagination.perPage, pagination.offset);
+    const { items, total } = await roles.list(request.actor, pagination.perPage, pagination.offset);
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath));
     return sendPayload(reply, request.format, { kind: 'list', resource, records: items });
   });
 
   app.post('/roles', async (request, reply) => {
-    const role = await roles.create(request.viewer, request.body);
+    const role = await roles.create(request.actor, request.body);
     reply.code(201).header('location', `/roles/${role.id}.${request.format}`);
     return sendPayload(reply, request.format, { kind: 'record', resource, record: role });
   });
 
   app.get<WithId>('/roles/:id', async (request, reply) => {
-    const role = await roles.get(request.viewer, parseId(request.params.id));
+    const role = await roles.get(request.actor, parseId(request.params.id));
     return sendPayload(reply, request.format, { kind: 'record', resource, record: role });
   });
 
   app.put<WithId>('/roles/:id', async (request, reply) => {
-    await roles.update(request.viewer, parseId(request.params.id), request.body);
+    await roles.update(request.actor, parseId(request.params.id), request.body);
     return reply.code(204).send();
   });
 
   app.delete<WithId>('/roles/:id', async (request, reply) => {
-    await roles.remove(request.viewer, parseId(request.params.id));
+    await roles.remove(request.actor, parseId(request.params.id));
     return reply.code(204).send();
   });
 
   app.post<WithId>('/roles/:id/clone', async (request, reply) => {
-    const role = await roles.clone(request.viewer, parseId(request.params.id));
+    const role = await roles.clone(request.actor, parseId(request.params.id));
     reply.code(201).header('location', `/roles/${role.id}.${request.format}`);
     return sendPayload(reply, request.format, { kind: 'record', resource, record: role });
   });
 
   app.get('/permissions', { config: { paginated: true } }, async (request, reply) => {
     const pagination = pageOf(request);
-    const { items, total } = await roles.permissions(request.viewer, pagination.perPage, pagination.offset);
+    const { items, total } = await roles.permissions(request.actor, pagination.perPage, pagination.offset);
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath));
     return sendPayload(reply, request.format, { kind: 'list', resource: permissionResource, records: items });
   });

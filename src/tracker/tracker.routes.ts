@@ -89,7 +89,7 @@ export const infrastructureErrorsRoutes: FastifyPluginCallback<TrackerRoutesOpti
    * someone (it throws, nothing is kept) is never answered to them from here.
    */
   function cached(request: FastifyRequest, reply: FastifyReply, compute: () => Promise<RenderedResponse>): FastifyReply | Promise<FastifyReply> {
-    const key = `${request.format}|${permissionsKey(request.viewer)}|${request.viewer.id}|${request.originalUrl}`;
+    const key = `${request.format}|${permissionsKey(request.actor)}|${request.actor.id}|${request.originalUrl}`;
     const waking = beforeRead?.();
     if (waking) return waking.then(() => answers.get(key, compute)).then((answer) => sendRendered(reply, answer));
     const hit = answers.peek(key);
@@ -101,50 +101,50 @@ export const infrastructureErrorsRoutes: FastifyPluginCallback<TrackerRoutesOpti
   app.get(base, { config: { paginated: true } }, (request, reply) =>
     cached(request, reply, async () => {
       const pagination = pageOf(request);
-      const { items, total } = await tracker.list(request.viewer, request.query as Query, pagination.perPage, pagination.offset);
+      const { items, total } = await tracker.list(request.actor, request.query as Query, pagination.perPage, pagination.offset);
       const headers = paginationHeaders(pagination, total, request.requestPath.listPath, request.query as Query);
       return renderResponse(request.format, { kind: 'list', resource, records: items }, headers);
     }));
 
   app.get<WithId>(`${base}/:id`, (request, reply) =>
     cached(request, reply, async () => {
-      const record = await tracker.find(request.viewer, parseId(request.params.id));
+      const record = await tracker.find(request.actor, parseId(request.params.id));
       return renderResponse(request.format, { kind: 'record', resource, record }, {});
     }));
 
   /** Another component reports an error: 201 for a new fingerprint, 200 when it counted a known one. */
   app.post(base, async (request, reply) => {
-    const { record, created } = await tracker.report(request.viewer, request.body);
+    const { record, created } = await tracker.report(request.actor, request.body);
     reply.code(created ? 201 : 200);
     if (created) reply.header('location', `${base}/${record.id}.${request.format}`);
     return sendPayload(reply, request.format, { kind: 'record', resource, record });
   });
 
   app.delete<WithId>(`${base}/:id`, async (request, reply) => {
-    await tracker.remove(request.viewer, parseId(request.params.id));
+    await tracker.remove(request.actor, parseId(request.params.id));
     return reply.code(204).send();
   });
 
   app.delete(base, async (request, reply) => {
-    const deleted = await tracker.removeMatching(request.viewer, request.query as Query);
+    const deleted = await tracker.removeMatching(request.actor, request.query as Query);
     return sendPayload(reply, request.format, { kind: 'count', name: 'deleted', count: deleted });
   });
 
   app.get<WithId>(`${base}/:id/occurrences`, { config: { paginated: true } }, async (request, reply) => {
     const pagination = pageOf(request);
-    const { items, total } = await tracker.occurrences(request.viewer, parseId(request.params.id), pagination.perPage, pagination.offset);
+    const { items, total } = await tracker.occurrences(request.actor, parseId(request.params.id), pagination.perPage, pagination.offset);
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath, request.query as Query));
     return sendPayload(reply, request.format, { kind: 'list', resource: occurrenceResource, records: items });
   });
 
   app.get<WithId>(`${base}/:id/histogram`, async (request, reply) => {
-    const buckets = await tracker.histogram(request.viewer, parseId(request.params.id), request.query as Query);
+    const buckets = await tracker.histogram(request.actor, parseId(request.params.id), request.query as Query);
     return sendPayload(reply, request.format, { kind: 'list', resource: histogramBucketResource, records: buckets });
   });
 
   app.get<WithId>(`${base}/:id/breakdown`, { config: { paginated: true } }, async (request, reply) => {
     const pagination = pageOf(request);
-    const { items, total } = await tracker.breakdown(request.viewer, parseId(request.params.id), request.query as Query, pagination.perPage, pagination.offset);
+    const { items, total } = await tracker.breakdown(request.actor, parseId(request.params.id), request.query as Query, pagination.perPage, pagination.offset);
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath, request.query as Query));
     return sendPayload(reply, request.format, { kind: 'list', resource: breakdownGroupResource, records: items });
   });

@@ -47,41 +47,41 @@ export const triageRoutes: FastifyPluginCallback<TriageRoutesOptions> = (app, { 
     parsePagination(request.requestPath.pagination, request.query as Query, lists);
 
   app.put(`${ERRORS}/triage`, async (request, reply) => {
-    const changed = await triage.changeMany(request.viewer, request.query as Query, request.body);
+    const changed = await triage.changeMany(request.actor, request.query as Query, request.body);
     return sendPayload(reply, request.format, { kind: 'count', name: 'changed', count: changed });
   });
 
   app.get<WithId>(`${ERRORS}/:id/triage`, async (request, reply) => {
-    const record = await triage.get(request.viewer, parseId(request.params.id));
+    const record = await triage.get(request.actor, parseId(request.params.id));
     return sendPayload(reply, request.format, { kind: 'record', resource: triageResource, record });
   });
 
   app.put<WithId>(`${ERRORS}/:id/triage`, async (request, reply) => {
-    const record = await triage.change(request.viewer, parseId(request.params.id), request.body);
+    const record = await triage.change(request.actor, parseId(request.params.id), request.body);
     return sendPayload(reply, request.format, { kind: 'record', resource: triageResource, record });
   });
 
   app.get<WithId>(`${ERRORS}/:id/notes`, { config: { paginated: true } }, async (request, reply) => {
     const pagination = pageOf(request);
-    const { items, total } = await triage.notes(request.viewer, parseId(request.params.id), pagination.perPage, pagination.offset);
+    const { items, total } = await triage.notes(request.actor, parseId(request.params.id), pagination.perPage, pagination.offset);
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath, request.query as Query));
     return sendPayload(reply, request.format, { kind: 'list', resource: noteResource, records: items });
   });
 
   app.post<WithId>(`${ERRORS}/:id/notes`, async (request, reply) => {
-    const note = await triage.addNote(request.viewer, parseId(request.params.id), request.body);
+    const note = await triage.addNote(request.actor, parseId(request.params.id), request.body);
     reply.code(201);
     return sendPayload(reply, request.format, { kind: 'record', resource: noteResource, record: note });
   });
 
   app.delete<{ Params: { id: string; note_id: string } }>(`${ERRORS}/:id/notes/:note_id`, async (request, reply) => {
-    await triage.deleteNote(request.viewer, parseId(request.params.id), parseId(request.params.note_id));
+    await triage.deleteNote(request.actor, parseId(request.params.id), parseId(request.params.note_id));
     return reply.code(204).send();
   });
 
   app.get<WithId>(`${ERRORS}/:id/activity`, { config: { paginated: true } }, async (request, reply) => {
     const pagination = pageOf(request);
-    const { items, total } = await triage.activity(request.viewer, parseId(request.params.id), pagination.perPage, pagination.offset);
+    const { items, total } = await triage.activity(request.actor, parseId(request.params.id), pagination.perPage, pagination.offset);
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath, request.query as Query));
     return sendPayload(reply, request.format, { kind: 'list', resource: activityResource, records: items });
   });

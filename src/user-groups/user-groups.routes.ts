@@ -31,29 +31,29 @@ export interface UserGroupsRoutesOptions {
 export const userGroupsRoutes: FastifyPluginCallback<UserGroupsRoutesOptions> = (app, { userGroups, lists }, done) => {
   app.get(GROUPS, { config: { paginated: true } }, async (request, reply) => {
     const pagination = parsePagination(request.requestPath.pagination, request.query as Record<string, string | string[]>, lists);
-    const { items, total } = await userGroups.list(request.viewer, pagination.perPage, pagination.offset);
+    const { items, total } = await userGroups.list(request.actor, pagination.perPage, pagination.offset);
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath));
     return sendPayload(reply, request.format, { kind: 'list', resource, records: items.map(presentUserGroup) });
   });
 
   app.post(GROUPS, async (request, reply) => {
-    const group = await userGroups.create(request.viewer, request.body);
+    const group = await userGroups.create(request.actor, request.body);
     reply.code(201).header('location', `${GROUPS}/${group.id}.${request.format}`);
     return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUserGroup(group) });
   });
 
   app.get<WithId>(`${GROUPS}/:id`, async (request, reply) => {
-    const group = await userGroups.get(request.viewer, parseId(request.params.id));
+    const group = await userGroups.get(request.actor, parseId(request.params.id));
     return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUserGroup(group) });
   });
 
   app.put<WithId>(`${GROUPS}/:id`, async (request, reply) => {
-    await userGroups.update(request.viewer, parseId(request.params.id), request.body);
+    await userGroups.update(request.actor, parseId(request.params.id), request.body);
     return reply.code(204).send();
   });
 
   app.delete<WithId>(`${GROUPS}/:id`, async (request, reply) => {
-    await userGroups.remove(request.viewer, parseId(request.params.id));
+    await userGroups.remove(request.actor, parseId(request.params.id));
     return reply.code(204).send();
   });
   done();

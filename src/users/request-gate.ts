@@ -5,6 +5,7 @@ import { setSessionCookie } from './session-cookie.js';
 import { startRequest } from '../http/hooks/request-context.js';
 import type { SessionClaims } from './sessions.js';
 import type { User } from './user.js';
+import type { Actor } from '../roles/authorization.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,6 +13,12 @@ declare module 'fastify' {
     viewer: User;
     /** The session the request came with, when it used the cookie. */
     session: SessionClaims | undefined;
+    /**
+     * The viewer as it acts in this request: its permissions, and for the audit trail its login, how
+     * it proved who it is, its address and the request's id (docs/security.md#the-audit-trail). Every
+     * service call that may change something is given this.
+     */
+    actor: Actor;
   }
 }
 
@@ -66,9 +73,24 @@ function refusal(request: FastifyRequest, config: FastifyContextConfig): Error |
   return (request.session !== undefined ? crossSiteRefusal(request) : undefined) ?? pathError(request, config);
 }
 
+/** The actor of a request `authenticated` admits (the one place it is built: docs/security.md#the-audit-trail). */
+export function actorOf(request: FastifyRequest, authenticated: Authenticated): Actor {
+  const { user, session } = authenticated;
+  return {
+    id: user.id,
+    permissions: user.permissions,
+    login: user.login,
+    credential: session !== undefined ? 'session' : authenticated.apiKeyId !== undefined ? 'api_key' : 'password',
+    address: request.ip,
+    requestId: request.id,
+    viaSession: session !== undefined,
+  };
+}
+
 function admit(request: FastifyRequest, reply: FastifyReply, authenticated: Authenticated): void {
   request.viewer = authenticated.user;
   request.session = authenticated.session;
+  request.actor = actorOf(request, authenticated);
   if (authenticated.sessionToken) setSessionCookie(request, reply, authenticated.sessionToken);
 }
 
@@ -105,6 +127,7 @@ export function registerRequestGate(app: FastifyInstance, authenticator: Authent
   app.decorateRequest('requestPath');
   app.decorateRequest('viewer');
   app.decorateRequest('session');
+  app.decorateRequest('actor');
   app.addHook('onRoute', (route) => {
     const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
     route.onRequest = [requestGate(authenticator, route.config ?? {}), ...own];

@@ -35,40 +35,39 @@ export interface UserApiKeysRoutesOptions {
 
 /** A user's API keys as OnApp 6 has them (docs/api.md#api-keys); who may: users/users.service.ts. */
 export const userApiKeysRoutes: FastifyPluginCallback<UserApiKeysRoutesOptions> = (app, { users, lists }, done) => {
-  const actorOf = (request: FastifyRequest): Actor => ({ id: request.viewer.id, permissions: request.viewer.permissions, address: request.ip, viaSession: request.session !== undefined });
   const location = (request: FastifyRequest, userId: number, keyId: number) => `/users/${userId}/user_api_keys/${keyId}.${request.format}`;
 
   app.get<WithUser>('/users/:id/user_api_keys', { config: { paginated: true } }, async (request, reply) => {
     const pagination = parsePagination(request.requestPath.pagination, request.query as Record<string, string | string[]>, lists);
-    const { items, total } = await users.listApiKeys(actorOf(request), parseId(request.params.id), pagination.perPage, pagination.offset);
+    const { items, total } = await users.listApiKeys(request.actor, parseId(request.params.id), pagination.perPage, pagination.offset);
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath));
     return sendPayload(reply, request.format, { kind: 'list', resource, records: items.map((key) => presentApiKey(key)) });
   });
 
   app.post<WithUser>('/users/:id/user_api_keys', async (request, reply) => {
     const userId = parseId(request.params.id);
-    const { key, apiKey } = await users.createApiKey(actorOf(request), userId, request.body);
+    const { key, apiKey } = await users.createApiKey(request.actor, userId, request.body);
     reply.code(201).header('location', location(request, userId, key.id));
     return sendPayload(reply, request.format, { kind: 'record', resource, record: presentApiKey(key, { api_key: apiKey }) });
   });
 
   app.post<WithUser>('/users/:id/user_api_keys/generate', async (request, reply) => {
     const userId = parseId(request.params.id);
-    const { key, apiKey } = await users.createApiKey(actorOf(request), userId, request.body, `Generated through API by ${request.viewer.login}`);
+    const { key, apiKey } = await users.createApiKey(request.actor, userId, request.body, `Generated through API by ${request.actor.login}`);
     reply.code(201).header('location', location(request, userId, key.id));
     return sendPayload(reply, request.format, { kind: 'record', resource: generatedApiKeyResource, record: { api_key: apiKey } });
   });
 
   app.get<WithKey>('/users/:id/user_api_keys/:key_id', async (request, reply) => {
-    const key = await users.getApiKey(actorOf(request), parseId(request.params.id), parseId(request.params.key_id));
+    const key = await users.getApiKey(request.actor, parseId(request.params.id), parseId(request.params.key_id));
     return sendPayload(reply, request.format, { kind: 'record', resource, record: presentApiKey(key) });
   });
 
   app.delete<WithKey>('/users/:id/user_api_keys/:key_id', async (request, reply) => {
     const userId = parseId(request.params.id);
-    await users.revokeApiKey(actorOf(request), userId, parseId(request.params.key_id));
+    await users.revokeApiKey(request.actor, userId, parseId(request.params.key_id));
     // The user's sessions ended: no cookie for one that just ended.
-    if (userId === request.viewer.id) reply.removeHeader('set-cookie');
+    if (userId === request.actor.id) reply.removeHeader('set-cookie');
     return reply.code(204).send();
   });
   done();

@@ -102,33 +102,32 @@ export const usersRoutes: FastifyPluginCallback<UsersRoutesOptions> = (app, { us
     const pagination = parsePagination(request.requestPath.pagination, query, lists);
     const groupId = parseId(request.params.id);
     const filters = parseUserListQuery(query, { groupList: true });
-    const { items, total } = await users.groupMembers(request.viewer, groupId, pagination.perPage, pagination.offset, filters);
+    const { items, total } = await users.groupMembers(request.actor, groupId, pagination.perPage, pagination.offset, filters);
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath, query));
     return sendPayload(reply, request.format, { kind: 'list', resource, records: items.map((user) => presentUser(user)) });
   });
 
   app.post('/users', async (request, reply) => {
-    const user = await users.create(request.viewer, request.body);
+    const user = await users.create(request.actor, request.body);
     reply.code(201).header('location', `/users/${user.id}.${request.format}`);
     return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
   });
 
   app.get<WithId>('/users/:id', async (request, reply) => {
-    const user = await users.get(request.viewer, parseId(request.params.id));
+    const user = await users.get(request.actor, parseId(request.params.id));
     return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
   });
 
   /** Who acts, from where, and whether through the session cookie (users/users.service.ts needsCurrentPassword). */
-  const actorOf = (request: FastifyRequest): Actor => ({ id: request.viewer.id, permissions: request.viewer.permissions, address: request.ip, viaSession: request.session !== undefined });
 
   /** A change to the caller's own account may end its sessions: no cookie for one that just ended. */
   const ownAccount = (request: FastifyRequest, reply: FastifyReply, id: number) => {
-    if (id === request.viewer.id) reply.removeHeader('set-cookie');
+    if (id === request.actor.id) reply.removeHeader('set-cookie');
   };
 
   app.put<WithId>('/users/:id', async (request, reply) => {
     const id = parseId(request.params.id);
-    await users.update(actorOf(request), id, request.body);
+    await users.update(request.actor, id, request.body);
     ownAccount(request, reply, id);
     return reply.code(204).send();
   });
@@ -136,7 +135,7 @@ export const usersRoutes: FastifyPluginCallback<UsersRoutesOptions> = (app, { us
   // OnApp clients send a body such as {"force": 1}; it changes nothing here.
   app.delete<WithId>('/users/:id', async (request, reply) => {
     const id = parseId(request.params.id);
-    await users.remove(request.viewer, id);
+    await users.remove(request.actor, id);
     ownAccount(request, reply, id);
     return reply.code(204).send();
   });
@@ -144,14 +143,14 @@ export const usersRoutes: FastifyPluginCallback<UsersRoutesOptions> = (app, { us
   for (const action of ['suspend', 'activate'] as const) {
     app.post<WithId>(`/users/:id/${action}`, async (request, reply) => {
       const id = parseId(request.params.id);
-      const user = await users[action](request.viewer, id);
+      const user = await users[action](request.actor, id);
       ownAccount(request, reply, id);
       return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user) });
     });
   }
 
   app.post<WithId>('/users/:id/make_new_api_key', async (request, reply) => {
-    const { user, apiKey } = await users.makeNewApiKey(actorOf(request), parseId(request.params.id), request.body);
+    const { user, apiKey } = await users.makeNewApiKey(request.actor, parseId(request.params.id), request.body);
     return sendPayload(reply, request.format, { kind: 'record', resource, record: presentUser(user, { api_key: apiKey }) });
   });
   done();

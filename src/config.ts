@@ -56,6 +56,8 @@ export interface Config {
     /** Where a dying process leaves the faults it could not write. */
     spoolDirectory: string;
   };
+  /** Audit events older than this many days are removed by the retention job (docs/operations.md#retention). */
+  auditRetentionDays: number;
   /** Reports and alerts (docs/reporting-and-alerts.md). */
   webhooks: WebhookSettings;
   /** The OnApp version `GET /version` reports, `<major>.<minor>` (docs/api.md#version). */
@@ -124,6 +126,7 @@ export const SETTINGS = {
   CMI_ERRORS_SAMPLE_LATEST: { default: '100', help: 'latest occurrences kept of each error' },
   CMI_ERRORS_RATE_LIMIT: { default: '2000', help: 'error reports one credential may send a second, per process; then 429' },
   CMI_ERRORS_QUEUE: { default: '10000', help: 'error reports that may wait for the database, per process; then 503' },
+  CMI_AUDIT_RETENTION_DAYS: { default: '400', help: 'audit events older than this many days are removed' },
   CMI_SPOOL_DIR: { default: './data/spool', help: 'where a crashing process leaves faults for the next start to record' },
   CMI_REPORT_WEBHOOK_URL: { default: undefined, help: 'http(s) URL that POST .../errors/:id/report delivers the error to before marking it reported; unset: it only marks it' },
   CMI_ALERT_WEBHOOK_URL: { default: undefined, help: 'http(s) URL that new and spiking errors are announced to; unset: no alerts' },
@@ -285,6 +288,7 @@ export function loadConfig(source: Source = process.env): Config {
       maxPending: integer('CMI_ERRORS_QUEUE', 1, 1_000_000),
       spoolDirectory: text('CMI_SPOOL_DIR'),
     },
+    auditRetentionDays: integer('CMI_AUDIT_RETENTION_DAYS', 1, 36_500),
     webhooks: {
       reportUrl,
       alertUrl,

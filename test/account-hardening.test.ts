@@ -9,6 +9,7 @@ import { usersService } from '../src/users/users.service.js';
 import { usersRepository } from '../src/users/users.store.js';
 import { CROSS_SITE_REFUSAL } from '../src/users/request-gate.js';
 import type { Unprocessable } from '../src/shared/problems.js';
+import { auditTrailOn } from '../src/audit/audit-trail.js';
 
 // What a hostile client did to accounts (docs/security.md#one-name-one-account, #self-service,
 // #the-session-cookie-and-csrf), held. Each case runs on
@@ -100,7 +101,7 @@ describe('one name, one account (finding 4)', () => {
       `cmi: warning: "alice@example.com" is the login or email of users ${t.alice.id} and ${bobId} (in some case): it signs in to neither and the command line takes only their ids; give one of them another login or email (cmi users ...)`,
     ]);
 
-    const service = usersService(usersRepository(t.database), () => new Date());
+    const service = usersService(usersRepository(t.database), () => new Date(), auditTrailOn(t.database, () => new Date(), 400));
     await assert.rejects(service.lookUp(OPERATOR, 'ALICE@example.com'), (error: Unprocessable) => {
       assert.deepEqual(error.messages, { base: [`"ALICE@example.com" names more than one user (ids ${t.alice.id}, ${bobId}): give the id`] });
       return true;

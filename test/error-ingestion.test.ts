@@ -17,6 +17,7 @@ import { type RunningServer, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 import { eventually } from './support/eventually.js';
 import { type Answer, type LoadClient, loadClient } from './support/report-load.js';
+import { auditTrailOn } from '../src/audit/audit-trail.js';
 
 // Error counting is exact, durable and storm-proof (docs/architecture.md#error-ingestion,
 // docs/operations.md#faults-of-cmi, docs/operations.md#retention), shown on real `cmi serve` processes.
@@ -373,7 +374,7 @@ describe('error ingestion on real cmi serve processes', { timeout: 120_000 }, ()
 
     /** The retention job as each process runs it (src/app/app.ts), on a connection of its own. */
     const jobOn = (database: Database) => {
-      const tracker = infrastructureErrors(infrastructureErrorsRepository(database), t.time.clock, t.config.errors);
+      const tracker = infrastructureErrors(infrastructureErrorsRepository(database), t.time.clock, auditTrailOn(database, t.time.clock, 400), t.config.errors);
       const settings = settingsRepository(database);
       return retentionJob(() => tracker.prune(), { claim: (name, until, now) => settings.claimLease(name, until, now) }, t.time.clock, HOUR_MS);
     };

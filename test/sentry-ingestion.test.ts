@@ -9,6 +9,7 @@ import { eventually } from './support/eventually.js';
 import { fingerprint } from '../src/tracker/grouping.js';
 import { infrastructureErrors } from '../src/tracker/tracker.service.js';
 import { infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import { auditTrailOn } from '../src/audit/audit-trail.js';
 
 const KEYS = '/sysadmin_tools/infrastructure/ingest_keys';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -182,7 +183,7 @@ describe('Sentry ingestion: /api/:id/store/ and /api/:id/envelope/', () => {
     assert.deepEqual((await errorsOf(t)).map((error) => error.counter), [1]);
     // Event keys are kept a day after their occurrence, then retention removes them (docs/operations.md#retention).
     const keys = () => t.database.db.selectFrom('ingested_events').select('event_key').orderBy('event_key').execute();
-    const retention = infrastructureErrors(infrastructureErrorsRepository(t.database), t.time.clock, t.config.errors);
+    const retention = infrastructureErrors(infrastructureErrorsRepository(t.database), t.time.clock, auditTrailOn(t.database, t.time.clock, 400), t.config.errors);
     await retention.prune();
     assert.deepEqual((await keys()).map((row) => row.event_key), ['a', 'b', 'c'].map((c) => `${k.id}:${c.repeat(32)}`));
     t.time.advance(86_400 + 1);

@@ -7,6 +7,7 @@ import { infrastructureErrors } from '../src/tracker/tracker.service.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { onPostgres } from './support/database.js';
 import { call, ERRORS, errorRow, histogramRows, recordOf, report } from './support/error-reports.js';
+import { auditTrailOn } from '../src/audit/audit-trail.js';
 
 // Counters are 64-bit on both databases (migration 014_wide_counters), read back
 // as JS numbers, and one report that fails its batch fails alone (src/shared/group-commit.ts).
@@ -78,7 +79,7 @@ describe('64-bit counters (docs/operations.md#migrations)', () => {
     const counterBefore = Number((await errorRow(t, badId))?.counter);
 
     // Submitted in one turn of the event loop: one batch (docs/architecture.md#error-ingestion).
-    const tracker = infrastructureErrors(infrastructureErrorsRepository(t.database), t.time.clock, t.config.errors);
+    const tracker = infrastructureErrors(infrastructureErrorsRepository(t.database), t.time.clock, auditTrailOn(t.database, t.time.clock, 400), t.config.errors);
     const actor = { id: t.admin.id, permissions: t.admin.permissions };
     const good = [fingerprint(), fingerprint()];
     const answers = await Promise.allSettled([

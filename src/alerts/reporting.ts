@@ -1,3 +1,4 @@
+import type { AuditRecorder } from '../audit/audit-trail.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { type Actor, assertPermitted } from '../roles/authorization.js';
@@ -35,12 +36,14 @@ export function errorReporting(
   settings: WebhookSettings,
   rendering: WebhookRendering,
   log: OutboxLog,
+  audit: AuditRecorder,
 ) {
   // Cut short when the app closes: a stopping process does not wait for a slow receiver.
   const stopping = new AbortController();
-  const markReported = async (id: number, actorId: number | null): Promise<InfrastructureError> => {
-    const record = await errors.markReported(id, actorId, clock());
+  const markReported = async (id: number, actor: Actor, delivered: boolean): Promise<InfrastructureError> => {
+    const record = await errors.markReported(id, actor.id, clock());
     if (!record) throw new NotFound();
+    await audit.record(actor, { action: 'infrastructure_error.report', target_type: 'infrastructure_error', target_id: id, changes: { reported: [false, true], delivered } });
     return record;
   };
 
@@ -50,7 +53,7 @@ export function errorReporting(
   async function deliverReport(actor: Actor, id: number): Promise<InfrastructureError> {
     const record = await tracker.find(actor, id);
     const url = settings.reportUrl;
-    if (record.reported || url === undefined) return record.reported ? record : markReported(id, actor.id);
+    if (record.reported || url === undefined) return record.reported ? record : markReported(id, actor, false);
     if (await deliveries.isGone(url)) {
       throw new BadGateway('The report receiver answered 410 Gone before; nothing is sent to it until CMI_REPORT_WEBHOOK_URL changes');
     }
@@ -81,7 +84,7 @@ export function errorReporting(
       state: delivered ? 'delivered' : 'failed', attempts: tries, last_status: attempt.status,
       created_at: createdAt, delivered_at: delivered ? clock() : null,
     });
-    if (delivered) return markReported(id, actor.id);
+    if (delivered) return markReported(id, actor, true);
     if (stopped) throw new BadGateway('cmi is stopping: the report was not delivered; it is not marked reported');
     if (attempt.status === 410) {
       await deliveries.markGone(url, clock());

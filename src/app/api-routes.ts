@@ -12,6 +12,7 @@ import { USER_GROUPS_ROUTES } from '../user-groups/user-groups.routes.js';
 import { VERSION_ROUTES } from '../version/version.routes.js';
 import { INGEST_KEYS_ROUTES } from '../ingest/ingest-keys.routes.js';
 import { SENTRY_ROUTES } from '../ingest/sentry.routes.js';
+import { AUDIT_ROUTES } from '../audit/audit.routes.js';
 
 /**
  * The API's routes, each feature's rows in the order of the OpenAPI document (docs/api.md#openapi).
@@ -31,5 +32,6 @@ export const ROUTES: readonly RouteSpec[] = [
   ...ALERTS_ROUTES,
   ...INGEST_KEYS_ROUTES,
   ...SENTRY_ROUTES,
+  ...AUDIT_ROUTES,
   ...HEALTH_ROUTES,
 ];

@@ -66,6 +66,8 @@ import { sentryRoutes } from '../ingest/sentry.routes.js';
 import { registerAccessLog } from '../http/hooks/access-log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { ROUTES } from './api-routes.js';
+import { auditTrailOn } from '../audit/audit-trail.js';
+import { auditRoutes } from '../audit/audit.routes.js';
 import { holdToRouteTable } from '../http/route-table.js';
 import { METRICS_ROUTE, metricsRoutes } from '../metrics/metrics.routes.js';
 import { OPENAPI_ROUTES, openApiRoutes } from '../openapi/openapi.routes.js';
@@ -127,6 +129,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     accountMaxFailures: config.lockoutAccountMaxFailures,
     windowSeconds: config.lockoutWindowSeconds,
   });
+  // The audit trail (docs/security.md#the-audit-trail): every feature's service records its changes there.
+  const audit = auditTrailOn(database, clock, config.auditRetentionDays);
   const errorsRepository = infrastructureErrorsRepository(database);
   const deliveries = webhookDeliveriesRepository(database);
   // Reports and alerts (docs/reporting-and-alerts.md). Their failures go to the app's log (made
@@ -137,8 +141,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
   const { webhooks } = config;
   const queueAlerts = alertPlanner(webhooks, clock, webhookRendering);
-  const tracker = infrastructureErrors(errorsRepository, clock, config.errors, queueAlerts && { queue: queueAlerts, queued: () => outbox?.wake() });
-  const reporting = errorReporting(tracker, errorsRepository, deliveries, clock, webhooks, webhookRendering, webhookLog);
+  const tracker = infrastructureErrors(errorsRepository, clock, audit, config.errors, queueAlerts && { queue: queueAlerts, queued: () => outbox?.wake() });
+  const reporting = errorReporting(tracker, errorsRepository, deliveries, clock, webhooks, webhookRendering, webhookLog, audit);
   const outbox = webhooks.alertUrl !== undefined || webhooks.reportUrl !== undefined
     ? webhookOutbox(deliveries, clock, webhooks, webhookLog, async (delivery) => {
       if (delivery.kind === 'report') await reporting.delivered(delivery.error_id);
@@ -150,12 +154,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxFingerprints: 1000,
   });
   // Error triage (docs/api.md#error-triage): an assignee is a user who is not deleted and may read errors.
-  const triage = errorTriage(triageRepository(database), clock, async (userId) => {
+  const triage = errorTriage(triageRepository(database), clock, audit, async (userId) => {
     const user = await users.findById(userId);
     return user !== undefined && user.status !== 'deleted' && user.permissions.has('infrastructure_errors.read');
   });
   const apiKeys = userApiKeysRepository(database);
-  const accounts = usersService(users, clock, cache.credentialsChanged, guesses, apiKeys);
+  const accounts = usersService(users, clock, audit, cache.credentialsChanged, guesses, apiKeys);
   // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
   const keyUsage = apiKeyUsage((uses) => apiKeys.recordUse(uses), clock, (error) => background('api-key-usage')(error));
   const authentication = authenticator({
@@ -166,6 +170,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     lockout: guesses,
     clock,
     apiKeyUsed: (id) => keyUsage.used(id),
+    audit,
   });
   const lists = { defaultPerPage: config.defaultPerPage, maxPerPage: config.maxPerPage, pageCacheBytes: config.pageCacheBytes };
 
@@ -213,12 +218,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Each feature registers its routes as a plugin given exactly what it uses.
   await app.register(versionRoutes, { version: config.onappVersion });
   await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
-  const roles = rolesService(rolesRepository(database), clock, cache.allCredentialsChanged);
-  const buckets = bucketsService(bucketsRepository(database), clock);
+  const roles = rolesService(rolesRepository(database), clock, audit, cache.allCredentialsChanged);
+  const buckets = bucketsService(bucketsRepository(database), clock, audit);
   await app.register(userApiKeysRoutes, { users: accounts, lists });
   await app.register(rolesRoutes, { roles, lists });
   await app.register(bucketsRoutes, { buckets, lists });
-  const userGroups = userGroupsService(userGroupsRepository(database), clock, cache.allCredentialsChanged);
+  const userGroups = userGroupsService(userGroupsRepository(database), clock, audit, cache.allCredentialsChanged);
   await app.register(userGroupsRoutes, { userGroups, lists });
   await app.register(sessionRoutes, { authenticator: authentication, clock });
   await app.register(healthRoutes, { health: healthService(database, clock, sessions.ensureKey) });
@@ -231,8 +236,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
   await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue });
   await app.register(triageRoutes, { triage, lists });
+  await app.register(auditRoutes, { audit, lists });
   await app.register(deliveriesRoutes, { errorReporting: reporting, webhookDeliveries: webhookDeliveries(deliveries, clock, () => outbox?.wake()), lists });
-  const ingestKeys = ingestKeysService(ingestKeysRepository(database), clock, {
+  const ingestKeys = ingestKeysService(ingestKeysRepository(database), clock, audit, {
     version: database.dataVersions.credentials,
     heard: database.dataVersions.credentialsHeard,
   });
@@ -244,7 +250,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
     prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, roles, buckets, userGroups, tracker, errorReporting: reporting,
-    ingestKeys, publicUrl: config.publicUrl, clock,
+    ingestKeys, audit, publicUrl: config.publicUrl, clock,
   });
   if (config.openApi) await app.register(openApiRoutes, { version, routes });
   if (metrics && config.metrics.token !== undefined) await app.register(metricsRoutes, { metrics, token: config.metrics.token });
@@ -252,7 +258,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const retention = retentionJob(async () => {
     await triage.wakeSnoozed();
-    return tracker.prune();
+    const pruned = await tracker.prune();
+    await audit.prune();
+    return pruned;
   }, { claim: (name, until, now) => settings.claimLease(name, until, now) }, clock, RETENTION_INTERVAL_MS);
   const background = (component: string) => (error: unknown) => {
     const fault = faults.capture(error, { component });

@@ -110,3 +110,12 @@ export function created(record: object, fields: readonly string[]): Record<strin
   const values = record as Record<string, unknown>;
   return Object.fromEntries(fields.filter((name) => values[name] !== undefined).map((name) => [name, values[name]]));
 }
+
+/** A record's own fields, as a creation's or a deletion's `changes`: without its id and timestamps. */
+export function fieldsOf(record: object): Record<string, unknown> {
+  const { id: _id, created_at: _created, updated_at: _updated, ...fields } = record as Record<string, unknown>;
+  return fields;
+}
+
+/** The fields that differ between two versions of a record, its id and timestamps aside. */
+export const changedFields = (before: object, after: object): Record<string, [unknown, unknown]> => difference(fieldsOf(before), fieldsOf(after));

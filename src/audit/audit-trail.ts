@@ -2,7 +2,8 @@ import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
 import { Forbidden } from '../shared/problems.js';
 import { type AuditActor, type AuditEntry, type AuditEvent, safeChanges, SYSTEM_ACTOR } from './audit-event.js';
-import type { AuditFilters, AuditRepository, NewAuditRow } from './audit.store.js';
+import { type AuditFilters, type AuditRepository, auditRepository, type NewAuditRow } from './audit.store.js';
+import type { Database } from '../db/database.js';
 
 /** Who reads the trail: anyone holding `audit_log.read` (roles/permissions.ts; the role `admin` does). */
 export interface AuditReader {
@@ -59,5 +60,8 @@ export function auditTrail(repository: AuditRepository, clock: Clock, settings: 
 }
 
 export type AuditTrail = ReturnType<typeof auditTrail>;
+
+/** The trail on `database` (the app's, or a local command's). */
+export const auditTrailOn = (database: Database, clock: Clock, retentionDays: number): AuditTrail => auditTrail(auditRepository(database), clock, { retentionDays });
 /** What a feature's service needs of the trail: recording. */
 export type AuditRecorder = Pick<AuditTrail, 'record' | 'recordAll'>;

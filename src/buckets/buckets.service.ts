@@ -1,3 +1,5 @@
+import type { AuditRecorder } from '../audit/audit-trail.js';
+import { changedFields, fieldsOf } from '../audit/audit-event.js';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
 import { FieldErrors, NotFound, Unprocessable } from '../shared/problems.js';
@@ -48,7 +50,10 @@ function readBucketFields(body: unknown, required: boolean): Partial<BucketField
 }
 
 /** Billing buckets (docs/api.md#billing-buckets): labels with OnApp's fields; cmi bills nothing. */
-export function bucketsService(repository: BucketsRepository, clock: Clock) {
+export function bucketsService(repository: BucketsRepository, clock: Clock, audit: AuditRecorder) {
+  const recordBucket = (actor: Actor, action: string, id: number, changes: Record<string, unknown>) =>
+    audit.record(actor, { action, target_type: 'bucket', target_id: id, changes });
+
   async function find(actor: Actor, id: number): Promise<Bucket> {
     assertPermitted(actor, 'buckets.read');
     const bucket = await repository.find(id);
@@ -67,22 +72,28 @@ export function bucketsService(repository: BucketsRepository, clock: Clock) {
     async create(actor: Actor, body: unknown): Promise<Bucket> {
       assertPermitted(actor, 'buckets.create');
       const fields = readBucketFields(body, true);
-      return repository.create({ ...DEFAULTS, ...fields, label: fields.label as string }, clock());
+      const bucket = await repository.create({ ...DEFAULTS, ...fields, label: fields.label as string }, clock());
+      await recordBucket(actor, 'bucket.create', bucket.id, fieldsOf(bucket));
+      return bucket;
     },
 
     async update(actor: Actor, id: number, body: unknown): Promise<Bucket> {
       assertPermitted(actor, 'buckets.update');
+      const before = await repository.find(id);
       const bucket = await repository.update(id, readBucketFields(body, false), clock());
-      if (!bucket) throw new NotFound();
+      if (!bucket || !before) throw new NotFound();
+      await recordBucket(actor, 'bucket.update', id, changedFields(before, bucket));
       return bucket;
     },
 
     async remove(actor: Actor, id: number): Promise<void> {
       assertPermitted(actor, 'buckets.delete');
+      const before = await repository.find(id);
       const outcome = await repository.remove(id);
       if (outcome === 'not_found') throw new NotFound();
       if (outcome === 'in_use') throw new Unprocessable({ base: [BUCKET_IN_USE_REFUSAL] });
       if (outcome === 'in_group') throw new Unprocessable({ base: [BUCKET_IN_GROUP_REFUSAL] });
+      await recordBucket(actor, 'bucket.delete', id, before === undefined ? {} : { label: before.label });
     },
   };
 }

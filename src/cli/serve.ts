@@ -6,6 +6,7 @@ import { type Config, ConfigError, loadConfig, SETTINGS, type Setting } from '..
 import { systemClock } from '../shared/clock.js';
 import { INTERNAL_ERROR_CODE, Unprocessable } from '../shared/problems.js';
 import { createFirstAdministrator, type FirstAdministrator } from '../users/first-administrator.js';
+import { auditTrailOn } from '../audit/audit-trail.js';
 import { usersService } from '../users/users.service.js';
 import { buildApp } from '../app/app.js';
 import { listenForScrapes } from '../metrics/metrics-server.js';
@@ -32,7 +33,7 @@ function asAdminSettingError(error: unknown): unknown {
  * creates it (docs/operations.md#the-first-administrator).
  */
 async function prepareFirstAdministrator(config: Config, database: Database): Promise<FirstAdministrator | undefined> {
-  return createFirstAdministrator(usersService(usersRepository(database), systemClock), {
+  return createFirstAdministrator(usersService(usersRepository(database), systemClock, auditTrailOn(database, systemClock, config.auditRetentionDays)), {
     login: config.adminLogin,
     email: config.adminEmail,
     password: config.adminPassword,

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { readCookie } from '../users/authentication.js';
 import { actorOf } from '../users/request-gate.js';
+import { consoleAuditRoutes } from './audit.routes.js';
 import { Forbidden, INTERNAL_ERROR_CODE, NotFound, problemOf, Unauthorized } from '../shared/problems.js';
 import { startRequest } from '../http/hooks/request-context.js';
 import { type ConsoleServices, formOf, sendPage } from './console-page.js';
@@ -144,5 +145,6 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   consoleBucketsRoutes(app, services);
   consoleGroupsRoutes(app, services);
   consoleIngestKeysRoutes(app, services);
+  consoleAuditRoutes(app, services);
   done();
 };

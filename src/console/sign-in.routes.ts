@@ -26,7 +26,7 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
     const next = safeNext(form.get('next') ?? undefined);
     try {
       if (password.length > MAX_PASSWORD_CHARS) throw new Unauthorized();
-      const { sessionToken } = await authenticator.signIn(login, password, request.ip);
+      const { sessionToken } = await authenticator.signIn(login, password, request.ip, request.id);
       setConsoleCookie(request, reply, sessionToken);
       return reply.code(303).header('location', next).send();
     } catch (error) {
@@ -41,7 +41,7 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
 
   /** Ends this session (the token is revoked, not only forgotten) and clears the cookie. */
   app.post('/sign-out', consoleRoute(), async (request, reply) => {
-    if (request.session) await authenticator.endSession(request.session, clock());
+    if (request.session) await authenticator.endSession(request.session, clock(), request.actor);
     clearConsoleCookie(request, reply);
     return reply.code(303).header('location', '/console/sign-in?signed_out=1').send();
   });

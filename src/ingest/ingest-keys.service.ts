@@ -1,3 +1,5 @@
+import type { AuditRecorder } from '../audit/audit-trail.js';
+import { changedFields } from '../audit/audit-event.js';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
@@ -101,7 +103,12 @@ export interface KeyChanges {
  * any process moves it: migration 022), so a revoked or disabled key is refused at once everywhere;
  * without that signal every ingestion reads its key.
  */
-export function ingestKeysService(repository: IngestKeysRepository, clock: Clock, others: KeyChanges) {
+export function ingestKeysService(repository: IngestKeysRepository, clock: Clock, audit: AuditRecorder, others: KeyChanges) {
+  // The public key (the DSN's secret part) is never recorded: audit/audit-event.ts redacts `public_key`.
+  const audited = (key: IngestKey) => ({ label: key.label, component: key.component, enabled: key.enabled, rate_limit_per_minute: key.rate_limit_per_minute, allowed_origins: key.allowed_origins });
+  const recordKey = (actor: Actor, action: string, id: number, changes: Record<string, unknown>) =>
+    audit.record(actor, { action, target_type: 'ingest_key', target_id: id, changes });
+
   const serve = (key: IngestKey, base: string): ServedIngestKey => ({ ...key, dsn: dsnOf(key, base) });
 
   // Keys ingestion read, by id, while `seen` (the credentials version) holds; `generation` moves with
@@ -154,23 +161,29 @@ export function ingestKeysService(repository: IngestKeysRepository, clock: Clock
         allowed_origins: fields.allowed_origins ?? '',
       }, randomBytes(16).toString('hex'), clock());
       changed();
+      await recordKey(actor, 'ingest_key.create', key.id, audited(key));
       return serve(key, base);
     },
 
     async update(actor: Actor, id: number, body: unknown): Promise<void> {
       assertPermitted(actor, 'ingest_keys.update');
       const fields = readKeyFields(body, false);
+      const before = await repository.find(id);
       const found = await repository.update(id, fields, clock());
       changed();
-      if (!found) throw new NotFound();
+      if (!found || !before) throw new NotFound();
+      const after = await repository.find(id);
+      await recordKey(actor, 'ingest_key.update', id, after === undefined ? {} : changedFields(audited(before), audited(after)));
     },
 
     /** Revokes the key: deleted, refused by every process from now on. */
     async remove(actor: Actor, id: number): Promise<void> {
       assertPermitted(actor, 'ingest_keys.delete');
+      const before = await repository.find(id);
       const found = await repository.remove(id);
       changed();
       if (!found) throw new NotFound();
+      await recordKey(actor, 'ingest_key.revoke', id, before === undefined ? {} : { label: before.label, component: before.component });
     },
 
     /** The key with this id as ingestion sees it now (null: there is none), from memory while no key changed anywhere. */

@@ -1,3 +1,5 @@
+import type { AuditRecorder } from '../audit/audit-trail.js';
+import { changedFields } from '../audit/audit-event.js';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
 import { FieldErrors, NotFound, Unprocessable } from '../shared/problems.js';
@@ -23,7 +25,12 @@ export const ROLE_IN_GROUP_REFUSAL = 'A role that user groups hold cannot be del
  * or not (the Go SDK's edits are unwrapped). `rolesChanged` runs after a change of what a role grants,
  * so cached credentials of its holders go at once (docs/security.md#authorisation-by-permission).
  */
-export function rolesService(repository: RolesRepository, clock: Clock, rolesChanged: () => void = () => {}) {
+export function rolesService(repository: RolesRepository, clock: Clock, audit: AuditRecorder, rolesChanged: () => void = () => {}) {
+  /** A role as the audit trail records it: its permissions by id. */
+  const audited = (role: Role) => ({ label: role.label, identifier: role.identifier, permission_ids: role.permissions.map((p) => p.id) });
+  const recordRole = (actor: Actor, action: string, id: number, changes: Record<string, unknown>) =>
+    audit.record(actor, { action, target_type: 'role', target_id: id, changes });
+
   /** A free identifier: `base`, else `base_2`, `base_3` ... */
   async function freeIdentifier(base: string): Promise<string> {
     for (let n = 1; ; n++) {
@@ -85,7 +92,9 @@ export function rolesService(repository: RolesRepository, clock: Clock, rolesCha
       assertPermitted(actor, 'roles.create');
       const fields = await readRoleFields(body, true);
       const label = fields.label as string;
-      return create({ label, identifier: fields.identifier ?? (await freeIdentifier(identifierOf(label))), permission_ids: fields.permission_ids ?? [] });
+      const role = await create({ label, identifier: fields.identifier ?? (await freeIdentifier(identifierOf(label))), permission_ids: fields.permission_ids ?? [] });
+      await recordRole(actor, 'role.create', role.id, audited(role));
+      return role;
     },
 
     /** A new role with the label, with " (copy)", and the permissions of role `id`. */
@@ -93,7 +102,9 @@ export function rolesService(repository: RolesRepository, clock: Clock, rolesCha
       assertPermitted(actor, 'roles.create');
       const source = await find(actor, id);
       const label = `${source.label} (copy)`.slice(0, LABEL_MAX);
-      return create({ label, identifier: await freeIdentifier(`${source.identifier}_copy`.slice(0, IDENTIFIER_MAX - 8)), permission_ids: source.permissions.map((p) => p.id) });
+      const role = await create({ label, identifier: await freeIdentifier(`${source.identifier}_copy`.slice(0, IDENTIFIER_MAX - 8)), permission_ids: source.permissions.map((p) => p.id) });
+      await recordRole(actor, 'role.clone', role.id, { ...audited(role), source_id: source.id });
+      return role;
     },
 
     async update(actor: Actor, id: number, body: unknown): Promise<Role> {
@@ -110,17 +121,20 @@ export function rolesService(repository: RolesRepository, clock: Clock, rolesCha
       }
       if (fields.permission_ids !== undefined) rolesChanged();
       if (!role) throw new NotFound();
+      await recordRole(actor, 'role.update', id, changedFields(audited(existing), audited(role)));
       return role;
     },
 
     /** System roles and roles users or user groups hold are refused with 422. */
     async remove(actor: Actor, id: number): Promise<void> {
       assertPermitted(actor, 'roles.delete');
+      const existing = await repository.find(id);
       const outcome = await repository.remove(id);
       if (outcome === 'not_found') throw new NotFound();
       if (outcome === 'system') throw new Unprocessable({ base: [SYSTEM_ROLE_REFUSAL] });
       if (outcome === 'in_use') throw new Unprocessable({ base: [ROLE_IN_USE_REFUSAL] });
       if (outcome === 'in_group') throw new Unprocessable({ base: [ROLE_IN_GROUP_REFUSAL] });
+      await recordRole(actor, 'role.delete', id, existing === undefined ? {} : audited(existing));
     },
 
     async permissions(actor: Actor, limit: number, offset: number): Promise<Page<PermissionRecord>> {

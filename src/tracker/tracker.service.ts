@@ -1,3 +1,5 @@
+import type { AuditRecorder } from '../audit/audit-trail.js';
+import { type AuditActor, SYSTEM_ACTOR } from '../audit/audit-event.js';
 import { type Actor, assertPermitted } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import { hasFilter, parseChoice, parseErrorListQuery } from './query.js';
@@ -44,7 +46,9 @@ export const EVENT_KEYS_KEPT_MS = 86_400_000;
 export const HISTOGRAM_KEPT_DAYS = 31;
 
 /** The tracker (docs/api.md#infrastructure-errors): administrators read, report and delete errors. */
-export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock, settings: TrackerSettings, alerts?: TrackerAlerts) {
+export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock, audit: AuditRecorder, settings: TrackerSettings, alerts?: TrackerAlerts) {
+  const recordErrors = (actor: AuditActor, action: string, id: number | null, changes: Record<string, unknown>) =>
+    audit.record(actor, { action, target_type: 'infrastructure_error', target_id: id, changes });
   /** Writes a batch; the alerts it causes are queued in its transaction and sent once it commits. */
   const record = async (reports: ErrorReport[]) => {
     if (!alerts) return repository.recordBatch(reports, settings.sample, undefined, clock());
@@ -121,6 +125,7 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     async remove(actor: Actor, id: number): Promise<void> {
       assertPermitted(actor, 'infrastructure_errors.delete');
       if (!(await repository.deleteById(id))) throw new NotFound();
+      await recordErrors(actor, 'infrastructure_error.delete', id, {});
     },
 
     /** Deletes what the filters select; with none, only when the query says `all=true`. */
@@ -133,7 +138,9 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
         errors.add('all', 'must be true to delete every error (or give a filter)');
         errors.throwIfAny();
       }
-      return repository.deleteMatching(filters);
+      const deleted = await repository.deleteMatching(filters);
+      await recordErrors(actor, 'infrastructure_error.delete_many', null, { deleted, filters: query });
+      return deleted;
     },
 
     async occurrences(actor: Actor, id: number, limit: number, offset: number): Promise<Page<StoredOccurrence>> {
@@ -168,10 +175,15 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
     },
 
     /** Retention (docs/operations.md#retention): removes stale errors and old hourly counts. */
-    prune(): Promise<{ errors: number; buckets: number }> {
+    /** A run that removed anything is recorded in the audit trail with its counts, by `actor` (cmi itself, or the operator's `cmi local errors prune`). */
+    async prune(actor: AuditActor = SYSTEM_ACTOR): Promise<{ errors: number; buckets: number }> {
       const now = clock();
       const updatedBefore = new Date(now.getTime() - settings.retentionDays * 86_400_000);
-      return repository.prune(updatedBefore, hourOf(now) - HISTOGRAM_KEPT_DAYS * 24, new Date(now.getTime() - EVENT_KEYS_KEPT_MS));
+      const pruned = await repository.prune(updatedBefore, hourOf(now) - HISTOGRAM_KEPT_DAYS * 24, new Date(now.getTime() - EVENT_KEYS_KEPT_MS));
+      if (pruned.errors > 0 || pruned.buckets > 0) {
+        await recordErrors(actor, 'retention', null, { errors: pruned.errors, hourly_counts: pruned.buckets, retention_days: settings.retentionDays });
+      }
+      return pruned;
     },
 
     /** Resolves once every accepted report is written (shutdown). */

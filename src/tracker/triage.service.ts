@@ -1,3 +1,5 @@
+import type { AuditRecorder } from '../audit/audit-trail.js';
+import { changedFields } from '../audit/audit-event.js';
 import { type Actor, assertPermitted, may } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
@@ -7,6 +9,11 @@ import { type ActivityEntry, type ErrorNote, parseBulkTriage, parseNoteBody, par
 import type { Selection, TriageRepository } from './triage.store.js';
 
 type Query = Readonly<Record<string, string | string[] | undefined>>;
+
+/** A triage as the audit trail compares it (its timestamps aside). */
+const auditedTriage = (triage: Triage) => ({
+  status: triage.status, assignee_id: triage.assignee_id, snoozed_until: triage.snoozed_until, snooze_occurrences: triage.snooze_occurrences,
+});
 
 /**
  * Whether a user may be assigned errors: it exists, is not deleted, and may read errors. Wired at the
@@ -20,7 +27,9 @@ export type Assignable = (userId: number) => Promise<boolean>;
  * writing notes (and deleting one's own) `infrastructure_errors.notes`; deleting anyone's
  * `infrastructure_errors.notes.delete`. Administrators hold them all.
  */
-export function errorTriage(repository: TriageRepository, clock: Clock, assignable: Assignable) {
+export function errorTriage(repository: TriageRepository, clock: Clock, audit: AuditRecorder, assignable: Assignable) {
+  const recordError = (actor: Actor, action: string, id: number | null, changes: Record<string, unknown>) =>
+    audit.record(actor, { action, target_type: 'infrastructure_error', target_id: id, changes });
   const exists = async (id: number) => {
     if (!(await repository.exists(id))) throw new NotFound();
   };
@@ -52,8 +61,10 @@ export function errorTriage(repository: TriageRepository, clock: Clock, assignab
       const change = parseTriageChange(body, now);
       await checkAssignee(change);
       await repository.wakeIfDue(now);
+      const before = await repository.find(id);
       const triage = await repository.change(id, change, actor.id, now);
-      if (!triage) throw new NotFound();
+      if (!triage || !before) throw new NotFound();
+      await recordError(actor, 'infrastructure_error.triage', id, changedFields(auditedTriage(before), auditedTriage(triage)));
       return triage;
     },
 
@@ -75,7 +86,9 @@ export function errorTriage(repository: TriageRepository, clock: Clock, assignab
       await repository.wakeIfDue(now);
       const selection: Selection = ids !== undefined ? { ids } : { filters };
       if (ids !== undefined && ids.length === 0) return 0;
-      return repository.changeMany(selection, change, actor.id, now);
+      const changed = await repository.changeMany(selection, change, actor.id, now);
+      await recordError(actor, 'infrastructure_error.triage_many', null, { changed, change, ...(ids !== undefined ? { ids } : { filters: query }) });
+      return changed;
     },
 
     async notes(actor: Actor, id: number, limit: number, offset: number): Promise<Page<ErrorNote>> {
@@ -89,6 +102,7 @@ export function errorTriage(repository: TriageRepository, clock: Clock, assignab
       const text = parseNoteBody(body);
       const note = await repository.addNote(id, actor.id, text, clock());
       if (!note) throw new NotFound();
+      await recordError(actor, 'infrastructure_error.note.create', id, { note_id: note.id, body: note.body });
       return note;
     },
 
@@ -100,6 +114,7 @@ export function errorTriage(repository: TriageRepository, clock: Clock, assignab
       const own = actor.id !== null && note.author_id === actor.id && may(actor, 'infrastructure_errors.notes');
       if (!own && !may(actor, 'infrastructure_errors.notes.delete')) throw new Forbidden();
       if (!(await repository.deleteNote(id, noteId, actor.id, clock()))) throw new NotFound();
+      await recordError(actor, 'infrastructure_error.note.delete', id, { note_id: noteId, author_id: note.author_id });
     },
 
     async activity(actor: Actor, id: number, limit: number, offset: number): Promise<Page<ActivityEntry>> {

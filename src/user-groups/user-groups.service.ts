@@ -1,3 +1,5 @@
+import type { AuditRecorder } from '../audit/audit-trail.js';
+import { changedFields } from '../audit/audit-event.js';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
 import { FieldErrors, NotFound, Unprocessable } from '../shared/problems.js';
@@ -26,7 +28,12 @@ const idOf = (value: unknown): number =>
  * Go SDK's edits are unwrapped). `groupsChanged` runs after a change of what a group grants, or its
  * deletion, so cached credentials of its members go at once (docs/security.md#user-groups).
  */
-export function userGroupsService(repository: UserGroupsRepository, clock: Clock, groupsChanged: () => void = () => {}) {
+export function userGroupsService(repository: UserGroupsRepository, clock: Clock, audit: AuditRecorder, groupsChanged: () => void = () => {}) {
+  /** A group as the audit trail records it: its roles by id. */
+  const audited = (group: UserGroup) => ({ label: group.label, identifier: group.identifier, role_ids: group.roles.map((role) => role.id), bucket_id: group.bucket_id });
+  const recordGroup = (actor: Actor, action: string, id: number, changes: Record<string, unknown>) =>
+    audit.record(actor, { action, target_type: 'user_group', target_id: id, changes });
+
   async function freeIdentifier(base: string): Promise<string> {
     for (let n = 1; ; n++) {
       const candidate = n === 1 ? base : `${base}_${n}`;
@@ -112,9 +119,11 @@ export function userGroupsService(repository: UserGroupsRepository, clock: Clock
       assertPermitted(actor, 'user_groups.create');
       const fields = await readFields(body, true);
       const label = fields.label as string;
-      return repository.create({
+      const group = await repository.create({
         label, identifier: fields.identifier ?? (await freeIdentifier(identifierOf(label))), role_ids: fields.role_ids ?? [], bucket_id: fields.bucket_id ?? null,
       }, clock()).catch(asUnprocessable);
+      await recordGroup(actor, 'user_group.create', group.id, audited(group));
+      return group;
     },
 
     async update(actor: Actor, id: number, body: unknown): Promise<UserGroup> {
@@ -126,16 +135,19 @@ export function userGroupsService(repository: UserGroupsRepository, clock: Clock
       // After the write: a credential check that began before it stores nothing (users/verification-cache.ts).
       if (fields.role_ids !== undefined) groupsChanged();
       if (!group) throw new NotFound();
+      await recordGroup(actor, 'user_group.update', id, changedFields(audited(existing), audited(group)));
       return group;
     },
 
     /** A group users belong to is refused with 422, like a role users hold. */
     async remove(actor: Actor, id: number): Promise<void> {
       assertPermitted(actor, 'user_groups.delete');
+      const existing = await repository.find(id);
       const outcome = await repository.remove(id);
       if (outcome === 'not_found') throw new NotFound();
       if (outcome === 'in_use') throw new Unprocessable({ base: [USER_GROUP_IN_USE_REFUSAL] });
       groupsChanged();
+      await recordGroup(actor, 'user_group.delete', id, existing === undefined ? {} : audited(existing));
     },
   };
 }

@@ -1,3 +1,5 @@
+import type { AuditRecorder } from '../audit/audit-trail.js';
+import type { AuditActor } from '../audit/audit-event.js';
 import { hashApiKey } from './api-keys.js';
 import type { Clock } from '../shared/clock.js';
 import { Unauthorized } from '../shared/problems.js';
@@ -86,6 +88,8 @@ export interface AuthenticatorParts {
   clock: Clock;
   /** Told of each request an API key authenticated, cached or not (its `last_used_at`). */
   apiKeyUsed?: (apiKeyId: number) => void;
+  /** Where sign-ins and sign-outs are recorded (docs/security.md#the-audit-trail). */
+  audit: AuditRecorder;
 }
 
 /**
@@ -93,7 +97,7 @@ export interface AuthenticatorParts {
  * header is present, else the session cookie. Anything else, or a user who is not active, is
  * Unauthorized; too many failures for a login or from an address is TooManyRequests.
  */
-export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, apiKeyUsed = () => {} }: AuthenticatorParts) {
+export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, audit, apiKeyUsed = () => {} }: AuthenticatorParts) {
   /**
    * A login (or email) and a password, under the lockout; with `acceptApiKey`, the API key may stand
    * for the password (HTTP Basic), never on the console's sign-in form (docs/console.md#security).
@@ -271,10 +275,12 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
      * The console's sign-in form: a login or email and a password (never an API key), under the same
      * lockout as HTTP Basic; answers a new session. Unauthorized or TooManyRequests otherwise.
      */
-    async signIn(login: string, password: string, address: string): Promise<Authenticated & { sessionToken: string }> {
+    async signIn(login: string, password: string, address: string, requestId?: string): Promise<Authenticated & { sessionToken: string }> {
       if (login === '' || login.length > MAX_LOGIN_LENGTH || login.includes('\u0000') || password.includes('\u0000')) throw new Unauthorized();
       const verified = await verifyLogin({ login, password }, address, false);
-      return { user: verified.user, sessionToken: sessions.issue(verified.user.id, verified.sessionEpoch) };
+      const { user } = verified;
+      await audit.record({ id: user.id, login: user.login, credential: 'password', address, ...(requestId === undefined ? {} : { requestId }) }, { action: 'session.create', target_type: 'user', target_id: user.id, changes: {} });
+      return { user, sessionToken: sessions.issue(user.id, verified.sessionEpoch) };
     },
 
     /**
@@ -290,9 +296,10 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     },
 
     /** Ends one session (logout); other sessions of the user go on. */
-    async endSession(claims: SessionClaims, now: Date): Promise<void> {
+    async endSession(claims: SessionClaims, now: Date, actor: AuditActor): Promise<void> {
       await revokedSessions.revoke(claims.sessionId, sessions.expiresAt(claims), now);
       cache.credentialsChanged(claims.userId);
+      await audit.record(actor, { action: 'session.delete', target_type: 'user', target_id: claims.userId, changes: {} });
     },
   };
 }

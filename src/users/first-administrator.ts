@@ -1,6 +1,6 @@
 import { generatePassword } from './passwords.js';
 import type { User } from './user.js';
-import { OPERATOR } from '../roles/authorization.js';
+import { SYSTEM } from '../roles/authorization.js';
 import type { UsersService } from './users.service.js';
 
 export interface FirstAdministrator {
@@ -20,7 +20,7 @@ export async function createFirstAdministrator(
   if ((await users.count()) > 0) return undefined;
   const generatedPassword = settings.password === undefined ? generatePassword() : undefined;
   try {
-    const user = await users.create(OPERATOR, {
+    const user = await users.create(SYSTEM, {
       login: settings.login,
       email: settings.email,
       password: settings.password ?? generatedPassword,

@@ -11,7 +11,7 @@ export const SESSION_ROUTES: readonly RouteSpec[] = [
 export const sessionRoutes: FastifyPluginCallback<{ authenticator: Authenticator; clock: Clock }> = (app, { authenticator, clock }, done) => {
   /** Logout: ends the session the cookie names (others of the user go on) and clears the cookie. */
   app.delete('/session', async (request, reply) => {
-    if (request.session) await authenticator.endSession(request.session, clock());
+    if (request.session) await authenticator.endSession(request.session, clock(), request.actor);
     reply.removeHeader('set-cookie');
     clearSessionCookie(request, reply);
     return reply.code(204).send();

@@ -1,3 +1,5 @@
+import type { AuditRecorder } from '../audit/audit-trail.js';
+import { difference, REDACTED } from '../audit/audit-event.js';
 import { newApiKey } from './api-keys.js';
 import type { Clock } from '../shared/clock.js';
 import { type Actor, assertPermitted, assertPermittedOnUser, may } from '../roles/authorization.js';
@@ -177,6 +179,7 @@ function duplicateAsUnprocessable(error: unknown): never {
 export function usersService(
   repository: UsersRepository,
   clock: Clock,
+  audit: AuditRecorder,
   credentialsChanged: (userId: number) => void = () => {},
   guesses?: Lockout,
   apiKeys?: UserApiKeysRepository,
@@ -211,6 +214,15 @@ export function usersService(
     return apiKeys;
   }
 
+  /** A user as the audit trail compares it: its own fields, its roles' ids (docs/security.md#what-is-audited). */
+  const audited = (user: User) => ({
+    login: user.login, email: user.email, first_name: user.first_name, last_name: user.last_name, status: user.status,
+    time_zone: user.time_zone, locale: user.locale, bucket_id: user.bucket_id, user_group_id: user.user_group_id,
+    role_ids: user.roles.map((role) => role.id),
+  });
+  const recordUser = (actor: Actor, action: string, id: number, changes: Record<string, unknown>) =>
+    audit.record(actor, { action, target_type: 'user', target_id: id, changes });
+
   async function find(actor: Actor, id: number): Promise<User> {
     assertPermittedOnUser(actor, 'users.read', id);
     const user = await repository.findById(id);
@@ -239,6 +251,7 @@ export function usersService(
           clock(),
         )
         .catch(duplicateAsUnprocessable);
+      await recordUser(actor, 'user.create', user.id, { ...audited(user), password: REDACTED });
       return user;
     },
 
@@ -313,9 +326,13 @@ export function usersService(
       }
       const password_hash = password === undefined ? undefined : await hashPassword(password);
       const all = { ...changes, ...(password_hash ? { password_hash } : {}), ...(roleIds ? { role_ids: roleIds } : {}) };
+      const before = await repository.findById(id);
       const change = await repository.update(id, all, clock()).catch(duplicateAsUnprocessable);
       credentialsChanged(id);
-      return changedUser(change);
+      const user = changedUser(change);
+      const changed = before === undefined ? {} : difference(audited(before), audited(user));
+      await recordUser(actor, 'user.update', id, password_hash ? { ...changed, password: REDACTED } : changed);
+      return user;
     },
 
     /** First call marks the user deleted (access ends); a second removes the record. */
@@ -328,25 +345,31 @@ export function usersService(
         const removed = await repository.remove(id);
         credentialsChanged(id);
         if (!removed) throw new NotFound();
+        await recordUser(actor, 'user.remove', id, { login: user.login });
         return 'removed';
       }
       const change = await repository.changeStatus(id, 'deleted', clock());
       credentialsChanged(id);
       changedUser(change);
+      await recordUser(actor, 'user.delete', id, { status: [user.status, 'deleted'] });
       return 'marked';
     },
 
     async suspend(actor: Actor, id: number): Promise<User> {
       assertPermitted(actor, 'users.suspend');
+      const before = await repository.findById(id);
       const user = changedUser(await repository.changeStatus(id, 'suspended', clock()));
       credentialsChanged(id);
+      await recordUser(actor, 'user.suspend', id, { status: [before?.status ?? null, user.status] });
       return user;
     },
 
     async activate(actor: Actor, id: number): Promise<User> {
       assertPermitted(actor, 'users.suspend');
+      const before = await repository.findById(id);
       const user = changedUser(await repository.changeStatus(id, 'active', clock()));
       credentialsChanged(id);
+      await recordUser(actor, 'user.activate', id, { status: [before?.status ?? null, user.status] });
       return user;
     },
 
@@ -366,6 +389,7 @@ export function usersService(
       const user = await repository.setApiKeyHash(id, hash, clock());
       if (!user) throw new NotFound();
       credentialsChanged(id);
+      await recordUser(actor, 'user.api_key.create', id, { api_key: REDACTED, default: true });
       return { user, apiKey: key };
     },
 
@@ -403,6 +427,7 @@ export function usersService(
       const created = await keys.create(userId, given ?? (description as string), hash, apiKeyLimits.perUser, clock());
       if (created === undefined) throw new NotFound();
       if (created === 'limit') throw new Unprocessable({ base: [`A user has at most ${apiKeyLimits.perUser} API keys: revoke one first`] });
+      await recordUser(actor, 'user.api_key.create', userId, { key_id: created.id, description: created.description, api_key: REDACTED });
       return { key: created, apiKey: key };
     },
 
@@ -412,6 +437,7 @@ export function usersService(
       const outcome = await keys.revoke(userId, keyId);
       credentialsChanged(userId);
       if (outcome === 'not_found') throw new NotFound();
+      await recordUser(actor, 'user.api_key.revoke', userId, { key_id: keyId });
     },
   };
 }

@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import { type Config, loadConfig } from '../../config.js';
 import { OPERATOR } from '../../roles/authorization.js';
+import { auditTrailOn } from '../../audit/audit-trail.js';
 import { systemClock } from '../../shared/clock.js';
 import { NotFound } from '../../shared/problems.js';
 import { errorReporting } from '../../alerts/reporting.js';
@@ -43,7 +44,8 @@ function parseErrorId(raw: string): number {
  */
 export function errorCommands(database: Database, config: Config) {
   const errors = infrastructureErrorsRepository(database);
-  const tracker = infrastructureErrors(errors, systemClock, config.errors);
+  const audit = auditTrailOn(database, systemClock, config.auditRetentionDays);
+  const tracker = infrastructureErrors(errors, systemClock, audit, config.errors);
   // A failed try is told on stderr in one line; the final refusal is the command's error (docs/operations.md#report).
   const reporting = errorReporting(tracker, errors, webhookDeliveriesRepository(database), systemClock, config.webhooks, webhookRendering, {
     warn: (fields) => {
@@ -51,7 +53,7 @@ export function errorCommands(database: Database, config: Config) {
       complain(`cmi: try ${attempts} of the report failed (${status === null ? (problem ?? 'no answer') : `HTTP ${status}`})`);
     },
     info: () => undefined,
-  });
+  }, audit);
 
   /** The error, or the one-line refusal `cmi: no infrastructure error N`. */
   const find = async (raw: string): Promise<InfrastructureError> => {
@@ -142,7 +144,7 @@ export function errorCommands(database: Database, config: Config) {
 
     /** Retention now, in this process, whatever the periodic job's lease says (docs/operations.md#prune). */
     async prune(): Promise<Output> {
-      const { errors, buckets } = await tracker.prune();
+      const { errors, buckets } = await tracker.prune(OPERATOR);
       const days = config.errors.retentionDays;
       return human(`Removed ${errors} ${errors === 1 ? 'error' : 'errors'} not seen for ${days} ${days === 1 ? 'day' : 'days'} ` +
         `and ${buckets} hourly ${buckets === 1 ? 'count' : 'counts'} older than ${HISTOGRAM_KEPT_DAYS} days`);

@@ -5,6 +5,8 @@ import type { User } from '../../users/user.js';
 import { OPERATOR } from '../../roles/authorization.js';
 import { unlockAccount } from '../../users/lockout.js';
 import { usersService } from '../../users/users.service.js';
+import { auditTrailOn } from '../../audit/audit-trail.js';
+import { loadConfig } from '../../config.js';
 import type { Database } from '../../db/database.js';
 import { loginFailuresRepository } from '../../users/login-failures.store.js';
 import { usersRepository } from '../../users/users.store.js';
@@ -18,7 +20,8 @@ import { human, type Output, table, write } from '../common/output.js';
  * see a change within CMI_AUTH_CACHE_TTL). The operator may do anything an administrator may.
  */
 export function userCommands(database: Database) {
-  const users = usersService(usersRepository(database), systemClock);
+  const audit = auditTrailOn(database, systemClock, loadConfig().auditRetentionDays);
+  const users = usersService(usersRepository(database), systemClock, audit);
   const failures = loginFailuresRepository(database);
   const describe = (user: User) => `${user.id} "${user.login}" <${user.email}>`;
 
@@ -66,6 +69,7 @@ export function userCommands(database: Database) {
     async unlock(target: string): Promise<Output> {
       const user = await resolve(target);
       await unlockAccount(failures, user);
+      await audit.record(OPERATOR, { action: 'user.unlock', target_type: 'user', target_id: user.id, changes: {} });
       return human(`Unlocked user ${describe(user)}: its failed-login counters are cleared`);
     },
 

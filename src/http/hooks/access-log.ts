@@ -17,6 +17,7 @@ export function registerAccessLog(app: FastifyInstance, write: (line: string) =>
       duration_ms: Math.round(reply.elapsedTime * 1000) / 1000,
       request_id: request.id,
       user_id: request.viewer?.id ?? null,
+      actor_id: request.actor?.id ?? null,
       bytes: length === undefined ? null : Number(length),
     })}\n`);
     done();

@@ -145,7 +145,7 @@ export const SETTINGS = {
   CMI_OPENAPI: { default: 'true', help: 'serve the OpenAPI document at /openapi.json and its reference page at /docs, without credentials' },
   CMI_METRICS_TOKEN: { default: undefined, help: `serve /metrics on the API port to requests with Authorization: Bearer <this> (at least ${MIN_SECRET_CHARS} characters); unset: not served there` },
   CMI_METRICS_PORT: { default: undefined, help: 'serve /metrics without credentials on this port of 127.0.0.1 (worker i of --workers on this port + i - 1); unset: no such port' },
-  CMI_ACCESS_LOG: { default: 'false', help: 'one JSON line a request on stdout: method, route, status, duration, request id, user id, bytes' },
+  CMI_ACCESS_LOG: { default: 'false', help: 'one JSON line a request on stdout: method, route, status, duration, request id, user id, actor id, bytes' },
   CMI_LOG_FORMAT: { flag: '--log-format <format>', default: 'pretty', help: 'how cmi serve writes its start-up and stop lines: pretty (for people) or json (one object a line)' },
   CMI_ADMIN_LOGIN: { default: 'admin', help: 'login of the administrator created on an empty database' },
   CMI_ADMIN_EMAIL: { default: 'admin@localhost', help: 'its email' },

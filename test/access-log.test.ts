@@ -5,10 +5,10 @@ import { createTestApp } from './support/app.js';
 import { get, tokenOf, withCookie } from './support/http.js';
 import { validateResponses } from './support/response-validation.js';
 
-const LINE_KEYS = ['time', 'method', 'route', 'status', 'duration_ms', 'request_id', 'user_id', 'bytes'];
+const LINE_KEYS = ['time', 'method', 'route', 'status', 'duration_ms', 'request_id', 'user_id', 'actor_id', 'bytes'];
 
 describe('the access log (CMI_ACCESS_LOG=1)', () => {
-  it('writes one JSON line a request with method, route pattern, status, duration, request id, user id and bytes; never a credential, cookie or body', async () => {
+  it('writes one JSON line a request with method, route pattern, status, duration, request id, user id, actor id (the audit trail's actor_id) and bytes; never a credential, cookie or body', async () => {
     const t = await createTestApp();
     // A second app on the same database with the access log on, writing its lines here.
     const lines: string[] = [];
@@ -31,10 +31,10 @@ describe('the access log (CMI_ACCESS_LOG=1)', () => {
       }
       const strip = (record: Record<string, unknown>) => Object.fromEntries(Object.entries(record).filter(([key]) => key !== 'time' && key !== 'duration_ms'));
       assert.deepEqual(records.map(strip), [
-        { method: 'GET', route: '/users/:id', status: 200, request_id: 'req-1', user_id: t.alice.id, bytes: Buffer.byteLength(first.body) },
-        { method: 'GET', route: '/version', status: 200, request_id: 'req-2', user_id: t.alice.id, bytes: records[1]?.bytes },
-        { method: 'GET', route: 'unmatched', status: 401, request_id: 'req-3', user_id: null, bytes: 37 },
-        { method: 'PUT', route: '/users/:id', status: 204, request_id: 'req-4', user_id: t.admin.id, bytes: null },
+        { method: 'GET', route: '/users/:id', status: 200, request_id: 'req-1', user_id: t.alice.id, actor_id: t.alice.id, bytes: Buffer.byteLength(first.body) },
+        { method: 'GET', route: '/version', status: 200, request_id: 'req-2', user_id: t.alice.id, actor_id: t.alice.id, bytes: records[1]?.bytes },
+        { method: 'GET', route: 'unmatched', status: 401, request_id: 'req-3', user_id: null, actor_id: null, bytes: 37 },
+        { method: 'PUT', route: '/users/:id', status: 204, request_id: 'req-4', user_id: t.admin.id, actor_id: t.admin.id, bytes: null },
       ]);
       assert.ok(Number(records[1]?.bytes) > 0);
       const all = lines.join('');

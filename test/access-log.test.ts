@@ -8,7 +8,7 @@ import { validateResponses } from './support/response-validation.js';
 const LINE_KEYS = ['time', 'method', 'route', 'status', 'duration_ms', 'request_id', 'user_id', 'actor_id', 'bytes'];
 
 describe('the access log (CMI_ACCESS_LOG=1)', () => {
-  it('writes one JSON line a request with method, route pattern, status, duration, request id, user id, actor id (the audit trail's actor_id) and bytes; never a credential, cookie or body', async () => {
+  it('writes one JSON line a request with method, route pattern, status, duration, request id, user id, actor id (as the audit trail names it) and bytes; never a credential, cookie or body', async () => {
     const t = await createTestApp();
     // A second app on the same database with the access log on, writing its lines here.
     const lines: string[] = [];

@@ -72,7 +72,9 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
     });
     request.viewer = authenticated.user;
     request.session = authenticated.session;
-    request.actor = actorOf(request, authenticated);
+    // The console's own session (its forms carry a CSRF token and ask what they need themselves): not
+    // the API's cookie that `viaSession` guards (docs/security.md#self-service), as before the actor was built here.
+    request.actor = { ...actorOf(request, authenticated), viaSession: false };
     if (authenticated.sessionToken) setConsoleCookie(request, reply, authenticated.sessionToken);
   };
   // After the API's gate of each route (which starts the request's clock and context), never instead of it.

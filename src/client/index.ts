@@ -4,6 +4,7 @@
  * definitions (src/resources/) and fast-xml-parser for XML answers.
  */
 import { versionResource } from '../version/version.resource.js';
+import { auditLogApi } from './audit-log.js';
 import { bucketsApi } from './buckets.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi } from './infrastructure-errors.js';
@@ -25,6 +26,7 @@ export class CmiClient {
   readonly permissions: ReturnType<typeof permissionsApi>;
   readonly buckets: ReturnType<typeof bucketsApi>;
   readonly ingestKeys: ReturnType<typeof ingestKeysApi>;
+  readonly auditLog: ReturnType<typeof auditLogApi>;
   readonly session: {
     /** Ends the session the client holds (`DELETE /session`); later calls log in again with the credentials. */
     logout(call?: RequestOptions): Promise<void>;
@@ -48,6 +50,7 @@ export class CmiClient {
     this.permissions = permissionsApi(http);
     this.buckets = bucketsApi(http);
     this.ingestKeys = ingestKeysApi(http);
+    this.auditLog = auditLogApi(http);
     this.session = {
       async logout(call: RequestOptions = {}) {
         if (!http.hasSession) return;
@@ -73,7 +76,7 @@ export class CmiClient {
 export * from './errors.js';
 export { parseDatetime } from './datetime.js';
 export type { Page, PageParams } from './pagination.js';
-export type { Activity, BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, IngestKey, Note, Occurrence, RecordOf, Role, Triage, User, UserGroup } from './records.js';
+export type { Activity, AuditEvent, BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, IngestKey, Note, Occurrence, RecordOf, Role, Triage, User, UserGroup } from './records.js';
 export type { Query, RequestOptions, TransportOptions } from './transport.js';
 export type { NewUserGroup, UserGroupChanges } from './user-groups.js';
 export type { NewUser, UserApiKey, UserApiKeyWithKey, UserChanges, UserFilters, UserListParams, UserWithApiKey } from './users.js';
@@ -81,3 +84,4 @@ export type { ErrorFilters, ErrorListParams, ErrorReport, TriageChange } from '.
 export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
 export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';
 export type { IngestKeyChanges, NewIngestKey } from './ingest-keys.js';
+export type { AuditFilters, AuditListParams } from './audit-log.js';

@@ -8,6 +8,7 @@ import type { roleResource, userResource } from '../users/user.resource.js';
 import type { userGroupResource } from '../user-groups/user-group.resource.js';
 import { parseDatetime } from './datetime.js';
 import { CmiProtocolError } from './errors.js';
+import type { auditEventResource } from '../audit/audit-event.resource.js';
 
 /** The TypeScript type of a value of a field type (docs/client.md#types). */
 type ValueOf<T> = T extends 'integer' | 'decimal'
@@ -51,6 +52,7 @@ export type IngestKey = RecordOf<typeof ingestKeyResource>;
 export type Triage = RecordOf<typeof triageResource>;
 export type Note = RecordOf<typeof noteResource>;
 export type Activity = RecordOf<typeof activityResource>;
+export type AuditEvent = RecordOf<typeof auditEventResource>;
 
 export type Format = 'json' | 'xml';
 

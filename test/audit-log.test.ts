@@ -5,7 +5,12 @@ import { ROUTES } from '../src/app/api-routes.js';
 import { auditTrailOn } from '../src/audit/audit-trail.js';
 import { loadConfig } from '../src/config.js';
 import { userCommands } from '../src/cli/local/users.js';
-import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type AuditEvent, CmiClient, CmiPermissionError, CmiValidationError } from '../src/client/index.js';
+import { ADMIN, ALICE, createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { runCmi } from './support/cli.js';
 import { ERRORS, recordOf, report } from './support/error-reports.js';
 import { tokenOf, withCookie } from './support/http.js';
 
@@ -338,5 +343,74 @@ describe('the access log', () => {
       await app.close();
       await t.close();
     }
+  });
+});
+
+describe('cmi/client auditLog and cmi audit against a real cmi', () => {
+  let t: TestApp;
+  let baseUrl: string;
+  let home: string;
+  let env: Record<string, string>;
+  before(async () => {
+    t = await createTestApp({ CMI_AUTH_CACHE_TTL: '0' });
+    baseUrl = `http://127.0.0.1:${await listenLocally(t.app)}`;
+    home = mkdtempSync(join(tmpdir(), 'cmi-cli-audit-'));
+    env = {
+      XDG_CONFIG_HOME: join(home, 'config'), CMI_PROFILE: '', CMI_API_KEY: '', NO_COLOR: '', DATABASE_URL: `sqlite:${join(home, 'unused.sqlite3')}`,
+      CMI_URL: baseUrl, CMI_USER: ADMIN.login, CMI_PASSWORD: ADMIN.password,
+    };
+    for (const [n, name] of ['Ann', 'Bea', 'Cy'].entries()) {
+      const res = await t.app.inject({ method: 'PUT', url: `/users/${t.alice.id}.json`, headers: { authorization: t.adminAuth, ...JSON_BODY, 'x-request-id': `client-${n}` }, payload: JSON.stringify({ first_name: name }) });
+      assert.equal(res.statusCode, 204);
+    }
+    await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/suspend.json`, headers: { authorization: t.adminAuth, 'x-request-id': 'client-3' } });
+    await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/activate.json`, headers: { authorization: t.adminAuth, 'x-request-id': 'client-4' } });
+  });
+  after(async () => {
+    await t.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  const typed = (row: Row): AuditEvent => ({ ...row, at: new Date(row.at.slice(0, 19) + 'Z'), changes: JSON.parse(row.changes) as Record<string, unknown> });
+
+  for (const format of ['json', 'xml'] as const) {
+    it(`client.auditLog.list and all (${format}): the events typed, newest first, filtered; 403 for a user without audit_log.read`, async () => {
+      const admin = new CmiClient({ baseUrl, login: ADMIN.login, password: ADMIN.password, format });
+      const updates = (await rows(t)).filter((row) => row.action === 'user.update').reverse();
+      const page = await admin.auditLog.list({ action: 'user.update', target_type: 'user', target_id: t.alice.id, actor_id: t.admin.id, since: new Date('2026-11-20T09:00:00Z'), until: '2026-11-20T11:00:00Z', perPage: 2 });
+      assert.deepEqual([page.total, page.page, page.limit, page.hasMore], [3, 1, 2, true]);
+      assert.deepEqual(page.items, updates.slice(0, 2).map(typed));
+      const walked: AuditEvent[] = [];
+      for await (const event of admin.auditLog.all({ perPage: 2 })) walked.push(event);
+      assert.deepEqual(walked, (await rows(t)).reverse().map(typed));
+      const alice = new CmiClient({ baseUrl, login: ALICE.login, password: ALICE.password, format });
+      await assert.rejects(alice.auditLog.list(), CmiPermissionError);
+      await assert.rejects(admin.auditLog.list({ action: 'Not An Action' }), (error: unknown) =>
+        // XML's error body carries the messages without their fields (docs/api.md#errors).
+        error instanceof CmiValidationError && error.status === 422 && (format === 'xml' || JSON.stringify(error.errors) === '{"action":["must be 1 to 64 lower-case letters, digits, dots and underscores"]}'));
+    });
+  }
+
+  it('cmi audit: a table, newest first, with its filters; --json and --xml the API\'s bodies; --all; usage mistakes exit 2', async () => {
+    const cmi = (...args: string[]) => runCmi(['audit', ...args], env);
+    const api = async (path: string) => (await t.app.inject({ url: path, headers: { authorization: t.adminAuth } })).body;
+    const ids = (await rows(t)).map((row) => row.id);
+    const at = '2026-11-20T10:00:00+00:00';
+    const table = await cmi('--action', 'user.update', '--actor', String(t.admin.id), '--target-type', 'user', '--target-id', String(t.alice.id), '--since', '2026-11-20', '--per-page', '2');
+    assert.equal(table.stderr, '');
+    assert.equal(table.stdout,
+      'ID  AT                         ACTOR      CREDENTIAL  ADDRESS    ACTION       TARGET  CHANGES\n' +
+      `${ids[2]}   ${at}  admin (1)  password    127.0.0.1  user.update  user 2  {"first_name":["Bea","Cy"]}\n` +
+      `${ids[1]}   ${at}  admin (1)  password    127.0.0.1  user.update  user 2  {"first_name":["Ann","Bea"]}\n` +
+      '2 of 3 events (page 1 of 2)\n');
+    assert.equal(table.code, 0);
+    const [json, xml, all] = await Promise.all([cmi('--json', '--target-id', String(t.alice.id)), cmi('--xml', '--action', 'user.suspend'), cmi('--all', '--json', '--per-page', '1')]);
+    assert.deepEqual([json.stdout, json.code], [`${await api(`${AUDIT}.json?target_id=${t.alice.id}`)}\n`, 0]);
+    assert.deepEqual([xml.stdout, xml.code], [await api(`${AUDIT}.xml?action=user.suspend`), 0]);
+    assert.deepEqual([all.stdout, all.code], [`${await api(`${AUDIT}.json?per_page=1000`)}\n`, 0]);
+    const bad = await cmi('--actor', 'me');
+    assert.deepEqual([bad.stdout, bad.stderr, bad.code], ['', 'cmi: --actor must be a positive integer (got "me")\n', 2]);
+    const refused = await runCmi(['audit'], { ...env, CMI_USER: ALICE.login, CMI_PASSWORD: ALICE.password });
+    assert.deepEqual([refused.stdout, refused.stderr, refused.code], ['', 'cmi: You are not authorized to perform this action\n', 1]);
   });
 });

@@ -74,7 +74,7 @@ function safeValue(value: unknown, depth: number): unknown {
   if (value instanceof Set) return safeValue([...value], depth);
   if (Array.isArray(value)) return value.slice(0, MAX_ITEMS).map((item) => safeValue(item, depth + 1));
   if (typeof value === 'object') return safeObject(value as Record<string, unknown>, depth + 1);
-  return String(value);
+  return typeof value === 'symbol' ? value.toString() : null;
 }
 
 function safeObject(object: Record<string, unknown>, depth: number): Record<string, unknown> {
@@ -112,9 +112,10 @@ export function created(record: object, fields: readonly string[]): Record<strin
 }
 
 /** A record's own fields, as a creation's or a deletion's `changes`: without its id and timestamps. */
+const STAMPS = new Set(['id', 'created_at', 'updated_at']);
+
 export function fieldsOf(record: object): Record<string, unknown> {
-  const { id: _id, created_at: _created, updated_at: _updated, ...fields } = record as Record<string, unknown>;
-  return fields;
+  return Object.fromEntries(Object.entries(record).filter(([name]) => !STAMPS.has(name)));
 }
 
 /** The fields that differ between two versions of a record, its id and timestamps aside. */

@@ -4,7 +4,6 @@ import { type Actor, assertPermitted, may } from '../roles/authorization.js';
 import { parsePagination } from '../shared/pagination.js';
 import { Unprocessable } from '../shared/problems.js';
 import type { UserGroup } from '../user-groups/user-group.js';
-import type { User } from '../users/user.js';
 import { consoleRoute, type ConsoleServices, everyRecord, formOf, pageContext, sendPage } from './console-page.js';
 import {
   confirmDeleteGroupPage, type GroupChoices, type GroupFormValues, groupPage, type GroupView, groupsListPage, newGroupPage,

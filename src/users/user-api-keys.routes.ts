@@ -2,7 +2,6 @@ import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import type { RouteSpec } from '../http/route-spec.js';
 import { sendPayload } from '../http/respond.js';
 import { parseId } from '../http/route-params.js';
-import type { Actor } from '../roles/authorization.js';
 import { type ListSettings, paginationHeaders, parsePagination } from '../shared/pagination.js';
 import { generatedApiKeyResource, presentApiKey, userApiKeyResource as resource } from './user-api-key.resource.js';
 import type { UsersService } from './users.service.js';

@@ -2,7 +2,7 @@ import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastif
 import type { QueryParameter, RouteSpec } from '../http/route-spec.js';
 import { parseUserListQuery } from './users-query.js';
 import type { UsersService } from './users.service.js';
-import { type Actor, may } from '../roles/authorization.js';
+import { may } from '../roles/authorization.js';
 import { presentUser, userResource as resource } from './user.resource.js';
 import { versionedCache } from '../shared/page-cache.js';
 import { type ListSettings, paginationHeaders, paginationKey, parsePagination } from '../shared/pagination.js';

@@ -1,3 +1,4 @@
+import type { AuditRecorder } from '../audit/audit-trail.js';
 import { type Actor, assertPermitted } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import { FieldErrors, NotFound } from '../shared/problems.js';
@@ -37,7 +38,7 @@ const listed = (delivery: Delivery): ListedDelivery => ({
 });
 
 /** What was sent (docs/reporting-and-alerts.md#the-deliveries-list): administrators only. */
-export function webhookDeliveries(repository: WebhookDeliveriesRepository, clock: Clock, wake: () => void) {
+export function webhookDeliveries(repository: WebhookDeliveriesRepository, clock: Clock, audit: AuditRecorder, wake: () => void) {
   return {
     async list(actor: Actor, query: Query, limit: number, offset: number): Promise<Page<ListedDelivery>> {
       assertPermitted(actor, 'webhook_deliveries.read');
@@ -60,6 +61,7 @@ export function webhookDeliveries(repository: WebhookDeliveriesRepository, clock
       const delivery = await repository.retry(id, clock());
       if (!delivery) throw new NotFound();
       wake();
+      await audit.record(actor, { action: 'webhook_delivery.retry', target_type: 'webhook_delivery', target_id: id, changes: { kind: delivery.kind, error_id: delivery.error_id } });
       return listed(delivery);
     },
   };

@@ -237,7 +237,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue });
   await app.register(triageRoutes, { triage, lists });
   await app.register(auditRoutes, { audit, lists });
-  await app.register(deliveriesRoutes, { errorReporting: reporting, webhookDeliveries: webhookDeliveries(deliveries, clock, () => outbox?.wake()), lists });
+  await app.register(deliveriesRoutes, { errorReporting: reporting, webhookDeliveries: webhookDeliveries(deliveries, clock, audit, () => outbox?.wake()), lists });
   const ingestKeys = ingestKeysService(ingestKeysRepository(database), clock, audit, {
     version: database.dataVersions.credentials,
     heard: database.dataVersions.credentialsHeard,

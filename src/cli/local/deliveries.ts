@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { type Config, loadConfig } from '../../config.js';
 import { OPERATOR } from '../../roles/authorization.js';
+import { auditTrailOn } from '../../audit/audit-trail.js';
 import { systemClock } from '../../shared/clock.js';
 import { NotFound } from '../../shared/problems.js';
 import { webhookDeliveries } from '../../alerts/deliveries.service.js';
@@ -19,7 +20,7 @@ import { pages, withDatabase } from './database.js';
  * This command sends nothing itself: a running `cmi serve` does.
  */
 export function deliveryCommands(database: Database, config: Config) {
-  const deliveries = webhookDeliveries(webhookDeliveriesRepository(database), systemClock, () => undefined);
+  const deliveries = webhookDeliveries(webhookDeliveriesRepository(database), systemClock, auditTrailOn(database, systemClock, config.auditRetentionDays), () => undefined);
   return {
     async list(state: string | undefined, page: number, perPage: number, json: boolean): Promise<Output> {
       const { items, total } = await deliveries.list(OPERATOR, state === undefined ? {} : { state }, perPage, (page - 1) * perPage);

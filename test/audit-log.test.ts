@@ -5,6 +5,7 @@ import { ROUTES } from '../src/app/api-routes.js';
 import { auditTrailOn } from '../src/audit/audit-trail.js';
 import { loadConfig } from '../src/config.js';
 import { userCommands } from '../src/cli/local/users.js';
+import { deliveryCommands } from '../src/cli/local/deliveries.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -181,6 +182,17 @@ describe('the audit trail', () => {
       { actor_id: null, actor_login: 'system', credential: 'local', address: null, request_id: null, action: 'user.unlock', target_type: 'user', target_id: t.alice.id, changes: '{}', at_is_now: false },
     ]);
     await userCommands(t.database).activate(ALICE.login);
+
+    // cmi local deliveries retry, the one change of the outbox.
+    const at = t.time.clock().toISOString();
+    const { id } = await t.database.db.insertInto('webhook_deliveries').values({
+      delivery_id: 'd-1', kind: 'new', error_id: 7, url: 'http://127.0.0.1:9/hook', body: '{}', state: 'failed', attempts: 3, last_status: 500,
+      created_at: at, next_attempt_at: at, delivered_at: null, lease_owner: null, lease_until: null,
+    }).returning('id').executeTakeFirstOrThrow();
+    await deliveryCommands(t.database, t.config).retry(String(id));
+    const retried = (await rows(t)).at(-1)!;
+    assert.deepEqual([retried.actor_login, retried.credential, retried.action, retried.target_type, retried.target_id, retried.changes],
+      ['system', 'local', 'webhook_delivery.retry', 'webhook_delivery', Number(id), '{"kind":"new","error_id":7}']);
   });
 
   it('never stores a secret: passwords, their hashes, API keys, session tokens, ingest keys', async () => {
@@ -318,6 +330,18 @@ describe('the console\'s audit log', () => {
       const bad = await t.app.inject({ method: 'GET', url: '/console/audit?since=yesterday', headers: { cookie } });
       assert.equal(bad.statusCode, 422);
       assert.ok(bad.body.includes('<p>since must be a datetime (docs/api.md#datetimes)</p>'), bad.body);
+
+      // A page that hands a service the viewer (the errors pages) is recorded as fully as the others.
+      const reported = recordOf(await report(t, fault(1)));
+      const confirm = await t.app.inject({ method: 'GET', url: `/console/errors/${reported.id}/delete`, headers: { cookie } });
+      const deleted = await t.app.inject({ method: 'POST', url: `/console/errors/${reported.id}/delete`, headers: { ...FORM, cookie, 'x-request-id': 'console-2' }, payload: new URLSearchParams({ _csrf: csrfOf(confirm.body) }).toString() });
+      assert.equal(deleted.statusCode, 303);
+      const row = (await rows(t)).at(-1)!;
+      assert.deepEqual([row.actor_id, row.actor_login, row.credential, row.address, row.request_id, row.action, row.target_id],
+        [t.admin.id, 'admin', 'session', '127.0.0.1', 'console-2', 'infrastructure_error.delete', reported.id]);
+      const signOut = await t.app.inject({ method: 'POST', url: '/console/sign-out', headers: { ...FORM, cookie, 'x-request-id': 'console-3' }, payload: new URLSearchParams({ _csrf: csrfOf(confirm.body) }).toString() });
+      assert.equal(signOut.statusCode, 303);
+      assert.deepEqual((await rows(t)).filter((r) => r.request_id === 'console-3').map((r) => [r.actor_id, r.credential, r.action]), [[t.admin.id, 'session', 'session.delete']]);
 
       const aliceCookie = await consoleSession(t, ALICE.login, ALICE.password);
       const users = await t.app.inject({ method: 'GET', url: '/console/users', headers: { cookie: aliceCookie } });

@@ -1,6 +1,8 @@
 import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { readCookie } from '../users/authentication.js';
 import { actorOf } from '../users/request-gate.js';
+import type { User } from '../users/user.js';
+import type { AuditActor } from '../audit/audit-event.js';
 import { consoleAuditRoutes } from './audit.routes.js';
 import { Forbidden, INTERNAL_ERROR_CODE, NotFound, problemOf, Unauthorized } from '../shared/problems.js';
 import { startRequest } from '../http/hooks/request-context.js';
@@ -70,11 +72,15 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
     const authenticated = await authenticator.session(token).catch((error: unknown) => {
       throw error instanceof Unauthorized ? new SessionEnded() : error;
     });
-    request.viewer = authenticated.user;
     request.session = authenticated.session;
     // The console's own session (its forms carry a CSRF token and ask what they need themselves): not
-    // the API's cookie that `viaSession` guards (docs/security.md#self-service), as before the actor was built here.
-    request.actor = { ...actorOf(request, authenticated), viaSession: false };
+    // the API's cookie that `viaSession` guards (docs/security.md#self-service).
+    const actor = { ...actorOf(request, authenticated), viaSession: false };
+    request.actor = actor;
+    // The viewer carries what the audit trail records of the actor too, so a page that hands a service
+    // `request.viewer` is recorded as fully as one that hands it `request.actor` (docs/security.md#the-audit-trail).
+    const viewer: User & AuditActor = { ...authenticated.user, credential: 'session', address: request.ip, requestId: request.id };
+    request.viewer = viewer;
     if (authenticated.sessionToken) setConsoleCookie(request, reply, authenticated.sessionToken);
   };
   // After the API's gate of each route (which starts the request's clock and context), never instead of it.

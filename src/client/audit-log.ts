@@ -18,7 +18,7 @@ export interface AuditFilters {
 
 export interface AuditListParams extends PageParams, AuditFilters {}
 
-/** `client.auditLog`: the audit trail, newest first, for holders of audit_log.read (docs/client.md#audit-log). */
+/** `client.auditLog`: the audit trail, newest first, for holders of audit_log.read (docs/client.md#methods). */
 export function auditLogApi(http: Transport) {
   const list = (params: AuditListParams) => {
     const { actor_id, action, target_type, target_id, since, until, ...page } = params;

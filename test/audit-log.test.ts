@@ -6,6 +6,7 @@ import { auditTrailOn } from '../src/audit/audit-trail.js';
 import { loadConfig } from '../src/config.js';
 import { userCommands } from '../src/cli/local/users.js';
 import { deliveryCommands } from '../src/cli/local/deliveries.js';
+import { errorCommands } from '../src/cli/local/errors.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -289,6 +290,13 @@ describe('the audit trail', () => {
     assert.equal(loadConfig({}).auditRetentionDays, 400);
     assert.equal(loadConfig({ CMI_AUDIT_RETENTION_DAYS: '30' }).auditRetentionDays, 30);
     assert.throws(() => loadConfig({ CMI_AUDIT_RETENTION_DAYS: '0' }), /CMI_AUDIT_RETENTION_DAYS must be an integer from 1 to 36500/);
+    // The errors' retention is recorded too: `cmi local errors prune` (system clock, a day's retention) removes the error reported above.
+    const stale = await t.database.db.selectFrom('infrastructure_errors').select('id').execute();
+    assert.equal(stale.length, 1);
+    await errorCommands(t.database, { ...t.config, errors: { ...t.config.errors, retentionDays: 1 } }).prune();
+    const pruned = (await rows(t)).at(-1)!;
+    assert.deepEqual([pruned.actor_id, pruned.actor_login, pruned.credential, pruned.action, pruned.target_type, pruned.target_id, pruned.changes],
+      [null, 'system', 'local', 'retention', 'infrastructure_error', null, '{"errors":1,"hourly_counts":0,"retention_days":1}']);
     const trail = auditTrailOn(t.database, t.time.clock, 400);
     const before = (await rows(t)).length;
     assert.equal(await trail.prune(), 0);

@@ -3,8 +3,9 @@
  * how it proved who it was, and what changed, never a secret.
  */
 
+import { CREDENTIALS } from './audit-event.resource.js';
+
 /** How the actor proved who it was (docs/security.md#the-audit-trail). */
-export const CREDENTIALS = ['password', 'api_key', 'session', 'ingest_key', 'local', 'system'] as const;
 export type Credential = (typeof CREDENTIALS)[number];
 
 /**

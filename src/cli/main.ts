@@ -20,7 +20,8 @@ import { addRemoteRoleCommands } from './remote/roles.js';
 import { addRemoteUserCommands } from './remote/users.js';
 import { addRemoteGroupCommands } from './remote/groups.js';
 import { addServeCommand } from './serve.js';
-import { Refusal, UsageError } from './common/usage-error.js';
+import { Refusal, Reported, UsageError } from './common/usage-error.js';
+import { connectionFailureLine, connectionFailureOf } from '../db/dialects/connection/connection-failure.js';
 import { complain, writeText } from './common/output.js';
 import { cmiReleaseVersion } from '../version/version.js';
 
@@ -65,6 +66,11 @@ try {
   } else if (remote !== undefined) {
     complain(...remote.lines);
     process.exitCode = remote.code;
+  } else if (error instanceof Reported) {
+    process.exitCode = error.exitCode;
+  } else if (connectionFailureOf(error) !== undefined) {
+    // Where the database is, why it cannot be reached and what to check, never its password (docs/operations.md#when-the-database-cannot-be-reached).
+    complain(`cmi: ${connectionFailureLine(connectionFailureOf(error)!)}`);
   } else if (error instanceof ConfigError || error instanceof UsageError || error instanceof Refusal) {
     complain(`cmi: ${error.message}`);
     if (!(error instanceof ConfigError)) process.exitCode = error.exitCode;

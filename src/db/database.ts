@@ -66,6 +66,26 @@ export async function pendingMigrations(database: Database): Promise<string[]> {
   return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
 
+export interface SchemaState {
+  /** The last migration the database has applied (its schema version); undefined when cmi never migrated it. */
+  version: string | undefined;
+  /** The migrations this version of cmi has that the database has not applied. */
+  pending: string[];
+  /** The last migration this version of cmi has: the schema version it needs. */
+  latest: string;
+}
+
+/** The database's schema version and what it lacks, reading only (docs/operations.md#know-what-runs). */
+export async function schemaState(database: Database): Promise<SchemaState> {
+  const migrations = await (await migratorFor(database)).getMigrations();
+  const applied = migrations.filter((m) => m.executedAt !== undefined).map((m) => m.name);
+  return {
+    version: applied.at(-1),
+    pending: migrations.filter((m) => m.executedAt === undefined).map((m) => m.name),
+    latest: migrations.at(-1)?.name ?? '',
+  };
+}
+
 /** Whether cmi has ever migrated the database (its tables are there), reading only. */
 export async function isMigrated(database: Database): Promise<boolean> {
   return (await (await migratorFor(database)).getMigrations()).some((m) => m.executedAt !== undefined);

@@ -8,6 +8,7 @@ import { addLocalDeliveryCommands } from './local/deliveries.js';
 import { addLocalErrorCommands } from './local/errors.js';
 import { addLocalUserCommands } from './local/users.js';
 import { addMigrateCommand } from './migrate.js';
+import { addDoctorCommand } from './ops/doctor.js';
 import { addOldSpellings } from './old-spellings.js';
 import { connectionOptions, remoteFailure } from './remote/command.js';
 import { addRemoteBucketCommands } from './remote/buckets.js';
@@ -38,6 +39,7 @@ program.version(`cmi ${cmiReleaseVersion()}`, '-V, --version', 'print cmi\'s ver
 addServeCommand(program);
 addMigrateCommand(program);
 addBackupCommands(program);
+addDoctorCommand(program);
 // `cmi local ...`: the configured database (docs/cli.md#local-or-remote).
 const local = program.command('local').description('act on the configured database directly, as the operator (also without working credentials)');
 addLocalUserCommands(local);

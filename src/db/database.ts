@@ -20,7 +20,7 @@ export interface Database {
    */
   transactionEnded: (data: CachedData) => void;
   close: () => Promise<void>;
-  /** The connection pool's use now (PostgreSQL only; docs/operations.md#metrics). */
+  /** The connection pool's use now (SQLite: its one connection; docs/operations.md#metrics). */
   poolUse?: () => PoolUse;
   /** Each query's duration, in seconds, to `observer` (PostgreSQL, with the metrics on). */
   onQueryTime?: (observer: (seconds: number) => void) => void;

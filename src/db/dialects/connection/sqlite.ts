@@ -67,6 +67,7 @@ export function sqliteConnector(path: string): Connector {
         db,
         dataVersions: sqliteDataVersions(sqlite, writes),
         close: () => db.destroy(),
+        poolUse: () => driver.use(),
       };
     },
   };

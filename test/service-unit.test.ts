@@ -112,7 +112,7 @@ describe('deploy/cmi-backup.service and cmi-backup.timer', () => {
       assert.equal(ran.code, 0, ran.stderr);
       const today = new Date().toISOString().slice(0, 10);
       const file = join(state, 'backups', `cmi-${today}.backup`);
-      assert.equal(JSON.parse(ran.stdout).file, file);
+      assert.equal((JSON.parse(ran.stdout) as { file: string }).file, file);
       assert.equal(statSync(file).mode & 0o777, 0o600);
       const post = here(one(backup, 'ExecStartPost') as string).split(' ');
       const pruned = await runProgram(post[0] as string, post.slice(1));

@@ -11,7 +11,7 @@ import { migrateTo, openDatabase } from '../src/db/database.js';
 import { dialectFor, displayDatabaseUrl } from '../src/db/database-url.js';
 import { allMigrations } from '../src/db/migrations/index.js';
 import { cmiReleaseVersion } from '../src/version/version.js';
-import { runCmi, runProgram } from './support/cli.js';
+import { runCmi, runProgram, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase, onPostgres } from './support/database.js';
 import { freePort } from './support/throwaway-postgres.js';
 
@@ -170,6 +170,22 @@ describe('cmi version --local and cmi doctor', { timeout: 120_000 }, () => {
     const none = await doctorJson({ ...env, DATABASE_URL: `sqlite:${missing}` });
     assert.equal(none.code, 1);
     assert.deepEqual(none.report.checks[1], { check: 'database', state: 'fail', message: `no database at ${missing}`, fix: 'point DATABASE_URL at the database, or create this one with cmi migrate' });
+  });
+
+  it('serve --log-format json: every start-up and stop line is one JSON object of the same shape, fastify\'s own listening line included', async () => {
+    const own = await freshDatabase();
+    const server = await startServer({ ...env, DATABASE_URL: own.url, LOG_LEVEL: 'info', CMI_ADMIN_PASSWORD: 'admin-password' }, ['--log-format', 'json']);
+    assert.equal(await server.stop(), 0);
+    const lines = server.output.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(lines.map((line) => Object.keys(line)), lines.map(() => ['time', 'level', 'pid', 'msg']));
+    assert.deepEqual(lines.map((line) => line.msg), [
+      `cmi listening on ${server.baseUrl} (${displayDatabaseUrl(own.url)})`,
+      'Created administrator "admin" with the password from CMI_ADMIN_PASSWORD.',
+      `Try: curl -u 'admin:<password>' ${server.baseUrl}/version.json`,
+      'SIGTERM: finishing requests in flight, then stopping',
+    ]);
+    assert.equal(server.errors, '');
+    await own.drop();
   });
 
   // A disk nearly full, for real: a 20 MiB tmpfs (mounting needs root).

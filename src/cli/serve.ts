@@ -157,10 +157,16 @@ async function runServer(config: Config, database: Database): Promise<{ app: Fas
     })
     : undefined;
   drainOnSignal(app, database, config, scrapes);
+  // fastify logs its own "Server listening at" line in pino's format; cmi says where it listens in the
+  // start-up format instead (docs/operations.md#log-format), so that line is kept below the level.
+  const level = app.log.level;
+  app.log.level = 'warn';
   const address = await app.listen({ host: config.host, port: config.port }).catch(async (error: unknown) => {
     scrapes?.close();
     await app.close();
     throw error;
+  }).finally(() => {
+    app.log.level = level;
   });
   return { app, address: address.replace('0.0.0.0', '127.0.0.1') };
 }

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type RunningServer, runCmi, startServer } from './support/cli.js';
 import { onPostgres } from './support/database.js';
@@ -78,6 +81,28 @@ describe('a database that cannot be reached at start-up', { timeout: 60_000 }, (
     const run = await runCmi(['migrate'], { DATABASE_URL: url });
     assert.equal(run.stderr, `cmi: cannot connect to PostgreSQL at ${where}: authentication failed (role "cmi_no_such_role" does not exist); check the user and password of DATABASE_URL, that the role exists (createuser), and pg_hba.conf\n`);
     assert.equal(run.code, 1);
+  });
+});
+
+describe('a SQLite file that cannot be opened at start-up', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'cmi-unopenable-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const check = 'check that the path of DATABASE_URL is a file in a folder, and that the user cmi runs as may create and write both (under systemd, /var/lib/cmi)';
+
+  it('a path through a file, and a path that is a folder: one line with the path, the cause and what to check', async () => {
+    writeFileSync(join(dir, 'a-file'), '');
+    const throughFile = join(dir, 'a-file', 'cmi.sqlite3');
+    const serve = await runCmi(['serve', '--port', '0'], { DATABASE_URL: `sqlite:${throughFile}` });
+    assert.equal(serve.stderr, `cmi: cannot open the SQLite database at ${throughFile}: cannot open (EEXIST: file already exists); ${check}\n`);
+    assert.equal(serve.code, 1);
+    const folder = join(dir, 'a-folder.sqlite3');
+    mkdirSync(folder);
+    const migrate = await runCmi(['migrate'], { DATABASE_URL: `sqlite:${folder}` });
+    assert.equal(migrate.stderr, `cmi: cannot open the SQLite database at ${folder}: cannot open (unable to open database file); ${check}\n`);
+    assert.equal(migrate.code, 1);
   });
 });
 

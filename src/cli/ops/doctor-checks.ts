@@ -4,7 +4,7 @@ import { connect as connectTcp } from 'node:net';
 import { dirname } from 'node:path';
 import { sql } from 'kysely';
 import { type Config, ConfigError, loadConfig } from '../../config.js';
-import { connectionFailureLine, connectionFailureOf } from '../../db/dialects/connection/connection-failure.js';
+import { type ConnectionFailure, connectionFailureLine, connectionFailureOf } from '../../db/dialects/connection/connection-failure.js';
 import { type Database, DatabaseMissing, openDatabase, schemaState } from '../../db/database.js';
 import { dialectFor, displayDatabaseUrl } from '../../db/database-url.js';
 
@@ -53,8 +53,17 @@ export function openExisting(config: Config): { database?: Database; result?: Ch
     return { database: openDatabase(config, { mustExist: true }) };
   } catch (error) {
     if (error instanceof DatabaseMissing) return { result: fail('database', `no database at ${error.where}`, 'point DATABASE_URL at the database, or create this one with cmi migrate') };
+    const failure = connectionFailureOf(error);
+    if (failure !== undefined) return { result: failedConnection(failure) };
     return { result: fail('database', error instanceof Error ? error.message : String(error), 'check DATABASE_URL and the file\'s permissions') };
   }
+}
+
+/** The one line of a database that cannot be reached, as what failed and what to check. */
+function failedConnection(failure: ConnectionFailure): CheckResult {
+  const line = connectionFailureLine(failure);
+  const cut = line.indexOf('; check ');
+  return fail('database', line.slice(0, cut), line.slice(cut + 2));
 }
 
 /** The database answers, and its schema is the one this cmi needs. */
@@ -65,11 +74,7 @@ export async function checkDatabaseAndSchema(database: Database, config: Config)
     schema = await schemaState(database);
   } catch (error) {
     const failure = connectionFailureOf(error);
-    if (failure !== undefined) {
-      const line = connectionFailureLine(failure);
-      const cut = line.indexOf('; check ');
-      return [fail('database', line.slice(0, cut), line.slice(cut + 2))];
-    }
+    if (failure !== undefined) return [failedConnection(failure)];
     return [fail('database', `${where}: ${error instanceof Error ? error.message : String(error)}`, 'check DATABASE_URL and the database server\'s log')];
   }
   const reachable = ok('database', `${where} answers`);

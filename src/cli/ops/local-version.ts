@@ -27,6 +27,8 @@ async function readSchema(config: ReturnType<typeof loadConfig>): Promise<Schema
     database = openDatabase(config, { mustExist: true });
   } catch (error) {
     if (error instanceof DatabaseMissing) return `no database at ${error.where}`;
+    const failure = connectionFailureOf(error);
+    if (failure !== undefined) return connectionFailureLine(failure);
     throw error;
   }
   try {

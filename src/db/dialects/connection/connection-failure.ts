@@ -10,11 +10,12 @@ export type ConnectionCause =
   | 'database missing'
   | 'host not found'
   | 'network unreachable'
-  | 'connection lost';
+  | 'connection lost'
+  | 'cannot open';
 
 export interface ConnectionFailure {
-  readonly database: 'PostgreSQL';
-  /** host:port (from DATABASE_URL, with PostgreSQL's defaults). */
+  readonly database: 'PostgreSQL' | 'SQLite';
+  /** host:port (from DATABASE_URL, with PostgreSQL's defaults); SQLite: the file's absolute path. */
   readonly where: string;
   readonly cause: ConnectionCause;
   /** What the server said (`database "x" does not exist`), when it said something. */
@@ -29,12 +30,21 @@ const TO_CHECK: Record<ConnectionCause, (failure: ConnectionFailure) => string> 
   'host not found': () => 'check the host name of DATABASE_URL and DNS',
   'network unreachable': () => 'check the host of DATABASE_URL and the network route to it',
   'connection lost': () => 'check that PostgreSQL is still running (a restart or failover ends connections; cmi reconnects)',
+  'cannot open': () => 'check that the path of DATABASE_URL is a file in a folder, and that the user cmi runs as may create and write both (under systemd, /var/lib/cmi)',
 };
+
+/** SQLite's file, or its folder, cannot be created or opened (a folder not writable, a path through a file). */
+export function sqliteOpenFailure(error: unknown, path: string): ConnectionFailure {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '') : String(error);
+  return { database: 'SQLite', where: path, cause: 'cannot open', said: typeof code === 'string' && !code.startsWith('SQLITE') ? `${code}: ${message}` : message };
+}
 
 /** The one line: `cannot connect to PostgreSQL at 127.0.0.1:5432: connection refused; check ...`. */
 export function connectionFailureLine(failure: ConnectionFailure): string {
   const said = failure.said === undefined ? '' : ` (${failure.said})`;
-  return `cannot connect to ${failure.database} at ${failure.where}: ${failure.cause}${said}; ${TO_CHECK[failure.cause](failure)}`;
+  const verb = failure.database === 'SQLite' ? 'open the SQLite database' : 'connect to PostgreSQL';
+  return `cannot ${verb} at ${failure.where}: ${failure.cause}${said}; ${TO_CHECK[failure.cause](failure)}`;
 }
 
 /** host:port of a postgres:// URL, with libpq's defaults (localhost, 5432); a host=... parameter wins. */

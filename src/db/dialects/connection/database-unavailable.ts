@@ -20,7 +20,8 @@ export class DatabaseUnavailable extends Error {
     readonly retryAfterSeconds: number,
     /** Where the database is and why it cannot be reached, when it cannot (connection-failure.ts). */
     readonly connectionFailure?: ConnectionFailure,
+    options?: ErrorOptions,
   ) {
-    super(`Service unavailable: ${reason}; try again later`);
+    super(`Service unavailable: ${reason}; try again later`, options);
   }
 }

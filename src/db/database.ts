@@ -102,10 +102,9 @@ export const MIGRATION_LOCK_WAIT_MS = 10 * 60_000;
 /** Pause between two tries of a migration run that found the lock held. */
 const MIGRATION_RETRY_PAUSE_MS = 100;
 
-/** The database gave up waiting for a lock (SQLite's write lock; PostgreSQL's advisory lock, cancelled by statement_timeout); not a server that cannot be reached. */
+/** The database gave up waiting for a lock (SQLite's write lock; PostgreSQL's advisory lock, cancelled by statement_timeout, or cmi's own bound a second later). */
 const waitedForLock = (error: unknown): boolean =>
   error instanceof DatabaseUnavailable &&
-  error.connectionFailure === undefined &&
   (error.reason === 'the database is locked by another process' || error.reason === 'the database did not answer in time');
 
 /**

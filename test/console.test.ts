@@ -1071,7 +1071,7 @@ describe('the console\'s triage of errors (docs/console.md#triage)', () => {
     const resolved = await post(cookie, csrf, '/console/errors/selected', [['back', '/console/errors?host=hv-01'], ['action', 'resolve'], ['id', String(ids[0])], ['id', String(ids[1])]]);
     assert.equal(resolved.statusCode, 303);
     assert.equal(resolved.headers.location, '/console/errors?host=hv-01&notice=triaged&action=resolve&count=2');
-    const after = await get(cookie, resolved.headers.location as string);
+    const after = await get(cookie, resolved.headers.location);
     assert.match(after.body, /<p class="notice" role="status">Resolved 2 errors.<\/p>/);
     assert.deepEqual(classes(after.body), ['Four']);
     assert.deepEqual([(await triageOf(ids[0]!)).status, (await triageOf(ids[1]!)).status, (await triageOf(ids[2]!)).status], ['resolved', 'resolved', 'unresolved']);
@@ -1083,7 +1083,7 @@ describe('the console\'s triage of errors (docs/console.md#triage)', () => {
     t.time.advance(60);
     const snoozed = await post(cookie, csrf, '/console/errors/selected', [['back', '/console/errors?status=all'], ['action', 'snooze_1h'], ['scope', 'filter']]);
     assert.equal(snoozed.headers.location, '/console/errors?status=all&notice=triaged&action=snooze_1h&count=4');
-    assert.match((await get(cookie, snoozed.headers.location as string)).body, /Snoozed 4 errors for 1 h./);
+    assert.match((await get(cookie, snoozed.headers.location)).body, /Snoozed 4 errors for 1 h./);
     assert.deepEqual(await triageOf(ids[2]!), { ...(await triageOf(ids[2]!)), status: 'snoozed', snoozed_until: '2026-11-20T11:01:00+00:00', snooze_occurrences: null });
   });
 
@@ -1147,7 +1147,7 @@ describe('the console\'s triage of errors (docs/console.md#triage)', () => {
     const resolved = await post(cookie, csrf, `/console/errors/${id}/triage`, [['action', 'resolve']]);
     assert.equal(resolved.statusCode, 303);
     assert.equal(resolved.headers.location, `/console/errors/${id}?notice=triaged`);
-    const shown = await get(cookie, resolved.headers.location as string);
+    const shown = await get(cookie, resolved.headers.location);
     assert.match(shown.body, /<p class="notice" role="status">Triage saved.<\/p>/);
     assert.match(shown.body, /<dt>resolved<\/dt><dd><time datetime="2026-11-20T10:01:00\+00:00">2026-11-20T10:01:00\+00:00<\/time> by admin<\/dd>/);
 

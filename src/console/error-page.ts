@@ -97,10 +97,11 @@ function activityText(entry: ActivityEntry, people: People, context: PageContext
   } catch {
     // Shown as the action alone.
   }
+  const word = (value: unknown) => (typeof value === 'string' ? value : '?');
   const who = (value: unknown) => (typeof value === 'number' ? personName(people, value, context.viewer) : html`no one`);
   switch (entry.action) {
     case 'first_seen': return html`first seen`;
-    case 'status': return html`status ${String(details.from ?? '?')} → ${String(details.to ?? '?')}${typeof details.reason === 'string' ? ` (${details.reason})` : ''}`;
+    case 'status': return html`status ${word(details.from)} → ${word(details.to)}${typeof details.reason === 'string' ? ` (${details.reason})` : ''}`;
     case 'assign': return html`assigned ${who(details.from)} → ${who(details.to)}`;
     case 'note': return html`added a note`;
     case 'note_deleted': return html`deleted a note`;

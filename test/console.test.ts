@@ -1177,6 +1177,14 @@ describe('the console\'s triage of errors (docs/console.md#triage)', () => {
     assert.match((await get(cookie, `/console/errors/${id}`)).body, /<dt>snoozed<\/dt><dd>for 5 more occurrences<\/dd>/);
     assert.equal((await post(cookie, csrf, `/console/errors/${id}/triage`, [['action', 'assign'], ['assignee_id', String(t.admin.id)]])).statusCode, 303);
     assert.equal((await triageOf(id)).assignee_id, t.admin.id);
+    const assigned = await get(cookie, `/console/errors/${id}`);
+    assert.match(assigned.body, /<dt>assignee<\/dt><dd id="triage-assignee">admin<\/dd>/);
+    assert.ok(!assigned.body.includes('value="assign_me"'), 'no Assign to me for its assignee');
+    assert.equal((await post(cookie, csrf, `/console/errors/${id}/triage`, [['action', 'assign'], ['assignee_id', '']])).statusCode, 303);
+    assert.equal((await triageOf(id)).assignee_id, null);
+    assert.match((await get(cookie, `/console/errors/${id}`)).body, /<input type="hidden" name="action" value="assign_me"><button type="submit">Assign to me<\/button>/);
+    assert.equal((await post(cookie, csrf, `/console/errors/${id}/triage`, [['action', 'assign_me']])).statusCode, 303);
+    assert.equal((await triageOf(id)).assignee_id, t.admin.id);
 
     const noted = await post(cookie, csrf, `/console/errors/${id}/notes`, [['body', SCRIPT]]);
     assert.equal(noted.statusCode, 303);
@@ -1189,7 +1197,7 @@ describe('the console\'s triage of errors (docs/console.md#triage)', () => {
     assert.match(withNote.body, /<p class="pre note-body">&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt; &amp; &#39;quoted&#39;<\/p>/);
     assert.match(withNote.body, /<h2 id="notes-heading">Notes \(1\)<\/h2>/);
     const activity = [...withNote.body.matchAll(/<span class="what">([^<]*)<\/span>/g)].map((m) => m[1]);
-    assert.deepEqual(activity, ['first seen', 'status unresolved → resolved', 'status resolved → snoozed', 'assigned no one → admin', 'added a note']);
+    assert.deepEqual(activity, ['first seen', 'status unresolved → resolved', 'status resolved → snoozed', 'assigned no one → admin', 'assigned admin → no one', 'assigned no one → admin', 'added a note']);
 
     const noteId = (JSON.parse((await api('GET', `/sysadmin_tools/infrastructure/errors/${id}/notes.json`)).body) as Array<{ note: { id: number } }>)[0]!.note.id;
     const deleted = await post(cookie, csrf, `/console/errors/${id}/notes/${noteId}/delete`);

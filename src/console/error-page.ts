@@ -129,7 +129,7 @@ function triageSection(context: PageContext, view: ErrorView): Html {
 ${triage.status !== 'resolved' ? triageButton(context, error.id, 'resolve', 'Resolve') : ''}
 ${triage.status !== 'ignored' ? triageButton(context, error.id, 'ignore', 'Ignore') : ''}
 ${triage.status !== 'unresolved' ? triageButton(context, error.id, 'reopen', 'Reopen') : ''}
-${viewer.id !== triage.assignee_id && people.has(viewer.id) ? triageButton(context, error.id, 'assign_me', 'Assign to me') : ''}
+${viewer.id !== triage.assignee_id ? triageButton(context, error.id, 'assign_me', 'Assign to me') : ''}
 </div>
 ${general.length > 0 ? html`<p class="error" role="alert" id="triage-error">${general.join('; ')}</p>` : ''}
 <div class="columns">
@@ -147,7 +147,7 @@ ${general.length > 0 ? html`<p class="error" role="alert" id="triage-error">${ge
 <button type="submit">Assign</button></fieldset></form>
 </div>` : '';
   const notes = view.notes.items.length === 0 ? html`<p class="empty">No notes.</p>` : html`<ol class="notes">${view.notes.items.map((note) => html`<li id="note-${note.id}">
-<p class="note-meta">${personName(people, note.author_id, viewer)}, ${ago(note.created_at, context.now)}</p>
+<p class="note-meta">${personName(people, note.author_id, viewer, '(no user)')}, ${ago(note.created_at, context.now)}</p>
 <p class="pre note-body">${note.body}</p>
 ${(note.author_id === viewer.id && canNote) || canDeleteAny ? html`<form method="post" action="/console/errors/${error.id}/notes/${note.id}/delete">${csrfField(context.csrf)}<button type="submit" class="danger" aria-label="Delete note ${note.id}">Delete</button></form>` : ''}
 </li>`)}</ol>${view.notes.total > view.notes.items.length ? html`<p class="muted">The first ${view.notes.items.length} of ${view.notes.total} notes.</p>` : ''}`;

@@ -18,21 +18,24 @@ export type People = ReadonlyMap<number, string>;
 export async function assignablePeople(users: UsersService, viewer: User): Promise<People> {
   const people = new Map<number, string>();
   const assignable = (user: User) => user.status !== 'deleted' && user.permissions.has('infrastructure_errors.read');
-  if (!may(viewer, 'users.read')) {
-    if (assignable(viewer)) people.set(viewer.id, viewer.login);
-    return people;
+  if (may(viewer, 'users.read')) {
+    for (let offset = 0; offset < PEOPLE_READ; offset += PEOPLE_PAGE) {
+      const { items, total } = await users.list(viewer, PEOPLE_PAGE, offset, {});
+      for (const user of items) if (assignable(user)) people.set(user.id, user.login);
+      if (items.length === 0 || offset + items.length >= total) break;
+    }
   }
-  for (let offset = 0; offset < PEOPLE_READ; offset += PEOPLE_PAGE) {
-    const { items, total } = await users.list(viewer, PEOPLE_PAGE, offset, {});
-    for (const user of items) if (assignable(user)) people.set(user.id, user.login);
-    if (items.length === 0 || offset + items.length >= total) break;
-  }
+  // The viewer, wherever it is in the list (or when it may see no one else).
+  if (!people.has(viewer.id) && assignable(viewer)) people.set(viewer.id, viewer.login);
   return people;
 }
 
-/** Who a user id is on a page: its login when known, else its id; no one is "cmi" (the system or the operator). */
-export function personName(people: People, id: number | null, viewer: User): Html {
-  if (id === null) return html`<span class="muted">cmi</span>`;
+/**
+ * Who a user id is on a page: its login when known, else its id. No one is `nobody`: "cmi" for an
+ * activity's actor (the system, or the operator at the command line), "(no user)" for a note's author.
+ */
+export function personName(people: People, id: number | null, viewer: User, nobody = 'cmi'): Html {
+  if (id === null) return html`<span class="muted">${nobody}</span>`;
   const login = people.get(id) ?? (id === viewer.id ? viewer.login : undefined);
   return login === undefined ? html`user #${id}` : html`${login}`;
 }

@@ -438,6 +438,7 @@ describe('cmi errors resolve|ignore|snooze|assign|note|notes|activity', { timeou
     assert.equal(await cmi('errors', 'ignore', '--status', 'all', '--host', 'hv-9'), '0|2 infrastructure errors ignored\n');
     assert.equal(await cmi('errors', 'reopen', '--status', 'all'), '0|2 infrastructure errors reopened\n');
     assert.equal(await cmi('errors', 'assign', String(a), '--status', 'all', '--to', 'none'), '2|cmi: give error ids or filters, not both\n');
+    assert.match(await cmi('errors', 'resolve', '--reported', '--unreported'), /^2\|error: option '--reported' cannot be used with option '--unreported'\n/);
     assert.deepEqual(await listed(), [c, b, a]);
   });
 });

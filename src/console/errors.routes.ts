@@ -6,7 +6,6 @@ import {
 } from './errors-list-page.js';
 import { assignablePeople } from './error-people.js';
 import { may } from '../roles/authorization.js';
-import type { TriageChange } from '../tracker/triage.js';
 import { parsePagination } from '../shared/pagination.js';
 import { consoleRoute, type ConsoleServices, formOf, pageContext, sendPage } from './console-page.js';
 
@@ -26,8 +25,8 @@ function filtersOf(query: Query): ErrorFilterValues {
   return filters;
 }
 
-/** The change a bulk action asks for, at `now` (a snooze's end from now). */
-function bulkChange(action: BulkTriageAction, viewerId: number, now: Date): TriageChange | Record<string, unknown> {
+/** The `triage` body a bulk action sends the triage service, at `now` (a snooze ends from now). */
+function bulkChange(action: BulkTriageAction, viewerId: number, now: Date): Record<string, unknown> {
   switch (action) {
     case 'resolve': return { status: 'resolved' };
     case 'ignore': return { status: 'ignored' };

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Activity, ErrorFilters, TriageChange } from '../../client/index.js';
 import { activityResource, noteResource } from '../../tracker/triage.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
@@ -48,7 +48,7 @@ export function filtersOf(options: FilterFlags): ErrorFilters {
 /** The options `ls` filters with, on a command that changes what they select. */
 export function filterOptions(command: Command, { snooze = false } = {}): Command {
   return command
-    .option('--reported', 'errors marked reported')
+    .addOption(new Option('--reported', 'errors marked reported').conflicts('unreported'))
     .option('--unreported', 'errors not marked reported')
     .option('--class <class>', 'errors of this exact class')
     .option('--q <text>', 'class or message contains the text')

@@ -114,6 +114,13 @@ export function triageRepository(database: Database) {
       return row && toTriage(row);
     },
 
+    /** The triage of each of `ids` that exists (a page of a list), in one statement. */
+    async findMany(ids: readonly number[]): Promise<Map<number, Triage>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db.selectFrom('error_triage').selectAll().where(dialect.choose(errorIdIn)(ids)).execute();
+      return new Map(rows.map((row) => [Number(row.error_id), toTriage(row)]));
+    },
+
     /**
      * Applies `change` to one error as `actorId` (null: the operator) at `now`, with an activity row
      * per thing changed; a change to what it already is writes nothing. Optimistic: the update

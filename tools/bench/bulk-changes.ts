@@ -2,7 +2,7 @@
  * Bulk changes by filter over a third of the errors (docs/benchmarks.md#bulk-changes-by-filter): how
  * long each takes on 1,000,000 errors, and whether every count the list shows is exact after it.
  *
- *   node --import tsx tools/bench/bulk-changes.ts [--errors 1000000] [--postgres URL]
+ *   node --import tsx tools/bench/bulk-changes.ts [--errors 1000000] [--postgres URL] [--databases sqlite,postgres]
  *
  * The data is made by SQL statements of 50,000 errors each (every trigger of the schema running, as
  * for any writer): error i has class `Bench::E<i mod 20>`, host `hv-<i mod 50>`, component
@@ -105,7 +105,7 @@ async function run(kind: DatabaseKind): Promise<string[]> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const kinds: DatabaseKind[] = POSTGRES ? ['sqlite', 'postgres'] : ['sqlite'];
+  const kinds = (option('--databases')?.split(',') ?? (POSTGRES ? ['sqlite', 'postgres'] : ['sqlite'])) as DatabaseKind[];
   console.log('| database | change | errors | seconds |\n|---|---|---|---|');
   for (const kind of kinds) {
     for (const line of await run(kind)) console.log(line);

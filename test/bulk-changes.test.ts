@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { migrateToLatest } from '../src/db/database.js';
 import type { Database } from '../src/db/database.js';
-import type { Schema } from '../src/db/schema.js';
 import { type ErrorFilters, type ErrorReport, filtered, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 import { triageRepository } from '../src/tracker/triage.store.js';
 import { databasePerTest } from './support/database.js';
@@ -46,7 +45,7 @@ const line = (row: { dimension: string; value: string; errors: number | string }
  * for each filter a count is kept for.
  */
 async function assertExact(database: Database, label: string): Promise<void> {
-  const db = database.db as Kysely<Schema>;
+  const db = database.db;
   const stored = await db.selectFrom('error_counts').select(['dimension', 'value', 'errors']).where('errors', '<>', 0).orderBy('dimension').orderBy('value').execute();
   const counted = await sql<{ dimension: string; value: string; errors: number | string }>`
     select 'all' as dimension, '' as value, count(*) as errors from infrastructure_errors having count(*) > 0
@@ -87,7 +86,7 @@ describe('bulk changes by filter', () => {
   it('reported in one statement, triage and delete by filter: every count exact, with single reports and changes beside them', async () => {
     await migrateToLatest(each.database);
     const { database } = each;
-    const db = database.db as Kysely<Schema>;
+    const db = database.db;
     const errors = infrastructureErrorsRepository(database);
     const triage = triageRepository(database);
     await seed(database);

@@ -13,8 +13,12 @@
  * - triage: triageRepository.changeMany, status resolved, where component = storage;
  * - delete: infrastructureErrorsRepository.deleteMatching, component = network.
  * After the three, error_counts is compared with counts over the rows themselves. SQLite in a temp
- * directory; PostgreSQL in a schema of its own; both dropped after.
+ * directory; PostgreSQL in a schema of its own; both dropped after. Each step's wall time, and the
+ * CPU it took (this process's, plus on PostgreSQL its server processes' for this benchmark's
+ * connections, read from /proc): on a shared machine the wall time follows the others' load, the CPU
+ * much less.
  */
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { type DatabaseKind, DATABASE_NAMES, freshDatabase, withDatabase } from './datasets.js';
@@ -67,36 +71,62 @@ async function countErrors(database: Database): Promise<string[]> {
   return [...[...a].filter((x) => !b.has(x)).map((x) => `stored ${x}`), ...[...b].filter((x) => !a.has(x)).map((x) => `counted ${x}`)];
 }
 
-async function timed<T>(work: () => Promise<T>): Promise<{ seconds: number; value: T }> {
+/** The application_name of this benchmark's PostgreSQL connections, to find their server processes. */
+const APPLICATION = 'cmi_bulk_bench';
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds of this process and, on PostgreSQL, of the server processes of its connections, by pid. */
+async function cpuNow(database: Database, kind: DatabaseKind): Promise<Map<number, number>> {
+  const usage = process.cpuUsage();
+  const cpu = new Map<number, number>([[process.pid, (usage.user + usage.system) / 1e6]]);
+  if (kind !== 'postgres') return cpu;
+  const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where application_name = ${APPLICATION}`.execute(database.db);
+  for (const { pid } of rows) {
+    try {
+      // utime and stime: fields 14 and 15 of /proc/<pid>/stat, after the command in parentheses.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return cpu;
+}
+
+async function timed<T>(database: Database, kind: DatabaseKind, work: () => Promise<T>): Promise<{ seconds: number; cpu: number; value: T }> {
+  const before = await cpuNow(database, kind);
   const started = performance.now();
   const value = await work();
-  return { seconds: (performance.now() - started) / 1000, value };
+  const seconds = (performance.now() - started) / 1000;
+  let cpu = 0;
+  for (const [pid, now] of await cpuNow(database, kind)) cpu += now - (before.get(pid) ?? 0);
+  return { seconds, cpu, value };
 }
 
 async function run(kind: DatabaseKind): Promise<string[]> {
   const fresh = await freshDatabase(kind, POSTGRES);
   try {
-    return await withDatabase(fresh.url, async (database) => {
+    return await withDatabase(kind === 'postgres' ? `${fresh.url}&application_name=${APPLICATION}` : fresh.url, async (database) => {
       const lines: string[] = [];
-      const load = await timed(async () => {
+      const load = await timed(database, kind, async () => {
         for (let from = 1; from <= ERRORS; from += PER_STATEMENT) await seed(database, from, Math.min(ERRORS, from + PER_STATEMENT - 1));
         await database.dialect.statistics.refresh(database.db);
       });
-      lines.push(`| ${DATABASE_NAMES[kind]} | load ${ERRORS.toLocaleString('en')} errors | ${ERRORS.toLocaleString('en')} | ${load.seconds.toFixed(1)} |`);
+      lines.push(`| ${DATABASE_NAMES[kind]} | load ${ERRORS.toLocaleString('en')} errors | ${ERRORS.toLocaleString('en')} | ${load.seconds.toFixed(1)} | ${load.cpu.toFixed(1)} |`);
       const errors = infrastructureErrorsRepository(database);
       const triage = triageRepository(database);
-      const report = await timed(async () => {
+      const report = await timed(database, kind, async () => {
         const result = await database.db.transaction().execute((trx) => trx.updateTable('infrastructure_errors').set({ reported: 1 })
           .where((eb) => eb.and([filtered(eb, { component: 'compute' }, database.dialect), eb('reported', '=', 0)])).executeTakeFirst());
         return Number(result.numUpdatedRows);
       });
-      lines.push(`| ${DATABASE_NAMES[kind]} | report: \`reported = 1\`, component=compute | ${report.value.toLocaleString('en')} | ${report.seconds.toFixed(1)} |`);
-      const resolve = await timed(() => triage.changeMany({ filters: { component: 'storage' } }, { status: 'resolved' }, null, new Date(AT)));
-      lines.push(`| ${DATABASE_NAMES[kind]} | triage: status resolved, component=storage | ${resolve.value.toLocaleString('en')} | ${resolve.seconds.toFixed(1)} |`);
-      const removed = await timed(() => errors.deleteMatching({ component: 'network' }));
-      lines.push(`| ${DATABASE_NAMES[kind]} | delete: component=network | ${removed.value.toLocaleString('en')} | ${removed.seconds.toFixed(1)} |`);
+      lines.push(`| ${DATABASE_NAMES[kind]} | report: \`reported = 1\`, component=compute | ${report.value.toLocaleString('en')} | ${report.seconds.toFixed(1)} | ${report.cpu.toFixed(1)} |`);
+      const resolve = await timed(database, kind, () => triage.changeMany({ filters: { component: 'storage' } }, { status: 'resolved' }, null, new Date(AT)));
+      lines.push(`| ${DATABASE_NAMES[kind]} | triage: status resolved, component=storage | ${resolve.value.toLocaleString('en')} | ${resolve.seconds.toFixed(1)} | ${resolve.cpu.toFixed(1)} |`);
+      const removed = await timed(database, kind, () => errors.deleteMatching({ component: 'network' }));
+      lines.push(`| ${DATABASE_NAMES[kind]} | delete: component=network | ${removed.value.toLocaleString('en')} | ${removed.seconds.toFixed(1)} | ${removed.cpu.toFixed(1)} |`);
       const wrong = await countErrors(database);
-      lines.push(`| ${DATABASE_NAMES[kind]} | error_counts against COUNT(*) | ${wrong.length === 0 ? 'exact' : `**${wrong.length} wrong**: ${wrong.slice(0, 4).join(', ')}`} | |`);
+      lines.push(`| ${DATABASE_NAMES[kind]} | error_counts against COUNT(*) | ${wrong.length === 0 ? 'exact' : `**${wrong.length} wrong**: ${wrong.slice(0, 4).join(', ')}`} | | |`);
       return lines;
     });
   } finally {
@@ -106,7 +136,7 @@ async function run(kind: DatabaseKind): Promise<string[]> {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const kinds = (option('--databases')?.split(',') ?? (POSTGRES ? ['sqlite', 'postgres'] : ['sqlite'])) as DatabaseKind[];
-  console.log('| database | change | errors | seconds |\n|---|---|---|---|');
+  console.log('| database | change | errors | seconds | CPU seconds |\n|---|---|---|---|---|');
   for (const kind of kinds) {
     for (const line of await run(kind)) console.log(line);
   }

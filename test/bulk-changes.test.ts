@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { migrateToLatest } from '../src/db/database.js';
 import type { Database } from '../src/db/database.js';
 import { type ErrorFilters, type ErrorReport, filtered, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 import { triageRepository } from '../src/tracker/triage.store.js';
-import { databasePerTest } from './support/database.js';
+import { databasePerTest, onPostgres } from './support/database.js';
 
 // Bulk changes by filter (report, triage, delete) keep every count the list shows exact, per
 // statement rather than per row (migration 026; docs/architecture.md#error-counts), also while single
@@ -130,5 +131,21 @@ describe('bulk changes by filter', () => {
     await errors.deleteMatching({});
     await assertExact(database, 'after deleting all');
     assert.deepEqual(await db.selectFrom('error_counts').select('dimension').where('errors', '<>', 0).execute(), []);
+  });
+
+  it('a change of state made by hand in another search_path keeps the counts (PostgreSQL: the trigger names the table\'s schema, migration 026)', { skip: !onPostgres && 'SQLite has no schemas on a search path' }, async () => {
+    await migrateToLatest(each.database);
+    const { database } = each;
+    await seed(database);
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db);
+    // A DBA in psql: the database's default search_path, the table named with its schema.
+    const dba = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await dba.connect();
+    try {
+      await dba.query(`update "${rows[0]!.schema}".infrastructure_errors set reported = 1 where id % 4 = 0`);
+    } finally {
+      await dba.end();
+    }
+    await assertExact(database, 'after a change by hand');
   });
 });

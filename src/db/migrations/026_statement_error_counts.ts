@@ -51,8 +51,10 @@ export function statementErrorCountsMigration(dialect: Dialect) {
         // Atomic: an update runs under the row trigger or the statement trigger, never both or neither.
         await dialect.migrations.atomically(db, async (trx) => {
           const run = (statement: string) => sql.raw(statement).execute(trx);
-          await run(`create or replace function error_counts_updated() returns trigger language plpgsql as $$ begin
-            insert into error_counts (dimension, value, errors)
+          // The counts beside the errors whatever the writer's search_path (a DBA in psql updating
+          // "schema".infrastructure_errors, as migration 012's notifications allow): cmi's own
+          // statements, in the table's schema, run the statement as planned once.
+          const upsert = (table: string) => `insert into ${table} as kept (dimension, value, errors)
               select dimension, value, sum(n) from (
                 select 'reported' as dimension, reported::varchar as value, -count(*) as n from updated_from group by reported
                 union all select 'reported', reported::varchar, count(*) from updated_to group by reported
@@ -60,7 +62,13 @@ export function statementErrorCountsMigration(dialect: Dialect) {
                 union all select 'error_class', error_class, count(*) from updated_to group by error_class
               ) as counts group by dimension, value having sum(n) <> 0
               order by dimension, value
-              on conflict (dimension, value) do update set errors = error_counts.errors + excluded.errors;
+              on conflict (dimension, value) do update set errors = kept.errors + excluded.errors`;
+          await run(`create or replace function error_counts_updated() returns trigger language plpgsql as $$ begin
+            if TG_TABLE_SCHEMA = current_schema() then
+              ${upsert('error_counts')};
+            else
+              execute format('${upsert('%I.error_counts').replaceAll("'", "''")}', TG_TABLE_SCHEMA);
+            end if;
             return null; end $$`);
           await run('drop trigger infrastructure_errors_counts_move on infrastructure_errors');
           await run('drop function error_counts_moved()');

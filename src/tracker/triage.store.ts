@@ -109,7 +109,7 @@ export function triageRepository(database: Database) {
     /** The triage of each of `ids` that exists (a page of a list), in one statement. */
     async findMany(ids: readonly number[]): Promise<Map<number, Triage>> {
       if (ids.length === 0) return new Map();
-      const rows = await db.selectFrom('error_triage').selectAll().where(dialect.choose(errorIdIn)(ids)).execute();
+      const rows = await db.selectFrom('error_triage').selectAll().where(dialect.choose(idIn)('error_id', ids)).execute();
       return new Map(rows.map((row) => [Number(row.error_id), toTriage(row)]));
     },
 

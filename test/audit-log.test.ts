@@ -342,6 +342,10 @@ describe('the console\'s audit log', () => {
       // A page that hands a service the viewer (the errors pages) is recorded as fully as the others.
       const reported = recordOf(await report(t, fault(1)));
       const confirm = await t.app.inject({ method: 'GET', url: `/console/errors/${reported.id}/delete`, headers: { cookie } });
+      const triaged = await t.app.inject({ method: 'POST', url: `/console/errors/${reported.id}/triage`, headers: { ...FORM, cookie, 'x-request-id': 'console-triage' }, payload: new URLSearchParams({ _csrf: csrfOf(confirm.body), action: 'resolve' }).toString() });
+      assert.equal(triaged.statusCode, 303, triaged.body);
+      assert.deepEqual((await rows(t)).filter((r) => r.request_id === 'console-triage').map((r) => [r.actor_id, r.credential, r.address, r.action, r.target_id, r.changes]),
+        [[t.admin.id, 'session', '127.0.0.1', 'infrastructure_error.triage', reported.id, '{"status":["unresolved","resolved"]}']]);
       const deleted = await t.app.inject({ method: 'POST', url: `/console/errors/${reported.id}/delete`, headers: { ...FORM, cookie, 'x-request-id': 'console-2' }, payload: new URLSearchParams({ _csrf: csrfOf(confirm.body) }).toString() });
       assert.equal(deleted.statusCode, 303);
       const row = (await rows(t)).at(-1)!;

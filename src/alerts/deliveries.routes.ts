@@ -12,9 +12,9 @@ import { parseId } from '../http/route-params.js';
 type Query = Record<string, string | string[]>;
 
 export const ALERTS_ROUTES: readonly RouteSpec[] = [
-  { method: 'POST', path: `${ERRORS}/:id/report`, summary: 'Delivers the error to the report webhook, then marks it reported (502 when not taken)', who: 'administrators', formats: true, answers: { 200: { record: infrastructureErrorResource } } },
+  { method: 'POST', path: `${ERRORS}/:id/report`, summary: 'Delivers the error to the report webhook, then marks it reported (502 when not taken)', who: 'holders of infrastructure_errors.report', formats: true, answers: { 200: { record: infrastructureErrorResource } } },
   {
-    method: 'GET', path: '/sysadmin_tools/infrastructure/deliveries', summary: 'Webhook deliveries: reports and alerts', who: 'administrators', formats: true, paginated: true,
+    method: 'GET', path: '/sysadmin_tools/infrastructure/deliveries', summary: 'Webhook deliveries: reports and alerts', who: 'holders of webhook_deliveries.read', formats: true, paginated: true,
     query: [{ name: 'state', type: 'string', values: ['pending', 'failed', 'delivered', 'all'], description: 'default all' }],
     answers: { 200: { list: resource } },
   },

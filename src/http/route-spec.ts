@@ -9,7 +9,7 @@ import type { ResourceDefinition, ScalarType } from './render/resource-definitio
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS';
 
 /** Who may call it (docs/security.md#who-may-do-what). */
-export type Who = 'anyone' | 'any user' | 'administrators' | 'administrators; a user for itself' | 'metrics token' | 'ingest key' | `holders of ${string}`;
+export type Who = 'anyone' | 'any user' | 'metrics token' | 'ingest key' | `holders of ${string}`;
 
 /** A query parameter: its type and, when it takes only some values, which. */
 export interface QueryParameter {

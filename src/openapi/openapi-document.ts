@@ -268,7 +268,7 @@ function operation(route: RouteSpec, format: 'json' | 'xml', segments: readonly 
   if (route.method === 'GET') responses['304'] = { description: 'Not modified (If-None-Match matched the ETag)', headers: headerRefs([...COMMON, 'ETag']) };
   const authenticated = route.who !== 'anyone';
   if (authenticated) responses['401'] = errorRef('Unauthorized', errorFormat);
-  if (route.who.startsWith('administrators') || route.who.startsWith('holders of')) responses['403'] = errorRef('Error', errorFormat);
+  if (route.who.startsWith('holders of')) responses['403'] = errorRef('Error', errorFormat);
   responses['404'] = errorRef('Error', errorFormat);
   responses['406'] = errorRef('Error', errorFormat);
   if (route.paginated || route.query || route.body) responses['422'] = errorRef('Error', errorFormat);

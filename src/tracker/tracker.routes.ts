@@ -35,9 +35,9 @@ const DELETE_FILTERS: readonly QueryParameter[] = [
 ];
 
 export const TRACKER_ROUTES: readonly RouteSpec[] = [
-  { method: 'GET', path: ERRORS, summary: 'A page of infrastructure errors, filtered and sorted', who: 'administrators', formats: true, paginated: true, query: ERROR_FILTERS, answers: { 200: { list: resource } } },
+  { method: 'GET', path: ERRORS, summary: 'A page of infrastructure errors, filtered and sorted', who: 'holders of infrastructure_errors.read', formats: true, paginated: true, query: ERROR_FILTERS, answers: { 200: { list: resource } } },
   {
-    method: 'POST', path: ERRORS, summary: 'Records a report of an error: 201 for a new one, 200 for a known one', who: 'administrators', formats: true, location: true,
+    method: 'POST', path: ERRORS, summary: 'Records a report of an error: 201 for a new one, 200 for a known one', who: 'holders of infrastructure_errors.create', formats: true, location: true,
     body: {
       root: 'infrastructure_error',
       fields: [['error_class', 'string'], ['message', 'string'], ['backtrace', 'string[]'], ['fingerprint', 'string'], ['occurred_at', 'datetime'], ['count', 'integer'], ['host', 'string'], ['component', 'string'], ['request_id', 'string'], ['context', 'json']],
@@ -45,17 +45,17 @@ export const TRACKER_ROUTES: readonly RouteSpec[] = [
     },
     answers: { 200: { record: resource }, 201: { record: resource } },
   },
-  { method: 'DELETE', path: ERRORS, summary: 'Deletes the errors the filters select', who: 'administrators', formats: true, query: DELETE_FILTERS, answers: { 200: { count: 'deleted' } } },
-  { method: 'GET', path: `${ERRORS}/:id`, summary: 'One infrastructure error', who: 'administrators', formats: true, answers: { 200: { record: resource } } },
-  { method: 'DELETE', path: `${ERRORS}/:id`, summary: 'Deletes the error and all kept about it', who: 'administrators', formats: true, answers: { 204: { empty: true } } },
-  { method: 'GET', path: `${ERRORS}/:id/occurrences`, summary: 'The occurrences the error keeps', who: 'administrators', formats: true, paginated: true, answers: { 200: { list: occurrenceResource } } },
+  { method: 'DELETE', path: ERRORS, summary: 'Deletes the errors the filters select', who: 'holders of infrastructure_errors.delete', formats: true, query: DELETE_FILTERS, answers: { 200: { count: 'deleted' } } },
+  { method: 'GET', path: `${ERRORS}/:id`, summary: 'One infrastructure error', who: 'holders of infrastructure_errors.read', formats: true, answers: { 200: { record: resource } } },
+  { method: 'DELETE', path: `${ERRORS}/:id`, summary: 'Deletes the error and all kept about it', who: 'holders of infrastructure_errors.delete', formats: true, answers: { 204: { empty: true } } },
+  { method: 'GET', path: `${ERRORS}/:id/occurrences`, summary: 'The occurrences the error keeps', who: 'holders of infrastructure_errors.read', formats: true, paginated: true, answers: { 200: { list: occurrenceResource } } },
   {
-    method: 'GET', path: `${ERRORS}/:id/histogram`, summary: 'Occurrences per hour or day, zero-filled, oldest first', who: 'administrators', formats: true,
+    method: 'GET', path: `${ERRORS}/:id/histogram`, summary: 'Occurrences per hour or day, zero-filled, oldest first', who: 'holders of infrastructure_errors.read', formats: true,
     query: [{ name: 'period', type: 'string', values: ['24h', '7d', '30d'], description: 'default 24h' }],
     answers: { 200: { list: histogramBucketResource } },
   },
   {
-    method: 'GET', path: `${ERRORS}/:id/breakdown`, summary: 'Occurrences per host or component, largest first', who: 'administrators', formats: true, paginated: true,
+    method: 'GET', path: `${ERRORS}/:id/breakdown`, summary: 'Occurrences per host or component, largest first', who: 'holders of infrastructure_errors.read', formats: true, paginated: true,
     query: [{ name: 'by', type: 'string', values: ['host', 'component'], description: 'default host' }],
     answers: { 200: { list: breakdownGroupResource } },
   },

@@ -35,12 +35,15 @@ export function errorReporting(
   settings: WebhookSettings,
   rendering: WebhookRendering,
   log: OutboxLog,
+  routed: { route(record: InfrastructureError): Promise<number>; queued(): void },
 ) {
   // Cut short when the app closes: a stopping process does not wait for a slow receiver.
   const stopping = new AbortController();
   const markReported = async (id: number, actorId: number | null): Promise<InfrastructureError> => {
     const record = await errors.markReported(id, actorId, clock());
     if (!record) throw new NotFound();
+    // The rules that route `report` events send it on (docs/alert-routing.md#rules), through the outbox.
+    if (await routed.route(record) > 0) routed.queued();
     return record;
   };
 

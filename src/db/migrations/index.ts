@@ -23,6 +23,7 @@ import { userGroupsMigration } from './020_user_groups.js';
 import { userApiKeysMigration } from './021_user_api_keys.js';
 import { ingestKeysMigration } from './022_ingest_keys.js';
 import { errorTriageMigration } from './023_error_triage.js';
+import { alertRoutingMigration } from './025_alert_routing.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -50,5 +51,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '021_user_api_keys': userApiKeysMigration(dialect),
     '022_ingest_keys': ingestKeysMigration(dialect),
     '023_error_triage': errorTriageMigration(dialect),
+    '025_alert_routing': alertRoutingMigration(dialect),
   };
 }

@@ -107,7 +107,7 @@ export function webhookOutbox(
     }
     if (attempt.status === 410) {
       await repository.markGone(url, clock());
-      await repository.markAttemptFailed(delivery.id, token, url, 410, attempts, undefined);
+      await repository.markAttemptFailed(delivery.id, token, url, 410, attempts, undefined, 'HTTP 410 Gone');
       log.warn({ ...fields, status: 410, response: attempt.excerpt }, 'webhook receiver answered 410 Gone: nothing more is sent to this URL until it is changed');
       return;
     }
@@ -124,7 +124,7 @@ export function webhookOutbox(
     // Claimed only in kinds this process has a URL for.
     const url = urlFor(delivery.kind) as string;
     if (await repository.isGone(url)) {
-      await repository.markAttemptFailed(delivery.id, token, url, 410, delivery.attempts, undefined);
+      await repository.markAttemptFailed(delivery.id, token, url, 410, delivery.attempts, undefined, 'HTTP 410 Gone');
       log.warn({ code: 'CMI_WEBHOOK_FAILED', delivery: delivery.delivery_id, url: displayUrl(url), status: 410 }, 'webhook not sent: its receiver answered 410 Gone');
       return;
     }

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createTestApp, type TestApp } from './support/app.js';
+import { startServer } from './support/cli.js';
+import { freshDatabase } from './support/database.js';
 import { ERRORS, FORBIDDEN_JSON, JSON_TYPE, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';
 import { webhookReceiver } from './support/webhook-receiver.js';
@@ -336,6 +338,43 @@ describe('alert routing', { timeout: 120_000 }, () => {
     assert.ok(rows.every((r) => r.state === 'delivered' && r.sent_as === digest.headers['x-cmi-delivery']), 'all delivered by the digest');
   });
 
+  it('a rule\'s own spike threshold, window and cooldown; regressions; an error reported; a disabled destination or rule sends nothing', async () => {
+    const t = await setUp();
+    const receiver = await webhookReceiver(SECRET);
+    cleanups.push(() => receiver.stop());
+    const { call, destination, rule, report } = api(t);
+    const hook = await destination({ label: 'Ops', kind: 'webhook', url: `${receiver.url}/ops`, secret: SECRET });
+    const quiet = await destination({ label: 'Quiet', kind: 'webhook', url: `${receiver.url}/quiet`, secret: SECRET, enabled: false });
+    await rule({ label: 'Spikes', events: ['spike', 'regression', 'report'], host: 'hv-9', spike_threshold: 3, spike_window: 30, cooldown: 600, destination_ids: [hook, quiet] });
+    await rule({ label: 'Off', events: ['new', 'spike'], enabled: false, destination_ids: [hook] });
+    const events = () => receiver.received.map((r) => `${r.path}:${String(r.json.event)}:${(r.json.infrastructure_error as { id: number }).id}`);
+    let id = 0;
+    for (let i = 0; i < 4; i++) id = await report({ error_class: 'Hot', message: 'hot', host: 'hv-9' });
+    await eventually(() => assert.deepEqual(events(), [`/hooks/ops:spike:${id}`]));
+    assert.deepEqual(receiver.received[0]!.json.spike, { occurrences: 4, window_seconds: 30, threshold: 3 });
+    // Another host: not this rule's; a new window within the cooldown: nothing.
+    for (let i = 0; i < 5; i++) await report({ error_class: 'Hot', message: 'hot', host: 'hv-1' });
+    t.time.advance(31);
+    for (let i = 0; i < 4; i++) await report({ error_class: 'Hot', message: 'hot', host: 'hv-9' });
+    await settle(200);
+    assert.equal(receiver.received.length, 1);
+    t.time.advance(600);
+    for (let i = 0; i < 4; i++) await report({ error_class: 'Hot', message: 'hot', host: 'hv-9' });
+    await eventually(() => assert.equal(receiver.received.length, 2));
+
+    const resolved = await call('PUT', `${ERRORS}/${id}/triage.json`, { triage: { status: 'resolved' } });
+    assert.equal(resolved.status, 200, resolved.body);
+    await report({ error_class: 'Hot', message: 'hot', host: 'hv-9' });
+    await eventually(() => assert.deepEqual(events().slice(2), [`/hooks/ops:regression:${id}`]));
+    const reported = await call('POST', `${ERRORS}/${id}/report.json`);
+    assert.equal(reported.status, 200, reported.body);
+    await eventually(() => assert.deepEqual(events().slice(3), [`/hooks/ops:report:${id}`]));
+    assert.equal(receiver.received[3]!.json.console_url, `${BASE}/console/errors/${id}`);
+    await settle(200);
+    assert.equal(receiver.received.length, 4);
+    assert.deepEqual((await deliveryRows(t)).map((r) => [r.kind, Number(r.destination_id)]), [['spike', hook], ['spike', hook], ['regression', hook], ['report', hook]]);
+  });
+
   it('two processes deliver each routed alert exactly once', async () => {
     const t = await setUp();
     const receiver = await webhookReceiver(SECRET);
@@ -358,5 +397,45 @@ describe('alert routing', { timeout: 120_000 }, () => {
     assert.equal(receiver.received.length, 8);
     const seen = receiver.received.map((r) => `${r.path}:${r.path === '/hooks/ops' ? (r.json.infrastructure_error as { id: number }).id : String(r.json.text).split('#')[1]!.split(':')[0]!}`).sort();
     assert.deepEqual(seen, [...ids.map((id) => `/hooks/chat:${id}`), ...ids.map((id) => `/hooks/ops:${id}`)].sort());
+  });
+});
+
+describe('alert routing across a kill -9', { timeout: 120_000 }, () => {
+  it('routed alerts pending when a process is killed arrive once each from the next process', async () => {
+    const receiver = await webhookReceiver(SECRET);
+    await receiver.stop();
+    const fresh = await freshDatabase();
+    const env = { DATABASE_URL: fresh.url, CMI_ADMIN_PASSWORD: 'admin-password', ...ENV, CMI_WEBHOOK_RETRY_BASE: '200' };
+    const auth = `Basic ${Buffer.from('admin:admin-password').toString('base64')}`;
+    const servers: Array<Awaited<ReturnType<typeof startServer>>> = [];
+    try {
+      const first = await startServer(env);
+      servers.push(first);
+      const post = async (path: string, body: unknown) => {
+        const res = await fetch(`${first.baseUrl}${path}`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const text = await res.text();
+        assert.equal(res.status, 201, text);
+        return JSON.parse(text) as Record<string, { id: number }>;
+      };
+      const hook = (await post(`${DESTINATIONS}.json`, { label: 'Ops', kind: 'webhook', url: `${receiver.url}/ops`, secret: SECRET })).alert_destination!.id;
+      const chat = (await post(`${DESTINATIONS}.json`, { label: 'Chat', kind: 'slack', url: `${receiver.url}/chat` })).alert_destination!.id;
+      await post(`${RULES}.json`, { label: 'All', events: ['new'], destination_ids: [hook, chat] });
+      const ids: number[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await post(`${ERRORS}.json`, { error_class: `Killed${'x'.repeat(i)}`, message: `killed ${i}`, backtrace: `k.ts:in 'killed${i}'` })).infrastructure_error!.id);
+      first.child.kill('SIGKILL');
+      await new Promise((resolve) => first.child.once('exit', resolve));
+      await receiver.start();
+      servers.push(await startServer(env));
+      // A try in flight at the kill holds its lease until it expires (CMI_WEBHOOK_TIMEOUT + 30 s).
+      await eventually(() => assert.equal(receiver.received.length, 6), 60_000, 100);
+      await settle(500);
+      assert.equal(receiver.received.length, 6);
+      const seen = receiver.received.map((r) => (r.path === '/hooks/ops' ? `ops:${(r.json.infrastructure_error as { id: number }).id}` : `chat:${String(r.json.text).split('#')[1]!.split(':')[0]!}`)).sort();
+      assert.deepEqual(seen, [...ids.map((id) => `chat:${id}`), ...ids.map((id) => `ops:${id}`)].sort());
+    } finally {
+      for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) await server.stop();
+      await receiver.stop();
+      await fresh.drop();
+    }
   });
 });

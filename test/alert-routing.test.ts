@@ -34,17 +34,17 @@ function api(t: TestApp, app: FastifyInstance = t.app) {
   };
   return {
     call,
-    async destination(fields: Json): Promise<number> {
+    destination: async (fields: Json): Promise<number> => {
       const res = await call('POST', `${DESTINATIONS}.json`, { alert_destination: fields });
       assert.equal(res.status, 201, res.body);
       return (res.json().alert_destination as { id: number }).id;
     },
-    async rule(fields: Json): Promise<number> {
+    rule: async (fields: Json): Promise<number> => {
       const res = await call('POST', `${RULES}.json`, { alert_rule: fields });
       assert.equal(res.status, 201, res.body);
       return (res.json().alert_rule as { id: number }).id;
     },
-    async report(fields: Json): Promise<number> {
+    report: async (fields: Json): Promise<number> => {
       const res = await call('POST', `${ERRORS}.json`, { backtrace: `src/x.ts:1:in '${String(fields.message)}'`, ...fields });
       assert.ok(res.status === 201 || res.status === 200, res.body);
       return (res.json().infrastructure_error as { id: number }).id;

@@ -252,7 +252,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
     prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, roles, buckets, userGroups, tracker, errorReporting: reporting,
-    ingestKeys, publicUrl: config.publicUrl, clock,
+    ingestKeys, alertRouting: routing, publicUrl: config.publicUrl, clock,
   });
   if (config.openApi) await app.register(openApiRoutes, { version, routes });
   if (metrics && config.metrics.token !== undefined) await app.register(metricsRoutes, { metrics, token: config.metrics.token });

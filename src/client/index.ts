@@ -8,6 +8,7 @@ import { bucketsApi } from './buckets.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi } from './infrastructure-errors.js';
 import { ingestKeysApi } from './ingest-keys.js';
+import { alertDestinationsApi, alertRulesApi } from './alert-routing.js';
 import { decodeRecord } from './records.js';
 import { permissionsApi, rolesApi } from './roles.js';
 import { type RequestOptions, transport, type TransportOptions } from './transport.js';
@@ -25,6 +26,8 @@ export class CmiClient {
   readonly permissions: ReturnType<typeof permissionsApi>;
   readonly buckets: ReturnType<typeof bucketsApi>;
   readonly ingestKeys: ReturnType<typeof ingestKeysApi>;
+  readonly alertDestinations: ReturnType<typeof alertDestinationsApi>;
+  readonly alertRules: ReturnType<typeof alertRulesApi>;
   readonly session: {
     /** Ends the session the client holds (`DELETE /session`); later calls log in again with the credentials. */
     logout(call?: RequestOptions): Promise<void>;
@@ -48,6 +51,8 @@ export class CmiClient {
     this.permissions = permissionsApi(http);
     this.buckets = bucketsApi(http);
     this.ingestKeys = ingestKeysApi(http);
+    this.alertDestinations = alertDestinationsApi(http);
+    this.alertRules = alertRulesApi(http);
     this.session = {
       async logout(call: RequestOptions = {}) {
         if (!http.hasSession) return;
@@ -81,3 +86,4 @@ export type { ErrorFilters, ErrorListParams, ErrorReport, TriageChange } from '.
 export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
 export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';
 export type { IngestKeyChanges, NewIngestKey } from './ingest-keys.js';
+export type { AlertDestination, AlertDestinationChanges, AlertRule, AlertRuleChanges, NewAlertDestination, NewAlertRule } from './alert-routing.js';

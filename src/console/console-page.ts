@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorReporting } from '../alerts/reporting.js';
+import type { AlertRoutingService } from '../alerts/alert-routing.service.js';
 import type { BucketsService } from '../buckets/buckets.service.js';
 import type { RolesService } from '../roles/roles.service.js';
 import type { Clock } from '../shared/clock.js';
@@ -24,6 +25,7 @@ export interface ConsoleServices {
   tracker: InfrastructureErrors;
   errorReporting: ErrorReporting;
   ingestKeys: IngestKeysService;
+  alertRouting: AlertRoutingService;
   /** CMI_PUBLIC_URL when set: the DSNs start with it (else with the address the request reached). */
   publicUrl: string | undefined;
   clock: Clock;

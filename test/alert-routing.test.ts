@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { createTestApp, type TestApp } from './support/app.js';
-import { startServer } from './support/cli.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ADMIN, ALICE, createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { runCmi, startServer } from './support/cli.js';
+import { CmiClient } from '../src/client/index.js';
 import { freshDatabase } from './support/database.js';
 import { ERRORS, FORBIDDEN_JSON, JSON_TYPE, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';
@@ -436,6 +440,104 @@ describe('alert routing across a kill -9', { timeout: 120_000 }, () => {
       for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) await server.stop();
       await receiver.stop();
       await fresh.drop();
+    }
+  });
+});
+
+describe('alert routing from the client, cmi alerts and the console', { timeout: 120_000 }, () => {
+  it('the client and cmi alerts manage destinations and rules and send a test; secrets never printed', async () => {
+    const t = await createTestApp(ENV);
+    const receiver = await webhookReceiver(SECRET);
+    const home = mkdtempSync(join(tmpdir(), 'cmi-cli-alerts-'));
+    try {
+      const url = `http://127.0.0.1:${await listenLocally(t.app)}`;
+      const client = new CmiClient({ baseUrl: url, login: ADMIN.login, password: ADMIN.password });
+      const made = await client.alertDestinations.create({ label: 'Ops', kind: 'webhook', url: `${receiver.url}/ops`, secret: SECRET });
+      assert.deepEqual([made.id, made.kind, made.url, made.secret, made.to], [1, 'webhook', `${receiver.url.split('/hooks')[0]!}/…`, null, []]);
+      const rule = await client.alertRules.create({ label: 'All', events: ['new', 'spike'], destination_ids: [made.id] });
+      assert.deepEqual([rule.events, rule.destination_ids], [['new', 'spike'], [1]]);
+      const tested = await client.alertDestinations.test(made.id);
+      assert.deepEqual([tested.kind, tested.state, tested.last_status], ['test', 'delivered', 200]);
+      assert.deepEqual((await client.alertDestinations.deliveries(made.id)).map((d) => d.id), [tested.id]);
+
+      const env = { XDG_CONFIG_HOME: join(home, 'config'), CMI_URL: url, CMI_USER: ADMIN.login, CMI_PASSWORD: ADMIN.password, CMI_API_KEY: '', CMI_PROFILE: '', NO_COLOR: '' };
+      const cmi = (args: string[]) => runCmi(args, env);
+      const added = await cmi(['alerts', 'destinations', 'add', 'Billing mail', 'email', '--smtp-host', 'smtp.example.com', '--smtp-password', 'mail-password-9', '--from', 'cmi@example.com', '--to', 'billing@example.com,oncall@example.com']);
+      assert.deepEqual([added.stderr, added.code, added.stdout], ['', 0, 'Created alert destination 2 "Billing mail" (email); try it: cmi alerts test 2\n']);
+      const ruleAdded = await cmi(['alerts', 'rules', 'add', 'Billing', '--events', 'new,report', '--error-class-prefix', 'Billing', '--destinations', '2']);
+      assert.deepEqual([ruleAdded.stderr, ruleAdded.code, ruleAdded.stdout], ['', 0, 'Created alert rule 2 "Billing"\n']);
+      const listed = await cmi(['alerts', 'destinations', 'ls']);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.ok(!listed.stdout.includes('mail-password-9') && !listed.stdout.includes(SECRET), listed.stdout);
+      assert.match(listed.stdout, /^ID\s+LABEL\s+KIND\s+ENABLED\s+WHERE\n1\s+Ops\s+webhook\s+yes\s+http:\/\/127\.0\.0\.1:\d+\/…\n2\s+Billing mail\s+email\s+yes\s+billing@example\.com, oncall@example\.com via smtp\.example\.com:587\n2 alert destinations\n$/);
+      const json = await cmi(['alerts', 'rules', 'ls', '--json']);
+      const api = await t.app.inject({ method: 'GET', url: `${RULES}.json`, headers: { authorization: t.adminAuth } });
+      assert.equal(json.stdout, `${api.body}\n`);
+      const bad = await cmi(['alerts', 'rules', 'add', 'x', '--events', 'deploy', '--destinations', '1']);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /events must be a list of events: new, regression, spike, report/);
+      const test = await cmi(['alerts', 'test', '1']);
+      assert.deepEqual([test.stderr, test.code], ['', 0]);
+      assert.match(test.stdout, /^Test alert delivered to destination 1 \(status 200, delivery \d+\)\n$/);
+      assert.equal(receiver.received.length, 2);
+      assert.equal((await cmi(['alerts', 'rules', 'rm', '2'])).stdout, 'Deleted alert rule 2\n');
+    } finally {
+      await t.close();
+      await receiver.stop();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('the console lists destinations and rules, adds them with CSRF, sends a test, never shows a secret; a user without the permissions gets neither link nor page', async () => {
+    const t = await createTestApp(ENV);
+    const receiver = await webhookReceiver(SECRET);
+    try {
+      const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+      const signIn = async (login: string, password: string) => {
+        const res = await t.app.inject({ method: 'POST', url: '/console/sign-in', headers: FORM, payload: new URLSearchParams({ login, password }).toString() });
+        assert.equal(res.statusCode, 303, res.body);
+        return `_cmi_console=${/^_cmi_console=([^;\s]+);/.exec(String(res.headers['set-cookie']))![1]!}`;
+      };
+      const cookie = await signIn(ADMIN.login, ADMIN.password);
+      const page = await t.app.inject({ method: 'GET', url: '/console/alerts', headers: { cookie } });
+      assert.equal(page.statusCode, 200);
+      assert.ok(page.body.includes('<a href="/console/alerts">Alerts</a>'), 'the nav link');
+      assert.ok(page.body.includes('<p class="empty">No destinations yet.</p>'), 'no destinations');
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+      const post = (url: string, fields: Record<string, string>, extra: Array<[string, string]> = []) => t.app.inject({
+        method: 'POST', url, headers: { ...FORM, cookie }, payload: new URLSearchParams([...Object.entries(fields), ...extra]).toString(),
+      });
+      const refused = await post('/console/alerts/destinations', { _csrf: csrf, label: 'Ops', kind: 'webhook', url: 'not a url', secret: SECRET, smtp_security: 'starttls' });
+      assert.equal(refused.statusCode, 422);
+      assert.ok(refused.body.includes('<span class="field-error" id="destination-url-error">url must be an http or https URL</span>'), 'the field named');
+      assert.ok(!refused.body.includes(SECRET), 'the secret not written back');
+      const added = await post('/console/alerts/destinations', { _csrf: csrf, label: 'Ops <hook>', kind: 'webhook', url: `${receiver.url}/ops`, secret: SECRET, smtp_security: 'starttls' });
+      assert.deepEqual([added.statusCode, added.headers.location], [303, '/console/alerts/destinations/1?notice=destination-added']);
+      const tested = await post('/console/alerts/destinations/1/test', { _csrf: csrf });
+      assert.equal(tested.statusCode, 200);
+      assert.ok(tested.body.includes('<p class="notice" role="status">Test alert delivered.</p>'), 'the notice');
+      assert.ok(tested.body.includes('<h1>Ops &lt;hook&gt;</h1>'), 'the label escaped');
+      assert.ok(tested.body.includes('<tr><td>test</td><td>-</td><td>delivered</td><td>1</td>'), 'the delivery listed');
+      assert.equal(receiver.received.length, 1);
+      const rule = await post('/console/alerts/rules', { _csrf: csrf, label: 'Storage', component: 'storage' }, [['events', 'new'], ['events', 'spike'], ['destination_ids', '1']]);
+      assert.deepEqual([rule.statusCode, rule.headers.location], [303, '/console/alerts?notice=rule-added']);
+      const noDestination = await post('/console/alerts/rules', { _csrf: csrf, label: 'None' }, [['events', 'new']]);
+      assert.equal(noDestination.statusCode, 422);
+      assert.ok(noDestination.body.includes('destination_ids can&#39;t be empty: a rule sends to at least one destination'), 'the field named');
+      const listed = await t.app.inject({ method: 'GET', url: '/console/alerts', headers: { cookie } });
+      assert.ok(listed.body.includes('<tr><td>Storage</td><td>new, spike</td><td>component storage</td>\n<td>Ops &lt;hook&gt;</td><td>yes</td>'), 'the rule listed');
+      assert.ok(!listed.body.includes(SECRET), 'no secret');
+      const forged = await post('/console/alerts/rules', { label: 'x' }, [['events', 'new'], ['destination_ids', '1']]);
+      assert.equal(forged.statusCode, 403);
+      assert.equal((await t.database.db.selectFrom('alert_rules').select('id').execute()).length, 1);
+
+      const alice = await signIn(ALICE.login, ALICE.password);
+      const users = await t.app.inject({ method: 'GET', url: '/console/users', headers: { cookie: alice } });
+      assert.ok(!users.body.includes('/console/alerts'), 'no link');
+      assert.equal((await t.app.inject({ method: 'GET', url: '/console/alerts', headers: { cookie: alice } })).statusCode, 403);
+    } finally {
+      await t.close();
+      await receiver.stop();
     }
   });
 });

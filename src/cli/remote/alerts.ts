@@ -86,7 +86,7 @@ export function remoteAlertCommands({ client }: Connection) {
   };
 }
 
-type DestinationFlags = { label?: string; kind?: string; url?: string; secret?: string; smtpHost?: string; smtpPort?: string; smtpSecurity?: string; smtpUser?: string; smtpPassword?: string; from?: string; to?: string; enable?: boolean; disable?: boolean };
+type DestinationFlags = { label?: string; kind?: string; hookUrl?: string; secret?: string; smtpHost?: string; smtpPort?: string; smtpSecurity?: string; smtpUser?: string; smtpPassword?: string; from?: string; to?: string; enable?: boolean; disable?: boolean };
 type RuleFlags = { label?: string; events?: string; component?: string; host?: string; errorClass?: string; errorClassPrefix?: string; spikeThreshold?: string; spikeWindow?: string; cooldown?: string; destinations?: string; enable?: boolean; disable?: boolean };
 
 function enabledOf(options: { enable?: boolean; disable?: boolean }): { enabled?: boolean } {
@@ -98,7 +98,7 @@ function destinationFields(o: DestinationFlags): AlertDestinationChanges {
   return {
     ...(o.label !== undefined ? { label: o.label } : {}),
     ...(o.kind !== undefined ? { kind: o.kind as NewAlertDestination['kind'] } : {}),
-    ...(o.url !== undefined ? { url: o.url } : {}),
+    ...(o.hookUrl !== undefined ? { url: o.hookUrl } : {}),
     ...(o.secret !== undefined ? { secret: o.secret } : {}),
     ...(o.smtpHost !== undefined ? { smtp_host: o.smtpHost } : {}),
     ...(o.smtpPort !== undefined ? { smtp_port: positive(o.smtpPort, '--smtp-port') } : {}),
@@ -128,7 +128,7 @@ function ruleFields(o: RuleFlags): AlertRuleChanges {
 }
 
 const destinationOptions = (command: Command) => command
-  .option('--url <url>', 'webhook, slack: where it posts')
+  .option('--hook-url <url>', 'webhook, slack: where it posts (--url names the cmi server)')
   .option('--secret <secret>', 'webhook: the signing key, at least 16 characters (write-only)')
   .option('--smtp-host <host>', 'email: the SMTP server')
   .option('--smtp-port <port>', 'email: its port (default 587, 465 with tls, 25 with none)')
@@ -158,7 +158,7 @@ export function addRemoteAlertCommands(program: Command): void {
   rawOptions(remote(destinations.command('ls'), 'list the alert destinations (never their secrets)', 'cmi alerts destinations ls'))
     .action(async (options: { json?: boolean; xml?: boolean }, command: Command) => run(command, options.xml, (c) => remoteAlertCommands(c).destinationsLs(rawFormat(options))));
   destinationOptions(remote(destinations.command('add <label> <kind>'), 'add a destination (kind: webhook, slack or email)',
-    'cmi alerts destinations add "Storage Slack" slack --url https://hooks.slack.com/services/T/B/X',
+    'cmi alerts destinations add "Storage Slack" slack --hook-url https://hooks.slack.com/services/T/B/X',
     'cmi alerts destinations add "Billing mail" email --smtp-host smtp.example.com --smtp-user cmi --smtp-password ... --from cmi@example.com --to billing@example.com'))
     .action(async (label: string, kind: string, options: DestinationFlags, command: Command) =>
       run(command, false, (c) => remoteAlertCommands(c).destinationsAdd({ ...destinationFields(options), label, kind } as NewAlertDestination)));

@@ -182,6 +182,56 @@ describe('the operator console in a browser', () => {
     assert.deepEqual(problems, []);
   });
 
+  it('triages: opens on the unresolved, filters by component, resolves two selected, assigns one, adds a note with markup shown as text, and shows the activity', async () => {
+    await seed();
+    const first = await idOf('QuotaExceeded0');
+    const resolvedBefore = await t.app.inject({ method: 'PUT', url: `${ERRORS}/${first}/triage.json`, headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, payload: '{"triage":{"status":"resolved"}}' });
+    assert.equal(resolvedBefore.statusCode, 200, resolvedBefore.body);
+    await signIn(ADMIN.login, ADMIN.password);
+    assert.equal(page.url(), `${base}/console/errors`);
+    assert.equal(await page.getByLabel('Status').inputValue(), '');
+    assert.equal(await page.locator('#total').textContent(), '28 errors');
+    assert.deepEqual([...new Set(await page.locator('td.triage-status').allTextContents())], ['unresolved']);
+
+    await page.getByLabel('Component').fill('billing');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(`${base}/console/errors?component=billing`);
+    assert.equal(await page.locator('#total').textContent(), '26 errors match');
+    assert.equal(await rows().filter({ hasText: 'QuotaExceeded0' }).count(), 0);
+    const [one, two] = [await idOf('QuotaExceeded25'), await idOf('QuotaExceeded26')];
+    await page.getByLabel(`Select error ${one}`).check();
+    await page.getByLabel(`Select error ${two}`).check();
+    await page.getByRole('button', { name: 'Resolve', exact: true }).click();
+    await page.waitForURL(/notice=triaged/);
+    assert.equal(await page.locator('.notice').textContent(), 'Resolved 2 errors.');
+    assert.equal(await page.locator('#total').textContent(), '24 errors match');
+    for (const id of [one, two]) {
+      const triage = await t.app.inject({ method: 'GET', url: `${ERRORS}/${id}/triage.json`, headers: { authorization: t.adminAuth } });
+      assert.match(triage.body, /"status":"resolved"/);
+    }
+    await page.getByLabel('Status').selectOption('resolved');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    assert.deepEqual((await rows().locator('td:nth-child(2)').allTextContents()).sort(), ['QuotaExceeded0', 'QuotaExceeded25', 'QuotaExceeded26']);
+
+    await rows().getByRole('link', { name: 'QuotaExceeded25', exact: true }).click();
+    assert.equal(page.url(), `${base}/console/errors/${one}`);
+    assert.equal(await page.locator('#triage-status').textContent(), 'resolved');
+    await page.getByLabel('Assignee').selectOption({ label: 'admin (me)' });
+    await page.getByRole('button', { name: 'Assign', exact: true }).click();
+    assert.equal(page.url(), `${base}/console/errors/${one}?notice=triaged`);
+    assert.equal(await page.locator('#triage-assignee').textContent(), 'admin');
+    const note = '<b>bold</b> <script>alert("note")</script> & \'quoted\'';
+    await page.getByLabel('New note').fill(note);
+    await page.getByRole('button', { name: 'Add note' }).click();
+    assert.equal(await page.locator('.notice').textContent(), 'Note added.');
+    assert.equal(await page.locator('.note-body').textContent(), note);
+    assert.equal(await page.locator('main b').count(), 0);
+    assert.equal(await page.locator('main script').count(), 0);
+    assert.deepEqual(await page.locator('ol.activity .what').allTextContents(), ['first seen', 'status unresolved → resolved', 'assigned no one → admin', 'added a note']);
+    await page.screenshot({ path: new URL('console-triage.png', SCREENSHOTS).pathname, fullPage: true });
+    assert.deepEqual(problems, []);
+  });
+
   it('creates a user (field errors beside the fields), suspends it, activates it and gives it an API key', async () => {
     await signIn(ADMIN.email, ADMIN.password);
     await page.getByRole('link', { name: 'Users', exact: true }).click();

@@ -37,7 +37,7 @@ function csrfOf(body: string): string {
   return match[1] as string;
 }
 
-async function reportError(t: TestApp, fields: Record<string, string>): Promise<number> {
+async function reportError(t: TestApp, fields: Record<string, string | number>): Promise<number> {
   const res = await t.app.inject({
     method: 'POST', url: '/sysadmin_tools/infrastructure/errors.json', headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, payload: fields,
   });
@@ -966,5 +966,261 @@ describe('the console\'s user groups, and the group of a user (docs/console.md#u
     assert.deepEqual(await groupOf(1), { label: 'Kept', identifier: 'kept', roles: [], bucket_id: null });
     assert.equal((JSON.parse((await api('GET', '/user_groups.json')).body) as unknown[]).length, 1);
     assert.equal(await groupIdOf(t.alice.id), null);
+  });
+});
+
+describe('the console\'s triage of errors (docs/console.md#triage)', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(() => t.close());
+
+  const SCRIPT = '<script>alert("x")</script> & \'quoted\'';
+  const get = (cookie: string, url: string) => t.app.inject({ method: 'GET', url, headers: { cookie } });
+  function post(cookie: string, csrf: string | undefined, url: string, fields: Array<[string, string]> = []) {
+    const form = new URLSearchParams(csrf === undefined ? fields : [['_csrf', csrf], ...fields]);
+    return t.app.inject({ method: 'POST', url, headers: { ...FORM, cookie }, payload: form.toString() });
+  }
+  function api(method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown) {
+    return t.app.inject({
+      method, url, headers: { authorization: t.adminAuth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
+  }
+  const triageOf = async (id: number) => (JSON.parse((await api('GET', `/sysadmin_tools/infrastructure/errors/${id}/triage.json`)).body) as { triage: { status: string; assignee_id: number | null; snoozed_until: string | null; snooze_occurrences: number | null } }).triage;
+  const classes = (body: string) => [...body.matchAll(/<td><a href="\/console\/errors\/\d+">([^<]*)<\/a><\/td>/g)].map((m) => m[1]);
+  /** Gives alice a role of these permissions (ids of src/roles/permissions.ts) besides users.read.own. */
+  async function aliceMay(...identifiers: string[]): Promise<void> {
+    const ids = PERMISSIONS.filter(([, identifier]) => identifier === 'users.read.own' || identifiers.includes(identifier)).map(([id]) => id);
+    const role = await api('POST', '/roles.json', { role: { label: 'Triage', permission_ids: ids } });
+    assert.equal(role.statusCode, 201, role.body);
+    const roleId = (JSON.parse(role.body) as { role: { id: number } }).role.id;
+    assert.equal((await api('PUT', `/users/${t.alice.id}.json`, { user: { role_ids: [roleId] } })).statusCode, 204);
+  }
+
+  it('opens the list on unresolved errors, shows status and assignee, and applies status, assignee, host, component and sort through the API\'s parser', async () => {
+    await reportError(t, { error_class: 'AlphaFault', message: 'a', host: 'hv-01', component: 'storage', count: 5 });
+    t.time.advance(60);
+    const b = await reportError(t, { error_class: 'BetaFault', message: 'b', host: 'hv-02', component: 'scheduler' });
+    t.time.advance(60);
+    const c = await reportError(t, { error_class: 'GammaFault', message: 'c', host: 'hv-01', component: 'scheduler' });
+    assert.equal((await api('PUT', `/sysadmin_tools/infrastructure/errors/${b}/triage.json`, { triage: { status: 'resolved' } })).statusCode, 200);
+    assert.equal((await api('PUT', `/sysadmin_tools/infrastructure/errors/${c}/triage.json`, { triage: { assignee_id: t.admin.id } })).statusCode, 200);
+    const cookie = await session(t);
+
+    const list = await get(cookie, '/console/errors');
+    assert.equal(list.statusCode, 200);
+    assert.equal(list.headers['x-total'], '2');
+    assert.deepEqual(classes(list.body), ['GammaFault', 'AlphaFault']);
+    assert.match(list.body, /<select id="status" name="status"><option value="" selected>unresolved<\/option><option value="resolved">resolved<\/option><option value="ignored">ignored<\/option><option value="snoozed">snoozed<\/option><option value="all">all<\/option><\/select>/);
+    assert.match(list.body, /<select id="assignee" name="assignee"><option value="" selected>anyone<\/option><option value="me">me<\/option><option value="none">no one<\/option><option value="1">admin<\/option><\/select>/);
+    assert.ok(list.body.includes(`<td class="triage-status"><span class="status status-unresolved">unresolved</span></td>\n<td class="assignee">admin</td>`));
+    assert.ok(list.body.includes('<td class="triage-status"><span class="status status-unresolved">unresolved</span></td>\n<td class="assignee"><span class="muted">-</span></td>'));
+
+    const cases: Array<[string, string[], string]> = [
+      ['/console/errors?status=all', ['GammaFault', 'BetaFault', 'AlphaFault'], '3'],
+      ['/console/errors?status=resolved', ['BetaFault'], '1'],
+      ['/console/errors?assignee=me', ['GammaFault'], '1'],
+      ['/console/errors?assignee=none&status=all', ['BetaFault', 'AlphaFault'], '2'],
+      ['/console/errors?host=hv-01', ['GammaFault', 'AlphaFault'], '2'],
+      ['/console/errors?component=scheduler&status=all', ['GammaFault', 'BetaFault'], '2'],
+      ['/console/errors?status=all&sort=counter', ['AlphaFault', 'GammaFault', 'BetaFault'], '3'],
+      ['/console/errors?status=all&sort=created_at&direction=asc', ['AlphaFault', 'BetaFault', 'GammaFault'], '3'],
+    ];
+    for (const [url, expected, total] of cases) {
+      const res = await get(cookie, url);
+      assert.equal(res.statusCode, 200, url);
+      assert.deepEqual(classes(res.body), expected, url);
+      assert.equal(res.headers['x-total'], total, url);
+    }
+    // The form sends its empty fields and the default status: the URL kept is the one without them.
+    const sent = await get(cookie, '/console/errors?status=unresolved&assignee=&reported=&error_class=&q=&since=&host=hv-01&component=&sort=counter&direction=');
+    assert.equal(sent.statusCode, 303);
+    assert.equal(sent.headers.location, '/console/errors?host=hv-01&sort=counter');
+    // A value the API refuses is said beside its field (422), as the API's 422 names it.
+    const bad = await get(cookie, '/console/errors?sort=fame&status=closed&assignee=somebody');
+    assert.equal(bad.statusCode, 422);
+    assert.match(bad.body, /<span class="field-error" id="sort-error">must be one of updated_at, created_at, counter<\/span>/);
+    assert.match(bad.body, /<span class="field-error" id="status-error">must be one of unresolved, resolved, ignored, snoozed<\/span>/);
+    assert.match(bad.body, /<span class="field-error" id="assignee-error">must be me, none or the id of a user<\/span>/);
+  });
+
+  it('draws the sparklines of a page on one scale, its busiest hour', async () => {
+    await reportError(t, { error_class: 'Busy', message: 'busy', count: 10 });
+    t.time.advance(1);
+    await reportError(t, { error_class: 'Quiet', message: 'quiet' });
+    const cookie = await session(t);
+    const list = await get(cookie, '/console/errors');
+    const svgs = [...list.body.matchAll(/<svg class="sparkline"[^>]*>.*?<\/svg>/g)].map((m) => m[0]);
+    assert.equal(svgs.length, 2);
+    const flat = (last: number) => [...Array.from({ length: 23 }, (_, i) => `${Math.round((i * 120) / 23 * 10) / 10},22`), `120,${last}`].join(' ');
+    // Quiet's one occurrence is a tenth of Busy's ten: drawn a tenth as high, not as high.
+    assert.equal(svgs[0], `<svg class="sparkline" role="img" aria-label="1 occurrence in the last 24 hours" data-scale="10" width="120" height="24" viewBox="0 0 120 24"><title>1 occurrence in the last 24 hours</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="${flat(20)}"/></svg>`);
+    assert.equal(svgs[1], `<svg class="sparkline" role="img" aria-label="10 occurrences in the last 24 hours" data-scale="10" width="120" height="24" viewBox="0 0 120 24"><title>10 occurrences in the last 24 hours</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="${flat(2)}"/></svg>`);
+  });
+
+  it('changes the triage of the selected errors, or of all the filters select, and says how many', async () => {
+    const ids: number[] = [];
+    for (const [name, host] of [['One', 'hv-01'], ['Two', 'hv-01'], ['Three', 'hv-02'], ['Four', 'hv-01']]) ids.push(await reportError(t, { error_class: name as string, message: 'm', host: host as string }));
+    const cookie = await session(t);
+    const list = await get(cookie, '/console/errors?host=hv-01');
+    const csrf = csrfOf(list.body);
+    assert.match(list.body, /<button type="submit" name="action" value="resolve">Resolve<\/button>/);
+    assert.match(list.body, /<input type="checkbox" id="scope-filter" name="scope" value="filter"> <span>Apply to all 3 matching the filters, not only the selected<\/span>/);
+
+    const resolved = await post(cookie, csrf, '/console/errors/selected', [['back', '/console/errors?host=hv-01'], ['action', 'resolve'], ['id', String(ids[0])], ['id', String(ids[1])]]);
+    assert.equal(resolved.statusCode, 303);
+    assert.equal(resolved.headers.location, '/console/errors?host=hv-01&notice=triaged&action=resolve&count=2');
+    const after = await get(cookie, resolved.headers.location);
+    assert.match(after.body, /<p class="notice" role="status">Resolved 2 errors.<\/p>/);
+    assert.deepEqual(classes(after.body), ['Four']);
+    assert.deepEqual([(await triageOf(ids[0]!)).status, (await triageOf(ids[1]!)).status, (await triageOf(ids[2]!)).status], ['resolved', 'resolved', 'unresolved']);
+
+    // Every unresolved error on hv-01 (the list's filters, from the page's URL), selected or not.
+    const mine = await post(cookie, csrf, '/console/errors/selected', [['back', '/console/errors?host=hv-01'], ['action', 'assign_me'], ['scope', 'filter']]);
+    assert.equal(mine.headers.location, '/console/errors?host=hv-01&notice=triaged&action=assign_me&count=1');
+    assert.deepEqual(await Promise.all(ids.map(async (id) => (await triageOf(id)).assignee_id)), [null, null, null, t.admin.id]);
+    t.time.advance(60);
+    const snoozed = await post(cookie, csrf, '/console/errors/selected', [['back', '/console/errors?status=all'], ['action', 'snooze_1h'], ['scope', 'filter']]);
+    assert.equal(snoozed.headers.location, '/console/errors?status=all&notice=triaged&action=snooze_1h&count=4');
+    assert.match((await get(cookie, snoozed.headers.location)).body, /Snoozed 4 errors for 1 h./);
+    assert.deepEqual(await triageOf(ids[2]!), { ...(await triageOf(ids[2]!)), status: 'snoozed', snoozed_until: '2026-11-20T11:01:00+00:00', snooze_occurrences: null });
+  });
+
+  it('shows the triage buttons only to holders of infrastructure_errors.triage, and its service refuses the others', async () => {
+    const id = await reportError(t, { error_class: 'Watched', message: 'w' });
+    await aliceMay('infrastructure_errors.read');
+    const cookie = await session(t, ALICE.login, ALICE.password);
+    const list = await get(cookie, '/console/errors');
+    assert.equal(list.statusCode, 200);
+    assert.deepEqual(classes(list.body), ['Watched']);
+    assert.ok(!list.body.includes('value="resolve"'), 'no bulk triage buttons');
+    const one = await get(cookie, `/console/errors/${id}`);
+    assert.equal(one.statusCode, 200);
+    assert.ok(!one.body.includes(`action="/console/errors/${id}/triage"`), 'no triage forms');
+    assert.ok(!one.body.includes(`action="/console/errors/${id}/notes"`), 'no note form');
+    const csrf = csrfOf(one.body);
+    for (const [url, fields] of [
+      ['/console/errors/selected', [['action', 'resolve'], ['id', String(id)]]],
+      ['/console/errors/selected', [['action', 'ignore'], ['scope', 'filter'], ['back', '/console/errors']]],
+      [`/console/errors/${id}/triage`, [['action', 'resolve']]],
+      [`/console/errors/${id}/triage`, [['action', 'assign'], ['assignee_id', String(t.alice.id)]]],
+      [`/console/errors/${id}/notes`, [['body', 'mine']]],
+    ] as Array<[string, Array<[string, string]>]>) {
+      const res = await post(cookie, csrf, url, fields);
+      assert.equal(res.statusCode, 403, `${url} ${JSON.stringify(fields)}`);
+      assert.match(res.body, /<h1>Not allowed<\/h1>/);
+    }
+    assert.deepEqual(await triageOf(id), { ...(await triageOf(id)), status: 'unresolved', assignee_id: null });
+  });
+
+  it('refuses the triage forms without the session\'s CSRF token, and changes nothing', async () => {
+    const id = await reportError(t, { error_class: 'Kept', message: 'k' });
+    const cookie = await session(t);
+    const other = csrfOf((await get(await session(t), '/console/errors')).body);
+    for (const [url, fields] of [
+      ['/console/errors/selected', [['action', 'resolve'], ['id', String(id)]]],
+      ['/console/errors/selected', [['action', 'resolve'], ['scope', 'filter'], ['back', '/console/errors']]],
+      [`/console/errors/${id}/triage`, [['action', 'ignore']]],
+      [`/console/errors/${id}/notes`, [['body', 'forged']]],
+    ] as Array<[string, Array<[string, string]>]>) {
+      for (const csrf of [undefined, other]) {
+        const res = await post(cookie, csrf, url, fields);
+        assert.equal(res.statusCode, 403, url);
+        assert.match(res.body, /This form did not come from a page of this console/, url);
+      }
+    }
+    assert.equal((await triageOf(id)).status, 'unresolved');
+    assert.equal((await api('GET', `/sysadmin_tools/infrastructure/errors/${id}/notes.json`)).body, '[]');
+  });
+
+  it('triages one error on its page: resolve, snooze (bad input said beside its field, never a 500), assign, notes escaped, activity', async () => {
+    const id = await reportError(t, { error_class: 'Paged', message: 'p' });
+    const cookie = await session(t);
+    const page = await get(cookie, `/console/errors/${id}`);
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /<dt>status<\/dt><dd id="triage-status"><span class="status status-unresolved">unresolved<\/span><\/dd>\n<dt>assignee<\/dt><dd id="triage-assignee"><span class="muted">no one<\/span><\/dd>/);
+    assert.match(page.body, /<select id="assignee_id" name="assignee_id"><option value="" selected>\(no one\)<\/option><option value="1">admin \(me\)<\/option><\/select>/);
+    const csrf = csrfOf(page.body);
+
+    t.time.advance(60);
+    const resolved = await post(cookie, csrf, `/console/errors/${id}/triage`, [['action', 'resolve']]);
+    assert.equal(resolved.statusCode, 303);
+    assert.equal(resolved.headers.location, `/console/errors/${id}?notice=triaged`);
+    const shown = await get(cookie, resolved.headers.location);
+    assert.match(shown.body, /<p class="notice" role="status">Triage saved.<\/p>/);
+    assert.match(shown.body, /<dt>resolved<\/dt><dd><time datetime="2026-11-20T10:01:00\+00:00">2026-11-20T10:01:00\+00:00<\/time> by admin<\/dd>/);
+
+    const bad: Array<[Array<[string, string]>, string, RegExp]> = [
+      [[['snoozed_until', '2026-11-20T09:00']], 'snoozed_until', /<span class="field-error" id="snoozed_until-error">until must be in the future<\/span>/],
+      [[['snoozed_until', 'tomorrow']], 'snoozed_until', /<span class="field-error" id="snoozed_until-error">until must be a datetime such as 2026-11-20T10:00:00\+00:00<\/span>/],
+      [[['snooze_occurrences', '-3']], 'snooze_occurrences', /<span class="field-error" id="snooze_occurrences-error">occurrences must be an integer from 1 to 1000000000<\/span>/],
+      [[['snooze_occurrences', '1e9999']], 'snooze_occurrences', /occurrences must be an integer from 1 to 1000000000/],
+      [[['snoozed_until', ''], ['snooze_occurrences', '']], 'status', /<p class="error" role="alert" id="triage-error">snoozed needs snoozed_until or snooze_occurrences<\/p>/],
+    ];
+    for (const [fields, field, message] of bad) {
+      const res = await post(cookie, csrf, `/console/errors/${id}/triage`, [['action', 'snooze'], ...fields]);
+      assert.equal(res.statusCode, 422, JSON.stringify(fields));
+      assert.match(res.body, message, JSON.stringify(fields));
+      if (field !== 'status') assert.match(res.body, new RegExp(`id="${field}" name="${field}"[^>]* value="${fields[0]![1]}" aria-invalid="true" aria-describedby="${field}-error"`), field);
+    }
+    const unknown = await post(cookie, csrf, `/console/errors/${id}/triage`, [['action', 'explode']]);
+    assert.equal(unknown.statusCode, 422);
+    assert.match(unknown.body, /must be resolve, ignore, reopen, snooze, assign or assign_me/);
+    const nobody = await post(cookie, csrf, `/console/errors/${id}/triage`, [['action', 'assign'], ['assignee_id', String(t.alice.id)]]);
+    assert.equal(nobody.statusCode, 422);
+    assert.match(nobody.body, /<span class="field-error" id="assignee_id-error">assignee must be a user who may read infrastructure errors<\/span>/);
+    assert.equal((await triageOf(id)).status, 'resolved');
+
+    const snoozed = await post(cookie, csrf, `/console/errors/${id}/triage`, [['action', 'snooze'], ['snooze_occurrences', '5']]);
+    assert.equal(snoozed.statusCode, 303);
+    assert.match((await get(cookie, `/console/errors/${id}`)).body, /<dt>snoozed<\/dt><dd>for 5 more occurrences<\/dd>/);
+    assert.equal((await post(cookie, csrf, `/console/errors/${id}/triage`, [['action', 'assign'], ['assignee_id', String(t.admin.id)]])).statusCode, 303);
+    assert.equal((await triageOf(id)).assignee_id, t.admin.id);
+    const assigned = await get(cookie, `/console/errors/${id}`);
+    assert.match(assigned.body, /<dt>assignee<\/dt><dd id="triage-assignee">admin<\/dd>/);
+    assert.ok(!assigned.body.includes('value="assign_me"'), 'no Assign to me for its assignee');
+    assert.equal((await post(cookie, csrf, `/console/errors/${id}/triage`, [['action', 'assign'], ['assignee_id', '']])).statusCode, 303);
+    assert.equal((await triageOf(id)).assignee_id, null);
+    assert.match((await get(cookie, `/console/errors/${id}`)).body, /<input type="hidden" name="action" value="assign_me"><button type="submit">Assign to me<\/button>/);
+    assert.equal((await post(cookie, csrf, `/console/errors/${id}/triage`, [['action', 'assign_me']])).statusCode, 303);
+    assert.equal((await triageOf(id)).assignee_id, t.admin.id);
+
+    const noted = await post(cookie, csrf, `/console/errors/${id}/notes`, [['body', SCRIPT]]);
+    assert.equal(noted.statusCode, 303);
+    assert.equal(noted.headers.location, `/console/errors/${id}?notice=noted`);
+    const blank = await post(cookie, csrf, `/console/errors/${id}/notes`, [['body', '   ']]);
+    assert.equal(blank.statusCode, 422);
+    assert.match(blank.body, /<span class="field-error" id="body-error">note can&#39;t be blank<\/span>/);
+    const withNote = await get(cookie, `/console/errors/${id}`);
+    assert.ok(!withNote.body.includes('<script>alert'), 'the note is text');
+    assert.match(withNote.body, /<p class="pre note-body">&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt; &amp; &#39;quoted&#39;<\/p>/);
+    assert.match(withNote.body, /<h2 id="notes-heading">Notes \(1\)<\/h2>/);
+    const activity = [...withNote.body.matchAll(/<span class="what">([^<]*)<\/span>/g)].map((m) => m[1]);
+    assert.deepEqual(activity, ['first seen', 'status unresolved → resolved', 'status resolved → snoozed', 'assigned no one → admin', 'assigned admin → no one', 'assigned no one → admin', 'added a note']);
+
+    const noteId = (JSON.parse((await api('GET', `/sysadmin_tools/infrastructure/errors/${id}/notes.json`)).body) as Array<{ note: { id: number } }>)[0]!.note.id;
+    const deleted = await post(cookie, csrf, `/console/errors/${id}/notes/${noteId}/delete`);
+    assert.equal(deleted.headers.location, `/console/errors/${id}?notice=note_deleted`);
+    assert.equal((await api('GET', `/sysadmin_tools/infrastructure/errors/${id}/notes.json`)).body, '[]');
+  });
+
+  it('lets a note\'s author delete it, and no one else without infrastructure_errors.notes.delete', async () => {
+    const id = await reportError(t, { error_class: 'Noted', message: 'n' });
+    await aliceMay('infrastructure_errors.read', 'infrastructure_errors.notes');
+    const admin = await session(t);
+    assert.equal((await post(admin, csrfOf((await get(admin, `/console/errors/${id}`)).body), `/console/errors/${id}/notes`, [['body', 'by admin']])).statusCode, 303);
+    const alice = await session(t, ALICE.login, ALICE.password);
+    const csrf = csrfOf((await get(alice, `/console/errors/${id}`)).body);
+    assert.equal((await post(alice, csrf, `/console/errors/${id}/notes`, [['body', 'by alice']])).statusCode, 303);
+    const notes = (JSON.parse((await api('GET', `/sysadmin_tools/infrastructure/errors/${id}/notes.json`)).body) as Array<{ note: { id: number } }>).map((n) => n.note.id);
+    const page = await get(alice, `/console/errors/${id}`);
+    assert.ok(!page.body.includes(`/notes/${notes[0]}/delete`), 'no delete button on the administrator\'s note');
+    assert.ok(page.body.includes(`/notes/${notes[1]}/delete`), 'a delete button on her own');
+    assert.match(page.body, /<p class="note-meta">alice, /);
+    const refused = await post(alice, csrf, `/console/errors/${id}/notes/${notes[0]}/delete`);
+    assert.equal(refused.statusCode, 403);
+    assert.equal((await post(alice, csrf, `/console/errors/${id}/notes/${notes[1]}/delete`)).statusCode, 303);
+    assert.equal((JSON.parse((await api('GET', `/sysadmin_tools/infrastructure/errors/${id}/notes.json`)).body) as unknown[]).length, 1);
   });
 });

@@ -60,7 +60,7 @@ describe('a PostgreSQL that hangs or goes away', { skip: !onPostgres && 'runs wi
       }
       const ready = await fetch(`${running.baseUrl}/health/ready.json`);
       assert.equal(ready.status, 503);
-      assert.equal(await ready.text(), '{"status":"database not answering"}');
+      assert.equal(await ready.text(), '{"status":"database not answering","schema_version":null}');
       assert.equal((await fetch(`${running.baseUrl}/health/live.json`)).status, 200);
       assert.equal((await call('/version.json')).status, 200);
     } finally {
@@ -82,7 +82,7 @@ describe('a PostgreSQL that hangs or goes away', { skip: !onPostgres && 'runs wi
     await eventually(() => assert.match(running.output, /cmi: worker \d+ listens in place of one that exited/), 15_000, 100);
     const ready = await fetch(`${running.baseUrl}/health/ready.json`);
     assert.equal(ready.status, 503);
-    assert.equal(await ready.text(), '{"status":"database unreachable"}');
+    assert.equal(await ready.text(), '{"status":"database unreachable","schema_version":null}');
     const write = await report('WhileGone');
     assert.equal(write.status, 503);
     assert.equal(write.headers.get('retry-after'), '5');

@@ -48,7 +48,8 @@ describe('a database that refuses writes', () => {
   it('makes GET /health/ready answer 503 "database refuses writes"', async () => {
     const res = await get(app, '/health/ready.json');
     assert.equal(res.statusCode, 503);
-    assert.equal(res.body, '{"status":"database refuses writes"}');
+    const { rows } = await sql<{ name: string }>`select max(name) as name from kysely_migration`.execute(t.database.db);
+    assert.equal(res.body, `{"status":"database refuses writes","schema_version":"${rows[0]?.name}"}`);
   });
 
   it('answers a login that must count an attempt 503 with Retry-After, and records no fault', async () => {

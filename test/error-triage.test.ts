@@ -422,8 +422,23 @@ describe('cmi errors resolve|ignore|snooze|assign|note|notes|activity', { timeou
       '',
     ].join('\n'));
     assert.equal(await cmi('errors', 'note', String(c), '--rm', '1'), `0|Note 1 deleted from infrastructure error ${c}\n`);
-    assert.equal(await cmi('errors', 'resolve'), '2|cmi: give error ids, or filters (--status unresolved for every unresolved error)\n');
+    assert.equal(await cmi('errors', 'resolve'), '2|cmi: give error ids, or filters (--status unresolved for every unresolved error, --status all for every error)\n');
     assert.equal(await cmi('errors', 'snooze', String(a)), '2|cmi: give --until, --for or --occurrences\n');
     assert.equal(await cmi('errors', 'snooze', String(a), '--until', '2020-01-01T00:00:00Z'), '1|cmi: snoozed_until must be in the future\n');
+  });
+
+  it('ls lists the unresolved errors unless --status says otherwise (all: every status); the bulk verbs take --status all too', async () => {
+    await call(t, 'DELETE', `${ERRORS}.json?all=true`);
+    const [a, b, c] = [await reportError(t, 'x1', { host: 'hv-9' }), await reportError(t, 'x2', { host: 'hv-9' }), await reportError(t, 'x3', { host: 'hv-8' })];
+    assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json`, { triage: { status: 'resolved' }, ids: [a] })).statusCode, 200);
+    const listed = async (...flags: string[]) => (JSON.parse((await cmi('errors', 'ls', '--json', ...flags)).slice(2)) as Array<{ infrastructure_error: { id: number } }>).map((e) => e.infrastructure_error.id);
+    assert.deepEqual(await listed(), [c, b]);
+    assert.deepEqual(await listed('--status', 'all'), [c, b, a]);
+    assert.deepEqual(await listed('--status', 'resolved'), [a]);
+    assert.equal(await cmi('errors', 'ignore', '--status', 'all', '--host', 'hv-9'), '0|2 infrastructure errors ignored\n');
+    assert.equal(await cmi('errors', 'reopen', '--status', 'all'), '0|2 infrastructure errors reopened\n');
+    assert.equal(await cmi('errors', 'assign', String(a), '--status', 'all', '--to', 'none'), '2|cmi: give error ids or filters, not both\n');
+    assert.match(await cmi('errors', 'resolve', '--reported', '--unreported'), /^2\|error: option '--reported' cannot be used with option '--unreported'\n/);
+    assert.deepEqual(await listed(), [c, b, a]);
   });
 });

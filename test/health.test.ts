@@ -22,17 +22,24 @@ describe('health probes', () => {
     assert.equal(xml.body, '<?xml version="1.0" encoding="UTF-8"?>\n<health>\n  <status>ok</status>\n</health>\n');
   });
 
-  it('GET /health/ready answers 200 when the database answers and is migrated', async () => {
+  it('GET /health/ready answers 200 when the database answers and is migrated, with its schema version', async () => {
+    const { rows } = await sql<{ name: string }>`select max(name) as name from kysely_migration`.execute(t.database.db);
+    const latest = rows[0]?.name;
+    assert.match(String(latest), /^\d{3}_/);
     const res = await t.app.inject({ url: '/health/ready' });
     assert.equal(res.statusCode, 200);
-    assert.equal(res.body, '{"status":"ok"}');
+    assert.equal(res.body, `{"status":"ok","schema_version":"${latest}"}`);
+    t.time.advance(1);
+    const xml = await t.app.inject({ url: '/health/ready.xml' });
+    assert.equal(xml.body, `<?xml version="1.0" encoding="UTF-8"?>\n<health>\n  <status>ok</status>\n  <schema_version>${latest}</schema_version>\n</health>\n`);
   });
 
   it('GET /health/ready reuses its answer for a second: probes cannot make the database work harder', async () => {
+    const before = await t.app.inject({ url: '/health/ready' });
     await sql`delete from kysely_migration where name = '002_sessions_and_lockout'`.execute(t.database.db);
     const res = await t.app.inject({ url: '/health/ready' });
     assert.equal(res.statusCode, 200);
-    assert.equal(res.body, '{"status":"ok"}');
+    assert.equal(res.body, before.body);
   });
 
   it('GET /health/ready answers 503 when a migration is missing', async () => {
@@ -40,7 +47,8 @@ describe('health probes', () => {
     const res = await t.app.inject({ url: '/health/ready' });
     assert.equal(res.statusCode, 503);
     assert.equal(res.headers['cache-control'], 'no-cache');
-    assert.equal(res.body, '{"status":"migrations pending"}');
+    const { rows } = await sql<{ name: string }>`select max(name) as name from kysely_migration`.execute(t.database.db);
+    assert.equal(res.body, `{"status":"migrations pending","schema_version":"${rows[0]?.name}"}`);
   });
 
   it('GET /health/ready answers 503 when the database is gone', async () => {
@@ -48,7 +56,9 @@ describe('health probes', () => {
     await t.database.close();
     const res = await t.app.inject({ url: '/health/ready' });
     assert.equal(res.statusCode, 503);
-    assert.equal(res.body, '{"status":"database unreachable"}');
+    assert.equal(res.body, '{"status":"database unreachable","schema_version":null}');
+    const xml = await t.app.inject({ url: '/health/ready.xml' });
+    assert.equal(xml.body, '<?xml version="1.0" encoding="UTF-8"?>\n<health>\n  <status>database unreachable</status>\n  <schema_version nil="true"/>\n</health>\n');
   });
 
   it('is the only thing without credentials: other paths still answer 401', async () => {

@@ -11,6 +11,11 @@ import { createTestApp, listenLocally, type TestApp } from './support/app.js';
 import { ACCESS_DENIED_JSON, get } from './support/http.js';
 import { parsePrometheusText, sampleValue } from './support/prometheus-text.js';
 import { startServer } from './support/cli.js';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { dialectFor } from '../src/db/database-url.js';
+import { cmiReleaseVersion } from '../src/version/version.js';
+import { freePort } from './support/throwaway-postgres.js';
 import { freshDatabase } from './support/database.js';
 import { eventually } from './support/eventually.js';
 import { statementGate } from './support/statement-gate.js';
@@ -90,13 +95,17 @@ describe('GET /metrics with CMI_METRICS_TOKEN', () => {
     assert.equal(moved('cmi_infrastructure_error_reports_rejected_total', { status: '422' }), 1);
   });
 
-  it('reports the PostgreSQL pool and query times, and only on PostgreSQL', async () => {
+  it('reports the database pool on both databases (SQLite: its one connection), and query times only on PostgreSQL', async () => {
     const before = await scrape();
     await get(t.app, `/users/${t.alice.id}.json`, { authorization: t.adminAuth });
     const families = await scrape();
     const postgres = t.database.dialect.name === 'postgres';
-    assert.equal(families.has('cmi_db_pool_connections'), postgres);
+    assert.equal(families.has('cmi_db_pool_connections'), true);
     assert.equal(families.has('cmi_db_query_duration_seconds'), postgres);
+    const pool = (state: string) => sampleValue(families, 'cmi_db_pool_connections', { state });
+    assert.equal(pool('in_use') + pool('idle'), pool('total'));
+    assert.equal(pool('waiting'), 0);
+    if (!postgres) assert.equal(pool('total'), 1);
     if (postgres) {
       assert.ok(sampleValue(families, 'cmi_db_pool_connections', { state: 'total' }) >= 1);
       // Reading the user is at least one query.
@@ -104,6 +113,97 @@ describe('GET /metrics with CMI_METRICS_TOKEN', () => {
     }
   });
 });
+
+describe('what runs and what waits: gauges read when scraped (docs/operations.md#metrics)', () => {
+  let t: TestApp;
+  let closedPort: number;
+  before(async () => {
+    closedPort = await freePort();
+    // Alerts to a port nothing listens on: a new error's delivery stays pending, retried.
+    t = await createTestApp({ CMI_METRICS_TOKEN: TOKEN, CMI_ALERT_WEBHOOK_URL: `http://127.0.0.1:${closedPort}/hook`, CMI_WEBHOOK_SECRET: 'webhook-secret-0123456789', CMI_WEBHOOK_RETRY_BASE: '3600000', CMI_DB_STATEMENT_TIMEOUT: '20000' });
+  });
+  after(() => t.close());
+
+  const scrape = async () => {
+    const res = await get(t.app, '/metrics', BEARER);
+    assert.equal(res.statusCode, 200);
+    return parsePrometheusText(res.body);
+  };
+  const report = (errorClass: string) => t.app.inject({
+    method: 'POST', url: '/sysadmin_tools/infrastructure/errors.json', headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, body: JSON.stringify({ error_class: errorClass }),
+  });
+
+  it('cmi_build_info names cmi\'s version, node\'s and the database', async () => {
+    const families = await scrape();
+    const samples = families.get('cmi_build_info')?.samples ?? [];
+    assert.deepEqual(samples.map((sample) => [sample.labels, sample.value]), [[{ version: cmiReleaseVersion(), node: process.version, database: t.database.dialect.name }, 1]]);
+  });
+
+  it('cmi_webhook_deliveries_pending is the outbox\'s pending rows, counted when scraped', async () => {
+    assert.equal(sampleValue(await scrape(), 'cmi_webhook_deliveries_pending'), 0);
+    assert.equal((await report('PendingOne')).statusCode, 201);
+    assert.equal((await report('PendingTwo')).statusCode, 201);
+    const rows = await t.database.db.selectFrom('webhook_deliveries').where('state', '=', 'pending').select('id').execute();
+    assert.equal(rows.length, 2);
+    assert.equal(sampleValue(await scrape(), 'cmi_webhook_deliveries_pending'), 2);
+    await t.database.db.updateTable('webhook_deliveries').set({ state: 'failed' }).where('id', '=', rows[0]!.id).execute();
+    assert.equal(sampleValue(await scrape(), 'cmi_webhook_deliveries_pending'), 1);
+  });
+
+  it('cmi_page_cache_bytes is what each cache holds: 0, then more with each page kept', async () => {
+    const bytes = async (cache: string) => sampleValue(await scrape(), 'cmi_page_cache_bytes', { cache });
+    const users0 = await bytes('users');
+    assert.equal((await get(t.app, '/users.json?per_page=1', { authorization: t.adminAuth })).statusCode, 200);
+    const users1 = await bytes('users');
+    assert.ok(users1 > users0, `${users1} > ${users0}`);
+    assert.equal((await get(t.app, '/users.json?per_page=2', { authorization: t.adminAuth })).statusCode, 200);
+    assert.ok(await bytes('users') > users1);
+    const errors0 = await bytes('errors');
+    assert.equal((await get(t.app, '/sysadmin_tools/infrastructure/errors.json', { authorization: t.adminAuth })).statusCode, 200);
+    assert.ok(await bytes('errors') > errors0);
+  });
+
+  it('cmi_infrastructure_error_reports_waiting counts the reports queued behind a batch the database holds up; the pool shows it in use', async () => {
+    assert.equal(sampleValue(await scrape(), 'cmi_infrastructure_error_reports_waiting'), 0);
+    // Another connection holds the tracker's table (SQLite: the whole database) until released.
+    const release = await holdTrackerTable(t.config.databaseUrl);
+    const answers: Promise<unknown>[] = [];
+    try {
+      const first = report('HeldFirst');
+      // The first report's batch is being written (waiting for the lock); the next three wait behind it.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      answers.push(first, report('HeldA'), report('HeldB'), report('HeldC'));
+      await eventually(async () => assert.equal(sampleValue(await scrape(), 'cmi_infrastructure_error_reports_waiting'), 3));
+      if (t.database.dialect.name === 'postgres') assert.ok(sampleValue(await scrape(), 'cmi_db_pool_connections', { state: 'in_use' }) >= 1);
+    } finally {
+      await release();
+    }
+    for (const answer of await Promise.all(answers)) assert.equal((answer as { statusCode: number }).statusCode, 201);
+    assert.equal(sampleValue(await scrape(), 'cmi_infrastructure_error_reports_waiting'), 0);
+  });
+});
+
+/** Another connection holds the error tracker's table (SQLite: the whole database) until the returned function releases it. */
+async function holdTrackerTable(url: string): Promise<() => Promise<void>> {
+  const dialect = dialectFor(url);
+  if (dialect.name === 'sqlite') {
+    const other = new SQLite(dialect.target);
+    other.exec('begin exclusive');
+    return () => {
+      other.exec('commit');
+      other.close();
+      return Promise.resolve();
+    };
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query('begin');
+  await client.query('lock table infrastructure_errors in exclusive mode');
+  return async () => {
+    await client.query('commit');
+    await client.end();
+  };
+}
 
 describe('metrics off (the default)', () => {
   it('has no /metrics and no metrics on the app', async () => {
@@ -310,8 +410,9 @@ describe('promtool check metrics', () => {
       assert.deepEqual({ status: check.status, stdout: check.stdout, stderr: check.stderr }, { status: 0, stdout: '', stderr: '' });
       // What it checked: every family of cmi, and prom-client's defaults without their gauges named *_total.
       const families = parsePrometheusText(res.body);
-      const expected = ['cmi_http_requests_total', 'cmi_http_request_duration_seconds', 'cmi_http_requests_in_flight', 'cmi_authentications_total', 'cmi_infrastructure_error_reports_total', 'cmi_infrastructure_error_reports_rejected_total'];
-      if (t.database.dialect.name === 'postgres') expected.push('cmi_db_pool_connections', 'cmi_db_query_duration_seconds');
+      const expected = ['cmi_http_requests_total', 'cmi_http_request_duration_seconds', 'cmi_http_requests_in_flight', 'cmi_authentications_total', 'cmi_infrastructure_error_reports_total', 'cmi_infrastructure_error_reports_rejected_total',
+        'cmi_build_info', 'cmi_db_pool_connections', 'cmi_webhook_deliveries_pending', 'cmi_infrastructure_error_reports_waiting', 'cmi_page_cache_bytes'];
+      if (t.database.dialect.name === 'postgres') expected.push('cmi_db_query_duration_seconds');
       assert.deepEqual([...families.keys()].filter((name) => name.startsWith('cmi_')).sort(), expected.sort());
       for (const name of PROM_CLIENT_GAUGES_NAMED_TOTAL) assert.equal(families.has(name), false, name);
       assert.ok(families.has('nodejs_active_handles'));

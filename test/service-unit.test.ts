@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { runProgram, startServer } from './support/cli.js';
+import { runCmi, runProgram, startServer } from './support/cli.js';
 
 // deploy/cmi.service as an operator installs it (docs/operations.md#production): systemd accepts it,
 // it carries the hardening the docs promise, and what it starts, with the environment it sets, serves
@@ -59,6 +59,71 @@ describe('deploy/cmi.service', () => {
       assert.deepEqual([res.status, await res.text()], [200, '{"version":"6.7"}']);
       assert.equal(await server.stop(), 0);
       assert.equal(existsSync(join(state, 'cmi.sqlite3')), true);
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
+  });
+});
+
+// deploy/cmi-backup.service and .timer (docs/operations.md#backup-schedule): systemd accepts them, the
+// backup reads the database cmi.service serves, and what it runs writes a backup a restore drill
+// loads, then removes the backups older than 14 days.
+describe('deploy/cmi-backup.service and cmi-backup.timer', () => {
+  const BACKUP = join(ROOT, 'deploy', 'cmi-backup.service');
+  const TIMER = join(ROOT, 'deploy', 'cmi-backup.timer');
+  const backup = settings(readFileSync(BACKUP, 'utf8'));
+  const timer = settings(readFileSync(TIMER, 'utf8'));
+  const service = settings(readFileSync(UNIT, 'utf8'));
+  const one = (unit: Map<string, string[]>, key: string) => unit.get(key)?.join('\n');
+
+  it('pass systemd-analyze verify', { skip: !hasSystemdAnalyze && 'systemd-analyze is not installed' }, async () => {
+    const result = await runProgram('/usr/bin/systemd-analyze', ['verify', BACKUP, TIMER]);
+    assert.deepEqual([result.code, result.stderr], [0, '']);
+  });
+
+  it('back up the database cmi.service serves, as its user, nightly, catching up a missed night', () => {
+    assert.deepEqual([one(backup, 'Type'), one(backup, 'User'), one(backup, 'Group'), one(backup, 'StateDirectory'), one(backup, 'UMask')], ['oneshot', 'cmi', 'cmi', 'cmi cmi/backups', '0077']);
+    assert.equal(one(backup, 'EnvironmentFile'), one(service, 'EnvironmentFile'));
+    const databaseUrl = (unit: Map<string, string[]>) => unit.get('Environment')?.find((line) => line.startsWith('DATABASE_URL='));
+    assert.equal(databaseUrl(backup), databaseUrl(service));
+    assert.deepEqual([one(timer, 'OnCalendar'), one(timer, 'Persistent'), one(timer, 'Unit'), one(timer, 'WantedBy')], ['*-*-* 03:15:00', 'true', 'cmi-backup.service', 'timers.target']);
+    for (const key of ['NoNewPrivileges', 'ProtectSystem', 'ProtectHome', 'PrivateTmp', 'CapabilityBoundingSet', 'RestrictAddressFamilies']) assert.equal(one(backup, key), one(service, key), key);
+  });
+
+  it('runs a backup a restore drill loads, and removes only backups older than 14 days', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'cmi-backup-state-'));
+    try {
+      const here = (text: string) => text.replaceAll('/var/lib/cmi', state);
+      const env = Object.fromEntries((backup.get('Environment') ?? []).map((assignment) => {
+        const at = assignment.indexOf('=');
+        return [assignment.slice(0, at), here(assignment.slice(at + 1))];
+      }));
+      assert.equal((await runCmi(['migrate'], env)).code, 0);
+      assert.equal((await runCmi(['local', 'users', 'add', '--login', 'drill', '--email', 'drill@example.com', '--password', 'drill-password'], env)).code, 0);
+      // What systemd starts: `%%` is systemd's escape of `%`; the sources stand in for /opt/cmi's build.
+      mkdirSync(join(state, 'backups'));
+      const old = join(state, 'backups', 'cmi-2000-01-01.backup');
+      writeFileSync(old, 'an old backup');
+      utimesSync(old, new Date('2000-01-01'), new Date('2000-01-01'));
+      const cmi = `${process.execPath} --import ${import.meta.resolve('tsx')} ${join(ROOT, 'src', 'cli', 'main.ts')}`;
+      const start = here(one(backup, 'ExecStart') as string).replaceAll('%%', '%').replace('/usr/bin/node /opt/cmi/bin/cmi.js', cmi);
+      const [shell, flag, script] = [start.slice(0, start.indexOf(' ')), '-c', start.slice(start.indexOf("'") + 1, start.lastIndexOf("'"))];
+      const ran = await runProgram(shell, [flag, script], { env: { ...process.env, ...env } });
+      assert.equal(ran.code, 0, ran.stderr);
+      const today = new Date().toISOString().slice(0, 10);
+      const file = join(state, 'backups', `cmi-${today}.backup`);
+      assert.equal((JSON.parse(ran.stdout) as { file: string }).file, file);
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      const post = here(one(backup, 'ExecStartPost') as string).split(' ');
+      const pruned = await runProgram(post[0] as string, post.slice(1));
+      assert.equal(pruned.code, 0, pruned.stderr);
+      assert.deepEqual(readdirSync(join(state, 'backups')), [`cmi-${today}.backup`]);
+      // The restore drill: last night's file into a scratch database, which then holds the user.
+      const drill = { DATABASE_URL: `sqlite:${join(state, 'drill.sqlite3')}` };
+      const restored = await runCmi(['restore', file], drill);
+      assert.equal(restored.code, 0, restored.stderr);
+      const users = await runCmi(['local', 'users', 'ls'], drill);
+      assert.match(users.stdout, / drill +drill@example.com /);
     } finally {
       rmSync(state, { recursive: true, force: true });
     }

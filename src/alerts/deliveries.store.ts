@@ -147,6 +147,12 @@ export function webhookDeliveriesRepository(database: Database) {
     db.updateTable('webhook_deliveries').where('id', '=', id).where('lease_owner', '=', token).where('state', '=', 'pending');
 
   return {
+    /** Deliveries still to be sent (or retried): the outbox's backlog, for the metrics (docs/operations.md#metrics). */
+    async countPending(): Promise<number> {
+      const row = await db.selectFrom('webhook_deliveries').where('state', '=', 'pending').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+      return Number(row.count);
+    },
+
     /** Records a delivery made at once (a report), in its final state. */
     async insertFinished(delivery: Omit<Delivery, 'id' | 'next_attempt_at' | 'destination_id' | 'last_error' | 'sent_as'> & Partial<Pick<Delivery, 'destination_id' | 'last_error'>>): Promise<Delivery> {
       const row = await db.insertInto('webhook_deliveries').values({

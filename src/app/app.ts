@@ -18,7 +18,8 @@ import { newSessionSecret, sessionTokensOnceKeyed } from '../users/sessions.js';
 import { lockout } from '../users/lockout.js';
 import { usersService } from '../users/users.service.js';
 import { verificationCache } from '../users/verification-cache.js';
-import { cmiVersion } from '../version/version.js';
+import { cmiReleaseVersion, cmiVersion } from '../version/version.js';
+import { PageCacheMeter } from '../shared/page-cache.js';
 import type { Database } from '../db/database.js';
 import { faultSpool } from '../tracker/fault-spool.js';
 import { infrastructureErrorsRepository } from '../tracker/tracker.store.js';
@@ -173,7 +174,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clock,
     apiKeyUsed: (id) => keyUsage.used(id),
   });
-  const lists = { defaultPerPage: config.defaultPerPage, maxPerPage: config.maxPerPage, pageCacheBytes: config.pageCacheBytes };
+  const metricsOn = config.metrics.token !== undefined || config.metrics.port !== undefined;
+  // With the metrics on, the page caches report what they hold (docs/operations.md#metrics).
+  const pageCacheMeter = metricsOn ? new PageCacheMeter() : undefined;
+  const lists = { defaultPerPage: config.defaultPerPage, maxPerPage: config.maxPerPage, pageCacheBytes: config.pageCacheBytes, ...(pageCacheMeter ? { pageCacheMeter } : {}) };
 
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
@@ -206,8 +210,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('faults', faults);
   // Hooks for metrics and the access log only when they are on: off, a request does no work for them.
   // prom-client is loaded only when metrics are on: off, start-up does not pay for it either.
-  const metrics = config.metrics.token !== undefined || config.metrics.port !== undefined
-    ? (await import('../metrics/metrics.js')).registerMetrics(app, { poolUse: database.poolUse, onQueryTime: database.onQueryTime })
+  const metrics = metricsOn
+    ? (await import('../metrics/metrics.js')).registerMetrics(app, {
+      build: { version: cmiReleaseVersion(), node: process.version, database: database.dialect.name },
+      poolUse: database.poolUse,
+      onQueryTime: database.onQueryTime,
+      outboxPending: () => deliveries.countPending(),
+      reportsWaiting: () => tracker.reportsWaiting(),
+      pageCacheBytes: () => pageCacheMeter?.bytes() ?? new Map(),
+    })
     : undefined;
   app.decorate('metrics', metrics);
   if (config.accessLog) registerAccessLog(app, options.writeAccessLog ?? ((line) => process.stdout.write(line)));
@@ -251,7 +262,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
-    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, roles, buckets, userGroups, tracker, errorReporting: reporting,
+    prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, roles, buckets, userGroups, tracker, triage, errorReporting: reporting,
     ingestKeys, alertRouting: routing, publicUrl: config.publicUrl, clock,
   });
   if (config.openApi) await app.register(openApiRoutes, { version, routes });

@@ -44,10 +44,11 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
 
 /**
  * Tables a backup leaves out: the migrations' own bookkeeping, and what triggers derive from the tables
- * above (counts, row blocks, the search index, change signals), which restoring rebuilds.
+ * above (counts, row blocks, the search index, change signals), which restoring rebuilds, and
+ * `error_bulk_delete`, which holds a row only inside a bulk delete's transaction (migration 026).
  */
 export const DERIVED_TABLES: ReadonlySet<string> = new Set([
   'kysely_migration', 'kysely_migration_lock', 'sqlite_sequence',
-  'row_blocks', 'error_counts', 'credential_changes',
+  'row_blocks', 'error_counts', 'credential_changes', 'error_bulk_delete',
   'error_search', 'error_search_data', 'error_search_idx', 'error_search_docsize', 'error_search_config', 'error_search_content',
 ]);

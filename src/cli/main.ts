@@ -8,6 +8,7 @@ import { addLocalDeliveryCommands } from './local/deliveries.js';
 import { addLocalErrorCommands } from './local/errors.js';
 import { addLocalUserCommands } from './local/users.js';
 import { addMigrateCommand } from './migrate.js';
+import { addDoctorCommand } from './ops/doctor.js';
 import { addOldSpellings } from './old-spellings.js';
 import { connectionOptions, remoteFailure } from './remote/command.js';
 import { addRemoteBucketCommands } from './remote/buckets.js';
@@ -21,7 +22,8 @@ import { addRemoteRoleCommands } from './remote/roles.js';
 import { addRemoteUserCommands } from './remote/users.js';
 import { addRemoteGroupCommands } from './remote/groups.js';
 import { addServeCommand } from './serve.js';
-import { Refusal, UsageError } from './common/usage-error.js';
+import { Refusal, Reported, UsageError } from './common/usage-error.js';
+import { connectionFailureLine, connectionFailureOf } from '../db/dialects/connection/connection-failure.js';
 import { complain, writeText } from './common/output.js';
 import { cmiReleaseVersion } from '../version/version.js';
 
@@ -38,6 +40,7 @@ program.version(`cmi ${cmiReleaseVersion()}`, '-V, --version', 'print cmi\'s ver
 addServeCommand(program);
 addMigrateCommand(program);
 addBackupCommands(program);
+addDoctorCommand(program);
 // `cmi local ...`: the configured database (docs/cli.md#local-or-remote).
 const local = program.command('local').description('act on the configured database directly, as the operator (also without working credentials)');
 addLocalUserCommands(local);
@@ -67,6 +70,11 @@ try {
   } else if (remote !== undefined) {
     complain(...remote.lines);
     process.exitCode = remote.code;
+  } else if (error instanceof Reported) {
+    process.exitCode = error.exitCode;
+  } else if (connectionFailureOf(error) !== undefined) {
+    // Where the database is, why it cannot be reached and what to check, never its password (docs/operations.md#when-the-database-cannot-be-reached).
+    complain(`cmi: ${connectionFailureLine(connectionFailureOf(error)!)}`);
   } else if (error instanceof ConfigError || error instanceof UsageError || error instanceof Refusal) {
     complain(`cmi: ${error.message}`);
     if (!(error instanceof ConfigError)) process.exitCode = error.exitCode;

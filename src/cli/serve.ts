@@ -15,6 +15,8 @@ import { displayDatabaseUrl } from '../db/database-url.js';
 import { usersRepository } from '../users/users.store.js';
 import { reportNameCollisions } from '../users/name-collisions.js';
 import { complain, exact, human, write } from './common/output.js';
+import { Reported } from './common/usage-error.js';
+import { connectionFailureLine, connectionFailureOf } from '../db/dialects/connection/connection-failure.js';
 
 const ADMIN_VARIABLES: Record<string, string> = { login: 'CMI_ADMIN_LOGIN', email: 'CMI_ADMIN_EMAIL', password: 'CMI_ADMIN_PASSWORD' };
 
@@ -46,9 +48,33 @@ async function forgetCreated(database: Database, first: FirstAdministrator | und
   if (first) await usersRepository(database).remove(first.user.id).catch(() => false);
 }
 
-/** A start-up or stop line, for people (`--log-format pretty`) or as one JSON object (`json`; docs/operations.md#log-format). */
-function say(config: Config, message: string): void {
-  write(config.logFormat === 'json' ? exact(JSON.stringify({ time: new Date().toISOString(), level: 'info', pid: process.pid, msg: message })) : human(message));
+/**
+ * A start-up or stop line, for people (`--log-format pretty`) or as one JSON object (`json`;
+ * docs/operations.md#log-format): what goes well on stdout, warnings and failures (`cmi: ...` for
+ * people) on stderr.
+ */
+function say(config: Config, message: string, level: 'info' | 'warn' | 'fatal' = 'info'): void {
+  const to = level === 'info' ? 'stdout' : 'stderr';
+  if (config.logFormat === 'json') {
+    write(exact(JSON.stringify({ time: new Date().toISOString(), level, pid: process.pid, msg: message.replace(/^cmi: /, '') })), to);
+  } else {
+    write(human(message), to);
+  }
+}
+
+/** A warning of the start or stop, already worded `cmi: ...` for people. */
+const warn = (config: Config) => (line: string) => say(config, line, 'warn');
+
+/**
+ * A database that cannot be reached stops the start with one line saying where, why and what to check
+ * (docs/operations.md#when-the-database-cannot-be-reached), in the log format; anything else is
+ * thrown on for the command's own handling.
+ */
+function reportStartFailure(config: Config, error: unknown): never {
+  const failure = connectionFailureOf(error);
+  if (failure === undefined) throw error;
+  say(config, `cmi: ${connectionFailureLine(failure)}`, 'fatal');
+  throw new Reported();
 }
 
 function printWelcome(config: Config, base: string, first: FirstAdministrator | undefined): void {
@@ -80,7 +106,7 @@ function drainOnSignal(app: FastifyInstance, database: Database, config: Config,
     if (cluster.isPrimary) say(config, `${signal}: finishing requests in flight, then stopping`);
     scrapes?.close();
     const timer = setTimeout(() => {
-      complain(`cmi: requests still in flight after ${config.shutdownTimeoutSeconds} s; stopping anyway`);
+      say(config, `cmi: requests still in flight after ${config.shutdownTimeoutSeconds} s; stopping anyway`, 'warn');
       process.exit(1);
     }, config.shutdownTimeoutSeconds * 1000);
     // A keep-alive connection whose request finishes after close() began would stay open until the
@@ -131,10 +157,16 @@ async function runServer(config: Config, database: Database): Promise<{ app: Fas
     })
     : undefined;
   drainOnSignal(app, database, config, scrapes);
+  // fastify logs its own "Server listening at" line in pino's format; cmi says where it listens in the
+  // start-up format instead (docs/operations.md#log-format), so that line is kept below the level.
+  const level = app.log.level;
+  app.log.level = 'warn';
   const address = await app.listen({ host: config.host, port: config.port }).catch(async (error: unknown) => {
     scrapes?.close();
     await app.close();
     throw error;
+  }).finally(() => {
+    app.log.level = level;
   });
   return { app, address: address.replace('0.0.0.0', '127.0.0.1') };
 }
@@ -155,7 +187,7 @@ function superviseWorkers(config: Config, database: Database, first: FirstAdmini
     indexOf.set(worker.id, index);
     worker.once('listening', (address) => {
       started += 1;
-      if (started > config.workers) write(human(`cmi: worker ${worker.process.pid} listens in place of one that exited`));
+      if (started > config.workers) say(config, `cmi: worker ${worker.process.pid} listens in place of one that exited`);
       if (started !== config.workers) return;
       const base = `http://${address.address ?? config.host}:${address.port}`.replace('0.0.0.0', '127.0.0.1');
       void database.close().then(() => printWelcome(config, base, first));
@@ -168,7 +200,7 @@ function superviseWorkers(config: Config, database: Database, first: FirstAdmini
       return;
     }
     if (started < config.workers) {
-      complain(`cmi: worker ${worker.process.pid} failed to start (exit ${signal ?? code}); stopping`);
+      warn(config)(`cmi: worker ${worker.process.pid} failed to start (exit ${signal ?? code}); stopping`);
       stopping = true;
       for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
       process.exitCode = 1;
@@ -186,13 +218,13 @@ function superviseWorkers(config: Config, database: Database, first: FirstAdmini
     deaths.push(now);
     while (deaths.length > 0 && (deaths[0] as number) < now - 60_000) deaths.shift();
     if (deaths.length > 10 && Object.keys(cluster.workers ?? {}).length === 0) {
-      complain(`cmi: workers died ${deaths.length} times within a minute and none is left; stopping`);
+      warn(config)(`cmi: workers died ${deaths.length} times within a minute and none is left; stopping`);
       stop('SIGTERM');
       process.exitCode = 1;
       return;
     }
     const delay = Math.min(30, deaths.length - 1);
-    complain(`cmi: worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting a new one${delay > 0 ? ` in ${delay} s` : ''}`);
+    warn(config)(`cmi: worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting a new one${delay > 0 ? ` in ${delay} s` : ''}`);
     const index = indexOf.get(worker.id) ?? 0;
     indexOf.delete(worker.id);
     setTimeout(() => fork(index), delay * 1000);
@@ -217,11 +249,11 @@ export async function serve(config: Config): Promise<void> {
     return;
   }
   const database = openDatabase(config);
-  await migrateToLatest(database, { onWait: complain }).catch(async (error: unknown) => {
+  await migrateToLatest(database, { onWait: warn(config) }).catch(async (error: unknown) => {
     await database.close();
-    throw error;
+    reportStartFailure(config, error);
   });
-  await reportNameCollisions(database, (line) => complain(line));
+  await reportNameCollisions(database, warn(config));
   // Before the port opens: a client that connects as soon as it can must find the administrator.
   const first = await prepareFirstAdministrator(config, database).catch(async (error: unknown) => {
     await database.close();

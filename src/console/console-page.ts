@@ -6,6 +6,7 @@ import type { RolesService } from '../roles/roles.service.js';
 import type { Clock } from '../shared/clock.js';
 import type { IngestKeysService } from '../ingest/ingest-keys.service.js';
 import type { InfrastructureErrors } from '../tracker/tracker.service.js';
+import type { ErrorTriage } from '../tracker/triage.service.js';
 import type { Authenticator } from '../users/authentication.js';
 import type { UserGroupsService } from '../user-groups/user-groups.service.js';
 import type { SessionTokens } from '../users/sessions.js';
@@ -23,6 +24,8 @@ export interface ConsoleServices {
   buckets: BucketsService;
   userGroups: UserGroupsService;
   tracker: InfrastructureErrors;
+  /** Error triage: status, assignee, snooze, notes, activity (docs/console.md#triage). */
+  triage: ErrorTriage;
   errorReporting: ErrorReporting;
   ingestKeys: IngestKeysService;
   alertRouting: AlertRoutingService;

@@ -1,7 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { ClientError, Unprocessable } from '../shared/problems.js';
 import { safeNext } from './console-session.js';
-import { confirmDeletePage, ERROR_FILTERS, type ErrorFilterValues, errorsListPage, errorsListUrl } from './errors-list-page.js';
+import {
+  BULK_TRIAGE, type BulkTriageAction, confirmDeletePage, ERROR_FILTERS, type ErrorFilterValues, errorsListPage, errorsListUrl, listQuery,
+} from './errors-list-page.js';
+import { assignablePeople } from './error-people.js';
+import { may } from '../roles/authorization.js';
 import { parsePagination } from '../shared/pagination.js';
 import { consoleRoute, type ConsoleServices, formOf, pageContext, sendPage } from './console-page.js';
 
@@ -10,14 +14,28 @@ type Query = Record<string, string | string[] | undefined>;
 /** Errors a page of the console shows (and may select at once). */
 const PAGE_LIMITS = { defaultPerPage: 25, maxPerPage: 100 };
 
-/** The filters the URL gives (empty fields of the form are no filter). */
+/** The filters the URL gives (empty fields of the form are no filter; status `unresolved` is the default, left out). */
 function filtersOf(query: Query): ErrorFilterValues {
   const filters: ErrorFilterValues = {};
   for (const name of ERROR_FILTERS) {
     const value = query[name];
     if (typeof value === 'string' && value !== '') filters[name] = value;
   }
+  if (filters.status === 'unresolved') delete filters.status;
   return filters;
+}
+
+/** The `triage` body a bulk action sends the triage service, at `now` (a snooze ends from now). */
+function bulkChange(action: BulkTriageAction, viewerId: number, now: Date): Record<string, unknown> {
+  switch (action) {
+    case 'resolve': return { status: 'resolved' };
+    case 'ignore': return { status: 'ignored' };
+    case 'reopen': return { status: 'unresolved' };
+    case 'assign_me': return { assignee_id: viewerId };
+    case 'unassign': return { assignee_id: null };
+    case 'snooze_1h': return { status: 'snoozed', snoozed_until: new Date(now.getTime() + 3_600_000).toISOString() };
+    case 'snooze_24h': return { status: 'snoozed', snoozed_until: new Date(now.getTime() + 86_400_000).toISOString() };
+  }
 }
 
 /** What a notice in the URL says after an action (codes only: no text from the URL is shown). */
@@ -26,6 +44,10 @@ function noticeOf(query: Query): string | undefined {
   const n = Number.isSafeInteger(count) && count >= 0 ? count : 0;
   const errors = `${n} ${n === 1 ? 'error' : 'errors'}`;
   if (query.notice === 'deleted') return `Deleted ${errors}.`;
+  if (query.notice === 'triaged' && typeof query.action === 'string' && Object.hasOwn(BULK_TRIAGE, query.action)) {
+    const [, done, after] = BULK_TRIAGE[query.action as BulkTriageAction];
+    return `${done} ${errors}${after}.`;
+  }
   if (query.notice === 'reported') {
     const failed = Number(query.failed);
     return failed > 0 && Number.isSafeInteger(failed) ? `Reported ${errors}; ${failed} could not be reported (see each error's page).` : `Reported ${errors}.`;
@@ -43,36 +65,62 @@ function backWith(back: string | null, notice: Record<string, string>): string {
 
 /** The errors list with its filters, paging, and actions on the selected errors (docs/console.md#errors). */
 export function consoleErrorsRoutes(app: FastifyInstance, services: ConsoleServices): void {
-  const { tracker, errorReporting } = services;
+  const { tracker, triage, users, errorReporting, clock } = services;
 
   app.get<{ Querystring: Query }>('/errors', consoleRoute(), async (request, reply) => {
     const query = request.query;
     const filters = filtersOf(query);
     // A filter form sends its empty fields too: the URL to keep (and share) is the one without them.
-    if (Object.values(query).some((value) => value === '')) return reply.code(303).header('location', errorsListUrl(filters)).send();
+    if (Object.values(query).some((value) => value === '') || query.status === 'unresolved') return reply.code(303).header('location', errorsListUrl(filters)).send();
     const pagination = parsePagination([], { page: query.page, per_page: query.per_page }, PAGE_LIMITS);
     let filterErrors: Record<string, string[]> = {};
     let list = { items: [] as Awaited<ReturnType<typeof tracker.list>>['items'], total: 0 };
     try {
-      list = await tracker.list(request.viewer, filters, pagination.perPage, pagination.offset);
+      list = await tracker.list(request.viewer, listQuery(filters), pagination.perPage, pagination.offset);
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
       filterErrors = error.messages;
     }
     // One query for the page's sparklines, not two an error.
     const days = await tracker.histograms(request.viewer, list.items.map((error) => error.id), { period: '24h' });
-    const rows = list.items.map((error) => ({ error, day: days.get(error.id) ?? [] }));
+    const ids = list.items.map((error) => error.id);
+    const [triages, people] = await Promise.all([triage.triagesOf(request.viewer, ids), assignablePeople(users, request.viewer)]);
+    const rows = list.items.map((error) => ({ error, day: days.get(error.id) ?? [], triage: triages.get(error.id) }));
     reply.header('x-total', String(list.total));
-    const view = { filters, filterErrors, rows, total: list.total, page: pagination.page, perPage: pagination.perPage, notice: noticeOf(query) };
+    const view = {
+      filters, filterErrors, rows, people, canTriage: may(request.viewer, 'infrastructure_errors.triage'),
+      total: list.total, page: pagination.page, perPage: pagination.perPage, notice: noticeOf(query),
+    };
     return sendPage(reply, errorsListPage(pageContext(request, services), view), Object.keys(filterErrors).length > 0 ? 422 : 200);
   });
 
-  /** Report or delete the selected errors; deleting asks first. */
+  /**
+   * Report, delete, or change the triage of the selected errors; deleting asks first. A triage
+   * action with `scope=filter` changes every error the list's filters select (the bulk change by
+   * filters of the API: docs/api.md#error-triage).
+   */
   app.post('/errors/selected', consoleRoute(), async (request, reply) => {
     const form = formOf(request);
     const ids = [...new Set(form.getAll('id'))].slice(0, PAGE_LIMITS.maxPerPage).filter((id) => /^[1-9]\d{0,9}$/.test(id)).map(Number);
     const action = form.get('action');
     const back = form.get('back');
+    if (action !== null && Object.hasOwn(BULK_TRIAGE, action)) {
+      const now = clock();
+      const triageBody = { triage: bulkChange(action as BulkTriageAction, request.viewer.id, now) };
+      let changed: number;
+      if (form.get('scope') === 'filter') {
+        // The filters of the list the form was on: its URL, read again as the list reads it.
+        const listed = new URL(backWith(back, {}), 'http://console.invalid');
+        const query = listQuery(filtersOf(Object.fromEntries(listed.searchParams)));
+        delete query.sort;
+        delete query.direction;
+        changed = await triage.changeMany(request.viewer, Object.keys(query).length === 0 ? { all: 'true' } : query, triageBody);
+      } else {
+        if (ids.length === 0) return reply.code(303).header('location', backWith(back, {})).send();
+        changed = await triage.changeMany(request.viewer, {}, { ...triageBody, ids });
+      }
+      return reply.code(303).header('location', backWith(back, { notice: 'triaged', action, count: String(changed) })).send();
+    }
     if (ids.length === 0) return reply.code(303).header('location', backWith(back, {})).send();
     if (action === 'delete') {
       if (form.get('confirmed') !== '1') return sendPage(reply, confirmDeletePage(pageContext(request, services), ids, backWith(back, {})));
@@ -95,6 +143,6 @@ export function consoleErrorsRoutes(app: FastifyInstance, services: ConsoleServi
       }
       return reply.code(303).header('location', backWith(back, { notice: 'reported', count: String(reported), failed: String(failed) })).send();
     }
-    throw new Unprocessable({ action: ['must be report or delete'] });
+    throw new Unprocessable({ action: [`must be report, delete or one of ${Object.keys(BULK_TRIAGE).join(', ')}`] });
   });
 }

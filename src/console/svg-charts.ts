@@ -11,18 +11,19 @@ const round = (n: number) => Math.round(n * 10) / 10;
 
 /**
  * A sparkline of occurrences (docs/console.md#errors): a line over the buckets, oldest first, scaled
- * to the busiest one; its title says the total for screen readers and on hover.
+ * to `scale` (a list's busiest bucket, so the rows of one page compare) or else to its own busiest;
+ * its title says the total for screen readers and on hover.
  */
-export function sparkline(buckets: readonly Bucket[], label: string): Html {
+export function sparkline(buckets: readonly Bucket[], label: string, scale?: number): Html {
   const width = 120;
   const height = 24;
-  const max = Math.max(1, ...buckets.map((b) => b.count));
+  const max = Math.max(1, scale ?? 0, ...buckets.map((b) => b.count));
   const step = buckets.length > 1 ? width / (buckets.length - 1) : width;
   const points = buckets.map((b, i) => `${round(i * step)},${round(height - 2 - (b.count / max) * (height - 4))}`).join(' ');
   const total = buckets.reduce((sum, b) => sum + b.count, 0);
   const title = escapeHtml(`${total} ${total === 1 ? 'occurrence' : 'occurrences'} ${label}`);
   return trustedMarkup(
-    `<svg class="sparkline" role="img" aria-label="${title}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">` +
+    `<svg class="sparkline" role="img" aria-label="${title}" data-scale="${max}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">` +
       `<title>${title}</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="${points}"/></svg>`,
   );
 }

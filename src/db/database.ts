@@ -20,7 +20,7 @@ export interface Database {
    */
   transactionEnded: (data: CachedData) => void;
   close: () => Promise<void>;
-  /** The connection pool's use now (PostgreSQL only; docs/operations.md#metrics). */
+  /** The connection pool's use now (SQLite: its one connection; docs/operations.md#metrics). */
   poolUse?: () => PoolUse;
   /** Each query's duration, in seconds, to `observer` (PostgreSQL, with the metrics on). */
   onQueryTime?: (observer: (seconds: number) => void) => void;
@@ -66,6 +66,26 @@ export async function pendingMigrations(database: Database): Promise<string[]> {
   return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
 
+export interface SchemaState {
+  /** The last migration the database has applied (its schema version); undefined when cmi never migrated it. */
+  version: string | undefined;
+  /** The migrations this version of cmi has that the database has not applied. */
+  pending: string[];
+  /** The last migration this version of cmi has: the schema version it needs. */
+  latest: string;
+}
+
+/** The database's schema version and what it lacks, reading only (docs/operations.md#know-what-runs). */
+export async function schemaState(database: Database): Promise<SchemaState> {
+  const migrations = await (await migratorFor(database)).getMigrations();
+  const applied = migrations.filter((m) => m.executedAt !== undefined).map((m) => m.name);
+  return {
+    version: applied.at(-1),
+    pending: migrations.filter((m) => m.executedAt === undefined).map((m) => m.name),
+    latest: migrations.at(-1)?.name ?? '',
+  };
+}
+
 /** Whether cmi has ever migrated the database (its tables are there), reading only. */
 export async function isMigrated(database: Database): Promise<boolean> {
   return (await (await migratorFor(database)).getMigrations()).some((m) => m.executedAt !== undefined);
@@ -82,7 +102,7 @@ export const MIGRATION_LOCK_WAIT_MS = 10 * 60_000;
 /** Pause between two tries of a migration run that found the lock held. */
 const MIGRATION_RETRY_PAUSE_MS = 100;
 
-/** The database gave up waiting for a lock (SQLite's write lock; PostgreSQL's advisory lock, cancelled by statement_timeout). */
+/** The database gave up waiting for a lock (SQLite's write lock; PostgreSQL's advisory lock, cancelled by statement_timeout, or cmi's own bound a second later). */
 const waitedForLock = (error: unknown): boolean =>
   error instanceof DatabaseUnavailable &&
   (error.reason === 'the database is locked by another process' || error.reason === 'the database did not answer in time');

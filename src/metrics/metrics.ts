@@ -18,13 +18,22 @@ export interface Metrics {
 /**
  * This process's metrics (docs/operations.md#metrics): requests by route pattern, method and status
  * class; latency by route; requests in flight; authentication outcomes; error reports recorded and
- * refused; the PostgreSQL pool; prom-client's process defaults. Made only when metrics are on, and
+ * refused; what runs; the database pool; the outbox's backlog, the group commit's queue and the page
+ * caches; prom-client's process defaults. Made only when metrics are on, and
  * its hooks registered only then: with metrics off a request does no metrics work at all, and this
  * module (and prom-client) is not even loaded (app/app.ts imports it when needed).
  */
 export interface MetricsSources {
-  /** The PostgreSQL pool's use now. */
+  /** What runs: cmi's version, node's and the database's kind (`cmi_build_info`). */
+  build?: { version: string; node: string; database: string };
+  /** The database pool's use now (SQLite: its one connection). */
   poolUse?: () => { total: number; idle: number; waiting: number };
+  /** Webhook deliveries still to be sent, read from the database at each scrape. */
+  outboxPending?: () => Promise<number>;
+  /** Error reports waiting for the group commit's next batch. */
+  reportsWaiting?: () => number;
+  /** Bytes each page cache holds now, by cache name. */
+  pageCacheBytes?: () => Map<string, number>;
   /** Hands over an observer of each query's duration (PostgreSQL). */
   onQueryTime?: (observer: (seconds: number) => void) => void;
 }
@@ -90,18 +99,63 @@ export function registerMetrics(app: FastifyInstance, options: MetricsSources): 
   for (const outcome of ['ok', 'failed', 'locked']) authentications.inc({ outcome }, 0);
   const authenticated = { ok: authentications.labels('ok'), failed: authentications.labels('failed'), locked: authentications.labels('locked') };
   for (const kind of ['new', 'repeat']) reports.inc({ kind }, 0);
-  const { poolUse } = options;
+  const { poolUse, build, outboxPending, reportsWaiting, pageCacheBytes } = options;
+  if (build) {
+    new Gauge({
+      name: 'cmi_build_info',
+      help: 'What runs: always 1, labelled with cmi\'s version, node\'s version and the database (sqlite or postgres)',
+      labelNames: ['version', 'node', 'database'] as const,
+      registers: [registry],
+    }).set(build, 1);
+  }
   if (poolUse) {
     new Gauge({
       name: 'cmi_db_pool_connections',
-      help: 'PostgreSQL connections of this process\'s pool: open (total), idle, and requests waiting for one',
+      help: 'Database connections of this process: open (total), idle, in use, and queries waiting for one (SQLite: its one connection)',
       labelNames: ['state'] as const,
       registers: [registry],
       collect() {
         const use = poolUse();
         this.set({ state: 'total' }, use.total);
         this.set({ state: 'idle' }, use.idle);
+        this.set({ state: 'in_use' }, use.total - use.idle);
         this.set({ state: 'waiting' }, use.waiting);
+      },
+    });
+  }
+  if (outboxPending) {
+    new Gauge({
+      name: 'cmi_webhook_deliveries_pending',
+      help: 'Webhook deliveries in the outbox still to be sent or retried, all processes together (read from the database when scraped)',
+      registers: [registry],
+      async collect() {
+        // A database that cannot answer leaves the gauge without a sample rather than fail the scrape.
+        try {
+          this.set(await outboxPending());
+        } catch {
+          this.reset();
+        }
+      },
+    });
+  }
+  if (reportsWaiting) {
+    new Gauge({
+      name: 'cmi_infrastructure_error_reports_waiting',
+      help: 'Error reports of this process waiting for the group commit\'s next batch (CMI_ERRORS_QUEUE bounds it)',
+      registers: [registry],
+      collect() {
+        this.set(reportsWaiting());
+      },
+    });
+  }
+  if (pageCacheBytes) {
+    new Gauge({
+      name: 'cmi_page_cache_bytes',
+      help: 'What this process\'s caches of rendered pages hold, in bytes, by cache (each bounded by CMI_PAGE_CACHE_BYTES)',
+      labelNames: ['cache'] as const,
+      registers: [registry],
+      collect() {
+        for (const [cache, bytes] of pageCacheBytes()) this.set({ cache }, bytes);
       },
     });
   }

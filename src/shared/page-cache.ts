@@ -1,5 +1,26 @@
+/**
+ * What a process's page caches hold, by name, for the metrics (docs/operations.md#metrics): each
+ * cache made with `meteredAs` adds itself; the sum is read when scraped.
+ */
+export class PageCacheMeter {
+  readonly #caches: Array<{ name: string; cache: { readonly bytes: number } }> = [];
+
+  add(name: string, cache: { readonly bytes: number }): void {
+    this.#caches.push({ name, cache });
+  }
+
+  /** Bytes held now, by cache name. */
+  bytes(): Map<string, number> {
+    const sums = new Map<string, number>();
+    for (const { name, cache } of this.#caches) sums.set(name, (sums.get(name) ?? 0) + cache.bytes);
+    return sums;
+  }
+}
+
 /** How a versioned cache is bounded: the sum of its entries' costs, in bytes. */
 export interface CacheBounds<T> {
+  /** The meter the cache reports what it holds to, and its name there. */
+  meteredAs?: readonly [PageCacheMeter, string];
   /** The most the entries may cost together; 0 keeps nothing. */
   maxBytes: number;
   /** What keeping `value` under `key` costs, in bytes (its key included). */
@@ -46,7 +67,7 @@ export function versionedCache<T>(version: () => string | undefined, bounds: Cac
     bytes += cost;
   }
 
-  return {
+  const cache = {
     /** A cached value without waiting, for the hot path; undefined when it must be computed. */
     peek: (key: string): T | undefined => (currentVersion() === undefined ? undefined : entries.get(key)?.value),
 
@@ -70,4 +91,6 @@ export function versionedCache<T>(version: () => string | undefined, bounds: Cac
       return entries.size;
     },
   };
+  if (bounds.meteredAs) bounds.meteredAs[0].add(bounds.meteredAs[1], cache);
+  return cache;
 }

@@ -1,3 +1,4 @@
+import type { PageCacheMeter } from './page-cache.js';
 import { FieldErrors } from './problems.js';
 
 type Style = 'path' | 'query';
@@ -62,6 +63,8 @@ export interface ListSettings {
   maxPerPage: number;
   /** The most a feature's cache of rendered pages may cost, in bytes (0: no page is kept). */
   pageCacheBytes: number;
+  /** Where the caches of rendered pages report what they hold (with the metrics on). */
+  pageCacheMeter?: PageCacheMeter;
 }
 
 /**

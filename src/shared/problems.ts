@@ -1,3 +1,4 @@
+import { type ConnectionFailure, connectionFailureLine } from '../db/dialects/connection/connection-failure.js';
 import { DatabaseUnavailable, type DatabaseUnavailableReason } from '../db/dialects/connection/database-unavailable.js';
 
 /**
@@ -78,9 +79,19 @@ export type UnavailableReason = DatabaseUnavailableReason | 'the session key can
 export class ServiceUnavailable extends ClientError {
   readonly status = 503;
   readonly code = 'CMI_ERR_SERVICE_UNAVAILABLE';
-  constructor(readonly reason: UnavailableReason, retryAfterSeconds: number) {
+  constructor(
+    readonly reason: UnavailableReason,
+    retryAfterSeconds: number,
+    /** Where the database is and why it cannot be reached: logged, never answered (docs/operations.md#when-the-database-cannot-be-reached). */
+    readonly connectionFailure?: ConnectionFailure,
+  ) {
     super(`Service unavailable: ${reason}; try again later`);
     this.headers['Retry-After'] = String(retryAfterSeconds);
+  }
+
+  /** What the log says: where the database is and why it cannot be reached, else the answer's message. */
+  get logLine(): string {
+    return this.connectionFailure === undefined ? this.message : connectionFailureLine(this.connectionFailure);
   }
 }
 
@@ -181,7 +192,7 @@ export const INTERNAL_ERROR_CODE = 'CMI_ERR_INTERNAL';
 /** The problem `error` is when it is one the client is answered with (a database unavailable included). */
 export function problemOf(error: unknown): ClientError | undefined {
   if (error instanceof ClientError) return error;
-  if (error instanceof DatabaseUnavailable) return new ServiceUnavailable(error.reason, error.retryAfterSeconds);
+  if (error instanceof DatabaseUnavailable) return new ServiceUnavailable(error.reason, error.retryAfterSeconds, error.connectionFailure);
   return undefined;
 }
 

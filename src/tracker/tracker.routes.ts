@@ -81,7 +81,7 @@ export const infrastructureErrorsRoutes: FastifyPluginCallback<TrackerRoutesOpti
 
   // The list's pages and the records, rendered once and answered as the same bytes until the tracker
   // changes in any process (docs/architecture.md#how-cached-pages-stay-right), within CMI_PAGE_CACHE_BYTES.
-  const answers = versionedCache<RenderedResponse>(dataVersion, { maxBytes: lists.pageCacheBytes, costOf: renderedCost });
+  const answers = versionedCache<RenderedResponse>(dataVersion, { maxBytes: lists.pageCacheBytes, costOf: renderedCost, ...(lists.pageCacheMeter ? { meteredAs: [lists.pageCacheMeter, 'errors'] as const } : {}) });
 
   /**
    * The answer to this request, from the cache or rendered by `compute`. The key holds the viewer as the

@@ -176,6 +176,9 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
 
     /** Resolves once every accepted report is written (shutdown). */
     drained: () => ingestion.drained(),
+
+    /** Reports waiting for the group commit's next batch (docs/operations.md#metrics). */
+    reportsWaiting: () => ingestion.pending,
   };
 }
 

@@ -1,4 +1,4 @@
-import { CompiledQuery, type ExpressionBuilder, type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Expression, type ExpressionBuilder, type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type SqlBool, type Transaction } from 'kysely';
 import type { InfrastructureError } from './infrastructure-error.js';
 import type { Database } from '../db/database.js';
 import type { Dialect, PerDatabase } from '../db/dialects/dialect.js';
@@ -238,18 +238,62 @@ export interface BatchOutcome {
  */
 export type InBatch = (trx: Kysely<Schema>, outcomes: readonly BatchOutcome[]) => Promise<unknown>;
 
+/** `column` is one of `ids`, given as one parameter, so 100 000 ids are one statement on either database. */
+export const idIn: PerDatabase<(column: string, ids: readonly number[]) => Expression<SqlBool>> = {
+  sqlite: (column, ids) => sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(ids)}))`,
+  // An array the planner knows the length of: a hashed `= any` over a scan, or index probes for a few.
+  postgres: (column, ids) => sql<SqlBool>`${sql.ref(column)} = any(${`{${ids.join(',')}}`}::integer[])`,
+};
+
+/** At most this many errors are deleted by one statement per table (the ids one parameter of a few MB): the triggers of PostgreSQL and the text index of SQLite cost less in fewer, larger statements. */
+const DELETED_PER_STATEMENT = 500_000;
+
+/**
+ * Deletes the errors `ids` (one part of at most DELETED_PER_STATEMENT) and everything kept about them
+ * but their detail rows, keeping `error_counts`, the text index and the triage exact
+ * (docs/architecture.md#error-counts).
+ */
+const deleteErrorRows: PerDatabase<(trx: Kysely<Schema>, ids: readonly number[]) => Promise<number>> = {
+  // Statement triggers over the transition tables keep them, once a statement (migrations 007, 009, 023).
+  async postgres(trx, ids) {
+    const result = await trx.deleteFrom('infrastructure_errors').where(idIn.postgres('id', ids)).executeTakeFirst();
+    await trx.deleteFrom('error_breakdown').where(idIn.postgres('error_id', ids)).execute();
+    return Number(result.numDeletedRows);
+  },
+  // Row triggers would run five statements an error and two a breakdown row: while error_bulk_delete
+  // holds a row (only in this transaction), they stand aside and one statement each does their work
+  // for all the rows (migration 026).
+  async sqlite(trx, ids) {
+    const list = JSON.stringify(ids);
+    const of = (column: string) => sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${list}))`;
+    await sql`insert into error_bulk_delete (held) values (1)`.execute(trx);
+    await sql`
+      insert into error_counts (dimension, value, errors)
+        select dimension, value, -count(*) from (
+          select 'all' as dimension, '' as value from infrastructure_errors where ${of('id')}
+          union all select 'reported', cast(reported as varchar(255)) from infrastructure_errors where ${of('id')}
+          union all select 'error_class', error_class from infrastructure_errors where ${of('id')}
+          union all select dimension, value from error_breakdown where ${of('error_id')}
+        ) as gone where true group by dimension, value
+        on conflict (dimension, value) do update set errors = errors + excluded.errors`.execute(trx);
+    await sql`delete from error_search where ${of('rowid')}`.execute(trx);
+    await sql`delete from error_triage where ${of('error_id')}`.execute(trx);
+    const result = await trx.deleteFrom('infrastructure_errors').where(of('id')).executeTakeFirst();
+    await trx.deleteFrom('error_breakdown').where(of('error_id')).execute();
+    await sql`delete from error_bulk_delete`.execute(trx);
+    return Number(result.numDeletedRows);
+  },
+};
+
 /** Deletes errors by id with everything kept about them. */
-async function deleteErrors(trx: Kysely<Schema>, ids: number[]): Promise<number> {
+async function deleteErrors(trx: Kysely<Schema>, dialect: Dialect, ids: number[]): Promise<number> {
   let deleted = 0;
-  for (const part of chunks(ids)) {
-    const result = await trx.deleteFrom('infrastructure_errors').where('id', 'in', part).executeTakeFirst();
-    deleted += Number(result.numDeletedRows);
-    await trx.deleteFrom('error_occurrences').where('error_id', 'in', part).execute();
-    await trx.deleteFrom('error_histogram').where('error_id', 'in', part).execute();
-    await trx.deleteFrom('error_breakdown').where('error_id', 'in', part).execute();
-    await trx.deleteFrom('error_alerts').where('error_id', 'in', part).execute();
-    await trx.deleteFrom('error_notes').where('error_id', 'in', part).execute();
-    await trx.deleteFrom('error_activity').where('error_id', 'in', part).execute();
+  for (let at = 0; at < ids.length; at += DELETED_PER_STATEMENT) {
+    const part = ids.slice(at, at + DELETED_PER_STATEMENT);
+    deleted += await dialect.choose(deleteErrorRows)(trx, part);
+    for (const table of ['error_occurrences', 'error_histogram', 'error_alerts', 'error_notes', 'error_activity'] as const) {
+      await trx.deleteFrom(table).where(dialect.choose(idIn)('error_id', part)).execute();
+    }
   }
   return deleted;
 }
@@ -526,14 +570,14 @@ export function infrastructureErrorsRepository(database: Database) {
 
     /** Deletes one error and all that is kept about it; false when there was none. */
     async deleteById(id: number): Promise<boolean> {
-      return trackerTransaction(async (trx) => (await deleteErrors(trx, [id])) === 1);
+      return trackerTransaction(async (trx) => (await deleteErrors(trx, dialect, [id])) === 1);
     },
 
     /** Deletes every error `filters` select (all of them when empty); answers how many. */
     async deleteMatching(filters: ErrorFilters): Promise<number> {
       return trackerTransaction(async (trx) => {
         const rows = await trx.selectFrom('infrastructure_errors').select('id').where((eb) => filtered(eb, filters, dialect)).execute();
-        return deleteErrors(trx, rows.map((row) => Number(row.id)));
+        return deleteErrors(trx, dialect, rows.map((row) => Number(row.id)));
       });
     },
 
@@ -592,7 +636,7 @@ export function infrastructureErrorsRepository(database: Database) {
     async prune(updatedBefore: Date, hourBefore: number, eventsBefore?: Date): Promise<{ errors: number; buckets: number }> {
       return trackerTransaction(async (trx) => {
         const stale = await trx.selectFrom('infrastructure_errors').select('id').where('updated_at', '<', updatedBefore.toISOString()).execute();
-        const errors = await deleteErrors(trx, stale.map((row) => Number(row.id)));
+        const errors = await deleteErrors(trx, dialect, stale.map((row) => Number(row.id)));
         const buckets = await trx.deleteFrom('error_histogram').where('hour', '<', hourBefore).executeTakeFirst();
         if (eventsBefore !== undefined) await trx.deleteFrom('ingested_events').where('occurred_at', '<', eventsBefore.toISOString()).execute();
         return { errors, buckets: Number(buckets.numDeletedRows) };

@@ -46,6 +46,13 @@ export function errorTriage(repository: TriageRepository, clock: Clock, assignab
       return triage;
     },
 
+    /** The triage of several errors (a page of a list), by id; an id that is not there is left out. */
+    async triagesOf(actor: Actor, ids: readonly number[]): Promise<Map<number, Triage>> {
+      assertPermitted(actor, 'infrastructure_errors.read');
+      await repository.wakeIfDue(clock());
+      return repository.findMany(ids);
+    },
+
     async change(actor: Actor, id: number, body: unknown): Promise<Triage> {
       assertPermitted(actor, 'infrastructure_errors.triage');
       const now = clock();

@@ -1,8 +1,7 @@
 import { type Expression, type ExpressionBuilder, sql, type SqlBool, type Selectable, type Transaction } from 'kysely';
 import type { Database } from '../db/database.js';
-import type { PerDatabase } from '../db/dialects/dialect.js';
 import type { ErrorActivityTable, ErrorNotesTable, ErrorTriageTable, Schema } from '../db/schema.js';
-import { type ErrorFilters, filtered } from './tracker.store.js';
+import { type ErrorFilters, filtered, idIn } from './tracker.store.js';
 import type { ActivityEntry, ErrorNote, Triage, TriageChange, TriageStatus } from './triage.js';
 
 type Row = Selectable<ErrorTriageTable>;
@@ -33,13 +32,6 @@ const toActivity = (row: Selectable<ErrorActivityTable>): ActivityEntry => ({
 
 /** Which errors a bulk change selects: ids (any number, as one parameter) or the list's filters. */
 export type Selection = { ids: readonly number[] } | { filters: ErrorFilters };
-
-/** `error_id` is one of `ids`, given as one parameter, so 100 000 ids are one statement on either database. */
-const errorIdIn: PerDatabase<(ids: readonly number[]) => Expression<SqlBool>> = {
-  sqlite: (ids) => sql<SqlBool>`error_id in (select value from json_each(${JSON.stringify(ids)}))`,
-  // An array the planner knows the length of: a hashed `= any` over a scan, or index probes for a few.
-  postgres: (ids) => sql<SqlBool>`error_id = any(${`{${ids.join(',')}}`}::integer[])`,
-};
 
 /** The counter at which a snooze of `n` more occurrences ends: the error's counter now plus n. */
 const untilCounter = (n: number) => sql`(select counter from infrastructure_errors where infrastructure_errors.id = error_triage.error_id) + ${n}`;
@@ -114,6 +106,13 @@ export function triageRepository(database: Database) {
       return row && toTriage(row);
     },
 
+    /** The triage of each of `ids` that exists (a page of a list), in one statement. */
+    async findMany(ids: readonly number[]): Promise<Map<number, Triage>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db.selectFrom('error_triage').selectAll().where(dialect.choose(idIn)('error_id', ids)).execute();
+      return new Map(rows.map((row) => [Number(row.error_id), toTriage(row)]));
+    },
+
     /**
      * Applies `change` to one error as `actorId` (null: the operator) at `now`, with an activity row
      * per thing changed; a change to what it already is writes nothing. Optimistic: the update
@@ -173,7 +172,7 @@ export function triageRepository(database: Database) {
       const at = now.toISOString();
       // The triage's own filters on its own columns; the others through the errors they select.
       const selected = (eb: ExpressionBuilder<Schema, 'error_triage'>) => {
-        if ('ids' in selection) return dialect.choose(errorIdIn)(selection.ids);
+        if ('ids' in selection) return dialect.choose(idIn)('error_id', selection.ids);
         const { status: byStatus, assignee: byAssignee, ...rest } = selection.filters;
         const conditions: Array<Expression<SqlBool>> = [];
         if (byStatus !== undefined) conditions.push(eb('triage_status', '=', byStatus));

@@ -74,7 +74,7 @@ export interface UsersRoutesOptions {
 export const usersRoutes: FastifyPluginCallback<UsersRoutesOptions> = (app, { users, lists, dataVersion }, done) => {
   // Rendered pages, reused whole (bytes, ETag, headers) until the data changes in any process; they
   // cost at most CMI_PAGE_CACHE_BYTES (docs/operations.md#configuration).
-  const pages = versionedCache<RenderedResponse>(dataVersion, { maxBytes: lists.pageCacheBytes, costOf: renderedCost });
+  const pages = versionedCache<RenderedResponse>(dataVersion, { maxBytes: lists.pageCacheBytes, costOf: renderedCost, ...(lists.pageCacheMeter ? { meteredAs: [lists.pageCacheMeter, 'users'] as const } : {}) });
 
   // Not async: a cached page is answered without a promise.
   app.get('/users', { config: { paginated: true } }, (request, reply) => {

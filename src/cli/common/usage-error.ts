@@ -7,3 +7,8 @@ export class UsageError extends Error {
 export class Refusal extends Error {
   readonly exitCode: number = 1;
 }
+
+/** A failure the command has printed already, in its own format (a start-up line of `cmi serve`): exit 1, nothing more. */
+export class Reported extends Error {
+  readonly exitCode: number = 1;
+}

@@ -117,7 +117,7 @@ type ErrorFlags = { status?: string; assignee?: string; reported?: boolean; unre
 /** `cmi errors ls|show|report|rm|histogram`. */
 export function addRemoteErrorCommands(program: Command): void {
   const errors = program.command('errors').description('infrastructure errors on a server (cmi local errors: in the configured database)');
-  rawOptions(remote(errors.command('ls'), 'list infrastructure errors on the server, the latest seen first', 'cmi errors ls --unreported --host hv-01', 'cmi errors ls --all --since 2026-11-20T00:00:00Z'))
+  rawOptions(remote(errors.command('ls'), 'list infrastructure errors on the server, the latest seen first', 'cmi errors ls --unreported --host hv-01', 'cmi errors ls --status all --all --since 2026-11-20T00:00:00Z'))
     .addOption(new Option('--reported', 'only errors marked reported').conflicts('unreported'))
     .option('--unreported', 'only errors not marked reported')
     .option('--class <class>', 'only errors of this exact class')
@@ -126,7 +126,7 @@ export function addRemoteErrorCommands(program: Command): void {
     .option('--until <datetime>', 'seen at or before')
     .option('--host <host>', 'with an occurrence on this host')
     .option('--component <component>', 'with an occurrence in this component')
-    .option('--status <status>', 'in this triage status: unresolved, resolved, ignored or snoozed (default: every status)')
+    .option('--status <status>', 'in this triage status: unresolved (default), resolved, ignored, snoozed, or all')
     .option('--assignee <who>', 'assigned to me, none, or a user id')
     .option('--sort <field>', 'updated_at (default), created_at or counter')
     .option('--direction <direction>', 'desc (default) or asc')
@@ -142,7 +142,8 @@ export function addRemoteErrorCommands(program: Command): void {
       const params = {
         reported: options.reported ? true : options.unreported ? false : undefined,
         error_class: options.class, q: options.q, since: options.since, until: options.until, host: options.host, component: options.component,
-        ...filtersOf({ status: options.status, assignee: options.assignee }),
+        // People's default is the errors still to look at; the API's, every status (docs/cli.md#triage).
+        ...filtersOf({ status: options.status ?? 'unresolved', assignee: options.assignee }),
         sort: options.sort as never, direction: options.direction as never, page: number(options.page, '--page'), perPage: number(options.perPage, '--per-page'),
       };
       await run(command, options.xml, (c) => remoteErrorCommands(c).ls(params, options.all === true, rawFormat(options)));

@@ -6,20 +6,28 @@ import { connect, RemoteUsageError } from './connection.js';
 import { saveProfile } from './profiles.js';
 import { findUser } from './users.js';
 import { exact, human, write } from '../common/output.js';
+import { localVersion, localVersionOutput } from '../ops/local-version.js';
 
 /**
  * `cmi version` and `cmi login`: check the connection to a server, and save it as a profile
  * (docs/cli.md#profiles).
  */
 export function addLoginCommands(program: Command): void {
-  rawOptions(remote(program.command('version'), 'print the server\'s API version (and check the credentials)', 'cmi version --url https://cmi.example.com --user admin --password-stdin < pw.txt'))
-    .action(async (options: { json?: boolean; xml?: boolean }, command: Command) =>
-      run(command, options.xml, async ({ client }) => {
+  rawOptions(remote(program.command('version'), 'print the server\'s API version (and check the credentials); with --local, this cmi\'s versions and the configured database\'s schema, without a server', 'cmi version --url https://cmi.example.com --user admin --password-stdin < pw.txt', 'cmi version --local --json'))
+    .option('--local', 'no server: cmi\'s version, the OnApp version it reports, node\'s, and the schema version of the database DATABASE_URL names (docs/operations.md#know-what-runs)')
+    .action(async (options: { json?: boolean; xml?: boolean; local?: boolean }, command: Command) => {
+      if (options.local) {
+        if (options.xml) throw new RemoteUsageError('--local prints text or --json, not --xml');
+        write(localVersionOutput(await localVersion(), options.json === true));
+        return;
+      }
+      await run(command, options.xml, async ({ client }) => {
         const version = await client.version();
         if (options.json) return exact(JSON.stringify({ version }));
         if (options.xml) return exact(`<?xml version="1.0" encoding="UTF-8"?>\n<cmi>\n  <version>${version.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</version>\n</cmi>`);
         return human(version);
-      }));
+      });
+    });
 
   remote(
     program.command('login'),

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Activity, ErrorFilters, TriageChange } from '../../client/index.js';
 import { activityResource, noteResource } from '../../tracker/triage.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
@@ -28,6 +28,10 @@ function snoozeEnd(until: string | undefined, duration: string | undefined): str
 /** The filters of `cmi errors ls`, for a change to every error they select. */
 type FilterFlags = { reported?: boolean; unreported?: boolean; class?: string; q?: string; since?: string; until?: string; host?: string; component?: string; status?: string; assignee?: string };
 
+/**
+ * The API's filters of these flags. `--status all` is every status: no status filter (ls's default
+ * is `unresolved`; docs/cli.md#triage).
+ */
 export function filtersOf(options: FilterFlags): ErrorFilters {
   const assignee = options.assignee === undefined || options.assignee === 'me' || options.assignee === 'none' ? options.assignee
     : /^[1-9]\d{0,9}$/.test(options.assignee) ? Number(options.assignee) : undefined;
@@ -35,7 +39,7 @@ export function filtersOf(options: FilterFlags): ErrorFilters {
   const filters: ErrorFilters = {
     reported: options.reported ? true : options.unreported ? false : undefined,
     error_class: options.class, q: options.q, since: options.since, until: options.until, host: options.host, component: options.component,
-    status: options.status as ErrorFilters['status'], assignee: assignee,
+    status: options.status === 'all' ? undefined : options.status as ErrorFilters['status'], assignee: assignee,
   };
   for (const key of Object.keys(filters) as Array<keyof ErrorFilters>) if (filters[key] === undefined) delete filters[key];
   return filters;
@@ -44,7 +48,7 @@ export function filtersOf(options: FilterFlags): ErrorFilters {
 /** The options `ls` filters with, on a command that changes what they select. */
 export function filterOptions(command: Command, { snooze = false } = {}): Command {
   return command
-    .option('--reported', 'errors marked reported')
+    .addOption(new Option('--reported', 'errors marked reported').conflicts('unreported'))
     .option('--unreported', 'errors not marked reported')
     .option('--class <class>', 'errors of this exact class')
     .option('--q <text>', 'class or message contains the text')
@@ -52,7 +56,7 @@ export function filterOptions(command: Command, { snooze = false } = {}): Comman
     .option(snooze ? '--seen-until <datetime>' : '--until <datetime>', 'seen at or before')
     .option('--host <host>', 'with an occurrence on this host')
     .option('--component <component>', 'with an occurrence in this component')
-    .option('--status <status>', 'in this triage status: unresolved, resolved, ignored or snoozed')
+    .option('--status <status>', 'in this triage status: unresolved, resolved, ignored, snoozed, or all (every error)')
     .option('--assignee <who>', 'assigned to me, none, or a user id');
 }
 
@@ -60,16 +64,22 @@ export function filterOptions(command: Command, { snooze = false } = {}): Comman
 export function remoteTriageCommands({ client }: Connection) {
   const errors = client.infrastructureErrors;
   return {
-    /** One change to the errors named, or to every error the filters select. */
-    async change(ids: readonly string[], filters: ErrorFilters, change: TriageChange, verb: string): Promise<Output> {
+    /**
+     * One change to the errors named, or to every error the filters select; `everything`
+     * (`--status all`) with no other filter is every error.
+     */
+    async change(ids: readonly string[], filters: ErrorFilters, change: TriageChange, verb: string, everything = false): Promise<Output> {
       const named = errorIds(ids);
-      if (named.length > 0 && Object.keys(filters).length > 0) throw new RemoteUsageError('give error ids or filters, not both');
-      if (named.length === 0 && Object.keys(filters).length === 0) throw new RemoteUsageError('give error ids, or filters (--status unresolved for every unresolved error)');
+      if (named.length > 0 && (Object.keys(filters).length > 0 || everything)) throw new RemoteUsageError('give error ids or filters, not both');
+      if (named.length === 0 && Object.keys(filters).length === 0 && !everything) {
+        throw new RemoteUsageError('give error ids, or filters (--status unresolved for every unresolved error, --status all for every error)');
+      }
       if (named.length === 1) {
         const triage = await errors.setTriage(named[0]!, change);
         return human(`Infrastructure error ${named[0]} ${verb}: ${triage.status}${triage.assignee_id === null ? '' : `, assigned to user ${triage.assignee_id}`}`);
       }
-      const changed = await errors.triageMatching(change, named.length > 0 ? { ids: named } : filters);
+      const selection = named.length > 0 ? { ids: named } : Object.keys(filters).length === 0 ? { all: true as const } : filters;
+      const changed = await errors.triageMatching(change, selection);
       return human(`${changed} infrastructure ${changed === 1 ? 'error' : 'errors'} ${verb}`);
     },
 
@@ -118,6 +128,7 @@ export function remoteTriageCommands({ client }: Connection) {
 
 type ChangeFlags = FilterFlags & { seenUntil?: string };
 const filtersFrom = (options: ChangeFlags) => filtersOf(options);
+const everyStatus = (options: ChangeFlags) => options.status === 'all';
 
 /** Adds `resolve`, `reopen`, `ignore`, `snooze`, `assign`, `note`, `notes`, `activity` to `cmi errors`. */
 export function addRemoteTriageCommands(errors: Command): void {
@@ -125,7 +136,7 @@ export function addRemoteTriageCommands(errors: Command): void {
   for (const [name, status, description] of simple) {
     filterOptions(remote(errors.command(`${name} [ids...]`), description, `cmi errors ${name} 7`, `cmi errors ${name} --status unresolved --host hv-01`))
       .action(async (ids: string[], options: ChangeFlags, command: Command) =>
-        run(command, false, (c) => remoteTriageCommands(c).change(ids, filtersFrom(options), { status }, name === 'reopen' ? 'reopened' : status)));
+        run(command, false, (c) => remoteTriageCommands(c).change(ids, filtersFrom(options), { status }, name === 'reopen' ? 'reopened' : status, everyStatus(options))));
   }
 
   filterOptions(remote(errors.command('snooze [ids...]'), 'snooze errors until a time, for a while, or for N more occurrences', 'cmi errors snooze 7 --for 2h', 'cmi errors snooze 7 --occurrences 100'), { snooze: true })
@@ -138,7 +149,7 @@ export function addRemoteTriageCommands(errors: Command): void {
       if (options.occurrences !== undefined && !/^[1-9]\d{0,9}$/.test(options.occurrences)) throw new RemoteUsageError(`--occurrences must be a positive integer (got "${options.occurrences}")`);
       if (end === undefined && options.occurrences === undefined) throw new RemoteUsageError('give --until, --for or --occurrences');
       const change: TriageChange = { status: 'snoozed', ...(end === undefined ? {} : { snoozed_until: end }), ...(options.occurrences === undefined ? {} : { snooze_occurrences: Number(options.occurrences) }) };
-      await run(command, false, (c) => remoteTriageCommands(c).change(ids, filtersOf({ ...options, until: options.seenUntil }), change, 'snoozed'));
+      await run(command, false, (c) => remoteTriageCommands(c).change(ids, filtersOf({ ...options, until: options.seenUntil }), change, 'snoozed', everyStatus(options)));
     });
 
   filterOptions(remote(errors.command('assign [ids...]'), 'assign errors to a user (--to none unassigns)', 'cmi errors assign 7 --to 3', 'cmi errors assign --host hv-01 --status unresolved --to 3'))
@@ -146,7 +157,7 @@ export function addRemoteTriageCommands(errors: Command): void {
     .action(async (ids: string[], options: ChangeFlags & { to: string }, command: Command) => {
       if (options.to !== 'none' && !/^[1-9]\d{0,9}$/.test(options.to)) throw new RemoteUsageError(`--to must be a user id or none (got "${options.to}")`);
       const assignee = options.to === 'none' ? null : Number(options.to);
-      await run(command, false, (c) => remoteTriageCommands(c).change(ids, filtersFrom(options), { assignee_id: assignee }, assignee === null ? 'unassigned' : 'assigned'));
+      await run(command, false, (c) => remoteTriageCommands(c).change(ids, filtersFrom(options), { assignee_id: assignee }, assignee === null ? 'unassigned' : 'assigned', everyStatus(options)));
     });
 
   remote(errors.command('note <id> [text...]'), 'add a note (plain text) to an error, or delete one with --rm', 'cmi errors note 7 DNS on hv-02, not ours', 'cmi errors note 7 --rm 3')

@@ -24,6 +24,7 @@ import { userApiKeysMigration } from './021_user_api_keys.js';
 import { ingestKeysMigration } from './022_ingest_keys.js';
 import { errorTriageMigration } from './023_error_triage.js';
 import { alertRoutingMigration } from './025_alert_routing.js';
+import { statementErrorCountsMigration } from './026_statement_error_counts.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -52,5 +53,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '022_ingest_keys': ingestKeysMigration(dialect),
     '023_error_triage': errorTriageMigration(dialect),
     '025_alert_routing': alertRoutingMigration(dialect),
+    '026_statement_error_counts': statementErrorCountsMigration(dialect),
   };
 }

@@ -36,10 +36,12 @@ export function registerErrorHandler(app: FastifyInstance, faults: FaultCatcher 
     for (const header of SUCCESS_ONLY_HEADERS) reply.removeHeader(header);
     const clientError = clientErrorOf(error, bodyLimit);
     if (clientError instanceof ServiceUnavailable) {
-      const warning = mayWarn(clientError.message);
+      // An unreachable database is told as the start-up tells it: where, why, what to check.
+      const line = clientError.logLine;
+      const warning = mayWarn(line);
       if (warning.log) {
         const repeated = warning.repeated > 0 ? { repeated: warning.repeated } : {};
-        request.log.warn({ code: clientError.code, status: clientError.status, requestId: request.id, ...repeated }, clientError.message);
+        request.log.warn({ code: clientError.code, status: clientError.status, requestId: request.id, ...repeated }, line);
       }
     } else if (clientError) {
       request.log.debug({ code: clientError.code, status: clientError.status, requestId: request.id }, clientError.message);

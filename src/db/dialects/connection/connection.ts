@@ -23,7 +23,7 @@ export interface Connection<DB> {
   /** For each kind of cached data, a token that moves when it changes, in any process. */
   dataVersions: DataVersions;
   close: () => Promise<void>;
-  /** Connections of the pool open, idle and waited for (PostgreSQL; SQLite has one connection, no pool). */
+  /** Connections of the pool open, idle and waited for (SQLite: its one connection, in use or idle, and the queries waiting for it). */
   poolUse?: () => PoolUse;
   /** With `timeQueries`: tells `observer` each query's duration, in seconds. */
   onQueryTime?: (observer: (seconds: number) => void) => void;

@@ -1,3 +1,5 @@
+import type { ConnectionFailure } from './connection-failure.js';
+
 /**
  * The database cannot serve now (unreachable, hung, locked by another process, full). The dialects
  * throw it; the HTTP layer answers it as a 503 problem with Retry-After, never a 500, and it is not
@@ -13,7 +15,13 @@ export type DatabaseUnavailableReason =
   | 'the database cannot be read or written';
 
 export class DatabaseUnavailable extends Error {
-  constructor(readonly reason: DatabaseUnavailableReason, readonly retryAfterSeconds: number) {
-    super(`Service unavailable: ${reason}; try again later`);
+  constructor(
+    readonly reason: DatabaseUnavailableReason,
+    readonly retryAfterSeconds: number,
+    /** Where the database is and why it cannot be reached, when it cannot (connection-failure.ts). */
+    readonly connectionFailure?: ConnectionFailure,
+    options?: ErrorOptions,
+  ) {
+    super(`Service unavailable: ${reason}; try again later`, options);
   }
 }

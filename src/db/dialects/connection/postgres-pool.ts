@@ -1,5 +1,6 @@
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
+import { postgresAddress, postgresConnectionFailure } from './connection-failure.js';
 import { DatabaseUnavailable, type DatabaseUnavailableReason } from './database-unavailable.js';
 
 /** Network errors that mean the server cannot be reached. */
@@ -9,13 +10,14 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUN
  * Why PostgreSQL cannot serve now, from an error of `pg`; undefined for anything else (a fault, or a
  * constraint the caller handles). SQLSTATE classes 08 (connection), 53 (resources: disk full, too
  * many connections) and 57 (operator intervention: shutdown, statement timeout); 25006, a read-only
- * server.
+ * server; 28000, 28P01 and 3D000, a connection refused for its role, password or database name.
  */
 export function unavailableReason(error: unknown): DatabaseUnavailableReason | undefined {
   if (!(error instanceof Error)) return undefined;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
     if (UNREACHABLE.has(code) || code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return 'the database cannot be reached';
+    if (code === '28000' || code === '28P01' || code === '3D000') return 'the database cannot be reached';
     if (code === '53100') return 'the database is full';
     if (code.startsWith('53')) return 'the database is out of resources';
     if (code === '57014') return 'the database did not answer in time';
@@ -27,9 +29,10 @@ export function unavailableReason(error: unknown): DatabaseUnavailableReason | u
   return undefined;
 }
 
-const asUnavailable = (error: unknown): unknown => {
+/** `error` as DatabaseUnavailable when it is one, carrying where the database at `url` is and why it cannot be reached. */
+const asUnavailable = (error: unknown, url: string): unknown => {
   const reason = unavailableReason(error);
-  return reason === undefined ? error : new DatabaseUnavailable(reason, 5);
+  return reason === undefined ? error : new DatabaseUnavailable(reason, 5, postgresConnectionFailure(error, url));
 };
 
 /**
@@ -38,11 +41,11 @@ const asUnavailable = (error: unknown): unknown => {
  * outlasts `queryTimeoutMs` fails with 503 and its connection is destroyed, not reused; acquiring a
  * connection is bounded by the pool's connectionTimeoutMillis. docs/operations.md#when-the-database-is-sick.
  */
-export function guardedPool(pool: pg.Pool, queryTimeoutMs: number): PostgresPool {
+export function guardedPool(pool: pg.Pool, queryTimeoutMs: number, url: string): PostgresPool {
   return {
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect().catch((error: unknown) => {
-        throw asUnavailable(error);
+        throw asUnavailable(error, url);
       });
       let broken = false;
       const query = <R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> => {
@@ -53,7 +56,7 @@ export function guardedPool(pool: pg.Pool, queryTimeoutMs: number): PostgresPool
         const timeout = new Promise<never>((_resolve, reject) => {
           timer = setTimeout(() => {
             broken = true;
-            reject(new DatabaseUnavailable('the database did not answer in time', 5));
+            reject(new DatabaseUnavailable('the database did not answer in time', 5, { database: 'PostgreSQL', where: postgresAddress(url), cause: 'timed out' }));
           }, queryTimeoutMs);
         });
         return Promise.race([running, timeout])
@@ -62,7 +65,7 @@ export function guardedPool(pool: pg.Pool, queryTimeoutMs: number): PostgresPool
             running.catch(() => {});
             // A connection that lost its server goes; one the server refused a write on stays.
             if (unavailableReason(error) === 'the database cannot be reached') broken = true;
-            throw asUnavailable(error);
+            throw asUnavailable(error, url);
           })
           .finally(() => clearTimeout(timer));
       };

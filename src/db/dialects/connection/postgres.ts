@@ -56,7 +56,7 @@ export function postgresConnector(url: string): Connector {
       let observeQuery: ((seconds: number) => void) | undefined;
       const db = new Kysely<DB>({
         plugins: [writes],
-        dialect: currentSchemaOnly(new PostgresDialect({ pool: guardedPool(connections, pool.statementTimeoutMs + CLIENT_GRACE_MS) })),
+        dialect: currentSchemaOnly(new PostgresDialect({ pool: guardedPool(connections, pool.statementTimeoutMs + CLIENT_GRACE_MS, url) })),
         // kysely times a query only when given a log function: only with the metrics on.
         ...(pool.timeQueries ? { log: (event: LogEvent) => observeQuery?.(event.queryDurationMillis / 1000) } : {}),
       });

@@ -32,9 +32,22 @@ function unavailableReason(error: unknown): DatabaseUnavailableReason | undefine
 class ConnectionMutex {
   #held: Promise<void> | undefined;
   #release: (() => void) | undefined;
+  /** Queries waiting for the connection (the metrics' pool gauge: docs/operations.md#metrics). */
+  waiting = 0;
+
+  get held(): boolean {
+    return this.#held !== undefined;
+  }
 
   async lock(): Promise<void> {
-    while (this.#held) await this.#held;
+    if (this.#held !== undefined) {
+      this.waiting += 1;
+      try {
+        while (this.#held !== undefined) await this.#held;
+      } finally {
+        this.waiting -= 1;
+      }
+    }
     this.#held = new Promise((resolve) => (this.#release = resolve));
   }
 
@@ -120,6 +133,11 @@ export class SqliteDriver implements Driver {
 
   constructor(private readonly db: SqliteDatabase, lockTimeoutMs: number) {
     this.#connection = new SqliteConnection(db, this.#mutex, lockTimeoutMs);
+  }
+
+  /** The one connection as a pool of one: in use or idle, and the queries waiting for it. */
+  use(): { total: number; idle: number; waiting: number } {
+    return { total: 1, idle: this.#mutex.held ? 0 : 1, waiting: this.#mutex.waiting };
   }
 
   init(): Promise<void> {

@@ -6,6 +6,8 @@ import type { WriteCounter } from '../change-notifications/write-counter.js';
 import { sqliteDataVersions } from '../change-notifications/sqlite.js';
 import { addUnicodeLower } from '../text/sqlite.js';
 import { type Connection, type Connector, DatabaseMissing, type PoolSettings } from './connection.js';
+import { sqliteOpenFailure } from './connection-failure.js';
+import { DatabaseUnavailable } from './database-unavailable.js';
 import { isLocked, SqliteDriver } from './sqlite-driver.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
@@ -30,8 +32,14 @@ export function sqliteConnector(path: string): Connector {
     open<DB>(pool: PoolSettings, writes: WriteCounter, { mustExist = false } = {}): Connection<DB> {
       // Opening a file that is not there creates it (and its folder, here): only when asked to.
       if (mustExist && !existsSync(path)) throw new DatabaseMissing(path);
-      if (!mustExist) mkdirSync(dirname(path), { recursive: true });
-      const sqlite = new SQLite(path, { fileMustExist: mustExist });
+      let sqlite: SQLite.Database;
+      try {
+        if (!mustExist) mkdirSync(dirname(path), { recursive: true });
+        sqlite = new SQLite(path, { fileMustExist: mustExist });
+      } catch (error) {
+        // One line with the path and what to check (docs/operations.md#when-the-database-cannot-be-reached).
+        throw new DatabaseUnavailable('the database cannot be read or written', 5, sqliteOpenFailure(error, path), { cause: error });
+      }
       // WAL lets readers run while a writer commits. Opening may meet another process's lock (it is
       // setting up WAL): that wait is the one synchronous one, at start, bounded by busy_timeout.
       sqlite.pragma(`busy_timeout = ${pool.statementTimeoutMs}`);
@@ -67,6 +75,7 @@ export function sqliteConnector(path: string): Connector {
         db,
         dataVersions: sqliteDataVersions(sqlite, writes),
         close: () => db.destroy(),
+        poolUse: () => driver.use(),
       };
     },
   };

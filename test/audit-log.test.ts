@@ -106,6 +106,13 @@ describe('the audit trail', () => {
       { route: 'POST /sysadmin_tools/infrastructure/ingest_keys', action: 'ingest_key.create', send: admin('POST', '/sysadmin_tools/infrastructure/ingest_keys.json', { ingest_key: { label: 'Walk key' } }) },
       { route: 'PUT /sysadmin_tools/infrastructure/ingest_keys/:id', action: 'ingest_key.update', send: async () => (await admin('PUT', `/sysadmin_tools/infrastructure/ingest_keys/${state.ingest}.json`, { ingest_key: { enabled: false } })()) },
       { route: 'DELETE /sysadmin_tools/infrastructure/ingest_keys/:id', action: 'ingest_key.revoke', send: async () => (await admin('DELETE', `/sysadmin_tools/infrastructure/ingest_keys/${state.ingest}.json`)()) },
+      { route: 'POST /sysadmin_tools/alert_destinations', action: 'alert_destination.create', send: admin('POST', '/sysadmin_tools/alert_destinations.json', { alert_destination: { label: 'Walk hook', kind: 'webhook', url: 'http://127.0.0.1:9/walk-hook-path', secret: 'walk-hook-secret-1' } }) },
+      { route: 'PUT /sysadmin_tools/alert_destinations/:id', action: 'alert_destination.update', send: async () => (await admin('PUT', `/sysadmin_tools/alert_destinations/${state.destination}.json`, { alert_destination: { label: 'Walk hook 2', secret: 'walk-hook-secret-2' } })()) },
+      { route: 'POST /sysadmin_tools/alert_destinations/:id/test', action: 'alert_destination.test', send: async () => (await admin('POST', `/sysadmin_tools/alert_destinations/${state.destination}/test.json`)()) },
+      { route: 'POST /sysadmin_tools/alert_rules', action: 'alert_rule.create', send: async () => (await admin('POST', '/sysadmin_tools/alert_rules.json', { alert_rule: { label: 'Walk rule', events: ['new'], destination_ids: [state.destination] } })()) },
+      { route: 'PUT /sysadmin_tools/alert_rules/:id', action: 'alert_rule.update', send: async () => (await admin('PUT', `/sysadmin_tools/alert_rules/${state.rule}.json`, { alert_rule: { component: 'storage' } })()) },
+      { route: 'DELETE /sysadmin_tools/alert_rules/:id', action: 'alert_rule.delete', send: async () => (await admin('DELETE', `/sysadmin_tools/alert_rules/${state.rule}.json`)()) },
+      { route: 'DELETE /sysadmin_tools/alert_destinations/:id', action: 'alert_destination.delete', send: async () => (await admin('DELETE', `/sysadmin_tools/alert_destinations/${state.destination}.json`)()) },
       {
         route: 'DELETE /session', action: 'session.delete', send: async () => {
           const signedIn = await t.app.inject({ method: 'GET', url: '/version.json', headers: { authorization: t.aliceAuth } });
@@ -131,9 +138,18 @@ describe('the audit trail', () => {
       if (sample.route === 'POST /user_groups') state.group = idOf(res, 'user_group');
       if (sample.route === 'POST /sysadmin_tools/infrastructure/errors/:id/notes') state.note = idOf(res, 'note');
       if (sample.route === 'POST /sysadmin_tools/infrastructure/ingest_keys') state.ingest = idOf(res, 'ingest_key');
+      if (sample.route === 'POST /sysadmin_tools/alert_destinations') state.destination = idOf(res, 'alert_destination');
+      if (sample.route === 'POST /sysadmin_tools/alert_rules') state.rule = idOf(res, 'alert_rule');
       const written = (await rows(t)).filter((row) => row.request_id === requestId);
       assert.deepEqual(written.map((row) => row.action), [sample.action], `${sample.route} wrote one audit row, ${sample.action}`);
     }
+
+    // A destination's secret and its URL's path (a Slack URL's secret) are never in the trail; a change of
+    // the secret is recorded as made.
+    const destinationRows = (await rows(t)).filter((row) => row.target_type === 'alert_destination');
+    assert.deepEqual(destinationRows.map((row) => row.action).sort(), ['alert_destination.create', 'alert_destination.delete', 'alert_destination.test', 'alert_destination.update']);
+    for (const row of destinationRows) assert.doesNotMatch(JSON.stringify(row), /walk-hook-secret|walk-hook-path/);
+    assert.deepEqual(JSON.parse(destinationRows.find((row) => row.action === 'alert_destination.update')!.changes as string), { label: ['Walk hook', 'Walk hook 2'], secret: '[redacted]' });
 
     // The exempt ingestion writes none.
     const before = (await rows(t)).length;

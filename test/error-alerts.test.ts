@@ -76,6 +76,7 @@ describe('alerts', { timeout: 60_000 }, () => {
       text: `[cmi] New error #${id}: RangeError: pool exhausted a ${link}`,
       infrastructure_error: (JSON.parse(record.body) as { infrastructure_error: unknown }).infrastructure_error,
       url: link,
+      console_url: `http://127.0.0.1:3000/console/errors/${id}`,
     }));
     // Recorded once the receiver's answer is in.
     await eventually(async () => assert.deepEqual((await deliveryRows(t.database)).map((r) => [r.kind, Number(r.error_id), r.state, Number(r.attempts), Number(r.last_status), r.delivery_id]),
@@ -259,8 +260,8 @@ describe('alerts', { timeout: 60_000 }, () => {
     assert.equal(all.headers['x-page'], '1');
     assert.equal(all.headers['x-limit'], '25');
     assert.equal(all.body, JSON.stringify([
-      { delivery: { id: 1, kind: 'new', error_id: first, url, state: 'delivered', attempts: 1, last_status: 200, created_at: at, delivered_at: at } },
-      { delivery: { id: 2, kind: 'new', error_id: second, url, state: 'failed', attempts: 1, last_status: 410, created_at: at, delivered_at: null } },
+      { delivery: { id: 1, kind: 'new', error_id: first, url, state: 'delivered', attempts: 1, last_status: 200, created_at: at, delivered_at: at, destination_id: null, last_error: null } },
+      { delivery: { id: 2, kind: 'new', error_id: second, url, state: 'failed', attempts: 1, last_status: 410, created_at: at, delivered_at: null, destination_id: null, last_error: 'HTTP 410 Gone' } },
     ]));
 
     const paged = await get(`${DELIVERIES}.json/page/2/per_page/1`);
@@ -283,6 +284,8 @@ describe('alerts', { timeout: 60_000 }, () => {
     <last_status type="integer">410</last_status>
     <created_at type="datetime">${at}</created_at>
     <delivered_at nil="true"/>
+    <destination_id nil="true"/>
+    <last_error>HTTP 410 Gone</last_error>
   </delivery>
 </deliveries>
 `);

@@ -72,9 +72,10 @@ describe('reporting an error', { timeout: 60_000 }, () => {
     assert.equal(got!.headers['x-cmi-timestamp'], String(Math.floor(t.time.clock().getTime() / 1000)));
     assert.equal(got!.signatureValid, true);
     const body = got!.json;
-    assert.deepEqual(Object.keys(body), ['event', 'text', 'infrastructure_error', 'url', 'occurrences', 'histogram']);
+    assert.deepEqual(Object.keys(body), ['event', 'text', 'infrastructure_error', 'url', 'console_url', 'occurrences', 'histogram']);
     assert.equal(body.event, 'report');
     assert.equal(body.url, `https://cmi.example.com${ERRORS}/${id}.json`);
+    assert.equal(body.console_url, `https://cmi.example.com/console/errors/${id}`);
     assert.equal(body.text, `[cmi] Error #${id} reported (2 occurrences): TypeError: ${FAULT.message} #1 https://cmi.example.com${ERRORS}/${id}.json`);
     // The record as the API has it before the report (reported false: it is marked once delivered).
     const before = await t.app.inject({ method: 'GET', url: `${ERRORS}/${id}.json`, headers: { authorization: t.adminAuth } });

@@ -23,9 +23,11 @@ export interface ListedDelivery {
   last_status: number | null;
   created_at: Date;
   delivered_at: Date | null;
+  destination_id: number | null;
+  last_error: string | null;
 }
 
-const listed = (delivery: Delivery): ListedDelivery => ({
+export const listed = (delivery: Delivery): ListedDelivery => ({
   id: delivery.id,
   kind: delivery.kind,
   error_id: delivery.error_id,
@@ -35,6 +37,8 @@ const listed = (delivery: Delivery): ListedDelivery => ({
   last_status: delivery.last_status,
   created_at: delivery.created_at,
   delivered_at: delivery.delivered_at,
+  destination_id: delivery.destination_id,
+  last_error: delivery.last_error,
 });
 
 /** What was sent (docs/reporting-and-alerts.md#the-deliveries-list): administrators only. */

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import type { Database } from '../db/database.js';
 import type { Schema, WebhookDeliveriesTable } from '../db/schema.js';
@@ -6,7 +6,7 @@ import type { BatchOutcome } from '../tracker/tracker.store.js';
 
 export type DeliveryKind = WebhookDeliveriesTable['kind'];
 export type DeliveryState = WebhookDeliveriesTable['state'];
-export type AlertKind = Exclude<DeliveryKind, 'report'>;
+export type AlertKind = Exclude<DeliveryKind, 'report' | 'test'>;
 
 /** A delivery as the outbox keeps it (docs/reporting-and-alerts.md#the-outbox). */
 export interface Delivery {
@@ -22,6 +22,12 @@ export interface Delivery {
   created_at: Date;
   next_attempt_at: Date;
   delivered_at: Date | null;
+  /** Its destination (docs/alert-routing.md); null: the built-in one of CMI_ALERT_WEBHOOK_URL, or a report's URL. */
+  destination_id: number | null;
+  /** Why the last try failed, in a few words. */
+  last_error: string | null;
+  /** The id of the message that carried it: its own delivery_id, or a digest's. */
+  sent_as: string | null;
 }
 
 /** What a batch of reports asks of the alerts, decided by the domain (alerts/planner.ts). */
@@ -54,7 +60,30 @@ function toDelivery(row: Selectable<WebhookDeliveriesTable>): Delivery {
     created_at: new Date(row.created_at),
     next_attempt_at: new Date(row.next_attempt_at),
     delivered_at: row.delivered_at === null ? null : new Date(row.delivered_at),
+    destination_id: row.destination_id === null ? null : Number(row.destination_id),
+    last_error: row.last_error,
+    sent_as: row.sent_as,
   };
+}
+
+/** A new pending delivery, due now, as `enqueueAlerts` and the routing queue it. */
+export const pendingDelivery = (d: { delivery_id: string; kind: DeliveryKind; error_id: number; url: string; body: string; destination_id: number | null }, now: string) => ({
+  ...d,
+  state: 'pending' as const,
+  attempts: 0,
+  last_status: null,
+  created_at: now,
+  next_attempt_at: now,
+  delivered_at: null,
+  lease_owner: null,
+  lease_until: null,
+  last_error: null,
+  sent_as: null,
+});
+
+/** Inserts deliveries, 500 rows a statement. */
+export async function insertDeliveries(trx: Kysely<Schema>, rows: ReadonlyArray<ReturnType<typeof pendingDelivery>>): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await trx.insertInto('webhook_deliveries').values(rows.slice(i, i + ROWS_PER_STATEMENT)).execute();
 }
 
 /**
@@ -105,23 +134,9 @@ export async function enqueueAlerts(trx: Kysely<Schema>, outcomes: readonly Batc
   // In order per error: its `new` or `regression` before its `spike`.
   const order: Record<AlertKind, number> = { new: 0, regression: 1, spike: 2 };
   deliveries.sort((a, b) => a.record.id - b.record.id || order[a.kind] - order[b.kind]);
-  for (let i = 0; i < deliveries.length; i += ROWS_PER_STATEMENT) {
-    await trx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + ROWS_PER_STATEMENT).map((d) => ({
-      delivery_id: plan.newDeliveryId(),
-      kind: d.kind,
-      error_id: d.record.id,
-      url: plan.url,
-      body: plan.body(d.kind, d.record, d.windowCount),
-      state: 'pending' as const,
-      attempts: 0,
-      last_status: null,
-      created_at: now,
-      next_attempt_at: now,
-      delivered_at: null,
-      lease_owner: null,
-      lease_until: null,
-    }))).execute();
-  }
+  await insertDeliveries(trx, deliveries.map((d) => pendingDelivery({
+    delivery_id: plan.newDeliveryId(), kind: d.kind, error_id: d.record.id, url: plan.url, body: plan.body(d.kind, d.record, d.windowCount), destination_id: null,
+  }, now)));
   return deliveries.length;
 }
 
@@ -139,9 +154,12 @@ export function webhookDeliveriesRepository(database: Database) {
     },
 
     /** Records a delivery made at once (a report), in its final state. */
-    async insertFinished(delivery: Omit<Delivery, 'id' | 'next_attempt_at'>): Promise<Delivery> {
+    async insertFinished(delivery: Omit<Delivery, 'id' | 'next_attempt_at' | 'destination_id' | 'last_error' | 'sent_as'> & Partial<Pick<Delivery, 'destination_id' | 'last_error'>>): Promise<Delivery> {
       const row = await db.insertInto('webhook_deliveries').values({
+        destination_id: null,
+        last_error: null,
         ...delivery,
+        sent_as: delivery.state === 'delivered' ? delivery.delivery_id : null,
         created_at: delivery.created_at.toISOString(),
         next_attempt_at: delivery.created_at.toISOString(),
         delivered_at: delivery.delivered_at?.toISOString() ?? null,
@@ -153,20 +171,24 @@ export function webhookDeliveriesRepository(database: Database) {
 
     /**
      * Claims up to `limit` deliveries due at `now` for `token` until `until`: the oldest pending one
-     * of each error (so each error's deliveries go in order), not held by another claim. One
-     * conditional update: of several processes claiming at once, each delivery goes to exactly one
-     * (PostgreSQL rechecks the lease of a row another transaction just changed before updating it).
+     * of each error for each destination (so each error's deliveries to one place go in order), not
+     * held by another claim; the built-in destination's only in `kinds` (those this process has a URL
+     * for), every routed one. One conditional update: of several processes claiming at once, each
+     * delivery goes to exactly one (PostgreSQL rechecks the lease of a row another transaction just
+     * changed before updating it).
      */
     async claim(token: string, now: Date, until: Date, limit: number, kinds: readonly DeliveryKind[]): Promise<Delivery[]> {
-      if (kinds.length === 0) return [];
       const at = now.toISOString();
       const due = db.selectFrom('webhook_deliveries as d').select('d.id')
         .where('d.state', '=', 'pending')
-        .where('d.kind', 'in', kinds)
+        .where((eb) => (kinds.length === 0
+          ? eb('d.destination_id', 'is not', null)
+          : eb.or([eb('d.destination_id', 'is not', null), eb('d.kind', 'in', kinds)])))
         .where('d.next_attempt_at', '<=', at)
         .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<=', at)]))
         .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as e').select('e.id')
-          .whereRef('e.error_id', '=', 'd.error_id').where('e.state', '=', 'pending').whereRef('e.id', '<', 'd.id'))))
+          .whereRef('e.error_id', '=', 'd.error_id').where('e.state', '=', 'pending').whereRef('e.id', '<', 'd.id')
+          .where(sql<boolean>`coalesce(e.destination_id, 0) = coalesce(d.destination_id, 0)`))))
         .orderBy('d.id').limit(limit);
       await db.updateTable('webhook_deliveries').set({ lease_owner: token, lease_until: until.toISOString() })
         .where('id', 'in', due)
@@ -178,16 +200,75 @@ export function webhookDeliveriesRepository(database: Database) {
       return rows.map(toDelivery);
     },
 
-    /** A try to `url` (where it went, shown by the list) that the receiver accepted. */
-    async markDelivered(id: number, token: string, url: string, status: number, attempts: number, at: Date): Promise<void> {
-      await owned(id, token).set({ state: 'delivered', url, last_status: status, attempts, delivered_at: at.toISOString(), lease_owner: null, lease_until: null }).execute();
+    /**
+     * Claims, for a digest, every delivery to `destinationId` due at `now` and not held by another
+     * claim (at most `limit`), adding them to what `token` holds; answers all `token` holds for it.
+     */
+    async claimDestination(token: string, destinationId: number, now: Date, until: Date, limit: number): Promise<Delivery[]> {
+      const at = now.toISOString();
+      const due = db.selectFrom('webhook_deliveries').select('id')
+        .where('destination_id', '=', destinationId).where('state', '=', 'pending').where('next_attempt_at', '<=', at)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
+        .orderBy('id').limit(limit);
+      await db.updateTable('webhook_deliveries').set({ lease_owner: token, lease_until: until.toISOString() })
+        .where('id', 'in', due).where('state', '=', 'pending')
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
+        .execute();
+      const rows = await db.selectFrom('webhook_deliveries').selectAll()
+        .where('lease_owner', '=', token).where('state', '=', 'pending').where('destination_id', '=', destinationId).orderBy('id').execute();
+      return rows.map(toDelivery);
     },
 
-    /** A failed try to `url`: tried again from `nextAttemptAt`, or never (`failed`). */
-    async markAttemptFailed(id: number, token: string, url: string, status: number | null, attempts: number, nextAttemptAt: Date | undefined): Promise<void> {
+    /**
+     * The messages sent to `destinationId` since `since` (a digest is one), and when the oldest of
+     * them was sent: the rate limit's minute (docs/alert-routing.md#digests).
+     */
+    async recentMessages(destinationId: number, since: Date): Promise<{ count: number; oldest: Date | undefined }> {
+      const row = await db.selectFrom('webhook_deliveries')
+        .select((eb) => [eb.fn.count<number | string>('sent_as').distinct().as('n'), eb.fn.min('delivered_at').as('oldest')])
+        .where('destination_id', '=', destinationId).where('state', '=', 'delivered').where('delivered_at', '>', since.toISOString())
+        .executeTakeFirstOrThrow();
+      return { count: Number(row.n), oldest: row.oldest === null || row.oldest === undefined ? undefined : new Date(row.oldest) };
+    },
+
+    /** A try to `url` (where it went, shown by the list) that the receiver accepted. */
+    async markDelivered(id: number, token: string, url: string, status: number, attempts: number, at: Date, sentAs?: string): Promise<void> {
+      await owned(id, token).set({ state: 'delivered', url, last_status: status, attempts, delivered_at: at.toISOString(), lease_owner: null, lease_until: null, last_error: null, sent_as: sentAs ?? sql<string>`delivery_id` }).execute();
+    },
+
+    /** Deliveries `token` holds that one digest `sentAs` carried. */
+    async markDigestDelivered(ids: readonly number[], token: string, url: string, status: number, at: Date, sentAs: string): Promise<void> {
+      if (ids.length === 0) return;
+      await db.updateTable('webhook_deliveries')
+        .set((eb) => ({ state: 'delivered', url, last_status: status, attempts: eb('attempts', '+', 1), delivered_at: at.toISOString(), lease_owner: null, lease_until: null, last_error: null, sent_as: sentAs }))
+        .where('id', 'in', ids).where('lease_owner', '=', token).where('state', '=', 'pending').execute();
+    },
+
+    /** Holds deliveries `token` holds until `at` (the rate limit's minute), giving their claim back, no try counted. */
+    async defer(ids: readonly number[], token: string, at: Date): Promise<void> {
+      if (ids.length === 0) return;
+      await db.updateTable('webhook_deliveries').set({ next_attempt_at: at.toISOString(), lease_owner: null, lease_until: null })
+        .where('id', 'in', ids).where('lease_owner', '=', token).where('state', '=', 'pending').execute();
+    },
+
+    /** A failed try to `url`: tried again from `nextAttemptAt`, or never (`failed`); `reason` in a few words. */
+    async markAttemptFailed(id: number, token: string, url: string, status: number | null, attempts: number, nextAttemptAt: Date | undefined, reason: string | null = null): Promise<void> {
+      const lastError = reason === null ? null : reason.slice(0, 255);
       await owned(id, token).set(nextAttemptAt === undefined
-        ? { state: 'failed', url, last_status: status, attempts, lease_owner: null, lease_until: null }
-        : { url, last_status: status, attempts, next_attempt_at: nextAttemptAt.toISOString(), lease_owner: null, lease_until: null }).execute();
+        ? { state: 'failed', url, last_status: status, attempts, lease_owner: null, lease_until: null, last_error: lastError }
+        : { url, last_status: status, attempts, next_attempt_at: nextAttemptAt.toISOString(), lease_owner: null, lease_until: null, last_error: lastError }).execute();
+    },
+
+    /** The latest deliveries to a destination, newest first. */
+    async recentForDestination(destinationId: number, limit: number): Promise<Delivery[]> {
+      const rows = await db.selectFrom('webhook_deliveries').selectAll().where('destination_id', '=', destinationId).orderBy('id', 'desc').limit(limit).execute();
+      return rows.map(toDelivery);
+    },
+
+    /** Queues one delivery outside any batch (a destination's test). */
+    async insertPending(delivery: Parameters<typeof pendingDelivery>[0], now: Date): Promise<Delivery> {
+      const row = await db.insertInto('webhook_deliveries').values(pendingDelivery(delivery, now.toISOString())).returningAll().executeTakeFirstOrThrow();
+      return toDelivery(row);
     },
 
     /** Gives back what `token` holds and did not finish (a stopping process), without counting a try. */

@@ -14,6 +14,8 @@ export const deliveryResource = {
     ['last_status', 'integer', 'nullable'],
     ['created_at', 'datetime'],
     ['delivered_at', 'datetime', 'nullable'],
+    ['destination_id', 'integer', 'nullable'],
+    ['last_error', 'string', 'nullable'],
   ],
-  values: { kind: ['report', 'new', 'spike', 'regression'], state: ['pending', 'delivered', 'failed'] },
+  values: { kind: ['report', 'new', 'spike', 'regression', 'test'], state: ['pending', 'delivered', 'failed'] },
 } as const satisfies ResourceDefinition;

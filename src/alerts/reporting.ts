@@ -37,6 +37,7 @@ export function errorReporting(
   rendering: WebhookRendering,
   log: OutboxLog,
   audit: AuditRecorder,
+  routed: { route(record: InfrastructureError): Promise<number>; queued(): void },
 ) {
   // Cut short when the app closes: a stopping process does not wait for a slow receiver.
   const stopping = new AbortController();
@@ -44,6 +45,8 @@ export function errorReporting(
     const record = await errors.markReported(id, actor.id, clock());
     if (!record) throw new NotFound();
     await audit.record(actor, { action: 'infrastructure_error.report', target_type: 'infrastructure_error', target_id: id, changes: { reported: [false, true], delivered } });
+    // The rules that route `report` events send it on (docs/alert-routing.md#rules), through the outbox.
+    if (await routed.route(record) > 0) routed.queued();
     return record;
   };
 

@@ -26,6 +26,8 @@ export interface WebhookSettings {
   spikeWindowSeconds: number;
   /** No second spike alert for an error within this many seconds. */
   cooldownSeconds: number;
+  /** Messages an alert destination is sent a minute at most (docs/alert-routing.md#digests). */
+  alertRateLimit: number;
 }
 
 /** How a webhook body shows records: as the JSON API shows them (server/ and cli/ pass render/'s). */
@@ -42,7 +44,7 @@ export interface WebhookRendering {
 const TEXT_MESSAGE_CHARS = 200;
 
 /** One line of text: control characters as spaces, cut with … past `max` characters. */
-function oneLine(text: string, max: number): string {
+export function oneLine(text: string, max: number): string {
   const characters = [...text.replace(/\p{Cc}+/gu, ' ').trim()];
   return characters.length <= max ? characters.join('') : `${characters.slice(0, max - 1).join('')}…`;
 }
@@ -52,33 +54,46 @@ function oneLine(text: string, max: number): string {
  * Slack and Mattermost require (no `<!channel>`, no disguised `<url|label>` link), and a zero-width
  * space after the `@` of `@channel`, `@here`, `@all` and `@everyone` (no one is paged by a message).
  */
-const chatSafe = (text: string) =>
+export const chatSafe = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/@(?=(channel|here|all|everyone)\b)/gi, '@\u200b');
 
 const times = (n: number) => `${n} ${n === 1 ? 'occurrence' : 'occurrences'}`;
 
-/** The record's address in the API: where an operator goes from the message. */
+/** The record's address in the API. */
 export const errorLink = (publicUrl: string, id: number) => `${publicUrl}/sysadmin_tools/infrastructure/errors/${id}.json`;
+
+/** The record's page in the console: where a person goes from the message (docs/alert-routing.md#links). */
+export const consoleLink = (publicUrl: string, id: number) => `${publicUrl}/console/errors/${id}`;
+
+/**
+ * What happened, in one line without a link: `[cmi] New error #12: RangeError: pool exhausted`.
+ * `safe` makes the reported text safe where it is shown (chatSafe for chat, nothing for mail's text).
+ */
+export function alertHeadline(event: AlertKind | 'report' | 'test', record: InfrastructureError, detail: Record<string, unknown>, safe: (text: string) => string = chatSafe): string {
+  const what = safe(`${oneLine(record.error_class, 100)}: ${oneLine(record.message, TEXT_MESSAGE_CHARS)}`);
+  if (event === 'test') return `[cmi] Test alert: ${what}`;
+  return event === 'new'
+    ? `[cmi] New error #${record.id}: ${what}`
+    : event === 'regression'
+      ? `[cmi] Error #${record.id} regressed (it was resolved; ${times(record.counter)} in all): ${what}`
+    : event === 'spike'
+      ? `[cmi] Error #${record.id} is spiking (${times(Number((detail.spike as { occurrences: number }).occurrences))} in ${(detail.spike as { window_seconds: number }).window_seconds} s): ${what}`
+      : `[cmi] Error #${record.id} reported (${times(record.counter)}): ${what}`;
+}
 
 /**
  * The JSON body of a webhook (docs/reporting-and-alerts.md#the-body): the event, a one-line `text`
- * that chat incoming webhooks show as it is, the record, its link, and the event's own detail.
+ * that chat incoming webhooks show as it is, the record, its API link (`url`), its console page
+ * (`console_url`), and the event's own detail.
  */
 export function webhookBody(
-  event: AlertKind | 'report',
+  event: AlertKind | 'report' | 'test',
   record: InfrastructureError,
   publicUrl: string,
   rendering: WebhookRendering,
   detail: Record<string, unknown> = {},
 ): string {
-  const what = chatSafe(`${oneLine(record.error_class, 100)}: ${oneLine(record.message, TEXT_MESSAGE_CHARS)}`);
   const link = errorLink(publicUrl, record.id);
-  const text = event === 'new'
-    ? `[cmi] New error #${record.id}: ${what} ${link}`
-    : event === 'regression'
-      ? `[cmi] Error #${record.id} regressed (it was resolved; ${times(record.counter)} in all): ${what} ${link}`
-    : event === 'spike'
-      ? `[cmi] Error #${record.id} is spiking (${times(Number((detail.spike as { occurrences: number }).occurrences))} in ${(detail.spike as { window_seconds: number }).window_seconds} s): ${what} ${link}`
-      : `[cmi] Error #${record.id} reported (${times(record.counter)}): ${what} ${link}`;
-  return JSON.stringify({ event, text, infrastructure_error: rendering.error(record), url: link, ...detail });
+  const text = `${alertHeadline(event, record, detail)} ${link}`;
+  return JSON.stringify({ event, text, infrastructure_error: rendering.error(record), url: link, console_url: consoleLink(publicUrl, record.id), ...detail });
 }

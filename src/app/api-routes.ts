@@ -1,4 +1,5 @@
 import { ALERTS_ROUTES } from '../alerts/deliveries.routes.js';
+import { ALERT_ROUTING_ROUTES } from '../alerts/alert-routing.routes.js';
 import { HEALTH_ROUTES } from '../health/health.routes.js';
 import type { RouteSpec } from '../http/route-spec.js';
 import { TRACKER_ROUTES } from '../tracker/tracker.routes.js';
@@ -30,6 +31,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...TRACKER_ROUTES,
   ...TRIAGE_ROUTES,
   ...ALERTS_ROUTES,
+  ...ALERT_ROUTING_ROUTES,
   ...INGEST_KEYS_ROUTES,
   ...SENTRY_ROUTES,
   ...AUDIT_ROUTES,

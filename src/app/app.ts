@@ -7,7 +7,7 @@ import { authenticator } from '../users/authentication.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import { healthService } from '../health/health.service.js';
 import { type FaultCapture, faultCapture } from '../tracker/fault-capture.js';
-import { alertPlanner } from '../alerts/planner.js';
+import { alertPlanner, routeReport } from '../alerts/planner.js';
 import { errorReporting } from '../alerts/reporting.js';
 import { infrastructureErrors } from '../tracker/tracker.service.js';
 import { webhookDeliveries } from '../alerts/deliveries.service.js';
@@ -37,6 +37,9 @@ import { requestIdFrom, rewriteRequestUrl } from '../http/hooks/request-context.
 import { registerNotFoundAnswer, registerRequestGate } from '../users/request-gate.js';
 import { registerResponseHeaders } from '../http/hooks/response-headers.js';
 import { deliveriesRoutes } from '../alerts/deliveries.routes.js';
+import { alertRoutingRoutes } from '../alerts/alert-routing.routes.js';
+import { alertRoutingService } from '../alerts/alert-routing.service.js';
+import { alertRoutingRepository } from '../alerts/alert-routing.store.js';
 import { infrastructureErrorsRoutes } from '../tracker/tracker.routes.js';
 import { triageRoutes } from '../tracker/triage.routes.js';
 import { errorTriage } from '../tracker/triage.service.js';
@@ -142,13 +145,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
   const { webhooks } = config;
   const queueAlerts = alertPlanner(webhooks, clock, webhookRendering);
-  const tracker = infrastructureErrors(errorsRepository, clock, audit, config.errors, queueAlerts && { queue: queueAlerts, queued: () => outbox?.wake() });
-  const reporting = errorReporting(tracker, errorsRepository, deliveries, clock, webhooks, webhookRendering, webhookLog, audit);
-  const outbox = webhooks.alertUrl !== undefined || webhooks.reportUrl !== undefined
-    ? webhookOutbox(deliveries, clock, webhooks, webhookLog, async (delivery) => {
-      if (delivery.kind === 'report') await reporting.delivered(delivery.error_id);
-    })
-    : undefined;
+  const tracker = infrastructureErrors(errorsRepository, clock, audit, config.errors, { queue: queueAlerts, queued: () => outbox.wake() });
+  // Alert routing (docs/alert-routing.md): destinations and rules in the database, sent by the same outbox.
+  const routingRepository = alertRoutingRepository(database);
+  const reporting = errorReporting(tracker, errorsRepository, deliveries, clock, webhooks, webhookRendering, webhookLog, audit, {
+    route: (record) => routeReport(routingRepository, record, { publicUrl: webhooks.publicUrl, rendering: webhookRendering, clock }),
+    queued: () => outbox.wake(),
+  });
+  const outbox = webhookOutbox(deliveries, clock, webhooks, webhookLog, async (delivery) => {
+    if (delivery.kind === 'report' && delivery.destination_id === null) await reporting.delivered(delivery.error_id);
+  }, routingRepository);
   const version = cmiVersion();
   const faults = faultCapture(tracker.recordReports, clock, { host: hostname(), version }, {
     flushIntervalMs: options.faultFlushIntervalMs ?? 1000,
@@ -248,7 +254,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue });
   await app.register(triageRoutes, { triage, lists });
   await app.register(auditRoutes, { audit, lists });
-  await app.register(deliveriesRoutes, { errorReporting: reporting, webhookDeliveries: webhookDeliveries(deliveries, clock, audit, () => outbox?.wake()), lists });
+  await app.register(deliveriesRoutes, { errorReporting: reporting, webhookDeliveries: webhookDeliveries(deliveries, clock, audit, () => outbox.wake()), lists });
+  const routing = alertRoutingService(routingRepository, deliveries, clock, webhooks, webhookRendering, () => outbox.wake(), audit);
+  await app.register(alertRoutingRoutes, { routing, lists, publicUrl: config.publicUrl });
   const ingestKeys = ingestKeysService(ingestKeysRepository(database), clock, audit, {
     version: database.dataVersions.credentials,
     heard: database.dataVersions.credentialsHeard,
@@ -261,7 +269,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
     prefix: '/console', authenticator: authentication, sessionTokens: sessions.tokens, users: accounts, roles, buckets, userGroups, tracker, triage, errorReporting: reporting,
-    ingestKeys, audit, publicUrl: config.publicUrl, clock,
+    ingestKeys, audit, alertRouting: routing, publicUrl: config.publicUrl, clock,
   });
   if (config.openApi) await app.register(openApiRoutes, { version, routes });
   if (metrics && config.metrics.token !== undefined) await app.register(metricsRoutes, { metrics, token: config.metrics.token });
@@ -285,7 +293,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     done();
   });
   app.addHook('onClose', async () => {
-    await outbox?.stop();
+    await outbox.stop();
     sessions.stop();
     await retentionTimer.stop();
     await tracker.drained();
@@ -294,7 +302,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await faults.stop();
   });
   await app.ready();
-  outbox?.start();
+  outbox.start();
   // Faults a process that crashed left behind (docs/operations.md#faults-of-cmi).
   const spool = faultSpool(config.errors.spoolDirectory);
   for (const { reports, done } of spool.take()) {

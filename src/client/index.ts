@@ -9,6 +9,7 @@ import { bucketsApi } from './buckets.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi } from './infrastructure-errors.js';
 import { ingestKeysApi } from './ingest-keys.js';
+import { alertDestinationsApi, alertRulesApi } from './alert-routing.js';
 import { decodeRecord } from './records.js';
 import { permissionsApi, rolesApi } from './roles.js';
 import { type RequestOptions, transport, type TransportOptions } from './transport.js';
@@ -27,6 +28,8 @@ export class CmiClient {
   readonly buckets: ReturnType<typeof bucketsApi>;
   readonly ingestKeys: ReturnType<typeof ingestKeysApi>;
   readonly auditLog: ReturnType<typeof auditLogApi>;
+  readonly alertDestinations: ReturnType<typeof alertDestinationsApi>;
+  readonly alertRules: ReturnType<typeof alertRulesApi>;
   readonly session: {
     /** Ends the session the client holds (`DELETE /session`); later calls log in again with the credentials. */
     logout(call?: RequestOptions): Promise<void>;
@@ -51,6 +54,8 @@ export class CmiClient {
     this.buckets = bucketsApi(http);
     this.ingestKeys = ingestKeysApi(http);
     this.auditLog = auditLogApi(http);
+    this.alertDestinations = alertDestinationsApi(http);
+    this.alertRules = alertRulesApi(http);
     this.session = {
       async logout(call: RequestOptions = {}) {
         if (!http.hasSession) return;
@@ -85,3 +90,4 @@ export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
 export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';
 export type { IngestKeyChanges, NewIngestKey } from './ingest-keys.js';
 export type { AuditFilters, AuditListParams } from './audit-log.js';
+export type { AlertDestination, AlertDestinationChanges, AlertRule, AlertRuleChanges, NewAlertDestination, NewAlertRule } from './alert-routing.js';

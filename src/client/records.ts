@@ -96,7 +96,8 @@ function decodeValue(resource: ResourceDefinition, name: string, type: FieldType
           throw wrong(resource, name, 'JSON text', value);
         }
       }
-      if (!isObject(parsed)) throw wrong(resource, name, 'a JSON object', value);
+      // A list (alert rules' events, a destination's recipients) is a JSON array.
+      if (!isObject(parsed) && !Array.isArray(parsed)) throw wrong(resource, name, 'a JSON object', value);
       return parsed;
     }
   }

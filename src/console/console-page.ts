@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorReporting } from '../alerts/reporting.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
+import type { AlertRoutingService } from '../alerts/alert-routing.service.js';
 import type { BucketsService } from '../buckets/buckets.service.js';
 import type { RolesService } from '../roles/roles.service.js';
 import type { Clock } from '../shared/clock.js';
@@ -29,6 +30,7 @@ export interface ConsoleServices {
   errorReporting: ErrorReporting;
   ingestKeys: IngestKeysService;
   audit: AuditTrail;
+  alertRouting: AlertRoutingService;
   /** CMI_PUBLIC_URL when set: the DSNs start with it (else with the address the request reached). */
   publicUrl: string | undefined;
   clock: Clock;

@@ -15,6 +15,7 @@ import { consoleAssetsRoutes } from './assets.routes.js';
 import { consoleErrorRoutes } from './error.routes.js';
 import { consoleErrorsRoutes } from './errors.routes.js';
 import { consoleIngestKeysRoutes } from './ingest-keys.routes.js';
+import { consoleAlertsRoutes } from './alerts.routes.js';
 import { consoleSignInRoutes } from './sign-in.routes.js';
 import { consoleUsersRoutes } from './users.routes.js';
 import { consoleRolesRoutes } from './roles.routes.js';
@@ -154,5 +155,6 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   consoleGroupsRoutes(app, services);
   consoleIngestKeysRoutes(app, services);
   consoleAuditRoutes(app, services);
+  consoleAlertsRoutes(app, services);
   done();
 };

@@ -166,7 +166,8 @@ export interface WebhookDeliveriesTable {
   id: Generated<number>;
   /** The X-Cmi-Delivery header: the same on every try. */
   delivery_id: string;
-  kind: 'report' | 'new' | 'spike' | 'regression';
+  /** `test`: a destination's test (migration 025), error_id 0. */
+  kind: 'report' | 'new' | 'spike' | 'regression' | 'test';
   error_id: number;
   url: string;
   /** The JSON body, exactly as sent on every try. */
@@ -181,6 +182,64 @@ export interface WebhookDeliveriesTable {
   /** The claim of the process sending it now, and until when it holds (migration 010). */
   lease_owner: string | null;
   lease_until: string | null;
+  /** The destination it goes to (migration 025); null: the built-in one of CMI_ALERT_WEBHOOK_URL, or a report. */
+  destination_id: number | null;
+  /** Why the last try failed, in a few words (migration 025). */
+  last_error: string | null;
+  /** The id of the message that carried it: its own delivery_id, or a digest's (migration 025). */
+  sent_as: string | null;
+}
+
+/** Where alerts go (migration 025, docs/alert-routing.md): secrets are written, never served. */
+export interface AlertDestinationsTable {
+  id: Generated<number>;
+  label: string;
+  kind: 'webhook' | 'slack' | 'email';
+  url: string | null;
+  secret: string | null;
+  smtp_host: string | null;
+  smtp_port: number | null;
+  smtp_security: 'none' | 'starttls' | 'tls' | null;
+  smtp_user: string | null;
+  smtp_password: string | null;
+  from_address: string | null;
+  /** The recipients, separated by commas. */
+  to_addresses: string | null;
+  enabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Which events of which errors go where (migration 025). */
+export interface AlertRulesTable {
+  id: Generated<number>;
+  label: string;
+  /** The events, separated by spaces: new, regression, spike, report. */
+  events: string;
+  component: string | null;
+  host: string | null;
+  error_class: string | null;
+  error_class_prefix: string | null;
+  spike_threshold: number | null;
+  spike_window: number | null;
+  cooldown: number | null;
+  enabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AlertRuleDestinationsTable {
+  rule_id: number;
+  destination_id: number;
+}
+
+/** Per rule and error: the spike window and the last spike alert (migration 025). */
+export interface AlertRuleWindowsTable {
+  rule_id: number;
+  error_id: number;
+  window_started_at: string;
+  window_count: number;
+  spike_alerted_at: string | null;
 }
 
 /** Per error: the spike window and the last spike alert (migration 010). */
@@ -215,6 +274,10 @@ export interface Schema {
   webhook_deliveries: WebhookDeliveriesTable;
   error_alerts: ErrorAlertsTable;
   webhook_gone_urls: WebhookGoneUrlsTable;
+  alert_destinations: AlertDestinationsTable;
+  alert_rules: AlertRulesTable;
+  alert_rule_destinations: AlertRuleDestinationsTable;
+  alert_rule_windows: AlertRuleWindowsTable;
   permissions: PermissionsTable;
   roles: RolesTable;
   role_permissions: RolePermissionsTable;

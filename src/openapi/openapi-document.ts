@@ -47,7 +47,7 @@ function fieldSchema(resource: ResourceDefinition, [name, type, marker]: FieldDe
       : type === 'decimal' ? { type: 'number' }
       : type === 'boolean' ? { type: 'boolean' }
         : type === 'datetime' ? DATETIME
-          : type === 'json' ? (format === 'json' ? { type: 'object', description: 'a JSON object' } : { type: 'string', description: 'a JSON object, as text' })
+          : type === 'json' ? (format === 'json' ? { anyOf: [{ type: 'object' }, { type: 'array' }], description: 'a JSON object (a list: an array)' } : { type: 'string', description: 'a JSON object or array, as text' })
             : values !== undefined ? { type: 'string', enum: values } : { type: 'string' };
   return withNull(scalar, nullable);
 }

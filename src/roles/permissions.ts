@@ -40,6 +40,10 @@ export const PERMISSIONS = [
   [33, 'infrastructure_errors.notes', 'Write notes on infrastructure errors, and delete the own ones'],
   [34, 'infrastructure_errors.notes.delete', 'Delete anyone\'s notes on infrastructure errors'],
   [35, 'audit_log.read', 'Read the audit log'],
+  [36, 'alert_destinations.read', 'See alert destinations (never their secrets) and their deliveries'],
+  [37, 'alert_destinations.manage', 'Create, edit, test and delete alert destinations'],
+  [38, 'alert_rules.read', 'See alert rules'],
+  [39, 'alert_rules.manage', 'Create, edit and delete alert rules'],
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number][1];

@@ -226,6 +226,9 @@ export interface BatchOutcome {
   added: number;
   /** Its triage once the batch is committed, and whether the batch reopened it (tracker/triage-batch.ts). */
   triage: BatchTriage;
+  /** The hosts and components the batch's reports of it name (alert rules match them: docs/alert-routing.md). */
+  hosts: readonly string[];
+  components: readonly string[];
 }
 
 /**
@@ -511,7 +514,11 @@ export function infrastructureErrorsRepository(database: Database) {
         if (inBatch) {
           const outcomes = groups.map((group) => {
             const one = outcome.get(group.fingerprint) as { record: InfrastructureError; created: boolean };
-            return { ...one, added: group.count, triage: triage.get(one.record.id) as BatchTriage };
+            return {
+              ...one, added: group.count, triage: triage.get(one.record.id) as BatchTriage,
+              hosts: [...new Set(group.reports.map((report) => report.host).filter((value): value is string => value !== null))],
+              components: [...new Set(group.reports.map((report) => report.component).filter((value): value is string => value !== null))],
+            };
           });
           await inBatch(trx, outcomes);
         }

@@ -1,3 +1,5 @@
+import { routeReport } from '../../alerts/planner.js';
+import { alertRoutingRepository } from '../../alerts/alert-routing.store.js';
 import { type Command, Option } from 'commander';
 import { type Config, loadConfig } from '../../config.js';
 import { OPERATOR } from '../../roles/authorization.js';
@@ -53,7 +55,11 @@ export function errorCommands(database: Database, config: Config) {
       complain(`cmi: try ${attempts} of the report failed (${status === null ? (problem ?? 'no answer') : `HTTP ${status}`})`);
     },
     info: () => undefined,
-  }, audit);
+  }, audit, {
+    // Routed reports are queued; the serving processes' outboxes send them (docs/alert-routing.md#rules).
+    route: (record) => routeReport(alertRoutingRepository(database), record, { publicUrl: config.webhooks.publicUrl, rendering: webhookRendering, clock: systemClock }),
+    queued: () => undefined,
+  });
 
   /** The error, or the one-line refusal `cmi: no infrastructure error N`. */
   const find = async (raw: string): Promise<InfrastructureError> => {

@@ -24,6 +24,7 @@ import { userApiKeysMigration } from './021_user_api_keys.js';
 import { ingestKeysMigration } from './022_ingest_keys.js';
 import { errorTriageMigration } from './023_error_triage.js';
 import { auditLogMigration } from './024_audit_log.js';
+import { alertRoutingMigration } from './025_alert_routing.js';
 import { statementErrorCountsMigration } from './026_statement_error_counts.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
@@ -53,6 +54,7 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '022_ingest_keys': ingestKeysMigration(dialect),
     '023_error_triage': errorTriageMigration(dialect),
     '024_audit_log': auditLogMigration(dialect),
+    '025_alert_routing': alertRoutingMigration(dialect),
     '026_statement_error_counts': statementErrorCountsMigration(dialect),
   };
 }

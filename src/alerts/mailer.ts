@@ -1,0 +1,86 @@
+import { createTransport } from 'nodemailer';
+import type { MailBody } from './alert-messages.js';
+import type { SmtpSecurity } from './alert-routing.js';
+
+/** The SMTP side of an email destination. */
+export interface SmtpSettings {
+  host: string;
+  port: number;
+  security: SmtpSecurity;
+  user: string | null;
+  password: string | null;
+  from: string;
+  to: readonly string[];
+}
+
+/** What one try of a mail came to: the server's reply code, or why there is none. */
+export interface MailAttempt {
+  ok: boolean;
+  /** The SMTP reply code (250 when accepted); null when the server gave none. */
+  status: number | null;
+  /** The server's reply, one line, at most 200 characters. */
+  excerpt: string;
+  problem?: string;
+}
+
+const clip = (text: string) => text.replace(/\p{Cc}+/gu, ' ').trim().slice(0, 200);
+
+/**
+ * Sends one mail through nodemailer (docs/alert-routing.md#email): a new connection each time,
+ * `tls` from the first byte, `starttls` required (never sent in the clear), `none` as the server
+ * allows; certificates checked. The whole exchange must end within `timeoutMs`, or as soon as `stop`
+ * aborts: a server that hangs holds the outbox no longer than that. Never throws.
+ */
+export function sendMail(smtp: SmtpSettings, mail: MailBody, messageId: string, timeoutMs: number, stop?: AbortSignal): Promise<MailAttempt> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const transport = createTransport({
+      host: smtp.host,
+      port: smtp.port,
+      secure: smtp.security === 'tls',
+      requireTLS: smtp.security === 'starttls',
+      ignoreTLS: smtp.security === 'none',
+      ...(smtp.user !== null ? { auth: { user: smtp.user, pass: smtp.password ?? '' } } : {}),
+      // The whole exchange is bounded by `timeoutMs` below; nodemailer's own limits are a backstop past it.
+      connectionTimeout: timeoutMs + 1000,
+      greetingTimeout: timeoutMs + 1000,
+      socketTimeout: timeoutMs + 1000,
+      dnsTimeout: timeoutMs + 1000,
+      logger: false,
+      debug: false,
+    });
+    const finish = (attempt: MailAttempt) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      stop?.removeEventListener('abort', onStop);
+      transport.close();
+      resolve(attempt);
+    };
+    const onStop = () => finish({ ok: false, status: null, excerpt: '', problem: 'stopped' });
+    const timer = setTimeout(() => finish({ ok: false, status: null, excerpt: '', problem: `no answer within ${timeoutMs} ms` }), timeoutMs);
+    if (stop?.aborted) return onStop();
+    stop?.addEventListener('abort', onStop);
+    transport.sendMail({
+      from: smtp.from,
+      to: [...smtp.to],
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+      messageId: `<${messageId}@cmi>`,
+      headers: { 'X-Cmi-Delivery': messageId },
+    }).then(
+      (info: { response?: string }) => {
+        const response = clip(String(info.response ?? ''));
+        const code = /^(\d{3})/.exec(response);
+        finish({ ok: true, status: code ? Number(code[1]) : 250, excerpt: response });
+      },
+      (error: Error & { responseCode?: number; code?: string; response?: string }) => finish({
+        ok: false,
+        status: typeof error.responseCode === 'number' ? error.responseCode : null,
+        excerpt: clip(String(error.response ?? '')),
+        problem: clip(error.code ? `${error.code}: ${error.message}` : error.message),
+      }),
+    );
+  });
+}

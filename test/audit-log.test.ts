@@ -149,7 +149,7 @@ describe('the audit trail', () => {
     const destinationRows = (await rows(t)).filter((row) => row.target_type === 'alert_destination');
     assert.deepEqual(destinationRows.map((row) => row.action).sort(), ['alert_destination.create', 'alert_destination.delete', 'alert_destination.test', 'alert_destination.update']);
     for (const row of destinationRows) assert.doesNotMatch(JSON.stringify(row), /walk-hook-secret|walk-hook-path/);
-    assert.deepEqual(JSON.parse(destinationRows.find((row) => row.action === 'alert_destination.update')!.changes as string), { label: ['Walk hook', 'Walk hook 2'], secret: '[redacted]' });
+    assert.deepEqual(JSON.parse(destinationRows.find((row) => row.action === 'alert_destination.update')!.changes), { label: ['Walk hook', 'Walk hook 2'], secret: '[redacted]' });
 
     // The exempt ingestion writes none.
     const before = (await rows(t)).length;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { alertRoutingRepository } from '../src/alerts/alert-routing.store.js';
 import { loadConfig } from '../src/config.js';
 import { migrateTo, openDatabase } from '../src/db/database.js';
 import { dialectFor, displayDatabaseUrl } from '../src/db/database-url.js';
@@ -139,6 +140,35 @@ describe('cmi version --local and cmi doctor', { timeout: 120_000 }, () => {
       assert.ok(!run.stdout.includes('secret'));
     } finally {
       listening.close();
+    }
+  });
+
+  it('doctor: the enabled alert destinations are checked too, a Slack URL by its origin, a mail destination by its SMTP server; a disabled one is not', async () => {
+    const smtp: Server = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    const smtpPort = (smtp.address() as { port: number }).port;
+    const closed = await freePort();
+    const database = openDatabase(loadConfig({ DATABASE_URL: fresh.url }));
+    const routing = alertRoutingRepository(database);
+    const base = { secret: null, smtp_host: null, smtp_port: null, smtp_security: null, smtp_user: null, smtp_password: null, from: null, to: [] as string[], enabled: true };
+    const now = new Date();
+    const created = [
+      await routing.createDestination({ ...base, label: 'Storage chat', kind: 'slack', url: `http://127.0.0.1:${closed}/services/T0/B0/slack-secret-path` }, now),
+      await routing.createDestination({ ...base, label: 'Billing mail', kind: 'email', url: null, smtp_host: '127.0.0.1', smtp_port: smtpPort, smtp_security: 'none', from: 'cmi@example.com', to: ['billing@example.com'] }, now),
+      await routing.createDestination({ ...base, label: 'Old hook', kind: 'webhook', url: `http://127.0.0.1:${closed}/old`, enabled: false }, now),
+    ];
+    try {
+      const run = await runCmi(['doctor'], env);
+      assert.equal(run.code, 1);
+      assert.deepEqual(run.stdout.trimEnd().split('\n').filter((line) => line.includes('webhooks:')), [
+        `fail webhooks: alert destination ${created[0]!.id} (slack): http://127.0.0.1:${closed}: connection refused; fix: check that the receiver runs and that this machine may reach it (firewall, proxy); deliveries are retried meanwhile (docs/reporting-and-alerts.md#the-outbox)`,
+        `ok   webhooks: alert destination ${created[1]!.id} (email): smtp://127.0.0.1:${smtpPort} accepts connections`,
+      ]);
+      assert.ok(!run.stdout.includes('slack-secret-path'), 'the Slack URL is shown by its origin');
+    } finally {
+      for (const destination of created) await routing.removeDestination(destination.id, now);
+      await database.close();
+      smtp.close();
     }
   });
 

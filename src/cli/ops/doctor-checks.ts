@@ -7,6 +7,7 @@ import { type Config, ConfigError, loadConfig } from '../../config.js';
 import { type ConnectionFailure, connectionFailureLine, connectionFailureOf } from '../../db/dialects/connection/connection-failure.js';
 import { type Database, DatabaseMissing, openDatabase, schemaState } from '../../db/database.js';
 import { dialectFor, displayDatabaseUrl } from '../../db/database-url.js';
+import { alertRoutingRepository } from '../../alerts/alert-routing.store.js';
 
 /**
  * What `cmi doctor` checks, each a function answering one line: ok, warn or fail, and what to fix
@@ -164,11 +165,28 @@ export async function checkWebhookDestinations(destinations: readonly WebhookDes
   }));
 }
 
+/**
+ * The enabled alert destinations (docs/alert-routing.md): a webhook's or Slack's URL, a mail
+ * destination's SMTP server.
+ */
+async function routedDestinations(database: Database): Promise<WebhookDestination[]> {
+  const { items } = await alertRoutingRepository(database).pageDestinations(1000, 0);
+  return items.filter((destination) => destination.enabled).map((destination) => ({
+    setting: `alert destination ${destination.id} (${destination.kind})`,
+    url: destination.kind === 'email'
+      ? `smtp://${destination.smtp_host ?? 'localhost'}:${destination.smtp_port ?? (destination.smtp_security === 'tls' ? 465 : 587)}`
+      : destination.url ?? '',
+  })).filter((destination) => destination.url !== '');
+}
+
 /** Every check, in order; the checks that need the database are left out when it cannot be opened. */
 export async function runChecks(env: NodeJS.ProcessEnv): Promise<CheckResult[]> {
   const { result, config } = checkConfiguration(env);
   if (config === undefined) return [result];
   const results = [result];
+  const destinations: WebhookDestination[] = [];
+  if (config.webhooks.alertUrl !== undefined) destinations.push({ setting: 'CMI_ALERT_WEBHOOK_URL', url: config.webhooks.alertUrl });
+  if (config.webhooks.reportUrl !== undefined) destinations.push({ setting: 'CMI_REPORT_WEBHOOK_URL', url: config.webhooks.reportUrl });
   const opened = openExisting(config);
   if (opened.database !== undefined) {
     const database = opened.database;
@@ -178,6 +196,7 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<CheckResult[]> 
       // SQLite reads this machine's clock: only a database server's may differ.
       const skew = database.dialect.choose({ sqlite: false, postgres: true });
       if (skew && answered[0]?.state === 'ok') results.push(await checkClockSkew(database));
+      if (answered.every((check) => check.state === 'ok')) destinations.push(...await routedDestinations(database));
     } finally {
       await database.close();
     }
@@ -187,9 +206,6 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<CheckResult[]> 
   // The disk of a SQLite file; a database server's disk is the server's to watch.
   const dialect = dialectFor(config.databaseUrl);
   if (dialect.choose({ sqlite: true, postgres: false })) results.push(await checkDiskSpace(dialect.target));
-  const destinations: WebhookDestination[] = [];
-  if (config.webhooks.alertUrl !== undefined) destinations.push({ setting: 'CMI_ALERT_WEBHOOK_URL', url: config.webhooks.alertUrl });
-  if (config.webhooks.reportUrl !== undefined) destinations.push({ setting: 'CMI_REPORT_WEBHOOK_URL', url: config.webhooks.reportUrl });
   results.push(...await checkWebhookDestinations(destinations));
   return results;
 }

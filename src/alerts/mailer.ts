@@ -1,4 +1,4 @@
-import { createTransport } from 'nodemailer';
+import type { createTransport as CreateTransport } from 'nodemailer';
 import type { MailBody } from './alert-messages.js';
 import type { SmtpSecurity } from './alert-routing.js';
 
@@ -23,15 +23,20 @@ export interface MailAttempt {
   problem?: string;
 }
 
+let nodemailer: Promise<typeof CreateTransport> | undefined;
+const loadNodemailer = () => (nodemailer ??= import('nodemailer').then((module) => module.createTransport));
+
 const clip = (text: string) => text.replace(/\p{Cc}+/gu, ' ').trim().slice(0, 200);
 
 /**
  * Sends one mail through nodemailer (docs/alert-routing.md#email): a new connection each time,
  * `tls` from the first byte, `starttls` required (never sent in the clear), `none` as the server
  * allows; certificates checked. The whole exchange must end within `timeoutMs`, or as soon as `stop`
- * aborts: a server that hangs holds the outbox no longer than that. Never throws.
+ * aborts: a server that hangs holds the outbox no longer than that. Never throws. nodemailer is loaded
+ * with the first mail: a server that sends none does not hold it in memory (docs/operations.md#start-up).
  */
-export function sendMail(smtp: SmtpSettings, mail: MailBody, messageId: string, timeoutMs: number, stop?: AbortSignal): Promise<MailAttempt> {
+export async function sendMail(smtp: SmtpSettings, mail: MailBody, messageId: string, timeoutMs: number, stop?: AbortSignal): Promise<MailAttempt> {
+  const createTransport = await loadNodemailer();
   return new Promise((resolve) => {
     let settled = false;
     const transport = createTransport({

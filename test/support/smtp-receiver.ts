@@ -9,17 +9,21 @@ export interface ReceivedMail {
   user: string | undefined;
   /** The message as sent (headers and body), CRLF lines. */
   raw: string;
+  /** Whether the connection was encrypted when the mail was sent (TLS, or after STARTTLS). */
+  secure: boolean;
 }
 
 /**
- * A real SMTP server (the smtp-server package) on a free port of 127.0.0.1, without TLS, that takes
- * every mail (when `user` is given, only after AUTH with it and `password`) and keeps it for the test.
+ * A real SMTP server (the smtp-server package) on a free port of 127.0.0.1 that takes every mail (when
+ * `user` is given, only after AUTH with it and `password`) and keeps it for the test. Without `tls`, in
+ * the clear and offering no STARTTLS; with it, TLS from the first byte (`implicit`) or offering STARTTLS.
  */
-export async function smtpReceiver(options: { user?: string; password?: string } = {}) {
+export async function smtpReceiver(options: { user?: string; password?: string; tls?: { key: string; cert: string; implicit: boolean } } = {}) {
   const received: ReceivedMail[] = [];
   const server = new SMTPServer({
-    secure: false,
-    disabledCommands: ['STARTTLS'],
+    secure: options.tls?.implicit ?? false,
+    ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : {}),
+    disabledCommands: options.tls ? [] : ['STARTTLS'],
     authOptional: options.user === undefined,
     allowInsecureAuth: true,
     logger: false,
@@ -36,16 +40,21 @@ export async function smtpReceiver(options: { user?: string; password?: string }
           to: session.envelope.rcptTo.map((r) => r.address),
           user: typeof session.user === 'string' ? session.user : undefined,
           raw: Buffer.concat(chunks).toString('utf8'),
+          secure: session.secure,
         });
         callback();
       });
     },
   });
+  // A client that gives up the TLS handshake (a certificate it does not trust) is an error of the connection, kept for the test.
+  const errors: Error[] = [];
+  server.on('error', (error: Error) => errors.push(error));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
   return {
     port,
     received,
+    errors,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

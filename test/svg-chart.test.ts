@@ -97,7 +97,8 @@ describe('the SVG line chart', () => {
   });
 });
 
-// The console's charts (docs/console.md#errors) as they were before the line chart joined them.
+// The console's charts (docs/console.md#errors) as they were before the line chart joined them; the
+// sparkline now names the scale it was drawn to (data-scale), so the rows of one page share one.
 describe('the console charts', () => {
   const buckets = [
     { start: new Date('2026-11-20T08:00:00Z'), count: 0 },
@@ -106,8 +107,10 @@ describe('the console charts', () => {
   ];
 
   it('draws a sparkline scaled to the busiest bucket, its total in the title, escaped', () => {
-    assert.equal(sparkline(buckets, 'in 24 h <x>').text, '<svg class="sparkline" role="img" aria-label="4 occurrences in 24 h &lt;x&gt;" width="120" height="24" viewBox="0 0 120 24"><title>4 occurrences in 24 h &lt;x&gt;</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="0,22 60,2 120,15.3"/></svg>');
-    assert.equal(sparkline([{ start: new Date(0), count: 1 }], "it's").text, '<svg class="sparkline" role="img" aria-label="1 occurrence it&#39;s" width="120" height="24" viewBox="0 0 120 24"><title>1 occurrence it&#39;s</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="0,2"/></svg>');
+    assert.equal(sparkline(buckets, 'in 24 h <x>').text, '<svg class="sparkline" role="img" aria-label="4 occurrences in 24 h &lt;x&gt;" data-scale="3" width="120" height="24" viewBox="0 0 120 24"><title>4 occurrences in 24 h &lt;x&gt;</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="0,22 60,2 120,15.3"/></svg>');
+    assert.equal(sparkline([{ start: new Date(0), count: 1 }], "it's").text, '<svg class="sparkline" role="img" aria-label="1 occurrence it&#39;s" data-scale="1" width="120" height="24" viewBox="0 0 120 24"><title>1 occurrence it&#39;s</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="0,2"/></svg>');
+    // On a page whose busiest hour saw 6: half the height for 3.
+    assert.equal(sparkline(buckets, 'in 24 h', 6).text, '<svg class="sparkline" role="img" aria-label="4 occurrences in 24 h" data-scale="6" width="120" height="24" viewBox="0 0 120 24"><title>4 occurrences in 24 h</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="0,22 60,12 120,18.7"/></svg>');
   });
 
   it('draws a bar per bucket with its time and count, the first and last time under the axis', () => {

@@ -147,6 +147,31 @@ describe('alert routing', { timeout: 120_000 }, () => {
     assert.equal((await call('GET', `${DESTINATIONS}/2.json`)).status, 404);
   });
 
+  it('an edit that points an email destination elsewhere, or sends it in the clear, must give its SMTP password again: a kept one is never sent to a new server', async () => {
+    const t = await setUp();
+    const { call, destination } = api(t);
+    const id = await destination({
+      label: 'Billing mail', kind: 'email', smtp_host: 'mail.example.com', smtp_security: 'starttls', smtp_user: 'cmi', smtp_password: 'hunter2-password', from: 'cmi@example.com', to: ['billing@example.com'],
+    });
+    const stored = () => t.database.db.selectFrom('alert_destinations').select(['smtp_host', 'smtp_port', 'smtp_security', 'smtp_password']).where('id', '=', id).executeTakeFirstOrThrow();
+    const again = JSON.stringify({ errors: { smtp_password: ['must be given again when smtp_host, smtp_port or smtp_security changes'] } });
+    for (const change of [{ smtp_host: 'attacker.example.net' }, { smtp_port: 2525 }, { smtp_security: 'none' }, { smtp_host: 'attacker.example.net', smtp_security: 'none', smtp_port: 25 }]) {
+      const res = await call('PUT', `${DESTINATIONS}/${id}.json`, { alert_destination: change });
+      assert.equal(res.status, 422, JSON.stringify(change));
+      assert.equal(res.body, again);
+    }
+    assert.deepEqual(await stored(), { smtp_host: 'mail.example.com', smtp_port: 587, smtp_security: 'starttls', smtp_password: 'hunter2-password' });
+    // What leaves the server alone keeps the password; a new server with its password, or with none, is taken.
+    assert.equal((await call('PUT', `${DESTINATIONS}/${id}.json`, { alert_destination: { label: 'Billing', smtp_host: 'mail.example.com', smtp_user: 'cmi2' } })).status, 204);
+    assert.equal((await stored()).smtp_password, 'hunter2-password');
+    assert.equal((await call('PUT', `${DESTINATIONS}/${id}.json`, { alert_destination: { smtp_host: 'mail2.example.com', smtp_password: 'other-password' } })).status, 204);
+    assert.deepEqual(await stored(), { smtp_host: 'mail2.example.com', smtp_port: 587, smtp_security: 'starttls', smtp_password: 'other-password' });
+    assert.equal((await call('PUT', `${DESTINATIONS}/${id}.json`, { alert_destination: { smtp_security: 'none', smtp_password: null } })).status, 204);
+    assert.deepEqual(await stored(), { smtp_host: 'mail2.example.com', smtp_port: 587, smtp_security: 'none', smtp_password: null });
+    // With no password kept, nothing is to be given again.
+    assert.equal((await call('PUT', `${DESTINATIONS}/${id}.json`, { alert_destination: { smtp_host: 'mail3.example.com' } })).status, 204);
+  });
+
   it('rules: created and read in JSON and XML; an unknown event, no destination or an unknown one is a 422 naming the field', async () => {
     const t = await setUp();
     const { call, destination } = api(t);

@@ -536,6 +536,13 @@ describe('alert routing from the client, cmi alerts and the console', { timeout:
       assert.equal(refused.statusCode, 422);
       assert.ok(refused.body.includes('<span class="field-error" id="destination-url-error">url must be an http or https URL</span>'), 'the field named');
       assert.ok(!refused.body.includes(SECRET), 'the secret not written back');
+      // Nor a chat's URL, whose path is its secret, when another field is refused.
+      const slackUrl = 'https://hooks.slack.com/services/T0123/B0456/XyZsecretPath789';
+      const blank = await post('/console/alerts/destinations', { _csrf: csrf, label: ' ', kind: 'slack', url: slackUrl, smtp_security: 'starttls' });
+      assert.equal(blank.statusCode, 422);
+      assert.ok(blank.body.includes('<span class="field-error" id="destination-label-error">label can&#39;t be blank</span>'), 'the field named');
+      assert.ok(!blank.body.includes('XyZsecretPath789'), 'the URL\'s path not written back');
+      assert.ok(blank.body.includes('<input id="destination-url" name="url" maxlength="2048" value="">'), 'the URL field empty');
       const added = await post('/console/alerts/destinations', { _csrf: csrf, label: 'Ops <hook>', kind: 'webhook', url: `${receiver.url}/ops`, secret: SECRET, smtp_security: 'starttls' });
       assert.deepEqual([added.statusCode, added.headers.location], [303, '/console/alerts/destinations/1?notice=destination-added']);
       const tested = await post('/console/alerts/destinations/1/test', { _csrf: csrf });

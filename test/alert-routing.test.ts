@@ -213,6 +213,7 @@ describe('alert routing', { timeout: 120_000 }, () => {
       assert.equal(res.body, JSON.stringify({ errors: expected }));
     };
     await refused({ label: 'x', events: ['new', 'deploy'], destination_ids: [slack] }, { events: ['must be a list of events: new, regression, spike, report'] });
+    await refused({ label: 'x', events: ['new'], destination_ids: [slack, 2147483648] }, { destination_ids: ['must be a list of ids'] });
     await refused({ label: 'x', events: ['new'] }, { destination_ids: ["can't be empty: a rule sends to at least one destination"] });
     await refused({ label: 'x', events: ['new'], destination_ids: [] }, { destination_ids: ["can't be empty: a rule sends to at least one destination"] });
     await refused({ label: 'x', events: ['new'], destination_ids: [slack, 77] }, { destination_ids: ['names no destination: 77'] });

@@ -160,6 +160,7 @@ describe('error triage', () => {
     const none = await call(t, 'GET', `${ERRORS}.json?assignee=none`);
     assert.deepEqual([ids(none), none.headers['x-total']], [[c], '1']);
     assert.equal((await call(t, 'GET', `${ERRORS}.json?assignee=someone`)).body, '{"errors":{"assignee":["must be me, none or the id of a user"]}}');
+    assert.equal((await call(t, 'GET', `${ERRORS}.json?assignee=2147483648`)).body, '{"errors":{"assignee":["must be me, none or the id of a user"]}}');
 
     // Deleting the user (the first DELETE marks it deleted) unassigns it; the list read before shows it no more.
     assert.equal((await call(t, 'DELETE', `/users/${boss!.id}.json`)).statusCode, 204);

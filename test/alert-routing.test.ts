@@ -340,6 +340,28 @@ describe('alert routing', { timeout: 120_000 }, () => {
     }, 5000);
   });
 
+  it('a receiver that echoes the URL it was sent to (Express: "Cannot POST /path") has its path and query cut from the reason kept, answered and shown', async () => {
+    const t = await setUp({ CMI_WEBHOOK_RETRY_BASE: '60000' });
+    const path = '/services/T0123/B0456/XyZsecretPath789';
+    const receiver = await webhookReceiver(SECRET, (received, index) => ({
+      status: 404,
+      // Whole, then cut by the 200 characters kept in the middle of the secret segment.
+      body: index === 0 ? `Cannot POST ${received.path}` : `${'x'.repeat(160)}${received.path}`,
+    }));
+    cleanups.push(() => receiver.stop());
+    const { call, destination } = api(t);
+    const slack = await destination({ label: 'Storage Slack', kind: 'slack', url: `${receiver.url}${path}?token=querysecret42` });
+    const first = await call('POST', `${DESTINATIONS}/${slack}/test.json`);
+    assert.equal((first.json().delivery as Json).last_error, 'HTTP 404: Cannot POST …');
+    // A second destination (a failed test waits for its retry before the next test of its destination).
+    const again = await destination({ label: 'Storage Slack again', kind: 'slack', url: `${receiver.url}${path}?token=querysecret42` });
+    const second = await call('POST', `${DESTINATIONS}/${again}/test.json`);
+    assert.equal((second.json().delivery as Json).last_error, `HTTP 404: ${'x'.repeat(160)}…`);
+    assert.equal(receiver.received.length, 2);
+    const shown = [first.body, second.body, (await call('GET', `${DESTINATIONS}/${slack}/deliveries.json`)).body, JSON.stringify(await deliveryRows(t))].join('\n');
+    for (const secret of ['XyZsecret', 'querysecret42', 'B0456']) assert.ok(!shown.includes(secret), secret);
+  });
+
   it('a storm past the rate limit becomes one digest naming how many and the first ones; every alert in it is delivered once', async () => {
     const t = await setUp({ CMI_ALERT_RATE_LIMIT: '2' });
     const receiver = await webhookReceiver(SECRET);

@@ -360,6 +360,10 @@ describe('alert routing', { timeout: 120_000 }, () => {
     assert.equal(receiver.received.length, 2);
     const shown = [first.body, second.body, (await call('GET', `${DESTINATIONS}/${slack}/deliveries.json`)).body, JSON.stringify(await deliveryRows(t))].join('\n');
     for (const secret of ['XyZsecret', 'querysecret42', 'B0456']) assert.ok(!shown.includes(secret), secret);
+    // Nor does the outbox keep it beside each delivery (it sends to the destination's URL): deleting
+    // the destination leaves no copy of its secret in the deliveries or their backups.
+    const urls = await t.database.db.selectFrom('webhook_deliveries').select('url').orderBy('id').execute();
+    assert.deepEqual(urls.map((row) => row.url), [`${new URL(receiver.url).origin}/…`, `${new URL(receiver.url).origin}/…`]);
   });
 
   it('a storm past the rate limit becomes one digest naming how many and the first ones; every alert in it is delivered once', async () => {

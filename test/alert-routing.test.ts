@@ -158,7 +158,8 @@ describe('alert routing', { timeout: 120_000 }, () => {
     });
     const stored = () => t.database.db.selectFrom('alert_destinations').select(['smtp_host', 'smtp_port', 'smtp_security', 'smtp_password']).where('id', '=', id).executeTakeFirstOrThrow();
     const again = JSON.stringify({ errors: { smtp_password: ['must be given again when smtp_host, smtp_port or smtp_security changes'] } });
-    for (const change of [{ smtp_host: 'attacker.example.net' }, { smtp_port: 2525 }, { smtp_security: 'none' }, { smtp_host: 'attacker.example.net', smtp_security: 'none', smtp_port: 25 }]) {
+    // Nor by way of another kind: the server changed while a Slack destination, then made email again.
+    for (const change of [{ smtp_host: 'attacker.example.net' }, { smtp_port: 2525 }, { smtp_security: 'none' }, { smtp_host: 'attacker.example.net', smtp_security: 'none', smtp_port: 25 }, { kind: 'slack', url: 'https://hooks.example.com/x', smtp_host: 'attacker.example.net' }]) {
       const res = await call('PUT', `${DESTINATIONS}/${id}.json`, { alert_destination: change });
       assert.equal(res.status, 422, JSON.stringify(change));
       assert.equal(res.body, again);

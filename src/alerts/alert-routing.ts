@@ -223,11 +223,12 @@ export function readDestination(body: unknown, current: DestinationFields | unde
     if (out.to.length === 0) errors.add('to', "can't be empty for an email destination");
     out.smtp_security ??= 'starttls';
     out.smtp_port ??= out.smtp_security === 'tls' ? 465 : out.smtp_security === 'starttls' ? 587 : 25;
-    // A kept password would go to the new server, or in the clear: whoever points it elsewhere must know it (docs/alert-routing.md#destinations).
-    const moved = current !== undefined && (out.smtp_host !== current.smtp_host || out.smtp_port !== current.smtp_port || out.smtp_security !== current.smtp_security);
-    if (moved && current.smtp_password !== null && fields['smtp_password'] === undefined) {
-      errors.add('smtp_password', 'must be given again when smtp_host, smtp_port or smtp_security changes');
-    }
+  }
+  // A kept password would go to the new server, or in the clear: whoever points it elsewhere must know
+  // it, whatever the kind meanwhile (docs/alert-routing.md#destinations).
+  const moved = current !== undefined && (out.smtp_host !== current.smtp_host || out.smtp_port !== current.smtp_port || out.smtp_security !== current.smtp_security);
+  if (moved && current.smtp_password !== null && fields['smtp_password'] === undefined) {
+    errors.add('smtp_password', 'must be given again when smtp_host, smtp_port or smtp_security changes');
   }
   errors.throwIfAny();
   return out;

@@ -134,6 +134,9 @@ describe('alert routing', { timeout: 120_000 }, () => {
     });
     await refused({ label: 'x', kind: 'email' }, { smtp_host: ["can't be blank for an email destination"], from: ["can't be blank for an email destination"], to: ["can't be empty for an email destination"] });
     await refused({ url: 'mailto:x' }, { url: ['must be an http or https URL'] }, `${DESTINATIONS}/1.json`, 'PUT');
+    // Fifty addresses, each valid, whose list is longer than its column holds: a 422 on both databases, never a 500.
+    const long = Array.from({ length: 50 }, (_, i) => `${'a'.repeat(60)}${i}@${'b'.repeat(40)}.example.com`);
+    await refused({ label: 'x', kind: 'email', smtp_host: 'mail.example.com', from: 'cmi@example.com', to: long }, { to: ['is too long (maximum is 4096 characters in all)'] });
 
     const forbidden = await call('GET', `${DESTINATIONS}.json`, undefined, t.aliceAuth);
     assert.equal(forbidden.status, 403);
@@ -145,6 +148,32 @@ describe('alert routing', { timeout: 120_000 }, () => {
     const removed = await call('DELETE', `${DESTINATIONS}/2.json`);
     assert.equal(removed.status, 204);
     assert.equal((await call('GET', `${DESTINATIONS}/2.json`)).status, 404);
+  });
+
+  it('an edit that points an email destination elsewhere, or sends it in the clear, must give its SMTP password again: a kept one is never sent to a new server', async () => {
+    const t = await setUp();
+    const { call, destination } = api(t);
+    const id = await destination({
+      label: 'Billing mail', kind: 'email', smtp_host: 'mail.example.com', smtp_security: 'starttls', smtp_user: 'cmi', smtp_password: 'hunter2-password', from: 'cmi@example.com', to: ['billing@example.com'],
+    });
+    const stored = () => t.database.db.selectFrom('alert_destinations').select(['smtp_host', 'smtp_port', 'smtp_security', 'smtp_password']).where('id', '=', id).executeTakeFirstOrThrow();
+    const again = JSON.stringify({ errors: { smtp_password: ['must be given again when smtp_host, smtp_port or smtp_security changes'] } });
+    // Nor by way of another kind: the server changed while a Slack destination, then made email again.
+    for (const change of [{ smtp_host: 'attacker.example.net' }, { smtp_port: 2525 }, { smtp_security: 'none' }, { smtp_host: 'attacker.example.net', smtp_security: 'none', smtp_port: 25 }, { kind: 'slack', url: 'https://hooks.example.com/x', smtp_host: 'attacker.example.net' }]) {
+      const res = await call('PUT', `${DESTINATIONS}/${id}.json`, { alert_destination: change });
+      assert.equal(res.status, 422, JSON.stringify(change));
+      assert.equal(res.body, again);
+    }
+    assert.deepEqual(await stored(), { smtp_host: 'mail.example.com', smtp_port: 587, smtp_security: 'starttls', smtp_password: 'hunter2-password' });
+    // What leaves the server alone keeps the password; a new server with its password, or with none, is taken.
+    assert.equal((await call('PUT', `${DESTINATIONS}/${id}.json`, { alert_destination: { label: 'Billing', smtp_host: 'mail.example.com', smtp_user: 'cmi2' } })).status, 204);
+    assert.equal((await stored()).smtp_password, 'hunter2-password');
+    assert.equal((await call('PUT', `${DESTINATIONS}/${id}.json`, { alert_destination: { smtp_host: 'mail2.example.com', smtp_password: 'other-password' } })).status, 204);
+    assert.deepEqual(await stored(), { smtp_host: 'mail2.example.com', smtp_port: 587, smtp_security: 'starttls', smtp_password: 'other-password' });
+    assert.equal((await call('PUT', `${DESTINATIONS}/${id}.json`, { alert_destination: { smtp_security: 'none', smtp_password: null } })).status, 204);
+    assert.deepEqual(await stored(), { smtp_host: 'mail2.example.com', smtp_port: 587, smtp_security: 'none', smtp_password: null });
+    // With no password kept, nothing is to be given again.
+    assert.equal((await call('PUT', `${DESTINATIONS}/${id}.json`, { alert_destination: { smtp_host: 'mail3.example.com' } })).status, 204);
   });
 
   it('rules: created and read in JSON and XML; an unknown event, no destination or an unknown one is a 422 naming the field', async () => {
@@ -185,6 +214,7 @@ describe('alert routing', { timeout: 120_000 }, () => {
       assert.equal(res.body, JSON.stringify({ errors: expected }));
     };
     await refused({ label: 'x', events: ['new', 'deploy'], destination_ids: [slack] }, { events: ['must be a list of events: new, regression, spike, report'] });
+    await refused({ label: 'x', events: ['new'], destination_ids: [slack, 2147483648] }, { destination_ids: ['must be a list of ids'] });
     await refused({ label: 'x', events: ['new'] }, { destination_ids: ["can't be empty: a rule sends to at least one destination"] });
     await refused({ label: 'x', events: ['new'], destination_ids: [] }, { destination_ids: ["can't be empty: a rule sends to at least one destination"] });
     await refused({ label: 'x', events: ['new'], destination_ids: [slack, 77] }, { destination_ids: ['names no destination: 77'] });
@@ -309,6 +339,32 @@ describe('alert routing', { timeout: 120_000 }, () => {
       const row = (await deliveryRows(t)).find((r) => Number(r.destination_id) === stuck);
       assert.deepEqual([row?.state, Number(row?.attempts), row?.last_error], ['pending', 1, 'no answer within 1000 ms']);
     }, 5000);
+  });
+
+  it('a receiver that echoes the URL it was sent to (Express: "Cannot POST /path") has its path and query cut from the reason kept, answered and shown', async () => {
+    const t = await setUp({ CMI_WEBHOOK_RETRY_BASE: '60000' });
+    const path = '/services/T0123/B0456/XyZsecretPath789';
+    const receiver = await webhookReceiver(SECRET, (received, index) => ({
+      status: 404,
+      // Whole, then cut by the 200 characters kept in the middle of the secret segment.
+      body: index === 0 ? `Cannot POST ${received.path}` : `${'x'.repeat(160)}${received.path}`,
+    }));
+    cleanups.push(() => receiver.stop());
+    const { call, destination } = api(t);
+    const slack = await destination({ label: 'Storage Slack', kind: 'slack', url: `${receiver.url}${path}?token=querysecret42` });
+    const first = await call('POST', `${DESTINATIONS}/${slack}/test.json`);
+    assert.equal((first.json().delivery as Json).last_error, 'HTTP 404: Cannot POST …');
+    // A second destination (a failed test waits for its retry before the next test of its destination).
+    const again = await destination({ label: 'Storage Slack again', kind: 'slack', url: `${receiver.url}${path}?token=querysecret42` });
+    const second = await call('POST', `${DESTINATIONS}/${again}/test.json`);
+    assert.equal((second.json().delivery as Json).last_error, `HTTP 404: ${'x'.repeat(160)}…`);
+    assert.equal(receiver.received.length, 2);
+    const shown = [first.body, second.body, (await call('GET', `${DESTINATIONS}/${slack}/deliveries.json`)).body, JSON.stringify(await deliveryRows(t))].join('\n');
+    for (const secret of ['XyZsecret', 'querysecret42', 'B0456']) assert.ok(!shown.includes(secret), secret);
+    // Nor does the outbox keep it beside each delivery (it sends to the destination's URL): deleting
+    // the destination leaves no copy of its secret in the deliveries or their backups.
+    const urls = await t.database.db.selectFrom('webhook_deliveries').select('url').orderBy('id').execute();
+    assert.deepEqual(urls.map((row) => row.url), [`${new URL(receiver.url).origin}/…`, `${new URL(receiver.url).origin}/…`]);
   });
 
   it('a storm past the rate limit becomes one digest naming how many and the first ones; every alert in it is delivered once', async () => {
@@ -511,6 +567,13 @@ describe('alert routing from the client, cmi alerts and the console', { timeout:
       assert.equal(refused.statusCode, 422);
       assert.ok(refused.body.includes('<span class="field-error" id="destination-url-error">url must be an http or https URL</span>'), 'the field named');
       assert.ok(!refused.body.includes(SECRET), 'the secret not written back');
+      // Nor a chat's URL, whose path is its secret, when another field is refused.
+      const slackUrl = 'https://hooks.slack.com/services/T0123/B0456/XyZsecretPath789';
+      const blank = await post('/console/alerts/destinations', { _csrf: csrf, label: ' ', kind: 'slack', url: slackUrl, smtp_security: 'starttls' });
+      assert.equal(blank.statusCode, 422);
+      assert.ok(blank.body.includes('<span class="field-error" id="destination-label-error">label can&#39;t be blank</span>'), 'the field named');
+      assert.ok(!blank.body.includes('XyZsecretPath789'), 'the URL\'s path not written back');
+      assert.ok(blank.body.includes('<input id="destination-url" name="url" maxlength="2048" value="">'), 'the URL field empty');
       const added = await post('/console/alerts/destinations', { _csrf: csrf, label: 'Ops <hook>', kind: 'webhook', url: `${receiver.url}/ops`, secret: SECRET, smtp_security: 'starttls' });
       assert.deepEqual([added.statusCode, added.headers.location], [303, '/console/alerts/destinations/1?notice=destination-added']);
       const tested = await post('/console/alerts/destinations/1/test', { _csrf: csrf });

@@ -401,6 +401,21 @@ describe('the access log', () => {
   });
 });
 
+describe('behind CMI_TRUST_PROXY', () => {
+  it('records a change whose forwarded address is longer than the column holds, cut to 64 characters, rather than make the change and fail its row', async () => {
+    const t = await createTestApp({ CMI_TRUST_PROXY: 'true' });
+    try {
+      const forwarded = 'not-an-address-'.repeat(8);
+      const res = await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/suspend.json`, headers: { authorization: t.adminAuth, 'x-forwarded-for': forwarded, 'x-request-id': 'forwarded-1' } });
+      assert.equal(res.statusCode, 200, res.body);
+      const row = (await rows(t)).find((r) => r.request_id === 'forwarded-1');
+      assert.deepEqual([row?.action, row?.address], ['user.suspend', forwarded.slice(0, 64)]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('cmi/client auditLog and cmi audit against a real cmi', () => {
   let t: TestApp;
   let baseUrl: string;

@@ -99,6 +99,11 @@ describe('cmi version --local and cmi doctor', { timeout: 120_000 }, () => {
     assert.equal(answer.database, `postgres://cmi:***@127.0.0.1:${port}/cmi`);
     assert.equal(answer.database_problem, `cannot connect to PostgreSQL at 127.0.0.1:${port}: connection refused; check that PostgreSQL is running and listens on 127.0.0.1:${port} (the host and port of DATABASE_URL)`);
     assert.ok(!gone.stdout.includes('secret-pw'));
+    // libpq's password parameter (which pg reads too) is masked as the URL's own is.
+    const inQuery = await runCmi(['version', '--local', '--json'], { ...env, DATABASE_URL: `postgres://cmi@127.0.0.1:${port}/cmi?sslmode=disable&password=query-pw` });
+    assert.equal(inQuery.code, 0, inQuery.stderr);
+    assert.equal((JSON.parse(inQuery.stdout) as Record<string, unknown>).database, `postgres://cmi@127.0.0.1:${port}/cmi?sslmode=disable&password=***`);
+    assert.ok(!inQuery.stdout.includes('query-pw'));
   });
 
   it('doctor: every check passes on a migrated database: one line each, exit 0', async () => {

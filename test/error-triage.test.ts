@@ -106,6 +106,10 @@ describe('error triage', () => {
     // Alice holds no infrastructure_errors.read; 999 is no one.
     assert.equal((await put({ assignee_id: t.alice.id })).body, '{"errors":{"assignee_id":["must be a user who may read infrastructure errors"]}}');
     assert.equal((await put({ assignee_id: 999 })).body, '{"errors":{"assignee_id":["must be a user who may read infrastructure errors"]}}');
+    // Past the largest id a column holds: a 422 on both databases, never PostgreSQL's 500.
+    assert.equal((await put({ assignee_id: 2147483648 })).body, '{"errors":{"assignee_id":["must be the id of a user, or null"]}}');
+    const bulk = await call(t, 'PUT', `${ERRORS}/triage.json`, { triage: { status: 'resolved' }, ids: [id, 99999999999] });
+    assert.deepEqual([bulk.statusCode, bulk.body], [422, '{"errors":{"ids":["must be a list of ids"]}}']);
     const xml = await put({ status: 'fixed' }, 'xml');
     assert.equal(xml.statusCode, 422);
     assert.equal(xml.body, '<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n  <error>Status must be one of unresolved, resolved, ignored, snoozed</error>\n</errors>\n');
@@ -156,6 +160,7 @@ describe('error triage', () => {
     const none = await call(t, 'GET', `${ERRORS}.json?assignee=none`);
     assert.deepEqual([ids(none), none.headers['x-total']], [[c], '1']);
     assert.equal((await call(t, 'GET', `${ERRORS}.json?assignee=someone`)).body, '{"errors":{"assignee":["must be me, none or the id of a user"]}}');
+    assert.equal((await call(t, 'GET', `${ERRORS}.json?assignee=2147483648`)).body, '{"errors":{"assignee":["must be me, none or the id of a user"]}}');
 
     // Deleting the user (the first DELETE marks it deleted) unassigns it; the list read before shows it no more.
     assert.equal((await call(t, 'DELETE', `/users/${boss!.id}.json`)).statusCode, 204);

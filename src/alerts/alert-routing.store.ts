@@ -5,6 +5,7 @@ import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import type { BatchOutcome } from '../tracker/tracker.store.js';
 import { type AlertDestination, type AlertRule, type DestinationFields, type RoutedEvent, type RuleFields, ruleMatches } from './alert-routing.js';
 import { type AlertKind, insertDeliveries, pendingDelivery } from './deliveries.store.js';
+import { displayUrl } from './sender.js';
 
 function toDestination(row: Selectable<AlertDestinationsTable>): AlertDestination {
   return {
@@ -261,8 +262,11 @@ export async function enqueueRoutedAlerts(trx: Kysely<Schema>, outcomes: readonl
   return rows.length;
 }
 
-/** What a delivery's `url` column records of its destination: its URL, or mail's `smtp://host:port` (the list shows the origin only). */
+/**
+ * What a delivery's `url` column records of its destination: its URL's origin (its path may be its
+ * secret, and the outbox sends to the destination's URL, never this), or mail's `smtp://host:port`.
+ */
 export const deliveryTarget = (destination: Pick<AlertDestination, 'kind' | 'url' | 'smtp_host' | 'smtp_port' | 'smtp_security'>): string =>
   destination.kind === 'email'
     ? `${destination.smtp_security === 'tls' ? 'smtps' : 'smtp'}://${destination.smtp_host ?? ''}:${destination.smtp_port ?? 25}/`
-    : destination.url ?? '';
+    : destination.url === null ? '' : displayUrl(destination.url);

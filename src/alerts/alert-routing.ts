@@ -97,6 +97,8 @@ export const servedDestination = (destination: AlertDestination): ServedDestinat
 const MAX_URL_CHARS = 2048;
 const MIN_SECRET_CHARS = 16;
 const MAX_RECIPIENTS = 50;
+/** The list as stored, its addresses joined by commas (`to_addresses`, migration 025). */
+const MAX_RECIPIENTS_CHARS = 4096;
 const ADDRESS = /^[^\s@<>",;:()[\]\\]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
 const HOST = /^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$|^\[[0-9A-Fa-f:.]+\]$/;
 
@@ -202,6 +204,7 @@ export function readDestination(body: unknown, current: DestinationFields | unde
     const list = stringList(fields['to']);
     if (list === undefined || !list.every((item) => typeof item === 'string' && ADDRESS.test(item))) errors.add('to', 'must be a list of mail addresses such as storage@example.com');
     else if (list.length > MAX_RECIPIENTS) errors.add('to', `must hold at most ${MAX_RECIPIENTS} addresses`);
+    else if ([...new Set(list as string[])].join(',').length > MAX_RECIPIENTS_CHARS) errors.add('to', `is too long (maximum is ${MAX_RECIPIENTS_CHARS} characters in all)`);
     else out.to = [...new Set(list as string[])];
   }
   if (fields['enabled'] !== undefined && fields['enabled'] !== null) {
@@ -220,6 +223,12 @@ export function readDestination(body: unknown, current: DestinationFields | unde
     if (out.to.length === 0) errors.add('to', "can't be empty for an email destination");
     out.smtp_security ??= 'starttls';
     out.smtp_port ??= out.smtp_security === 'tls' ? 465 : out.smtp_security === 'starttls' ? 587 : 25;
+  }
+  // A kept password would go to the new server, or in the clear: whoever points it elsewhere must know
+  // it, whatever the kind meanwhile (docs/alert-routing.md#destinations).
+  const moved = current !== undefined && (out.smtp_host !== current.smtp_host || out.smtp_port !== current.smtp_port || out.smtp_security !== current.smtp_security);
+  if (moved && current.smtp_password !== null && fields['smtp_password'] === undefined) {
+    errors.add('smtp_password', 'must be given again when smtp_host, smtp_port or smtp_security changes');
   }
   errors.throwIfAny();
   return out;

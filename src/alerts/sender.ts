@@ -33,6 +33,35 @@ export function displayUrl(url: string): string {
 }
 
 /**
+ * `text` (the start of a receiver's answer) without what of `url` may be a secret: its path and query,
+ * whole or by their longer parts, and its credentials. A receiver may echo the URL it was sent to
+ * (Express: `Cannot POST /services/T.../B.../XXXX`), and the answer may be cut inside it: a cut end
+ * that begins the path goes too. What is left is fit for the deliveries list and a log line.
+ */
+export function withoutUrlSecrets(text: string, url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return text;
+  }
+  const secret = `${parsed.pathname}${parsed.search}`;
+  const parts = [
+    secret, parsed.pathname, parsed.search.slice(1), parsed.username, parsed.password,
+    ...parsed.pathname.split('/'), ...[...parsed.searchParams.values()],
+  ].filter((part) => part.length >= 8 || (part.length > 1 && (part === secret || part === parsed.pathname)));
+  let kept = text;
+  for (let n = Math.min(secret.length, kept.length); n > 1; n--) {
+    if (kept.endsWith(secret.slice(0, n))) {
+      kept = `${kept.slice(0, -n)}…`;
+      break;
+    }
+  }
+  for (const part of [...new Set(parts)].sort((a, b) => b.length - a.length)) kept = kept.split(part).join('…');
+  return kept;
+}
+
+/**
  * POSTs `body` to `url` once, with `headers`. The whole exchange (connecting, sending, the answer
  * and up to 64 KiB of its body) must end within `timeoutMs`, or as soon as `stop` aborts; a new
  * connection each time (nothing kept open to hold a stopping process), no redirects followed.
@@ -65,7 +94,7 @@ export function postWebhook(url: string, body: string, headers: Record<string, s
         let read = 0;
         const done = () => {
           const text = Buffer.concat(chunks).toString('utf8').replace(/\p{Cc}+/gu, ' ').trim();
-          finish({ status: res.statusCode ?? null, excerpt: text.slice(0, LOGGED_CHARS) });
+          finish({ status: res.statusCode ?? null, excerpt: withoutUrlSecrets(text.slice(0, LOGGED_CHARS), url) });
         };
         res.on('data', (chunk: Buffer) => {
           const room = RESPONSE_READ_LIMIT - read;

@@ -5,6 +5,9 @@ import { type AuditActor, type AuditEntry, type AuditEvent, safeChanges, SYSTEM_
 import { type AuditFilters, type AuditRepository, auditRepository, type NewAuditRow } from './audit.store.js';
 import type { Database } from '../db/database.js';
 
+/** The longest address an audit row keeps (its column, migration 024). */
+const MAX_ADDRESS_CHARS = 64;
+
 /** Who reads the trail: anyone holding `audit_log.read` (roles/permissions.ts; the role `admin` does). */
 export interface AuditReader {
   permissions: ReadonlySet<string>;
@@ -21,7 +24,8 @@ export function auditTrail(repository: AuditRepository, clock: Clock, settings: 
     actor_id: actor.id,
     actor_login: actor.login ?? (actor.id === null ? 'system' : `#${actor.id}`),
     credential: actor.credential ?? (actor.id === null ? 'local' : 'password'),
-    address: actor.address ?? null,
+    // Behind CMI_TRUST_PROXY the address is what the proxy forwarded: cut to its column, so no change goes unrecorded.
+    address: actor.address === undefined ? null : actor.address.slice(0, MAX_ADDRESS_CHARS),
     request_id: actor.requestId ?? null,
     action: entry.action,
     target_type: entry.target_type,

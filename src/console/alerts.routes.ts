@@ -47,8 +47,8 @@ export function consoleAlertsRoutes(app: FastifyInstance, services: ConsoleServi
       return reply.code(303).header('location', `/console/alerts/destinations/${destination.id}?notice=destination-added`).send();
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
-      // Secrets are never written back into a page.
-      const shown = Object.fromEntries(Object.entries(values).filter(([name]) => name !== 'secret' && name !== 'smtp_password'));
+      // Secrets are never written back into a page, nor the URL: a chat's URL's path is its secret (docs/security.md).
+      const shown = Object.fromEntries(Object.entries(values).filter(([name]) => name !== 'secret' && name !== 'smtp_password' && name !== 'url'));
       return sendPage(reply, alertsPage(pageContext(request, services), await view(request, { destinationValues: shown, destinationErrors: error.messages })), 422);
     }
   });

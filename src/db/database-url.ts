@@ -18,14 +18,18 @@ export function dialectFor(url: string): Dialect {
   throw new Error('must start with sqlite: or postgres:// (e.g. sqlite:./data/cmi.sqlite3)');
 }
 
-/** The URL fit to print or log: a password in it is masked, even in a URL that does not parse. */
+/** Query parameters that carry a password (libpq's, which pg reads from the URL too). */
+const PASSWORD_PARAMETER = /([?&](?:ssl)?password=)[^&#]*/gi;
+
+/** The URL fit to print or log: a password in it is masked (its own, or a `password` parameter), even in a URL that does not parse. */
 export function displayDatabaseUrl(url: string): string {
-  if (!url.includes('@')) return url;
+  const inQuery = new RegExp(PASSWORD_PARAMETER.source, 'i').test(url);
+  if (!url.includes('@') && !inQuery) return url;
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
-    return parsed.toString();
+    return parsed.toString().replace(PASSWORD_PARAMETER, '$1***');
   } catch {
-    return url.replace(/\/\/[^@/]*@/, '//***@');
+    return url.replace(/\/\/[^@/]*@/, '//***@').replace(PASSWORD_PARAMETER, '$1***');
   }
 }

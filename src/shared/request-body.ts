@@ -53,6 +53,9 @@ export function stringField(
   return value;
 }
 
+/** The largest id: an integer column's (PostgreSQL's `integer`). */
+export const MAX_ID = 2_147_483_647;
+
 /**
  * Reads an optional list of ids: a JSON array of numbers or digit strings (OnApp clients send both),
  * or XML's `<name type="array"><item>1</item></name>` (an empty element is the empty list).
@@ -62,8 +65,9 @@ export function idListField(fields: Fields, name: string, errors: FieldErrors): 
   if (value === undefined || value === null) return undefined;
   if (value === '') return [];
   if (isObject(value) && Object.keys(value).length === 1 && 'item' in value) value = [value['item']].flat();
+  // No id is past the largest an integer column holds: PostgreSQL refuses to compare with one (a 500).
   const isId = (item: unknown) =>
-    (typeof item === 'number' && Number.isSafeInteger(item) && item > 0) || (typeof item === 'string' && /^[1-9]\d{0,14}$/.test(item));
+    ((typeof item === 'number' && Number.isSafeInteger(item) && item > 0) || (typeof item === 'string' && /^[1-9]\d{0,14}$/.test(item))) && Number(item) <= MAX_ID;
   if (!Array.isArray(value) || !value.every(isId)) {
     errors.add(name, 'must be a list of ids');
     return undefined;

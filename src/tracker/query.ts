@@ -1,6 +1,7 @@
 import { parseDatetime } from '../shared/datetime.js';
 import { FieldErrors } from '../shared/problems.js';
 import { type Query, singleParameter } from '../shared/query-string.js';
+import { MAX_ID } from '../shared/request-body.js';
 import { errorReportLimits } from '../shared/limits.js';
 import type { Direction, ErrorFilters, ErrorSort } from './tracker.store.js';
 import { TRIAGE_STATUSES } from './triage.js';
@@ -66,7 +67,7 @@ function assignee(query: Query, viewerId: number | null | undefined, errors: Fie
     errors.add('assignee', 'me names the signed-in user, and there is none');
     return undefined;
   }
-  if (/^[1-9]\d{0,14}$/.test(value)) return Number(value);
+  if (/^[1-9]\d{0,14}$/.test(value) && Number(value) <= MAX_ID) return Number(value);
   errors.add('assignee', 'must be me, none or the id of a user');
   return undefined;
 }

@@ -1,6 +1,6 @@
 import { parseDatetime } from '../shared/datetime.js';
 import { FieldErrors, Unprocessable } from '../shared/problems.js';
-import { idListField, unwrapRecord } from '../shared/request-body.js';
+import { idListField, MAX_ID, unwrapRecord } from '../shared/request-body.js';
 
 import { TRIAGE_STATUSES } from './triage.resource.js';
 
@@ -90,7 +90,7 @@ export function parseTriageChange(body: unknown, now: Date): TriageChange {
     if (isNil(value)) change.assignee_id = null;
     else {
       const id = integerOf(value);
-      if (id === undefined || id < 1) errors.add('assignee_id', 'must be the id of a user, or null');
+      if (id === undefined || id < 1 || id > MAX_ID) errors.add('assignee_id', 'must be the id of a user, or null');
       else change.assignee_id = id;
     }
   }

@@ -518,8 +518,16 @@ describe('alert routing from the client, cmi alerts and the console', { timeout:
 
       const env = { XDG_CONFIG_HOME: join(home, 'config'), CMI_URL: url, CMI_USER: ADMIN.login, CMI_PASSWORD: ADMIN.password, CMI_API_KEY: '', CMI_PROFILE: '', NO_COLOR: '' };
       const cmi = (args: string[]) => runCmi(args, env);
-      const added = await cmi(['alerts', 'destinations', 'add', 'Billing mail', 'email', '--smtp-host', 'smtp.example.com', '--smtp-password', 'mail-password-9', '--from', 'cmi@example.com', '--to', 'billing@example.com,oncall@example.com']);
+      // Secrets come from the environment, never from options (the process list shows those).
+      const refused = await cmi(['alerts', 'destinations', 'add', 'Billing mail', 'email', '--smtp-password', 'mail-password-9']);
+      assert.equal(refused.code, 2);
+      assert.match(refused.stderr, /^error: unknown option '--smtp-password'\n/);
+      const added = await runCmi(['alerts', 'destinations', 'add', 'Billing mail', 'email', '--smtp-host', 'smtp.example.com', '--from', 'cmi@example.com', '--to', 'billing@example.com,oncall@example.com'], { ...env, CMI_DESTINATION_SMTP_PASSWORD: 'mail-password-9' });
       assert.deepEqual([added.stderr, added.code, added.stdout], ['', 0, 'Created alert destination 2 "Billing mail" (email); try it: cmi alerts test 2\n']);
+      const stored = await t.database.db.selectFrom('alert_destinations').select(['smtp_password']).where('id', '=', 2).executeTakeFirstOrThrow();
+      assert.equal(stored.smtp_password, 'mail-password-9');
+      const both = await runCmi(['alerts', 'destinations', 'edit', '1', '--hook-url', `${receiver.url}/ops`], { ...env, CMI_DESTINATION_URL: `${receiver.url}/ops` });
+      assert.deepEqual([both.code, both.stderr], [2, 'cmi: give the URL as --hook-url or in CMI_DESTINATION_URL, not both\n']);
       const ruleAdded = await cmi(['alerts', 'rules', 'add', 'Billing', '--events', 'new,report', '--error-class-prefix', 'Billing', '--destinations', '2']);
       assert.deepEqual([ruleAdded.stderr, ruleAdded.code, ruleAdded.stdout], ['', 0, 'Created alert rule 2 "Billing"\n']);
       const listed = await cmi(['alerts', 'destinations', 'ls']);

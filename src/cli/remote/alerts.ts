@@ -86,7 +86,7 @@ export function remoteAlertCommands({ client }: Connection) {
   };
 }
 
-type DestinationFlags = { label?: string; kind?: string; hookUrl?: string; secret?: string; smtpHost?: string; smtpPort?: string; smtpSecurity?: string; smtpUser?: string; smtpPassword?: string; from?: string; to?: string; enable?: boolean; disable?: boolean };
+type DestinationFlags = { label?: string; kind?: string; hookUrl?: string; smtpHost?: string; smtpPort?: string; smtpSecurity?: string; smtpUser?: string; from?: string; to?: string; enable?: boolean; disable?: boolean };
 type RuleFlags = { label?: string; events?: string; component?: string; host?: string; errorClass?: string; errorClassPrefix?: string; spikeThreshold?: string; spikeWindow?: string; cooldown?: string; destinations?: string; enable?: boolean; disable?: boolean };
 
 function enabledOf(options: { enable?: boolean; disable?: boolean }): { enabled?: boolean } {
@@ -94,17 +94,27 @@ function enabledOf(options: { enable?: boolean; disable?: boolean }): { enabled?
   return options.enable ? { enabled: true } : options.disable ? { enabled: false } : {};
 }
 
-function destinationFields(o: DestinationFlags): AlertDestinationChanges {
+/**
+ * A destination's fields from the options, and its secrets from the environment, never from an option
+ * (which every local user sees in the process list; docs/cli.md#cmi-alerts): CMI_DESTINATION_SECRET,
+ * CMI_DESTINATION_SMTP_PASSWORD, and CMI_DESTINATION_URL for a URL that is itself a secret (Slack's).
+ */
+function destinationFields(o: DestinationFlags, env: NodeJS.ProcessEnv = process.env): AlertDestinationChanges {
+  const given = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
+  if (o.hookUrl !== undefined && given('CMI_DESTINATION_URL') !== undefined) throw new RemoteUsageError('give the URL as --hook-url or in CMI_DESTINATION_URL, not both');
+  const url = o.hookUrl ?? given('CMI_DESTINATION_URL');
+  const secret = given('CMI_DESTINATION_SECRET');
+  const smtpPassword = given('CMI_DESTINATION_SMTP_PASSWORD');
   return {
     ...(o.label !== undefined ? { label: o.label } : {}),
     ...(o.kind !== undefined ? { kind: o.kind as NewAlertDestination['kind'] } : {}),
-    ...(o.hookUrl !== undefined ? { url: o.hookUrl } : {}),
-    ...(o.secret !== undefined ? { secret: o.secret } : {}),
+    ...(url !== undefined ? { url } : {}),
+    ...(secret !== undefined ? { secret } : {}),
     ...(o.smtpHost !== undefined ? { smtp_host: o.smtpHost } : {}),
     ...(o.smtpPort !== undefined ? { smtp_port: positive(o.smtpPort, '--smtp-port') } : {}),
     ...(o.smtpSecurity !== undefined ? { smtp_security: o.smtpSecurity as NewAlertDestination['smtp_security'] } : {}),
     ...(o.smtpUser !== undefined ? { smtp_user: o.smtpUser } : {}),
-    ...(o.smtpPassword !== undefined ? { smtp_password: o.smtpPassword } : {}),
+    ...(smtpPassword !== undefined ? { smtp_password: smtpPassword } : {}),
     ...(o.from !== undefined ? { from: o.from } : {}),
     ...(o.to !== undefined ? { to: list(o.to) } : {}),
     ...enabledOf(o),
@@ -128,13 +138,11 @@ function ruleFields(o: RuleFlags): AlertRuleChanges {
 }
 
 const destinationOptions = (command: Command) => command
-  .option('--hook-url <url>', 'webhook, slack: where it posts (--url names the cmi server)')
-  .option('--secret <secret>', 'webhook: the signing key, at least 16 characters (write-only)')
+  .option('--hook-url <url>', 'webhook, slack: where it posts (--url names the cmi server); a secret URL (Slack\'s) in env CMI_DESTINATION_URL instead')
   .option('--smtp-host <host>', 'email: the SMTP server')
   .option('--smtp-port <port>', 'email: its port (default 587, 465 with tls, 25 with none)')
   .option('--smtp-security <mode>', 'email: none, starttls (default) or tls')
   .option('--smtp-user <user>', 'email: the SMTP login')
-  .option('--smtp-password <password>', 'email: its password (write-only)')
   .option('--from <address>', 'email: the sender')
   .option('--to <addresses>', 'email: the recipients, separated by commas')
   .option('--enable', 'enabled')
@@ -157,12 +165,12 @@ export function addRemoteAlertCommands(program: Command): void {
   const destinations = alerts.command('destinations').description('where alerts go: webhook, slack, email');
   rawOptions(remote(destinations.command('ls'), 'list the alert destinations (never their secrets)', 'cmi alerts destinations ls'))
     .action(async (options: { json?: boolean; xml?: boolean }, command: Command) => run(command, options.xml, (c) => remoteAlertCommands(c).destinationsLs(rawFormat(options))));
-  destinationOptions(remote(destinations.command('add <label> <kind>'), 'add a destination (kind: webhook, slack or email)',
-    'cmi alerts destinations add "Storage Slack" slack --hook-url https://hooks.slack.com/services/T/B/X',
-    'cmi alerts destinations add "Billing mail" email --smtp-host smtp.example.com --smtp-user cmi --smtp-password ... --from cmi@example.com --to billing@example.com'))
+  destinationOptions(remote(destinations.command('add <label> <kind>'), 'add a destination (kind: webhook, slack or email); its secrets from the environment, never options (the process list shows those): CMI_DESTINATION_SECRET (webhook: the signing key, 16 characters or more), CMI_DESTINATION_SMTP_PASSWORD (email), CMI_DESTINATION_URL (a URL that is a secret, as Slack\'s)',
+    'CMI_DESTINATION_URL=https://hooks.slack.com/services/T/B/X cmi alerts destinations add "Storage Slack" slack',
+    'CMI_DESTINATION_SMTP_PASSWORD=... cmi alerts destinations add "Billing mail" email --smtp-host smtp.example.com --smtp-user cmi --from cmi@example.com --to billing@example.com'))
     .action(async (label: string, kind: string, options: DestinationFlags, command: Command) =>
       run(command, false, (c) => remoteAlertCommands(c).destinationsAdd({ ...destinationFields(options), label, kind } as NewAlertDestination)));
-  destinationOptions(remote(destinations.command('edit <id>'), 'change a destination', 'cmi alerts destinations edit 2 --to billing@example.com,oncall@example.com'))
+  destinationOptions(remote(destinations.command('edit <id>'), 'change a destination; new secrets from the environment, as add takes them', 'cmi alerts destinations edit 2 --to billing@example.com,oncall@example.com'))
     .option('--label <label>', 'new label')
     .action(async (id: string, options: DestinationFlags, command: Command) => run(command, false, (c) => remoteAlertCommands(c).destinationsEdit(id, destinationFields(options))));
   remote(destinations.command('rm <id>'), 'delete a destination; what is pending to it fails', 'cmi alerts destinations rm 2')

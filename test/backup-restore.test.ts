@@ -70,6 +70,9 @@ describe('cmi backup and cmi restore', () => {
     for (const [error_class, host] of [['TypeError', 'web-1'], ['TypeError', 'web-2'], ['RangeError', 'db-1'], ['Ümlaut\nLine', null]]) {
       assert.equal((await call('POST', `${ERRORS}.json`, { error_class, message: `it failed on ${host}`, host, component: 'billing', backtrace: 'a.ts:1\nb.ts:2' })).statusCode < 300, true);
     }
+    // Triage, a note and their activity, which a restore keeps too.
+    assert.equal((await call('PUT', `${ERRORS}/1/triage.json`, { triage: { status: 'resolved', assignee_id: t.alice.id } })).statusCode, 200);
+    assert.equal((await call('POST', `${ERRORS}/1/notes.json`, { note: { body: 'Fixed by the pool change <b>' } })).statusCode, 201);
     const key = await t.app.inject({ method: 'POST', url: `/users/${t.alice.id}/make_new_api_key.json`, headers: { authorization: t.adminAuth } });
     apiKey = key.json<{ user: { api_key: string } }>().user.api_key;
   });
@@ -86,6 +89,9 @@ describe('cmi backup and cmi restore', () => {
       '/users.json?per_page=100', '/users.xml', `/users/${t.alice.id}.json`, '/roles.json', '/roles/3.xml', '/permissions.json?per_page=100',
       '/billing/buckets.json', `${ERRORS}.json?per_page=100`, `${ERRORS}.xml?sort=counter`, `${ERRORS}/1.json`, `${ERRORS}/1/occurrences.json`,
       `${ERRORS}/1/breakdown.json?by=host`, `${ERRORS}/1/histogram.json`, `${ERRORS}.json?q=failed`, `${ERRORS}.json?component=billing&host=web-2`,
+      `${ERRORS}/1/triage.json`, `${ERRORS}/1/activity.json`, `${ERRORS}/1/notes.json`, `${ERRORS}.json?status=resolved`,
+      // The trail as it was; the restore adds its own row after it (below).
+      '/sysadmin_tools/audit_log.json?per_page=100&target_type=user', '/sysadmin_tools/audit_log.xml?target_type=infrastructure_error',
     ];
     const result: Array<[string, number, string]> = [];
     for (const url of urls) {
@@ -108,6 +114,11 @@ describe('cmi backup and cmi restore', () => {
     const restored = await appOn(to.url, t);
     try {
       assert.deepEqual(await answers(restored.app), await answers(t.app));
+      // The restore is in the trail, by the operator at the command line.
+      const last = await restored.app.inject({ url: '/sysadmin_tools/audit_log.json?per_page=1', headers: { authorization: t.adminAuth } });
+      const event = (JSON.parse(last.body) as Array<{ audit_event: Record<string, unknown> }>)[0]!.audit_event;
+      assert.deepEqual([event.actor_id, event.actor_login, event.credential, event.action, event.target_type, (event.changes as { rows: Record<string, number> }).rows.users],
+        [null, 'system', 'local', 'database.restore', 'database', 2]);
       // Keys and passwords still work; the next user gets the next id.
       const byKey = await restored.app.inject({ url: '/version.json', headers: { authorization: t.basic('alice', apiKey) } });
       assert.equal(byKey.statusCode, 200);

@@ -6,6 +6,9 @@ import { displayDatabaseUrl } from '../db/database-url.js';
 import { BadBackup } from '../backup/backup-file.js';
 import { type BackupSummary, takeBackup } from '../backup/backup.js';
 import { restoreBackup } from '../backup/restore.js';
+import { auditTrailOn } from '../audit/audit-trail.js';
+import { OPERATOR } from '../roles/authorization.js';
+import { systemClock } from '../shared/clock.js';
 import { cmiVersion } from '../version/version.js';
 import { complain, exact, human, write } from './common/output.js';
 import { Refusal, UsageError } from './common/usage-error.js';
@@ -50,11 +53,17 @@ export function addBackupCommands(program: Command): void {
     .option('--force', 'replace a database that holds data, after writing a backup of it beside FILE')
     .option('--json', 'print what was restored as JSON')
     .action(async (file: string, options: { force?: boolean; json?: boolean }) => {
-      const database = openDatabase(loadConfig());
+      const config = loadConfig();
+      const database = openDatabase(config);
       const source = resolve(file);
       const replacedBackupFile = `${source}.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`;
       try {
         const summary = await restoreBackup(database, source, { force: options.force === true, replacedBackupFile, cmiVersion: cmiVersion() });
+        // The restored trail goes on with the restore itself (docs/security.md#what-is-audited).
+        await auditTrailOn(database, systemClock, config.auditRetentionDays).record(OPERATOR, {
+          action: 'database.restore', target_type: 'database', target_id: null,
+          changes: { file: source, schema_version: summary.schema_version, migrated: summary.migrated, rows: summary.rows, replaced_backup: summary.replaced_backup?.file ?? null },
+        });
         if (options.json) {
           write(exact(JSON.stringify(summary)));
           return;

@@ -1,22 +1,12 @@
 import { parseDatetime } from '../shared/datetime.js';
 import { FieldErrors } from '../shared/problems.js';
-import { type Query, singleParameter } from '../shared/query-string.js';
+import { idParameter, type Query, singleParameter } from '../shared/query-string.js';
 import type { AuditFilters } from './audit.store.js';
 
 /** Every parameter the audit list understands (docs/api.md#audit-log). */
 const KNOWN = new Set(['page', 'per_page', 'actor_id', 'action', 'target_type', 'target_id', 'since', 'until']);
 /** The longest action or target type (their columns, migration 024). */
 const NAME_MAX = 64;
-
-function id(query: Query, name: string, errors: FieldErrors): number | undefined {
-  const value = singleParameter(query, name, errors);
-  if (value === undefined) return undefined;
-  if (!/^[1-9]\d{0,9}$/.test(value) || Number(value) > 2_147_483_647) {
-    errors.add(name, 'must be an id');
-    return undefined;
-  }
-  return Number(value);
-}
 
 function name(query: Query, field: string, errors: FieldErrors): string | undefined {
   const value = singleParameter(query, field, errors);
@@ -46,13 +36,13 @@ export function parseAuditQuery(query: Query): AuditFilters {
     if (field !== '' && !KNOWN.has(field)) errors.add(field, 'is not a parameter of this list');
   }
   const filters: AuditFilters = {};
-  const actorId = id(query, 'actor_id', errors);
+  const actorId = idParameter(query, 'actor_id', errors);
   if (actorId !== undefined) filters.actor_id = actorId;
   const action = name(query, 'action', errors);
   if (action !== undefined) filters.action = action;
   const targetType = name(query, 'target_type', errors);
   if (targetType !== undefined) filters.target_type = targetType;
-  const targetId = id(query, 'target_id', errors);
+  const targetId = idParameter(query, 'target_id', errors);
   if (targetId !== undefined) filters.target_id = targetId;
   const since = time(query, 'since', errors);
   if (since !== undefined) filters.since = since;

@@ -14,3 +14,14 @@ export function singleParameter(query: Query, name: string, errors: FieldErrors)
   }
   return value;
 }
+
+/** An id parameter (1 to 2147483647, the ids' column range), or a 422 naming it. */
+export function idParameter(query: Query, name: string, errors: FieldErrors): number | undefined {
+  const value = singleParameter(query, name, errors);
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d{0,9}$/.test(value) || Number(value) > 2_147_483_647) {
+    errors.add(name, 'must be an id');
+    return undefined;
+  }
+  return Number(value);
+}

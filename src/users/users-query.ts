@@ -1,5 +1,5 @@
 import { FieldErrors } from '../shared/problems.js';
-import { type Query, singleParameter } from '../shared/query-string.js';
+import { idParameter, type Query, singleParameter } from '../shared/query-string.js';
 import { userLimits } from '../shared/limits.js';
 import type { UserStatus } from './user.js';
 import type { UserFilters } from './users.store.js';
@@ -9,16 +9,6 @@ const KNOWN = new Set(['page', 'per_page', 'q', 'status', 'role_id', 'user_group
 const STATUSES: readonly UserStatus[] = ['active', 'suspended', 'deleted'];
 /** The longest `q`: the longest field it is compared with (an email). */
 const Q_MAX = userLimits.email;
-
-function id(query: Query, name: string, errors: FieldErrors): number | undefined {
-  const value = singleParameter(query, name, errors);
-  if (value === undefined) return undefined;
-  if (!/^[1-9]\d{0,9}$/.test(value) || Number(value) > 2_147_483_647) {
-    errors.add(name, 'must be an id');
-    return undefined;
-  }
-  return Number(value);
-}
 
 /**
  * The filters of a users list (docs/api.md#users-list-filters). A parameter the list does not know, or
@@ -40,9 +30,9 @@ export function parseUserListQuery(query: Query, { groupList = false } = {}): Us
   const status = singleParameter(query, 'status', errors);
   if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) errors.add('status', `must be one of ${STATUSES.join(', ')}`);
   else if (status !== undefined) filters.status = status as UserStatus;
-  const roleId = id(query, 'role_id', errors);
+  const roleId = idParameter(query, 'role_id', errors);
   if (roleId !== undefined) filters.role_id = roleId;
-  const groupId = groupList ? undefined : id(query, 'user_group_id', errors);
+  const groupId = groupList ? undefined : idParameter(query, 'user_group_id', errors);
   if (groupId !== undefined) filters.user_group_id = groupId;
   errors.throwIfAny();
   return filters;

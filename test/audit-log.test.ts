@@ -149,6 +149,10 @@ describe('the audit trail', () => {
     const destinationRows = (await rows(t)).filter((row) => row.target_type === 'alert_destination');
     assert.deepEqual(destinationRows.map((row) => row.action).sort(), ['alert_destination.create', 'alert_destination.delete', 'alert_destination.test', 'alert_destination.update']);
     for (const row of destinationRows) assert.doesNotMatch(JSON.stringify(row), /walk-hook-secret|walk-hook-path/);
+    assert.deepEqual(JSON.parse(destinationRows.find((row) => row.action === 'alert_destination.create')!.changes), {
+      label: 'Walk hook', kind: 'webhook', url: 'http://127.0.0.1:9/…', secret: '[redacted]', smtp_host: null, smtp_port: null, smtp_security: null,
+      smtp_user: null, smtp_password: '[redacted]', from: null, to: [], enabled: true,
+    });
     assert.deepEqual(JSON.parse(destinationRows.find((row) => row.action === 'alert_destination.update')!.changes), { label: ['Walk hook', 'Walk hook 2'], secret: '[redacted]' });
 
     // The exempt ingestion writes none.

@@ -75,7 +75,7 @@ export function alertRoutingService(
     async createDestination(actor: Actor, body: unknown): Promise<ServedDestination> {
       assertPermitted(actor, 'alert_destinations.manage');
       const destination = servedDestination(await repository.createDestination(readDestination(body, undefined), clock()));
-      await record(actor, 'alert_destination.create', 'alert_destination', destination.id, fieldsOf(destination));
+      await record(actor, 'alert_destination.create', 'alert_destination', destination.id, { ...fieldsOf(destination), to: JSON.parse(destination.to) as unknown });
       return destination;
     },
 

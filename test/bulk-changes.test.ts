@@ -7,6 +7,7 @@ import type { Database } from '../src/db/database.js';
 import { type ErrorFilters, type ErrorReport, filtered, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 import { triageRepository } from '../src/tracker/triage.store.js';
 import { databasePerTest, onPostgres } from './support/database.js';
+import { errorCountsAgainstRows } from './support/error-counts.js';
 
 // Bulk changes by filter (report, triage, delete) keep every count the list shows exact, per
 // statement rather than per row (migration 026; docs/architecture.md#error-counts), also while single
@@ -38,8 +39,6 @@ async function seed(database: Database): Promise<void> {
   }
 }
 
-const line = (row: { dimension: string; value: string; errors: number | string }) => `${row.dimension}:${row.value}:${Number(row.errors)}`;
-
 /**
  * Every count kept beside the errors against the rows themselves: error_counts (rows of 0 left out),
  * one triage row per error and none else, the text index's matches, and the X-Total the store answers
@@ -47,14 +46,8 @@ const line = (row: { dimension: string; value: string; errors: number | string }
  */
 async function assertExact(database: Database, label: string): Promise<void> {
   const db = database.db;
-  const stored = await db.selectFrom('error_counts').select(['dimension', 'value', 'errors']).where('errors', '<>', 0).orderBy('dimension').orderBy('value').execute();
-  const counted = await sql<{ dimension: string; value: string; errors: number | string }>`
-    select 'all' as dimension, '' as value, count(*) as errors from infrastructure_errors having count(*) > 0
-    union all select 'reported', cast(reported as varchar(255)), count(*) from infrastructure_errors group by reported
-    union all select 'error_class', error_class, count(*) from infrastructure_errors group by error_class
-    union all select dimension, value, count(*) from error_breakdown group by dimension, value
-    order by 1, 2`.execute(db);
-  assert.deepEqual(stored.map(line), counted.rows.map(line), `${label}: error_counts`);
+  const { stored, counted } = await errorCountsAgainstRows(db);
+  assert.deepEqual(stored, counted, `${label}: error_counts`);
 
   const triage = await sql<{ errors: number | string; triaged: number | string; orphans: number | string }>`
     select (select count(*) from infrastructure_errors) as errors, (select count(*) from error_triage) as triaged,

@@ -6,6 +6,7 @@ import { migrateTo, migrateToLatest } from '../src/db/database.js';
 import { type ErrorReport, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 import type { Schema } from '../src/db/schema.js';
 import { databasePerTest } from './support/database.js';
+import { errorCountsAgainstRows } from './support/error-counts.js';
 import { writeErrorsBeforeTriage } from './support/errors-before-triage.js';
 
 // X-Total for no filter or one equality filter is read from error_counts (migration 007), kept by
@@ -18,21 +19,8 @@ function reportOf(errorClass: string, host: string | null, component: string | n
   return { fingerprint, error_class: errorClass, message: `${errorClass} failed`, backtrace: '', occurred_at: AT, count: 1, host, component, request_id: null, context: null };
 }
 
-/** error_counts as stored (rows of 0 left out), and as counted from the errors and their breakdown rows. */
-async function counts(db: Kysely<Schema>): Promise<{ stored: string[]; counted: string[] }> {
-  const stored = await db.selectFrom('error_counts').select(['dimension', 'value', 'errors']).where('errors', '<>', 0).orderBy('dimension').orderBy('value').execute();
-  const counted = await sql<{ dimension: string; value: string; errors: number | string }>`
-    select 'all' as dimension, '' as value, count(*) as errors from infrastructure_errors having count(*) > 0
-    union all select 'reported', cast(reported as varchar(255)), count(*) from infrastructure_errors group by reported
-    union all select 'error_class', error_class, count(*) from infrastructure_errors group by error_class
-    union all select dimension, value, count(*) from error_breakdown group by dimension, value
-    order by 1, 2`.execute(db);
-  const line = (row: { dimension: string; value: string; errors: number | string }) => `${row.dimension}:${row.value}:${Number(row.errors)}`;
-  return { stored: stored.map(line), counted: counted.rows.map(line) };
-}
-
 async function assertCountsMatchRows(db: Kysely<Schema>, expected: string[]): Promise<void> {
-  const { stored, counted } = await counts(db);
+  const { stored, counted } = await errorCountsAgainstRows(db);
   assert.deepEqual(counted, expected, 'the rows themselves');
   assert.deepEqual(stored, counted, 'error_counts');
 }

@@ -25,6 +25,7 @@ import { type DatabaseKind, DATABASE_NAMES, freshDatabase, withDatabase } from '
 import type { Database } from '../../src/db/database.js';
 import { filtered, infrastructureErrorsRepository } from '../../src/tracker/tracker.store.js';
 import { triageRepository } from '../../src/tracker/triage.store.js';
+import { errorCountsAgainstRows } from '../../test/support/error-counts.js';
 
 const argv = process.argv.slice(2);
 const option = (name: string): string | undefined => {
@@ -58,16 +59,9 @@ export async function seed(database: Database, from: number, to: number): Promis
 
 /** error_counts rows that differ from counts over the rows themselves (none when exact). */
 async function countErrors(database: Database): Promise<string[]> {
-  const { db } = database;
-  const stored = await db.selectFrom('error_counts').select(['dimension', 'value', 'errors']).where('errors', '<>', 0).execute();
-  const counted = await sql<{ dimension: string; value: string; errors: number | string }>`
-    select 'all' as dimension, '' as value, count(*) as errors from infrastructure_errors having count(*) > 0
-    union all select 'reported', cast(reported as varchar(255)), count(*) from infrastructure_errors group by reported
-    union all select 'error_class', error_class, count(*) from infrastructure_errors group by error_class
-    union all select dimension, value, count(*) from error_breakdown group by dimension, value`.execute(db);
-  const line = (row: { dimension: string; value: string; errors: number | string }) => `${row.dimension}:${row.value}:${Number(row.errors)}`;
-  const a = new Set(stored.map(line));
-  const b = new Set(counted.rows.map(line));
+  const { stored, counted } = await errorCountsAgainstRows(database.db);
+  const a = new Set(stored);
+  const b = new Set(counted);
   return [...[...a].filter((x) => !b.has(x)).map((x) => `stored ${x}`), ...[...b].filter((x) => !a.has(x)).map((x) => `counted ${x}`)];
 }
 

@@ -1,0 +1,20 @@
+import { type Kysely, sql } from 'kysely';
+import type { Schema } from '../../src/db/schema.js';
+
+type CountRow = { dimension: string; value: string; errors: number | string };
+const line = (row: CountRow) => `${row.dimension}:${row.value}:${Number(row.errors)}`;
+
+/**
+ * error_counts as stored (rows of 0 left out), and as counted from the errors and their breakdown rows
+ * (docs/architecture.md#error-counts), each as sorted `dimension:value:errors` lines: equal when exact.
+ */
+export async function errorCountsAgainstRows(db: Kysely<Schema>): Promise<{ stored: string[]; counted: string[] }> {
+  const stored = await db.selectFrom('error_counts').select(['dimension', 'value', 'errors']).where('errors', '<>', 0).orderBy('dimension').orderBy('value').execute();
+  const counted = await sql<CountRow>`
+    select 'all' as dimension, '' as value, count(*) as errors from infrastructure_errors having count(*) > 0
+    union all select 'reported', cast(reported as varchar(255)), count(*) from infrastructure_errors group by reported
+    union all select 'error_class', error_class, count(*) from infrastructure_errors group by error_class
+    union all select dimension, value, count(*) from error_breakdown group by dimension, value
+    order by 1, 2`.execute(db);
+  return { stored: stored.map(line), counted: counted.rows.map(line) };
+}

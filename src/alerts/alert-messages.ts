@@ -1,3 +1,4 @@
+import { escapeHtml } from '../shared/escape-html.js';
 import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import type { AlertKind } from './deliveries.store.js';
 import type { DestinationKind } from './alert-routing.js';
@@ -9,8 +10,6 @@ export interface MailBody {
   text: string;
   html: string;
 }
-
-const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 /**
  * The body of an alert for a destination of `kind` (docs/alert-routing.md#messages): a webhook gets

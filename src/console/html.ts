@@ -1,3 +1,5 @@
+import { escapeHtml } from '../shared/escape-html.js';
+
 /**
  * HTML written by the console (docs/console.md#security): every value put into a template is escaped
  * unless it is itself HTML built here (`Html`), so text from the data (an error message such as
@@ -10,12 +12,7 @@ export class Html {
   }
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Text made safe for an element's content or a quoted attribute value. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
-}
+export { escapeHtml };
 
 type Value = Html | string | number | boolean | null | undefined | readonly Value[];
 

@@ -2,17 +2,13 @@
  * The API reference page of `GET /docs`, rendered on the server from the OpenAPI document: plain HTML
  * and one style sheet served by cmi, no script, nothing fetched from elsewhere (docs/api.md#openapi).
  */
-type Schema = Record<string, unknown>;
+import { escapeHtml } from '../shared/escape-html.js';
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+type Schema = Record<string, unknown>;
 
 /** A schema's text (a description, a name); '' where it has none. */
 function textOf(value: unknown): string {
   return typeof value === 'string' ? value : '';
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string);
 }
 
 /** A schema in a few words: `integer`, `string or null`, `array of Role`, `one of active, suspended`. */

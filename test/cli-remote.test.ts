@@ -212,21 +212,25 @@ describe('cmi remote commands', () => {
   it('users import creates in bulk, skips existing logins (also on a rerun), reports failures with reasons and exits 1; export writes CSV', async () => {
     const csv = join(home, 'staff.csv');
     writeFileSync(csv, 'login,email,password,first_name,role\r\nbob,bob@example.com,bob-password,Bob,user\r\nalice,alice2@example.com,alice-password,,\r\n' +
-      'carol,carol@example.com,short,Carol,\r\ndave,dave@example.com,dave-password,"Dave, Jr.",admin\r\n');
+      'carol,carol@example.com,short,Carol,\r\ndave,dave@example.com,dave-password,"Dave, Jr.",admin\r\n' +
+      'erin,erin@example.com,erin-password,Erin,user admin\r\nfrank,frank@example.com,frank-password,,user nosuch\r\n');
     const first = await cmi(['users', 'import', csv, '--concurrency', '2']);
     assert.deepEqual([first.code, first.stderr], [1, '']);
-    assert.equal(first.stdout, '2 created, 1 skipped, 1 failed (4 rows)\nskipped line 3: alice: login already exists\nfailed line 4: carol: password is too short (minimum is 8 characters)\n');
+    assert.equal(first.stdout, '3 created, 1 skipped, 2 failed (6 rows)\nskipped line 3: alice: login already exists\nfailed line 4: carol: password is too short (minimum is 8 characters)\n' +
+      'failed line 7: frank: no role "nosuch" (cmi roles ls lists them)\n');
     const rerun = await cmi(['users', 'import', csv]);
-    assert.equal(rerun.stdout, '0 created, 3 skipped, 1 failed (4 rows)\nskipped line 2: bob: login already exists\nskipped line 3: alice: login already exists\n' +
-      'skipped line 5: dave: login already exists\nfailed line 4: carol: password is too short (minimum is 8 characters)\n');
+    assert.equal(rerun.stdout, '0 created, 4 skipped, 2 failed (6 rows)\nskipped line 2: bob: login already exists\nskipped line 3: alice: login already exists\n' +
+      'skipped line 5: dave: login already exists\nskipped line 6: erin: login already exists\nfailed line 4: carol: password is too short (minimum is 8 characters)\n' +
+      'failed line 7: frank: no role "nosuch" (cmi roles ls lists them)\n');
     // Two at a time: bob and dave may be created in either order, so their ids are read back.
     const listed = (await t.app.inject({ url: '/users.json', headers: { authorization: t.adminAuth } })).json<Array<{ user: { id: number; login: string } }>>().map((u) => u.user);
-    assert.deepEqual(listed.map((u) => u.login).sort(), ['admin', 'alice', 'bob', 'dave']);
+    assert.deepEqual(listed.map((u) => u.login).sort(), ['admin', 'alice', 'bob', 'dave', 'erin']);
     const rows: Record<string, string> = {
       admin: 'admin,admin@example.com,Ada,Admin,admin,active,UTC,en,2026-11-20T10:00:00+00:00',
       alice: 'alice,alice@example.com,Alice,User,user,active,,,2026-11-20T10:00:00+00:00',
       bob: 'bob,bob@example.com,Bob,,user,active,,,2026-11-20T10:00:00+00:00',
       dave: 'dave,dave@example.com,"Dave, Jr.",,admin,active,,,2026-11-20T10:00:00+00:00',
+      erin: 'erin,erin@example.com,Erin,,admin user,active,,,2026-11-20T10:00:00+00:00',
     };
     succeeded(await cmi(['users', 'export']),
       'id,login,email,first_name,last_name,role,status,time_zone,locale,created_at\r\n' + listed.map((u) => `${u.id},${rows[u.login]}\r\n`).join(''));
@@ -381,17 +385,17 @@ describe('cmi remote commands', () => {
 
   it('on a terminal: a progress bar for --all and export, colour unless NO_COLOR; piped: neither', async () => {
     const onTerminal = await inTerminal(['users', 'ls', '--all', '--per-page', '1'], {});
-    assert.match(onTerminal, /\rusers \[#{30}\] 4\/4/);
+    assert.match(onTerminal, /\rusers \[#{30}\] 5\/5/);
     const ESC = '\u001b';
     assert.ok(onTerminal.includes(`\r${ESC}[2K`), 'the bar is cleared');
     assert.ok(onTerminal.includes(`${ESC}[1mID${ESC}[0m`), 'the header is bold');
     assert.ok(onTerminal.includes(`${ESC}[32mactive${ESC}[0m`), 'active is green');
     const noColour = await inTerminal(['users', 'ls', '--all', '--per-page', '1'], { NO_COLOR: '1' });
-    assert.match(noColour, /\rusers \[#{30}\] 4\/4/);
+    assert.match(noColour, /\rusers \[#{30}\] 5\/5/);
     assert.ok(!noColour.slice(noColour.indexOf('ID')).includes(`${ESC}[`), 'no colour with NO_COLOR');
-    assert.match(await inTerminal(['users', 'export'], {}), /\rusers \[#{30}\] 4\/4/);
+    assert.match(await inTerminal(['users', 'export'], {}), /\rusers \[#{30}\] 5\/5/);
     const piped = await cmi(['users', 'ls', '--all', '--per-page', '1']);
-    succeeded(piped, /^ID {2}LOGIN {2}EMAIL {14}ROLE {3}STATUS\n1 {3}admin[^]*\n4 users\n$/);
+    succeeded(piped, /^ID {2}LOGIN {2}EMAIL {14}ROLE {8}STATUS\n1 {3}admin[^]*\n5 users\n$/);
     assert.ok(![ESC, '\r', '#'].some((mark) => (piped.stdout + piped.stderr).includes(mark)), 'no bar, no colour when piped');
   });
 

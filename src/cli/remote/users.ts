@@ -121,17 +121,18 @@ export function remoteUserCommands({ client }: Connection) {
       return human(`New API key for ${describe(user)} (shown once; the old one no longer works):`, user.api_key);
     },
 
-    /** Every user as RFC 4180 CSV, the columns `import` reads (without passwords). */
+    /** Every user as RFC 4180 CSV, the columns `import` reads (without passwords); `role` holds every role's identifier, space-separated. */
     async export(): Promise<Output> {
       const users = await everyUser(1000);
-      const rows = users.map((u) => [String(u.id), u.login, u.email, u.first_name, u.last_name, role(u), u.status, u.time_zone ?? '', u.locale ?? '', `${u.created_at.toISOString().slice(0, 19)}+00:00`]);
+      const rows = users.map((u) => [String(u.id), u.login, u.email, u.first_name, u.last_name, u.roles.map((r) => r.identifier).join(' '), u.status, u.time_zone ?? '', u.locale ?? '', `${u.created_at.toISOString().slice(0, 19)}+00:00`]);
       return exact(toCsv([['id', 'login', 'email', 'first_name', 'last_name', 'role', 'status', 'time_zone', 'locale', 'created_at'], ...rows]), '');
     },
 
     /**
      * Creates a user per row (columns login, email, password, and optionally first_name, last_name,
-     * time_zone, locale, role), `concurrency` at a time. A login the server already has is skipped, so a
-     * rerun after an interruption creates no duplicates. The report lists what was skipped and failed.
+     * time_zone, locale, role: role identifiers or ids, space-separated), `concurrency` at a time. A login
+     * the server already has is skipped, so a rerun after an interruption creates no duplicates. The
+     * report lists what was skipped and failed.
      */
     async import(file: string, concurrency: number): Promise<{ output: Output; failed: number }> {
       let text: string;
@@ -148,6 +149,9 @@ export function remoteUserCommands({ client }: Connection) {
       }
       if (rows.length > 0 && !('login' in rows[0]!.fields && 'email' in rows[0]!.fields)) throw new RemoteUsageError(`${file} needs a header row with login and email columns`);
       const existing = new Set((await everyUser(1000)).map((u) => u.login.toLowerCase()));
+      // Role names are read once: a row's `role` column names one or more roles, as `export` writes them.
+      const roleByIdentifier = new Map<string, number>();
+      if (rows.some(({ fields }) => (fields.role ?? '').trim() !== '')) for await (const r of client.roles.all({ perPage: 1000 })) roleByIdentifier.set(r.identifier, r.id);
       const bar = progressBar('import');
       const created: string[] = [];
       const skipped: string[] = [];
@@ -169,7 +173,15 @@ export function remoteUserCommands({ client }: Connection) {
               failed.push(`line ${line}: ${login}: unknown column ${unknown.join(', ')}`);
               continue;
             }
-            const body = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== '')) as unknown as NewUser;
+            const { role: roleColumn = '', ...rest } = fields;
+            const named = roleColumn.split(/\s+/).filter((name) => name !== '');
+            const unknownRoles = named.filter((name) => !/^\d+$/.test(name) && !roleByIdentifier.has(name));
+            if (unknownRoles.length > 0) {
+              failed.push(`line ${line}: ${login}: no role ${unknownRoles.map((name) => `"${name}"`).join(', ')} (cmi roles ls lists them)`);
+              continue;
+            }
+            const body = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== '')) as unknown as NewUser;
+            if (named.length > 0) body.role_ids = named.map((name) => (/^\d+$/.test(name) ? Number(name) : roleByIdentifier.get(name)!));
             await client.users.create(body);
             existing.add(login.toLowerCase());
             created.push(login);

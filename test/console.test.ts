@@ -142,6 +142,64 @@ describe('the operator console', () => {
     assert.match(String(css.headers.etag), /^W\/"/);
   });
 
+  it('lists a user\'s API keys, adds a named one shown once beside the others, and revokes one (which then fails, and ends the user\'s sessions)', async () => {
+    const cookie = await session(t);
+    const aliceCookie = await session(t, ALICE.login, ALICE.password);
+    const url = `/console/users/${t.alice.id}`;
+    const before = await t.app.inject({ method: 'GET', url, headers: { cookie } });
+    assert.match(before.body, /<h2 id="keys-heading">API keys<\/h2>\n<p class="muted">No API keys.<\/p>/);
+    // The description is required, and refused beside its field with what was typed kept out.
+    const empty = await t.app.inject({ method: 'POST', url: `${url}/api-keys`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(before.body)}&description=` });
+    assert.equal(empty.statusCode, 422);
+    assert.match(empty.body, /id="description-error"/);
+    const added = await t.app.inject({ method: 'POST', url: `${url}/api-keys`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(before.body)}&description=${encodeURIComponent(`billing ${XSS}`)}` });
+    assert.equal(added.statusCode, 200);
+    assert.equal(added.headers['cache-control'], 'no-store');
+    const key = /<input id="api-key" readonly value="([0-9a-f]{64})"/.exec(added.body)?.[1];
+    assert.ok(key, 'the new key is shown');
+    assert.match(added.body, /shown only this once\. The other keys keep working\./);
+    assert.ok(added.body.includes('<td>billing &lt;img src=x onerror=alert(1)&gt;</td>'), 'the description is listed, escaped');
+    assert.equal(added.body.includes(XSS), false);
+    const stored = await t.database.db.selectFrom('user_api_keys').select(['id', 'user_id', 'description', 'key_hash']).execute();
+    assert.deepEqual(stored.map((row) => [Number(row.user_id), row.description]), [[t.alice.id, `billing ${XSS}`]]);
+    assert.equal(stored[0]!.key_hash.includes(key), false);
+    // The key works at once, and the page never shows it again.
+    assert.equal((await t.app.inject({ url: '/version.json', headers: { authorization: t.basic(ALICE.login, key) } })).statusCode, 200);
+    const after = await t.app.inject({ method: 'GET', url, headers: { cookie } });
+    assert.equal(after.body.includes(key), false);
+    const keyId = Number(stored[0]!.id);
+    assert.ok(after.body.includes(`action="/console/users/${t.alice.id}/api-keys/${keyId}/revoke"`), 'a revoke button for the key');
+    // Revoking: 303 back to the user with a notice; the key fails from the next request; Alice's session ended.
+    const revoked = await t.app.inject({ method: 'POST', url: `${url}/api-keys/${keyId}/revoke`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(after.body)}` });
+    assert.deepEqual([revoked.statusCode, revoked.headers.location], [303, `/console/users/${t.alice.id}?notice=key_revoked`]);
+    assert.equal((await t.app.inject({ url: '/version.json', headers: { authorization: t.basic(ALICE.login, key) } })).statusCode, 401);
+    assert.equal((await t.database.db.selectFrom('user_api_keys').select('id').execute()).length, 0);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/console/errors', headers: { cookie: aliceCookie } })).statusCode, 303);
+    const trail = await t.database.db.selectFrom('audit_events').select(['actor_id', 'credential', 'action', 'target_id']).where('action', 'like', 'user.api_key.%').orderBy('id').execute();
+    assert.deepEqual(trail.map((row) => [Number(row.actor_id), row.credential, row.action, Number(row.target_id)]), [
+      [t.admin.id, 'session', 'user.api_key.create', t.alice.id],
+      [t.admin.id, 'session', 'user.api_key.revoke', t.alice.id],
+    ]);
+    // Without the form's token nothing happens.
+    const forged = await t.app.inject({ method: 'POST', url: `${url}/api-keys`, headers: { ...FORM, cookie }, payload: 'description=forged' });
+    assert.equal(forged.statusCode, 403);
+    assert.equal((await t.database.db.selectFrom('user_api_keys').select('id').execute()).length, 0);
+  });
+
+  it('shows an ordinary user its own keys, never another user\'s, and revoking its own ends its session', async () => {
+    const cookie = await session(t, ALICE.login, ALICE.password);
+    const own = await t.app.inject({ method: 'GET', url: `/console/users/${t.alice.id}`, headers: { cookie } });
+    assert.match(own.body, /<h2 id="keys-heading">API keys<\/h2>/);
+    const added = await t.app.inject({ method: 'POST', url: `/console/users/${t.alice.id}/api-keys`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(own.body)}&description=laptop` });
+    assert.equal(added.statusCode, 200);
+    const [row] = await t.database.db.selectFrom('user_api_keys').select('id').execute();
+    const others = await t.app.inject({ method: 'POST', url: `/console/users/${t.admin.id}/api-keys`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(own.body)}&description=theirs` });
+    assert.equal(others.statusCode, 403);
+    const revoked = await t.app.inject({ method: 'POST', url: `/console/users/${t.alice.id}/api-keys/${Number(row!.id)}/revoke`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(own.body)}` });
+    assert.deepEqual([revoked.statusCode, revoked.headers.location, revoked.headers['set-cookie']], [303, '/console/sign-in', CLEARED]);
+    assert.equal((await t.database.db.selectFrom('user_api_keys').select('id').execute()).length, 0);
+  });
+
   it('serves its icon without credentials, also at /favicon.ico (a 401 there makes a browser prompt for a login), cached a day; every page links it under the CSP', async () => {
     const svg = readFileSync(new URL('../static/console/favicon.svg', import.meta.url), 'utf8');
     for (const url of ['/favicon.ico', '/console/assets/favicon']) {

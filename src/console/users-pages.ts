@@ -1,5 +1,6 @@
 import type { UserGroup } from '../user-groups/user-group.js';
 import type { User } from '../users/user.js';
+import type { UserApiKey } from '../users/user-api-keys.store.js';
 import { html, type Html } from './html.js';
 import { may } from '../roles/authorization.js';
 import type { Permission } from '../roles/permissions.js';
@@ -124,6 +125,12 @@ export interface UserView {
   notice?: string;
   /** A new API key, shown this once. */
   apiKey?: string;
+  /** Whether `apiKey` was added beside the others (a named key) rather than replacing the default one. */
+  apiKeyAdded?: boolean;
+  /** The user's API keys, when the viewer may manage them (never a key, never its hash). */
+  apiKeys?: readonly UserApiKey[];
+  /** What is wrong with the description of a key being added. */
+  apiKeyErrors?: FieldErrors;
   /** The roles a holder of users.update (and roles.read) may give; without them, the admin/user choice. */
   roleChoices?: readonly RoleChoice[];
   /** The buckets a holder of users.update (and buckets.read) may put the user in. */
@@ -146,7 +153,7 @@ export function userPage(context: PageContext, view: UserView): Html {
 <h1>${user.login} <span class="status status-${user.status}">${user.status}</span></h1>
 ${view.apiKey === undefined ? '' : html`<section class="api-key" aria-labelledby="key-heading">
 <h2 id="key-heading">New API key</h2>
-<p>Copy it now: it is shown only this once. The previous key no longer works${own ? ', and your sessions have ended: sign in again afterwards' : ''}.</p>
+<p>Copy it now: it is shown only this once. ${view.apiKeyAdded ? 'The other keys keep working.' : html`The previous key no longer works${own ? ', and your sessions have ended: sign in again afterwards' : ''}.`}</p>
 <p><input id="api-key" readonly value="${view.apiKey}" aria-label="API key" size="44"> <button type="button" data-copy="api-key">Copy</button> <span class="copied" role="status" data-copied-for="api-key"></span></p>
 </section>`}
 <dl class="fields">
@@ -180,6 +187,7 @@ ${may_('users.update') && view.groupChoices ? groupField(view.groupChoices, valu
 <button type="submit">Save</button>
 </form>
 </section>
+${view.apiKeys === undefined || user.status === 'deleted' ? '' : apiKeysSection(context, user, view.apiKeys, view.apiKeyErrors ?? {})}
 ${own ? html`<section aria-labelledby="password-heading">
 <h2 id="password-heading">Change my password</h2>
 ${baseErrors(passwordErrors)}
@@ -189,6 +197,26 @@ ${textField('password', 'New password', undefined, passwordErrors, { type: 'pass
 <button type="submit">Change password</button>
 </form>
 </section>` : ''}`, view.notice ? html`${view.notice}` : undefined);
+}
+
+/**
+ * The user's API keys (docs/console.md#users): what each is for, when it was made and last used, a
+ * button revoking it, and a form adding one beside them. Revoking ends the user's sessions, as the API's.
+ */
+function apiKeysSection(context: PageContext, user: User, keys: readonly UserApiKey[], errors: FieldErrors): Html {
+  const revoke = (key: UserApiKey) => html`<form method="post" action="/console/users/${user.id}/api-keys/${key.id}/revoke">${csrfField(context.csrf)}<button type="submit" class="danger" aria-label="Revoke ${key.description}">Revoke</button></form>`;
+  return html`<section aria-labelledby="keys-heading">
+<h2 id="keys-heading">API keys</h2>
+${keys.length === 0 ? html`<p class="muted">No API keys.</p>` : html`<table class="api-keys">
+<thead><tr><th scope="col">Description</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"></th></tr></thead>
+<tbody>${keys.map((key) => html`<tr><td>${key.description}${key.default ? html` <span class="muted">(default)</span>` : ''}</td><td>${datetime(key.created_at)}</td><td>${key.last_used_at === null ? html`<span class="muted">never</span>` : datetime(key.last_used_at)}</td><td>${revoke(key)}</td></tr>`)}</tbody>
+</table>`}
+${baseErrors(errors)}
+<form method="post" action="/console/users/${user.id}/api-keys" class="stacked">${csrfField(context.csrf)}
+${textField('description', 'What the new key is for', undefined, errors, { required: true, max: 255 })}
+<button type="submit">Add an API key</button>
+</form>
+</section>`;
 }
 
 /** Asks before deleting a user (a first delete marks it deleted; a second removes the record). */

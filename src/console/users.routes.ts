@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type Actor, assertPermitted, may } from '../roles/authorization.js';
+import { type Actor, assertPermitted, may, mayOnUser } from '../roles/authorization.js';
 import { Unprocessable } from '../shared/problems.js';
 import type { User } from '../users/user.js';
 import { parseUserListQuery } from '../users/users-query.js';
@@ -8,6 +8,7 @@ import { clearConsoleCookie } from './console-session.js';
 import {
   confirmDeleteUserPage, newUserPage, USER_FILTERS, type UserFilterValues, type UserFormValues, userPage, type UserView, usersListPage, usersListUrl,
 } from './users-pages.js';
+import { apiKeyLimits } from '../shared/limits.js';
 import { parsePagination } from '../shared/pagination.js';
 import { parseId } from '../http/route-params.js';
 import { consoleRoute, type ConsoleServices, everyRecord, formOf, pageContext, sendPage } from './console-page.js';
@@ -22,6 +23,7 @@ const NOTICES: Record<string, string> = {
   saved: 'Saved.',
   suspended: 'Suspended: the user can no longer sign in, and its sessions have ended.',
   activated: 'Activated.',
+  key_revoked: 'API key revoked: it no longer works, and the user\'s sessions have ended.',
   deleted: 'User deleted.',
   removed: 'User removed.',
 };
@@ -123,8 +125,17 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     return { roleChoices, bucketChoices, bucket, groupChoices, group };
   }
 
+  /** Every API key of the user (at most apiKeyLimits.perUser), when the viewer may manage them. */
+  async function apiKeysOf(viewer: Actor, user: User) {
+    if (!mayOnUser(viewer, 'users.api_key', user.id)) return undefined;
+    return (await users.listApiKeys(viewer, user.id, apiKeyLimits.perUser, 0)).items;
+  }
+
   async function show(request: FastifyRequest<WithId>, reply: FastifyReply, user: User, extra: Partial<Parameters<typeof userPage>[1]> & { status?: number } = {}) {
-    const view = { user, values: valuesOf(user), errors: {}, passwordErrors: {}, notice: noticeOf(request.query), ...(await choices(request.actor, user)), ...extra };
+    const view = {
+      user, values: valuesOf(user), errors: {}, passwordErrors: {}, notice: noticeOf(request.query),
+      ...(await choices(request.actor, user)), apiKeys: await apiKeysOf(request.actor, user), ...extra,
+    };
     return sendPage(reply, userPage(pageContext(request, services), view), extra.status);
   }
 
@@ -183,6 +194,32 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     const { user, apiKey } = await users.makeNewApiKey(request.actor, parseId(request.params.id));
     reply.header('cache-control', 'no-store');
     return show(request, reply, user, { apiKey, notice: undefined });
+  });
+
+  /** A named key beside the others: shown in this answer only, like the default one. */
+  app.post<WithId>('/users/:id/api-keys', consoleRoute(), async (request, reply) => {
+    const id = parseId(request.params.id);
+    const user = await users.get(request.actor, id);
+    let created: Awaited<ReturnType<typeof users.createApiKey>>;
+    try {
+      created = await users.createApiKey(request.actor, id, { description: formOf(request).get('description') ?? '' });
+    } catch (error) {
+      if (!(error instanceof Unprocessable)) throw error;
+      return show(request, reply, user, { apiKeyErrors: error.messages, notice: undefined, status: 422 });
+    }
+    reply.header('cache-control', 'no-store');
+    return show(request, reply, user, { apiKey: created.apiKey, apiKeyAdded: true, notice: undefined });
+  });
+
+  app.post<{ Params: { id: string; key_id: string } }>('/users/:id/api-keys/:key_id/revoke', consoleRoute(), async (request, reply) => {
+    const id = parseId(request.params.id);
+    await users.revokeApiKey(request.actor, id, parseId(request.params.key_id));
+    // Revoking ends the user's sessions: one's own ends this one too (docs/security.md).
+    if (id === request.actor.id) {
+      clearConsoleCookie(request, reply);
+      return reply.code(303).header('location', '/console/sign-in').send();
+    }
+    return reply.code(303).header('location', see(id, 'key_revoked')).send();
   });
 
   app.get<WithId>('/users/:id/delete', consoleRoute(), async (request, reply) => {

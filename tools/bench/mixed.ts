@@ -156,7 +156,7 @@ async function oneDatabase(options: MixedOptions, kind: DatabaseKind, work: stri
     const mbs = samples.map((sample) => sample.mb);
     // Flat: the second half grows by less than 5% of the RSS at its start (a leak grows steadily; the first half is warming up).
     const half = samples.filter((sample) => sample.at >= soakSeconds / 2);
-    const halfStart = half[0]?.mb ?? mbs[0] as number;
+    const halfStart = half[0]?.mb ?? mbs[0] ?? 0;
     const halfMax = Math.max(...half.map((sample) => sample.mb));
     const halfEnd = half.at(-1)?.mb ?? halfStart;
     const flat = halfMax - halfStart < 0.05 * halfStart && halfEnd - halfStart < 0.05 * halfStart;

@@ -96,12 +96,18 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
     const otherHost = `${ERRORS}.json?host=hv-10`;
     const otherClass = `${ERRORS}.json?error_class=ThermalAlarm`;
     const otherComponent = `${ERRORS}.json?component=ipmi&per_page=3`;
-    for (const url of [record, otherHost, otherClass, otherComponent]) await kept(url);
+    const urls = [record, otherHost, otherClass, otherComponent];
+    for (const url of urls) await kept(url);
+    const before = new Map<string, string>();
+    for (const url of urls) before.set(url, (await read(url)).body);
 
     await post(app, { error_class: 'PsuLost', host: 'hv-11', component: 'psu' });
-    for (const url of [record, otherHost, otherClass, otherComponent]) {
+    for (const url of urls) {
       const again = await read(url);
-      assert.deepEqual([url, again.status, again.statements], [url, 200, 0]);
+      // The same page; kept, with no statement, on SQLite. On PostgreSQL this process also hears its
+      // batch's notification, which moves the version when it arrives (docs/architecture.md#how-cached-pages-stay-right).
+      assert.deepEqual([url, again.status, again.body], [url, 200, before.get(url)]);
+      if (!onPostgres) assert.equal(again.statements, 0, url);
     }
     // What it can change is answered anew: the unfiltered list, and the lists its host or class select.
     const all = await read(`${ERRORS}.json?per_page=1`);

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { KyselyPlugin } from 'kysely';
-import { versionedCache } from '../src/shared/page-cache.js';
+import { PartialChanges, versionedCache } from '../src/shared/page-cache.js';
+import { trackerChanges } from '../src/tracker/tracker-changes.js';
+import type { InfrastructureError } from '../src/tracker/infrastructure-error.js';
+import type { ErrorReport } from '../src/tracker/tracker.store.js';
 import { buildApp } from '../src/app/app.js';
 import { renderedCost, renderResponse } from '../src/http/respond.js';
 import { createTestApp, type TestApp } from './support/app.js';
@@ -68,6 +71,48 @@ describe('the versioned cache is bounded in bytes', () => {
     assert.equal(page.body.byteLength, body);
     const headerChars = Object.entries(page.headers).reduce((sum, [name, value]) => sum + name.length + value.length, 0);
     assert.equal(renderedCost('json|all|1|25', page), body + 2 * (headerChars + 'json|all|1|25'.length) + 1024);
+  });
+});
+
+describe('changes told to the cache drop only what they may have changed (docs/architecture.md#how-cached-pages-stay-right)', () => {
+  const tagged = (partial: PartialChanges<string>) => versionedCache<string, string>(() => 'v1', { maxBytes: 1000, costOf: (key, value) => key.length + value.length }, partial);
+
+  it('keeps an entry whose tag no change told admits, drops one it admits and one kept without a tag', async () => {
+    const partial = new PartialChanges<string>();
+    const cache = tagged(partial);
+    await cache.get('a', () => Promise.resolve('A'), 'host-a');
+    await cache.get('b', () => Promise.resolve('B'), 'host-b');
+    await cache.get('c', () => Promise.resolve('C'));
+    partial.tell((tag) => tag === 'host-b');
+    assert.deepEqual([cache.peek('a'), cache.peek('b'), cache.peek('c'), cache.size, cache.bytes], ['A', undefined, undefined, 1, 2]);
+  });
+
+  it('keeps nothing computed while a change was told, and everything goes when more changes came than are kept', async () => {
+    const partial = new PartialChanges<string>(2);
+    const cache = tagged(partial);
+    await cache.get('late', () => {
+      partial.tell(() => false);
+      return Promise.resolve('L');
+    }, 'x');
+    assert.equal(cache.peek('late'), undefined);
+    await cache.get('a', () => Promise.resolve('A'), 'x');
+    for (let k = 0; k < 3; k++) partial.tell(() => false);
+    assert.deepEqual([cache.peek('a'), cache.size], [undefined, 0]);
+  });
+
+  it('a batch tells its new errors only when every report in it created its error', () => {
+    const report = (host: string): ErrorReport => ({ fingerprint: host, error_class: 'E', message: '', backtrace: '', occurred_at: new Date(0), count: 1, host, component: null, request_id: null, context: null });
+    const record = (id: number) => ({ id, error_class: 'E' } as unknown as InfrastructureError);
+    const changes = trackerChanges();
+    // The second report counted an error that was there before: nothing is told, the version moves instead.
+    assert.equal(changes.tellCreated([report('h1'), report('h2')], [{ record: record(1), created: true }, { record: record(2), created: false }]), false);
+    assert.equal(changes.changes.sequence, 0);
+    // Two reports of one new error (the second not the one that created it), from two hosts: both hosts count.
+    assert.equal(changes.tellCreated([report('h1'), report('H2')], [{ record: record(3), created: true }, { record: record(3), created: false }]), true);
+    const [mayChange] = changes.changes.since(0) ?? [];
+    const list = (filters: Record<string, string>) => mayChange?.({ filters });
+    assert.deepEqual([list({ host: 'h2' }), list({ host: 'h3' }), list({}), mayChange?.({ record: true })], [true, false, true, false]);
+    assert.deepEqual([list({ errorClass: 'e' }), list({ errorClass: 'F' }), list({ component: '' }), list({ component: 'db' })], [true, false, true, false]);
   });
 });
 

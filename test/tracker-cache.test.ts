@@ -90,6 +90,57 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
     assert.deepEqual((JSON.parse(second.body) as Array<{ infrastructure_error: { error_class: string } }>).map((e) => e.infrastructure_error.error_class), ['FanFailure', 'LinkDown']);
   });
 
+  it('keeps the pages a report of a new error cannot change: a record, a list filtered on another host, class or component', async () => {
+    const id = await post(app, { error_class: 'ThermalAlarm', host: 'hv-10', component: 'ipmi' });
+    const record = `${ERRORS}/${id}.json`;
+    const otherHost = `${ERRORS}.json?host=hv-10`;
+    const otherClass = `${ERRORS}.json?error_class=ThermalAlarm`;
+    const otherComponent = `${ERRORS}.json?component=ipmi&per_page=3`;
+    const urls = [record, otherHost, otherClass, otherComponent];
+    for (const url of urls) await kept(url);
+    const before = new Map<string, string>();
+    for (const url of urls) before.set(url, (await read(url)).body);
+
+    await post(app, { error_class: 'PsuLost', host: 'hv-11', component: 'psu' });
+    for (const url of urls) {
+      const again = await read(url);
+      // The same page; kept, with no statement, on SQLite. On PostgreSQL this process also hears its
+      // batch's notification, which moves the version when it arrives (docs/architecture.md#how-cached-pages-stay-right).
+      assert.deepEqual([url, again.status, again.body], [url, 200, before.get(url)]);
+      if (!onPostgres) assert.equal(again.statements, 0, url);
+    }
+    // What it can change is answered anew: the unfiltered list, and the lists its host or class select.
+    const all = await read(`${ERRORS}.json?per_page=1`);
+    assert.equal((JSON.parse(all.body) as Array<{ infrastructure_error: { error_class: string } }>)[0]?.infrastructure_error.error_class, 'PsuLost');
+    assert.equal((await read(`${ERRORS}.json?host=hv-11`)).total, '1');
+    assert.equal((await read(`${ERRORS}.json?error_class=psulost`)).total, '0');
+    assert.equal((await read(`${ERRORS}.json?error_class=PsuLost`)).total, '1');
+  });
+
+  it('answers a list filtered on a host anew when an error seen there is reported again from elsewhere (its counter and order move)', async () => {
+    const id = await post(app, { error_class: 'RaidDegraded', host: 'hv-12' });
+    const url = `${ERRORS}.json?host=hv-12`;
+    await kept(url);
+    const before = (JSON.parse((await read(url)).body) as Array<{ infrastructure_error: { id: number; counter: number } }>).find((e) => e.infrastructure_error.id === id);
+    assert.equal(before?.infrastructure_error.counter, 1);
+    await post(app, { error_class: 'RaidDegraded', host: 'hv-13' });
+    const after = await read(url);
+    assert.ok(after.statements > 0, 'answered anew');
+    assert.equal((JSON.parse(after.body) as Array<{ infrastructure_error: { id: number; counter: number } }>).find((e) => e.infrastructure_error.id === id)?.infrastructure_error.counter, 2);
+  });
+
+  it('answers a list filtered on a host anew when another process reports a new error there, and when it reports one elsewhere', async () => {
+    await post(app, { error_class: 'NicFlap', host: 'hv-14' });
+    const url = `${ERRORS}.json?host=hv-14`;
+    await kept(url);
+    await post(other.app, { error_class: 'NicFlapAgain', host: 'hv-14' });
+    await eventually(async () => assert.equal((await read(url)).total, '2'));
+    // Another process's writes are not told here: any of them answers the page anew.
+    await kept(url);
+    await post(other.app, { error_class: 'Elsewhere', host: 'hv-15' });
+    await eventually(async () => assert.ok((await read(url)).statements > 0, 'answered anew after another process wrote'));
+  });
+
   it('answers 404 for a kept record once it is deleted', async () => {
     const id = await post(app, { error_class: 'Gone' });
     const url = `${ERRORS}/${id}.json`;

@@ -43,6 +43,7 @@ import { alertRoutingRepository } from '../alerts/alert-routing.store.js';
 import { infrastructureErrorsRoutes } from '../tracker/tracker.routes.js';
 import { triageRoutes } from '../tracker/triage.routes.js';
 import { errorTriage } from '../tracker/triage.service.js';
+import { trackerChanges } from '../tracker/tracker-changes.js';
 import { triageRepository } from '../tracker/triage.store.js';
 import { healthRoutes } from '../health/health.routes.js';
 import { consolePlugin } from '../console/console.plugin.js';
@@ -145,7 +146,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
   const { webhooks } = config;
   const queueAlerts = alertPlanner(webhooks, clock, webhookRendering);
-  const tracker = infrastructureErrors(errorsRepository, clock, audit, config.errors, { queue: queueAlerts, queued: () => outbox.wake() });
+  // What this process's batches of reports changed, told to the tracker's page cache (tracker/tracker-changes.ts).
+  const changesOfTracker = trackerChanges();
+  const tracker = infrastructureErrors(errorsRepository, clock, audit, config.errors, { queue: queueAlerts, queued: () => outbox.wake() }, { withheld: database.withheld, tracker: changesOfTracker });
   // Alert routing (docs/alert-routing.md): destinations and rules in the database, sent by the same outbox.
   const routingRepository = alertRoutingRepository(database);
   const reporting = errorReporting(tracker, errorsRepository, deliveries, clock, webhooks, webhookRendering, webhookLog, audit, {
@@ -251,7 +254,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const people = database.dataVersions.users();
     return tracked === undefined || people === undefined ? undefined : `${tracked}|${people}`;
   };
-  await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue });
+  await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue, partialChanges: changesOfTracker.changes });
   await app.register(triageRoutes, { triage, lists });
   await app.register(auditRoutes, { audit, lists });
   await app.register(deliveriesRoutes, { errorReporting: reporting, webhookDeliveries: webhookDeliveries(deliveries, clock, audit, () => outbox.wake()), lists });

@@ -2,26 +2,7 @@ import cluster from 'node:cluster';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { ClientError } from '../shared/problems.js';
-import { addBackupCommands } from './backup.js';
-import { addHelpCommand } from './help.js';
-import { addLocalDeliveryCommands } from './local/deliveries.js';
-import { addLocalErrorCommands } from './local/errors.js';
-import { addLocalUserCommands } from './local/users.js';
-import { addMigrateCommand } from './migrate.js';
-import { addDoctorCommand } from './ops/doctor.js';
-import { addOldSpellings } from './old-spellings.js';
-import { connectionOptions, remoteFailure } from './remote/command.js';
-import { addRemoteBucketCommands } from './remote/buckets.js';
-import { addRemoteApiKeyCommands } from './remote/api-keys.js';
-import { addRemoteDeliveryCommands } from './remote/deliveries.js';
-import { addRemoteAuditCommands } from './remote/audit.js';
-import { addRemoteErrorCommands } from './remote/errors.js';
-import { addRemoteIngestKeyCommands } from './remote/ingest-keys.js';
-import { addRemoteAlertCommands } from './remote/alerts.js';
-import { addLoginCommands } from './remote/login.js';
-import { addRemoteRoleCommands } from './remote/roles.js';
-import { addRemoteUserCommands } from './remote/users.js';
-import { addRemoteGroupCommands } from './remote/groups.js';
+import { connectionOptions } from './remote/connection-options.js';
 import { addServeCommand } from './serve.js';
 import { Refusal, Reported, UsageError } from './common/usage-error.js';
 import { connectionFailureLine, connectionFailureOf } from '../db/dialects/connection/connection-failure.js';
@@ -39,33 +20,16 @@ program.exitOverride();
 program.version(`cmi ${cmiReleaseVersion()}`, '-V, --version', 'print cmi\'s version (cmi version asks a server for its API version)');
 
 addServeCommand(program);
-addMigrateCommand(program);
-addBackupCommands(program);
-addDoctorCommand(program);
-// `cmi local ...`: the configured database (docs/cli.md#local-or-remote).
-const local = program.command('local').description('act on the configured database directly, as the operator (also without working credentials)');
-addLocalUserCommands(local);
-addLocalErrorCommands(local);
-addLocalDeliveryCommands(local);
-// `cmi users|errors|deliveries ...`, `cmi version`, `cmi login`: a server.
-addRemoteUserCommands(program);
-addRemoteGroupCommands(program);
-addRemoteApiKeyCommands(program);
-addRemoteErrorCommands(program);
-addRemoteDeliveryCommands(program);
-addRemoteRoleCommands(program);
-addRemoteBucketCommands(program);
-addRemoteIngestKeyCommands(program);
-addRemoteAuditCommands(program);
-addRemoteAlertCommands(program);
-addLoginCommands(program);
-addOldSpellings(program);
-addHelpCommand(program);
+// `cmi serve` uses none of the other commands: they (the remote client, CSV and XML readers, backup,
+// doctor) are loaded only for another command, so a server starts with less to load and to hold
+// (docs/benchmarks.md#start).
+if (process.argv[2] !== 'serve') (await import('./commands.js')).addOtherCommands(program);
 
 try {
   await program.parseAsync();
 } catch (error) {
-  const remote = remoteFailure(error);
+  // The remote client is loaded only now (command.ts): `cmi serve` never loads it.
+  const remote = (await import('./remote/command.js')).remoteFailure(error);
   if (error instanceof CommanderError) {
     // Commander has printed its message (or the help asked for, exit 0).
     process.exitCode = error.exitCode === 0 ? 0 : 2;

@@ -19,6 +19,11 @@ export interface Database {
    * data as it was and keep that page under the moved version (docs/architecture.md#how-cached-pages-stay-right).
    */
   transactionEnded: (data: CachedData) => void;
+  /**
+   * Runs `work` with its writes to `data` kept from `data`'s version; `settle` then says whether it
+   * told the caches itself what they changed, or they move the version as usual (WriteCounter.withheld).
+   */
+  withheld: <T>(data: CachedData, work: () => Promise<T>, settle: (answer: T) => boolean) => Promise<T>;
   close: () => Promise<void>;
   /** The connection pool's use now (SQLite: its one connection; docs/operations.md#metrics). */
   poolUse?: () => PoolUse;
@@ -40,9 +45,8 @@ export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool:
     db: connection.db,
     dialect,
     dataVersions: connection.dataVersions,
-    transactionEnded: (data) => {
-      writes.counts[data] += 1;
-    },
+    transactionEnded: (data) => writes.ended(data),
+    withheld: (data, work, settle) => writes.withheld(data, work, settle),
     close: connection.close,
     ...(connection.poolUse ? { poolUse: connection.poolUse } : {}),
     ...(connection.onQueryTime ? { onQueryTime: connection.onQueryTime } : {}),

@@ -28,28 +28,80 @@ export interface CacheBounds<T> {
 }
 
 /**
+ * Changes that touch only some of a cache's entries, told by the writer itself (a process knows what
+ * its own writes changed; another process's writes move the version instead): each a test of whether
+ * it may have changed an entry of a given tag. Kept for the last `keep` changes.
+ */
+export class PartialChanges<Tag> {
+  readonly #tests: Array<(tag: Tag) => boolean> = [];
+  #sequence = 0;
+
+  constructor(private readonly keep = 1024) {}
+
+  /** Moves with every change told. */
+  get sequence(): number {
+    return this.#sequence;
+  }
+
+  /** A change: `mayChange` is true for the tag of every entry it may have changed (better too many). */
+  tell(mayChange: (tag: Tag) => boolean): void {
+    this.#tests.push(mayChange);
+    if (this.#tests.length > this.keep) this.#tests.shift();
+    this.#sequence += 1;
+  }
+
+  /** The changes told after `sequence`; undefined when they are no longer all kept. */
+  since(sequence: number): ReadonlyArray<(tag: Tag) => boolean> | undefined {
+    const count = this.#sequence - sequence;
+    if (count > this.#tests.length) return undefined;
+    return this.#tests.slice(this.#tests.length - count);
+  }
+}
+
+/**
  * Results that stay valid while the data they came from has not changed. `version()` names the state
- * of the database (every write, in any process, changes it); a new version empties the cache. Without
- * a version (undefined) nothing is cached. Bounded in bytes: the oldest entries go first until a new
+ * of the database (every write, in any process, changes it, unless the writer tells `partial` what it
+ * changed); a new version empties the cache. Without a version (undefined) nothing is cached. With
+ * `partial`, an entry kept with a tag stays through the changes told there that cannot have changed
+ * it; one kept without a tag goes with any. Bounded in bytes: the oldest entries go first until a new
  * one fits, and a value costing more than the whole bound is answered but not kept.
  */
-export function versionedCache<T>(version: () => string | undefined, bounds: CacheBounds<T>) {
+export function versionedCache<T, Tag = never>(version: () => string | undefined, bounds: CacheBounds<T>, partial?: PartialChanges<Tag>) {
   let seen: string | undefined;
-  const entries = new Map<string, { value: T; cost: number }>();
+  let seenSequence = partial?.sequence ?? 0;
+  const entries = new Map<string, { value: T; cost: number; tag: Tag | undefined }>();
   let bytes = 0;
 
-  /** The version in force, after emptying the cache if it moved. */
+  function clear(): void {
+    entries.clear();
+    bytes = 0;
+  }
+
+  /** The version in force, after emptying the cache if it moved, and dropping what partial changes may have changed. */
   function currentVersion(): string | undefined {
     const current = version();
     if (current !== undefined && current !== seen) {
-      entries.clear();
-      bytes = 0;
+      clear();
       seen = current;
+      seenSequence = partial?.sequence ?? 0;
+    }
+    if (partial !== undefined && partial.sequence !== seenSequence) {
+      const tests = partial.since(seenSequence);
+      seenSequence = partial.sequence;
+      if (tests === undefined) clear();
+      else {
+        for (const [key, entry] of entries) {
+          if (entry.tag === undefined || tests.some((mayChange) => mayChange(entry.tag as Tag))) {
+            entries.delete(key);
+            bytes -= entry.cost;
+          }
+        }
+      }
     }
     return current;
   }
 
-  function store(key: string, value: T): void {
+  function store(key: string, value: T, tag: Tag | undefined): void {
     const cost = bounds.costOf(key, value);
     if (cost > bounds.maxBytes) return;
     const replaced = entries.get(key);
@@ -63,7 +115,7 @@ export function versionedCache<T>(version: () => string | undefined, bounds: Cac
       entries.delete(oldest);
       bytes -= entry.cost;
     }
-    entries.set(key, { value, cost });
+    entries.set(key, { value, cost, tag });
     bytes += cost;
   }
 
@@ -71,13 +123,15 @@ export function versionedCache<T>(version: () => string | undefined, bounds: Cac
     /** A cached value without waiting, for the hot path; undefined when it must be computed. */
     peek: (key: string): T | undefined => (currentVersion() === undefined ? undefined : entries.get(key)?.value),
 
-    async get(key: string, compute: () => Promise<T>): Promise<T> {
+    /** The value of `key`, computed when not kept; kept with `tag` (what partial changes are tested against). */
+    async get(key: string, compute: () => Promise<T>, tag?: Tag): Promise<T> {
       const current = currentVersion();
       const hit = current === undefined ? undefined : entries.get(key);
       if (hit !== undefined) return hit.value;
+      const sequence = partial?.sequence;
       const value = await compute();
       // Store only if nothing was written while computing, so a value is never newer than its version.
-      if (current !== undefined && version() === current) store(key, value);
+      if (current !== undefined && version() === current && partial?.sequence === sequence) store(key, value, tag);
       return value;
     },
 

@@ -1,7 +1,8 @@
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import type { QueryParameter, RouteSpec } from '../http/route-spec.js';
 import type { InfrastructureErrors } from './tracker.service.js';
-import { versionedCache } from '../shared/page-cache.js';
+import { type PartialChanges, versionedCache } from '../shared/page-cache.js';
+import type { TrackerPageTag } from './tracker-changes.js';
 import { breakdownGroupResource, histogramBucketResource, occurrenceResource } from './error-details.resource.js';
 import { infrastructureErrorResource as resource } from './infrastructure-error.resource.js';
 import { type ListSettings, paginationHeaders, parsePagination } from '../shared/pagination.js';
@@ -71,31 +72,34 @@ export interface TrackerRoutesOptions {
    * the data version) so no page shows one still snoozed (docs/api.md#snoozing); undefined: nothing to do.
    */
   beforeRead?: () => Promise<unknown> | undefined;
+  /** The changes this process's batches tell without moving the version (tracker-changes.ts): kept pages they cannot have changed stay. */
+  partialChanges?: PartialChanges<TrackerPageTag>;
 }
 
 /** The error tracker (docs/api.md#infrastructure-errors; administrators only: tracker/tracker.service.ts). */
-export const infrastructureErrorsRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, { tracker, lists, dataVersion, beforeRead }, done) => {
+export const infrastructureErrorsRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, { tracker, lists, dataVersion, beforeRead, partialChanges }, done) => {
   const base = ERRORS;
 
   const pageOf = (request: FastifyRequest) => parsePagination(request.requestPath.pagination, request.query as Query, lists);
 
   // The list's pages and the records, rendered once and answered as the same bytes until the tracker
   // changes in any process (docs/architecture.md#how-cached-pages-stay-right), within CMI_PAGE_CACHE_BYTES.
-  const answers = versionedCache<RenderedResponse>(dataVersion, { maxBytes: lists.pageCacheBytes, costOf: renderedCost, ...(lists.pageCacheMeter ? { meteredAs: [lists.pageCacheMeter, 'errors'] as const } : {}) });
+  const answers = versionedCache<RenderedResponse, TrackerPageTag>(dataVersion, { maxBytes: lists.pageCacheBytes, costOf: renderedCost, ...(lists.pageCacheMeter ? { meteredAs: [lists.pageCacheMeter, 'errors'] as const } : {}) }, partialChanges);
 
   /**
    * The answer to this request, from the cache or rendered by `compute`. The key holds the viewer as the
    * domain judges it (id and permissions: permissions changed since are another key), so what the domain refuses
    * someone (it throws, nothing is kept) is never answered to them from here.
    */
-  function cached(request: FastifyRequest, reply: FastifyReply, compute: () => Promise<RenderedResponse>): FastifyReply | Promise<FastifyReply> {
+  function cached(request: FastifyRequest, reply: FastifyReply, compute: () => Promise<RenderedResponse>, tagOf: () => TrackerPageTag | undefined): FastifyReply | Promise<FastifyReply> {
     const key = `${request.format}|${permissionsKey(request.actor)}|${request.actor.id}|${request.originalUrl}`;
     const waking = beforeRead?.();
-    if (waking) return waking.then(() => answers.get(key, compute)).then((answer) => sendRendered(reply, answer));
+    if (waking) return waking.then(() => answers.get(key, compute, tagOf())).then((answer) => sendRendered(reply, answer));
     const hit = answers.peek(key);
     if (hit) return sendRendered(reply, hit);
-    return answers.get(key, compute).then((answer) => sendRendered(reply, answer));
+    return answers.get(key, compute, tagOf()).then((answer) => sendRendered(reply, answer));
   }
+  const RECORD: TrackerPageTag = { record: true };
 
   // Not async: a cached answer is sent without a promise.
   app.get(base, { config: { paginated: true } }, (request, reply) =>
@@ -104,13 +108,13 @@ export const infrastructureErrorsRoutes: FastifyPluginCallback<TrackerRoutesOpti
       const { items, total } = await tracker.list(request.actor, request.query as Query, pagination.perPage, pagination.offset);
       const headers = paginationHeaders(pagination, total, request.requestPath.listPath, request.query as Query);
       return renderResponse(request.format, { kind: 'list', resource, records: items }, headers);
-    }));
+    }, () => tracker.listPageTag(request.actor, request.query as Query)));
 
   app.get<WithId>(`${base}/:id`, (request, reply) =>
     cached(request, reply, async () => {
       const record = await tracker.find(request.actor, parseId(request.params.id));
       return renderResponse(request.format, { kind: 'record', resource, record }, {});
-    }));
+    }, () => RECORD));
 
   /** Another component reports an error: 201 for a new fingerprint, 200 when it counted a known one. */
   app.post(base, async (request, reply) => {

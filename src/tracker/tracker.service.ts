@@ -9,6 +9,7 @@ import { groupCommit } from '../shared/group-commit.js';
 import { rateLimit } from '../shared/rate-limit.js';
 import type { InfrastructureError } from './infrastructure-error.js';
 import type { Page } from '../shared/page.js';
+import type { TrackerChanges, TrackerPageTag } from './tracker-changes.js';
 import {
   type BreakdownDimension, type ErrorReport, hourOf, type InBatch, type InfrastructureErrorsRepository, type SampleSize, type StoredOccurrence,
 } from './tracker.store.js';
@@ -36,6 +37,16 @@ export interface TrackerAlerts {
   queued: () => void;
 }
 
+/**
+ * How a batch of this process tells the page caches what it changed (docs/architecture.md#how-cached-pages-stay-right):
+ * its writes are withheld from the tracker's version (Database.withheld) and, when it only created
+ * errors, told to `tracker` instead. Without it every batch moves the version.
+ */
+export interface TrackerChangeTelling {
+  withheld: <T>(data: 'tracker', work: () => Promise<T>, settle: (answer: T) => boolean) => Promise<T>;
+  tracker: TrackerChanges;
+}
+
 export const HISTOGRAM_PERIODS = { '24h': { buckets: 24, hours: 1 }, '7d': { buckets: 168, hours: 1 }, '30d': { buckets: 30, hours: 24 } } as const;
 export type HistogramPeriod = keyof typeof HISTOGRAM_PERIODS;
 
@@ -46,17 +57,19 @@ export const EVENT_KEYS_KEPT_MS = 86_400_000;
 export const HISTOGRAM_KEPT_DAYS = 31;
 
 /** The tracker (docs/api.md#infrastructure-errors): administrators read, report and delete errors. */
-export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock, audit: AuditRecorder, settings: TrackerSettings, alerts?: TrackerAlerts) {
+export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock, audit: AuditRecorder, settings: TrackerSettings, alerts?: TrackerAlerts, telling?: TrackerChangeTelling) {
   const recordErrors = (actor: AuditActor, action: string, id: number | null, changes: Record<string, unknown>) =>
     audit.record(actor, { action, target_type: 'infrastructure_error', target_id: id, changes });
   /** Writes a batch; the alerts it causes are queued in its transaction and sent once it commits. */
   const record = async (reports: ErrorReport[]) => {
-    if (!alerts) return repository.recordBatch(reports, settings.sample, undefined, clock());
     let queued = 0;
-    const answers = await repository.recordBatch(reports, settings.sample, async (trx, outcomes) => {
+    const inBatch: InBatch | undefined = alerts && (async (trx, outcomes) => {
       queued = await alerts.queue(trx, outcomes);
-    }, clock());
-    if (queued > 0) alerts.queued();
+    });
+    const write = () => repository.recordBatch(reports, settings.sample, inBatch, clock());
+    // Withheld: only the batch's transaction runs in `write`'s context (the alerts are queued in it, woken after).
+    const answers = telling === undefined ? await write() : await telling.withheld('tracker', write, (written) => telling.tracker.tellCreated(reports, written));
+    if (queued > 0) alerts?.queued();
     return answers;
   };
   const ingestion = groupCommit(record, {
@@ -97,6 +110,16 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
       assertPermitted(actor, 'infrastructure_errors.read');
       const { filters, sort, direction } = parseErrorListQuery(query, { viewerId: actor.id });
       return repository.list(filters, sort, direction, limit, offset);
+    },
+
+    /** What a kept page of the list `query` asks for shows, for the page caches (tracker-changes.ts); undefined when the query is not understood. */
+    listPageTag(actor: Actor, query: Query): TrackerPageTag | undefined {
+      try {
+        const { filters } = parseErrorListQuery(query, { viewerId: actor.id });
+        return { filters: { errorClass: filters.errorClass, host: filters.host, component: filters.component } };
+      } catch {
+        return undefined;
+      }
     },
 
     /**

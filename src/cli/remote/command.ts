@@ -11,15 +11,9 @@ import { type Output, write } from '../common/output.js';
  * database. Each group declares its own (users.ts, errors.ts, deliveries.ts, login.ts).
  */
 
-/** --url, --user, --password-stdin, --profile, --timeout: on the program (before the command) and on each remote command. */
-export function connectionOptions(command: Command): Command {
-  return command
-    .option('--url <url>', 'the server, e.g. https://cmi.example.com (env CMI_URL)')
-    .option('--user <login>', 'log in as this login or email (env CMI_USER)')
-    .option('--password-stdin', 'read the password from standard input (else env CMI_PASSWORD or CMI_API_KEY, or the profile)')
-    .option('--profile <name>', 'a profile saved by cmi login (env CMI_PROFILE; default: the first saved)')
-    .option('--timeout <seconds>', 'give up on a request after this long (default 30)');
-}
+import { connectionOptions } from './connection-options.js';
+
+export { connectionOptions };
 
 /** The connection options given to the program and to the command, the command's winning. */
 export function globals(command: Command): GlobalOptions {

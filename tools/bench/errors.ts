@@ -389,7 +389,7 @@ async function ingestion(run: Run, work: string, kind: DatabaseKind): Promise<st
  * client report beside it), grown with pseudo-random breadcrumbs until it is `bytes` gzipped. No
  * event id: each one is a new event of the same error.
  */
-function sentryEnvelope(bytes: number): Buffer {
+export function sentryEnvelope(bytes: number): Buffer {
   let seed = 7;
   const random = () => {
     seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { gunzip, gunzipSync, inflate, inflateRaw, inflateRawSync, inflateSync, type ZlibOptions } from 'node:zlib';
+import { gunzip, inflate, inflateRaw } from 'node:zlib';
 import { MalformedRequest, PayloadTooLarge, UnsupportedEncoding } from '../shared/problems.js';
 
 /** The limits of docs/sentry.md#limits. */
@@ -36,34 +36,18 @@ export async function readLimited(stream: Readable, limit: number): Promise<Buff
 const isZlibError = (error: unknown) => typeof (error as { code?: unknown }).code === 'string' && (error as { code: string }).code.startsWith('Z_');
 const tooLarge = (error: unknown) => (error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE';
 
-/**
- * Bodies up to this size (compressed) are inflated at once on the event loop: a 25 KB envelope (some
- * 130 KB of JSON) takes a few hundred microseconds, less than its hand-offs to the thread pool and
- * back cost. Larger ones (up to SENTRY_LIMITS.bodyBytes, inflating to up to decompressedBytes) go to
- * the thread pool, so the event loop never waits long for one.
- */
-const INFLATED_AT_ONCE_BYTES = 65_536;
-
-const inflaters = {
-  at: { gzip: gunzipSync, zlib: inflateSync, raw: inflateRawSync },
-  pooled: { gzip: gunzipAsync, zlib: inflateAsync, raw: inflateRawAsync },
-};
-
 /** Inflates with a bound on what comes out: zlib stops there (413), a broken stream is 400. */
 async function inflated(kind: 'gzip' | 'deflate' | 'zlib', body: Buffer): Promise<Buffer> {
   // Chunks of 64 KiB: zlib's default 16 KiB makes a 25 KB envelope (some 130 KB of JSON) cost about
   // twice the CPU in hand-offs between the thread pool and the event loop.
-  const options: ZlibOptions = { maxOutputLength: SENTRY_LIMITS.decompressedBytes, chunkSize: 65_536 };
-  // Async: what the synchronous inflaters throw is a rejection, as the pooled ones'.
-  const run = async (how: 'gzip' | 'zlib' | 'raw'): Promise<Buffer> =>
-    (body.length > INFLATED_AT_ONCE_BYTES ? inflaters.pooled[how](body, options) : inflaters.at[how](body, options));
+  const options = { maxOutputLength: SENTRY_LIMITS.decompressedBytes, chunkSize: 65_536 };
   try {
-    if (kind === 'gzip') return await run('gzip');
-    if (kind === 'zlib') return await run('zlib');
+    if (kind === 'gzip') return await gunzipAsync(body, options);
+    if (kind === 'zlib') return await inflateAsync(body, options);
     // HTTP's deflate is zlib-wrapped; some clients send it raw.
-    return await run('zlib').catch((error: unknown) => {
+    return await inflateAsync(body, options).catch((error: unknown) => {
       if (tooLarge(error)) throw error;
-      return run('raw');
+      return inflateRawAsync(body, options);
     });
   } catch (error) {
     if (tooLarge(error)) throw new PayloadTooLarge(SENTRY_LIMITS.decompressedBytes);

@@ -49,37 +49,6 @@ describe('group commit', () => {
     await queue.drained();
   });
 
-  it('with a concurrency of 2, writes the next batch while one is being written, and a third waits for one of them', async () => {
-    const releases: Array<() => void> = [];
-    const batches: number[][] = [];
-    const write = (items: number[]) => {
-      batches.push(items);
-      return new Promise<string[]>((resolve) => releases.push(() => resolve(items.map((item) => `ok ${item}`))));
-    };
-    const queue = groupCommit(write, { maxPending: 100, maxBatch: 100, concurrency: 2 });
-    const first = [1, 2].map((item) => queue.submit(item));
-    await tick();
-    const second = [3].map((item) => queue.submit(item));
-    await tick();
-    assert.deepEqual(batches, [[1, 2], [3]], 'the second batch is written while the first is');
-    const third = [4, 5].map((item) => queue.submit(item));
-    await tick();
-    assert.deepEqual(batches, [[1, 2], [3]], 'no third batch while two are being written');
-    let drained = false;
-    void queue.drained().then(() => (drained = true));
-    releases[1]?.();
-    assert.deepEqual(await Promise.all(second), ['ok 3']);
-    await tick();
-    assert.deepEqual(batches, [[1, 2], [3], [4, 5]]);
-    releases[0]?.();
-    assert.deepEqual(await Promise.all(first), ['ok 1', 'ok 2']);
-    await tick();
-    assert.equal(drained, false, 'not drained while a batch is being written');
-    releases[2]?.();
-    assert.deepEqual(await Promise.all(third), ['ok 4', 'ok 5']);
-    await queue.drained();
-  });
-
   it('splits batches at maxBatch', async () => {
     const writer = gatedWriter();
     const queue = groupCommit(writer.write, { maxPending: 100, maxBatch: 2 });

@@ -6,19 +6,12 @@ export interface GroupCommitOptions {
   maxPending: number;
   /** The most items one batch writes. */
   maxBatch: number;
-  /**
-   * Batches written at once (default 1): where a write waits for the database more than it works
-   * (PostgreSQL's round trips), the next batch starts while one is being written. The writer must
-   * then be safe against itself, as against another process.
-   */
-  concurrency?: number;
 }
 
 /**
  * Group commit (docs/architecture.md#error-ingestion): items submitted while a batch is being written
  * wait for the next one, and the next batch starts as soon as the last one ends, so each transaction
- * carries everything that arrived meanwhile and no item waits longer than one write (with
- * `concurrency` above 1, that many batches are written at once). `submit`
+ * carries everything that arrived meanwhile and no item waits longer than one write. `submit`
  * resolves once the item's batch has committed, with the answer `write` gave for it. A batch that
  * fails is written again one item at a time, so an item rejects only with its own write's error and
  * one bad item never fails the others. Memory is bounded: past `maxPending` waiting items, submit throws a 503.
@@ -26,16 +19,14 @@ export interface GroupCommitOptions {
 export function groupCommit<Item, Answer>(write: (items: Item[]) => Promise<Answer[]>, options: GroupCommitOptions) {
   type Waiting = { item: Item; resolve: (answer: Answer) => void; reject: (error: unknown) => void };
   let waiting: Waiting[] = [];
-  /** Batches being written. */
-  let writing = 0;
-  const concurrency = options.concurrency ?? 1;
+  let writing = false;
   let scheduled = false;
   const idle: Array<() => void> = [];
 
   const writeNext = async (): Promise<void> => {
     scheduled = false;
-    if (writing >= concurrency || waiting.length === 0) return;
-    writing += 1;
+    if (writing || waiting.length === 0) return;
+    writing = true;
     const batch = waiting.slice(0, options.maxBatch);
     waiting = waiting.slice(batch.length);
     try {
@@ -48,9 +39,9 @@ export function groupCommit<Item, Answer>(write: (items: Item[]) => Promise<Answ
       if (batch.length === 1 || error instanceof DatabaseUnavailable) for (const entry of batch) entry.reject(error);
       else for (const entry of batch) await write([entry.item]).then((answers) => entry.resolve(answers[0] as Answer), entry.reject);
     } finally {
-      writing -= 1;
+      writing = false;
       if (waiting.length > 0) schedule();
-      else if (writing === 0) for (const done of idle.splice(0)) done();
+      else for (const done of idle.splice(0)) done();
     }
   };
 
@@ -67,13 +58,13 @@ export function groupCommit<Item, Answer>(write: (items: Item[]) => Promise<Answ
       if (waiting.length >= options.maxPending) throw new ServiceUnavailable('the write queue is full', 1);
       return new Promise<Answer>((resolve, reject) => {
         waiting.push({ item, resolve, reject });
-        if (writing < concurrency) schedule();
+        if (!writing) schedule();
       });
     },
 
     /** Resolves when nothing waits and nothing is being written (shutdown). */
     drained(): Promise<void> {
-      if (writing === 0 && waiting.length === 0) return Promise.resolve();
+      if (!writing && waiting.length === 0) return Promise.resolve();
       return new Promise((resolve) => idle.push(resolve));
     },
 

@@ -62,7 +62,6 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
   const ingestion = groupCommit(record, {
     maxPending: settings.maxPending,
     maxBatch: 1000,
-    concurrency: repository.concurrentBatches,
   });
   const mayIngest = rateLimit(clock, settings.ingestPerSecond);
 

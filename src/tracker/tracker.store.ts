@@ -517,13 +517,6 @@ export function infrastructureErrorsRepository(database: Database) {
 
   return {
     /**
-     * Batches `recordBatch` may write at once: on PostgreSQL a batch mostly waits for round trips and
-     * two batches lock their errors' rows in one order (by fingerprint), as two processes do; SQLite's
-     * one connection writes one transaction at a time.
-     */
-    concurrentBatches: dialect.name === 'postgres' ? 2 : 1,
-
-    /**
      * Counts a batch of reports in one transaction (the group commit of docs/architecture.md): one
      * upsert per distinct error (counter + n, atomic in the database: exact in any number of
      * processes), the hourly and per-host/component counts likewise, and the occurrences the sample

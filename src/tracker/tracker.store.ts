@@ -1,9 +1,9 @@
-import { CompiledQuery, type Expression, type ExpressionBuilder, type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type SqlBool, type Transaction } from 'kysely';
+import { CompiledQuery, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type Selectable, sql, type SqlBool, type Transaction } from 'kysely';
 import type { InfrastructureError } from './infrastructure-error.js';
 import type { Database } from '../db/database.js';
 import type { Dialect, PerDatabase } from '../db/dialects/dialect.js';
 import { likeContaining } from '../db/dialects/text/text.js';
-import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
+import type { ErrorCountDimension, InfrastructureErrorsTable, Schema } from '../db/schema.js';
 import { type BatchTriage, triageInBatch } from './triage-batch.js';
 import type { TriageStatus } from './triage.js';
 
@@ -123,6 +123,136 @@ function chunks<T>(items: readonly T[]): T[][] {
   return out;
 }
 
+/**
+ * The write path's statements, as text (building them with kysely cost more than running them:
+ * docs/benchmarks.md#error-tracker): a multi-row insert of `rows` rows of `width` placeholders, the
+ * first numbered `from` + 1 (PostgreSQL's `$n`; SQLite's `?` are in order).
+ */
+const placeholderRows: PerDatabase<(rows: number, width: number, from: number) => string> = {
+  sqlite: (rows, width) => {
+    const row = `(${new Array<string>(width).fill('?').join(', ')})`;
+    return new Array<string>(rows).fill(row).join(', ');
+  },
+  postgres: (rows, width, from) => {
+    const out: string[] = [];
+    for (let r = 0, n = from; r < rows; r++) {
+      const row: string[] = [];
+      for (let c = 0; c < width; c++) row.push(`$${++n}`);
+      out.push(`(${row.join(', ')})`);
+    }
+    return out.join(', ');
+  },
+};
+
+/** The latest occurrence's text wins (by when it happened); the earliest `created_at`, the latest `updated_at` (docs/error-grouping.md). */
+const ERRORS_UPSERT = {
+  head: 'insert into infrastructure_errors (fingerprint, error_class, message, backtrace, counter, reported, created_at, updated_at) values ',
+  width: 8,
+  tail: ` on conflict (fingerprint) do update set
+    counter = infrastructure_errors.counter + excluded.counter,
+    message = case when excluded.updated_at >= infrastructure_errors.updated_at then excluded.message else infrastructure_errors.message end,
+    backtrace = case when excluded.updated_at >= infrastructure_errors.updated_at then excluded.backtrace else infrastructure_errors.backtrace end,
+    created_at = case when excluded.created_at < infrastructure_errors.created_at then excluded.created_at else infrastructure_errors.created_at end,
+    updated_at = case when excluded.updated_at > infrastructure_errors.updated_at then excluded.updated_at else infrastructure_errors.updated_at end
+    returning *`,
+};
+const HISTOGRAM_UPSERT = {
+  head: 'insert into error_histogram (error_id, hour, count) values ',
+  width: 3,
+  tail: ' on conflict (error_id, hour) do update set count = error_histogram.count + excluded.count',
+};
+const BREAKDOWN_UPSERT = {
+  head: 'insert into error_breakdown (error_id, dimension, value, count, last_seen_at) values ',
+  width: 5,
+  tail: ` on conflict (error_id, dimension, value) do update set count = error_breakdown.count + excluded.count,
+    last_seen_at = case when excluded.last_seen_at > error_breakdown.last_seen_at then excluded.last_seen_at else error_breakdown.last_seen_at end`,
+};
+const OCCURRENCES_INSERT = {
+  head: 'insert into error_occurrences (error_id, ordinal, occurred_at, count, host, component, request_id, message, context) values ',
+  width: 9,
+  tail: '',
+};
+type RowStatement = typeof HISTOGRAM_UPSERT;
+
+/** One multi-row statement of `statement` over `rows` (each `statement.width` values), its placeholders numbered from `from` + 1. */
+const rowsText = (placeholders: (rows: number, width: number, from: number) => string, statement: RowStatement, rows: number, from = 0) =>
+  `${statement.head}${placeholders(rows, statement.width, from)}${statement.tail}`;
+
+/** What a batch writes beside its errors' rows: flat parameter lists of `width` values a row. */
+interface BatchRows {
+  hours: unknown[];
+  breakdown: unknown[];
+  occurrences: unknown[];
+  /** [error id, ordinal up to] of each error whose sample sheds the occurrences between its first and its latest. */
+  trims: Array<[number, number]>;
+}
+
+/** The triage rows of errors triaged away from `unresolved` (tracker/triage-batch.ts reads them). */
+type TriagedRow = Pick<Selectable<Schema['error_triage']>, 'error_id' | 'triage_status' | 'snoozed_until' | 'snooze_until_counter'>;
+
+/** A flat parameter list, `width` values a row, in parts of at most ROWS_PER_STATEMENT rows. */
+function rowParts(values: readonly unknown[], width: number): unknown[][] {
+  const step = ROWS_PER_STATEMENT * width;
+  const out: unknown[][] = [];
+  for (let i = 0; i < values.length; i += step) out.push(values.slice(i, i + step));
+  return out;
+}
+
+/**
+ * Writes a batch's hourly counts, breakdown, kept occurrences and the sample's trims; on PostgreSQL
+ * also reads the triage of `ids` (those not `unresolved`: tracker/triage-batch.ts). SQLite: one statement each, prepared once (an in-process
+ * call costs microseconds). PostgreSQL: every round trip costs more than the statements, so all of it
+ * goes in one statement, each write a data-modifying WITH of its own; the trims delete no occurrence
+ * this batch inserts (those are left out before: `recordBatch`), so what they cannot see changes nothing.
+ */
+const writeBatchRows: PerDatabase<(trx: Kysely<Schema>, rows: BatchRows, first: number, ids: readonly number[]) => Promise<TriagedRow[] | undefined>> = {
+  async sqlite(trx, rows, first) {
+    const run = (text: string, parameters: readonly unknown[]) => trx.executeQuery(CompiledQuery.raw(text, [...parameters]));
+    for (const [statement, values] of [[HISTOGRAM_UPSERT, rows.hours], [BREAKDOWN_UPSERT, rows.breakdown], [OCCURRENCES_INSERT, rows.occurrences]] as const) {
+      for (const part of rowParts(values, statement.width)) await run(rowsText(placeholderRows.sqlite, statement, part.length / statement.width), part);
+    }
+    for (const [errorId, upTo] of rows.trims) await run('delete from error_occurrences where error_id = ? and ordinal > ? and ordinal <= ?', [errorId, first, upTo]);
+    // The triage is read by tracker/triage-batch.ts.
+    return undefined;
+  },
+  async postgres(trx, rows, first, ids) {
+    const withs: string[] = [];
+    const parameters: unknown[] = [];
+    const flush = async (final: boolean): Promise<TriagedRow[]> => {
+      const select = final
+        ? `select error_id, triage_status, snoozed_until, snooze_until_counter from error_triage where error_id = any($${parameters.length + 1}::integer[]) and triage_status <> 'unresolved'`
+        : 'select 1 as error_id';
+      if (final) parameters.push(`{${ids.join(',')}}`);
+      const text = withs.length === 0 ? select : `with ${withs.join(', ')} ${select}`;
+      const { rows: answered } = await trx.executeQuery<TriagedRow>(CompiledQuery.raw(text, parameters.splice(0)));
+      withs.length = 0;
+      return final ? answered : [];
+    };
+    // One statement unless a batch is larger than ROWS_PER_STATEMENT rows of one table: a table is written once a statement.
+    const parts = (statement: RowStatement, values: readonly unknown[]) => rowParts(values, statement.width).map((part) => ({ statement, part }));
+    const writes = [...parts(HISTOGRAM_UPSERT, rows.hours), ...parts(BREAKDOWN_UPSERT, rows.breakdown), ...parts(OCCURRENCES_INSERT, rows.occurrences)];
+    const written = new Set<RowStatement>();
+    for (const { statement, part } of writes) {
+      if (written.has(statement)) {
+        await flush(false);
+        written.clear();
+      }
+      written.add(statement);
+      withs.push(`w${withs.length} as (${rowsText(placeholderRows.postgres, statement, part.length / statement.width, parameters.length)})`);
+      parameters.push(...part);
+    }
+    if (rows.trims.length > 0) {
+      const from = parameters.length;
+      const pairs = rows.trims.map((_, k) => `($${from + 2 * k + 2}::integer, $${from + 2 * k + 3}::bigint)`).join(', ');
+      parameters.push(first, ...rows.trims.flat());
+      withs.push(`w${withs.length} as (delete from error_occurrences as o using (values ${pairs}) as t (error_id, up_to)
+        where o.error_id = t.error_id and o.ordinal > $${from + 1} and o.ordinal <= t.up_to)`);
+    }
+    return flush(true);
+  },
+};
+
+
 /** The reports of one error within a batch, in arrival order. */
 interface Group {
   fingerprint: string;
@@ -149,13 +279,6 @@ function groupByFingerprint(reports: readonly ErrorReport[]): Group[] {
   // One order for every writer, so two transactions lock the same records in the same order (PostgreSQL).
   return [...groups.values()].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1));
 }
-
-/**
- * In an upsert: the incoming `column` when the incoming `by` compares with the stored one as `op`
- * says, else the stored `column` (`by` is `column` itself unless given).
- */
-const incomingIf = (table: string, column: string, op: '>' | '<' | '>=', by = column) =>
-  sql<string>`case when ${sql.ref(`excluded.${by}`)} ${sql.raw(op)} ${sql.ref(`${table}.${by}`)} then ${sql.ref(`excluded.${column}`)} else ${sql.ref(`${table}.${column}`)} end`;
 
 /** The ids of the errors whose triage the filters `status` and `assignee` select. */
 function triagedAs(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters) {
@@ -411,106 +534,65 @@ export function infrastructureErrorsRepository(database: Database) {
         const stored = new Map<string, InfrastructureError>();
         const storedRows: Array<Selectable<InfrastructureErrorsTable>> = [];
         for (const part of chunks(groups)) {
-          const rows = await trx
-            .insertInto('infrastructure_errors')
-            .values(part.map((group) => {
-              // The text of the occurrence that happened last (the last to arrive among equals).
-              const latest = group.reports.reduce((a, b) => (b.occurred_at >= a.occurred_at ? b : a));
-              return {
-                fingerprint: group.fingerprint,
-                error_class: latest.error_class,
-                message: latest.message,
-                backtrace: latest.backtrace,
-                counter: group.count,
-                reported: 0,
-                created_at: group.firstAt,
-                updated_at: group.lastAt,
-              };
-            }))
-            .onConflict((oc) =>
-              oc.column('fingerprint').doUpdateSet((eb) => ({
-                counter: eb('infrastructure_errors.counter', '+', eb.ref('excluded.counter')),
-                // The latest occurrence's text, by when it happened, not by when it arrived.
-                message: incomingIf('infrastructure_errors', 'message', '>=', 'updated_at'),
-                backtrace: incomingIf('infrastructure_errors', 'backtrace', '>=', 'updated_at'),
-                created_at: incomingIf('infrastructure_errors', 'created_at', '<'),
-                updated_at: incomingIf('infrastructure_errors', 'updated_at', '>'),
-              })),
-            )
-            .returningAll()
-            .execute();
+          const parameters: unknown[] = [];
+          for (const group of part) {
+            // The text of the occurrence that happened last (the last to arrive among equals).
+            const latest = group.reports.reduce((a, b) => (b.occurred_at >= a.occurred_at ? b : a));
+            parameters.push(group.fingerprint, latest.error_class, latest.message, latest.backtrace, group.count, 0, group.firstAt, group.lastAt);
+          }
+          const { rows } = await trx.executeQuery<Selectable<InfrastructureErrorsTable>>(
+            CompiledQuery.raw(rowsText(dialect.choose(placeholderRows), ERRORS_UPSERT, part.length), parameters),
+          );
           for (const row of rows) stored.set(row.fingerprint, toRecord(row));
           storedRows.push(...rows);
         }
 
-        const hours = new Map<string, { error_id: number; hour: number; count: number }>();
-        const breakdown = new Map<string, { error_id: number; dimension: 'host' | 'component'; value: string; count: number; last_seen_at: string }>();
-        const occurrences: Array<Insertable<ErrorOccurrencesTable>> = [];
-        const trims: Array<{ errorId: number; upTo: number }> = [];
+        // Flat rows (BatchRows): the histogram's and the breakdown's keyed, to add each report to its row.
+        const hours = new Map<string, unknown[]>();
+        const breakdown = new Map<string, unknown[]>();
+        const occurrences: unknown[] = [];
+        const trims: Array<[number, number]> = [];
         for (const group of groups) {
           const record = stored.get(group.fingerprint) as InfrastructureError;
           outcome.set(group.fingerprint, { record, created: record.counter === group.count });
           // The batch's occurrences take the ordinals counter - count + 1 .. counter, in arrival order.
           let ordinal = record.counter - group.count;
           const keepFrom = record.counter - sample.latest;
+          // The sample sheds what falls between the first `first` and the latest `latest`.
+          const trimmed = keepFrom > sample.first;
           for (const report of group.reports) {
             ordinal += report.count;
             const at = report.occurred_at.toISOString();
             const hour = hourOf(report.occurred_at);
             const hourKey = `${record.id}|${hour}`;
             const bucket = hours.get(hourKey);
-            if (bucket) bucket.count += report.count;
-            else hours.set(hourKey, { error_id: record.id, hour, count: report.count });
+            if (bucket) (bucket[2] as number) += report.count;
+            else hours.set(hourKey, [record.id, hour, report.count]);
             for (const dimension of ['host', 'component'] as const) {
               const value = report[dimension] ?? '';
               const key = `${record.id}|${dimension}|${value}`;
               const row = breakdown.get(key);
-              if (!row) breakdown.set(key, { error_id: record.id, dimension, value, count: report.count, last_seen_at: at });
+              if (!row) breakdown.set(key, [record.id, dimension, value, report.count, at]);
               else {
-                row.count += report.count;
-                if (at > row.last_seen_at) row.last_seen_at = at;
+                (row[3] as number) += report.count;
+                if (at > (row[4] as string)) row[4] = at;
               }
             }
-            if (ordinal - report.count < sample.first || ordinal > keepFrom) {
-              occurrences.push({
-                error_id: record.id,
-                ordinal,
-                occurred_at: at,
-                count: report.count,
-                host: report.host,
-                component: report.component,
-                request_id: report.request_id,
-                message: report.message,
-                context: report.context,
-              });
-            }
+            // Kept when among the first or the latest, and not in what the trim below sheds.
+            const kept = (ordinal - report.count < sample.first || ordinal > keepFrom) && !(trimmed && ordinal > sample.first && ordinal <= keepFrom);
+            if (kept) occurrences.push(record.id, ordinal, at, report.count, report.host, report.component, report.request_id, report.message, report.context);
           }
-          if (keepFrom > sample.first) trims.push({ errorId: record.id, upTo: keepFrom });
+          if (trimmed) trims.push([record.id, keepFrom]);
         }
-
-        for (const part of chunks([...hours.values()])) {
-          await trx.insertInto('error_histogram').values(part)
-            .onConflict((oc) => oc.columns(['error_id', 'hour']).doUpdateSet((eb) => ({ count: eb('error_histogram.count', '+', eb.ref('excluded.count')) })))
-            .execute();
-        }
-        for (const part of chunks([...breakdown.values()])) {
-          await trx.insertInto('error_breakdown').values(part)
-            .onConflict((oc) => oc.columns(['error_id', 'dimension', 'value']).doUpdateSet((eb) => ({
-              count: eb('error_breakdown.count', '+', eb.ref('excluded.count')),
-              last_seen_at: incomingIf('error_breakdown', 'last_seen_at', '>'),
-            })))
-            .execute();
-        }
-        for (const part of chunks(occurrences)) await trx.insertInto('error_occurrences').values(part).execute();
-        // The sample sheds what fell between the first `first` and the latest `latest`.
-        for (const { errorId, upTo } of trims) {
-          await trx.deleteFrom('error_occurrences')
-            .where('error_id', '=', errorId).where('ordinal', '>', sample.first).where('ordinal', '<=', upTo)
-            .execute();
-        }
+        const triaged = await dialect.choose(writeBatchRows)(
+          trx,
+          { hours: [...hours.values()].flat(), breakdown: [...breakdown.values()].flat(), occurrences, trims },
+          sample.first,
+          storedRows.map((row) => Number(row.id)),
+        );
         // Regressions and wakes (tracker/triage-batch.ts), in this transaction, on the rows it holds.
         const createdIds = new Set([...outcome.values()].filter((one) => one.created).map((one) => one.record.id));
-        const triage = await triageInBatch(trx, storedRows, createdIds, now);
+        const triage = await triageInBatch(trx, storedRows, createdIds, now, triaged);
         if (inBatch) {
           const outcomes = groups.map((group) => {
             const one = outcome.get(group.fingerprint) as { record: InfrastructureError; created: boolean };

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { InfrastructureErrorsTable, Schema } from '../db/schema.js';
+import type { ErrorTriageTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
 import type { TriageStatus } from './triage.js';
 
 /** At most this many ids go into one statement. */
@@ -33,6 +33,8 @@ export async function triageInBatch(
   rows: ReadonlyArray<Selectable<InfrastructureErrorsTable>>,
   created: ReadonlySet<number>,
   now: Date,
+  /** The triage rows of `rows` not `unresolved`, when the caller read them already (in the statement that wrote the batch's rows). */
+  read?: ReadonlyArray<Pick<Selectable<ErrorTriageTable>, 'error_id' | 'triage_status' | 'snoozed_until' | 'snooze_until_counter'>>,
 ): Promise<Map<number, BatchTriage>> {
   const at = now.toISOString();
   const result = new Map<number, BatchTriage>();
@@ -45,18 +47,23 @@ export async function triageInBatch(
   const ids = [...counters.keys()];
   const resolved: number[] = [];
   const due = new Map<number, 'occurrences' | 'time'>();
-  for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
-    const triaged = await trx.selectFrom('error_triage').select(['error_id', 'triage_status', 'snoozed_until', 'snooze_until_counter'])
-      .where('error_id', 'in', ids.slice(i, i + IDS_PER_STATEMENT)).where('triage_status', '<>', 'unresolved')
-      .execute();
-    for (const row of triaged) {
-      const id = Number(row.error_id);
-      result.set(id, { status: row.triage_status, regressed: false });
-      if (row.triage_status === 'resolved') resolved.push(id);
-      else if (row.triage_status === 'snoozed') {
-        if (row.snooze_until_counter !== null && (counters.get(id) as number) >= Number(row.snooze_until_counter)) due.set(id, 'occurrences');
-        else if (row.snoozed_until !== null && row.snoozed_until <= at) due.set(id, 'time');
-      }
+  let triaged = read;
+  if (!triaged) {
+    const found: Array<NonNullable<typeof read>[number]> = [];
+    for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
+      found.push(...await trx.selectFrom('error_triage').select(['error_id', 'triage_status', 'snoozed_until', 'snooze_until_counter'])
+        .where('error_id', 'in', ids.slice(i, i + IDS_PER_STATEMENT)).where('triage_status', '<>', 'unresolved')
+        .execute());
+    }
+    triaged = found;
+  }
+  for (const row of triaged) {
+    const id = Number(row.error_id);
+    result.set(id, { status: row.triage_status, regressed: false });
+    if (row.triage_status === 'resolved') resolved.push(id);
+    else if (row.triage_status === 'snoozed') {
+      if (row.snooze_until_counter !== null && (counters.get(id) as number) >= Number(row.snooze_until_counter)) due.set(id, 'occurrences');
+      else if (row.snoozed_until !== null && row.snoozed_until <= at) due.set(id, 'time');
     }
   }
   const activity: Array<{ error_id: number; at: string; actor_id: null; action: string; details: string }> = [];

@@ -80,7 +80,8 @@ if (processes > 1 && cluster.isPrimary) {
   };
   fastify.get(path, (request, reply) => {
     if (!allowed(request)) return reply.code(401).send('');
-    reply.code(status).headers(headers).send(bytes);
+    // An empty body (a 304) sent as no payload: a Buffer would get fastify's application/octet-stream.
+    reply.code(status).headers(headers).send(bytes.length === 0 ? undefined : bytes);
   });
   fastify.listen({ port, host: '127.0.0.1' }).then(() => processes > 1 || console.log('ready'));
 }

@@ -124,7 +124,7 @@ async function runScenario(scenario: Scenario, kind: DatabaseKind, workers: numb
     ];
     for (const target of targets.slice(0, 2)) {
       const reference = await answerOf(await fetch(target.url, { headers }));
-      if (JSON.stringify(reference) !== JSON.stringify(answer)) throw new Error(`${path}: the ${target.name} reference does not answer what cmi answered`);
+      if (JSON.stringify(reference) !== JSON.stringify(answer)) throw new Error(`${path}: the ${target.name} reference does not answer what cmi answered: ${JSON.stringify(reference)} vs ${JSON.stringify(answer)}`);
     }
     if (scenario.credentials === 'etag') targets.push({ name: 'cmi 200', url: `${base}${path}`, headers: { Authorization: BASIC } });
     for (const target of targets) await warmUp(target, options, wrkCores);

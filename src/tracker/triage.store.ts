@@ -92,7 +92,7 @@ export function triageRepository(database: Database) {
       // Nothing snoozed at this version (the common case, on every read of the tracker): no date to format.
       if (current?.next === null) return undefined;
       const at = now.toISOString();
-      if (current !== undefined && (current.next as string) > at) return undefined;
+      if (current !== undefined && current.next > at) return undefined;
       return (async () => {
         const row = await db.selectFrom('error_triage').select((eb) => eb.fn.min('snoozed_until').as('next'))
           .where('triage_status', '=', 'snoozed').executeTakeFirst();

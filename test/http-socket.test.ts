@@ -390,4 +390,20 @@ describe('the session cookie resent on a keep-alive connection', () => {
     // <user>.<epoch>.<session>.<issued>.<last seen>.<mac>: the same session, seen now.
     assert.deepEqual(renewed.split('.').slice(2, 5), [...token.split('.').slice(2, 4), String(t.time.clock().getTime() / 1000)]);
   });
+
+  it('answers a client that keeps sending the old cookie with the same new token until that one is due, then a newer one', async () => {
+    const { token, get } = await sessionOnConnection();
+    assert.equal((await get('/version.json')).headers['set-cookie'], undefined);
+    t.time.advance(60);
+    const first = tokenOf(await get('/version.json'));
+    assert.notEqual(first, token);
+    t.time.advance(30);
+    const again = await get('/version.json');
+    assert.equal(again.reusedSocket, true);
+    // Its last seen is 30 s old: no staler than a refresh allows.
+    assert.equal(tokenOf(again), first);
+    t.time.advance(30);
+    const newer = tokenOf(await get('/version.json'));
+    assert.deepEqual(newer.split('.').slice(2, 5), [...token.split('.').slice(2, 4), String(t.time.clock().getTime() / 1000)]);
+  });
 });

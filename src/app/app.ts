@@ -249,10 +249,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, { health: healthService(database, clock, sessions.ensureKey) });
   // The tracker's pages show who is assigned, which a user's deletion changes (migration 023): they
   // follow the users' data version too.
+  // Asked on every read of the tracker: the joined string is made again only when a part moved.
+  let joined: { tracked: string; people: string; version: string } | undefined;
   const trackerAndUsersVersion = () => {
     const tracked = database.dataVersions.tracker();
     const people = database.dataVersions.users();
-    return tracked === undefined || people === undefined ? undefined : `${tracked}|${people}`;
+    if (tracked === undefined || people === undefined) return undefined;
+    if (tracked !== joined?.tracked || people !== joined.people) joined = { tracked, people, version: `${tracked}|${people}` };
+    return joined.version;
   };
   await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue, partialChanges: changesOfTracker.changes });
   await app.register(triageRoutes, { triage, lists });

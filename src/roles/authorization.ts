@@ -49,13 +49,22 @@ export function assertPermittedOnUser(actor: Actor, action: 'users.read' | 'user
 }
 
 const keys = new WeakMap<ReadonlySet<string>, string>();
+/** Each distinct set of permissions seen by this process, by its sorted names: its short key. */
+const keysByNames = new Map<string, string>();
 
 /**
- * The actor's permissions as one string, for cache keys that must change when they do (worked out
- * once per set: a set is made when credentials are read, and kept with them).
+ * The actor's permissions as one short string, for cache keys that must change when they do: the same
+ * for the same permissions, another for any other (worked out once per set: a set is made when
+ * credentials are read, and kept with them). Short, because a cache key is hashed on every request
+ * that looks it up: an administrator's names joined are over a thousand characters.
  */
 export function permissionsKey(actor: Actor): string {
   let key = keys.get(actor.permissions);
-  if (key === undefined) keys.set(actor.permissions, (key = [...actor.permissions].sort().join(' ')));
+  if (key === undefined) {
+    const names = [...actor.permissions].sort().join(' ');
+    key = keysByNames.get(names);
+    if (key === undefined) keysByNames.set(names, (key = `p${keysByNames.size}`));
+    keys.set(actor.permissions, key);
+  }
   return key;
 }

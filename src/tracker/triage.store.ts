@@ -88,8 +88,11 @@ export function triageRepository(database: Database) {
      */
     wakeIfDue(now: Date): Promise<number> | undefined {
       const version = database.dataVersions.tracker();
+      const current = version !== undefined && known?.version === version ? known : undefined;
+      // Nothing snoozed at this version (the common case, on every read of the tracker): no date to format.
+      if (current?.next === null) return undefined;
       const at = now.toISOString();
-      if (version !== undefined && known?.version === version && (known.next === null || known.next > at)) return undefined;
+      if (current !== undefined && current.next > at) return undefined;
       return (async () => {
         const row = await db.selectFrom('error_triage').select((eb) => eb.fn.min('snoozed_until').as('next'))
           .where('triage_status', '=', 'snoozed').executeTakeFirst();

@@ -211,9 +211,13 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     const entry = claims && cache.lookup(sessionCacheKey(claims));
     if (!claims || !entry) return undefined;
     const answer = withClaims(entry.verified.user, claims);
-    // Kept until the token would be refreshed (a refreshed answer is not kept: the client sends the new cookie next).
-    if (connection && cookie !== undefined && answer.sessionToken === undefined) {
-      const until = Math.min(entry.expiresAt, (claims.lastSeen + REFRESH_AFTER_SECONDS) * 1000, sessions.expiresAt(claims).getTime());
+    // Kept until the token would be refreshed; a refreshed answer too, while the cookie sent is still
+    // accepted and until the new token would itself be refreshed: a client that keeps sending the old
+    // cookie (a script that ignores Set-Cookie) is answered the same new token again, not a new HMAC and
+    // a new token on every request (its lastSeen is then as stale as a refresh allows, no more).
+    if (connection && cookie !== undefined) {
+      const refreshedAt = (answer.sessionToken === undefined ? claims.lastSeen : Math.floor(clock().getTime() / 1000)) * 1000;
+      const until = Math.min(entry.expiresAt, refreshedAt + REFRESH_AFTER_SECONDS * 1000, sessions.acceptedUntil(claims));
       lastOnConnection.set(connection, { header: 'cookie', text: cookie, address, entry, answer, until });
     }
     return answer;

@@ -62,6 +62,11 @@ export function sessionTokens(secret: string, clock: Clock, timeouts: SessionTim
       return seconds() - claims.lastSeen >= REFRESH_AFTER_SECONDS;
     },
 
+    /** Until when `claims`' token is accepted (either timeout), in epoch milliseconds. */
+    acceptedUntil(claims: SessionClaims): number {
+      return Math.min(claims.issuedAt + timeouts.maxAgeSeconds, claims.lastSeen + timeouts.idleSeconds) * 1000;
+    },
+
     /** When the session ends at the latest (its absolute timeout). */
     expiresAt(claims: SessionClaims): Date {
       return new Date((claims.issuedAt + timeouts.maxAgeSeconds) * 1000);
@@ -139,6 +144,7 @@ export function sessionTokensOnceKeyed(readSecret: () => Promise<string>, clock:
     issue: (userId, epoch) => need().issue(userId, epoch),
     refresh: (claims) => need().refresh(claims),
     needsRefresh: (claims) => need().needsRefresh(claims),
+    acceptedUntil: (claims) => need().acceptedUntil(claims),
     expiresAt: (claims) => need().expiresAt(claims),
     verify: (token) => need().verify(token),
     csrfToken: (claims) => need().csrfToken(claims),

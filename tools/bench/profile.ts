@@ -5,15 +5,13 @@
  * server and the raw node:http server answering the same bytes.
  */
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer } from '../../test/support/cli.js';
 import { DATABASE_NAMES, type DatabaseKind, type SharedDatabases } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
-import { answerOf, type RawAnswer, startRawServer } from './raw-server.js';
+import { answerOf, bareAuthOf, startBareFastify, startRawServer } from './raw-server.js';
 import { cpuSeconds, stop } from './support.js';
 import { credentialsFor, SCENARIOS } from './throughput.js';
 import { wrk } from './wrk.js';
@@ -30,26 +28,6 @@ export interface ProfileOptions {
   users: number;
   errors: number;
   seconds: number;
-}
-
-/** A fastify server with one route per path answering the same bytes: what fastify itself costs. */
-const FASTIFY_SOURCE = `
-const fastify = require(process.env.FASTIFY_PATH)({ logger: false });
-const { port, status, headers, body } = JSON.parse(process.env.ANSWER);
-const bytes = Buffer.from(body, 'base64');
-fastify.all('*', (request, reply) => { reply.code(status).headers(headers).send(bytes); });
-fastify.listen({ port, host: '127.0.0.1' }).then(() => console.log('ready'));
-`;
-
-function startBareFastify(answer: RawAnswer, port: number, dir: string): Promise<ChildProcess> {
-  const script = join(dir, 'bare-fastify.cjs');
-  writeFileSync(script, FASTIFY_SOURCE);
-  const env = { ...process.env, FASTIFY_PATH: createRequire(import.meta.url).resolve('fastify'), ANSWER: JSON.stringify({ port, ...answer, body: Buffer.from(answer.body).toString('base64') }) };
-  return new Promise((resolve, reject) => {
-    const child = spawn('taskset', ['-c', '0', process.execPath, script], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    child.stdout?.once('data', () => resolve(child));
-    child.on('exit', (code) => reject(new Error(`the bare fastify server exited with ${code} before listening`)));
-  });
 }
 
 const PARTS = ['Node core', 'fastify', 'cmi', 'database', 'GC', 'V8'] as const;
@@ -133,7 +111,7 @@ async function profileScenario(kind: DatabaseKind, url: string, scenario: (typeo
     const headers = await credentialsFor(scenario, `${base}${path}`);
     const answer = await answerOf(await fetch(`${base}${path}`, { headers }));
     raw = await startRawServer(answer, { port: RAW_PORT, cores: '0' });
-    bare = await startBareFastify(answer, FASTIFY_PORT, dir);
+    bare = await startBareFastify(answer, path.split('?')[0] as string, bareAuthOf(headers), { port: FASTIFY_PORT, cores: '0' });
     const cmi = cpuPerAnswer(server.child.pid as number, `${base}${path}`, headers, options.seconds);
     const rawCost = cpuPerAnswer(raw.pid as number, `http://127.0.0.1:${RAW_PORT}${path}`, headers, options.seconds);
     const fastifyCost = cpuPerAnswer(bare.pid as number, `http://127.0.0.1:${FASTIFY_PORT}${path}`, headers, options.seconds);
@@ -170,8 +148,8 @@ ${provenance(options.info)}
 
 For each throughput scenario, on ${options.users.toLocaleString('en-US')} users and ${options.errors.toLocaleString('en-US')} errors, \`--workers 1\`: cmi (dist/) runs
 under \`node --cpu-prof\` pinned to core 0, wrk (1 thread, ${CONNECTIONS} connections, 1 s of warm-up then ${options.seconds} s) on core 1;
-then a raw node:http server and a bare fastify server (one route answering the same status, headers and bytes,
-nothing else) are driven the same way. CPU per answer: the server process's user + system CPU time (/proc)
+then a raw node:http server and a bare fastify server (one route answering the same status, headers and bytes
+after the minimal check of the same credential, as in the throughput section) are driven the same way. CPU per answer: the server process's user + system CPU time (/proc)
 over the run, divided by the answers wrk read: it depends less than requests/s on what else the machine runs, but
 not nothing (cache and scheduler contention): compare the three servers of one row, not rows or runs.
 raw / fastify is the most any fastify server can reach on that answer; raw / cmi what cmi reaches.

@@ -1,10 +1,12 @@
 /**
- * The reference of every throughput figure (docs/benchmarks.md): a bare node:http server answering
- * every request with bytes cmi answered, status, headers and body, pinned like the cmi server it is
- * compared with, and with as many processes (node:cluster) as cmi's `--workers`.
+ * The references of the throughput figures (docs/benchmarks.md): a bare node:http server answering
+ * every request with bytes cmi answered, status, headers and body, and a bare fastify server answering
+ * the same bytes from one route after the minimal check of the same credential; each pinned like the
+ * cmi server it is compared with, and with as many processes (node:cluster) as cmi's `--workers`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -43,7 +45,99 @@ if (processes > 1 && cluster.isPrimary) {
 }
 `;
 
+/**
+ * The bare fastify reference: one route (the request's path) answering the same bytes, after the least a
+ * fastify server must do with the same credential on each request: Basic, the Authorization header
+ * compared with the expected one in constant time; the session cookie, its value read from the Cookie
+ * header and looked up in a Map of sessions. Anything else is a 401. No other hook, no logger.
+ */
+const FASTIFY_SOURCE = `
+const cluster = require('node:cluster');
+const { timingSafeEqual } = require('node:crypto');
+const { port, processes, status, headers, body, path, auth, fastifyPath } = JSON.parse(process.env.BARE_FASTIFY);
+if (processes > 1 && cluster.isPrimary) {
+  let listening = 0;
+  for (let i = 0; i < processes; i++) cluster.fork().on('listening', () => ++listening === processes && console.log('ready'));
+} else {
+  const fastify = require(fastifyPath)({ logger: false });
+  const bytes = Buffer.from(body, 'base64');
+  const expected = auth.kind === 'basic' ? Buffer.from(auth.value) : undefined;
+  const sessions = new Map(auth.kind === 'cookie' ? [[auth.value, { userId: 1 }]] : []);
+  const sessionOf = (cookie) => {
+    if (cookie === undefined) return undefined;
+    for (const part of cookie.split(';')) {
+      const eq = part.indexOf('=');
+      if (eq !== -1 && part.slice(0, eq).trim() === auth.name) return sessions.get(part.slice(eq + 1).trim());
+    }
+    return undefined;
+  };
+  const allowed = (request) => {
+    if (expected !== undefined) {
+      const given = request.headers.authorization;
+      return given !== undefined && given.length === expected.length && timingSafeEqual(Buffer.from(given), expected);
+    }
+    return sessionOf(request.headers.cookie) !== undefined;
+  };
+  fastify.get(path, (request, reply) => {
+    if (!allowed(request)) return reply.code(401).send('');
+    // An empty body (a 304) sent as no payload: a Buffer would get fastify's application/octet-stream.
+    reply.code(status).headers(headers).send(bytes.length === 0 ? undefined : bytes);
+  });
+  fastify.listen({ port, host: '127.0.0.1' }).then(() => processes > 1 || console.log('ready'));
+}
+`;
+
+/** The credential the bare fastify server checks on each request, as a request of the scenario sends it. */
+export type BareAuth = { kind: 'basic'; value: string } | { kind: 'cookie'; name: string; value: string };
+
+/** The credential of a scenario's request headers as the bare fastify server checks it. */
+export function bareAuthOf(headers: Record<string, string>): BareAuth {
+  if (headers.Authorization !== undefined) return { kind: 'basic', value: headers.Authorization };
+  const cookie = headers.Cookie ?? '';
+  const eq = cookie.indexOf('=');
+  return { kind: 'cookie', name: cookie.slice(0, eq), value: cookie.slice(eq + 1) };
+}
+
 let scriptPath: string | undefined;
+let fastifyScriptPath: string | undefined;
+
+function scriptFile(name: string, source: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cmi-bench-ref-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, name);
+  writeFileSync(path, source);
+  return path;
+}
+
+function startPinned(script: string, cores: string, env: Record<string, string>, what: string): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('taskset', ['-c', cores, process.execPath, script], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    child.stdout?.once('data', () => resolve(child));
+    child.on('exit', (code) => reject(new Error(`the ${what} server exited with ${code} before listening`)));
+  });
+}
+
+/**
+ * Starts the bare fastify reference on `path` (no query) and waits until it listens: `answer` to a
+ * request carrying `auth`, 401 to any other.
+ */
+export function startBareFastify(answer: RawAnswer, path: string, auth: BareAuth, options: Omit<RawServerOptions, 'readBody'>): Promise<ChildProcess> {
+  fastifyScriptPath ??= scriptFile('bare-fastify.cjs', FASTIFY_SOURCE);
+  const config = {
+    port: options.port,
+    processes: options.processes ?? 1,
+    status: answer.status,
+    headers: answer.headers,
+    body: Buffer.from(answer.body).toString('base64'),
+    path,
+    auth,
+    fastifyPath: createRequire(import.meta.url).resolve('fastify'),
+  };
+  return startPinned(fastifyScriptPath, options.cores, { BARE_FASTIFY: JSON.stringify(config) }, 'bare fastify');
+}
 
 /** Copies what cmi answered: everything but the headers node:http adds to every answer itself. */
 export async function answerOf(response: Response): Promise<RawAnswer> {
@@ -54,12 +148,7 @@ export async function answerOf(response: Response): Promise<RawAnswer> {
 
 /** Starts the reference server and waits until it listens. */
 export function startRawServer(answer: RawAnswer, options: RawServerOptions): Promise<ChildProcess> {
-  if (scriptPath === undefined) {
-    const dir = mkdtempSync(join(tmpdir(), 'cmi-bench-raw-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    scriptPath = join(dir, 'raw-server.cjs');
-    writeFileSync(scriptPath, SOURCE);
-  }
+  scriptPath ??= scriptFile('raw-server.cjs', SOURCE);
   const config = {
     port: options.port,
     processes: options.processes ?? 1,
@@ -68,12 +157,5 @@ export function startRawServer(answer: RawAnswer, options: RawServerOptions): Pr
     headers: answer.headers,
     body: Buffer.from(answer.body).toString('base64'),
   };
-  return new Promise((resolve, reject) => {
-    const child = spawn('taskset', ['-c', options.cores, process.execPath, scriptPath as string], {
-      env: { ...process.env, RAW_SERVER: JSON.stringify(config) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    child.stdout?.once('data', () => resolve(child));
-    child.on('exit', (code) => reject(new Error(`the raw node:http server exited with ${code} before listening`)));
-  });
+  return startPinned(scriptPath, options.cores, { RAW_SERVER: JSON.stringify(config) }, 'raw node:http');
 }

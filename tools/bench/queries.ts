@@ -33,7 +33,6 @@ export interface QueriesOptions {
   failures: string[];
 }
 
-const PORT = 3321;
 const BASE = '/sysadmin_tools/infrastructure/errors';
 const PER_STATEMENT = 50_000;
 const OCCURRENCES_PER_ERROR = 10;
@@ -209,10 +208,10 @@ async function measure(kind: DatabaseKind, options: QueriesOptions, errors: numb
     await withDatabase(fresh.url, (database) => seed(database, kind, errors));
     const seedSeconds = (performance.now() - started) / 1000;
     console.log(`${DATABASE_NAMES[kind]}: ${errors.toLocaleString('en')} errors seeded in ${seedSeconds.toFixed(0)} s`);
-    server = await startServer({ DATABASE_URL: fresh.url, CMI_SPOOL_DIR: spool, CMI_PAGE_CACHE_BYTES: '0' }, [], { port: PORT, program: 'built' });
+    server = await startServer({ DATABASE_URL: fresh.url, CMI_SPOOL_DIR: spool, CMI_PAGE_CACHE_BYTES: '0' }, [], { program: 'built' });
     const queries = queriesOf();
     const ask = async (query: string) => {
-      const res = await fetch(`http://127.0.0.1:${PORT}${BASE}.json${query ? `?${query}` : ''}`, { headers: { authorization: BASIC } });
+      const res = await fetch(`${(server as RunningServer).baseUrl}${BASE}.json${query ? `?${query}` : ''}`, { headers: { authorization: BASIC } });
       await res.arrayBuffer();
       if (res.status !== 200) throw new Error(`${query}: ${res.status}`);
       return { ms: Number(res.headers.get('x-runtime')) * 1000, total: Number(res.headers.get('x-total')) };
@@ -260,7 +259,9 @@ async function measure(kind: DatabaseKind, options: QueriesOptions, errors: numb
   } finally {
     if (server) await server.stop();
     rmSync(spool, { recursive: true, force: true });
-    await fresh.drop();
+    // BENCH_KEEP=1 keeps the database for a look at it by hand (its URL printed), to drop by hand.
+    if (process.env['BENCH_KEEP'] === '1') console.log(`kept: ${fresh.url}`);
+    else await fresh.drop();
   }
 }
 

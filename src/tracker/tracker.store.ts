@@ -74,6 +74,9 @@ export type BreakdownDimension = 'host' | 'component';
  */
 const WALKED_ROW_COST = 3;
 
+/** searchKeyOf counts each word's matches up to this many. */
+const SEARCH_PROBE = 1_000;
+
 /** A count driven by a host's or component's errors tests the other filters on each when they are at most this many. */
 const PROBED_ROWS = 50_000;
 
@@ -181,7 +184,11 @@ export const onlyTriageFilters = (filters: ErrorFilters): boolean =>
  */
 export type ReadFromIndex = boolean | ReadonlySet<'status' | 'q' | 'host' | 'component' | 'errorClass'>;
 
-export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, fromIndex: ReadFromIndex = true) {
+/**
+ * `searchKey`: the part of `q` (folded) that the text index is asked for, when the store chose one
+ * (SQLite: searchKeyOf); each error the index gives is then tested for the whole of `q`.
+ */
+export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, fromIndex: ReadFromIndex = true, searchKey?: string) {
   const reads = (name: 'status' | 'q' | 'host' | 'component' | 'errorClass') => (typeof fromIndex === 'boolean' ? fromIndex : fromIndex.has(name));
   const conditions = [];
   if (filters.status !== undefined || filters.assignee !== undefined) {
@@ -203,13 +210,17 @@ export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>,
   if (filters.q !== undefined) {
     // The ids of the matches from the text index, when few match or the database's planner can tell
     // how many do. Otherwise test the errors in the list's order and stop at the page's end.
-    const indexed = dialect.choose(errorIdsContaining)(filters.q.toLowerCase(), reads('q'));
+    const folded = filters.q.toLowerCase();
+    const key = searchKey ?? folded;
+    const indexed = dialect.choose(errorIdsContaining)(key, reads('q'));
     const lower = sql.raw(dialect.text.lowerFunction);
     const pattern = containsPattern(filters.q);
-    conditions.push(indexed ? sql<boolean>`${sql.ref('infrastructure_errors.id')} in (${indexed})` : eb.or([
+    const tested = eb.or([
       sql<boolean>`${lower}(error_class) like ${pattern} escape '\\'`,
       sql<boolean>`${lower}(message) like ${pattern} escape '\\'`,
-    ]));
+    ]);
+    const found = indexed && sql<boolean>`${sql.ref('infrastructure_errors.id')} in (${indexed})`;
+    conditions.push(!found ? tested : key === folded ? found : eb.and([found, tested]));
   }
   for (const dimension of ['host', 'component'] as const) {
     const value = filters[dimension];
@@ -344,7 +355,7 @@ export function infrastructureErrorsRepository(database: Database) {
    * one per error, so the count is exact) joined to their errors: the rows read are the errors seen
    * there, not every error.
    */
-  const countMatching = async (filters: ErrorFilters): Promise<number> => {
+  const countMatching = async (filters: ErrorFilters, searchKey?: string): Promise<number> => {
     const counted = countedBy(filters);
     if (counted) {
       const row = await db.selectFrom('error_counts').select('errors')
@@ -361,7 +372,7 @@ export function infrastructureErrorsRepository(database: Database) {
       return Number((await count.executeTakeFirstOrThrow()).total);
     }
     const qAlone = Object.entries(filters).every(([name, value]) => name === 'q' || value === undefined);
-    const indexed = qAlone && filters.q !== undefined ? dialect.choose(errorIdsContaining)(filters.q.toLowerCase(), true) : undefined;
+    const indexed = qAlone && filters.q !== undefined && (searchKey === undefined || searchKey === filters.q.toLowerCase()) ? dialect.choose(errorIdsContaining)(filters.q.toLowerCase(), true) : undefined;
     if (indexed) {
       // The index's matches are the errors that match.
       const row = await sql<{ total: number | string }>`select count(*) as total from (${indexed}) as matches`.execute(db);
@@ -373,7 +384,7 @@ export function infrastructureErrorsRepository(database: Database) {
       && await countMatching({ component: filters.component }) < await countMatching({ host: filters.host })) dimension = 'component';
     if (dimension === undefined) {
       const row = await db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('total'))
-        .where((eb) => filtered(eb, filters, dialect))
+        .where((eb) => filtered(eb, filters, dialect, true, searchKey))
         .executeTakeFirstOrThrow();
       return Number(row.total);
     }
@@ -387,9 +398,31 @@ export function infrastructureErrorsRepository(database: Database) {
       .where('error_breakdown.dimension', '=', dimension)
       .where('error_breakdown.value', '=', filters[dimension] as string)
       // The other filters name columns of infrastructure_errors only, none of which error_breakdown has.
-      .where((eb) => filtered(eb as unknown as ExpressionBuilder<Schema, 'infrastructure_errors'>, rest, dialect, !probed))
+      .where((eb) => filtered(eb as unknown as ExpressionBuilder<Schema, 'infrastructure_errors'>, rest, dialect, !probed, searchKey))
       .executeTakeFirstOrThrow();
     return Number(row.total);
+  };
+
+  /**
+   * SQLite: which word of a search the trigram index is asked for. A phrase of many trigrams reads
+   * every trigram's list of rows, and the trigrams of common words are in most errors: a whole
+   * message of 1,000,000 errors took over a second. Each word of 3 characters or more is
+   * counted up to SEARCH_PROBE matches, and the rarest is asked for; each error it gives is tested
+   * for the whole text (filtered). PostgreSQL's planner weighs its trigrams itself: the whole text.
+   */
+  const searchKeyOf = async (folded: string): Promise<string> => {
+    if (!dialect.choose({ sqlite: true, postgres: false })) return folded;
+    const words = [...new Set(folded.split(/\s+/).filter((word) => [...word].length >= 3))];
+    if (words.length === 0 || (words.length === 1 && words[0] === folded)) return folded;
+    let best = folded;
+    let fewest = Infinity;
+    for (const word of words) {
+      const { rows } = await sql<{ n: number }>`select count(*) as n from (${errorIdsContaining.sqlite(word, true)} limit ${SEARCH_PROBE}) as found`.execute(db);
+      const n = Number(rows[0]?.n);
+      if (n < fewest) [best, fewest] = [word, n];
+      if (n === 0) break;
+    }
+    return best;
   };
 
   /**
@@ -580,7 +613,8 @@ export function infrastructureErrorsRepository(database: Database) {
     /** A page of errors matching `filters`, in `sort` order (ties by id the same way), and how many match. */
     async list(filters: ErrorFilters, sort: ErrorSort, direction: Direction, limit: number, offset: number): Promise<{ items: InfrastructureError[]; total: number }> {
       // Counted first: the count says how to read the page, and whether there is one.
-      const total = await countMatching(filters);
+      const searchKey = filters.q === undefined ? undefined : await searchKeyOf(filters.q.toLowerCase());
+      const total = await countMatching(filters, searchKey);
       if (total <= offset) return { items: [], total };
       const all = await countMatching({});
       const walkCheaper = (matches: number) => matches * matches > WALKED_ROW_COST * (offset + limit) * all;
@@ -599,7 +633,7 @@ export function infrastructureErrorsRepository(database: Database) {
       // and sorted, which costs more than walking the order when many are of the class.
       if (filters.errorClass !== undefined && (sort === 'updated_at' || !walkCheaper(filters.reported === undefined && !indexed ? total : await countMatching({ errorClass: filters.errorClass })))) fromIndex.add('errorClass');
       const rows = await db.selectFrom('infrastructure_errors').selectAll()
-        .where((eb) => filtered(eb, filters, dialect, fromIndex))
+        .where((eb) => filtered(eb, filters, dialect, fromIndex, searchKey))
         .orderBy(sort, direction).orderBy('id', direction)
         .limit(limit).offset(offset)
         .execute();

@@ -55,13 +55,14 @@ const EXACT = 12_345;
  * (about 2,000 errors each) and one component of 10 (⌊i/3⌋ mod 10: 100,000 each); 10 kept occurrences and one
  * hourly count. Triage: a fifth resolved (i mod 5 = 1), a fortieth assigned to user 1 (i mod 40 = 3).
  */
-const expressions: Record<DatabaseKind, { ids: (from: number, to: number) => string; iso: (seconds: string) => string; word: string; component: string; text: (x: string) => string }> = {
+const expressions: Record<DatabaseKind, { ids: (from: number, to: number) => string; iso: (seconds: string) => string; word: string; component: string; text: (x: string) => string; big: (x: string) => string }> = {
   sqlite: {
     ids: (from, to) => `with recursive n(i) as (select ${from} union all select i + 1 from n where i < ${to})`,
     iso: (seconds) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${seconds}, 'unixepoch')`,
     word: `json_extract('${JSON.stringify(WORDS)}', '$[' || (i / 11 % 10) || ']')`,
     component: `json_extract('${JSON.stringify(COMPONENTS)}', '$[' || (id / 3 % 10) || ']')`,
     text: (x) => `cast(${x} as text)`,
+    big: (x) => x,
   },
   postgres: {
     ids: (from, to) => `with n(i) as (select generate_series(${from}::bigint, ${to}::bigint))`,
@@ -69,6 +70,8 @@ const expressions: Record<DatabaseKind, { ids: (from: number, to: number) => str
     word: `(array[${WORDS.map((w) => `'${w}'`).join(',')}])[i / 11 % 10 + 1]`,
     component: `(array[${COMPONENTS.map((w) => `'${w}'`).join(',')}])[id / 3 % 10 + 1]`,
     text: (x) => `(${x})::text`,
+    // The errors' ids are 4-byte integers there: a product of one and 7919 is not.
+    big: (x) => `${x}::bigint`,
   },
 };
 
@@ -89,12 +92,12 @@ async function seed(database: Database, kind: DatabaseKind, errors: number): Pro
         from n`, trx);
       const range = `from infrastructure_errors where id between ${from} and ${to}`;
       await run(`insert into error_breakdown (error_id, dimension, value, count, last_seen_at)
-        select id, 'host', 'hv-' || ${x.text(`id * 7919 / 13 % ${HOSTS}`)}, counter, updated_at ${range}
+        select id, 'host', 'hv-' || ${x.text(`${x.big('id')} * 7919 / 13 % ${HOSTS}`)}, counter, updated_at ${range}
         union all select id, 'component', ${x.component}, counter, updated_at ${range}`, trx);
       await run(`insert into error_histogram (error_id, hour, count) select id, ${kind === 'postgres' ? `(${NOW_S} / 3600)::integer - (id % 2000)::integer` : `${Math.floor(NOW_S / 3600)} - id % 2000`}, counter ${range}`, trx);
       const ks = Array.from({ length: OCCURRENCES_PER_ERROR }, (_, k) => `select ${k + 1} as k`).join(' union all ');
       await run(`insert into error_occurrences (error_id, ordinal, occurred_at, count, host, component, request_id, message, context)
-        select id, k, created_at, 1, 'hv-' || ${x.text(`id * 7919 / 13 % ${HOSTS}`)}, ${x.component}, null, message, null
+        select id, k, created_at, 1, 'hv-' || ${x.text(`${x.big('id')} * 7919 / 13 % ${HOSTS}`)}, ${x.component}, null, message, null
         from infrastructure_errors, (${ks}) as ks where id between ${from} and ${to}`, trx);
       await run(`update error_triage set triage_status = 'resolved', resolved_at = '2026-11-19T10:00:00.000Z', updated_at = '2026-11-19T10:00:00.000Z'
         where error_id between ${from} and ${to} and error_id % 5 = 1`, trx);

@@ -49,6 +49,9 @@ describe('the error list q filter (migrations 008 and 009)', () => {
     // Many matches: the first pages walk the list, the later ones read the matches (docs/architecture.md#the-page).
     assert.ok(many > 500, `${many} matches`);
     assert.equal(await assertMatchesEveryText('DeadLock Detected'), 240);
+    // Its words each in many errors, never in this order: the index is asked for one word, each error it gives tested for the whole.
+    assert.equal(await assertMatchesEveryText('detected deadlock'), 0);
+    assert.equal(await assertMatchesEveryText('deadlock while det'), 240);
     assert.equal(await assertMatchesEveryText('"ssd-1"'), 240);
     assert.equal(await assertMatchesEveryText('üBERLAUF'), 240);
     assert.equal(await assertMatchesEveryText('%_d'), 240);

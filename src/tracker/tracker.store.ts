@@ -3,7 +3,8 @@ import type { InfrastructureError } from './infrastructure-error.js';
 import type { Database } from '../db/database.js';
 import type { Dialect, PerDatabase } from '../db/dialects/dialect.js';
 import { likeContaining } from '../db/dialects/text/text.js';
-import type { ErrorCountDimension, InfrastructureErrorsTable, Schema } from '../db/schema.js';
+import { SQLITE_CACHE_KIB } from '../db/dialects/connection/sqlite.js';
+import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
 import { type BatchTriage, triageInBatch } from './triage-batch.js';
 import type { TriageStatus } from './triage.js';
 
@@ -72,6 +73,12 @@ export type BreakdownDimension = 'host' | 'component';
  * reads less: the matches first when `matches² <= WALKED_ROW_COST * wanted * all`.
  */
 const WALKED_ROW_COST = 3;
+
+/** searchKeyOf counts each word's matches up to this many. */
+const SEARCH_PROBE = 1_000;
+
+/** A count driven by a host's or component's errors tests the other filters on each when they are at most this many. */
+const PROBED_ROWS = 50_000;
 
 /** At most this many rows go into one multi-row statement (well under both databases' parameter limits). */
 const ROWS_PER_STATEMENT = 500;
@@ -294,28 +301,49 @@ export const onlyTriageFilters = (filters: ErrorFilters): boolean =>
   (filters.status !== undefined || filters.assignee !== undefined)
   && Object.entries(filters).every(([name, value]) => name === 'status' || name === 'assignee' || value === undefined);
 
-export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, few = true) {
+/**
+ * Which filters a list reads from their own index (`id in (...)`), the others tested on each error of
+ * the walk or the driving filter's rows: `true` all of them, `false` none, or those named.
+ */
+export type ReadFromIndex = boolean | ReadonlySet<'status' | 'q' | 'host' | 'component' | 'errorClass'>;
+
+/**
+ * `searchKey`: the part of `q` (folded) that the text index is asked for, when the store chose one
+ * (SQLite: searchKeyOf); each error the index gives is then tested for the whole of `q`.
+ */
+export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, fromIndex: ReadFromIndex = true, searchKey?: string) {
+  const reads = (name: 'status' | 'q' | 'host' | 'component' | 'errorClass') => (typeof fromIndex === 'boolean' ? fromIndex : fromIndex.has(name));
   const conditions = [];
   if (filters.status !== undefined || filters.assignee !== undefined) {
     // Every error has one triage row (migration 023). Few match: read their ids from the status or
     // assignee index (`id in`). Many: test the errors in the list's order, each by its triage row.
     const triaged = triagedAs(eb, filters);
-    conditions.push(few ? eb('id', 'in', triaged) : eb.exists(triaged.whereRef('error_triage.error_id', '=', 'infrastructure_errors.id')));
+    conditions.push(reads('status') ? eb('id', 'in', triaged) : eb.exists(triaged.whereRef('error_triage.error_id', '=', 'infrastructure_errors.id')));
   }
   if (filters.reported !== undefined) conditions.push(eb('reported', '=', filters.reported ? 1 : 0));
-  if (filters.errorClass !== undefined) conditions.push(eb('error_class', '=', filters.errorClass));
+  if (filters.errorClass !== undefined) {
+    // Named apart from the others (a list's choice, ReadFromIndex), the class is tested on each error
+    // of the walk: SQLite, with no statistics, would otherwise read all of the class's errors from
+    // its index and sort them (`+` keeps a column's index out of SQLite's plan; PostgreSQL chooses by its statistics).
+    const walked = typeof fromIndex !== 'boolean' && !fromIndex.has('errorClass') && dialect.choose({ sqlite: true, postgres: false });
+    conditions.push(walked ? sql<SqlBool>`+error_class = ${filters.errorClass}` : eb('error_class', '=', filters.errorClass));
+  }
   if (filters.since !== undefined) conditions.push(eb('updated_at', '>=', filters.since.toISOString()));
   if (filters.until !== undefined) conditions.push(eb('updated_at', '<=', filters.until.toISOString()));
   if (filters.q !== undefined) {
     // The ids of the matches from the text index, when few match or the database's planner can tell
     // how many do. Otherwise test the errors in the list's order and stop at the page's end.
-    const indexed = dialect.choose(errorIdsContaining)(filters.q.toLowerCase(), few);
+    const folded = filters.q.toLowerCase();
+    const key = searchKey ?? folded;
+    const indexed = dialect.choose(errorIdsContaining)(key, reads('q'));
     const lower = sql.raw(dialect.text.lowerFunction);
     const pattern = containsPattern(filters.q);
-    conditions.push(indexed ? sql<boolean>`${sql.ref('infrastructure_errors.id')} in (${indexed})` : eb.or([
+    const tested = eb.or([
       sql<boolean>`${lower}(error_class) like ${pattern} escape '\\'`,
       sql<boolean>`${lower}(message) like ${pattern} escape '\\'`,
-    ]));
+    ]);
+    const found = indexed && sql<boolean>`${sql.ref('infrastructure_errors.id')} in (${indexed})`;
+    conditions.push(!found ? tested : key === folded ? found : eb.and([found, tested]));
   }
   for (const dimension of ['host', 'component'] as const) {
     const value = filters[dimension];
@@ -325,7 +353,7 @@ export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>,
       .where('error_breakdown.value', '=', value);
     // Few errors seen there: read them from the (dimension, value, error_id) index (`id in`). Many:
     // test the errors in the list's order, each by its breakdown key, and stop at the page's end.
-    conditions.push(few ? eb('id', 'in', seen) : eb.exists(seen.whereRef('error_breakdown.error_id', '=', 'infrastructure_errors.id')));
+    conditions.push(reads(dimension) ? eb('id', 'in', seen) : eb.exists(seen.whereRef('error_breakdown.error_id', '=', 'infrastructure_errors.id')));
   }
   return eb.and(conditions);
 }
@@ -389,24 +417,39 @@ const deleteErrorRows: PerDatabase<(trx: Kysely<Schema>, ids: readonly number[])
   async sqlite(trx, ids) {
     const list = JSON.stringify(ids);
     const of = (column: string) => sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${list}))`;
-    await sql`insert into error_bulk_delete (held) values (1)`.execute(trx);
-    await sql`
-      insert into error_counts (dimension, value, errors)
-        select dimension, value, -count(*) from (
-          select 'all' as dimension, '' as value from infrastructure_errors where ${of('id')}
-          union all select 'reported', cast(reported as varchar(255)) from infrastructure_errors where ${of('id')}
-          union all select 'error_class', error_class from infrastructure_errors where ${of('id')}
-          union all select dimension, value from error_breakdown where ${of('error_id')}
-        ) as gone where true group by dimension, value
-        on conflict (dimension, value) do update set errors = errors + excluded.errors`.execute(trx);
-    await sql`delete from error_search where ${of('rowid')}`.execute(trx);
-    await sql`delete from error_triage where ${of('error_id')}`.execute(trx);
-    const result = await trx.deleteFrom('infrastructure_errors').where(of('id')).executeTakeFirst();
-    await trx.deleteFrom('error_breakdown').where(of('error_id')).execute();
-    await sql`delete from error_bulk_delete`.execute(trx);
-    return Number(result.numDeletedRows);
+    // The statements below change every index of the errors at rows all over the file: with the
+    // connection's page cache, pages went out and came back many times; for this transaction a
+    // larger one (docs/benchmarks.md#bulk-changes-by-filter), given back after.
+    await sql.raw(`pragma cache_size = ${BULK_CACHE_KIB}`).execute(trx);
+    try {
+      return await deleteSqliteRows(trx, of);
+    } finally {
+      await sql.raw(`pragma cache_size = ${SQLITE_CACHE_KIB}`).execute(trx);
+    }
   },
 };
+
+/** SQLite's page cache while a bulk delete runs, in KiB as `cache_size` takes it. */
+const BULK_CACHE_KIB = -262_144;
+
+async function deleteSqliteRows(trx: Kysely<Schema>, of: (column: string) => RawBuilder<SqlBool>): Promise<number> {
+  await sql`insert into error_bulk_delete (held) values (1)`.execute(trx);
+  await sql`
+    insert into error_counts (dimension, value, errors)
+      select dimension, value, -count(*) from (
+        select 'all' as dimension, '' as value from infrastructure_errors where ${of('id')}
+        union all select 'reported', cast(reported as varchar(255)) from infrastructure_errors where ${of('id')}
+        union all select 'error_class', error_class from infrastructure_errors where ${of('id')}
+        union all select dimension, value from error_breakdown where ${of('error_id')}
+      ) as gone where true group by dimension, value
+      on conflict (dimension, value) do update set errors = errors + excluded.errors`.execute(trx);
+  await sql`delete from error_search where ${of('rowid')}`.execute(trx);
+  await sql`delete from error_triage where ${of('error_id')}`.execute(trx);
+  const result = await trx.deleteFrom('infrastructure_errors').where(of('id')).executeTakeFirst();
+  await trx.deleteFrom('error_breakdown').where(of('error_id')).execute();
+  await sql`delete from error_bulk_delete`.execute(trx);
+  return Number(result.numDeletedRows);
+}
 
 /** Deletes errors by id with everything kept about them. */
 async function deleteErrors(trx: Kysely<Schema>, dialect: Dialect, ids: number[]): Promise<number> {
@@ -435,7 +478,7 @@ export function infrastructureErrorsRepository(database: Database) {
    * one per error, so the count is exact) joined to their errors: the rows read are the errors seen
    * there, not every error.
    */
-  const countMatching = async (filters: ErrorFilters): Promise<number> => {
+  const countMatching = async (filters: ErrorFilters, searchKey?: string): Promise<number> => {
     const counted = countedBy(filters);
     if (counted) {
       const row = await db.selectFrom('error_counts').select('errors')
@@ -452,29 +495,57 @@ export function infrastructureErrorsRepository(database: Database) {
       return Number((await count.executeTakeFirstOrThrow()).total);
     }
     const qAlone = Object.entries(filters).every(([name, value]) => name === 'q' || value === undefined);
-    const indexed = qAlone && filters.q !== undefined ? dialect.choose(errorIdsContaining)(filters.q.toLowerCase(), true) : undefined;
+    const indexed = qAlone && filters.q !== undefined && (searchKey === undefined || searchKey === filters.q.toLowerCase()) ? dialect.choose(errorIdsContaining)(filters.q.toLowerCase(), true) : undefined;
     if (indexed) {
       // The index's matches are the errors that match.
       const row = await sql<{ total: number | string }>`select count(*) as total from (${indexed}) as matches`.execute(db);
       return Number(row.rows[0]?.total);
     }
-    const dimension = filters.host !== undefined ? 'host' : filters.component !== undefined ? 'component' : undefined;
+    let dimension: BreakdownDimension | undefined = filters.host !== undefined ? 'host' : filters.component !== undefined ? 'component' : undefined;
+    // Both: counted from the rows of the one seen on fewer errors.
+    if (filters.host !== undefined && filters.component !== undefined
+      && await countMatching({ component: filters.component }) < await countMatching({ host: filters.host })) dimension = 'component';
     if (dimension === undefined) {
       const row = await db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('total'))
-        .where((eb) => filtered(eb, filters, dialect))
+        .where((eb) => filtered(eb, filters, dialect, true, searchKey))
         .executeTakeFirstOrThrow();
       return Number(row.total);
     }
     const rest = { ...filters, [dimension]: undefined };
+    // The other filters tested on each of the value's errors by key when they are few; when many,
+    // their own indexes' ids are read as well.
+    const probed = await countMatching({ [dimension]: filters[dimension] }) <= PROBED_ROWS;
     const row = await db.selectFrom('error_breakdown')
       .innerJoin('infrastructure_errors', 'infrastructure_errors.id', 'error_breakdown.error_id')
       .select((eb) => eb.fn.countAll<number | string>().as('total'))
       .where('error_breakdown.dimension', '=', dimension)
       .where('error_breakdown.value', '=', filters[dimension] as string)
       // The other filters name columns of infrastructure_errors only, none of which error_breakdown has.
-      .where((eb) => filtered(eb as unknown as ExpressionBuilder<Schema, 'infrastructure_errors'>, rest, dialect))
+      .where((eb) => filtered(eb as unknown as ExpressionBuilder<Schema, 'infrastructure_errors'>, rest, dialect, !probed, searchKey))
       .executeTakeFirstOrThrow();
     return Number(row.total);
+  };
+
+  /**
+   * SQLite: which word of a search the trigram index is asked for. A phrase of many trigrams reads
+   * every trigram's list of rows, and the trigrams of common words are in most errors: a whole
+   * message of 1,000,000 errors took over a second. Each word of 3 characters or more is
+   * counted up to SEARCH_PROBE matches, and the rarest is asked for; each error it gives is tested
+   * for the whole text (filtered). PostgreSQL's planner weighs its trigrams itself: the whole text.
+   */
+  const searchKeyOf = async (folded: string): Promise<string> => {
+    if (!dialect.choose({ sqlite: true, postgres: false })) return folded;
+    const words = [...new Set(folded.split(/\s+/).filter((word) => [...word].length >= 3))];
+    if (words.length === 0 || (words.length === 1 && words[0] === folded)) return folded;
+    let best = folded;
+    let fewest = Infinity;
+    for (const word of words) {
+      const { rows } = await sql<{ n: number }>`select count(*) as n from (${errorIdsContaining.sqlite(word, true)} limit ${SEARCH_PROBE}) as found`.execute(db);
+      const n = Number(rows[0]?.n);
+      if (n < fewest) [best, fewest] = [word, n];
+      if (n === 0) break;
+    }
+    return best;
   };
 
   /**
@@ -624,12 +695,27 @@ export function infrastructureErrorsRepository(database: Database) {
     /** A page of errors matching `filters`, in `sort` order (ties by id the same way), and how many match. */
     async list(filters: ErrorFilters, sort: ErrorSort, direction: Direction, limit: number, offset: number): Promise<{ items: InfrastructureError[]; total: number }> {
       // Counted first: the count says how to read the page, and whether there is one.
-      const total = await countMatching(filters);
+      const searchKey = filters.q === undefined ? undefined : await searchKeyOf(filters.q.toLowerCase());
+      const total = await countMatching(filters, searchKey);
       if (total <= offset) return { items: [], total };
+      const all = await countMatching({});
+      const walkCheaper = (matches: number) => matches * matches > WALKED_ROW_COST * (offset + limit) * all;
       const indexed = filters.q !== undefined || filters.host !== undefined || filters.component !== undefined || filters.status !== undefined || filters.assignee !== undefined;
-      const few = indexed && total * total <= WALKED_ROW_COST * (offset + limit) * (await countMatching({}));
+      const fromIndex = new Set<'status' | 'q' | 'host' | 'component' | 'errorClass'>();
+      if (indexed && !walkCheaper(total)) {
+        for (const name of ['status', 'q', 'host', 'component'] as const) fromIndex.add(name);
+        // Seen on a host and a component: the ids of the one seen on fewer errors, the other tested
+        // on each of them by its breakdown key (not two lists of ids intersected).
+        if (filters.host !== undefined && filters.component !== undefined) {
+          const [host, component] = await Promise.all([countMatching({ host: filters.host }), countMatching({ component: filters.component })]);
+          fromIndex.delete(host <= component ? 'component' : 'host');
+        }
+      }
+      // A class's index gives the list's order only by updated_at: by another, its errors are read
+      // and sorted, which costs more than walking the order when many are of the class.
+      if (filters.errorClass !== undefined && (sort === 'updated_at' || !walkCheaper(filters.reported === undefined && !indexed ? total : await countMatching({ errorClass: filters.errorClass })))) fromIndex.add('errorClass');
       const rows = await db.selectFrom('infrastructure_errors').selectAll()
-        .where((eb) => filtered(eb, filters, dialect, few))
+        .where((eb) => filtered(eb, filters, dialect, fromIndex, searchKey))
         .orderBy(sort, direction).orderBy('id', direction)
         .limit(limit).offset(offset)
         .execute();

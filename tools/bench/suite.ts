@@ -9,8 +9,7 @@
  *   npm run bench -- --only throughput,start       some sections; the others stay as the document has them
  *   npm run bench -- --only errors --errors C,D    some of the error tracker's scenarios (A-F)
  *   npm run bench -- --only profile                where the CPU goes: cmi, bare fastify and raw node:http per answer
- *   npm run bench -- --only mixed                  reads, reports and their mix (an incident), then a soak
- *   npm run bench -- --only webhooks               the alert counts (a storm of one error, a receiver down 30 s)
+\1\2 *   npm run bench -- --only webhooks               the alert counts (a storm of one error, a receiver down 30 s)
  *   npm run bench -- --workers 1                   the throughput figures with --workers 1 only (default 1,2)
  *   npm run bench -- --quick                       about a minute, small data: writes .bench/quick.md
  *                                                  (and .bench/bench-*.svg), never docs/
@@ -23,6 +22,7 @@ import { introduction, runInfo, type SectionName, SECTIONS, writeDocument } from
 import { ERROR_SCENARIOS, errorsSection } from './errors.js';
 import { mixedSection } from './mixed.js';
 import { profileSection } from './profile.js';
+import { queriesSection } from './queries.js';
 import { scaleSection } from './scale.js';
 import { startSection } from './start.js';
 import { buildDist, ROOT } from './support.js';
@@ -76,7 +76,7 @@ const fresh = new Map<string, string>();
 const started = performance.now();
 // Scale first: it grows each shared database from 1,000 users to the largest size, which the
 // throughput and start sections then use as it is.
-const order: SectionName[] = ['scale', 'throughput', 'profile', 'start', 'errors', 'auth', 'workers', 'webhooks', 'mixed'];
+const order: SectionName[] = ['scale', 'throughput', 'profile', 'start', 'errors', 'queries', 'auth', 'workers', 'webhooks', 'mixed'];
 try {
   for (const name of order.filter((section) => ONLY.includes(section))) {
     console.log(`== ${name}`);
@@ -86,6 +86,7 @@ try {
     else if (name === 'profile') text = await profileSection({ info, data, kinds, users: settings.users, errors: settings.errors, seconds: settings.seconds });
     else if (name === 'start') text = await startSection({ info, data, kinds, users: settings.users, starts: 3 });
     else if (name === 'errors') text = await errorsSection({ info, data, postgres: POSTGRES, quick: QUICK, scenarios: ERRORS, failures });
+    else if (name === 'queries') text = await queriesSection({ info, kinds, ...(POSTGRES ? { postgres: POSTGRES } : {}), quick: QUICK, failures });
     else if (name === 'auth') text = await authSection({ info, rounds: QUICK ? 3 : 5, seconds: QUICK ? 1 : 4 });
     else if (name === 'mixed') text = await mixedSection({ info, kinds, postgres: POSTGRES, quick: QUICK, rounds: settings.rounds });
     else if (name === 'webhooks') text = await webhooksSection({ info, kinds, postgres: POSTGRES, quick: QUICK, failures });

@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js';
 import type { Dialect, PerDatabase } from '../db/dialects/dialect.js';
 import { likeContaining } from '../db/dialects/text/text.js';
 import { SQLITE_CACHE_KIB } from '../db/dialects/connection/sqlite.js';
-import type { ErrorCountDimension, ErrorOccurrencesTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
+import type { ErrorCountDimension, InfrastructureErrorsTable, Schema } from '../db/schema.js';
 import { type BatchTriage, triageInBatch } from './triage-batch.js';
 import type { TriageStatus } from './triage.js';
 

@@ -32,6 +32,11 @@ export function runProgram(file: string, args: string[], options: { env?: NodeJS
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A program that exits without reading its input (find, in the backup unit's drill) closes the
+    // pipe: EPIPE is then its answer to the input, not a failure of the run, which its exit code tells.
+    child.stdin.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') reject(error);
+    });
     child.stdin.end(options.stdin ?? '');
   });
 }

@@ -113,8 +113,28 @@ describe('one name, one account (finding 4)', () => {
     assert.equal((await send('GET', '/version.json', { authorization: t.basic('alice-own@example.com', ALICE.password) })).statusCode, 200);
   });
 
-  it('reports nothing on a database without collisions', async () => {
+  it('reports nothing on a database without collisions, and notes it so that later starts skip the scan', async () => {
     assert.deepEqual(await nameCollisions(t.database), []);
+    const noted = () => t.database.db.selectFrom('settings').select('key').where('key', '=', 'users.name_collisions_none').execute();
+    assert.deepEqual(await noted(), []);
+    const lines: string[] = [];
+    await reportNameCollisions(t.database, (line) => lines.push(line));
+    assert.deepEqual([lines, (await noted()).length], [[], 1]);
+    // Past the rules (what no cmi write makes any more), a collision after the note is not scanned for again.
+    const bob = await create({ login: 'bob', email: 'bob@example.com' });
+    await t.database.db.updateTable('users').set({ login: 'ALICE@example.com' }).where('id', '=', (JSON.parse(bob.body) as { user: { id: number } }).user.id).execute();
+    await reportNameCollisions(t.database, (line) => lines.push(line));
+    assert.deepEqual(lines, []);
+  });
+
+  it('scans again at every start while a collision remains (nothing noted)', async () => {
+    const bob = await create({ login: 'bob', email: 'bob@example.com' });
+    await t.database.db.updateTable('users').set({ login: 'ALICE@example.com' }).where('id', '=', (JSON.parse(bob.body) as { user: { id: number } }).user.id).execute();
+    const lines: string[] = [];
+    await reportNameCollisions(t.database, (line) => lines.push(line));
+    await reportNameCollisions(t.database, (line) => lines.push(line));
+    assert.equal(lines.length, 2);
+    assert.deepEqual(await t.database.db.selectFrom('settings').select('key').where('key', '=', 'users.name_collisions_none').execute(), []);
   });
 });
 

@@ -1,5 +1,13 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
+import { settingsRepository } from '../db/settings.store.js';
+
+/**
+ * Set once a scan found no collision: cmi refuses to make one since (a unique index of lower(login),
+ * and the users service's checks), so the scan, which reads every login and email (seconds on a
+ * million users, docs/benchmarks.md#start), is not run again at every start.
+ */
+const NONE_FOUND = 'users.name_collisions_none';
 
 /** One name (in lower case) that is the login or email of more than one account, and their ids. */
 export interface NameCollision {
@@ -31,9 +39,16 @@ export async function nameCollisions(database: Database): Promise<NameCollision[
   return [...byName].map(([name, ids]) => ({ name, ids }));
 }
 
-/** Tells `warn` of every collision, one line each, with what to do; nothing when there is none. */
+/**
+ * Tells `warn` of every collision, one line each, with what to do; nothing when there is none. The
+ * scan runs until one finds none (NONE_FOUND); a failure to note that is left for the next start.
+ */
 export async function reportNameCollisions(database: Database, warn: (line: string) => void): Promise<void> {
-  for (const { name, ids } of await nameCollisions(database)) {
+  const settings = settingsRepository(database);
+  if ((await settings.get(NONE_FOUND)) !== undefined) return;
+  const collisions = await nameCollisions(database);
+  if (collisions.length === 0) await settings.put(NONE_FOUND, new Date().toISOString()).catch(() => {});
+  for (const { name, ids } of collisions) {
     warn(
       `cmi: warning: ${JSON.stringify(name)} is the login or email of users ${ids.join(' and ')} (in some case): ` +
       'it signs in to neither and the command line takes only their ids; give one of them another login or email (cmi users ...)',

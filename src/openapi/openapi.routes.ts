@@ -28,22 +28,33 @@ export const OPENAPI_ROUTES: readonly RouteSpec[] = [
 
 /**
  * `GET /openapi.json`, `GET /docs` and its style sheet (docs/api.md#openapi): the document of `routes`,
- * made once, when the app is built, and answered as the same bytes with their ETag. No credentials
- * (CMI_OPENAPI=false turns them off).
+ * made once, on the first request for one of them (not at start: making it took tens of milliseconds
+ * of every start, docs/operations.md#start-up), and answered as the same bytes with their ETag. No
+ * credentials (CMI_OPENAPI=false turns them off).
  */
 export const openApiRoutes: FastifyPluginCallback<{ version: string; routes: readonly RouteSpec[] }> = (app, { version, routes }, done) => {
-  const document = openApiDocument({ version, routes });
-  const json = fixed(JSON.stringify(document), 'application/json; charset=utf-8');
-  const page = fixed(renderApiReference(document, STYLESHEET), 'text/html; charset=utf-8');
-  const css = fixed(API_REFERENCE_CSS, 'text/css; charset=utf-8');
-  const send = (answer: Fixed) => (_request: unknown, reply: FastifyReply) =>
-    reply.header('content-type', answer.type).header('etag', answer.etag).header('x-content-type-options', 'nosniff').send(answer.body);
+  let made: { json: Fixed; page: Fixed; css: Fixed } | undefined;
+  const answers = () => {
+    if (made === undefined) {
+      const document = openApiDocument({ version, routes });
+      made = {
+        json: fixed(JSON.stringify(document), 'application/json; charset=utf-8'),
+        page: fixed(renderApiReference(document, STYLESHEET), 'text/html; charset=utf-8'),
+        css: fixed(API_REFERENCE_CSS, 'text/css; charset=utf-8'),
+      };
+    }
+    return made;
+  };
+  const send = (which: keyof NonNullable<typeof made>) => (_request: unknown, reply: FastifyReply) => {
+    const answer = answers()[which];
+    return reply.header('content-type', answer.type).header('etag', answer.etag).header('x-content-type-options', 'nosniff').send(answer.body);
+  };
 
-  app.get('/openapi', { config: { public: true, extension: 'json' } }, send(json));
+  app.get('/openapi', { config: { public: true, extension: 'json' } }, send('json'));
   app.get('/docs', { config: { public: true, extension: 'html' } }, (request, reply) => {
     reply.header('content-security-policy', PAGE_POLICY);
-    return send(page)(request, reply);
+    return send('page')(request, reply);
   });
-  app.get('/docs/reference', { config: { public: true, extension: 'css' } }, send(css));
+  app.get('/docs/reference', { config: { public: true, extension: 'css' } }, send('css'));
   done();
 };

@@ -100,6 +100,18 @@ function wrkInBackground(url: string, script: string, seconds: number, tag: stri
   });
 }
 
+/** The least-squares line through `points` (x, y): y = intercept + slope * x. */
+function lineThrough(points: ReadonlyArray<readonly [number, number]>): { slope: number; intercept: number } {
+  const n = points.length;
+  if (n === 0) return { slope: 0, intercept: 0 };
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / n;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / n;
+  const sxx = points.reduce((sum, [x]) => sum + (x - meanX) ** 2, 0);
+  const sxy = points.reduce((sum, [x, y]) => sum + (x - meanX) * (y - meanY), 0);
+  const slope = sxx === 0 ? 0 : sxy / sxx;
+  return { slope, intercept: meanY - slope * meanX };
+}
+
 const harmonic = (reports: number, reads: number) => 1 / (REPORT_SHARE / reports + (1 - REPORT_SHARE) / reads);
 const spread = (values: number[], digits = 0) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
 
@@ -154,13 +166,19 @@ async function oneDatabase(options: MixedOptions, kind: DatabaseKind, work: stri
     const soaked = await soak;
     samples.push({ at: (performance.now() - soakStarted) / 1000, mb: residentMb(pid, 'VmRSS') });
     const mbs = samples.map((sample) => sample.mb);
-    // Flat: the second half grows by less than 5% of the RSS at its start (a leak grows steadily; the first half is warming up).
+    // Flat: the least-squares line through the second half's samples rises by less than 5% of where it
+    // starts over that half (a leak grows steadily; the first half is warming up). A line, not the
+    // peak: a garbage collection's swing is not growth.
     const half = samples.filter((sample) => sample.at >= soakSeconds / 2);
     const halfStart = half[0]?.mb ?? mbs[0] ?? 0;
     const halfMax = Math.max(...half.map((sample) => sample.mb));
     const halfEnd = half.at(-1)?.mb ?? halfStart;
-    const flat = halfMax - halfStart < 0.05 * halfStart && halfEnd - halfStart < 0.05 * halfStart;
-    const perMinute = ((halfEnd - halfStart) / Math.max(1, (half.at(-1)?.at ?? 0) - (half[0]?.at ?? 0))) * 60;
+    const { slope, intercept } = lineThrough(half.map((sample) => [sample.at, sample.mb] as const));
+    const halfSeconds = Math.max(1, (half.at(-1)?.at ?? 0) - (half[0]?.at ?? 0));
+    const fittedStart = intercept + slope * (half[0]?.at ?? 0);
+    const fittedGrowth = slope * halfSeconds;
+    const flat = fittedGrowth < 0.05 * fittedStart;
+    const perMinute = slope * 60;
 
     return [
       `#### ${DATABASE_NAMES[kind]}`,
@@ -176,7 +194,8 @@ async function oneDatabase(options: MixedOptions, kind: DatabaseKind, work: stri
         `Answers of 400 or more: ${fmt(failed)}.`,
       `- Soak: the mix for ${soakSeconds} s (${fmt(soaked.requestsPerSecond)} requests/s, ${fmt(soaked.non2xx)} answers of 400 or more), RSS every ${every} s: ` +
         `start ${mbs[0]?.toFixed(0)} MB, max ${Math.max(...mbs).toFixed(0)} MB, end ${mbs.at(-1)?.toFixed(0)} MB; second half ${halfStart.toFixed(0)} → ${halfEnd.toFixed(0)} MB ` +
-        `(max ${halfMax.toFixed(0)}, ${perMinute >= 0 ? '+' : ''}${perMinute.toFixed(1)} MB/min): ${flat ? 'flat (under 5% of growth)' : '**not flat** (5% or more)'}.`,
+        `(max ${halfMax.toFixed(0)}); its least-squares line ${perMinute >= 0 ? '+' : ''}${perMinute.toFixed(1)} MB/min, ${fittedGrowth >= 0 ? '+' : ''}${fittedGrowth.toFixed(1)} MB over the half ` +
+        `(${((fittedGrowth / fittedStart) * 100).toFixed(1)}% of ${fittedStart.toFixed(0)} MB): ${flat ? 'flat (under 5%)' : '**not flat** (5% or more)'}.`,
     ].join('\n');
   } finally {
     if (server && server.child.exitCode === null && server.child.signalCode === null) await server.stop();
@@ -206,7 +225,10 @@ alone (\`POST\` of a new error each, from one of 3 incident hosts, answered once
 every third request a report, the others the same reads. The harmonic mix, 1 / (1/3 / reports + 2/3 /
 reads), is what the mix would reach if neither slowed the other; the goal is the mix at ${GOAL}x of it or more,
 median of ${options.rounds} rounds. A report drops only the kept pages it may change (docs/architecture.md#how-cached-pages-stay-right):
-here the list filtered on the incident host, not the others nor the users pages.
+here the list filtered on the incident host, not the others nor the users pages. The soak's RSS is flat
+when the least-squares line through the second half's samples rises by less than 5% of its value at
+that half's start over the half (the first half warms up; a line, unlike the peak, does not count a
+garbage collection's swing as growth).
 
 ${parts.join('\n\n')}
 `;

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { gunzip, gunzipSync, inflate, inflateRaw, inflateRawSync, inflateSync, type ZlibOptions } from 'node:zlib';
+import { gunzip, inflate, inflateRaw } from 'node:zlib';
 import { MalformedRequest, PayloadTooLarge, UnsupportedEncoding } from '../shared/problems.js';
 
 /** The limits of docs/sentry.md#limits. */
@@ -13,21 +13,9 @@ export const SENTRY_LIMITS = {
   eventBytes: 1_048_576,
 } as const;
 
-/** Each encoding's inflate, on the event loop (`now`) and in the thread pool (`later`). */
-const CODECS = {
-  gzip: { now: gunzipSync, later: promisify(gunzip) },
-  zlib: { now: inflateSync, later: promisify(inflate) },
-  raw: { now: inflateRawSync, later: promisify(inflateRaw) },
-} as const;
-
-/**
- * What a body may inflate to on the event loop: a common body (a 25 KB envelope, some 130 KB of
- * JSON) inflates there in about a third of the CPU the thread pool's hand-offs cost
- * (docs/sentry.md#limits); at most this much blocks the loop for a millisecond or
- * two, less than parsing an event of the largest size. A body that inflates to more starts again in
- * the thread pool, up to SENTRY_LIMITS.decompressedBytes.
- */
-const INFLATED_AT_ONCE = 1_048_576;
+const gunzipAsync = promisify(gunzip);
+const inflateAsync = promisify(inflate);
+const inflateRawAsync = promisify(inflateRaw);
 
 /** Reads a request body up to `limit` bytes; past it, 413 at once (the rest is never read). */
 export async function readLimited(stream: Readable, limit: number): Promise<Buffer> {
@@ -48,27 +36,18 @@ export async function readLimited(stream: Readable, limit: number): Promise<Buff
 const isZlibError = (error: unknown) => typeof (error as { code?: unknown }).code === 'string' && (error as { code: string }).code.startsWith('Z_');
 const tooLarge = (error: unknown) => (error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE';
 
-/** Inflates `body` as `codec`: on the event loop when it comes to at most INFLATED_AT_ONCE, else in the thread pool. */
-async function inflateWith(codec: (typeof CODECS)[keyof typeof CODECS], body: Buffer): Promise<Buffer> {
-  // Output chunks of 256 KiB: zlib's default 16 KiB costs a 25 KB envelope several more passes.
-  const options: ZlibOptions = { maxOutputLength: Math.min(INFLATED_AT_ONCE, SENTRY_LIMITS.decompressedBytes), chunkSize: 262_144 };
-  try {
-    return codec.now(body, options);
-  } catch (error) {
-    if (!tooLarge(error) || INFLATED_AT_ONCE >= SENTRY_LIMITS.decompressedBytes) throw error;
-  }
-  return codec.later(body, { maxOutputLength: SENTRY_LIMITS.decompressedBytes, chunkSize: 65_536 });
-}
-
 /** Inflates with a bound on what comes out: zlib stops there (413), a broken stream is 400. */
 async function inflated(kind: 'gzip' | 'deflate' | 'zlib', body: Buffer): Promise<Buffer> {
+  // Chunks of 64 KiB: zlib's default 16 KiB makes a 25 KB envelope (some 130 KB of JSON) cost about
+  // twice the CPU in hand-offs between the thread pool and the event loop.
+  const options = { maxOutputLength: SENTRY_LIMITS.decompressedBytes, chunkSize: 65_536 };
   try {
-    if (kind === 'gzip') return await inflateWith(CODECS.gzip, body);
-    if (kind === 'zlib') return await inflateWith(CODECS.zlib, body);
+    if (kind === 'gzip') return await gunzipAsync(body, options);
+    if (kind === 'zlib') return await inflateAsync(body, options);
     // HTTP's deflate is zlib-wrapped; some clients send it raw.
-    return await inflateWith(CODECS.zlib, body).catch((error: unknown) => {
+    return await inflateAsync(body, options).catch((error: unknown) => {
       if (tooLarge(error)) throw error;
-      return inflateWith(CODECS.raw, body);
+      return inflateRawAsync(body, options);
     });
   } catch (error) {
     if (tooLarge(error)) throw new PayloadTooLarge(SENTRY_LIMITS.decompressedBytes);

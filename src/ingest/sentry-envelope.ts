@@ -1,4 +1,3 @@
-import { isAscii } from 'node:buffer';
 import { MalformedRequest, PayloadTooLarge } from '../shared/problems.js';
 import { SENTRY_LIMITS } from './sentry-body.js';
 
@@ -18,8 +17,7 @@ const NEWLINE = 0x0a;
 function jsonObject(bytes: Buffer, what: string): Record<string, unknown> {
   let value: unknown;
   try {
-    // ASCII (as an SDK's JSON nearly always is) reads the same as Latin-1, which decodes faster than UTF-8.
-    value = JSON.parse(bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8'));
+    value = JSON.parse(bytes.toString('utf8'));
   } catch {
     throw new MalformedRequest(400, `The ${what} is not valid JSON`);
   }

@@ -435,6 +435,46 @@ describe('alert routing', { timeout: 120_000 }, () => {
     assert.deepEqual((await deliveryRows(t)).map((r) => [r.kind, Number(r.destination_id)]), [['spike', hook], ['spike', hook], ['regression', hook], ['report', hook]]);
   });
 
+  it('a rule added, disabled or enabled again, or its destination disabled, routes the next batch of this process at once and of another once it has seen the change (migration 029)', async () => {
+    const t = await setUp();
+    const receiver = await webhookReceiver(SECRET);
+    const second = await t.secondProcess();
+    cleanups.push(async () => {
+      await second.close();
+      await receiver.stop();
+    });
+    const here = api(t);
+    const there = api(t, second.app);
+    // The other process's alerts version (its rules are kept in memory while it holds): defined once it listens.
+    const version = () => second.database.dataVersions.alerts();
+    await eventually(() => assert.notEqual(version(), undefined, 'the other process has an alerts version'));
+    /** A change made here, and the other process having seen it (its version moved). */
+    const changed = async (change: () => Promise<unknown>) => {
+      const before = version();
+      await change();
+      await eventually(() => assert.notEqual(version(), before, 'the other process saw the change'));
+    };
+    // A batch routed with no rule: the other process keeps none.
+    await there.report({ error_class: 'Before', message: 'before' });
+    let hook = 0;
+    let rule = 0;
+    const ruleFields = () => ({ label: 'New ones', events: ['new'], destination_ids: [hook] });
+    await changed(async () => {
+      hook = await here.destination({ label: 'Ops', kind: 'webhook', url: `${receiver.url}/ops`, secret: SECRET });
+      rule = await here.rule(ruleFields());
+    });
+    const added = await there.report({ error_class: 'Added', message: 'added' });
+    const addedHere = await here.report({ error_class: 'AddedHere', message: 'added here' });
+    await changed(async () => assert.equal((await here.call('PUT', `${RULES}/${rule}.json`, { alert_rule: { ...ruleFields(), enabled: false } })).status, 204));
+    await there.report({ error_class: 'RuleOff', message: 'rule off' });
+    await here.report({ error_class: 'RuleOffHere', message: 'rule off here' });
+    await changed(async () => assert.equal((await here.call('PUT', `${RULES}/${rule}.json`, { alert_rule: { ...ruleFields(), enabled: true } })).status, 204));
+    const again = await there.report({ error_class: 'Again', message: 'again' });
+    await changed(async () => assert.equal((await here.call('PUT', `${DESTINATIONS}/${hook}.json`, { alert_destination: { enabled: false } })).status, 204));
+    await there.report({ error_class: 'DestinationOff', message: 'destination off' });
+    assert.deepEqual((await deliveryRows(t)).map((r) => [r.kind, Number(r.error_id), Number(r.destination_id)]), [['new', added, hook], ['new', addedHere, hook], ['new', again, hook]]);
+  });
+
   it('two processes deliver each routed alert exactly once', async () => {
     const t = await setUp();
     const receiver = await webhookReceiver(SECRET);

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { AlertDestinationsTable, AlertRulesTable, Schema } from '../db/schema.js';
 import type { InfrastructureError } from '../tracker/infrastructure-error.js';
@@ -40,8 +40,11 @@ const ruleColumns = (fields: RuleFields) => ({
   cooldown: fields.cooldown, enabled: fields.enabled ? 1 : 0,
 });
 
+/** Enabled rules, each with its enabled destinations. */
+export type ActiveRules = Array<{ rule: AlertRule; destinations: AlertDestination[] }>;
+
 /** The rules a batch is routed by: enabled ones, each with its enabled destinations (read in the batch's transaction). */
-export async function activeRules(trx: Kysely<Schema>): Promise<Array<{ rule: AlertRule; destinations: AlertDestination[] }>> {
+export async function activeRules(trx: Kysely<Schema>): Promise<ActiveRules> {
   const rules = await trx.selectFrom('alert_rules').selectAll().where('enabled', '=', 1).orderBy('id').execute();
   if (rules.length === 0) return [];
   const links = await trx.selectFrom('alert_rule_destinations as l')
@@ -56,8 +59,30 @@ export async function activeRules(trx: Kysely<Schema>): Promise<Array<{ rule: Al
   });
 }
 
+/**
+ * activeRules as a batch reads them, kept in memory while `version` (the alerts' data version,
+ * Database.dataVersions.alerts) holds: a change to the rules, the destinations or their links in any
+ * process moves it (migration 029; docs/alert-routing.md#rules says when another process sees it).
+ * Without a version (PostgreSQL's listening connection down) they are read every time.
+ */
+export function keptActiveRules(version: () => string | undefined): (trx: Kysely<Schema>) => Promise<ActiveRules> {
+  let kept: { version: string; rules: ActiveRules } | undefined;
+  return async (trx) => {
+    const before = version();
+    if (before !== undefined && kept?.version === before) return kept.rules;
+    const rules = await activeRules(trx);
+    // Kept only when nothing moved the version while they were read.
+    kept = before !== undefined && version() === before ? { version: before, rules } : undefined;
+    return rules;
+  };
+}
+
 /** The only SQL of alert destinations and rules (migration 025). */
-export function alertRoutingRepository({ db }: Database) {
+export function alertRoutingRepository(database: Database) {
+  const { db } = database;
+  /** A transaction writing the rules or destinations; its end moves the alerts' version again (Database.transactionEnded). */
+  const alertsTransaction = <T>(work: (trx: Transaction<Schema>) => Promise<T>): Promise<T> =>
+    db.transaction().execute(work).finally(() => database.transactionEnded('alerts'));
   const destinationIdsOf = async (ruleIds: readonly number[]): Promise<Map<number, number[]>> => {
     const out = new Map<number, number[]>(ruleIds.map((id) => [id, []]));
     if (ruleIds.length === 0) return out;
@@ -102,7 +127,7 @@ export function alertRoutingRepository({ db }: Database) {
      * list keeps the deliveries made). A rule left without a destination is disabled.
      */
     async removeDestination(id: number, now: Date): Promise<boolean> {
-      return db.transaction().execute(async (trx) => {
+      return alertsTransaction(async (trx) => {
         const ruleIds = (await trx.selectFrom('alert_rule_destinations').select('rule_id').where('destination_id', '=', id).execute()).map((r) => Number(r.rule_id));
         await trx.deleteFrom('alert_rule_destinations').where('destination_id', '=', id).execute();
         if (ruleIds.length > 0) {
@@ -139,7 +164,7 @@ export function alertRoutingRepository({ db }: Database) {
 
     async createRule(fields: RuleFields, now: Date): Promise<AlertRule> {
       const at = now.toISOString();
-      return db.transaction().execute(async (trx) => {
+      return alertsTransaction(async (trx) => {
         const row = await trx.insertInto('alert_rules').values({ ...ruleColumns(fields), created_at: at, updated_at: at }).returningAll().executeTakeFirstOrThrow();
         await trx.insertInto('alert_rule_destinations').values(fields.destination_ids.map((destination_id) => ({ rule_id: Number(row.id), destination_id }))).execute();
         return toRule(row, [...fields.destination_ids]);
@@ -147,7 +172,7 @@ export function alertRoutingRepository({ db }: Database) {
     },
 
     async updateRule(id: number, fields: RuleFields, now: Date): Promise<boolean> {
-      return db.transaction().execute(async (trx) => {
+      return alertsTransaction(async (trx) => {
         const result = await trx.updateTable('alert_rules').set({ ...ruleColumns(fields), updated_at: now.toISOString() }).where('id', '=', id).executeTakeFirst();
         if (Number(result.numUpdatedRows) === 0) return false;
         await trx.deleteFrom('alert_rule_destinations').where('rule_id', '=', id).execute();
@@ -159,7 +184,7 @@ export function alertRoutingRepository({ db }: Database) {
     },
 
     async removeRule(id: number): Promise<boolean> {
-      return db.transaction().execute(async (trx) => {
+      return alertsTransaction(async (trx) => {
         await trx.deleteFrom('alert_rule_destinations').where('rule_id', '=', id).execute();
         await trx.deleteFrom('alert_rule_windows').where('rule_id', '=', id).execute();
         const result = await trx.deleteFrom('alert_rules').where('id', '=', id).executeTakeFirst();
@@ -197,6 +222,8 @@ export interface RoutingPlan {
   cooldownSeconds: number;
   body(destination: AlertDestination, event: AlertKind, record: InfrastructureError, detail: Record<string, unknown>): string;
   newDeliveryId(): string;
+  /** The enabled rules, as kept in memory (keptActiveRules); read in the transaction when not given. */
+  rules?: (trx: Kysely<Schema>) => Promise<ActiveRules>;
 }
 
 const EVENT_ORDER: Record<AlertKind, number> = { new: 0, regression: 1, spike: 2 };
@@ -209,7 +236,7 @@ const EVENT_ORDER: Record<AlertKind, number> = { new: 0, regression: 1, spike: 2
  * goes once to a destination however many rules send it there.
  */
 export async function enqueueRoutedAlerts(trx: Kysely<Schema>, outcomes: readonly BatchOutcome[], plan: RoutingPlan): Promise<number> {
-  const routes = (await activeRules(trx)).filter(({ destinations }) => destinations.length > 0);
+  const routes = (await (plan.rules ?? activeRules)(trx)).filter(({ destinations }) => destinations.length > 0);
   if (routes.length === 0) return 0;
   const now = plan.now.toISOString();
   const queued = new Map<string, { event: AlertKind; record: InfrastructureError; detail: Record<string, unknown>; destination: AlertDestination }>();

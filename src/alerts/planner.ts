@@ -3,7 +3,7 @@ import type { Clock } from '../shared/clock.js';
 import type { InBatch } from '../tracker/tracker.store.js';
 import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import { enqueueAlerts, pendingDelivery } from './deliveries.store.js';
-import { type AlertRoutingRepository, deliveryTarget, enqueueRoutedAlerts } from './alert-routing.store.js';
+import { type AlertRoutingRepository, deliveryTarget, enqueueRoutedAlerts, keptActiveRules } from './alert-routing.store.js';
 import { type AlertDestination, ruleMatches } from './alert-routing.js';
 import { alertBody } from './alert-messages.js';
 import { type WebhookRendering, type WebhookSettings, webhookBody } from './webhook-events.js';
@@ -13,9 +13,11 @@ import { type WebhookRendering, type WebhookSettings, webhookBody } from './webh
  * docs/alert-routing.md): run inside each batch's transaction, the alerts it causes are queued with
  * their bodies, to the built-in destination of CMI_ALERT_WEBHOOK_URL when it is set (by its
  * threshold, window and cooldown) and to each destination the alert rules route them to; answers how many.
+ * The rules are kept in memory while `rulesVersion` (Database.dataVersions.alerts) holds.
  */
-export function alertPlanner(settings: WebhookSettings, clock: Clock, rendering: WebhookRendering): (...batch: Parameters<InBatch>) => Promise<number> {
+export function alertPlanner(settings: WebhookSettings, clock: Clock, rendering: WebhookRendering, rulesVersion: () => string | undefined): (...batch: Parameters<InBatch>) => Promise<number> {
   const url = settings.alertUrl;
+  const rules = keptActiveRules(rulesVersion);
   return async (trx, outcomes) => {
     const now = clock();
     const builtIn = url === undefined ? 0 : await enqueueAlerts(trx, outcomes, {
@@ -35,6 +37,7 @@ export function alertPlanner(settings: WebhookSettings, clock: Clock, rendering:
       cooldownSeconds: settings.cooldownSeconds,
       body: (destination, event, record, detail) => alertBody(destination.kind, event, record, settings.publicUrl, rendering, detail),
       newDeliveryId: randomUUID,
+      rules,
     });
     return builtIn + routed;
   };

@@ -145,7 +145,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     info: (fields: Record<string, unknown>, message: string) => app.log.info(fields, message),
   };
   const { webhooks } = config;
-  const queueAlerts = alertPlanner(webhooks, clock, webhookRendering);
+  const queueAlerts = alertPlanner(webhooks, clock, webhookRendering, database.dataVersions.alerts);
   // What this process's batches of reports changed, told to the tracker's page cache (tracker/tracker-changes.ts).
   const changesOfTracker = trackerChanges();
   const tracker = infrastructureErrors(errorsRepository, clock, audit, config.errors, { queue: queueAlerts, queued: () => outbox.wake() }, { withheld: database.withheld, tracker: changesOfTracker });

@@ -179,6 +179,12 @@ const OCCURRENCES_INSERT = {
   width: 9,
   tail: '',
 };
+/** The activity's `first_seen` rows of the errors a batch created (tracker/triage.store.ts reads them). */
+const FIRST_SEEN_INSERT = {
+  head: 'insert into error_activity (error_id, at, actor_id, action, details) values ',
+  width: 5,
+  tail: '',
+};
 type RowStatement = typeof HISTOGRAM_UPSERT;
 
 /** One multi-row statement of `statement` over `rows` (each `statement.width` values), its placeholders numbered from `from` + 1. */
@@ -190,6 +196,8 @@ interface BatchRows {
   hours: unknown[];
   breakdown: unknown[];
   occurrences: unknown[];
+  /** The `first_seen` activity of the errors the batch created, by id. */
+  firstSeen: unknown[];
   /** [error id, ordinal up to] of each error whose sample sheds the occurrences between its first and its latest. */
   trims: Array<[number, number]>;
 }
@@ -206,7 +214,7 @@ function rowParts(values: readonly unknown[], width: number): unknown[][] {
 }
 
 /**
- * Writes a batch's hourly counts, breakdown, kept occurrences and the sample's trims; on PostgreSQL
+ * Writes a batch's hourly counts, breakdown, kept occurrences, first sightings and the sample's trims; on PostgreSQL
  * also reads the triage of `ids` (those not `unresolved`: tracker/triage-batch.ts). SQLite: one statement each, prepared once (an in-process
  * call costs microseconds). PostgreSQL: every round trip costs more than the statements, so all of it
  * goes in one statement, each write a data-modifying WITH of its own; the trims delete no occurrence
@@ -215,7 +223,7 @@ function rowParts(values: readonly unknown[], width: number): unknown[][] {
 const writeBatchRows: PerDatabase<(trx: Kysely<Schema>, rows: BatchRows, first: number, ids: readonly number[]) => Promise<TriagedRow[] | undefined>> = {
   async sqlite(trx, rows, first) {
     const run = (text: string, parameters: readonly unknown[]) => trx.executeQuery(CompiledQuery.raw(text, [...parameters]));
-    for (const [statement, values] of [[HISTOGRAM_UPSERT, rows.hours], [BREAKDOWN_UPSERT, rows.breakdown], [OCCURRENCES_INSERT, rows.occurrences]] as const) {
+    for (const [statement, values] of [[HISTOGRAM_UPSERT, rows.hours], [BREAKDOWN_UPSERT, rows.breakdown], [OCCURRENCES_INSERT, rows.occurrences], [FIRST_SEEN_INSERT, rows.firstSeen]] as const) {
       for (const part of rowParts(values, statement.width)) await run(rowsText(placeholderRows.sqlite, statement, part.length / statement.width), part);
     }
     for (const [errorId, upTo] of rows.trims) await run('delete from error_occurrences where error_id = ? and ordinal > ? and ordinal <= ?', [errorId, first, upTo]);
@@ -237,7 +245,7 @@ const writeBatchRows: PerDatabase<(trx: Kysely<Schema>, rows: BatchRows, first: 
     };
     // One statement unless a batch is larger than ROWS_PER_STATEMENT rows of one table: a table is written once a statement.
     const parts = (statement: RowStatement, values: readonly unknown[]) => rowParts(values, statement.width).map((part) => ({ statement, part }));
-    const writes = [...parts(HISTOGRAM_UPSERT, rows.hours), ...parts(BREAKDOWN_UPSERT, rows.breakdown), ...parts(OCCURRENCES_INSERT, rows.occurrences)];
+    const writes = [...parts(HISTOGRAM_UPSERT, rows.hours), ...parts(BREAKDOWN_UPSERT, rows.breakdown), ...parts(OCCURRENCES_INSERT, rows.occurrences), ...parts(FIRST_SEEN_INSERT, rows.firstSeen)];
     const written = new Set<RowStatement>();
     for (const { statement, part } of writes) {
       if (written.has(statement)) {
@@ -655,15 +663,19 @@ export function infrastructureErrorsRepository(database: Database) {
           }
           if (trimmed) trims.push([record.id, keepFrom]);
         }
+        // The first sighting of each error the batch created, in the activity (docs/api.md#error-triage).
+        const sighted: unknown[] = [];
+        for (const row of [...storedRows].sort((a, b) => Number(a.id) - Number(b.id))) {
+          if (outcome.get(row.fingerprint)?.created) sighted.push(Number(row.id), row.created_at, null, 'first_seen', '{}');
+        }
         const triaged = await dialect.choose(writeBatchRows)(
           trx,
-          { hours: [...hours.values()].flat(), breakdown: [...breakdown.values()].flat(), occurrences, trims },
+          { hours: [...hours.values()].flat(), breakdown: [...breakdown.values()].flat(), occurrences, firstSeen: sighted, trims },
           sample.first,
           storedRows.map((row) => Number(row.id)),
         );
         // Regressions and wakes (tracker/triage-batch.ts), in this transaction, on the rows it holds.
-        const createdIds = new Set([...outcome.values()].filter((one) => one.created).map((one) => one.record.id));
-        const triage = await triageInBatch(trx, storedRows, createdIds, now, triaged);
+        const triage = await triageInBatch(trx, storedRows, now, triaged);
         if (inBatch) {
           const outcomes = groups.map((group) => {
             const one = outcome.get(group.fingerprint) as { record: InfrastructureError; created: boolean };

@@ -24,14 +24,14 @@ const details = (value: Record<string, unknown>) => JSON.stringify(value);
  *   the transaction that finds it still resolved changes it, so it regresses exactly once however
  *   many occurrences arrive together, in one process or many;
  * - a `snoozed` error whose count is reached or whose time has passed wakes (`unresolved`);
- * - the activity records the first sighting of new errors, the regressions and the wakes.
+ * - the activity records the regressions and the wakes (the first sighting of new errors is written
+ *   with the batch's rows: tracker.store.ts recordBatch).
  * `rows` are the errors as the upsert left them (their triage rows, made by migration 023's trigger
- * for new ones, are read here); `created` the ids of those it created.
+ * for new ones, are read here).
  */
 export async function triageInBatch(
   trx: Kysely<Schema>,
   rows: ReadonlyArray<Selectable<InfrastructureErrorsTable>>,
-  created: ReadonlySet<number>,
   now: Date,
   /** The triage rows of `rows` not `unresolved`, when the caller read them already (in the statement that wrote the batch's rows). */
   read?: ReadonlyArray<Pick<Selectable<ErrorTriageTable>, 'error_id' | 'triage_status' | 'snoozed_until' | 'snooze_until_counter'>>,
@@ -67,9 +67,6 @@ export async function triageInBatch(
     }
   }
   const activity: Array<{ error_id: number; at: string; actor_id: null; action: string; details: string }> = [];
-  for (const row of rows) {
-    if (created.has(Number(row.id))) activity.push({ error_id: Number(row.id), at: row.created_at, actor_id: null, action: 'first_seen', details: '{}' });
-  }
   resolved.sort((a, b) => a - b);
   for (let i = 0; i < resolved.length; i += IDS_PER_STATEMENT) {
     const reopened = await trx.updateTable('error_triage')

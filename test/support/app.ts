@@ -21,7 +21,7 @@ export const ALICE = { login: 'alice', email: 'alice@example.com', password: 'al
 export interface TestApp {
   app: FastifyInstance;
   /** Another process's view: a second app on its own connection to the same database. */
-  secondProcess(): Promise<{ app: FastifyInstance; close(): Promise<void> }>;
+  secondProcess(): Promise<{ app: FastifyInstance; database: Database; close(): Promise<void> }>;
   database: Database;
   /** The system roles admin and user as a user record shows them (support/roles.ts). */
   systemRoles: { admin: RoleJson; user: RoleJson };
@@ -110,6 +110,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
       const otherApp = await buildApp({ config, database: other, clock: time.clock, logger: false, extend });
       return {
         app: otherApp,
+        database: other,
         async close() {
           await otherApp.close();
           await other.close();

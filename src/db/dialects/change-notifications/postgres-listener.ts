@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import type { CachedData } from './write-counter.js';
 
-/** The channel each kind of cached data's changes are notified on (migrations 003 and 011). */
-export const CHANGE_CHANNELS: Record<CachedData, string> = { users: 'cmi_data_changed', tracker: 'cmi_tracker_changed' };
+/** The channel each kind of cached data's changes are notified on (migrations 003, 011 and 029). */
+export const CHANGE_CHANNELS: Record<CachedData, string> = { users: 'cmi_data_changed', tracker: 'cmi_tracker_changed', alerts: 'cmi_alerts_changed' };
 
 /** How often an idle listening connection proves it is still alive, in milliseconds. */
 const PING_EVERY_MS = 30_000;
@@ -21,7 +21,7 @@ export function changeListener(
   driver: typeof pg,
   options: { statementTimeoutMs: number; ownBackends: ReadonlySet<number> } = { statementTimeoutMs: PING_DEADLINE_MS, ownBackends: new Set() },
 ) {
-  const changes: Record<CachedData, number> = { users: 0, tracker: 0 };
+  const changes: Record<CachedData, number> = { users: 0, tracker: 0, alerts: 0 };
   // The users channel's notifications sent by other processes' connections (not by `ownBackends`, this
   // process's pool): what the credential cache follows, since this process drops its own changes itself.
   let othersCredentialChanges = 0;
@@ -69,11 +69,13 @@ export function changeListener(
         // cache for nothing. Any other connection's (another process, `cmi local`, psql) counts
         // (docs/architecture.md#how-cached-pages-stay-right).
         else if (message.channel === CHANGE_CHANNELS.tracker && !options.ownBackends.has(message.processId)) changes.tracker += 1;
+        else if (message.channel === CHANGE_CHANNELS.alerts) changes.alerts += 1;
       });
-      await next.query(`LISTEN ${CHANGE_CHANNELS.users}; LISTEN ${CHANGE_CHANNELS.tracker}`);
+      await next.query(`LISTEN ${CHANGE_CHANNELS.users}; LISTEN ${CHANGE_CHANNELS.tracker}; LISTEN ${CHANGE_CHANNELS.alerts}`);
       if (gaveUp) return;
       changes.users += 1;
       changes.tracker += 1;
+      changes.alerts += 1;
       othersCredentialChanges += 1;
       listening = true;
       ping = setInterval(() => {

@@ -8,6 +8,7 @@ import { CHANGE_CHANNELS, changeListener } from './postgres-listener.js';
 const NOTIFIERS: Record<CachedData, { functionName: string; triggerSuffix: string }> = {
   users: { functionName: 'cmi_data_changed', triggerSuffix: 'changed' },
   tracker: { functionName: 'cmi_tracker_changed', triggerSuffix: 'tracker_changed' },
+  alerts: { functionName: 'cmi_alerts_changed', triggerSuffix: 'alerts_changed' },
 };
 
 /**
@@ -93,6 +94,11 @@ export function postgresDataVersions(
         listener ??= changeListener(url, driver, listening);
         const changes = listener.version('tracker');
         return changes === undefined ? undefined : `${changes}:${writes.counts.tracker}`;
+      },
+      alerts: () => {
+        listener ??= changeListener(url, driver, listening);
+        const changes = listener.version('alerts');
+        return changes === undefined ? undefined : `${changes}:${writes.counts.alerts}`;
       },
       // Other processes' changes only, as heard on the users channel (migration 015 puts the revoked
       // sessions on it): delivered after their commit, asynchronously (docs/security.md#suspend-now-means-now); credentialsHeard waits for it.

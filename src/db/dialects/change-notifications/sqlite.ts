@@ -97,5 +97,5 @@ export function sqliteDataVersions(sqlite: SQLite.Database, writes: WriteCounter
     return credentials;
   };
   // Read synchronously, so nothing is ever left to wait for.
-  return { users: versionOf('users'), tracker: versionOf('tracker'), credentials: credentialsVersion, credentialsHeard: () => undefined };
+  return { users: versionOf('users'), tracker: versionOf('tracker'), alerts: versionOf('alerts'), credentials: credentialsVersion, credentialsHeard: () => undefined };
 }

@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 
-/** What a cache serves: users' pages, or the error tracker's (docs/architecture.md#how-cached-pages-stay-right). */
-export type CachedData = 'users' | 'tracker';
+/** What a cache serves: users' pages, the error tracker's, or the alert rules a batch is routed by (docs/architecture.md#how-cached-pages-stay-right). */
+export type CachedData = 'users' | 'tracker' | 'alerts';
 
 /** Tables whose rows are served from caches, by what they serve; writes to the others (login counters, sessions) change nothing cached. */
 const CACHED_TABLES = new Map<string, CachedData>([
@@ -22,6 +22,9 @@ const CACHED_TABLES = new Map<string, CachedData>([
   ['error_triage', 'tracker'],
   ['error_notes', 'tracker'],
   ['error_activity', 'tracker'],
+  ['alert_rules', 'alerts'],
+  ['alert_destinations', 'alerts'],
+  ['alert_rule_destinations', 'alerts'],
 ]);
 
 type Node = OperationNode & Record<string, unknown>;
@@ -52,14 +55,14 @@ interface Withholding {
  */
 export class WriteCounter implements KyselyPlugin {
   /** Completed writes by what they change. */
-  readonly counts: Record<CachedData, number> = { users: 0, tracker: 0 };
-  private readonly writes = new WeakMap<object, { changes: CachedData | 'both'; held?: Withholding }>();
+  readonly counts: Record<CachedData, number> = { users: 0, tracker: 0, alerts: 0 };
+  private readonly writes = new WeakMap<object, { changes: CachedData | 'all'; held?: Withholding }>();
   private readonly holding = new AsyncLocalStorage<Withholding>();
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const table = writtenTable(args.node);
-    // A write whose table cannot be told is counted for both: better a needless refresh than a stale page.
-    const changes = table === '(unknown)' ? 'both' : table === undefined ? undefined : CACHED_TABLES.get(table);
+    // A write whose table cannot be told is counted for all: better a needless refresh than a stale page.
+    const changes = table === '(unknown)' ? 'all' : table === undefined ? undefined : CACHED_TABLES.get(table);
     if (changes !== undefined) {
       const held = this.holding.getStore();
       this.writes.set(args.queryId, held?.open && held.data === changes ? { changes, held } : { changes });
@@ -69,9 +72,10 @@ export class WriteCounter implements KyselyPlugin {
 
   transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     const write = this.writes.get(args.queryId);
-    if (write?.changes === 'both') {
+    if (write?.changes === 'all') {
       this.counts.users += 1;
       this.counts.tracker += 1;
+      this.counts.alerts += 1;
     } else if (write !== undefined) this.count(write.changes, write.held);
     return Promise.resolve(args.result);
   }

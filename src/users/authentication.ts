@@ -196,7 +196,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     const last = connection && lastOnConnection.get(connection);
     if (!last) return undefined;
     // The address too: behind a proxy, one connection carries many clients' requests.
-    if (last.header === header && last.until > now && cache.holds(last.entry) && address === last.address && sameText(text, last.text)) return last;
+    if (last.header === header && last.until > now && cache.holds(last.entry, now) && address === last.address && sameText(text, last.text)) return last;
     // Nothing to reuse: the header it holds goes now, not when the connection closes.
     lastOnConnection.delete(connection);
     return undefined;

@@ -90,7 +90,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   if (options.ttlMs !== 0) followOthers();
 
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
-  const isCurrent = (entry: CacheEntry) => entry.current && entry.expiresAt > clock().getTime();
+  const isCurrent = (entry: CacheEntry, now = clock().getTime()) => entry.current && entry.expiresAt > now;
 
   /** The live entry for this credential, if it was verified recently. */
   const lookup = (credential: string): CacheEntry | undefined => {
@@ -117,10 +117,10 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
      */
     othersHeard: (): Promise<void> | undefined => (options.ttlMs === 0 ? undefined : others.heard()),
 
-    /** Whether `entry`, found earlier, may still be answered from: not dropped (in this process or by another's change), not expired. */
-    holds(entry: CacheEntry): boolean {
+    /** Whether `entry`, found earlier, may still be answered from at `now`: not dropped (in this process or by another's change), not expired. */
+    holds(entry: CacheEntry, now?: number): boolean {
       followOthers();
-      return isCurrent(entry);
+      return isCurrent(entry, now);
     },
 
     /**

@@ -3,6 +3,9 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:ht
 import { after, before, describe, it } from 'node:test';
 import { createTestApp, type TestApp, listenLocally } from './support/app.js';
 import { tokenOf, withCookie } from './support/http.js';
+import { eventually } from './support/eventually.js';
+import { statementGate } from './support/statement-gate.js';
+import type { QueryResult } from 'kysely';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** An infrastructure error as the database holds it (the XML form of GET .../errors/:id: docs/api.md#infrastructure-errors). */
@@ -405,5 +408,89 @@ describe('the session cookie resent on a keep-alive connection', () => {
     t.time.advance(30);
     const newer = tokenOf(await get('/version.json'));
     assert.deepEqual(newer.split('.').slice(2, 5), [...token.split('.').slice(2, 4), String(t.time.clock().getTime() / 1000)]);
+  });
+});
+
+describe('a Basic verification in use, checked again before it expires (docs/security.md#the-verification-cache)', () => {
+  let t: TestApp;
+  let port: number;
+  const gate = statementGate();
+  const agents: Agent[] = [];
+  before(async () => {
+    t = await createTestApp({}, { gate });
+    port = await listenLocally(t.app);
+  });
+  after(async () => {
+    for (const agent of agents) agent.destroy();
+    await t.close();
+  });
+
+  const connection = () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    agents.push(agent);
+    return (authorization: string) => rawGet(agent, port, '/version.json', { authorization });
+  };
+  /** The statement that reads a user's credentials (login, password hash) for a check of them. */
+  const readsCredentialsOf = (login: string) => ({ rows }: QueryResult<unknown>) =>
+    rows.some((row) => (row as { login?: string }).login === login && 'password_hash' in (row as object));
+  /** Into the last fifth of the verification's life, where a use of it starts a check in the background. */
+  const intoRefresh = () => t.time.advance(t.config.authCacheSeconds * 0.9);
+
+  it('drops it at once, before it expires, when the check finds the user suspended by a change it did not hear of', async () => {
+    const [bob] = await t.addUsers(1);
+    const bobAuth = t.basic(bob!.login, 'shared-password');
+    const one = connection();
+    assert.equal((await one(bobAuth)).status, 200);
+    // Suspended as by another process whose change this one does not hear (its listening connection down).
+    await t.database.db.updateTable('users').set({ status: 'suspended' }).where('id', '=', bob!.id).execute();
+    intoRefresh();
+    // Answered from the verification, which still holds; its check starts.
+    assert.equal((await one(bobAuth)).status, 200);
+    await eventually(async () => {
+      const res = await one(bobAuth);
+      assert.equal(res.status, 401, 'the check that found bob suspended dropped his verification before its expiry');
+      assert.equal(res.reusedSocket, true);
+    });
+  });
+
+  it('does not let a check under way when a suspension is answered admit a request made after it', async () => {
+    const [carol] = await t.addUsers(1);
+    const carolAuth = t.basic(carol!.login, 'shared-password');
+    const one = connection();
+    assert.equal((await one(carolAuth)).status, 200);
+    // The check in the background stops right after reading her credentials (she is active).
+    const pause = gate.pauseAfter(readsCredentialsOf(carol!.login));
+    intoRefresh();
+    assert.equal((await one(carolAuth)).status, 200);
+    await pause.reached;
+    const suspended = await t.app.inject({ method: 'POST', url: `/users/${carol!.id}/suspend.json`, headers: { authorization: t.adminAuth } });
+    assert.equal(suspended.statusCode, 200, suspended.body);
+    // Asked after the suspension was answered, while the check that read her as active is still held.
+    const afterSuspension = one(carolAuth);
+    const other = connection()(carolAuth);
+    pause.release();
+    assert.deepEqual([(await afterSuspension).status, (await other).status], [401, 401]);
+    // Nor did that check, once it went on, keep what it verified.
+    assert.equal((await connection()(carolAuth)).status, 401);
+  });
+
+  it('keeps answering from the verification while it is checked again, and from the new one after the old would have expired', async () => {
+    const [dave] = await t.addUsers(1);
+    const daveAuth = t.basic(dave!.login, 'shared-password');
+    const one = connection();
+    assert.equal((await one(daveAuth)).status, 200);
+    // Held after reading his credentials: the check cannot finish until released.
+    const pause = gate.pauseAfter(readsCredentialsOf(dave!.login));
+    intoRefresh();
+    assert.equal((await one(daveAuth)).status, 200);
+    await pause.reached;
+    // The check is held, and its requests are answered meanwhile, on this connection and on another.
+    assert.deepEqual([(await one(daveAuth)).status, (await connection()(daveAuth)).status], [200, 200]);
+    pause.release();
+    // Past the old verification's expiry: answered from the new one once the check stored it (a request
+    // that comes before waits for that check rather than starting its own).
+    t.time.advance(t.config.authCacheSeconds * 0.2);
+    await t.database.db.updateTable('users').set({ status: 'suspended' }).where('id', '=', dave!.id).execute();
+    assert.equal((await one(daveAuth)).status, 200);
   });
 });

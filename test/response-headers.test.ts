@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestApp } from './support/app.js';
 import { get } from './support/http.js';
+import { secondsText } from '../src/http/common-headers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RUNTIME = /^\d+\.\d{6}$/;
@@ -205,5 +206,13 @@ describe('conditional GET', () => {
     const revalidated = await asAdmin('/users.json', { 'if-none-match': String(before.headers.etag) });
     assert.equal(revalidated.statusCode, 200);
     assert.equal(revalidated.body, afterAdding.body);
+  });
+});
+
+describe('X-Runtime', () => {
+  it('writes the seconds with six decimals, rounded to the microsecond, as toFixed(6) does', () => {
+    const millis = [0, 0.0004, 0.0006, 0.001, 0.0123, 0.4567, 1, 9.999, 12.3456789, 99.9996, 100.0004, 999.9999996, 1000, 1234.5678, 59_999.9999, 123_456.789];
+    assert.deepEqual(millis.map(secondsText), millis.map((ms) => (ms / 1000).toFixed(6)));
+    assert.deepEqual(millis.map(secondsText).slice(0, 6), ['0.000000', '0.000000', '0.000001', '0.000001', '0.000012', '0.000457']);
   });
 });

@@ -8,8 +8,19 @@ export function statusLine(status: number): string {
   return (STATUS_LINES[status] ??= `${status} ${STATUS_CODES[status] ?? ''}`.trimEnd());
 }
 
-/** X-Runtime: the seconds since `startedAt` (performance.now()), six decimals. */
-export const runtimeSince = (startedAt: number): string => ((performance.now() - startedAt) / 1000).toFixed(6);
+/** The decimal point and the zeros in front of a microseconds figure of 0-999,999, by its digit count. */
+const FRACTION_PREFIX = ['', '.00000', '.0000', '.000', '.00', '.0', '.'];
+
+/** `millis` as seconds with six decimals, rounded to the microsecond (as `(millis / 1000).toFixed(6)` writes them, but for a value halfway between two). */
+export function secondsText(millis: number): string {
+  const micros = Math.round(millis * 1000);
+  const fraction = micros % 1_000_000;
+  const digits = fraction < 10 ? 1 : fraction < 100 ? 2 : fraction < 1000 ? 3 : fraction < 10_000 ? 4 : fraction < 100_000 ? 5 : 6;
+  return `${(micros - fraction) / 1_000_000}${FRACTION_PREFIX[digits] as string}${fraction}`;
+}
+
+/** X-Runtime: the seconds since `startedAt` (performance.now()), six decimals (toFixed costs about a microsecond a response; secondsText a quarter of it). */
+export const runtimeSince = (startedAt: number): string => secondsText(performance.now() - startedAt);
 
 /**
  * The headers every response carries (docs/api.md#response-headers), whichever path answers: the

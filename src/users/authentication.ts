@@ -127,28 +127,45 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     return { user: found.user, sessionEpoch: found.session_epoch };
   }
 
-  async function withBasic(authorization: string, address: string): Promise<Verified> {
+  async function withBasic(authorization: string, address: string, since: number): Promise<Verified> {
     const credentials = parseBasicCredentials(authorization);
     if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
-    const since = cache.generation;
     const verified = await verifyLogin(credentials, address, true);
     cache.set(basicKey(authorization, address), verified, since);
     return verified;
   }
 
-  // Checks under way, by Authorization header and address. A client that sends the same credentials
-  // on many connections at once (or again just as its cached check expires) waits for the one check
-  // instead of starting its own: one password hash, and one attempt against the brute-force limit.
-  const checksUnderWay = new Map<string, Promise<Verified>>();
+  // Checks under way, by Authorization header and address, with the cache's generation when each
+  // began. A client that sends the same credentials on many connections at once (or again while its
+  // cached check is checked again) waits for the one check instead of starting its own: one password
+  // hash, and one attempt against the brute-force limit. Not a check that began before credentials
+  // last changed: it may have read what the change undid, so a request after the change starts anew.
+  const checksUnderWay = new Map<string, { since: number; check: Promise<Verified> }>();
 
   function withBasicOnce(authorization: string, address: string): Promise<Verified> {
     const key = basicKey(authorization, address);
-    let check = checksUnderWay.get(key);
-    if (check === undefined) {
-      check = withBasic(authorization, address).finally(() => checksUnderWay.delete(key));
-      checksUnderWay.set(key, check);
-    }
+    const since = cache.generation;
+    const underWay = checksUnderWay.get(key);
+    if (underWay !== undefined && underWay.since === since) return underWay.check;
+    const check = withBasic(authorization, address, since).finally(() => {
+      if (checksUnderWay.get(key)?.check === check) checksUnderWay.delete(key);
+    });
+    checksUnderWay.set(key, { since, check });
     return check;
+  }
+
+  /**
+   * Checks a Basic credential in use again before its verification expires, off the request path
+   * (docs/security.md#the-verification-cache): the requests meanwhile are answered from the entry,
+   * which still holds, and none waits for the password hash when it expires. A success stores a new
+   * entry (unless credentials changed meanwhile, as any check); a refusal drops the user's entries at
+   * once, sooner than their expiry; anything else (the lockout's 429, a 503) leaves the entry to its
+   * expiry, after which a request is checked on its path as before.
+   */
+  function refreshBasic(authorization: string, address: string, entry: CacheEntry): void {
+    withBasicOnce(authorization, address).catch((error: unknown) => {
+      if (error instanceof Unauthorized) cache.credentialsChanged(entry.verified.user.id);
+    });
   }
 
   const sessionCacheKey = (claims: SessionClaims) => `session ${claims.sessionId} ${claims.epoch}`;
@@ -174,37 +191,39 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   // (ConnectionAnswer.until).
   const lastOnConnection = new WeakMap<object, ConnectionAnswer>();
 
-  /** The answer last given on `connection`, when it came from this very header and address and still holds. */
-  function answeredOnConnection(connection: object | undefined, header: ConnectionAnswer['header'], text: string, address: string): Authenticated | undefined {
+  /** What was last answered on `connection`, when it came from this very header and address and still holds at `now`. */
+  function answeredOnConnection(connection: object | undefined, header: ConnectionAnswer['header'], text: string, address: string, now: number): ConnectionAnswer | undefined {
     const last = connection && lastOnConnection.get(connection);
     if (!last) return undefined;
     // The address too: behind a proxy, one connection carries many clients' requests.
-    if (last.header === header && last.until > clock().getTime() && cache.holds(last.entry) && address === last.address && sameText(text, last.text)) return last.answer;
+    if (last.header === header && last.until > now && cache.holds(last.entry, now) && address === last.address && sameText(text, last.text)) return last;
     // Nothing to reuse: the header it holds goes now, not when the connection closes.
     lastOnConnection.delete(connection);
     return undefined;
   }
 
   /** A new session for verified Basic credentials, kept for the connection while `entry` is current. */
-  function answerBasic(authorization: string, address: string, connection: object | undefined, verified: Verified, entry: CacheEntry | undefined): Authenticated {
+  function answerBasic(authorization: string, address: string, connection: object | undefined, verified: Verified, entry: CacheEntry | undefined, now = clock().getTime()): Authenticated {
     const answer: Authenticated = { user: verified.user, sessionToken: sessions.issue(verified.user.id, verified.sessionEpoch) };
     if (verified.apiKeyId !== undefined) answer.apiKeyId = verified.apiKeyId;
     if (connection && entry) {
-      const until = Math.min(entry.expiresAt, clock().getTime() + REFRESH_AFTER_SECONDS * 1000);
+      const until = Math.min(entry.expiresAt, now + REFRESH_AFTER_SECONDS * 1000);
       lastOnConnection.set(connection, { header: 'authorization', text: authorization, address, entry, answer, until });
     }
     return answer;
   }
 
   function fromBasicCache(authorization: string, address: string, connection: object | undefined): Authenticated | undefined {
-    const again = answeredOnConnection(connection, 'authorization', authorization, address);
-    if (again) return again;
-    const entry = cache.lookup(basicKey(authorization, address));
-    return entry && answerBasic(authorization, address, connection, entry.verified, entry);
+    const now = clock().getTime();
+    const again = answeredOnConnection(connection, 'authorization', authorization, address, now);
+    const entry = again?.entry ?? cache.lookup(basicKey(authorization, address));
+    if (entry === undefined) return undefined;
+    if (cache.refreshDue(entry, now)) refreshBasic(authorization, address, entry);
+    return again?.answer ?? answerBasic(authorization, address, connection, entry.verified, entry, now);
   }
 
   function fromSessionCache(cookie: string | undefined, address: string, connection: object | undefined): Authenticated | undefined {
-    const again = cookie === undefined ? undefined : answeredOnConnection(connection, 'cookie', cookie, address);
+    const again = cookie === undefined ? undefined : answeredOnConnection(connection, 'cookie', cookie, address, clock().getTime())?.answer;
     if (again) return again;
     const token = readCookie(cookie, SESSION_COOKIE);
     const claims = token === undefined ? undefined : sessions.verify(token);

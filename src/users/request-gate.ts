@@ -74,23 +74,23 @@ function refusal(request: FastifyRequest, config: FastifyContextConfig): Error |
 }
 
 /** The actor of a request `authenticated` admits (the one place it is built: docs/security.md#the-audit-trail). */
-export function actorOf(request: FastifyRequest, authenticated: Authenticated): Actor {
+export function actorOf(request: FastifyRequest, authenticated: Authenticated, address = request.ip): Actor {
   const { user, session } = authenticated;
   return {
     id: user.id,
     permissions: user.permissions,
     login: user.login,
     credential: session !== undefined ? 'session' : authenticated.apiKeyId !== undefined ? 'api_key' : 'password',
-    address: request.ip,
+    address,
     requestId: request.id,
     viaSession: session !== undefined,
   };
 }
 
-function admit(request: FastifyRequest, reply: FastifyReply, authenticated: Authenticated): void {
+function admit(request: FastifyRequest, reply: FastifyReply, authenticated: Authenticated, address: string): void {
   request.viewer = authenticated.user;
   request.session = authenticated.session;
-  request.actor = actorOf(request, authenticated);
+  request.actor = actorOf(request, authenticated, address);
   if (authenticated.sessionToken) setSessionCookie(request, reply, authenticated.sessionToken);
 }
 
@@ -108,13 +108,15 @@ export function requestGate(authenticator: Authenticator, config: FastifyContext
     if (duplicate) return done(duplicate);
     const { authorization, cookie } = request.headers;
     const credentials = { authorization, cookie, connection: request.raw.socket };
-    const cached = authenticator.fromCache(credentials, request.ip);
+    // Read once: behind a trusted proxy it is worked out from X-Forwarded-For each time it is asked.
+    const address = request.ip;
+    const cached = authenticator.fromCache(credentials, address);
     if (cached) {
-      admit(request, reply, cached);
+      admit(request, reply, cached, address);
       return done(refusal(request, config));
     }
-    authenticator.authenticate(credentials, request.ip).then((authenticated) => {
-      admit(request, reply, authenticated);
+    authenticator.authenticate(credentials, address).then((authenticated) => {
+      admit(request, reply, authenticated, address);
       done(refusal(request, config));
     }, done);
   };

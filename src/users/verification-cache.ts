@@ -17,12 +17,21 @@ export interface VerificationCacheOptions {
   maxEntries: number;
 }
 
-/** One stored verification: `current` turns false for good when the cache drops it; past `expiresAt` it is not to be used either. */
+/**
+ * One stored verification: `current` turns false for good when the cache drops it; past `expiresAt` it
+ * is not to be used either. From `refreshAt` on, a use of it may start a check of the credential again
+ * in the background (`refreshing`), whose success replaces it before it expires.
+ */
 export interface CacheEntry {
   readonly verified: Verified;
   readonly expiresAt: number;
+  readonly refreshAt: number;
   current: boolean;
+  refreshing: boolean;
 }
+
+/** How far into its life an entry in use is checked again in the background: its last fifth. */
+const REFRESH_AFTER_SHARE = 0.8;
 
 /** What the database says of other processes' changes to credentials (db/dialects/change-notifications/ DataVersions). */
 export interface OthersChanges {
@@ -81,7 +90,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   if (options.ttlMs !== 0) followOthers();
 
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
-  const isCurrent = (entry: CacheEntry) => entry.current && entry.expiresAt > clock().getTime();
+  const isCurrent = (entry: CacheEntry, now = clock().getTime()) => entry.current && entry.expiresAt > now;
 
   /** The live entry for this credential, if it was verified recently. */
   const lookup = (credential: string): CacheEntry | undefined => {
@@ -108,10 +117,21 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
      */
     othersHeard: (): Promise<void> | undefined => (options.ttlMs === 0 ? undefined : others.heard()),
 
-    /** Whether `entry`, found earlier, may still be answered from: not dropped (in this process or by another's change), not expired. */
-    holds(entry: CacheEntry): boolean {
+    /** Whether `entry`, found earlier, may still be answered from at `now`: not dropped (in this process or by another's change), not expired. */
+    holds(entry: CacheEntry, now?: number): boolean {
       followOthers();
-      return isCurrent(entry);
+      return isCurrent(entry, now);
+    },
+
+    /**
+     * True once for an entry in use in the last fifth of its life (docs/security.md#the-verification-cache):
+     * the caller checks its credential again in the background while the entry goes on answering until
+     * its own expiry; a success stores a new entry (set), a refusal drops the user's (credentialsChanged).
+     */
+    refreshDue(entry: CacheEntry, now: number): boolean {
+      if (entry.refreshing || now < entry.refreshAt || !entry.current) return false;
+      entry.refreshing = true;
+      return true;
     },
 
     /** The current generation: read it before reading the database, hand it to set(). */
@@ -133,7 +153,8 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
         const [oldestId, oldest] = entries.entries().next().value as [string, CacheEntry];
         remove(oldestId, oldest);
       }
-      entries.set(id, { verified, expiresAt: clock().getTime() + options.ttlMs, current: true });
+      const now = clock().getTime();
+      entries.set(id, { verified, expiresAt: now + options.ttlMs, refreshAt: now + options.ttlMs * REFRESH_AFTER_SHARE, current: true, refreshing: false });
     },
 
     /** Forgets every credential of this user, whose password, key, status or roles changed. */

@@ -9,6 +9,8 @@ const REVALIDATE = 'max-age=0, private, must-revalidate';
 function matchesIfNoneMatch(request: FastifyRequest, etag: string): boolean {
   const header = request.headers['if-none-match'];
   if (!header) return false;
+  // A client revalidating sends back the one ETag it was given: no list to take apart.
+  if (header === etag) return true;
   const opaque = etag.slice(2);
   return header.split(',').some((tag) => {
     const trimmed = tag.trim();

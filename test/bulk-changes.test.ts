@@ -62,6 +62,9 @@ async function assertExact(database: Database, label: string): Promise<void> {
   const filters: ErrorFilters[] = [
     {}, { reported: true }, { reported: false }, { errorClass: 'C3' }, { host: 'hv-5' }, { component: 'comp-4' },
     { status: 'resolved' }, { status: 'unresolved' }, { q: 'volume 1' }, { q: 'detached on hv-2' }, { q: 'c6' },
+    // The pairs with the state (migration 028).
+    { reported: false, errorClass: 'C3' }, { reported: true, errorClass: 'C3' }, { reported: true, host: 'hv-5' }, { reported: false, host: 'hv-late' },
+    { reported: false, component: 'comp-4' }, { reported: true, component: 'comp-4' },
   ];
   for (const one of filters) assert.equal(await total(one), await rowsMatching(one), `${label}: X-Total of ${JSON.stringify(one)}`);
 }

@@ -514,8 +514,11 @@ export function infrastructureErrorsRepository(database: Database) {
     if (filters.host !== undefined && filters.component !== undefined
       && await countMatching({ component: filters.component }) < await countMatching({ host: filters.host })) dimension = 'component';
     if (dimension === undefined) {
+      // With a class, its index gives the errors to count, and the triage of each is read by key: not
+      // every error of the status or assignee listed first to test them against.
+      const fromIndex = filters.errorClass === undefined ? true : new Set(['q', 'errorClass'] as const);
       const row = await db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('total'))
-        .where((eb) => filtered(eb, filters, dialect, true, searchKey))
+        .where((eb) => filtered(eb, filters, dialect, fromIndex, searchKey))
         .executeTakeFirstOrThrow();
       return Number(row.total);
     }

@@ -52,6 +52,8 @@ const upsertOfRows = (counts: string, table = 'error_counts') => `insert into ${
  * its breakdown rows moved. So the counts stay exact whichever of the two tables is written first (a
  * restore, a delete, a hand-written statement). The bulk delete of SQLite keeps them itself
  * (tracker/tracker.store.ts), as migration 026's counts.
+ *
+ * And the triage's status index gains the assignee (below).
  */
 export function errorPairCountsMigration(dialect: Dialect) {
   const triggers = dialect.choose<(db: Kysely<unknown>) => Promise<void>>({
@@ -126,6 +128,10 @@ export function errorPairCountsMigration(dialect: Dialect) {
           select b.dimension || '.' || e.reported, b.value, count(*) from error_breakdown as b join infrastructure_errors as e on e.id = b.error_id
             group by b.dimension, e.reported, b.value`.execute(trx);
       });
+      // The status index holds the assignee too: a count of `status=` with `assignee=` is a count of one
+      // range of it, not a read of each row of the status (as many entries as before, each a column wider).
+      await db.schema.dropIndex('error_triage_status').execute();
+      await db.schema.createIndex('error_triage_status').on('error_triage').columns(['triage_status', 'assignee_id', 'error_id']).execute();
     },
   };
 }

@@ -4,6 +4,8 @@
  * filter, sort and search alone and in combinations, the first page with its X-Total.
  *
  *   npm run bench -- --only queries [--postgres URL] [--quick]
+ *   BENCH_KEEP=1 npm run bench -- --only queries ...          keeps the seeded databases (their URLs printed)
+ *   BENCH_SEEDED=URL,URL BENCH_QUERIES='q=word,component' ...  measures on them again, some queries only
  *
  * The data is made by set-based SQL in statements of 50,000 errors (every trigger of the schema
  * running, as for any writer, so error_counts, the text index and the triage rows are what cmi keeps):

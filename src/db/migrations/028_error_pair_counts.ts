@@ -53,7 +53,7 @@ const upsertOfRows = (counts: string, table = 'error_counts') => `insert into ${
  * restore, a delete, a hand-written statement). The bulk delete of SQLite keeps them itself
  * (tracker/tracker.store.ts), as migration 026's counts.
  *
- * And the triage's status index gains the assignee (below).
+ * And on SQLite the triage's status index gains the assignee (below).
  */
 export function errorPairCountsMigration(dialect: Dialect) {
   const triggers = dialect.choose<(db: Kysely<unknown>) => Promise<void>>({
@@ -128,10 +128,15 @@ export function errorPairCountsMigration(dialect: Dialect) {
           select b.dimension || '.' || e.reported, b.value, count(*) from error_breakdown as b join infrastructure_errors as e on e.id = b.error_id
             group by b.dimension, e.reported, b.value`.execute(trx);
       });
-      // The status index holds the assignee too: a count of `status=` with `assignee=` is a count of one
-      // range of it, not a read of each row of the status (as many entries as before, each a column wider).
-      await db.schema.dropIndex('error_triage_status').execute();
-      await db.schema.createIndex('error_triage_status').on('error_triage').columns(['triage_status', 'assignee_id', 'error_id']).execute();
+      // SQLite: the status index holds the assignee too, so a count of `status=` with `assignee=` is a
+      // count of one range of it, not a read of each row of the status (as many entries as before,
+      // each a column wider). Not on PostgreSQL: its plans probe `(triage_status, error_id)` by both
+      // columns, and with the assignee between them it scanned the whole triage table instead
+      // (docs/benchmarks.md#error-list-queries-first-visits).
+      if (dialect.choose({ sqlite: true, postgres: false })) {
+        await db.schema.dropIndex('error_triage_status').execute();
+        await db.schema.createIndex('error_triage_status').on('error_triage').columns(['triage_status', 'assignee_id', 'error_id']).execute();
+      }
     },
   };
 }

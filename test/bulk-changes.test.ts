@@ -62,6 +62,11 @@ async function assertExact(database: Database, label: string): Promise<void> {
   const filters: ErrorFilters[] = [
     {}, { reported: true }, { reported: false }, { errorClass: 'C3' }, { host: 'hv-5' }, { component: 'comp-4' },
     { status: 'resolved' }, { status: 'unresolved' }, { q: 'volume 1' }, { q: 'detached on hv-2' }, { q: 'c6' },
+    // The pairs with the state (migration 028).
+    { reported: false, errorClass: 'C3' }, { reported: true, errorClass: 'C3' }, { reported: true, host: 'hv-5' }, { reported: false, host: 'hv-late' },
+    { reported: false, component: 'comp-4' }, { reported: true, component: 'comp-4' },
+    // A class with the triage's filters (each error's triage read by key), a status with an assignee (migration 028's index).
+    { status: 'unresolved', reported: false, errorClass: 'C3' }, { status: 'resolved', errorClass: 'C1' }, { assignee: 'none', status: 'unresolved' },
   ];
   for (const one of filters) assert.equal(await total(one), await rowsMatching(one), `${label}: X-Total of ${JSON.stringify(one)}`);
 }

@@ -256,7 +256,9 @@ export interface WebhookGoneUrlsTable {
   gone_at: string;
 }
 
-export type ErrorCountDimension = 'all' | 'reported' | 'error_class' | 'host' | 'component';
+/** A pair of filters: `error_class`, `host` or `component` with `reported` ('0' or '1'), its value the class, host or component (migration 028). */
+export type ErrorPairDimension = `${'error_class' | 'host' | 'component'}.${'0' | '1'}`;
+export type ErrorCountDimension = 'all' | 'reported' | 'error_class' | 'host' | 'component' | ErrorPairDimension;
 
 export interface Schema {
   users: UsersTable;

@@ -366,15 +366,21 @@ export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>,
   return eb.and(conditions);
 }
 
-/** The `error_counts` row that holds how many errors `filters` select, when one does: none or one equality filter. */
+/**
+ * The `error_counts` row that holds how many errors `filters` select, when one does: none or one
+ * equality filter (migration 007), or `reported` and one of class, host and component (migration 028).
+ */
 function countedBy(filters: ErrorFilters): { dimension: ErrorCountDimension; value: string } | undefined {
   const given = Object.entries(filters).filter(([, value]) => value !== undefined);
   if (given.length === 0) return { dimension: 'all', value: '' };
-  if (given.length > 1) return undefined;
-  if (filters.reported !== undefined) return { dimension: 'reported', value: filters.reported ? '1' : '0' };
-  if (filters.errorClass !== undefined) return { dimension: 'error_class', value: filters.errorClass };
-  if (filters.host !== undefined) return { dimension: 'host', value: filters.host };
-  if (filters.component !== undefined) return { dimension: 'component', value: filters.component };
+  const reported = filters.reported === undefined ? undefined : filters.reported ? '1' : '0';
+  if (given.length > (reported === undefined ? 1 : 2)) return undefined;
+  const paired = (dimension: 'error_class' | 'host' | 'component', value: string) =>
+    ({ dimension: reported === undefined ? dimension : `${dimension}.${reported}` as const, value });
+  if (filters.errorClass !== undefined) return paired('error_class', filters.errorClass);
+  if (filters.host !== undefined) return paired('host', filters.host);
+  if (filters.component !== undefined) return paired('component', filters.component);
+  if (reported !== undefined && given.length === 1) return { dimension: 'reported', value: reported };
   return undefined;
 }
 
@@ -448,7 +454,9 @@ async function deleteSqliteRows(trx: Kysely<Schema>, of: (column: string) => Raw
         select 'all' as dimension, '' as value from infrastructure_errors where ${of('id')}
         union all select 'reported', cast(reported as varchar(255)) from infrastructure_errors where ${of('id')}
         union all select 'error_class', error_class from infrastructure_errors where ${of('id')}
+        union all select 'error_class.' || reported, error_class from infrastructure_errors where ${of('id')}
         union all select dimension, value from error_breakdown where ${of('error_id')}
+        union all select b.dimension || '.' || e.reported, b.value from error_breakdown as b join infrastructure_errors as e on e.id = b.error_id where ${of('b.error_id')}
       ) as gone where true group by dimension, value
       on conflict (dimension, value) do update set errors = errors + excluded.errors`.execute(trx);
   await sql`delete from error_search where ${of('rowid')}`.execute(trx);
@@ -514,8 +522,11 @@ export function infrastructureErrorsRepository(database: Database) {
     if (filters.host !== undefined && filters.component !== undefined
       && await countMatching({ component: filters.component }) < await countMatching({ host: filters.host })) dimension = 'component';
     if (dimension === undefined) {
+      // With a class, its index gives the errors to count, and the triage of each is read by key: not
+      // every error of the status or assignee listed first to test them against.
+      const fromIndex = filters.errorClass === undefined ? true : new Set(['q', 'errorClass'] as const);
       const row = await db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('total'))
-        .where((eb) => filtered(eb, filters, dialect, true, searchKey))
+        .where((eb) => filtered(eb, filters, dialect, fromIndex, searchKey))
         .executeTakeFirstOrThrow();
       return Number(row.total);
     }

@@ -4,6 +4,8 @@
  * filter, sort and search alone and in combinations, the first page with its X-Total.
  *
  *   npm run bench -- --only queries [--postgres URL] [--quick]
+ *   BENCH_KEEP=1 npm run bench -- --only queries ...          keeps the seeded databases (their URLs printed)
+ *   BENCH_SEEDED=URL,URL BENCH_QUERIES='q=word,component' ...  measures on them again, some queries only
  *
  * The data is made by set-based SQL in statements of 50,000 errors (every trigger of the schema
  * running, as for any writer, so error_counts, the text index and the triage rows are what cmi keeps):
@@ -201,18 +203,31 @@ const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)] as number;
 };
 
+/**
+ * BENCH_SEEDED: the URLs (comma-separated) of databases a run with BENCH_KEEP=1 seeded, used again
+ * (migrated, not seeded, not dropped) to measure a change of the list without seeding anew.
+ */
+function seeded(kind: DatabaseKind): string | undefined {
+  return (process.env['BENCH_SEEDED'] ?? '').split(',').find((url) => url !== '' && url.startsWith('sqlite:') === (kind === 'sqlite'));
+}
+
 async function measure(kind: DatabaseKind, options: QueriesOptions, errors: number, rounds: number): Promise<string> {
-  const fresh = await freshDatabase(kind, options.postgres);
+  const reused = seeded(kind);
+  const fresh = reused ? { url: reused, drop: () => Promise.resolve() } : await freshDatabase(kind, options.postgres);
   const spool = mkdtempSync(join(tmpdir(), 'cmi-bench-spool-'));
   let server: RunningServer | undefined;
   try {
-    await seedUsers(fresh.url, 1);
     const started = performance.now();
-    await withDatabase(fresh.url, (database) => seed(database, kind, errors));
+    if (!reused) {
+      await seedUsers(fresh.url, 1);
+      await withDatabase(fresh.url, (database) => seed(database, kind, errors));
+    } else await withDatabase(fresh.url, (database) => database.dialect.statistics.refresh(database.db));
     const seedSeconds = (performance.now() - started) / 1000;
     console.log(`${DATABASE_NAMES[kind]}: ${errors.toLocaleString('en')} errors seeded in ${seedSeconds.toFixed(0)} s`);
     server = await startServer({ DATABASE_URL: fresh.url, CMI_SPOOL_DIR: spool, CMI_PAGE_CACHE_BYTES: '0' }, [], { program: 'built' });
-    const queries = queriesOf();
+    // BENCH_QUERIES: only the queries whose names are given (comma-separated), to measure a change quickly.
+    const only = process.env['BENCH_QUERIES']?.split(',');
+    const queries = queriesOf().filter(([name]) => !only || only.includes(name));
     const ask = async (query: string) => {
       const res = await fetch(`${(server as RunningServer).baseUrl}${BASE}.json${query ? `?${query}` : ''}`, { headers: { authorization: BASIC } });
       await res.arrayBuffer();
@@ -263,7 +278,7 @@ async function measure(kind: DatabaseKind, options: QueriesOptions, errors: numb
     if (server) await server.stop();
     rmSync(spool, { recursive: true, force: true });
     // BENCH_KEEP=1 keeps the database for a look at it by hand (its URL printed), to drop by hand.
-    if (process.env['BENCH_KEEP'] === '1') console.log(`kept: ${fresh.url}`);
+    if (process.env['BENCH_KEEP'] === '1' || reused) console.log(`kept: ${fresh.url}`);
     else await fresh.drop();
   }
 }

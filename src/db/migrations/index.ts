@@ -27,6 +27,7 @@ import { auditLogMigration } from './024_audit_log.js';
 import { alertRoutingMigration } from './025_alert_routing.js';
 import { statementErrorCountsMigration } from './026_statement_error_counts.js';
 import { errorListIndexesMigration } from './027_error_list_indexes.js';
+import { errorPairCountsMigration } from './028_error_pair_counts.js';
 import { alertRuleChangesMigration } from './029_alert_rule_changes.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
@@ -59,6 +60,7 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '025_alert_routing': alertRoutingMigration(dialect),
     '026_statement_error_counts': statementErrorCountsMigration(dialect),
     '027_error_list_indexes': errorListIndexesMigration(dialect),
+    '028_error_pair_counts': errorPairCountsMigration(dialect),
     '029_alert_rule_changes': alertRuleChangesMigration(dialect),
   };
 }

@@ -50,6 +50,6 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
  */
 export const DERIVED_TABLES: ReadonlySet<string> = new Set([
   'kysely_migration', 'kysely_migration_lock', 'sqlite_sequence',
-  'row_blocks', 'error_counts', 'credential_changes', 'error_bulk_delete',
+  'row_blocks', 'error_counts', 'credential_changes', 'data_changes', 'error_bulk_delete',
   'error_search', 'error_search_data', 'error_search_idx', 'error_search_docsize', 'error_search_config', 'error_search_content',
 ]);

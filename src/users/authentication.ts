@@ -1,7 +1,7 @@
 import type { AuditRecorder } from '../audit/audit-trail.js';
 import type { AuditActor } from '../audit/audit-event.js';
 import { hashApiKey } from './api-keys.js';
-import type { Clock } from '../shared/clock.js';
+import { type Clock, millisOf } from '../shared/clock.js';
 import { Unauthorized } from '../shared/problems.js';
 import type { Lockout } from './lockout.js';
 import { verifyPassword } from './passwords.js';
@@ -98,6 +98,7 @@ export interface AuthenticatorParts {
  * Unauthorized; too many failures for a login or from an address is TooManyRequests.
  */
 export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, audit, apiKeyUsed = () => {} }: AuthenticatorParts) {
+  const nowMs = millisOf(clock);
   /**
    * A login (or email) and a password, under the lockout; with `acceptApiKey`, the API key may stand
    * for the password (HTTP Basic), never on the console's sign-in form (docs/console.md#security).
@@ -203,7 +204,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   }
 
   /** A new session for verified Basic credentials, kept for the connection while `entry` is current. */
-  function answerBasic(authorization: string, address: string, connection: object | undefined, verified: Verified, entry: CacheEntry | undefined, now = clock().getTime()): Authenticated {
+  function answerBasic(authorization: string, address: string, connection: object | undefined, verified: Verified, entry: CacheEntry | undefined, now = nowMs()): Authenticated {
     const answer: Authenticated = { user: verified.user, sessionToken: sessions.issue(verified.user.id, verified.sessionEpoch) };
     if (verified.apiKeyId !== undefined) answer.apiKeyId = verified.apiKeyId;
     if (connection && entry) {
@@ -214,7 +215,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   }
 
   function fromBasicCache(authorization: string, address: string, connection: object | undefined): Authenticated | undefined {
-    const now = clock().getTime();
+    const now = nowMs();
     const again = answeredOnConnection(connection, 'authorization', authorization, address, now);
     const entry = again?.entry ?? cache.lookup(basicKey(authorization, address));
     if (entry === undefined) return undefined;
@@ -223,7 +224,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   }
 
   function fromSessionCache(cookie: string | undefined, address: string, connection: object | undefined): Authenticated | undefined {
-    const again = cookie === undefined ? undefined : answeredOnConnection(connection, 'cookie', cookie, address, clock().getTime())?.answer;
+    const again = cookie === undefined ? undefined : answeredOnConnection(connection, 'cookie', cookie, address, nowMs())?.answer;
     if (again) return again;
     const token = readCookie(cookie, SESSION_COOKIE);
     const claims = token === undefined ? undefined : sessions.verify(token);
@@ -235,7 +236,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     // cookie (a script that ignores Set-Cookie) is answered the same new token again, not a new HMAC and
     // a new token on every request (its lastSeen is then as stale as a refresh allows, no more).
     if (connection && cookie !== undefined) {
-      const refreshedAt = (answer.sessionToken === undefined ? claims.lastSeen : Math.floor(clock().getTime() / 1000)) * 1000;
+      const refreshedAt = (answer.sessionToken === undefined ? claims.lastSeen : Math.floor(nowMs() / 1000)) * 1000;
       const until = Math.min(entry.expiresAt, refreshedAt + REFRESH_AFTER_SECONDS * 1000, sessions.acceptedUntil(claims));
       lastOnConnection.set(connection, { header: 'cookie', text: cookie, address, entry, answer, until });
     }

@@ -5,17 +5,11 @@ import type { UsersService } from './users.service.js';
 import { may } from '../roles/authorization.js';
 import { presentUser, userResource as resource } from './user.resource.js';
 import { versionedCache } from '../shared/page-cache.js';
-import { type ListSettings, paginationHeaders, paginationKey, parsePagination } from '../shared/pagination.js';
+import { type ListSettings, paginationHeaders, parsePagination } from '../shared/pagination.js';
 import { type RenderedResponse, renderedCost, renderResponse, sendPayload, sendRendered } from '../http/respond.js';
 import { parseId } from '../http/route-params.js';
 
 type WithId = { Params: { id: string } };
-
-/** The query's filters in the order written (pagination aside), for the page cache's key. */
-const filterKey = (query: Record<string, string | string[]>): string => {
-  const names = Object.keys(query).filter((name) => name !== 'page' && name !== 'per_page');
-  return names.length === 0 ? '' : JSON.stringify(names.map((name) => [name, query[name]]));
-};
 
 const USER_FIELDS = [
   ['login', 'string'],
@@ -78,15 +72,17 @@ export const usersRoutes: FastifyPluginCallback<UsersRoutesOptions> = (app, { us
 
   // Not async: a cached page is answered without a promise.
   app.get('/users', { config: { paginated: true } }, (request, reply) => {
+    const { viewer, format } = request;
+    const scope = may(viewer, 'users.read') ? 'all' : viewer.id;
+    // The URL as the request wrote it (its pagination and filters, which the Link headers repeat): a
+    // page kept is answered without taking the query apart again. A URL whose query is refused
+    // throws below and is never kept.
+    const key = `${format}|${scope}|${request.originalUrl}`;
+    const cached = pages.peek(key);
+    if (cached) return sendRendered(reply, cached);
     const query = request.query as Record<string, string | string[]>;
     const pagination = parsePagination(request.requestPath.pagination, query, lists);
     const filters = parseUserListQuery(query);
-    const { viewer, format } = request;
-    const scope = may(viewer, 'users.read') ? 'all' : viewer.id;
-    // The filters as the request wrote them: the Link headers repeat them.
-    const key = `${format}|${scope}|${paginationKey(pagination, request.requestPath.listPath)}|${filterKey(query)}`;
-    const cached = pages.peek(key);
-    if (cached) return sendRendered(reply, cached);
     return pages
       .get(key, async () => {
         const { items, total } = await users.list(viewer, pagination.perPage, pagination.offset, filters);

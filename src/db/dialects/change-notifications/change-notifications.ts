@@ -48,4 +48,10 @@ export interface ChangeNotifications {
    * columns (an API key's `last_used_at` changes no credential).
    */
   addCredentialChanges(db: Kysely<unknown>, tables: readonly string[], updateOf?: readonly string[]): Promise<void>;
+  /**
+   * Migration 030: every change to `tables` bumps `data`'s counter row on SQLite, read when PRAGMA
+   * data_version says another process wrote, so a write to any other table (a login counter) leaves
+   * `data`'s version where it was. Nothing on PostgreSQL, whose channels already tell `data` apart.
+   */
+  createDataChanges(db: Kysely<unknown>, tables: readonly string[], data: CachedData): Promise<void>;
 }

@@ -13,6 +13,13 @@ const OTHER_PROCESS_CHECK_MS = 1;
  */
 const CREDENTIAL_CHANGES = 'credential_changes';
 
+/**
+ * Counts changes to the tables a kind of cached data shows (migration 030: the users'), one row a kind,
+ * bumped by triggers: a process that sees PRAGMA data_version move reads it to tell a change to that
+ * data from a write to anything else (another process's login counters).
+ */
+const DATA_CHANGES = 'data_changes';
+
 /** Other processes read PRAGMA data_version (sqliteDataVersions): nothing to create, but the credentials' counter. */
 export const sqliteChangeNotifications: ChangeNotifications = {
   create: async () => {},
@@ -22,6 +29,17 @@ export const sqliteChangeNotifications: ChangeNotifications = {
     await sql`create table ${sql.table(CREDENTIAL_CHANGES)} (id integer primary key check (id = 1), changes integer not null)`.execute(db);
     await sql`insert into ${sql.table(CREDENTIAL_CHANGES)} (id, changes) values (1, 0)`.execute(db);
     await sqliteChangeNotifications.addCredentialChanges(db, tables);
+  },
+  async createDataChanges(db, tables, data) {
+    await sql`create table if not exists ${sql.table(DATA_CHANGES)} (kind text primary key, changes integer not null)`.execute(db);
+    await sql`insert into ${sql.table(DATA_CHANGES)} (kind, changes) values (${data}, 0)`.execute(db);
+    for (const table of tables) {
+      for (const event of ['insert', 'update', 'delete']) {
+        await sql`
+          create trigger ${sql.raw(`${table}_${data}_changes_${event}`)} after ${sql.raw(event)} on ${sql.table(table)}
+          begin update ${sql.table(DATA_CHANGES)} set changes = changes + 1 where kind = ${sql.lit(data)}; end`.execute(db);
+      }
+    }
   },
   async addCredentialChanges(db, tables, updateOf) {
     const update = updateOf === undefined ? 'update' : `update of ${updateOf.map((column) => `"${column}"`).join(', ')}`;
@@ -58,13 +76,44 @@ export function sqliteDataVersions(sqlite: SQLite.Database, writes: WriteCounter
     }
     return other;
   };
-  const versionOf = (data: CachedData) => {
+  /**
+   * What other processes changed of `data`: with a counter row (migration 030), the row, read only when
+   * PRAGMA data_version moved (so another process's write elsewhere leaves it); without one (the tracker,
+   * the alert rules, whose tables every batch of reports writes), PRAGMA data_version itself. Undefined
+   * while unreadable. Read in that order, a change committed between the two reads is seen now or on
+   * the next call, never missed. The row's count is given as `-1 - changes`: never a value PRAGMA
+   * data_version takes (a positive one), so the version moves when the one stands in for the other.
+   */
+  const othersChangesOf = (data: CachedData, counted: boolean) => {
+    let counter: SQLite.Statement | undefined;
+    let countedAt: number | undefined;
+    let changes = 0;
+    return (): number | undefined => {
+      const others = othersCount();
+      if (others === undefined || !counted) return others;
+      if (others === countedAt) return changes;
+      try {
+        // Prepared on first use: the row exists once migration 030 ran; before, PRAGMA data_version stands in.
+        counter ??= sqlite.prepare(`select changes from ${DATA_CHANGES} where kind = ?`).pluck();
+        const row = counter.get(data) as number | undefined;
+        if (row === undefined) return others;
+        changes = -1 - row;
+      } catch {
+        counter = undefined;
+        return others;
+      }
+      countedAt = others;
+      return changes;
+    };
+  };
+  const versionOf = (data: CachedData, counted: boolean) => {
+    const othersChanges = othersChangesOf(data, counted);
     // The version string is made again only when a count moved, not on every call.
     let version = '';
     let versionOther = -1;
     let versionOwn = -1;
     return (): string | undefined => {
-      const others = othersCount();
+      const others = othersChanges();
       if (others === undefined) return undefined;
       if (versionOther !== others || versionOwn !== writes.counts[data]) {
         versionOther = others;
@@ -97,5 +146,5 @@ export function sqliteDataVersions(sqlite: SQLite.Database, writes: WriteCounter
     return credentials;
   };
   // Read synchronously, so nothing is ever left to wait for.
-  return { users: versionOf('users'), tracker: versionOf('tracker'), alerts: versionOf('alerts'), credentials: credentialsVersion, credentialsHeard: () => undefined };
+  return { users: versionOf('users', true), tracker: versionOf('tracker', false), alerts: versionOf('alerts', false), credentials: credentialsVersion, credentialsHeard: () => undefined };
 }

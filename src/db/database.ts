@@ -74,7 +74,7 @@ async function migratorFor(database: Database): Promise<Migrator> {
  */
 async function appliedMigrations(database: Database): Promise<Set<string>> {
   const { db, dialect } = database;
-  if (!(await dialect.catalog.tableNames(db)).includes(DEFAULT_MIGRATION_TABLE)) return new Set();
+  if (!(await dialect.catalog.tableNames(db as unknown as Kysely<unknown>)).includes(DEFAULT_MIGRATION_TABLE)) return new Set();
   const { rows } = await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(db);
   return new Set(rows.map((row) => row.name));
 }

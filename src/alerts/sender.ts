@@ -1,4 +1,5 @@
 import { type ClientRequest, request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 
 /** The most of a receiver's answer that is read; the rest is dropped unread (docs/reporting-and-alerts.md#limits). */
 export const RESPONSE_READ_LIMIT = 64 * 1024;
@@ -60,18 +61,13 @@ export function withoutUrlSecrets(text: string, url: string): string {
   return kept;
 }
 
-let https: Promise<typeof import('node:https')> | undefined;
-
 /**
  * POSTs `body` to `url` once, with `headers`. The whole exchange (connecting, sending, the answer
  * and up to 64 KiB of its body) must end within `timeoutMs`, or as soon as `stop` aborts; a new
  * connection each time (nothing kept open to hold a stopping process), no redirects followed.
  * Never throws: a failure is an Attempt without a status.
  */
-export async function postWebhook(url: string, body: string, headers: Record<string, string>, timeoutMs: number, stop?: AbortSignal): Promise<Attempt> {
-  // node:https (and TLS under it) loads with the first https delivery, not at start (docs/operations.md#start-up).
-  const secure = URL.canParse(url) && new URL(url).protocol === 'https:';
-  const httpsRequest = secure ? (await (https ??= import('node:https'))).request : undefined;
+export function postWebhook(url: string, body: string, headers: Record<string, string>, timeoutMs: number, stop?: AbortSignal): Promise<Attempt> {
   return new Promise((resolve) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined = undefined;
@@ -88,7 +84,7 @@ export async function postWebhook(url: string, body: string, headers: Record<str
     if (stop?.aborted) return onStop();
     let send: typeof httpRequest;
     try {
-      send = new URL(url).protocol === 'https:' && httpsRequest ? httpsRequest : httpRequest;
+      send = new URL(url).protocol === 'https:' ? httpsRequest : httpRequest;
     } catch {
       return finish({ status: null, excerpt: '', problem: 'invalid URL' });
     }

@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
-import { migrateToLatest, openDatabase } from '../src/db/database.js';
+import { migrateToLatest, openDatabase, schemaState } from '../src/db/database.js';
+import { allMigrations } from '../src/db/migrations/index.js';
+import { MIGRATION_NAMES } from '../src/db/migrations/names.js';
 import { dialectFor } from '../src/db/database-url.js';
 import { type Finished, type RunningServer, runCmi, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase, onPostgres } from './support/database.js';
@@ -224,6 +226,36 @@ describe('processes migrating one fresh database at once', () => {
       await churn.end();
     }
     assert.deepEqual(outcomes, Array.from({ length: 5 }, () => EVERY_MIGRATION.join(', ')));
+  });
+});
+
+describe('a database with every migration applied', () => {
+  // A start reads the names applied and, finding every one, loads no migration and takes no lock:
+  // a backup or another process holding it no longer delays it (docs/operations.md#migrations-run-one-at-a-time).
+  it('a migration run finds nothing to do without waiting for the lock another holds', async () => {
+    const own = await freshDatabase();
+    const database = openDatabase(loadConfig({ DATABASE_URL: own.url, CMI_DB_STATEMENT_TIMEOUT: '1000' }));
+    try {
+      assert.deepEqual(await migrateToLatest(database), EVERY_MIGRATION);
+      const release = await holdLock(own);
+      try {
+        const waits: string[] = [];
+        assert.deepEqual(await migrateToLatest(database, { lockWaitMs: 0, onWait: (line) => waits.push(line) }), []);
+        assert.deepEqual(waits, []);
+        assert.deepEqual(await schemaState(database), { version: EVERY_MIGRATION.at(-1), pending: [], latest: EVERY_MIGRATION.at(-1) });
+      } finally {
+        await release();
+      }
+    } finally {
+      await database.close();
+      await own.drop();
+    }
+  });
+
+  it('names every migration the migrator runs, in order', () => {
+    const dialect = dialectFor(onPostgres ? 'postgres://cmi@127.0.0.1/cmi' : 'sqlite::memory:');
+    assert.deepEqual([...MIGRATION_NAMES], Object.keys(allMigrations(dialect)));
+    assert.deepEqual([...MIGRATION_NAMES], EVERY_MIGRATION);
   });
 });
 

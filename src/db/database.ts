@@ -1,9 +1,9 @@
-import { Kysely, Migrator } from 'kysely';
+import { DEFAULT_MIGRATION_TABLE, Kysely, Migrator, sql } from 'kysely';
 import { dialectFor } from './database-url.js';
 import type { DataVersions } from './dialects/change-notifications/change-notifications.js';
 import type { PoolSettings, PoolUse } from './dialects/connection/connection.js';
 import type { Dialect } from './dialects/dialect.js';
-import { allMigrations } from './migrations/index.js';
+import { MIGRATION_NAMES } from './migrations/names.js';
 import type { Schema } from './schema.js';
 import { type CachedData, WriteCounter } from './dialects/change-notifications/write-counter.js';
 import { DatabaseUnavailable } from './dialects/connection/database-unavailable.js';
@@ -57,6 +57,8 @@ export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool:
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 
 async function migratorFor(database: Database): Promise<Migrator> {
+  // Loaded only when asked for: a start with nothing to apply reads the names alone (appliedMigrations).
+  const { allMigrations } = await import('./migrations/index.js');
   return new Migrator({
     db: database.db,
     migrationTableSchema: await database.dialect.migrations.bookkeepingSchema(database.db),
@@ -64,10 +66,23 @@ async function migratorFor(database: Database): Promise<Migrator> {
   });
 }
 
+/**
+ * The names of the migrations the database has applied, from kysely's own table (in the database's
+ * schema, which the Migrator keeps it in: bookkeepingSchema); none when cmi never migrated it. Read
+ * without loading a migration: a start that finds nothing to apply loads none of them
+ * (docs/operations.md#start-up).
+ */
+async function appliedMigrations(database: Database): Promise<Set<string>> {
+  const { db, dialect } = database;
+  if (!(await dialect.catalog.tableNames(db as unknown as Kysely<unknown>)).includes(DEFAULT_MIGRATION_TABLE)) return new Set();
+  const { rows } = await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(db);
+  return new Set(rows.map((row) => row.name));
+}
+
 /** Names of the migrations this version of cmi has that the database has not applied. */
 export async function pendingMigrations(database: Database): Promise<string[]> {
-  const migrations = await (await migratorFor(database)).getMigrations();
-  return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
+  const applied = await appliedMigrations(database);
+  return MIGRATION_NAMES.filter((name) => !applied.has(name));
 }
 
 export interface SchemaState {
@@ -81,18 +96,18 @@ export interface SchemaState {
 
 /** The database's schema version and what it lacks, reading only (docs/operations.md#know-what-runs). */
 export async function schemaState(database: Database): Promise<SchemaState> {
-  const migrations = await (await migratorFor(database)).getMigrations();
-  const applied = migrations.filter((m) => m.executedAt !== undefined).map((m) => m.name);
+  const applied = await appliedMigrations(database);
   return {
-    version: applied.at(-1),
-    pending: migrations.filter((m) => m.executedAt === undefined).map((m) => m.name),
-    latest: migrations.at(-1)?.name ?? '',
+    version: MIGRATION_NAMES.filter((name) => applied.has(name)).at(-1),
+    pending: MIGRATION_NAMES.filter((name) => !applied.has(name)),
+    latest: MIGRATION_NAMES.at(-1) ?? '',
   };
 }
 
 /** Whether cmi has ever migrated the database (its tables are there), reading only. */
 export async function isMigrated(database: Database): Promise<boolean> {
-  return (await (await migratorFor(database)).getMigrations()).some((m) => m.executedAt !== undefined);
+  const applied = await appliedMigrations(database);
+  return MIGRATION_NAMES.some((name) => applied.has(name));
 }
 
 /**
@@ -143,6 +158,10 @@ export interface MigrateOptions {
  * them and the others find them applied (docs/operations.md#migrations-run-one-at-a-time).
  */
 export async function migrateToLatest(database: Database, options: MigrateOptions = {}): Promise<string[]> {
+  // Every migration applied, and none this version does not know (which the Migrator refuses): nothing
+  // to do, no lock taken. Otherwise the run below reads them again once it holds the lock.
+  const applied = await appliedMigrations(database);
+  if (applied.size === MIGRATION_NAMES.length && MIGRATION_NAMES.every((name) => applied.has(name))) return [];
   const migrator = await migratorFor(database);
   const results = await whileLocked(
     async () => {

@@ -31,12 +31,19 @@ function changedSinceBuild() {
 }
 
 // Edited or pulled sources run only once compiled: say so rather than run the older build unnoticed.
-const changed = cluster.isPrimary ? changedSinceBuild() : undefined;
-if (changed !== undefined) {
-  process.stderr.write(`cmi: warning: src/${changed} is newer than dist/, which this runs: \`npm run build\` compiles the sources as they are now.\n`);
+function warnIfChanged() {
+  const changed = cluster.isPrimary ? changedSinceBuild() : undefined;
+  if (changed !== undefined) {
+    process.stderr.write(`cmi: warning: src/${changed} is newer than dist/, which this runs: \`npm run build\` compiles the sources as they are now.\n`);
+  }
 }
+// `cmi serve` looks once it listens: walking src/ takes a start 20-30 ms before its first answer
+// (docs/benchmarks.md#start); every other command looks first.
+const serving = process.argv[2] === 'serve';
+if (!serving) warnIfChanged();
 
 // Source maps stay off: applying them to a stack costs several times what formatting it does, and
 // in a storm of faults every one is captured (docs/operations.md#faults-of-cmi). Stacks name
 // dist/*.js, which tsc writes close to the sources; NODE_OPTIONS=--enable-source-maps maps them.
 await import(pathToFileURL(main).href);
+if (serving) warnIfChanged();

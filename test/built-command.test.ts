@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runProgram, startServer } from './support/cli.js';
+import { eventually } from './support/eventually.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 
 // Every other test runs the sources through tsx (test/support/cli.ts). This one checks what
@@ -131,5 +132,16 @@ describe('the command as installed: bin/cmi.js running what `npm run build` comp
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^Usage: cmi /);
     assert.equal(result.stderr, 'cmi: warning: src/config.ts is newer than dist/, which this runs: `npm run build` compiles the sources as they are now.\n');
+    // `cmi serve` looks once it listens (not to delay its first answer), and warns all the same.
+    const database = await freshDatabase();
+    const server = await startServer({ DATABASE_URL: database.url, CMI_SPOOL_DIR: join(project, 'spool') }, [], { program: { bin } });
+    try {
+      await eventually(() => assert.ok(server.errors.includes('newer than dist/'), `no warning yet: ${server.errors}`));
+      assert.equal(server.errors, 'cmi: warning: src/config.ts is newer than dist/, which this runs: `npm run build` compiles the sources as they are now.\n');
+      assert.match(server.output, /^cmi listening on /);
+    } finally {
+      assert.equal(await server.stop(), 0);
+      await database.drop();
+    }
   });
 });

@@ -129,6 +129,22 @@ describe('Sentry ingestion: /api/:id/store/ and /api/:id/envelope/', () => {
     assert.equal((await errorsOf(t)).length, 1);
   });
 
+  it('breadcrumbs of any shape are dropped; a "breadcrumbs" key inside another value is read as sent', async () => {
+    const breadcrumbs = [{ timestamp: 1795168790, category: 'http', message: 'GET /a' }, { message: 'quote " and \\ and \u00e9', data: { nested: [1, -2.5e3, true, null] } }, 'text', 7];
+    const text = `{"tags":{"breadcrumbs":"kept","component":"billing"}, "breadcrumbs" : 1, "message":"m","exception":{"values":[{"type":"E","value":"v"}]},"breadcrumbs":${JSON.stringify(breadcrumbs)}}`;
+    // The event's own breadcrumbs first, then the key in the tags.
+    const second = `{"breadcrumbs":${JSON.stringify(breadcrumbs)},"message":"m","tags":{"component":"billing","breadcrumbs":"kept too"},"exception":{"values":[{"type":"E","value":"v"}]}}`;
+    for (const body of [text, second]) {
+      const res = await send(t, `/api/${k.id}/store/?sentry_key=${k.key}`, body);
+      assert.equal(res.statusCode, 200, res.body);
+    }
+    const occurrences = await occurrencesOf(t, 1);
+    assert.deepEqual(occurrences.map((occurrence) => [occurrence.message, occurrence.component, (occurrence.context as { tags?: unknown }).tags]), [
+      ['v', 'billing', { component: 'billing', breadcrumbs: 'kept too' }],
+      ['v', 'billing', { breadcrumbs: 'kept', component: 'billing' }],
+    ]);
+  });
+
   it('envelope authenticated by the DSN in its header alone; deflate, raw deflate and raven\'s base64 of zlib; exception as a bare list, abs_path frames', async () => {
     const dsn = `http://${k.key}@localhost/${k.id}`;
     const event = (id: string) => JSON.stringify({ event_id: id, timestamp: '2026-11-20T09:00:00.123456789Z', exception: [{ type: '*errors.errorString', value: 'boom', stacktrace: { frames: [{ abs_path: '/go/src/app/main.go', lineno: 12, function: 'main' }] } }] });
@@ -239,6 +255,13 @@ describe('Sentry ingestion: /api/:id/store/ and /api/:id/envelope/', () => {
       ['envelope', '{"event_id":"x"}', {}, 400, 'The envelope header is not followed by a newline'],
       ['envelope', '{}\n{"type":"event","length":5000}\n{}', {}, 400, 'An envelope item is shorter than its length says'],
       ['envelope', '{}\n{"type":"event"}\nnot json', {}, 400, 'The event is not valid JSON'],
+      // Breadcrumbs are checked, not built (docs/sentry.md#what-is-recorded): not JSON there is refused alike.
+      ['store', '{"message":"m","breadcrumbs":[{"a":1},{"b":01}]}', {}, 400, 'The event is not valid JSON'],
+      ['store', '{"breadcrumbs":[{"message":"tab\tin a string"}],"message":"m"}', {}, 400, 'The event is not valid JSON'],
+      ['store', '{"breadcrumbs":[{"a":"\\q"}],"message":"m"}', {}, 400, 'The event is not valid JSON'],
+      ['store', '{"breadcrumbs":[1,],"message":"m"}', {}, 400, 'The event is not valid JSON'],
+      ['store', '{"message":"m","breadcrumbs":[{"a":1}', {}, 400, 'The event is not valid JSON'],
+      ['envelope', '{}\n{"type":"event"}\n{"breadcrumbs":[],"message":"m",}', {}, 400, 'The event is not valid JSON'],
       ['envelope', '{}\nnot a header\n{}', {}, 400, 'The item header is not valid JSON'],
       ['envelope', '{}\n{"length":2}\n{}', {}, 400, 'An envelope item has no type'],
       // Letters only: read as base64, which does not inflate.

@@ -38,9 +38,11 @@ const tooLarge = (error: unknown) => (error as { code?: unknown }).code === 'ERR
 
 /** Inflates with a bound on what comes out: zlib stops there (413), a broken stream is 400. */
 async function inflated(kind: 'gzip' | 'deflate' | 'zlib', body: Buffer): Promise<Buffer> {
-  // Chunks of 64 KiB: zlib's default 16 KiB makes a 25 KB envelope (some 130 KB of JSON) cost about
-  // twice the CPU in hand-offs between the thread pool and the event loop.
-  const options = { maxOutputLength: SENTRY_LIMITS.decompressedBytes, chunkSize: 65_536 };
+  // Each chunk zlib fills is a hand-off between the thread pool and the event loop: zlib's default
+  // 16 KiB made a 25 KB envelope (some 120 KB of JSON) cost about twice the CPU of 64 KiB chunks, and
+  // 64 KiB still took two. A chunk of 8 times the body (JSON inflates about 5 times), between 64 KiB
+  // and 1 MiB, holds most bodies whole: 0.8-0.9x the server's CPU per such envelope (docs/benchmarks.md#error-tracker).
+  const options = { maxOutputLength: SENTRY_LIMITS.decompressedBytes, chunkSize: Math.min(1_048_576, Math.max(65_536, body.length * 8)) };
   try {
     if (kind === 'gzip') return await gunzipAsync(body, options);
     if (kind === 'zlib') return await inflateAsync(body, options);

@@ -29,6 +29,7 @@ import { statementErrorCountsMigration } from './026_statement_error_counts.js';
 import { errorListIndexesMigration } from './027_error_list_indexes.js';
 import { errorPairCountsMigration } from './028_error_pair_counts.js';
 import { alertRuleChangesMigration } from './029_alert_rule_changes.js';
+import { triageCountsMigration } from './030_triage_counts.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -62,5 +63,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '027_error_list_indexes': errorListIndexesMigration(dialect),
     '028_error_pair_counts': errorPairCountsMigration(dialect),
     '029_alert_rule_changes': alertRuleChangesMigration(dialect),
+    '030_triage_counts': triageCountsMigration(dialect),
   };
 }

@@ -49,6 +49,8 @@ describe('error_counts (migration 007)', () => {
       // The pairs with the state (migration 028): all three unreported.
       'error_class.0:Net::ReadTimeout:1', 'error_class.0:Storage::Timeout:2', 'component.0::1', 'component.0:storage:2',
       'host.0::1', 'host.0:hv-1:1', 'host.0:hv-2:2',
+      // The triage's (migration 031): all three unresolved, assigned to no one.
+      'triage.unresolved::3',
     ]);
 
     // A repeat in a later batch, from a third host: only the host count moves.
@@ -61,6 +63,7 @@ describe('error_counts (migration 007)', () => {
       'host::1', 'host:hv-1:1', 'host:hv-2:2', 'host:hv-3:1', 'reported:0:2', 'reported:1:1',
       'error_class.0:Net::ReadTimeout:1', 'error_class.0:Storage::SlowOps:1', 'error_class.1:Storage::Timeout:1',
       'component.0::1', 'component.0:storage:1', 'component.1:storage:1', 'host.0::1', 'host.0:hv-2:1', 'host.1:hv-1:1', 'host.1:hv-2:1', 'host.1:hv-3:1',
+      'triage.unresolved::3',
     ]);
 
     assert.equal(await errors.deleteById(first), true);
@@ -68,6 +71,7 @@ describe('error_counts (migration 007)', () => {
       'all::2', 'component::1', 'component:storage:1', 'error_class:Net::ReadTimeout:1', 'error_class:Storage::SlowOps:1',
       'host::1', 'host:hv-2:1', 'reported:0:2',
       'error_class.0:Net::ReadTimeout:1', 'error_class.0:Storage::SlowOps:1', 'component.0::1', 'component.0:storage:1', 'host.0::1', 'host.0:hv-2:1',
+      'triage.unresolved::2',
     ]);
 
     // Retention deletes what was not updated since; the list then counts from nothing.
@@ -94,6 +98,73 @@ describe('error_counts (migration 007)', () => {
     }
   });
 
+  it('follows the triage (migration 031): status and assignee changed one and many at a time, deletes; X-Total of status= and assignee= from it', async () => {
+    await migrateToLatest(each.database);
+    const { db } = each.database;
+    const errors = infrastructureErrorsRepository(each.database);
+    const ids = (await errors.recordBatch(Array.from({ length: 6 }, () => reportOf('A', null, null)), SAMPLE)).map((answer) => answer.record.id);
+    const [e0, e1, e2, e3, e4] = ids as [number, number, number, number, number];
+    await db.updateTable('error_triage').set({ triage_status: 'resolved' }).where('error_id', 'in', [e0, e1]).execute();
+    await db.updateTable('error_triage').set({ assignee_id: 7 }).where('error_id', 'in', [e1, e2]).execute();
+    await db.updateTable('error_triage').set({ triage_status: 'ignored', assignee_id: 7 }).where('error_id', '=', e3).execute();
+    // A change of neither status nor assignee moves no count.
+    await db.updateTable('error_triage').set({ snoozed_until: AT.toISOString() }).where('error_id', '=', e4).execute();
+    const triageCounts = async () => {
+      const { stored, counted } = await errorCountsAgainstRows(db);
+      assert.deepEqual(stored, counted, 'error_counts');
+      return counted.filter((line) => line.startsWith('triage.')).sort();
+    };
+    assert.deepEqual(await triageCounts(), ['triage.ignored:7:1', 'triage.resolved:7:1', 'triage.resolved::1', 'triage.unresolved:7:1', 'triage.unresolved::2']);
+    const cases: Array<[Parameters<typeof errors.list>[0], number]> = [
+      [{ status: 'resolved' }, 2], [{ status: 'unresolved' }, 3], [{ status: 'snoozed' }, 0], [{ assignee: 7 }, 3], [{ assignee: 8 }, 0],
+      [{ assignee: 'none' }, 3], [{ status: 'unresolved', assignee: 'none' }, 2], [{ status: 'ignored', assignee: 7 }, 1], [{ status: 'resolved', assignee: 8 }, 0],
+    ];
+    const totals = async () => Promise.all(cases.map(async ([filters]) => (await errors.list(filters, 'updated_at', 'desc', 5, 0)).total));
+    assert.deepEqual(await totals(), cases.map(([, total]) => total));
+
+    assert.equal(await errors.deleteById(e1), true);
+    assert.equal(await errors.deleteMatching({ status: 'unresolved' }), 3);
+    assert.deepEqual(await triageCounts(), ['triage.ignored:7:1', 'triage.resolved::1']);
+    assert.deepEqual(await totals(), [1, 0, 0, 1, 0, 1, 0, 1, 0]);
+  });
+
+  it('reads the page of a walked host, component or status with the row filters in the list order (PostgreSQL: ids from the index entries, rows after)', async () => {
+    await migrateToLatest(each.database);
+    const { db } = each.database;
+    const errors = infrastructureErrorsRepository(each.database);
+    // Most errors on `storage`, so the list walks its order and tests each (docs/architecture.md#the-page).
+    const reports = Array.from({ length: 40 }, (_, i) => ({ ...reportOf(i % 3 === 0 ? 'Disk::Full' : 'Net::Down', `hv-${i % 2}`, i % 8 === 0 ? 'network' : 'storage'),
+      occurred_at: new Date(AT.getTime() - (i % 7) * 60_000), count: 1 + (i % 5) }));
+    await errors.recordBatch(reports, SAMPLE);
+    await db.updateTable('infrastructure_errors').set({ reported: 1 }).where(sql<boolean>`id % 4 = 1`).execute();
+    await db.updateTable('error_triage').set({ triage_status: 'resolved' }).where(sql<boolean>`error_id % 5 = 2`).execute();
+    const rows = await db.selectFrom('infrastructure_errors').selectAll().execute();
+    const seen = await db.selectFrom('error_breakdown').select(['error_id', 'value']).where('dimension', '=', 'component').execute();
+    const triage = await db.selectFrom('error_triage').select(['error_id', 'triage_status']).execute();
+    const componentOf = new Map(seen.map((row) => [Number(row.error_id), row.value]));
+    const statusOf = new Map(triage.map((row) => [Number(row.error_id), row.triage_status]));
+    const cases: Array<[Parameters<typeof errors.list>[0], 'updated_at' | 'counter', 'asc' | 'desc']> = [
+      [{ component: 'storage', reported: false }, 'updated_at', 'desc'],
+      [{ component: 'storage', q: 'disk::' }, 'counter', 'desc'],
+      [{ component: 'storage', reported: true, errorClass: 'Net::Down' }, 'updated_at', 'asc'],
+      [{ status: 'unresolved', reported: false, q: 'net' }, 'counter', 'asc'],
+    ];
+    for (const [filters, sort, direction] of cases) {
+      const sign = direction === 'asc' ? 1 : -1;
+      const expected = rows.filter((row) => (filters.component === undefined || componentOf.get(Number(row.id)) === filters.component)
+        && (filters.status === undefined || statusOf.get(Number(row.id)) === filters.status)
+        && (filters.reported === undefined || Number(row.reported) === (filters.reported ? 1 : 0))
+        && (filters.errorClass === undefined || row.error_class === filters.errorClass)
+        && (filters.q === undefined || `${row.error_class} ${row.message}`.toLowerCase().includes(filters.q)))
+        .sort((a, b) => sign * (sort === 'counter' ? Number(a.counter) - Number(b.counter) || Number(a.id) - Number(b.id) : a.updated_at.localeCompare(b.updated_at) || Number(a.id) - Number(b.id)))
+        .map((row) => Number(row.id));
+      for (const offset of [0, 5]) {
+        const page = await errors.list(filters, sort, direction, 5, offset);
+        assert.deepEqual([page.items.map((item) => item.id), page.total], [expected.slice(offset, offset + 5), expected.length], JSON.stringify({ filters, offset }));
+      }
+    }
+  });
+
   it('counts the errors that were there before it', async () => {
     await migrateTo(each.database, '006_error_tracker');
     const errors = infrastructureErrorsRepository(each.database);
@@ -103,12 +174,14 @@ describe('error_counts (migration 007)', () => {
       'all::3', 'component::1', 'component:network:1', 'component:storage:1', 'error_class:Old::One:2', 'error_class:Old::Two:1',
       'host::1', 'host:hv-1:2', 'reported:0:3',
       'error_class.0:Old::One:2', 'error_class.0:Old::Two:1', 'component.0::1', 'component.0:network:1', 'component.0:storage:1', 'host.0::1', 'host.0:hv-1:2',
+      'triage.unresolved::3',
     ]);
     await errors.recordBatch([reportOf('Old::Two', 'hv-1', 'network')], SAMPLE);
     await assertCountsMatchRows(each.database.db, [
       'all::4', 'component::1', 'component:network:2', 'component:storage:1', 'error_class:Old::One:2', 'error_class:Old::Two:2',
       'host::1', 'host:hv-1:3', 'reported:0:4',
       'error_class.0:Old::One:2', 'error_class.0:Old::Two:2', 'component.0::1', 'component.0:network:2', 'component.0:storage:1', 'host.0::1', 'host.0:hv-1:3',
+      'triage.unresolved::4',
     ]);
   });
 });

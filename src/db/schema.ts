@@ -258,7 +258,9 @@ export interface WebhookGoneUrlsTable {
 
 /** A pair of filters: `error_class`, `host` or `component` with `reported` ('0' or '1'), its value the class, host or component (migration 028). */
 export type ErrorPairDimension = `${'error_class' | 'host' | 'component'}.${'0' | '1'}`;
-export type ErrorCountDimension = 'all' | 'reported' | 'error_class' | 'host' | 'component' | ErrorPairDimension;
+/** The triage's counts: `triage.<status>`, value the assignee's id or '' (migration 031). */
+export type TriageCountDimension = `triage.${string}`;
+export type ErrorCountDimension = 'all' | 'reported' | 'error_class' | 'host' | 'component' | ErrorPairDimension | TriageCountDimension;
 
 export interface Schema {
   users: UsersTable;

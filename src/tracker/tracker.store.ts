@@ -6,7 +6,7 @@ import { likeContaining } from '../db/dialects/text/text.js';
 import { SQLITE_CACHE_KIB } from '../db/dialects/connection/sqlite.js';
 import type { ErrorCountDimension, InfrastructureErrorsTable, Schema } from '../db/schema.js';
 import { type BatchTriage, triageInBatch } from './triage-batch.js';
-import type { TriageStatus } from './triage.js';
+import { TRIAGE_STATUSES, type TriageStatus } from './triage.js';
 
 /** One report of an error, validated and truncated, as the tracker stores it. */
 export interface ErrorReport {
@@ -317,7 +317,7 @@ export type ReadFromIndex = boolean | ReadonlySet<'status' | 'q' | 'host' | 'com
 
 /**
  * `searchKey`: the part of `q` (folded) that the text index is asked for, when the store chose one
- * (SQLite: searchKeyOf); each error the index gives is then tested for the whole of `q`.
+ * (searchKeyOf); each error the index gives is then tested for the whole of `q`.
  */
 export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, fromIndex: ReadFromIndex = true, searchKey?: string) {
   const reads = (name: 'status' | 'q' | 'host' | 'component' | 'errorClass') => (typeof fromIndex === 'boolean' ? fromIndex : fromIndex.has(name));
@@ -453,7 +453,7 @@ async function deleteSqliteRows(trx: Kysely<Schema>, of: (column: string) => Raw
   // dropped for this transaction and made again from their own text before it ends, so no other
   // connection ever sees them gone (docs/benchmarks.md#bulk-changes-by-filter).
   const { rows: standing } = await sql<{ name: string; sql: string }>`
-    select name, sql from sqlite_master where type = 'trigger' and tbl_name in ('infrastructure_errors', 'error_breakdown')
+    select name, sql from sqlite_master where type = 'trigger' and tbl_name in ('infrastructure_errors', 'error_breakdown', 'error_triage')
       and sql like '%error_bulk_delete%' order by rowid`.execute(trx);
   for (const { name } of standing) await sql`drop trigger ${sql.id(name)}`.execute(trx);
   // What the deleted rows add to each count, summed over their few distinct (class, reported) and
@@ -464,6 +464,8 @@ async function deleteSqliteRows(trx: Kysely<Schema>, of: (column: string) => Raw
     ), details as (
       select b.dimension, b.value, e.reported, count(*) as n from error_breakdown as b join infrastructure_errors as e on e.id = b.error_id
         where ${of('b.error_id')} group by b.dimension, b.value, e.reported
+    ), triage as (
+      select triage_status, assignee_id, count(*) as n from error_triage where ${of('error_id')} group by triage_status, assignee_id
     )
     insert into error_counts (dimension, value, errors)
       select dimension, value, -sum(n) from (
@@ -473,6 +475,7 @@ async function deleteSqliteRows(trx: Kysely<Schema>, of: (column: string) => Raw
         union all select 'error_class.' || reported, error_class, n from errors
         union all select dimension, value, n from details
         union all select dimension || '.' || reported, value, n from details
+        union all select 'triage.' || triage_status, coalesce(cast(assignee_id as varchar(255)), ''), n from triage
       ) as gone where true group by dimension, value
       on conflict (dimension, value) do update set errors = errors + excluded.errors`.execute(trx);
   await sql`delete from error_search where ${of('rowid')}`.execute(trx);
@@ -497,6 +500,62 @@ async function deleteErrors(trx: Kysely<Schema>, dialect: Dialect, ids: number[]
   return deleted;
 }
 
+/**
+ * The filters tested on an error's own row (not its sort index's entry, its breakdown or its triage;
+ * the class has an index of its own, `(error_class, updated_at, id)`, which the walk keeps).
+ */
+const ROW_FILTERS = ['reported', 'q'] as const;
+
+type PageReader = (db: Kysely<Schema>, filters: ErrorFilters, dialect: Dialect, fromIndex: ReadFromIndex, searchKey: string | undefined,
+  sort: ErrorSort, direction: Direction, limit: number, offset: number) => Promise<Array<Selectable<InfrastructureErrorsTable>>>;
+
+const plainPage: PageReader = (db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset) => db.selectFrom('infrastructure_errors').selectAll()
+  .where((eb) => filtered(eb, filters, dialect, fromIndex, searchKey))
+  .orderBy(sort, direction).orderBy('id', direction)
+  .limit(limit).offset(offset)
+  .execute();
+
+/**
+ * One page of the list, in `sort` order (ties by id the same way). SQLite reads an index's entry and
+ * seeks the error's row only for a column the entry lacks. PostgreSQL's walk of an index fetches
+ * each error's row before its breakdown or triage is tested, so a walk past 10,000 errors of
+ * another component read 10,000 rows for 25 (docs/benchmarks.md#error-list-queries-first-visits): it
+ * walks the index's entries alone (`(updated_at, id)`, `(counter, id)`, ...) for the page's ids, the
+ * row filters tested by key only on the errors the others let through, then reads those 25 rows.
+ */
+const readPage: PerDatabase<PageReader> = {
+  sqlite: plainPage,
+  postgres(db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset) {
+    // Only a walk: where any filter's matches are read from their index (few match), the planner,
+    // shown an index-only walk, walked 50,000 entries for a host's 2,000 errors instead of sorting those.
+    const reads = (name: 'status' | 'host' | 'component') => (typeof fromIndex === 'boolean' ? fromIndex : fromIndex.has(name));
+    const given = (['host', 'component', 'status'] as const).filter((name) => (name === 'status' ? filters.status !== undefined || filters.assignee !== undefined : filters[name] !== undefined));
+    const walked = given.length > 0 && given.every((name) => !reads(name));
+    if (!walked) return plainPage(db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset);
+    const byRow: ErrorFilters = {};
+    const rest: ErrorFilters = { ...filters };
+    for (const name of ROW_FILTERS) {
+      if (filters[name] === undefined) continue;
+      (byRow as Record<string, unknown>)[name] = filters[name];
+      delete rest[name];
+    }
+    const ids = db.selectFrom('infrastructure_errors').select('infrastructure_errors.id')
+      .where((eb) => {
+        const others = filtered(eb, rest, dialect, fromIndex, searchKey);
+        if (Object.keys(byRow).length === 0) return others;
+        // Each error's own row by key, the same table's row as the walk's entry.
+        const own = eb.selectFrom('infrastructure_errors as own').select('own.id').whereRef('own.id', '=', 'infrastructure_errors.id')
+          .where((inner) => filtered(inner as unknown as ExpressionBuilder<Schema, 'infrastructure_errors'>, byRow, dialect, fromIndex, searchKey));
+        return eb.and([others, eb.exists(own)]);
+      })
+      .orderBy(sort, direction).orderBy('infrastructure_errors.id', direction)
+      .limit(limit).offset(offset);
+    return db.selectFrom('infrastructure_errors').selectAll().where('id', 'in', ids)
+      .orderBy(sort, direction).orderBy('id', direction)
+      .execute();
+  },
+};
+
 export function infrastructureErrorsRepository(database: Database) {
   const { db, dialect } = database;
   /** A transaction writing the tracker; its end moves the tracker's version again (Database.transactionEnded). */
@@ -520,11 +579,13 @@ export function infrastructureErrorsRepository(database: Database) {
       return Number(row?.errors ?? 0);
     }
     if (onlyTriageFilters(filters)) {
-      // A count of one range of the narrow triage table's status or assignee index.
-      let count = db.selectFrom('error_triage').select((eb) => eb.fn.countAll<number | string>().as('total'));
-      if (filters.status !== undefined) count = count.where('triage_status', '=', filters.status);
-      if (filters.assignee === 'none') count = count.where('assignee_id', 'is', null);
-      else if (filters.assignee !== undefined) count = count.where('assignee_id', '=', filters.assignee);
+      // The triage's counts (migration 031): a status's and an assignee's row, or the rows of one
+      // status (one an assignee) or of one assignee (one a status) added up.
+      let count = db.selectFrom('error_counts').select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('errors'), eb.lit(0)).as('total'));
+      count = filters.status !== undefined
+        ? count.where('dimension', '=', `triage.${filters.status}`)
+        : count.where('dimension', 'in', TRIAGE_STATUSES.map((status) => `triage.${status}` as const));
+      if (filters.assignee !== undefined) count = count.where('value', '=', filters.assignee === 'none' ? '' : String(filters.assignee));
       return Number((await count.executeTakeFirstOrThrow()).total);
     }
     const qAlone = Object.entries(filters).every(([name, value]) => name === 'q' || value === undefined);
@@ -563,16 +624,34 @@ export function infrastructureErrorsRepository(database: Database) {
   };
 
   /**
-   * SQLite: which word of a search the trigram index is asked for. A phrase of many trigrams reads
+   * PostgreSQL: the word of a search of several that its planner expects in the fewest errors (its
+   * estimate from error_search's statistics, a plan made and not run), the longest among equals (more
+   * trigrams, each a shorter list). The whole text's trigrams include those of every common word, each
+   * a list of about every error to intersect: a whole message of 1,000,000 errors took 180 ms a search
+   * (docs/benchmarks.md#error-list-queries-first-visits).
+   */
+  const rarestWord = async (words: readonly string[]): Promise<string> => {
+    let best = words[0] as string;
+    let fewest = Infinity;
+    for (const word of words) {
+      const { rows } = await sql<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>`explain (format json) ${errorIdsContaining.postgres(word, true)}`.execute(db);
+      const n = Number(rows[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows']);
+      if (n < fewest || (n === fewest && [...word].length > [...best].length)) [best, fewest] = [word, n];
+    }
+    return best;
+  };
+
+  /**
+   * Which word of a search the trigram index is asked for. SQLite: a phrase of many trigrams reads
    * every trigram's list of rows, and the trigrams of common words are in most errors: a whole
    * message of 1,000,000 errors took over a second. Each word of 3 characters or more is
    * counted up to SEARCH_PROBE matches, and the rarest is asked for; each error it gives is tested
-   * for the whole text (filtered). PostgreSQL's planner weighs its trigrams itself: the whole text.
+   * for the whole text (filtered). PostgreSQL: rarestWord.
    */
   const searchKeyOf = async (folded: string): Promise<string> => {
-    if (!dialect.choose({ sqlite: true, postgres: false })) return folded;
     const words = [...new Set(folded.split(/\s+/).filter((word) => [...word].length >= 3))];
     if (words.length === 0 || (words.length === 1 && words[0] === folded)) return folded;
+    if (dialect.choose({ sqlite: false, postgres: true })) return rarestWord(words);
     let best = folded;
     let fewest = Infinity;
     for (const word of words) {
@@ -754,11 +833,7 @@ export function infrastructureErrorsRepository(database: Database) {
       // A class's index gives the list's order only by updated_at: by another, its errors are read
       // and sorted, which costs more than walking the order when many are of the class.
       if (filters.errorClass !== undefined && (sort === 'updated_at' || !walkCheaper(filters.reported === undefined && !indexed ? total : await countMatching({ errorClass: filters.errorClass })))) fromIndex.add('errorClass');
-      const rows = await db.selectFrom('infrastructure_errors').selectAll()
-        .where((eb) => filtered(eb, filters, dialect, fromIndex, searchKey))
-        .orderBy(sort, direction).orderBy('id', direction)
-        .limit(limit).offset(offset)
-        .execute();
+      const rows = await dialect.choose(readPage)(db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset);
       return { items: rows.map(toRecord), total };
     },
 

@@ -30,6 +30,7 @@ import { errorListIndexesMigration } from './027_error_list_indexes.js';
 import { errorPairCountsMigration } from './028_error_pair_counts.js';
 import { alertRuleChangesMigration } from './029_alert_rule_changes.js';
 import { usersDataChangesMigration } from './030_users_data_changes.js';
+import { triageCountsMigration } from './031_triage_counts.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -64,5 +65,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '028_error_pair_counts': errorPairCountsMigration(dialect),
     '029_alert_rule_changes': alertRuleChangesMigration(dialect),
     '030_users_data_changes': usersDataChangesMigration(dialect),
+    '031_triage_counts': triageCountsMigration(dialect),
   };
 }

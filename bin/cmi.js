@@ -45,5 +45,9 @@ if (!serving) warnIfChanged();
 // Source maps stay off: applying them to a stack costs several times what formatting it does, and
 // in a storm of faults every one is captured (docs/operations.md#faults-of-cmi). Stacks name
 // dist/*.js, which tsc writes close to the sources; NODE_OPTIONS=--enable-source-maps maps them.
-await import(pathToFileURL(main).href);
-if (serving) warnIfChanged();
+try {
+  await import(pathToFileURL(main).href);
+} finally {
+  // Also when dist/ fails to load: an older build is then the likely cause.
+  if (serving) warnIfChanged();
+}

@@ -1,6 +1,7 @@
 import { CompiledQuery, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type Selectable, sql, type SqlBool, type Transaction } from 'kysely';
 import type { InfrastructureError } from './infrastructure-error.js';
 import type { Database } from '../db/database.js';
+import { retryingConflicts } from '../db/conflicts.js';
 import type { Dialect, PerDatabase } from '../db/dialects/dialect.js';
 import { likeContaining } from '../db/dialects/text/text.js';
 import { SQLITE_CACHE_KIB } from '../db/dialects/connection/sqlite.js';
@@ -436,7 +437,7 @@ const deleteErrorRows: PerDatabase<(trx: Kysely<Schema>, ids: readonly number[])
     // larger one (docs/benchmarks.md#bulk-changes-by-filter), given back after.
     await sql.raw(`pragma cache_size = ${BULK_CACHE_KIB}`).execute(trx);
     try {
-      return await deleteSqliteRows(trx, of);
+      return await deleteSqliteRows(trx, of, ids.length >= TRIGGERS_DROPPED_FROM);
     } finally {
       await sql.raw(`pragma cache_size = ${SQLITE_CACHE_KIB}`).execute(trx);
     }
@@ -445,16 +446,21 @@ const deleteErrorRows: PerDatabase<(trx: Kysely<Schema>, ids: readonly number[])
 
 /** SQLite's page cache while a bulk delete runs, in KiB as `cache_size` takes it. */
 const BULK_CACHE_KIB = -262_144;
+/**
+ * From how many errors a SQLite delete drops the triggers that stand aside: a change of the schema
+ * makes every connection of every process read it again, a cost only a delete of many rows repays.
+ */
+const TRIGGERS_DROPPED_FROM = 500;
 
-async function deleteSqliteRows(trx: Kysely<Schema>, of: (column: string) => RawBuilder<SqlBool>): Promise<number> {
+async function deleteSqliteRows(trx: Kysely<Schema>, of: (column: string) => RawBuilder<SqlBool>, dropTriggers: boolean): Promise<number> {
   await sql`insert into error_bulk_delete (held) values (1)`.execute(trx);
   // The triggers that stand aside still run, once per row, to find that they do (and with any
-  // trigger on the table SQLite deletes in two passes): two thirds of the errors' delete. They are
-  // dropped for this transaction and made again from their own text before it ends, so no other
-  // connection ever sees them gone (docs/benchmarks.md#bulk-changes-by-filter).
-  const { rows: standing } = await sql<{ name: string; sql: string }>`
+  // trigger on the table SQLite deletes in two passes): two thirds of the errors' delete. For many
+  // rows they are dropped for this transaction and made again from their own text before it ends, so
+  // no other connection ever sees them gone (docs/benchmarks.md#bulk-changes-by-filter).
+  const { rows: standing } = dropTriggers ? await sql<{ name: string; sql: string }>`
     select name, sql from sqlite_master where type = 'trigger' and tbl_name in ('infrastructure_errors', 'error_breakdown', 'error_triage')
-      and sql like '%error_bulk_delete%' order by rowid`.execute(trx);
+      and sql like '%error_bulk_delete%' order by rowid`.execute(trx) : { rows: [] };
   for (const { name } of standing) await sql`drop trigger ${sql.id(name)}`.execute(trx);
   // What the deleted rows add to each count, summed over their few distinct (class, reported) and
   // (dimension, value, reported): each table read once, not once per kind of count.
@@ -559,8 +565,9 @@ const readPage: PerDatabase<PageReader> = {
 export function infrastructureErrorsRepository(database: Database) {
   const { db, dialect } = database;
   /** A transaction writing the tracker; its end moves the tracker's version again (Database.transactionEnded). */
+  // Run again when PostgreSQL rolls it back for a deadlock with another (db/conflicts.ts).
   const trackerTransaction = <T>(work: (trx: Transaction<Schema>) => Promise<T>): Promise<T> =>
-    db.transaction().execute(work).finally(() => database.transactionEnded('tracker'));
+    retryingConflicts(() => db.transaction().execute(work)).finally(() => database.transactionEnded('tracker'));
   // The one statement a record's page runs, compiled once (building and compiling it cost more than running it).
   const findByIdSql = db.selectFrom('infrastructure_errors').selectAll().where('id', '=', 0).compile().sql;
 
@@ -714,6 +721,8 @@ export function infrastructureErrorsRepository(database: Database) {
       let groups: Group[] = [];
       const outcome = new Map<string, { record: InfrastructureError; created: boolean }>();
       await trackerTransaction(async (trx) => {
+        // Filled afresh should the transaction run again (db/conflicts.ts).
+        outcome.clear();
         const { fresh, repeated } = await firstSeen(trx, reports);
         for (const record of repeated) outcome.set(record.fingerprint, { record, created: false });
         groups = groupByFingerprint(fresh);

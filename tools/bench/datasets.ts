@@ -112,8 +112,8 @@ export async function seedErrors(url: string, count: number, now: Date): Promise
     // Statistics first: PostgreSQL keeps a trigger statement's plan for the connection until the
     // tables' statistics change, and the plans made on the first batches, on tables then nearly
     // empty, scan error_breakdown whole for each error a statement moves (a third of 100,000 errors
-    // marked reported ran past 10 minutes). Seeding outruns autovacuum's ANALYZE; a server's tables
-    // grow slower than it looks (docs/benchmarks.md#bulk-changes-by-filter).
+    // marked reported ran past 10 minutes). Seeding outruns autovacuum's ANALYZE
+    // (docs/benchmarks.md#bulk-changes-by-filter).
     await database.dialect.statistics.refresh(database.db);
     await database.db.updateTable('infrastructure_errors').set({ reported: 1 }).where(sql<boolean>`id % 3 = 0`).execute();
     await database.dialect.statistics.refresh(database.db);

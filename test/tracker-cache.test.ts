@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
-import { type KyselyPlugin, sql } from 'kysely';
+import { sql } from 'kysely';
 import { buildApp } from '../src/app/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
 import { onPostgres } from './support/database.js';
 import { eventually } from './support/eventually.js';
 import { validateResponses } from './support/response-validation.js';
+import { countingStatements } from './support/statement-count.js';
 
 // The tracker's list pages and records are kept rendered until the tracker changes in any process
 // (docs/architecture.md#how-cached-pages-stay-right). Statements are counted to see a kept answer.
@@ -17,14 +18,7 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
   let app: FastifyInstance;
   let other: { app: FastifyInstance; close(): Promise<void> };
   let statements = 0;
-  // Counted as results arrive: a record's statement is compiled once and never passes transformQuery.
-  const counting: KyselyPlugin = {
-    transformQuery: ({ node }) => node,
-    transformResult: ({ result }) => {
-      statements += 1;
-      return Promise.resolve(result);
-    },
-  };
+  const counting = countingStatements(() => (statements += 1));
 
   before(async () => {
     t = await createTestApp();

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { type KyselyPlugin, sql } from 'kysely';
+import { sql } from 'kysely';
 import { buildApp } from '../src/app/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { eventually } from './support/eventually.js';
+import { countingStatements } from './support/statement-count.js';
 
 // A users page is kept rendered until the users' data changes in any process
 // (docs/architecture.md#how-cached-pages-stay-right); another process's writes to anything else, a
@@ -13,13 +14,7 @@ describe('a kept users page stays through other processes\' logins', () => {
   let t: TestApp;
   let app: FastifyInstance;
   let statements = 0;
-  const counting: KyselyPlugin = {
-    transformQuery: ({ node }) => node,
-    transformResult: ({ result }) => {
-      statements += 1;
-      return Promise.resolve(result);
-    },
-  };
+  const counting = countingStatements(() => (statements += 1));
 
   before(async () => {
     t = await createTestApp();

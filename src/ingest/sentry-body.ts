@@ -41,7 +41,8 @@ async function inflated(kind: 'gzip' | 'deflate' | 'zlib', body: Buffer): Promis
   // Each chunk zlib fills is a hand-off between the thread pool and the event loop: zlib's default
   // 16 KiB made a 25 KB envelope (some 120 KB of JSON) cost about twice the CPU of 64 KiB chunks, and
   // 64 KiB still took two. A chunk of 8 times the body (JSON inflates about 5 times), between 64 KiB
-  // and 1 MiB, holds most bodies whole: 0.8-0.9x the server's CPU per such envelope (docs/benchmarks.md#error-tracker).
+  // and 1 MiB, holds most bodies whole: 0.87-0.88x the server's CPU per such envelope, measured against
+  // 64 KiB chunks alternately on one machine (scenario F of docs/benchmarks.md#error-tracker measures the whole).
   const options = { maxOutputLength: SENTRY_LIMITS.decompressedBytes, chunkSize: Math.min(1_048_576, Math.max(65_536, body.length * 8)) };
   try {
     if (kind === 'gzip') return await gunzipAsync(body, options);

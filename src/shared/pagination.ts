@@ -126,8 +126,3 @@ export function paginationHeaders(
     link: links.join(', '),
   };
 }
-
-/** What identifies one rendering of a page: the same key, the same bytes while the data stands. */
-export function paginationKey(pagination: Pagination, listPath: string): string {
-  return `${listPath}|${pagination.page}|${pagination.perPage}|${pagination.pageStyle}|${pagination.perPageStyle}`;
-}

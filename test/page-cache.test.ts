@@ -87,14 +87,30 @@ describe('changes told to the cache drop only what they may have changed (docs/a
     assert.deepEqual([cache.peek('a'), cache.peek('b'), cache.peek('c'), cache.size, cache.bytes], ['A', undefined, undefined, 1, 2]);
   });
 
-  it('keeps nothing computed while a change was told, and everything goes when more changes came than are kept', async () => {
+  it('keeps a value computed while changes were told unless one of them admits its tag, and everything goes when more changes came than are kept', async () => {
     const partial = new PartialChanges<string>(2);
     const cache = tagged(partial);
-    await cache.get('late', () => {
-      partial.tell(() => false);
-      return Promise.resolve('L');
+    // Told while computing, not of its tag: kept (a slow page stays kept through a stream of new errors).
+    await cache.get('other', () => {
+      partial.tell((tag) => tag === 'y');
+      return Promise.resolve('O');
     }, 'x');
-    assert.equal(cache.peek('late'), undefined);
+    // Told while computing, of its tag; and one kept without a tag: neither kept.
+    await cache.get('late', () => {
+      partial.tell((tag) => tag === 'w');
+      return Promise.resolve('L');
+    }, 'w');
+    await cache.get('untagged', () => {
+      partial.tell(() => false);
+      return Promise.resolve('U');
+    });
+    assert.deepEqual([cache.peek('other'), cache.peek('late'), cache.peek('untagged'), cache.size], ['O', undefined, undefined, 1]);
+    // More changes told while computing than are kept: not kept.
+    await cache.get('long', () => {
+      for (let k = 0; k < 3; k++) partial.tell(() => false);
+      return Promise.resolve('G');
+    }, 'z');
+    assert.equal(cache.peek('long'), undefined);
     await cache.get('a', () => Promise.resolve('A'), 'x');
     for (let k = 0; k < 3; k++) partial.tell(() => false);
     assert.deepEqual([cache.peek('a'), cache.size], [undefined, 0]);

@@ -101,6 +101,13 @@ export function versionedCache<T, Tag = never>(version: () => string | undefined
     return current;
   }
 
+  /** Whether no change told after `sequence` may have changed an entry of `tag` (none told, when it has no tag). */
+  function unchangedSince(sequence: number, tag: Tag | undefined): boolean {
+    if (partial === undefined || partial.sequence === sequence) return true;
+    const tests = tag === undefined ? undefined : partial.since(sequence);
+    return tests !== undefined && !tests.some((mayChange) => mayChange(tag as Tag));
+  }
+
   function store(key: string, value: T, tag: Tag | undefined): void {
     const cost = bounds.costOf(key, value);
     if (cost > bounds.maxBytes) return;
@@ -128,10 +135,12 @@ export function versionedCache<T, Tag = never>(version: () => string | undefined
       const current = currentVersion();
       const hit = current === undefined ? undefined : entries.get(key);
       if (hit !== undefined) return hit.value;
-      const sequence = partial?.sequence;
+      const sequence = partial?.sequence ?? 0;
       const value = await compute();
-      // Store only if nothing was written while computing, so a value is never newer than its version.
-      if (current !== undefined && version() === current && partial?.sequence === sequence) store(key, value, tag);
+      // Stored only if nothing that may have changed it was written while computing, so a value is never
+      // newer than its version: the version unmoved, and each change told meanwhile not one of its tag's.
+      // (A slow page would otherwise never be kept while a stream of new errors is told.)
+      if (current !== undefined && version() === current && unchangedSince(sequence, tag)) store(key, value, tag);
       return value;
     },
 

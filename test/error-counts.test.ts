@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { type Kysely, sql } from 'kysely';
+import { createQueryId, type Kysely, type KyselyPlugin, type RootOperationNode, sql } from 'kysely';
 import { migrateTo, migrateToLatest } from '../src/db/database.js';
 import { type ErrorReport, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 import type { Schema } from '../src/db/schema.js';
-import { databasePerTest } from './support/database.js';
+import { databasePerTest, onPostgres } from './support/database.js';
 import { errorCountsAgainstRows } from './support/error-counts.js';
 import { writeErrorsBeforeTriage } from './support/errors-before-triage.js';
 
@@ -163,6 +163,35 @@ describe('error_counts (migration 007)', () => {
         assert.deepEqual([page.items.map((item) => item.id), page.total], [expected.slice(offset, offset + 5), expected.length], JSON.stringify({ filters, offset }));
       }
     }
+  });
+
+  it('walks the list testing each error when it chose to, even where the planner\'s statistics predate the host\'s errors (PostgreSQL)', { skip: !onPostgres && 'a PostgreSQL plan' }, async () => {
+    await migrateToLatest(each.database);
+    // The page's statements, kept as compiled for EXPLAIN.
+    const pages: RootOperationNode[] = [];
+    const keeping: KyselyPlugin = {
+      transformQuery: ({ node }) => {
+        if (node.kind === 'SelectQueryNode') pages.push(node);
+        return node;
+      },
+      transformResult: ({ result }) => Promise.resolve(result),
+    };
+    const db = each.database.db.withPlugin(keeping);
+    const errors = infrastructureErrorsRepository({ ...each.database, db });
+    await errors.recordBatch(Array.from({ length: 400 }, (_, i) => ({ ...reportOf(`Old::E${i % 20}`, `hv-${i % 10}`, 'storage'), occurred_at: new Date(AT.getTime() - 3_600_000) })), SAMPLE);
+    await each.database.dialect.statistics.refresh(each.database.db);
+    // An incident: 2,000 newer errors on a host the statistics never saw.
+    for (let batch = 0; batch < 4; batch++) await errors.recordBatch(Array.from({ length: 500 }, () => reportOf('Incident::Down', 'hv-incident', 'incident')), SAMPLE);
+    pages.length = 0;
+    const page = await errors.list({ host: 'hv-incident' }, 'updated_at', 'desc', 25, 0);
+    assert.equal(page.total, 2000);
+    const walk = pages.map((node) => db.getExecutor().compileQuery(node, createQueryId())).find((query) => query.sql.includes('exists'));
+    assert.ok(walk, 'the page walks the list');
+    const { rows } = await sql.raw<{ 'QUERY PLAN': string }>(`explain ${walk.sql.replace(/\$(\d+)/g, (_, n: string) => sql.lit(walk.parameters[Number(n) - 1]).compile(db).sql)}`).execute(db);
+    const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+    // The walk down (updated_at, id), each error tested by its breakdown key; not the host's 2,000 errors read and sorted.
+    assert.match(plan, /Index Only Scan Backward using infrastructure_errors_updated_at/, plan);
+    assert.match(plan, /SubPlan/, plan);
   });
 
   it('counts the errors that were there before it', async () => {

@@ -165,6 +165,27 @@ describe('error_counts (migration 007)', () => {
     }
   });
 
+  it('reads the page of a host whose errors are all older than the others\' the same whether the bounded walk holds it or the index is read after it', async () => {
+    await migrateToLatest(each.database);
+    const errors = infrastructureErrorsRepository(each.database);
+    // 30 of 70 errors on hv-old, so a page of 2 walks the order (docs/architecture.md#the-page); all
+    // older than the other 40, so the walk in updated_at desc meets none of them within its bound.
+    const reports = Array.from({ length: 70 }, (_, i) => ({ ...reportOf(i % 2 === 0 ? 'Disk::Full' : 'Net::Down', i < 30 ? 'hv-old' : `hv-${i % 3}`, 'storage'),
+      occurred_at: new Date(AT.getTime() + i * 60_000), count: 1 + ((i * 7) % 11) }));
+    await errors.recordBatch(reports, SAMPLE);
+    const rows = await each.database.db.selectFrom('infrastructure_errors').selectAll().execute();
+    const old = rows.filter((row) => reports.findIndex((report) => report.fingerprint === row.fingerprint) < 30);
+    for (const [sort, direction] of [['updated_at', 'desc'], ['updated_at', 'asc'], ['counter', 'desc']] as const) {
+      const sign = direction === 'asc' ? 1 : -1;
+      const expected = [...old].sort((a, b) => sign * (sort === 'counter' ? Number(a.counter) - Number(b.counter) || Number(a.id) - Number(b.id) : a.updated_at.localeCompare(b.updated_at) || Number(a.id) - Number(b.id)))
+        .map((row) => Number(row.id));
+      for (const offset of [0, 1, 2]) {
+        const page = await errors.list({ host: 'hv-old' }, sort, direction, 2, offset);
+        assert.deepEqual([page.items.map((item) => item.id), page.total], [expected.slice(offset, offset + 2), 30], JSON.stringify({ sort, direction, offset }));
+      }
+    }
+  });
+
   it('counts the errors that were there before it', async () => {
     await migrateTo(each.database, '006_error_tracker');
     const errors = infrastructureErrorsRepository(each.database);

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { type Kysely, sql } from 'kysely';
 import { migrateTo, migrateToLatest } from '../src/db/database.js';
-import { type ErrorReport, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import { type ErrorReport, filtered, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 import type { Schema } from '../src/db/schema.js';
 import { databasePerTest } from './support/database.js';
 import { errorCountsAgainstRows } from './support/error-counts.js';
@@ -95,6 +95,17 @@ describe('error_counts (migration 007)', () => {
       const page = await errors.list(filters, 'updated_at', 'desc', 5, 0);
       assert.equal(page.total, total, JSON.stringify(filters));
       assert.equal(page.items.length, Math.min(5, total), JSON.stringify(filters));
+    }
+    // A host or component with the triage's filters or the other breakdown's only: counted from the
+    // breakdown rows alone, the same as the errors' rows tested.
+    await each.database.db.updateTable('error_triage').set({ triage_status: 'resolved' }).where(sql<boolean>`error_id % 3 = 0`).execute();
+    const combined: Array<Parameters<typeof errors.list>[0]> = [
+      { host: 'hv-1', component: 'storage' }, { host: 'hv-2', component: 'network' }, { status: 'resolved', component: 'storage' },
+      { status: 'unresolved', host: 'hv-0' }, { status: 'resolved', host: 'hv-3', component: 'storage' }, { assignee: 'none', host: 'hv-1' },
+    ];
+    for (const filters of combined) {
+      const rows = await each.database.db.selectFrom('infrastructure_errors').select('id').where((eb) => filtered(eb, filters, each.database.dialect)).execute();
+      assert.equal((await errors.list(filters, 'updated_at', 'desc', 5, 0)).total, rows.length, JSON.stringify(filters));
     }
   });
 

@@ -640,6 +640,29 @@ export function infrastructureErrorsRepository(database: Database) {
       return Number(row.total);
     }
     const rest = { ...filters, [dimension]: undefined };
+    const other = dimension === 'host' ? 'component' : 'host';
+    if (rest.reported === undefined && rest.errorClass === undefined && rest.since === undefined && rest.until === undefined && rest.q === undefined) {
+      // The others are the triage's and the other breakdown's, each tested by its key on the value's
+      // breakdown rows: the errors' own rows are not read (a breakdown row and a triage row exist
+      // exactly while their error does, docs/architecture.md#error-counts).
+      const row = await db.selectFrom('error_breakdown as seen')
+        .select((eb) => eb.fn.countAll<number | string>().as('total'))
+        .where('seen.dimension', '=', dimension)
+        .where('seen.value', '=', filters[dimension] as string)
+        .where((eb) => {
+          const conditions = [];
+          if (rest.status !== undefined || rest.assignee !== undefined) {
+            conditions.push(eb.exists(triagedAs(eb as unknown as ExpressionBuilder<Schema, 'infrastructure_errors'>, rest).whereRef('error_triage.error_id', '=', sql.ref('seen.error_id'))));
+          }
+          if (rest[other] !== undefined) {
+            conditions.push(eb.exists(eb.selectFrom('error_breakdown as also').select('also.error_id').whereRef('also.error_id', '=', 'seen.error_id')
+              .where('also.dimension', '=', other).where('also.value', '=', rest[other])));
+          }
+          return eb.and(conditions);
+        })
+        .executeTakeFirstOrThrow();
+      return Number(row.total);
+    }
     // The other filters tested on each of the value's errors by key when they are few; when many,
     // their own indexes' ids are read as well.
     const probed = await countMatching({ [dimension]: filters[dimension] }) <= PROBED_ROWS;
@@ -870,9 +893,20 @@ export function infrastructureErrorsRepository(database: Database) {
       if (filters.errorClass !== undefined && (sort === 'updated_at' || !walkCheaper(filters.reported === undefined && !indexed ? total : await countMatching({ errorClass: filters.errorClass })))) fromIndex.add('errorClass');
       // walkCheaper takes the matches as spread evenly through the order; when they are not (a host's
       // errors all older than an incident's on other hosts), the walk passes many errors for each
-      // match. It reads at most as many errors as the index read costs (total / WALKED_ROW_COST), and
-      // the page is read from the indexes when that prefix of the order did not hold the whole page.
-      const bound = Math.max(offset + limit, Math.ceil(total / WALKED_ROW_COST));
+      // match. It reads at most as many errors as the index read would cost (the ids of the filter
+      // seen on the fewest errors, each a third of a walked row: their error_counts rows; the matches
+      // when only `q` is read from an index), and the page is read from the indexes when that prefix
+      // of the order did not hold the whole page.
+      const readByIndex = async () => {
+        const counts = await Promise.all([
+          filters.host === undefined ? Infinity : countMatching({ host: filters.host }),
+          filters.component === undefined ? Infinity : countMatching({ component: filters.component }),
+          filters.status === undefined && filters.assignee === undefined ? Infinity : countMatching({ status: filters.status, assignee: filters.assignee }),
+        ]);
+        const fewest = Math.min(...counts);
+        return fewest === Infinity ? total : fewest;
+      };
+      const bound = walking ? Math.max(offset + limit, Math.ceil(await readByIndex() / WALKED_ROW_COST)) : all;
       if (walking && bound < all) {
         const walked = await dialect.choose(readPage)(db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset, bound);
         if (walked.length === Math.min(limit, total - offset)) return { items: walked.map(toRecord), total };

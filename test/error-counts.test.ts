@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { createQueryId, type Kysely, type KyselyPlugin, type RootOperationNode, sql } from 'kysely';
 import { migrateTo, migrateToLatest } from '../src/db/database.js';
-import { type ErrorReport, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import { type ErrorReport, filtered, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
 import type { Schema } from '../src/db/schema.js';
 import { databasePerTest, onPostgres } from './support/database.js';
 import { errorCountsAgainstRows } from './support/error-counts.js';
@@ -95,6 +95,17 @@ describe('error_counts (migration 007)', () => {
       const page = await errors.list(filters, 'updated_at', 'desc', 5, 0);
       assert.equal(page.total, total, JSON.stringify(filters));
       assert.equal(page.items.length, Math.min(5, total), JSON.stringify(filters));
+    }
+    // A host or component with the triage's filters or the other breakdown's only: counted from the
+    // breakdown rows alone, the same as the errors' rows tested.
+    await each.database.db.updateTable('error_triage').set({ triage_status: 'resolved' }).where(sql<boolean>`error_id % 3 = 0`).execute();
+    const combined: Array<Parameters<typeof errors.list>[0]> = [
+      { host: 'hv-1', component: 'storage' }, { host: 'hv-2', component: 'network' }, { status: 'resolved', component: 'storage' },
+      { status: 'unresolved', host: 'hv-0' }, { status: 'resolved', host: 'hv-3', component: 'storage' }, { assignee: 'none', host: 'hv-1' },
+    ];
+    for (const filters of combined) {
+      const rows = await each.database.db.selectFrom('infrastructure_errors').select('id').where((eb) => filtered(eb, filters, each.database.dialect)).execute();
+      assert.equal((await errors.list(filters, 'updated_at', 'desc', 5, 0)).total, rows.length, JSON.stringify(filters));
     }
   });
 
@@ -192,6 +203,27 @@ describe('error_counts (migration 007)', () => {
     // The walk down (updated_at, id), each error tested by its breakdown key; not the host's 2,000 errors read and sorted.
     assert.match(plan, /Index Only Scan Backward using infrastructure_errors_updated_at/, plan);
     assert.match(plan, /SubPlan/, plan);
+  });
+
+  it('reads the page of a host whose errors are all older than the others\' the same whether the bounded walk holds it or the index is read after it', async () => {
+    await migrateToLatest(each.database);
+    const errors = infrastructureErrorsRepository(each.database);
+    // 30 of 70 errors on hv-old, so a page of 2 walks the order (docs/architecture.md#the-page); all
+    // older than the other 40, so the walk in updated_at desc meets none of them within its bound.
+    const reports = Array.from({ length: 70 }, (_, i) => ({ ...reportOf(i % 2 === 0 ? 'Disk::Full' : 'Net::Down', i < 30 ? 'hv-old' : `hv-${i % 3}`, 'storage'),
+      occurred_at: new Date(AT.getTime() + i * 60_000), count: 1 + ((i * 7) % 11) }));
+    await errors.recordBatch(reports, SAMPLE);
+    const rows = await each.database.db.selectFrom('infrastructure_errors').selectAll().execute();
+    const old = rows.filter((row) => reports.findIndex((report) => report.fingerprint === row.fingerprint) < 30);
+    for (const [sort, direction] of [['updated_at', 'desc'], ['updated_at', 'asc'], ['counter', 'desc']] as const) {
+      const sign = direction === 'asc' ? 1 : -1;
+      const expected = [...old].sort((a, b) => sign * (sort === 'counter' ? Number(a.counter) - Number(b.counter) || Number(a.id) - Number(b.id) : a.updated_at.localeCompare(b.updated_at) || Number(a.id) - Number(b.id)))
+        .map((row) => Number(row.id));
+      for (const offset of [0, 1, 2]) {
+        const page = await errors.list({ host: 'hv-old' }, sort, direction, 2, offset);
+        assert.deepEqual([page.items.map((item) => item.id), page.total], [expected.slice(offset, offset + 2), 30], JSON.stringify({ sort, direction, offset }));
+      }
+    }
   });
 
   it('counts the errors that were there before it', async () => {

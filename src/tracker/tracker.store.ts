@@ -519,11 +519,26 @@ async function deleteErrors(trx: Kysely<Schema>, dialect: Dialect, ids: number[]
  */
 const ROW_FILTERS = ['reported', 'q'] as const;
 
+/**
+ * `walkBound`: a walk reads at most about this many errors of the list's order, those whose sort value
+ * is at least (descending; at most, ascending) that of the error this many into the order (read from
+ * the sort's index by the same statement): a prefix of the order, so a full page from it is the page.
+ * `'never'`: the matches are read from the indexes and sorted, never the order walked (PostgreSQL's
+ * planner, taking them as spread evenly, would otherwise walk it after the bounded walk found too few).
+ */
 type PageReader = (db: Kysely<Schema>, filters: ErrorFilters, dialect: Dialect, fromIndex: ReadFromIndex, searchKey: string | undefined,
-  sort: ErrorSort, direction: Direction, limit: number, offset: number) => Promise<Array<Selectable<InfrastructureErrorsTable>>>;
+  sort: ErrorSort, direction: Direction, limit: number, offset: number, walkBound?: number | 'never') => Promise<Array<Selectable<InfrastructureErrorsTable>>>;
 
-const plainPage: PageReader = (db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset) => db.selectFrom('infrastructure_errors').selectAll()
-  .where((eb) => filtered(eb, filters, dialect, fromIndex, searchKey))
+/** The walk's bound (PageReader's `walkBound`) as a condition on the walked errors. */
+function withinWalk(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, sort: ErrorSort, direction: Direction, walkBound: number | 'never' | undefined) {
+  if (typeof walkBound !== 'number') return eb.and([]);
+  const order = sql.raw(direction === 'desc' ? 'desc' : 'asc');
+  const last = sql`(select ${sql.ref(`bounded.${sort}`)} from infrastructure_errors as bounded order by ${sql.ref(`bounded.${sort}`)} ${order}, ${sql.ref('bounded.id')} ${order} limit 1 offset ${walkBound})`;
+  return sql<SqlBool>`${sql.ref(`infrastructure_errors.${sort}`)} ${sql.raw(direction === 'desc' ? '>=' : '<=')} ${last}`;
+}
+
+const plainPage: PageReader = (db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset, walkBound) => db.selectFrom('infrastructure_errors').selectAll()
+  .where((eb) => eb.and([filtered(eb, filters, dialect, fromIndex, searchKey), withinWalk(eb, sort, direction, walkBound)]))
   .orderBy(sort, direction).orderBy('id', direction)
   .limit(limit).offset(offset)
   .execute();
@@ -538,13 +553,22 @@ const plainPage: PageReader = (db, filters, dialect, fromIndex, searchKey, sort,
  */
 const readPage: PerDatabase<PageReader> = {
   sqlite: plainPage,
-  postgres(db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset) {
+  postgres(db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset, walkBound) {
     // Only a walk: where any filter's matches are read from their index (few match), the planner,
     // shown an index-only walk, walked 50,000 entries for a host's 2,000 errors instead of sorting those.
     const reads = (name: 'status' | 'host' | 'component') => (typeof fromIndex === 'boolean' ? fromIndex : fromIndex.has(name));
     const given = (['host', 'component', 'status'] as const).filter((name) => (name === 'status' ? filters.status !== undefined || filters.assignee !== undefined : filters[name] !== undefined));
     const walked = given.length > 0 && given.every((name) => !reads(name));
-    if (!walked) return plainPage(db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset);
+    if (walkBound === 'never') {
+      // An order no index gives (the same values: `|| ''` on text, `+ 0` on the counter).
+      const unindexed = sql`${sql.ref(`infrastructure_errors.${sort}`)} ${sql.raw(sort === 'counter' ? '+ 0' : "|| ''")}`;
+      return db.selectFrom('infrastructure_errors').selectAll()
+        .where((eb) => filtered(eb, filters, dialect, fromIndex, searchKey))
+        .orderBy(unindexed, direction).orderBy('id', direction)
+        .limit(limit).offset(offset)
+        .execute();
+    }
+    if (!walked) return plainPage(db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset, walkBound);
     const byRow: ErrorFilters = {};
     const rest: ErrorFilters = { ...filters };
     for (const name of ROW_FILTERS) {
@@ -554,7 +578,7 @@ const readPage: PerDatabase<PageReader> = {
     }
     const ids = db.selectFrom('infrastructure_errors').select('infrastructure_errors.id')
       .where((eb) => {
-        const others = filtered(eb, rest, dialect, fromIndex, searchKey);
+        const others = eb.and([filtered(eb, rest, dialect, fromIndex, searchKey), withinWalk(eb, sort, direction, walkBound)]);
         if (Object.keys(byRow).length === 0) return others;
         // Each error's own row by key, the same table's row as the walk's entry.
         const own = eb.selectFrom('infrastructure_errors as own').select('own.id').whereRef('own.id', '=', 'infrastructure_errors.id')
@@ -623,6 +647,29 @@ export function infrastructureErrorsRepository(database: Database) {
       return Number(row.total);
     }
     const rest = { ...filters, [dimension]: undefined };
+    const other = dimension === 'host' ? 'component' : 'host';
+    if (rest.reported === undefined && rest.errorClass === undefined && rest.since === undefined && rest.until === undefined && rest.q === undefined) {
+      // The others are the triage's and the other breakdown's, each tested by its key on the value's
+      // breakdown rows: the errors' own rows are not read (a breakdown row and a triage row exist
+      // exactly while their error does, docs/architecture.md#error-counts).
+      const row = await db.selectFrom('error_breakdown as seen')
+        .select((eb) => eb.fn.countAll<number | string>().as('total'))
+        .where('seen.dimension', '=', dimension)
+        .where('seen.value', '=', filters[dimension] as string)
+        .where((eb) => {
+          const conditions = [];
+          if (rest.status !== undefined || rest.assignee !== undefined) {
+            conditions.push(eb.exists(triagedAs(eb as unknown as ExpressionBuilder<Schema, 'infrastructure_errors'>, rest).whereRef('error_triage.error_id', '=', sql.ref('seen.error_id'))));
+          }
+          if (rest[other] !== undefined) {
+            conditions.push(eb.exists(eb.selectFrom('error_breakdown as also').select('also.error_id').whereRef('also.error_id', '=', 'seen.error_id')
+              .where('also.dimension', '=', other).where('also.value', '=', rest[other])));
+          }
+          return eb.and(conditions);
+        })
+        .executeTakeFirstOrThrow();
+      return Number(row.total);
+    }
     // The other filters tested on each of the value's errors by key when they are few; when many,
     // their own indexes' ids are read as well.
     const probed = await countMatching({ [dimension]: filters[dimension] }) <= PROBED_ROWS;
@@ -837,7 +884,7 @@ export function infrastructureErrorsRepository(database: Database) {
       const walkCheaper = (matches: number) => matches * matches > WALKED_ROW_COST * (offset + limit) * all;
       const indexed = filters.q !== undefined || filters.host !== undefined || filters.component !== undefined || filters.status !== undefined || filters.assignee !== undefined;
       const fromIndex = new Set<'status' | 'q' | 'host' | 'component' | 'errorClass'>();
-      if (indexed && !walkCheaper(total)) {
+      const readFromIndexes = async () => {
         for (const name of ['status', 'q', 'host', 'component'] as const) fromIndex.add(name);
         // Seen on a host and a component: the ids of the one seen on fewer errors, the other tested
         // on each of them by its breakdown key (not two lists of ids intersected).
@@ -845,11 +892,34 @@ export function infrastructureErrorsRepository(database: Database) {
           const [host, component] = await Promise.all([countMatching({ host: filters.host }), countMatching({ component: filters.component })]);
           fromIndex.delete(host <= component ? 'component' : 'host');
         }
-      }
+      };
+      const walking = indexed && walkCheaper(total);
+      if (indexed && !walking) await readFromIndexes();
       // A class's index gives the list's order only by updated_at: by another, its errors are read
       // and sorted, which costs more than walking the order when many are of the class.
       if (filters.errorClass !== undefined && (sort === 'updated_at' || !walkCheaper(filters.reported === undefined && !indexed ? total : await countMatching({ errorClass: filters.errorClass })))) fromIndex.add('errorClass');
-      const rows = await dialect.choose(readPage)(db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset);
+      // walkCheaper takes the matches as spread evenly through the order; when they are not (a host's
+      // errors all older than an incident's on other hosts), the walk passes many errors for each
+      // match. It reads at most as many errors as the index read would cost (the ids of the filter
+      // seen on the fewest errors, each a third of a walked row: their error_counts rows; the matches
+      // when only `q` is read from an index), and the page is read from the indexes when that prefix
+      // of the order did not hold the whole page.
+      const readByIndex = async () => {
+        const counts = await Promise.all([
+          filters.host === undefined ? Infinity : countMatching({ host: filters.host }),
+          filters.component === undefined ? Infinity : countMatching({ component: filters.component }),
+          filters.status === undefined && filters.assignee === undefined ? Infinity : countMatching({ status: filters.status, assignee: filters.assignee }),
+        ]);
+        const fewest = Math.min(...counts);
+        return fewest === Infinity ? total : fewest;
+      };
+      const bound = walking ? Math.max(offset + limit, Math.ceil(await readByIndex() / WALKED_ROW_COST)) : all;
+      if (walking && bound < all) {
+        const walked = await dialect.choose(readPage)(db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset, bound);
+        if (walked.length === Math.min(limit, total - offset)) return { items: walked.map(toRecord), total };
+        await readFromIndexes();
+      }
+      const rows = await dialect.choose(readPage)(db, filters, dialect, fromIndex, searchKey, sort, direction, limit, offset, walking ? 'never' : undefined);
       return { items: rows.map(toRecord), total };
     },
 

@@ -426,19 +426,17 @@ const DELETED_PER_STATEMENT = 500_000;
  * but their detail rows, keeping `error_counts`, the text index and the triage exact
  * (docs/architecture.md#error-counts).
  */
-const deleteErrorRows: PerDatabase<(trx: Kysely<Schema>, ids: readonly number[]) => Promise<number>> = {
+const deleteErrorRows: PerDatabase<(trx: Kysely<Schema>, ids: readonly number[], of: (column: string) => Expression<SqlBool>) => Promise<number>> = {
   // Statement triggers over the transition tables keep them, once a statement (migrations 007, 009, 023).
-  async postgres(trx, ids) {
-    const result = await trx.deleteFrom('infrastructure_errors').where(idIn.postgres('id', ids)).executeTakeFirst();
-    await trx.deleteFrom('error_breakdown').where(idIn.postgres('error_id', ids)).execute();
+  async postgres(trx, ids, of) {
+    const result = await trx.deleteFrom('infrastructure_errors').where(of('id')).executeTakeFirst();
+    await trx.deleteFrom('error_breakdown').where(of('error_id')).execute();
     return Number(result.numDeletedRows);
   },
   // Row triggers would run five statements an error and two a breakdown row: while error_bulk_delete
   // holds a row (only in this transaction), they stand aside and one statement each does their work
   // for all the rows (migration 026).
-  async sqlite(trx, ids) {
-    const list = JSON.stringify(ids);
-    const of = (column: string) => sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${list}))`;
+  async sqlite(trx, ids, of) {
     // The statements below change every index of the errors at rows all over the file: with the
     // connection's page cache, pages went out and came back many times; for this transaction a
     // larger one (docs/benchmarks.md#bulk-changes-by-filter), given back after.
@@ -459,7 +457,7 @@ const BULK_CACHE_KIB = -262_144;
  */
 const TRIGGERS_DROPPED_FROM = 500;
 
-async function deleteSqliteRows(trx: Kysely<Schema>, of: (column: string) => RawBuilder<SqlBool>, dropTriggers: boolean): Promise<number> {
+async function deleteSqliteRows(trx: Kysely<Schema>, of: (column: string) => Expression<SqlBool>, dropTriggers: boolean): Promise<number> {
   await sql`insert into error_bulk_delete (held) values (1)`.execute(trx);
   // The triggers that stand aside still run, once per row, to find that they do (and with any
   // trigger on the table SQLite deletes in two passes): two thirds of the errors' delete. For many
@@ -500,16 +498,43 @@ async function deleteSqliteRows(trx: Kysely<Schema>, of: (column: string) => Raw
   return Number(result.numDeletedRows);
 }
 
+/**
+ * The test "is one of the errors `ids`" of a delete's statements. SQLite, for many errors: the ids
+ * go once into a temporary table of this connection, whose key each statement searches; a JSON list
+ * would be parsed and sorted into a table of its own again by each of the ten or so statements
+ * (docs/architecture.md#error-counts).
+ */
+const deletedIds: PerDatabase<(trx: Kysely<Schema>, ids: readonly number[]) => Promise<(column: string) => Expression<SqlBool>>> = {
+  postgres: (_trx, ids) => Promise.resolve((column: string) => idIn.postgres(column, ids)),
+  async sqlite(trx, ids) {
+    if (ids.length < TRIGGERS_DROPPED_FROM) return (column) => idIn.sqlite(column, ids);
+    await sql`create temp table if not exists error_bulk_ids (id integer primary key)`.execute(trx);
+    await sql`delete from temp.error_bulk_ids`.execute(trx);
+    await sql`insert into temp.error_bulk_ids (id) select value from json_each(${JSON.stringify(ids)})`.execute(trx);
+    return (column) => sql<SqlBool>`${sql.ref(column)} in (select id from temp.error_bulk_ids)`;
+  },
+};
+
+/** Drops what `deletedIds` made for a delete of many errors. */
+const deletedIdsDone: PerDatabase<(trx: Kysely<Schema>) => Promise<void>> = {
+  postgres: async () => {},
+  async sqlite(trx) {
+    await sql`drop table if exists temp.error_bulk_ids`.execute(trx);
+  },
+};
+
 /** Deletes errors by id with everything kept about them. */
 async function deleteErrors(trx: Kysely<Schema>, dialect: Dialect, ids: number[]): Promise<number> {
   let deleted = 0;
   for (let at = 0; at < ids.length; at += DELETED_PER_STATEMENT) {
     const part = ids.slice(at, at + DELETED_PER_STATEMENT);
-    deleted += await dialect.choose(deleteErrorRows)(trx, part);
+    const of = await dialect.choose(deletedIds)(trx, part);
+    deleted += await dialect.choose(deleteErrorRows)(trx, part, of);
     for (const table of ['error_occurrences', 'error_histogram', 'error_alerts', 'error_notes', 'error_activity'] as const) {
-      await trx.deleteFrom(table).where(dialect.choose(idIn)('error_id', part)).execute();
+      await trx.deleteFrom(table).where(of('error_id')).execute();
     }
   }
+  if (ids.length >= TRIGGERS_DROPPED_FROM) await dialect.choose(deletedIdsDone)(trx);
   return deleted;
 }
 

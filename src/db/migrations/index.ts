@@ -31,6 +31,7 @@ import { errorPairCountsMigration } from './028_error_pair_counts.js';
 import { alertRuleChangesMigration } from './029_alert_rule_changes.js';
 import { usersDataChangesMigration } from './030_users_data_changes.js';
 import { triageCountsMigration } from './031_triage_counts.js';
+import { bulkUpdateCostsMigration } from './032_bulk_update_costs.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -66,5 +67,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '029_alert_rule_changes': alertRuleChangesMigration(dialect),
     '030_users_data_changes': usersDataChangesMigration(dialect),
     '031_triage_counts': triageCountsMigration(dialect),
+    '032_bulk_update_costs': bulkUpdateCostsMigration(dialect),
   };
 }

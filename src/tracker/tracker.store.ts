@@ -929,11 +929,14 @@ export function infrastructureErrorsRepository(database: Database) {
       // seen on the fewest errors, each a third of a walked row: their error_counts rows; the matches
       // when only `q` is read from an index), and the page is read from the indexes when that prefix
       // of the order did not hold the whole page.
+      // A part of the list's own filters: counted, unless it is all of them (then it is `total`).
+      const given = (some: ErrorFilters) => Object.values(some).filter((value) => value !== undefined).length;
+      const countOf = (part: ErrorFilters) => (given(part) === given(filters) ? total : countMatching(part));
       const readByIndex = async () => {
         const counts = await Promise.all([
-          filters.host === undefined ? Infinity : countMatching({ host: filters.host }),
-          filters.component === undefined ? Infinity : countMatching({ component: filters.component }),
-          filters.status === undefined && filters.assignee === undefined ? Infinity : countMatching({ status: filters.status, assignee: filters.assignee }),
+          filters.host === undefined ? Infinity : countOf({ host: filters.host }),
+          filters.component === undefined ? Infinity : countOf({ component: filters.component }),
+          filters.status === undefined && filters.assignee === undefined ? Infinity : countOf({ status: filters.status, assignee: filters.assignee }),
         ]);
         const fewest = Math.min(...counts);
         return fewest === Infinity ? total : fewest;

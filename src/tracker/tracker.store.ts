@@ -323,10 +323,9 @@ export type ReadFromIndex = boolean | ReadonlySet<'status' | 'q' | 'host' | 'com
 export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, filters: ErrorFilters, dialect: Dialect, fromIndex: ReadFromIndex = true, searchKey?: string) {
   const reads = (name: 'status' | 'q' | 'host' | 'component' | 'errorClass') => (typeof fromIndex === 'boolean' ? fromIndex : fromIndex.has(name));
   // Tested on each error of the walk, as chosen. PostgreSQL would otherwise join the `exists` as a
-  // semi-join and, by statistics that lag an incident's new errors (a host's estimated at one row when
-  // it had 10,000), read all of the value's errors and sort them: 27 ms and growing with the
-  // incident, against 0.3 ms for the walk. `offset 0` keeps the subquery a test per row
-  // (docs/architecture.md#the-page).
+  // semi-join and, by statistics that lag an incident's new errors (a host it never saw estimated at
+  // one error), read all of the value's errors and sort them, a cost growing with the incident.
+  // `offset 0` keeps the subquery a test per row (docs/architecture.md#the-page).
   const perError = dialect.choose({ sqlite: false, postgres: true });
   const eachError = <Q extends { offset(offset: number): Q }>(subquery: Q): Q => (perError ? subquery.offset(0) : subquery);
   const conditions = [];
@@ -909,12 +908,23 @@ export function infrastructureErrorsRepository(database: Database) {
       const walkCheaper = (matches: number) => matches * matches > WALKED_ROW_COST * (offset + limit) * all;
       const indexed = filters.q !== undefined || filters.host !== undefined || filters.component !== undefined || filters.status !== undefined || filters.assignee !== undefined;
       const fromIndex = new Set<'status' | 'q' | 'host' | 'component' | 'errorClass'>();
+      // A part of the list's own filters: counted once (the bound and the index read ask the same),
+      // unless it is all of them (then it is `total`).
+      const given = (some: ErrorFilters) => Object.values(some).filter((value) => value !== undefined).length;
+      const counted = new Map<string, Promise<number>>();
+      const countOf = (part: ErrorFilters): number | Promise<number> => {
+        if (given(part) === given(filters)) return total;
+        const key = JSON.stringify(part);
+        let count = counted.get(key);
+        if (count === undefined) counted.set(key, (count = countMatching(part)));
+        return count;
+      };
       const readFromIndexes = async () => {
         for (const name of ['status', 'q', 'host', 'component'] as const) fromIndex.add(name);
         // Seen on a host and a component: the ids of the one seen on fewer errors, the other tested
         // on each of them by its breakdown key (not two lists of ids intersected).
         if (filters.host !== undefined && filters.component !== undefined) {
-          const [host, component] = await Promise.all([countMatching({ host: filters.host }), countMatching({ component: filters.component })]);
+          const [host, component] = await Promise.all([countOf({ host: filters.host }), countOf({ component: filters.component })]);
           fromIndex.delete(host <= component ? 'component' : 'host');
         }
       };
@@ -929,9 +939,6 @@ export function infrastructureErrorsRepository(database: Database) {
       // seen on the fewest errors, each a third of a walked row: their error_counts rows; the matches
       // when only `q` is read from an index), and the page is read from the indexes when that prefix
       // of the order did not hold the whole page.
-      // A part of the list's own filters: counted, unless it is all of them (then it is `total`).
-      const given = (some: ErrorFilters) => Object.values(some).filter((value) => value !== undefined).length;
-      const countOf = (part: ErrorFilters) => (given(part) === given(filters) ? total : countMatching(part));
       const readByIndex = async () => {
         const counts = await Promise.all([
           filters.host === undefined ? Infinity : countOf({ host: filters.host }),

@@ -198,11 +198,14 @@ describe('error_counts (migration 007)', () => {
     assert.equal(page.total, 2000);
     const walk = pages.map((node) => db.getExecutor().compileQuery(node, createQueryId())).find((query) => query.sql.includes('exists'));
     assert.ok(walk, 'the page walks the list');
-    const { rows } = await sql.raw<{ 'QUERY PLAN': string }>(`explain ${walk.sql.replace(/\$(\d+)/g, (_, n: string) => sql.lit(walk.parameters[Number(n) - 1]).compile(db).sql)}`).execute(db);
+    const { rows } = await sql.raw<{ 'QUERY PLAN': string }>(`explain analyze ${walk.sql.replace(/\$(\d+)/g, (_, n: string) => sql.lit(walk.parameters[Number(n) - 1]).compile(db).sql)}`).execute(db);
     const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
     // The walk down (updated_at, id), each error tested by its breakdown key; not the host's 2,000 errors read and sorted.
     assert.match(plan, /Index Only Scan Backward using infrastructure_errors_updated_at/, plan);
     assert.match(plan, /SubPlan/, plan);
+    // The walk read as far as its page, not first as far as its bound (2,000 / 3 entries) to learn where it ends.
+    const walked = [...plan.matchAll(/Index Only Scan Backward using infrastructure_errors_updated_at .*actual time=\S+ rows=(\d+)/g)].map((match) => Number(match[1]));
+    assert.deepEqual(walked, [25], plan);
   });
 
   it('reads the page of a host whose errors are all older than the others\' the same whether the bounded walk holds it or the index is read after it', async () => {

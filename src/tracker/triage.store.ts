@@ -1,8 +1,7 @@
-import { type Expression, type ExpressionBuilder, sql, type SqlBool, type Selectable, type Transaction } from 'kysely';
+import { type Expression, type ExpressionBuilder, sql, type SqlBool, type Selectable } from 'kysely';
 import type { Database } from '../db/database.js';
-import { retryingConflicts } from '../db/conflicts.js';
 import type { ErrorActivityTable, ErrorNotesTable, ErrorTriageTable, Schema } from '../db/schema.js';
-import { type ErrorFilters, filtered, idIn } from './tracker.store.js';
+import { type ErrorFilters, filtered, idIn, trackerTransactions } from './tracker.store.js';
 import type { ActivityEntry, ErrorNote, Triage, TriageChange, TriageStatus } from './triage.js';
 
 type Row = Selectable<ErrorTriageTable>;
@@ -59,9 +58,7 @@ const jsonWord = (word: TriageStatus) => `"${word}"`;
  */
 export function triageRepository(database: Database) {
   const { db, dialect } = database;
-  // Run again when PostgreSQL rolls it back for a deadlock with another (db/conflicts.ts).
-  const trackerTransaction = <T>(work: (trx: Transaction<Schema>) => Promise<T>): Promise<T> =>
-    retryingConflicts(() => db.transaction().execute(work)).finally(() => database.transactionEnded('tracker'));
+  const trackerTransaction = trackerTransactions(database);
 
   /** The earliest time a snooze ends, as known at a tracker data version. */
   let known: { version: string; next: string | null } | undefined;

@@ -225,7 +225,7 @@ describe('users with role_ids', () => {
       // The refused one is 422 (it would leave no administrator) when both were authorised before either
       // committed, or 403 when it was authorised after its sender's admin was already taken.
       const [first, second] = answers.map((res) => res.statusCode).sort();
-      assert.ok(first === 204 && (second === 403 || second === 422), `answers ${answers.map((res) => res.statusCode)}`);
+      assert.ok(first === 204 && (second === 403 || second === 422), `answers ${answers.map((res) => res.statusCode).join(", ")}`);
       const admins = (await rolesInDatabase(t.database)).filter(([, role]) => role === 'admin');
       assert.equal(admins.length, 1);
     } finally {

@@ -546,7 +546,8 @@ const ROW_FILTERS = ['reported', 'q'] as const;
 /**
  * `walkBound`: a walk reads at most about this many errors of the list's order, those whose sort value
  * is at least (descending; at most, ascending) that of the error this many into the order (read from
- * the sort's index by the same statement): a prefix of the order, so a full page from it is the page.
+ * the sort's index by the same statement; on PostgreSQL the walk's own limit instead, readPage): a
+ * prefix of the order, so a full page from it is the page.
  * `'never'`: the matches are read from the indexes and sorted, never the order walked (PostgreSQL's
  * planner, taking them as spread evenly, would otherwise walk it after the bounded walk found too few).
  */

@@ -50,18 +50,28 @@ if (processes > 1 && cluster.isPrimary) {
  * fastify server must do with the same credential on each request: Basic, the Authorization header
  * compared with the expected one in constant time; the session cookie, its value read from the Cookie
  * header and looked up in a Map of sessions. Anything else is a 401. No other hook, no logger.
+ * With `perRequestHeaders`, it also makes anew the two headers whose values docs/api.md#response-headers
+ * wants new on every answer: X-Request-Id, a random UUID (fastify's genReqId), and X-Runtime, the
+ * seconds since the request arrived (fastify's reply.elapsedTime); the rest stay cmi's bytes.
  */
 const FASTIFY_SOURCE = `
 const cluster = require('node:cluster');
-const { timingSafeEqual } = require('node:crypto');
-const { port, processes, status, headers, body, path, auth, fastifyPath } = JSON.parse(process.env.BARE_FASTIFY);
+const { randomUUID, timingSafeEqual } = require('node:crypto');
+const { port, processes, status, headers, body, path, auth, fastifyPath, perRequestHeaders } = JSON.parse(process.env.BARE_FASTIFY);
 if (processes > 1 && cluster.isPrimary) {
   let listening = 0;
   for (let i = 0; i < processes; i++) cluster.fork().on('listening', () => ++listening === processes && console.log('ready'));
 } else {
-  const fastify = require(fastifyPath)({ logger: false });
+  const fastify = require(fastifyPath)(perRequestHeaders ? { logger: false, genReqId: () => randomUUID() } : { logger: false });
   const bytes = Buffer.from(body, 'base64');
   const expected = auth.kind === 'basic' ? Buffer.from(auth.value) : undefined;
+  // Seconds with six decimals as cmi writes them (src/http/common-headers.ts), cheaper than toFixed.
+  const PREFIX = ['', '.00000', '.0000', '.000', '.00', '.0', '.'];
+  const secondsText = (millis) => {
+    const micros = Math.round(millis * 1000);
+    const fraction = micros % 1000000;
+    return (micros - fraction) / 1000000 + PREFIX[String(fraction).length] + fraction;
+  };
   const sessions = new Map(auth.kind === 'cookie' ? [[auth.value, { userId: 1 }]] : []);
   const sessionOf = (cookie) => {
     if (cookie === undefined) return undefined;
@@ -81,7 +91,9 @@ if (processes > 1 && cluster.isPrimary) {
   fastify.get(path, (request, reply) => {
     if (!allowed(request)) return reply.code(401).send('');
     // An empty body (a 304) sent as no payload: a Buffer would get fastify's application/octet-stream.
-    reply.code(status).headers(headers).send(bytes.length === 0 ? undefined : bytes);
+    reply.code(status).headers(headers);
+    if (perRequestHeaders) reply.header('x-request-id', request.id).header('x-runtime', secondsText(reply.elapsedTime));
+    reply.send(bytes.length === 0 ? undefined : bytes);
   });
   fastify.listen({ port, host: '127.0.0.1' }).then(() => processes > 1 || console.log('ready'));
 }
@@ -124,9 +136,10 @@ function startPinned(script: string, cores: string, env: Record<string, string>,
  * Starts the bare fastify reference on `path` (no query) and waits until it listens: `answer` to a
  * request carrying `auth`, 401 to any other.
  */
-export function startBareFastify(answer: RawAnswer, path: string, auth: BareAuth, options: Omit<RawServerOptions, 'readBody'>): Promise<ChildProcess> {
+export function startBareFastify(answer: RawAnswer, path: string, auth: BareAuth, options: Omit<RawServerOptions, 'readBody'> & { perRequestHeaders?: boolean }): Promise<ChildProcess> {
   fastifyScriptPath ??= scriptFile('bare-fastify.cjs', FASTIFY_SOURCE);
   const config = {
+    perRequestHeaders: options.perRequestHeaders ?? false,
     port: options.port,
     processes: options.processes ?? 1,
     status: answer.status,

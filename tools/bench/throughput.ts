@@ -8,13 +8,14 @@ import type { ChildProcess } from 'node:child_process';
 import { type RunningServer, startServer } from '../../test/support/cli.js';
 import { BASIC, DATABASE_NAMES, type DatabaseKind, type SharedDatabases } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
-import { answerOf, bareAuthOf, startBareFastify, startRawServer } from './raw-server.js';
+import { answerOf, bareAuthOf, type RawAnswer, startBareFastify, startRawServer } from './raw-server.js';
 import { fmt, median, processTree, residentMb, stop } from './support.js';
 import { wrk, type WrkResult } from './wrk.js';
 
 const PORT = 3321;
 const RAW_PORT = 3322;
 const FASTIFY_PORT = 3323;
+const HEADERS_FASTIFY_PORT = 3324;
 const CONNECTIONS = 50;
 const USERS_PAGE = '/users.json?page=4&per_page=2';
 const ERRORS = '/sysadmin_tools/infrastructure/errors';
@@ -59,7 +60,7 @@ export interface ThroughputOptions {
 }
 
 interface Target {
-  name: 'raw' | 'fastify' | 'cmi' | 'cmi 200';
+  name: 'raw' | 'fastify' | 'fastify + headers' | 'cmi' | 'cmi 200';
   url: string;
   headers: Record<string, string>;
 }
@@ -105,6 +106,7 @@ async function runScenario(scenario: Scenario, kind: DatabaseKind, workers: numb
   let server: RunningServer | undefined;
   let raw: ChildProcess | undefined;
   let bare: ChildProcess | undefined;
+  let headed: ChildProcess | undefined;
   try {
     server = await startServer({ DATABASE_URL: url, CMI_ERRORS_RATE_LIMIT: '1000000' }, ['--workers', String(workers)], {
       port: PORT, cores: serverCores, stderr: 'inherit', program: 'built',
@@ -117,14 +119,20 @@ async function runScenario(scenario: Scenario, kind: DatabaseKind, workers: numb
     if (answer.status !== expected) throw new Error(`${path}: cmi answered ${answer.status}, not ${expected}: ${answer.body}`);
     raw = await startRawServer(answer, { port: RAW_PORT, cores: serverCores, processes: workers });
     bare = await startBareFastify(answer, path.split('?')[0] as string, bareAuthOf(headers), { port: FASTIFY_PORT, cores: serverCores, processes: workers });
+    headed = await startBareFastify(answer, path.split('?')[0] as string, bareAuthOf(headers), { port: HEADERS_FASTIFY_PORT, cores: serverCores, processes: workers, perRequestHeaders: true });
     const targets: Target[] = [
       { name: 'raw', url: `http://127.0.0.1:${RAW_PORT}${path}`, headers },
       { name: 'fastify', url: `http://127.0.0.1:${FASTIFY_PORT}${path}`, headers },
+      { name: 'fastify + headers', url: `http://127.0.0.1:${HEADERS_FASTIFY_PORT}${path}`, headers },
       { name: 'cmi', url: `${base}${path}`, headers },
     ];
-    for (const target of targets.slice(0, 2)) {
+    for (const target of targets.slice(0, 3)) {
+      // The headers reference makes its own X-Request-Id and X-Runtime: the same kind of value, not the same one.
+      const own = target.name === 'fastify + headers';
       const reference = await answerOf(await fetch(target.url, { headers }));
-      if (JSON.stringify(reference) !== JSON.stringify(answer)) throw new Error(`${path}: the ${target.name} reference does not answer what cmi answered: ${JSON.stringify(reference)} vs ${JSON.stringify(answer)}`);
+      if (JSON.stringify(own ? withOwnHeaders(reference) : reference) !== JSON.stringify(own ? withOwnHeaders(answer) : answer)) {
+        throw new Error(`${path}: the ${target.name} reference does not answer what cmi answered: ${JSON.stringify(reference)} vs ${JSON.stringify(answer)}`);
+      }
     }
     if (scenario.credentials === 'etag') targets.push({ name: 'cmi 200', url: `${base}${path}`, headers: { Authorization: BASIC } });
     for (const target of targets) await warmUp(target, options, wrkCores);
@@ -139,8 +147,16 @@ async function runScenario(scenario: Scenario, kind: DatabaseKind, workers: numb
   } finally {
     if (raw) await stop(raw);
     if (bare) await stop(bare);
+    if (headed) await stop(headed);
     if (server) await server.stop();
   }
+}
+
+/** `answer` with its X-Request-Id and X-Runtime values reduced to their form (a UUID; seconds with six decimals). */
+function withOwnHeaders(answer: RawAnswer): RawAnswer {
+  const { 'x-request-id': id, 'x-runtime': runtime, ...rest } = answer.headers;
+  const form = `${/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id ?? '')} ${/^\d+\.\d{6}$/.test(runtime ?? '')}`;
+  return { ...answer, headers: { ...rest, 'x-request-id': form, 'x-runtime': form } };
 }
 
 /** Each round's ratio of a figure of `over` to the same figure of `under` (rounds measured seconds apart). */
@@ -209,6 +225,11 @@ export async function throughputSection(options: ThroughputOptions): Promise<str
     const peak = Math.max(...outcomes.flatMap((outcome) => outcome.peakRss));
     return `${most.toFixed(0)} MB ${most <= RSS_GOAL_MB ? 'reached' : '**missed**'} (peak ${peak.toFixed(0)} MB)`;
   });
+  const headersHead = `| scenario | ${settings.map((outcome) => `${setting(outcome)}: fastify + headers / bare fastify | cmi / fastify + headers`).join(' | ')} |\n|---|${settings.map(() => '---|---|').join('')}`;
+  const headersRows = scenarios.map((scenario) => {
+    const cells = (results.get(scenario) as Outcome[]).map((outcome) => `${ratioText(roundRatios(outcome, 'fastify + headers', 'fastify', rate))} | ${ratioText(roundRatios(outcome, 'cmi', 'fastify + headers', rate))}`);
+    return `| ${scenario.name} | ${cells.join(' | ')} |`;
+  });
   const warm = options.warmUpSeconds > 0 ? `${options.warmUpSeconds} s of wrk` : '300 sequential requests';
   return `
 ## Throughput against bare fastify and raw node:http
@@ -217,8 +238,8 @@ ${provenance(options.info)}
 
 cmi is what \`npm start\` runs (bin/cmi.js and dist/, compiled by the run), on one database holding
 ${fmt(options.users)} users and ${fmt(options.errors)} infrastructure errors (tools/bench/datasets.ts). For every scenario a fresh
-\`cmi serve --workers N\` starts and is asked once; then two references start (tools/bench/raw-server.ts), each
-answering every request with exactly what cmi answered (status, body and headers, but Date, Connection and
+\`cmi serve --workers N\` starts and is asked once; then three references start (tools/bench/raw-server.ts), each
+answering every request with what cmi answered (status, body and headers, but Date, Connection and
 Keep-Alive, which node:http adds itself; the run checks the bytes are the same):
 
 - **bare fastify**, the reference of the goals: fastify with one route, the scenario's path, and the least work
@@ -227,12 +248,16 @@ Keep-Alive, which node:http adds itself; the run checks the bytes are the same):
   Cookie header and looked up in a Map of sessions; 401 otherwise. No other hook, no logger. cmi / bare fastify is
   thus what cmi costs beyond fastify and a check of the credential it must make anyway: its gate, routing,
   headers and rendering.
+- **fastify + headers**: bare fastify that also makes anew, on every answer, the two headers whose values
+  docs/api.md#response-headers wants new each time: X-Request-Id (a random UUID, fastify's \`genReqId\`) and
+  X-Runtime (fastify's \`reply.elapsedTime\`); the other bytes are cmi's, the run checks these two by their form.
+  fastify + headers / bare fastify is what those two headers alone cost any fastify server; not a goal.
 - **raw node:http**: \`res.writeHead\` and \`res.end\` of the same bytes, no check: what the machine allows.
 
 With \`--workers 1\` cmi and the references are pinned to core 0 and wrk to core 1; with \`--workers 2\` cmi's two
 workers, each reference's two (node:cluster) and wrk all run on cores 0 and 1, since this 2-core machine has none
 to spare. wrk: 1 thread, ${CONNECTIONS} connections, \`--latency\`, ${options.seconds} s a run after ${warm} per target; ${options.rounds} rounds, the
-three targets taking turns in each round. requests/s and p50/p99 are medians over the rounds; a ratio is the median
+four targets taking turns in each round. requests/s and p50/p99 are medians over the rounds; a ratio is the median
 of the rounds' ratios, with their spread (min-max) in brackets. The latency goal is relative too: cmi's p99 at most
 ${P99_GOAL_TIMES_RAW}x the raw server's p99 of the same round (an absolute figure on this machine says more about the scheduler and
 wrk on a shared core than about the server). RSS: VmRSS of each cmi process right after its last run, what it
@@ -245,6 +270,14 @@ ${summaryHead}
 ${summary.join('\n')}
 | cmi p99 at most ${P99_GOAL_TIMES_RAW}x raw p99 at ${CONNECTIONS} connections | yes | ${p99Row.join(' | ')} |
 | RSS per process under the users scenarios' load (${fmt(options.users)} users) | <= ${RSS_GOAL_MB} MB | ${rssRow.join(' | ')} |
+
+### What the per-request headers cost
+
+The same rounds, with fastify + headers between bare fastify and cmi: the first ratio is what making X-Request-Id
+and X-Runtime on each answer costs fastify itself, the second what cmi costs beyond that.
+
+${headersHead}
+${headersRows.join('\n')}
 
 ${scenarios.map((scenario) => scenarioTable(scenario, results.get(scenario) as Outcome[])).join('\n')}`;
 }

@@ -263,10 +263,11 @@ function superviseWorkers(config: Config, database: Database, first: FirstAdmini
 /** `cmi serve`: one process, or a primary supervising `config.workers` workers. */
 export async function serve(config: Config): Promise<void> {
   if (cluster.isWorker) {
-    await runServer(config, openDatabase(config));
+    await runServer(config, openDatabase(config, { serving: true }));
     return;
   }
-  const database = openDatabase(config);
+  // The primary of several workers only migrates and supervises: the workers serve.
+  const database = openDatabase(config, { serving: config.workers === 1 });
   await migrateToLatest(database, { onWait: warn(config) }).catch(async (error: unknown) => {
     await database.close();
     reportStartFailure(config, error);

@@ -1,7 +1,7 @@
 import { DEFAULT_MIGRATION_TABLE, Kysely, Migrator, sql } from 'kysely';
 import { dialectFor } from './database-url.js';
 import type { DataVersions } from './dialects/change-notifications/change-notifications.js';
-import type { PoolSettings, PoolUse } from './dialects/connection/connection.js';
+import type { OpenOptions, PoolSettings, PoolUse } from './dialects/connection/connection.js';
 import type { Dialect } from './dialects/dialect.js';
 import { MIGRATION_NAMES } from './migrations/names.js';
 import type { Schema } from './schema.js';
@@ -35,9 +35,10 @@ export { DatabaseMissing } from './dialects/connection/connection.js';
 
 /**
  * Opens the database `databaseUrl` names (a Config will do); nothing is read until it is used. A SQLite
- * file that is not there is created, unless `mustExist` (then DatabaseMissing).
+ * file that is not there is created, unless `mustExist` (then DatabaseMissing). `serving`: the
+ * database of \`cmi serve\` (OpenOptions).
  */
-export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool: PoolSettings }, options: { mustExist?: boolean } = {}): Database {
+export function openDatabase({ databaseUrl, pool }: { databaseUrl: string; pool: PoolSettings }, options: OpenOptions = {}): Database {
   const dialect = dialectFor(databaseUrl);
   const writes = new WriteCounter();
   const connection = dialect.connection.open<Schema>(pool, writes, options);

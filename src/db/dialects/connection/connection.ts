@@ -29,6 +29,16 @@ export interface Connection<DB> {
   onQueryTime?: (observer: (seconds: number) => void) => void;
 }
 
+export interface OpenOptions {
+  /** Do not create a database that is not there (DatabaseMissing instead). */
+  mustExist?: boolean;
+  /**
+   * The connection serves requests (\`cmi serve\`): SQLite copies its WAL into the database from a
+   * thread of its own (sqlite-checkpointer.ts), not from the event loop. Nothing on PostgreSQL.
+   */
+  serving?: boolean;
+}
+
 /**
  * Opens one database (its file or URL given when the connector was made), keeping a sick database
  * from hanging the server: sqlite-driver.ts waits for another process's lock between tries,
@@ -38,9 +48,9 @@ export interface Connector {
   /**
    * Opens the database; `writes` counts this process's own writes, part of the data version. With
    * `mustExist`, a database that is not there is not created: DatabaseMissing (SQLite: no file; a
-   * PostgreSQL database is never created by connecting).
+   * PostgreSQL database is never created by connecting); `serving`: see OpenOptions.
    */
-  open<DB>(pool: PoolSettings, writes: WriteCounter, options?: { mustExist?: boolean }): Connection<DB>;
+  open<DB>(pool: PoolSettings, writes: WriteCounter, options?: OpenOptions): Connection<DB>;
 }
 
 /** The database asked for with `mustExist` is not there; `where` is its absolute path. */

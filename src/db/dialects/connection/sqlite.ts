@@ -5,9 +5,10 @@ import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from '
 import type { WriteCounter } from '../change-notifications/write-counter.js';
 import { sqliteDataVersions } from '../change-notifications/sqlite.js';
 import { addUnicodeLower } from '../text/sqlite.js';
-import { type Connection, type Connector, DatabaseMissing, type PoolSettings } from './connection.js';
+import { type Connection, type Connector, DatabaseMissing, type OpenOptions, type PoolSettings } from './connection.js';
 import { sqliteOpenFailure } from './connection-failure.js';
 import { DatabaseUnavailable } from './database-unavailable.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 import { isLocked, SqliteDriver } from './sqlite-driver.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
@@ -32,7 +33,7 @@ export const SQLITE_CACHE_KIB = -65_536;
 /** SQLite, embedded, in the file at `path`: one connection a process, in WAL mode. */
 export function sqliteConnector(path: string): Connector {
   return {
-    open<DB>(pool: PoolSettings, writes: WriteCounter, { mustExist = false } = {}): Connection<DB> {
+    open<DB>(pool: PoolSettings, writes: WriteCounter, { mustExist = false, serving = false }: OpenOptions = {}): Connection<DB> {
       // Opening a file that is not there creates it (and its folder, here): only when asked to.
       if (mustExist && !existsSync(path)) throw new DatabaseMissing(path);
       let sqlite: SQLite.Database;
@@ -63,6 +64,9 @@ export function sqliteConnector(path: string): Connector {
       // hot pages) is copied once for all of them, which makes a stream of error reports about a
       // third cheaper (docs/benchmarks.md#error-tracker). The WAL file keeps that size on disk.
       sqlite.pragma('wal_autocheckpoint = 10000');
+      // Serving, the copying is done by a thread of its own, a little at a time (docs/architecture.md#sqlite-checkpoints):
+      // the limit above is then only the fallback, should that thread fail or fall behind.
+      const checkpointer = serving ? startCheckpointer(path) : undefined;
       sqlite.pragma('foreign_keys = ON');
       // A page cache of up to 64 MB (SQLite's default is 2 MB): on a tracker of 1,000,000 errors a
       // list's first visit reads its index ranges and rows from here, not through a read() of the
@@ -87,7 +91,11 @@ export function sqliteConnector(path: string): Connector {
       return {
         db,
         dataVersions: sqliteDataVersions(sqlite, writes),
-        close: () => db.destroy(),
+        close: async () => {
+          // The thread's connection first: the last one to close removes the WAL, having copied it.
+          await checkpointer?.stop();
+          await db.destroy();
+        },
         poolUse: () => driver.use(),
       };
     },

@@ -6,18 +6,19 @@ export const CHECKPOINT_INTERVAL_MS = 250;
 
 /**
  * The checkpointer's thread (CommonJS, run with `eval`: no file of its own to find from src/ or dist/):
- * its own connection to the database, a passive checkpoint every `intervalMs` (it waits for no lock,
- * blocks no reader nor writer; one that finds the checkpoint lock taken skips its turn), and on the
- * message to stop, the connection closed and the thread ended.
+ * its own connection to the database, a passive checkpoint every `intervalMs` (it waits for no lock and
+ * blocks no reader nor writer), and on the message to stop, the connection closed and the thread ended.
  */
 const SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const SQLite = require(workerData.driver);
 const db = new SQLite(workerData.path, { fileMustExist: true });
 db.pragma('busy_timeout = 0');
-const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+let checkpoint;
 const timer = setInterval(() => {
-  try { checkpoint.get(); } catch { /* locked (a backup, another process's checkpoint): the next turn */ }
+  // Prepared in the first turn that can: a turn that finds the database locked (another process's
+  // checkpoint, a migration switching it to WAL, a sqlite3 shell) leaves the copying to the next.
+  try { (checkpoint ??= db.prepare('PRAGMA wal_checkpoint(PASSIVE)')).get(); } catch {}
 }, workerData.intervalMs);
 parentPort.once('message', () => {
   clearInterval(timer);

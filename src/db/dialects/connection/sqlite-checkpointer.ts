@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
 /** How often the checkpointer copies what the WAL holds into the database file, in milliseconds. */
-export const CHECKPOINT_INTERVAL_MS = 250;
+const CHECKPOINT_INTERVAL_MS = 250;
 
 /**
  * The checkpointer's thread (CommonJS, run with `eval`: no file of its own to find from src/ or dist/):

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { sql } from 'kysely';
 import SQLite from 'better-sqlite3';
 import { openDatabase } from '../src/db/database.js';
@@ -10,6 +10,13 @@ import { startServer } from './support/cli.js';
 import { eventually } from './support/eventually.js';
 
 const POOL = { size: 1, statementTimeoutMs: 5000 };
+
+/** A SQLite file's path in a temp dir of the test's own, removed after it (freshDatabase follows DATABASE_URL; these tests are SQLite's). */
+function sqlitePath(t: TestContext, name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cmi-checkpointer-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return join(dir, name);
+}
 
 /** Writes about 2 MB (500 pages) in one transaction: far below the serving connection's own checkpoint limit (10,000 pages). */
 async function write(database: ReturnType<typeof openDatabase>): Promise<void> {
@@ -19,16 +26,15 @@ async function write(database: ReturnType<typeof openDatabase>): Promise<void> {
 
 describe('SQLite checkpoints of a serving connection', () => {
   it('are made by the checkpointer thread: the database file takes in what the WAL held, and closing leaves no WAL behind', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'cmi-checkpointer-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const path = join(dir, 'serving.sqlite3');
+    const path = sqlitePath(t, 'serving.sqlite3');
     const database = openDatabase({ databaseUrl: `sqlite:${path}`, pool: POOL }, { serving: true });
     await sql`select 1`.execute(database.db);
     const before = statSync(path).size;
     await write(database);
     // The serving connection would copy nothing before 10,000 pages: the file grows by the thread's checkpoints alone.
     await eventually(() => assert.ok(statSync(path).size >= before + 500 * 4096, `the database file is ${statSync(path).size} bytes, from ${before}`));
-    const reader = new SQLite(path, { readonly: true });
+    // A connection of its own, as another process would read the file.
+    const reader = new SQLite(path, { fileMustExist: true });
     assert.deepEqual(reader.prepare('select count(*) as n from filler').get(), { n: 500 });
     reader.close();
     await database.close();
@@ -36,9 +42,7 @@ describe('SQLite checkpoints of a serving connection', () => {
   });
 
   it('are not started for a connection that does not serve (a command): the WAL keeps what it holds until its own limit', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'cmi-checkpointer-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const path = join(dir, 'command.sqlite3');
+    const path = sqlitePath(t, 'command.sqlite3');
     const database = openDatabase({ databaseUrl: `sqlite:${path}`, pool: POOL });
     await sql`select 1`.execute(database.db);
     const before = statSync(path).size;
@@ -51,9 +55,7 @@ describe('SQLite checkpoints of a serving connection', () => {
   });
 
   it('are made for `cmi serve`: while it serves, the database file holds what its start-up wrote; stopped, no WAL is left', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'cmi-checkpointer-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const path = join(dir, 'served.sqlite3');
+    const path = sqlitePath(t, 'served.sqlite3');
     const server = await startServer({ DATABASE_URL: `sqlite:${path}`, CMI_ADMIN_PASSWORD: '' });
     try {
       // The migrations' tables and the administrator went to the WAL; a file of one page has taken in none of them.

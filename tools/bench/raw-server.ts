@@ -52,12 +52,13 @@ if (processes > 1 && cluster.isPrimary) {
  * header and looked up in a Map of sessions. Anything else is a 401. No other hook, no logger.
  * With `perRequestHeaders`, it also makes anew the two headers whose values docs/api.md#response-headers
  * wants new on every answer: X-Request-Id, a random UUID (fastify's genReqId), and X-Runtime, the
- * seconds since the request arrived (fastify's reply.elapsedTime); the rest stay cmi's bytes.
+ * seconds since the request arrived (fastify's reply.elapsedTime, written by cmi's secondsText); the rest
+ * stay cmi's bytes.
  */
 const FASTIFY_SOURCE = `
 const cluster = require('node:cluster');
 const { randomUUID, timingSafeEqual } = require('node:crypto');
-const { port, processes, status, headers, body, path, auth, fastifyPath, perRequestHeaders } = JSON.parse(process.env.BARE_FASTIFY);
+const { port, processes, status, headers, body, path, auth, fastifyPath, perRequestHeaders, commonHeadersUrl } = JSON.parse(process.env.BARE_FASTIFY);
 if (processes > 1 && cluster.isPrimary) {
   let listening = 0;
   for (let i = 0; i < processes; i++) cluster.fork().on('listening', () => ++listening === processes && console.log('ready'));
@@ -65,13 +66,9 @@ if (processes > 1 && cluster.isPrimary) {
   const fastify = require(fastifyPath)(perRequestHeaders ? { logger: false, genReqId: () => randomUUID() } : { logger: false });
   const bytes = Buffer.from(body, 'base64');
   const expected = auth.kind === 'basic' ? Buffer.from(auth.value) : undefined;
-  // Seconds with six decimals as cmi writes them (src/http/common-headers.ts), cheaper than toFixed.
-  const PREFIX = ['', '.00000', '.0000', '.000', '.00', '.0', '.'];
-  const secondsText = (millis) => {
-    const micros = Math.round(millis * 1000);
-    const fraction = micros % 1000000;
-    return (micros - fraction) / 1000000 + PREFIX[String(fraction).length] + fraction;
-  };
+  // X-Runtime written by cmi's own function (compiled to dist/ by the run before any server starts).
+  let secondsText;
+  const loaded = perRequestHeaders ? import(commonHeadersUrl).then((module) => { secondsText = module.secondsText; }) : Promise.resolve();
   const sessions = new Map(auth.kind === 'cookie' ? [[auth.value, { userId: 1 }]] : []);
   const sessionOf = (cookie) => {
     if (cookie === undefined) return undefined;
@@ -95,7 +92,7 @@ if (processes > 1 && cluster.isPrimary) {
     if (perRequestHeaders) reply.header('x-request-id', request.id).header('x-runtime', secondsText(reply.elapsedTime));
     reply.send(bytes.length === 0 ? undefined : bytes);
   });
-  fastify.listen({ port, host: '127.0.0.1' }).then(() => processes > 1 || console.log('ready'));
+  loaded.then(() => fastify.listen({ port, host: '127.0.0.1' })).then(() => processes > 1 || console.log('ready'));
 }
 `;
 
@@ -140,6 +137,7 @@ export function startBareFastify(answer: RawAnswer, path: string, auth: BareAuth
   fastifyScriptPath ??= scriptFile('bare-fastify.cjs', FASTIFY_SOURCE);
   const config = {
     perRequestHeaders: options.perRequestHeaders ?? false,
+    commonHeadersUrl: new URL('../../dist/http/common-headers.js', import.meta.url).href,
     port: options.port,
     processes: options.processes ?? 1,
     status: answer.status,

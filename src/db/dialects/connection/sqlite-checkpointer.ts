@@ -45,8 +45,6 @@ export function startCheckpointer(path: string, intervalMs = CHECKPOINT_INTERVAL
     workerData: { path, driver, intervalMs },
     // A connection and a timer: a small heap is plenty (and keeps the process's RSS near what it was).
     resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2 },
-    stdout: false,
-    stderr: false,
   });
   // Not a reason for the process to stay up; a thread that fails (the file gone) leaves the fallback.
   worker.unref();

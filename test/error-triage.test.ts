@@ -387,7 +387,7 @@ describe('regressions and alerts', { timeout: 120_000 }, () => {
   });
 });
 
-describe('cmi errors resolve|ignore|snooze|assign|note|notes|activity', { timeout: 120_000 }, () => {
+describe('cmi errors resolve|ignore|snooze|assign|note|notes|activity', { timeout: 600_000 }, () => {
   let t: TestApp;
   let home: string;
   let env: Record<string, string>;

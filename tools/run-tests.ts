@@ -1,0 +1,132 @@
+/**
+ * `npm test`: runs the test files given (all of test/*.test.ts when none is), several at a time, each in
+ * a process of its own under node:test, and prints each pass's wall time and its ten slowest files.
+ * docs/architecture.md ("Running the tests") says how to run one file, one test by name, and why the
+ * files may run side by side.
+ *
+ *   npm test                                   every file
+ *   npm test -- test/version.test.ts           just that file (several may be given)
+ *   npm test -- test/users-list.test.ts --test-name-pattern='page 2'
+ *                                              options beginning with -- go to node's test runner
+ *
+ * CMI_TEST_CONCURRENCY sets how many files run at once (default: see defaultConcurrency).
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** A file still running after this long is ended and counted as failed. */
+const fileBoundMs = 15 * 60_000;
+
+interface FileResult {
+  file: string;
+  ms: number;
+  ok: boolean;
+  tests: number;
+  output: string;
+}
+
+/**
+ * One file a core: the suite is bound by the CPU (the CLI tests' processes, compiled through tsx, and the
+ * servers they start), so more files than cores at once only stretch each file (docs/architecture.md,
+ * "Running the tests", gives the measurement).
+ */
+function defaultConcurrency(): number {
+  return Math.max(1, availableParallelism());
+}
+
+function parseArguments(argv: string[]): { files: string[]; nodeOptions: string[] } {
+  const files: string[] = [];
+  const nodeOptions: string[] = [];
+  for (const argument of argv) {
+    if (argument.startsWith('--')) nodeOptions.push(argument);
+    else files.push(resolve(argument));
+  }
+  if (files.length === 0) {
+    const testDir = join(root, 'test');
+    for (const name of readdirSync(testDir).sort()) if (name.endsWith('.test.ts')) files.push(join(testDir, name));
+  }
+  return { files, nodeOptions };
+}
+
+/** Where the last run's times are kept, so the next run starts the longest files first. */
+const timesFile = join(root, 'node_modules', '.cache', 'cmi-tests', `times-${process.env.DATABASE_URL ? 'postgres' : 'sqlite'}.json`);
+
+function lastTimes(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(timesFile, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+function runFile(file: string, nodeOptions: string[]): Promise<FileResult> {
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-force-exit', `--test-timeout=${fileBoundMs}`, '--test-reporter=spec', ...nodeOptions, file],
+    { cwd: root, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+  let timedOut = false;
+  const bound = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, fileBoundMs + 30_000);
+  return new Promise((resolveResult) => {
+    child.on('close', (code) => {
+      clearTimeout(bound);
+      let output = Buffer.concat(chunks).toString('utf8');
+      if (timedOut) output += `\nrun-tests: ended after ${fileBoundMs / 60_000} minutes\n`;
+      const tests = Number(/^ℹ tests (\d+)$/m.exec(output)?.[1] ?? 0);
+      resolveResult({ file, ms: performance.now() - started, ok: code === 0 && !timedOut, tests, output });
+    });
+  });
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+async function main(): Promise<void> {
+  const { files, nodeOptions } = parseArguments(process.argv.slice(2));
+  const concurrency = Math.max(1, Number(process.env.CMI_TEST_CONCURRENCY) || defaultConcurrency());
+  const times = lastTimes();
+  const queue = [...files].sort((a, b) => (times[relative(root, b)] ?? 0) - (times[relative(root, a)] ?? 0));
+  const showAll = process.argv.slice(2).some((argument) => !argument.startsWith('--'));
+  const database = process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite';
+  console.log(`run-tests: ${files.length} file(s) on ${database}, ${Math.min(concurrency, files.length)} at a time`);
+
+  const started = performance.now();
+  const results: FileResult[] = [];
+  async function worker(): Promise<void> {
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      const result = await runFile(file, nodeOptions);
+      results.push(result);
+      const name = relative(root, file);
+      if (showAll || !result.ok) process.stdout.write(`\n── ${name}\n${result.output}`);
+      console.log(`${result.ok ? 'pass' : 'FAIL'} ${name} (${result.tests} tests, ${seconds(result.ms)})`);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+  const wallMs = performance.now() - started;
+
+  const failed = results.filter((result) => !result.ok);
+  const tests = results.reduce((sum, result) => sum + result.tests, 0);
+  console.log(`\nrun-tests: ${results.length - failed.length} of ${results.length} file(s) passed, ${tests} tests, wall time ${seconds(wallMs)} on ${database}`);
+  console.log('slowest files:');
+  for (const result of [...results].sort((a, b) => b.ms - a.ms).slice(0, 10)) console.log(`  ${seconds(result.ms).padStart(8)}  ${relative(root, result.file)}`);
+  if (failed.length > 0) console.log(`failed:\n${failed.map((result) => `  ${relative(root, result.file)}`).join('\n')}`);
+
+  for (const result of results) times[relative(root, result.file)] = Math.round(result.ms);
+  mkdirSync(dirname(timesFile), { recursive: true });
+  writeFileSync(timesFile, JSON.stringify(times, null, 1));
+  process.exitCode = failed.length > 0 ? 1 : 0;
+}
+
+await main();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { histogram, lineChart, niceStep, sparkline } from '../src/console/svg-charts.js';
+import { histogram, sparkline } from '../src/console/svg-charts.js';
+import { lineChart, niceStep } from '../tools/bench/line-chart.js';
 
 // One SVG renderer, src/console/svg-charts.ts, draws the console's charts and those of docs/benchmarks.md
 // (tools/bench/scale.ts writes its line charts to docs/bench-*.svg): the same data, the same bytes.

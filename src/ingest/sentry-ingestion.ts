@@ -5,6 +5,7 @@ import type { InfrastructureErrors } from '../tracker/tracker.service.js';
 import type { IngestKey } from './ingest-key.js';
 import type { IngestKeysService } from './ingest-keys.service.js';
 import { SentryRateLimited, SentryRefusal } from '../shared/problems.js';
+import { tokenBuckets } from '../shared/rate-limit.js';
 import { DISABLED_KEY, INVALID_KEY, sameKey } from './sentry-auth.js';
 import type { Envelope } from './sentry-envelope.js';
 import { parseEvent } from './sentry-envelope.js';
@@ -25,7 +26,7 @@ export interface SentryIngestionOptions {
  * its rate limit, reads events into reports and records them through the tracker's group commit.
  */
 export function sentryIngestion(keys: IngestKeysService, tracker: InfrastructureErrors, clock: Clock, options: SentryIngestionOptions) {
-  const buckets = new Map<number, { tokens: number; at: number }>();
+  const buckets = tokenBuckets(clock, MAX_KEYS);
   const usage = new Map<number, { lastUsedAt: Date; dropped: number }>();
 
   const used = (key: IngestKey, dropped: number) => {
@@ -49,20 +50,9 @@ export function sentryIngestion(keys: IngestKeysService, tracker: Infrastructure
 
   /** A token bucket per key holding a minute's worth: a burst up to the limit passes, a stream beyond it is 429. */
   const admit = (key: IngestKey): void => {
-    const now = clock().getTime();
-    const perMs = key.rate_limit_per_minute / 60_000;
-    const bucket = buckets.get(key.id) ?? { tokens: key.rate_limit_per_minute, at: now };
-    buckets.delete(key.id);
-    bucket.tokens = Math.min(key.rate_limit_per_minute, bucket.tokens + Math.max(0, now - bucket.at) * perMs);
-    bucket.at = now;
-    if (buckets.size >= MAX_KEYS) buckets.delete(buckets.keys().next().value as number);
-    buckets.set(key.id, bucket);
-    if (bucket.tokens < 1) {
-      used(key, 1);
-      throw new SentryRateLimited(Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000)));
-    }
-    bucket.tokens -= 1;
-    used(key, 0);
+    const wait = buckets.take(key.id, key.rate_limit_per_minute, key.rate_limit_per_minute / 60);
+    used(key, wait === undefined ? 0 : 1);
+    if (wait !== undefined) throw new SentryRateLimited(wait);
   };
 
   /** Records one event; the same event id again (an SDK's retry) is counted once (tracker/tracker.store.ts event_key). */

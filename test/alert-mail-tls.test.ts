@@ -26,7 +26,7 @@ function certificate(dir: string, name: string): { key: string; cert: string; ce
 
 interface Delivery { state: string; attempts: number; last_error: string | null }
 
-describe('mail alerts over TLS and STARTTLS', { timeout: 120_000 }, () => {
+describe('mail alerts over TLS and STARTTLS', { timeout: 600_000 }, () => {
   let dir: string;
   let trusted: ReturnType<typeof certificate>;
   let stranger: ReturnType<typeof certificate>;

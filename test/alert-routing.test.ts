@@ -60,7 +60,7 @@ const deliveryRows = (t: TestApp) => t.database.db.selectFrom('webhook_deliverie
   .select(['id', 'kind', 'error_id', 'destination_id', 'state', 'attempts', 'last_status', 'last_error', 'delivery_id', 'sent_as'])
   .orderBy('id').execute();
 
-describe('alert routing', { timeout: 120_000 }, () => {
+describe('alert routing', { timeout: 600_000 }, () => {
   const cleanups: Array<() => Promise<void>> = [];
   after(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
@@ -500,7 +500,7 @@ describe('alert routing', { timeout: 120_000 }, () => {
   });
 });
 
-describe('alert routing across a kill -9', { timeout: 120_000 }, () => {
+describe('alert routing across a kill -9', { timeout: 600_000 }, () => {
   it('routed alerts pending when a process is killed arrive once each from the next process', async () => {
     const receiver = await webhookReceiver(SECRET);
     await receiver.stop();
@@ -540,7 +540,7 @@ describe('alert routing across a kill -9', { timeout: 120_000 }, () => {
   });
 });
 
-describe('alert routing from the client, cmi alerts and the console', { timeout: 120_000 }, () => {
+describe('alert routing from the client, cmi alerts and the console', { timeout: 600_000 }, () => {
   it('the client and cmi alerts manage destinations and rules and send a test; secrets never printed', async () => {
     const t = await createTestApp(ENV);
     const receiver = await webhookReceiver(SECRET);

@@ -42,7 +42,7 @@ const doctorJson = async (env: Record<string, string>) => {
 };
 const states = (checks: Check[]) => checks.map(({ check, state }) => `${check} ${state}`);
 
-describe('cmi version --local and cmi doctor', { timeout: 120_000 }, () => {
+describe('cmi version --local and cmi doctor', { timeout: 600_000 }, () => {
   let fresh: FreshDatabase;
   let older: FreshDatabase;
   let latest: string;

@@ -22,7 +22,7 @@ interface Answer {
   total: string | undefined;
 }
 
-describe('the credential cache across two cmi serve processes on one database', { timeout: 120_000 }, () => {
+describe('the credential cache across two cmi serve processes on one database', { timeout: 600_000 }, () => {
   let fresh: FreshDatabase;
   let a: RunningServer;
   let b: RunningServer;

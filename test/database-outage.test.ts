@@ -11,7 +11,7 @@ const AUTH = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
 const UNAVAILABLE = (reason: string) => `{"errors":{"base":["Service unavailable: ${reason}; try again later"]}}`;
 
 /** A PostgreSQL server of the test's own that hangs or goes away (docs/operations.md#when-the-database-is-sick). */
-describe('a PostgreSQL that hangs or goes away', { skip: !onPostgres && 'runs with the PostgreSQL suite', timeout: 120_000 }, () => {
+describe('a PostgreSQL that hangs or goes away', { skip: !onPostgres && 'runs with the PostgreSQL suite', timeout: 600_000 }, () => {
   let pg: ThrowawayPostgres;
   let server: RunningServer | undefined;
   const started: RunningServer[] = [];

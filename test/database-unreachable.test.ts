@@ -23,7 +23,7 @@ function suiteServer(user: string, database: string): { where: string; url: stri
   return { where, url: `postgres://${user}:${PASSWORD}@${where}/${database}` };
 }
 
-describe('a database that cannot be reached at start-up', { timeout: 60_000 }, () => {
+describe('a database that cannot be reached at start-up', { timeout: 600_000 }, () => {
   let silent: Server;
   let silentPort: number;
   const held: Socket[] = [];
@@ -106,7 +106,7 @@ describe('a SQLite file that cannot be opened at start-up', () => {
   });
 });
 
-describe('a database that goes away during service', { skip: !onPostgres && 'runs with the PostgreSQL suite', timeout: 120_000 }, () => {
+describe('a database that goes away during service', { skip: !onPostgres && 'runs with the PostgreSQL suite', timeout: 600_000 }, () => {
   let pg: ThrowawayPostgres;
   let server: RunningServer | undefined;
   before(async () => {

@@ -46,7 +46,7 @@ async function reportNew(t: TestApp, n: number | string, app: FastifyInstance = 
 const deliveryRows = (database: Database) =>
   database.db.selectFrom('webhook_deliveries').select(['id', 'kind', 'error_id', 'state', 'attempts', 'last_status', 'delivery_id']).orderBy('id').execute();
 
-describe('alerts', { timeout: 60_000 }, () => {
+describe('alerts', { timeout: 600_000 }, () => {
   const cleanups: Array<() => Promise<void>> = [];
   after(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
@@ -306,7 +306,7 @@ describe('alerts', { timeout: 60_000 }, () => {
   });
 });
 
-describe('alerts across a kill -9 and the cmi deliveries command', { timeout: 90_000 }, () => {
+describe('alerts across a kill -9 and the cmi deliveries command', { timeout: 600_000 }, () => {
   it('alerts queued before a kill -9 arrive from the next process once the receiver is back; list and retry from the command line', async () => {
     const receiver = await webhookReceiver(SECRET);
     await receiver.stop();

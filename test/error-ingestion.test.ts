@@ -62,7 +62,7 @@ async function exitOf(child: ChildProcess): Promise<{ code: number | null; signa
   return { code: child.exitCode, signal: child.signalCode };
 }
 
-describe('error ingestion on real cmi serve processes', { timeout: 120_000 }, () => {
+describe('error ingestion on real cmi serve processes', { timeout: 600_000 }, () => {
   const started: RunningServer[] = [];
   const databases: FreshDatabase[] = [];
   const directories: string[] = [];

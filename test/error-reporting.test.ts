@@ -13,7 +13,7 @@ const SECRET = 'test-secret-0123456789';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FAULT = { error_class: 'TypeError', message: 'Cannot read properties of undefined', backtrace: "src/store/users.ts:42:in 'findUser'", host: 'web-1' };
 
-describe('reporting an error', { timeout: 60_000 }, () => {
+describe('reporting an error', { timeout: 600_000 }, () => {
   let receiver: WebhookReceiver;
   let t: TestApp;
 
@@ -247,7 +247,7 @@ describe('reporting an error with no report URL', () => {
   });
 });
 
-describe('cmi errors report', { timeout: 60_000 }, () => {
+describe('cmi errors report', { timeout: 600_000 }, () => {
   it('delivers and marks, refuses with the receiver\'s answer, and says when it was reported already', async () => {
     const receiver = await webhookReceiver(SECRET, () => ({ status: 500 }));
     const t = await createTestApp();

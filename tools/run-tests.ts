@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** A file still running after this long is ended and counted as failed. */
-const fileBoundMs = 15 * 60_000;
+const fileBoundMs = 25 * 60_000;
 
 interface FileResult {
   file: string;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SETTINGS } from '../src/config.js';
 import { displayDatabaseUrl, dialectFor } from '../src/db/database-url.js';
-import { runCmi, startServer } from './support/cli.js';
+import { runCmi, runCmiProcess, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 
 const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;
@@ -65,19 +65,20 @@ describe('the cmi command', () => {
         ['local', 'users', 'reset-password', 'admin'], ['local', 'errors', 'ls', '--json'], ['local', 'errors', 'prune'], ['local', 'deliveries', 'ls'],
       ];
       for (const args of commands) {
-        const res = await runCmi(args, local, undefined, elsewhere);
+        // Own processes in `elsewhere`: a sqlite: path is read from the process's working directory (src/db/database-url.ts).
+        const res = await runCmiProcess(args, local, undefined, elsewhere);
         assert.deepEqual([res.code, res.stdout, res.stderr], [2, '', noDatabase(join(elsewhere, 'data', 'cmi.sqlite3'))], args.join(' '));
       }
       assert.deepEqual(readdirSync(elsewhere), []);
       // Asked to, cmi migrate creates it there; then the local commands use it.
-      const migrated = await runCmi(['migrate'], local, undefined, elsewhere);
+      const migrated = await runCmiProcess(['migrate'], local, undefined, elsewhere);
       assert.equal(migrated.code, 0, migrated.stderr);
       assert.ok(existsSync(join(elsewhere, 'data', 'cmi.sqlite3')));
-      const listed = await runCmi(['local', 'users', 'ls'], local, undefined, elsewhere);
+      const listed = await runCmiProcess(['local', 'users', 'ls'], local, undefined, elsewhere);
       assert.deepEqual([listed.code, listed.stdout, listed.stderr], [0, 'ID  LOGIN  EMAIL  ROLE  STATUS\n0 of 0 users (page 1)\n', '']);
       // A file that is there but no cmi database (an empty one, as earlier versions left) is refused too, not filled in.
       writeFileSync(join(elsewhere, 'empty.sqlite3'), '');
-      const empty = await runCmi(['local', 'users', 'ls'], { ...local, DATABASE_URL: 'sqlite:empty.sqlite3' }, undefined, elsewhere);
+      const empty = await runCmiProcess(['local', 'users', 'ls'], { ...local, DATABASE_URL: 'sqlite:empty.sqlite3' }, undefined, elsewhere);
       assert.deepEqual([empty.code, empty.stdout, empty.stderr], [2, '', noDatabase(join(elsewhere, 'empty.sqlite3'))]);
     } finally {
       rmSync(elsewhere, { recursive: true, force: true });
@@ -209,7 +210,8 @@ describe('the cmi command', () => {
       [{ DATABASE_URL: 'mysql://x' }, [], 'cmi: DATABASE_URL must start with sqlite: or postgres:// (e.g. sqlite:./data/cmi.sqlite3) (got "mysql://x")\n'],
     ];
     for (const [overrides, flags, expected] of cases) {
-      const res = await runCmi(['serve', ...flags], { ...env, ...overrides });
+      // `cmi serve` runs as its own process (test/support/cli.ts): it exits the process and handles its signals.
+      const res = await runCmiProcess(['serve', ...flags], { ...env, ...overrides });
       assert.equal(res.code, 1, expected);
       assert.equal(res.stderr, expected);
     }
@@ -218,7 +220,8 @@ describe('the cmi command', () => {
   it('a bad first-administrator setting stops start-up with one line naming the variable', async () => {
     const empty = await freshDatabase();
     try {
-      const res = await runCmi(['serve', '--port', '0'], { DATABASE_URL: empty.url, CMI_ADMIN_EMAIL: 'not an email' });
+      // `cmi serve` runs as its own process (test/support/cli.ts): it exits the process and handles its signals.
+      const res = await runCmiProcess(['serve', '--port', '0'], { DATABASE_URL: empty.url, CMI_ADMIN_EMAIL: 'not an email' });
       assert.equal(res.code, 1);
       assert.equal(res.stderr, 'cmi: CMI_ADMIN_EMAIL is invalid\n');
     } finally {

@@ -7,7 +7,7 @@ import { migrateToLatest, openDatabase, schemaState } from '../src/db/database.j
 import { allMigrations } from '../src/db/migrations/index.js';
 import { MIGRATION_NAMES } from '../src/db/migrations/names.js';
 import { dialectFor } from '../src/db/database-url.js';
-import { type Finished, type RunningServer, runCmi, startServer } from './support/cli.js';
+import { type Finished, type RunningServer, runCmiProcess, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase, onPostgres } from './support/database.js';
 
 // Processes started together on a fresh database migrate it once between them: the migration run
@@ -93,7 +93,8 @@ describe('processes migrating one fresh database at once', () => {
   it('cmi migrate beside cmi serve, started together: the migration succeeds and the server answers', async () => {
     const own = await freshDatabase();
     try {
-      const [server, migrated] = await bothStarted(startServer(envOf(own)), runCmi(['migrate'], envOf(own)), stopServer);
+      // Migrations of two processes at once (the point of this file): cmi migrate as its own process (test/support/cli.ts).
+      const [server, migrated] = await bothStarted(startServer(envOf(own)), runCmiProcess(['migrate'], envOf(own)), stopServer);
       try {
         assert.equal(migrated.code, 0, migrated.stderr);
         // Whichever took the lock first applied them all; the other found the database up to date.
@@ -111,7 +112,8 @@ describe('processes migrating one fresh database at once', () => {
   it('two cmi migrate started together: one applies every migration, the other finds the database up to date', async () => {
     const own = await freshDatabase();
     try {
-      const runs: Finished[] = await Promise.all([runCmi(['migrate'], envOf(own)), runCmi(['migrate'], envOf(own))]);
+      // Two processes, each its own connection and lock, as two operators' (test/support/cli.ts).
+      const runs: Finished[] = await Promise.all([runCmiProcess(['migrate'], envOf(own)), runCmiProcess(['migrate'], envOf(own))]);
       // Each either took the lock at once or said it waited for it.
       for (const run of runs) assert.deepEqual([run.code, WAITING.includes(run.stderr)], [0, true], run.stderr);
       assert.deepEqual(runs.map((run) => run.stdout).sort(), [`Applied ${EVERY_MIGRATION.join(', ')}\n`, 'Database is up to date\n']);

@@ -4,7 +4,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type RunningServer, runCmi, startServer } from './support/cli.js';
+import { type RunningServer, runCmi, runCmiProcess, startServer } from './support/cli.js';
 import { onPostgres } from './support/database.js';
 import { eventually } from './support/eventually.js';
 import { freePort, type ThrowawayPostgres, throwawayPostgres } from './support/throwaway-postgres.js';
@@ -42,7 +42,8 @@ describe('a database that cannot be reached at start-up', { timeout: 600_000 }, 
     const port = await freePort();
     const env = { DATABASE_URL: `postgres://cmi:${PASSWORD}@127.0.0.1:${port}/cmi`, CMI_DB_STATEMENT_TIMEOUT: '2000' };
     for (const command of [['serve', '--port', '0'], ['migrate'], ['local', 'users', 'ls']]) {
-      const run = await runCmi(command, env);
+      // Each as its own process, as the operator runs them: `cmi serve` exits the process (test/support/cli.ts).
+      const run = await (command[0] === 'serve' ? runCmiProcess : runCmi)(command, env);
       assert.equal(run.stderr, REFUSED(`127.0.0.1:${port}`), command.join(' '));
       assert.equal(run.stdout, '');
       assert.equal(run.code, 1);
@@ -51,7 +52,8 @@ describe('a database that cannot be reached at start-up', { timeout: 600_000 }, 
 
   it('refused, with --log-format json: the same line as one JSON object on stderr, level fatal', async () => {
     const port = await freePort();
-    const run = await runCmi(['serve', '--port', '0', '--log-format', 'json'], { DATABASE_URL: `postgres://cmi:${PASSWORD}@127.0.0.1:${port}/cmi` });
+    // `cmi serve` runs as its own process (test/support/cli.ts): it exits the process and handles its signals.
+    const run = await runCmiProcess(['serve', '--port', '0', '--log-format', 'json'], { DATABASE_URL: `postgres://cmi:${PASSWORD}@127.0.0.1:${port}/cmi` });
     assert.equal(run.code, 1);
     assert.equal(run.stdout, '');
     const lines = run.stderr.split('\n');
@@ -64,14 +66,16 @@ describe('a database that cannot be reached at start-up', { timeout: 600_000 }, 
   });
 
   it('timed out: a server that accepts and never answers is given up after CMI_DB_STATEMENT_TIMEOUT, in one line', async () => {
-    const run = await runCmi(['serve', '--port', '0'], { DATABASE_URL: `postgres://cmi:${PASSWORD}@127.0.0.1:${silentPort}/cmi`, CMI_DB_STATEMENT_TIMEOUT: '500' });
+    // `cmi serve` runs as its own process (test/support/cli.ts): it exits the process and handles its signals.
+    const run = await runCmiProcess(['serve', '--port', '0'], { DATABASE_URL: `postgres://cmi:${PASSWORD}@127.0.0.1:${silentPort}/cmi`, CMI_DB_STATEMENT_TIMEOUT: '500' });
     assert.equal(run.stderr, TIMED_OUT(`127.0.0.1:${silentPort}`));
     assert.equal(run.code, 1);
   });
 
   it('database missing: the server\'s word for it, and what to check', { skip: !onPostgres && 'needs the PostgreSQL of the suite' }, async () => {
     const { where, url } = suiteServer('postgres', 'cmi_no_such_database');
-    const run = await runCmi(['serve', '--port', '0'], { DATABASE_URL: url });
+    // `cmi serve` runs as its own process (test/support/cli.ts): it exits the process and handles its signals.
+    const run = await runCmiProcess(['serve', '--port', '0'], { DATABASE_URL: url });
     assert.equal(run.stderr, `cmi: cannot connect to PostgreSQL at ${where}: database missing (database "cmi_no_such_database" does not exist); check the database name at the end of DATABASE_URL, or create it (createdb)\n`);
     assert.equal(run.code, 1);
   });
@@ -95,7 +99,8 @@ describe('a SQLite file that cannot be opened at start-up', () => {
   it('a path through a file, and a path that is a folder: one line with the path, the cause and what to check', async () => {
     writeFileSync(join(dir, 'a-file'), '');
     const throughFile = join(dir, 'a-file', 'cmi.sqlite3');
-    const serve = await runCmi(['serve', '--port', '0'], { DATABASE_URL: `sqlite:${throughFile}` });
+    // `cmi serve` runs as its own process (test/support/cli.ts): it exits the process and handles its signals.
+    const serve = await runCmiProcess(['serve', '--port', '0'], { DATABASE_URL: `sqlite:${throughFile}` });
     assert.equal(serve.stderr, `cmi: cannot open the SQLite database at ${throughFile}: cannot open (EEXIST: file already exists); ${check}\n`);
     assert.equal(serve.code, 1);
     const folder = join(dir, 'a-folder.sqlite3');

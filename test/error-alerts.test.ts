@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/app/app.js';
 import { type Database, openDatabase } from '../src/db/database.js';
 import { createTestApp, type TestApp } from './support/app.js';
-import { runCmi, startServer } from './support/cli.js';
+import { runCmi, runCmiProcess, startServer } from './support/cli.js';
 import { freshDatabase } from './support/database.js';
 import { ERRORS, FORBIDDEN_JSON, JSON_TYPE, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';
@@ -369,16 +369,17 @@ describe('webhook settings at start-up', () => {
   it('a URL that is not http or https, or no secret with a URL, stops cmi serve with one line', async () => {
     const fresh = await freshDatabase();
     try {
-      const bad = await runCmi(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_ALERT_WEBHOOK_URL: 'ftp://hooks.example.com/x', CMI_WEBHOOK_SECRET: SECRET });
+      // `cmi serve` runs as its own process (test/support/cli.ts): it exits the process and handles its signals.
+      const bad = await runCmiProcess(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_ALERT_WEBHOOK_URL: 'ftp://hooks.example.com/x', CMI_WEBHOOK_SECRET: SECRET });
       assert.equal(bad.code, 1);
       assert.equal(bad.stdout, '');
       assert.equal(bad.stderr, 'cmi: CMI_ALERT_WEBHOOK_URL must be an http or https URL of at most 2048 characters (got "ftp://hooks.example.com/…")\n');
       // What is sent to is the URL as validated: scheme and host lower-cased, surrounding spaces gone.
       const normalised = loadConfig({ DATABASE_URL: fresh.url, CMI_ALERT_WEBHOOK_URL: ' HTTPS://Hooks.Example.COM/T1/B2/Secret ', CMI_WEBHOOK_SECRET: SECRET });
       assert.equal(normalised.webhooks.alertUrl, 'https://hooks.example.com/T1/B2/Secret');
-      const hidden = await runCmi(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_REPORT_WEBHOOK_URL: 'gopher://user:hunter2@example.com/', CMI_WEBHOOK_SECRET: SECRET });
+      const hidden = await runCmiProcess(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_REPORT_WEBHOOK_URL: 'gopher://user:hunter2@example.com/', CMI_WEBHOOK_SECRET: SECRET });
       assert.equal(hidden.stderr, 'cmi: CMI_REPORT_WEBHOOK_URL must be an http or https URL of at most 2048 characters (got "gopher://example.com/…")\n');
-      const unsigned = await runCmi(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_ALERT_WEBHOOK_URL: 'https://hooks.example.com/x', CMI_WEBHOOK_SECRET: 'short' });
+      const unsigned = await runCmiProcess(['serve', '--port', '0'], { DATABASE_URL: fresh.url, CMI_ALERT_WEBHOOK_URL: 'https://hooks.example.com/x', CMI_WEBHOOK_SECRET: 'short' });
       assert.equal(unsigned.code, 1);
       assert.equal(unsigned.stderr, 'cmi: CMI_WEBHOOK_SECRET must be set, at least 16 characters, when CMI_REPORT_WEBHOOK_URL or CMI_ALERT_WEBHOOK_URL is\n');
     } finally {

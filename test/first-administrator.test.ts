@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { runCmi, startServer } from './support/cli.js';
+import { runCmiProcess, startServer } from './support/cli.js';
 import { freshDatabase } from './support/database.js';
 
 const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`).toString('base64')}`;
@@ -26,7 +26,8 @@ describe('a first start that fails before it serves', () => {
       const empty = await freshDatabase();
       const env = { DATABASE_URL: empty.url, CMI_ADMIN_PASSWORD: '', HOST: '127.0.0.1' };
       try {
-        const failed = await runCmi(['serve', '--port', String(busyPort), '--workers', workers], env);
+        // `cmi serve` runs as its own process (test/support/cli.ts): it exits the process and handles its signals.
+        const failed = await runCmiProcess(['serve', '--port', String(busyPort), '--workers', workers], env);
         assert.equal(failed.code, 1, failed.stderr);
         assert.doesNotMatch(failed.stdout, /Created administrator/);
 

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { DatabaseMissing, openDatabase } from '../db/database.js';
@@ -12,6 +11,7 @@ import { systemClock } from '../shared/clock.js';
 import { cmiVersion } from '../version/version.js';
 import { complain, exact, human, write } from './common/output.js';
 import { Refusal, UsageError } from './common/usage-error.js';
+import { cliEnv, fromCwd } from './common/io.js';
 
 const rowsInWords = (rows: Record<string, number>) =>
   `${rows.users ?? 0} users, ${rows.roles ?? 0} roles, ${rows.infrastructure_errors ?? 0} errors, ${rows.error_occurrences ?? 0} occurrences`;
@@ -27,7 +27,7 @@ export function addBackupCommands(program: Command): void {
     .argument('<file>', 'where to write the backup (replaced if it exists)')
     .option('--json', 'print what was written as JSON')
     .action(async (file: string, options: { json?: boolean }) => {
-      const config = loadConfig();
+      const config = loadConfig(cliEnv());
       let database;
       try {
         database = openDatabase(config, { mustExist: true });
@@ -36,7 +36,7 @@ export function addBackupCommands(program: Command): void {
         throw error;
       }
       try {
-        const summary = await takeBackup(database, resolve(file), cmiVersion());
+        const summary = await takeBackup(database, fromCwd(file), cmiVersion());
         write(options.json ? exact(JSON.stringify(summary)) : human(backupLine(summary)));
       } catch (error) {
         if (error instanceof Error && /nothing to back up/.test(error.message)) throw new Refusal(`${displayDatabaseUrl(config.databaseUrl)}: ${error.message}`);
@@ -53,9 +53,9 @@ export function addBackupCommands(program: Command): void {
     .option('--force', 'replace a database that holds data, after writing a backup of it beside FILE')
     .option('--json', 'print what was restored as JSON')
     .action(async (file: string, options: { force?: boolean; json?: boolean }) => {
-      const config = loadConfig();
+      const config = loadConfig(cliEnv());
       const database = openDatabase(config);
-      const source = resolve(file);
+      const source = fromCwd(file);
       const replacedBackupFile = `${source}.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`;
       try {
         const summary = await restoreBackup(database, source, { force: options.force === true, replacedBackupFile, cmiVersion: cmiVersion() });

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { globals } from './remote/command.js';
 import { readProfile } from './remote/profiles.js';
 import { UsageError } from './common/usage-error.js';
+import { cliEnv } from './common/io.js';
 
 /**
  * The spellings retired when each verb got one spelling (docs/cli.md#old-spellings). For one release each answers a usage error
@@ -44,7 +45,7 @@ class OldSpelling extends UsageError {}
 const named = (value: string | undefined) => value !== undefined && value !== '';
 
 /** Whether a server is named: --url, --profile, CMI_URL, CMI_PROFILE, or a profile saved by cmi login. */
-function serverNamed(command: Command, env: NodeJS.ProcessEnv = process.env): boolean {
+function serverNamed(command: Command, env: NodeJS.ProcessEnv = cliEnv()): boolean {
   const options = globals(command);
   if (options.url !== undefined || options.profile !== undefined || named(env.CMI_URL) || named(env.CMI_PROFILE)) return true;
   return readProfile(undefined, env) !== undefined;

@@ -19,6 +19,7 @@ import { reportNameCollisions } from '../users/name-collisions.js';
 import { complain, exact, human, write } from './common/output.js';
 import { Reported } from './common/usage-error.js';
 import { connectionFailureLine, connectionFailureOf } from '../db/dialects/connection/connection-failure.js';
+import { cliEnv } from './common/io.js';
 
 const ADMIN_VARIABLES: Record<string, string> = { login: 'CMI_ADMIN_LOGIN', email: 'CMI_ADMIN_EMAIL', password: 'CMI_ADMIN_PASSWORD' };
 
@@ -166,7 +167,7 @@ async function runServer(config: Config, database: Database): Promise<{ app: Fas
   const app = await buildApp({ config, database });
   captureProcessFaults(app, config);
   // Worker i of --workers N scrapes on CMI_METRICS_PORT + i - 1 (docs/operations.md#metrics).
-  const scrapePort = config.metrics.port === undefined ? undefined : config.metrics.port + Number(process.env.CMI_WORKER_INDEX ?? 0);
+  const scrapePort = config.metrics.port === undefined ? undefined : config.metrics.port + Number(cliEnv().CMI_WORKER_INDEX ?? 0);
   const scrapes = app.metrics && scrapePort !== undefined
     ? await listenForScrapes(app.metrics, scrapePort).catch(async (error: unknown) => {
       await app.close();
@@ -311,7 +312,7 @@ function configWith(flags: Record<string, string | undefined>) {
     const value = flags[key];
     if (value !== undefined) overrides[variable] = value;
   }
-  return loadConfig({ ...process.env, ...overrides });
+  return loadConfig({ ...cliEnv(), ...overrides });
 }
 
 /** `cmi serve`, its flags and, after them in its help, every setting. */

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { runCli } from '../../src/cli/run.js';
 
 /**
  * How a test or benchmark runs the `cmi` command: `sources` runs src/cli/main.ts through tsx, so a
@@ -41,8 +42,30 @@ export function runProgram(file: string, args: string[], options: { env?: NodeJS
   });
 }
 
-/** Runs `cmi <args>` to completion (in `cwd`, else this process's working directory). */
-export function runCmi(args: string[], env: Record<string, string>, stdin?: string, cwd?: string): Promise<Finished> {
+/**
+ * Runs `cmi <args>` to completion in this process (src/cli/run.ts's runCli, docs/cli.md#running-in-process):
+ * this process's environment with `env` laid over it, `stdin` as its whole input, `cwd` (else this
+ * process's working directory) for the paths it is given, and stdout and stderr collected, neither a
+ * terminal. A sqlite: DATABASE_URL is still read from this process's working directory (src/db/database-url.ts).
+ */
+export async function runCmi(args: string[], env: Record<string, string>, stdin?: string, cwd?: string): Promise<Finished> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    env: { ...process.env, ...env },
+    cwd: cwd ?? process.cwd(),
+    stdin: stdin ?? '',
+    stdout: { isTTY: false, write: (text: string) => (stdout += text) },
+    stderr: { isTTY: false, write: (text: string) => (stderr += text) },
+  });
+  return { code, stdout, stderr };
+}
+
+/**
+ * Runs `cmi <args>` to completion as its own process (src/cli/main.ts through tsx), for a test that needs
+ * one: `cmi serve`, a process's exit, a working directory for a sqlite: path, a real pipe as its input.
+ */
+export function runCmiProcess(args: string[], env: Record<string, string>, stdin?: string, cwd?: string): Promise<Finished> {
   return runProgram(process.execPath, [...programArguments('sources'), ...args], { env: { ...process.env, ...env }, stdin, cwd });
 }
 

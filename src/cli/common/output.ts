@@ -10,7 +10,17 @@
  * - exact output (`exact(...)`: JSON, XML, CSV) is written byte for byte, as machines read it.
  *
  * test/cli-output.test.ts holds src/cli/ to it: no other file of it touches console, stdout or stderr.
+ * It writes to the current run's stdout and stderr (common/io.ts): the process's own for the real
+ * command, a test's for a command run in process (docs/cli.md#running-in-process).
  */
+
+import { type CliIo, currentIo, type Sink } from './io.js';
+
+/** The process's own environment, working directory, input and output: what the real command runs on (main.ts). */
+export const processIo = (): CliIo => ({ env: process.env, cwd: process.cwd(), stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
+
+/** Where `to` goes in the current run (outside one, the process's own stream). */
+const sink = (to: 'stdout' | 'stderr'): Sink => currentIo()?.[to] ?? (to === 'stdout' ? process.stdout : process.stderr);
 
 const CODES = { bold: 1, red: 31, green: 32, yellow: 33, dim: 2 } as const;
 export type Style = keyof typeof CODES;
@@ -61,7 +71,7 @@ export function visible(text: string, keep: '' | '\n' = ''): string {
 /** Columns a text takes once escaped (code points; wide characters are not measured). */
 export const width = (text: string): number => [...visible(text)].length;
 
-const colourOn = (stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): boolean =>
+const colourOn = (stream: Sink, env: NodeJS.ProcessEnv): boolean =>
   stream.isTTY === true && !(env.NO_COLOR !== undefined && env.NO_COLOR !== '');
 
 function renderLine(line: Line, colour: boolean): string {
@@ -80,8 +90,8 @@ export function render(output: Output, colour = false): string {
 }
 
 /** Writes `output` to stdout (or stderr): the only way the command prints. */
-export function write(output: Output, to: 'stdout' | 'stderr' = 'stdout', env: NodeJS.ProcessEnv = process.env): void {
-  const stream = to === 'stdout' ? process.stdout : process.stderr;
+export function write(output: Output, to: 'stdout' | 'stderr' = 'stdout', env: NodeJS.ProcessEnv = currentIo()?.env ?? process.env): void {
+  const stream = sink(to);
   stream.write(render(output, colourOn(stream, env)));
 }
 
@@ -90,8 +100,30 @@ export const complain = (...lines: string[]): void => write(human(...lines), 'st
 
 /** Text that commander composed (help, its usage errors), which may span lines: escaped but for its newlines. */
 export function writeText(to: 'stdout' | 'stderr', text: string): void {
-  (to === 'stdout' ? process.stdout : process.stderr).write(visible(text, '\n'));
+  sink(to).write(visible(text, '\n'));
 }
+
+/** Commander's colours: off for NO_COLOR or FORCE_COLOR 0/false, on for another FORCE_COLOR or CLICOLOR_FORCE (commander's own rule, on the run's environment). */
+function commanderColour(stream: Sink, env: NodeJS.ProcessEnv): boolean | undefined {
+  if (env.NO_COLOR || env.FORCE_COLOR === '0' || env.FORCE_COLOR === 'false') return false;
+  if (env.FORCE_COLOR || env.CLICOLOR_FORCE !== undefined) return true;
+  return stream.isTTY && stream.hasColors?.();
+}
+
+/**
+ * Commander's output settings for a program (main.ts gives them to run.ts's program): its help and errors
+ * through writeText, its help's width and colours from the current run's streams and environment, as
+ * commander itself reads them from the process's.
+ */
+export const commanderOutput = () => ({
+  writeOut: (text: string) => writeText('stdout', text),
+  writeErr: (text: string) => writeText('stderr', text),
+  // Undefined off a terminal, as commander's own (its types say number; it then takes 80).
+  getOutHelpWidth: () => (sink('stdout').isTTY ? sink('stdout').columns : undefined) as number,
+  getErrHelpWidth: () => (sink('stderr').isTTY ? sink('stderr').columns : undefined) as number,
+  getOutHasColors: () => commanderColour(sink('stdout'), currentIo()?.env ?? process.env) === true,
+  getErrHasColors: () => commanderColour(sink('stderr'), currentIo()?.env ?? process.env) === true,
+});
 
 /** One line fit for a table cell: the first line of `text`, cut with … past `max` characters. */
 export function cell(text: string, max = Infinity): string {
@@ -121,7 +153,8 @@ export function table(rows: readonly (readonly string[])[], styleOf: (row: numbe
 
 /** A bar on stderr, redrawn in place; nothing at all when stderr is not a terminal. Its label is the command's own. */
 export function progressBar(label: string) {
-  const shown = process.stderr.isTTY === true;
+  const stderr = sink('stderr');
+  const shown = stderr.isTTY === true;
   const width = 30;
   let drawn = false;
   return {
@@ -130,12 +163,12 @@ export function progressBar(label: string) {
       const known = total !== undefined && total > 0;
       const filled = known ? Math.min(width, Math.round((done / total) * width)) : 0;
       const bar = known ? `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total}` : `${done}`;
-      process.stderr.write(`\r${visible(label)} ${bar}`);
+      stderr.write(`\r${visible(label)} ${bar}`);
       drawn = true;
     },
     /** Clears the bar's line, so what follows starts on a clean one. */
     done(): void {
-      if (drawn) process.stderr.write('\r\x1b[2K');
+      if (drawn) stderr.write('\r\x1b[2K');
     },
   };
 }

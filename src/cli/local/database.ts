@@ -3,6 +3,7 @@ import { complain } from '../common/output.js';
 import { type Database, DatabaseMissing, isMigrated, migrateToLatest, openDatabase } from '../../db/database.js';
 import { displayDatabaseUrl } from '../../db/database-url.js';
 import { UsageError } from '../common/usage-error.js';
+import { cliEnv } from '../common/io.js';
 
 /** A local command finds no cmi database where DATABASE_URL points (docs/operations.md#the-cmi-command): a usage mistake. */
 const noDatabase = (where: string) =>
@@ -16,7 +17,7 @@ const noDatabase = (where: string) =>
 export async function withDatabase<T>(run: (database: Database) => Promise<T>): Promise<T> {
   let database: Database;
   try {
-    database = openDatabase(loadConfig(), { mustExist: true });
+    database = openDatabase(loadConfig(cliEnv()), { mustExist: true });
   } catch (error) {
     if (error instanceof DatabaseMissing) throw noDatabase(error.where);
     throw error;
@@ -30,11 +31,8 @@ export async function withDatabase<T>(run: (database: Database) => Promise<T>): 
   }
 }
 
-export async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
-}
+/** All of standard input (the current run's: common/io.ts). */
+export { readStdin } from '../common/io.js';
 
 /** --page and --per-page of a local list. */
 export function pages(options: { page: string; perPage: string }): { page: number; perPage: number } {

@@ -13,6 +13,7 @@ import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
 import { Refusal } from '../common/usage-error.js';
 import { exact, human, type Output, table, write } from '../common/output.js';
 import { pages, withDatabase } from './database.js';
+import { cliEnv } from '../common/io.js';
 
 /**
  * `cmi local deliveries ...`: the webhook outbox on the configured database, as the operator, through the
@@ -49,7 +50,7 @@ export function deliveryCommands(database: Database, config: Config) {
 export function addLocalDeliveryCommands(local: Command): void {
   const deliveries = local.command('deliveries').description('the webhook deliveries (reports and alerts) in the configured database');
   const onDeliveries = (run: (commands: ReturnType<typeof deliveryCommands>) => Promise<Output>) => async () =>
-    write(await withDatabase((database) => run(deliveryCommands(database, loadConfig()))));
+    write(await withDatabase((database) => run(deliveryCommands(database, loadConfig(cliEnv())))));
 
   deliveries
     .command('ls')

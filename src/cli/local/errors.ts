@@ -20,6 +20,7 @@ import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
 import { Refusal } from '../common/usage-error.js';
 import { cell, complain, exact, human, type Output, table, write } from '../common/output.js';
 import { pages, withDatabase } from './database.js';
+import { cliEnv } from '../common/io.js';
 
 /** The filters of `cmi local errors ls`, as its options give them. */
 export interface ErrorListOptions {
@@ -162,7 +163,7 @@ export function errorCommands(database: Database, config: Config) {
 export function addLocalErrorCommands(local: Command): void {
   const errors = local.command('errors').description('investigate and remove infrastructure errors in the configured database');
   const onErrors = (run: (commands: ReturnType<typeof errorCommands>) => Promise<Output>) => async () =>
-    write(await withDatabase((database) => run(errorCommands(database, loadConfig()))));
+    write(await withDatabase((database) => run(errorCommands(database, loadConfig(cliEnv())))));
 
   errors
     .command('ls')

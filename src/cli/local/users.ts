@@ -14,13 +14,14 @@ import { userLimits } from '../../shared/limits.js';
 import { UsageError } from '../common/usage-error.js';
 import { pages, readStdin, withDatabase } from './database.js';
 import { human, type Output, table, write } from '../common/output.js';
+import { cliEnv } from '../common/io.js';
 
 /**
  * `cmi local users ...`: the operator's account tools, straight on the database (safe while servers run; they
  * see a change within CMI_AUTH_CACHE_TTL). The operator may do anything an administrator may.
  */
 export function userCommands(database: Database) {
-  const audit = auditTrailOn(database, systemClock, loadConfig().auditRetentionDays);
+  const audit = auditTrailOn(database, systemClock, loadConfig(cliEnv()).auditRetentionDays);
   const users = usersService(usersRepository(database), systemClock, audit);
   const failures = loginFailuresRepository(database);
   const describe = (user: User) => `${user.id} "${user.login}" <${user.email}>`;

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { exact, human, type Line, styled, write } from '../common/output.js';
 import { type CheckResult, runChecks } from './doctor-checks.js';
+import { chooseExitCode, cliEnv } from '../common/io.js';
 
 const STYLE = { ok: 'green', warn: 'yellow', fail: 'red' } as const;
 
@@ -19,9 +20,9 @@ export function addDoctorCommand(program: Command): void {
     .description('check the configuration, the database (reachable, its schema, its disk, its clock) and the webhook destinations, and say what to fix')
     .option('--json', 'print the checks as JSON')
     .action(async (options: { json?: boolean }) => {
-      const results = await runChecks(process.env);
+      const results = await runChecks(cliEnv());
       const failed = results.some((result) => result.state === 'fail');
       write(options.json ? exact(JSON.stringify({ ok: !failed, checks: results })) : human(...results.map(lineOf)));
-      if (failed) process.exitCode = 1;
+      if (failed) chooseExitCode(1);
     });
 }

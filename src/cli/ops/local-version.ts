@@ -4,6 +4,7 @@ import { DatabaseMissing, openDatabase, type SchemaState, schemaState } from '..
 import { displayDatabaseUrl } from '../../db/database-url.js';
 import { cmiReleaseVersion } from '../../version/version.js';
 import { exact, human, type Output } from '../common/output.js';
+import { cliEnv } from '../common/io.js';
 
 /** What `cmi version --local` reports: this cmi, and the schema of the configured database (docs/operations.md#know-what-runs). */
 export interface LocalVersion {
@@ -43,7 +44,7 @@ async function readSchema(config: ReturnType<typeof loadConfig>): Promise<Schema
 }
 
 export async function localVersion(): Promise<LocalVersion> {
-  const config = loadConfig();
+  const config = loadConfig(cliEnv());
   const schema = await readSchema(config);
   const read = typeof schema === 'string' ? undefined : schema;
   return {

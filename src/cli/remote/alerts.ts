@@ -6,6 +6,7 @@ import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
 import { type RawFormat, rendered } from './records-output.js';
 import { cell, human, type Line, type Output, table } from '../common/output.js';
+import { cliEnv } from '../common/io.js';
 
 const datetime = (value: Date | null) => (value === null ? '-' : `${value.toISOString().slice(0, 19)}+00:00`);
 
@@ -99,7 +100,7 @@ function enabledOf(options: { enable?: boolean; disable?: boolean }): { enabled?
  * (which every local user sees in the process list; docs/cli.md#cmi-alerts): CMI_DESTINATION_SECRET,
  * CMI_DESTINATION_SMTP_PASSWORD, and CMI_DESTINATION_URL for a URL that is itself a secret (Slack's).
  */
-function destinationFields(o: DestinationFlags, env: NodeJS.ProcessEnv = process.env): AlertDestinationChanges {
+function destinationFields(o: DestinationFlags, env: NodeJS.ProcessEnv = cliEnv()): AlertDestinationChanges {
   const given = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
   if (o.hookUrl !== undefined && given('CMI_DESTINATION_URL') !== undefined) throw new RemoteUsageError('give the URL as --hook-url or in CMI_DESTINATION_URL, not both');
   const url = o.hookUrl ?? given('CMI_DESTINATION_URL');

@@ -2,6 +2,7 @@ import { CmiClient } from '../../client/index.js';
 import { UsageError } from '../common/usage-error.js';
 import { readProfile } from './profiles.js';
 import { complain } from '../common/output.js';
+import { cliEnv, readStdin } from '../common/io.js';
 
 /** The options every remote command takes (before or after the command's name; docs/cli.md#connecting). */
 export interface GlobalOptions {
@@ -27,12 +28,6 @@ function sentEncrypted(url: string): boolean {
   return protocol === 'https:' || hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
-}
-
 export interface Connection {
   client: CmiClient;
   url: string;
@@ -44,7 +39,7 @@ export interface Connection {
  * CMI_API_KEY or the profile's API key, in that order; flags win over the environment, which wins over
  * the profile.
  */
-export async function connect(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env, profiles: 'read' | 'ignore' = 'read'): Promise<Connection> {
+export async function connect(options: GlobalOptions, env: NodeJS.ProcessEnv = cliEnv(), profiles: 'read' | 'ignore' = 'read'): Promise<Connection> {
   const profileName = options.profile ?? (nonEmpty(env.CMI_PROFILE) ? env.CMI_PROFILE : undefined);
   const profile = profiles === 'read' ? readProfile(profileName, env) : undefined;
   if (profiles === 'read' && profileName !== undefined && profile === undefined) throw new RemoteUsageError(`no profile "${profileName}": save one with cmi login --profile ${profileName}`);

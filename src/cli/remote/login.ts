@@ -7,6 +7,7 @@ import { saveProfile } from './profiles.js';
 import { findUser } from './users.js';
 import { exact, human, write } from '../common/output.js';
 import { localVersion, localVersionOutput } from '../ops/local-version.js';
+import { cliEnv } from '../common/io.js';
 
 /**
  * `cmi version` and `cmi login`: check the connection to a server, and save it as a profile
@@ -36,15 +37,16 @@ export function addLoginCommands(program: Command): void {
     'CMI_API_KEY=... cmi login --url https://panel.example.com --user ops --profile panel',
   ).action(async (_options: unknown, command: Command) => {
     const options = globals(command);
-    if (options.url === undefined && (process.env.CMI_URL ?? '') === '') throw new RemoteUsageError('give --url URL');
-    if (options.user === undefined && (process.env.CMI_USER ?? '') === '') throw new RemoteUsageError('give --user LOGIN');
+    const env = cliEnv();
+    if (options.url === undefined && (env.CMI_URL ?? '') === '') throw new RemoteUsageError('give --url URL');
+    if (options.user === undefined && (env.CMI_USER ?? '') === '') throw new RemoteUsageError('give --user LOGIN');
     const name = options.profile ?? 'default';
     // The profile being written is not read for credentials.
-    const { client, url, login } = await connect(options, process.env, 'ignore');
+    const { client, url, login } = await connect(options, env, 'ignore');
     await client.version();
-    let apiKey = process.env.CMI_API_KEY;
+    let apiKey = env.CMI_API_KEY;
     let made = '';
-    if (options.passwordStdin || (process.env.CMI_PASSWORD ?? '') !== '' || apiKey === undefined || apiKey === '') {
+    if (options.passwordStdin || (env.CMI_PASSWORD ?? '') !== '' || apiKey === undefined || apiKey === '') {
       const me = await findUser(client, login);
       const description = `cmi on ${hostname()}`.slice(0, 255);
       try {
@@ -58,7 +60,7 @@ export function addLoginCommands(program: Command): void {
         made = '; a new API key was made for it (the previous key of this user no longer works)';
       }
     }
-    const path = saveProfile(name, { url, login, api_key: apiKey }, process.env);
+    const path = saveProfile(name, { url, login, api_key: apiKey }, env);
     write(human(`Saved profile "${name}" (${login} at ${url}) in ${path}${made}`));
   });
 }

@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { cliEnv } from '../common/io.js';
 
 /** One installation `cmi login` saved: where it is, who, and an API key; never a password (docs/cli.md#profiles). */
 export interface Profile {
@@ -16,8 +17,8 @@ interface ProfileFile {
 }
 
 /** `$XDG_CONFIG_HOME/cmi/config.json`, else `~/.config/cmi/config.json`. */
-export function profilePath(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
+export function profilePath(env: NodeJS.ProcessEnv = cliEnv()): string {
+  const base = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(env.HOME !== undefined && env.HOME !== '' ? env.HOME : homedir(), '.config');
   return join(base, 'cmi', 'config.json');
 }
 
@@ -34,14 +35,14 @@ function readFile(path: string): ProfileFile {
 }
 
 /** The named profile, or the default one; undefined when none is saved. */
-export function readProfile(name: string | undefined, env: NodeJS.ProcessEnv = process.env): Profile | undefined {
+export function readProfile(name: string | undefined, env: NodeJS.ProcessEnv = cliEnv()): Profile | undefined {
   const file = readFile(profilePath(env));
   const chosen = name ?? file.default;
   return chosen === undefined ? undefined : file.profiles[chosen];
 }
 
 /** Saves a profile (and makes it the default when it is the first); the file is 0600 in a 0700 directory. */
-export function saveProfile(name: string, profile: Profile, env: NodeJS.ProcessEnv = process.env): string {
+export function saveProfile(name: string, profile: Profile, env: NodeJS.ProcessEnv = cliEnv()): string {
   const path = profilePath(env);
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   // mkdir's mode applies only to a directory it makes: one already there (0777, 0755) is closed too, so

@@ -10,6 +10,7 @@ import { readCsv, toCsv } from './csv.js';
 import { type RawFormat, rendered } from './records-output.js';
 import { type UserRoleFlags, userRoleFields, userRoleOptions } from './user-roles.js';
 import { cell, exact, human, type Line, type Output, progressBar, styled, table, write } from '../common/output.js';
+import { chooseExitCode, fromCwd } from '../common/io.js';
 
 const role = (user: User) => user.roles[0]?.identifier ?? '-';
 /** Every role the user holds, for people (the table, show). */
@@ -137,7 +138,7 @@ export function remoteUserCommands({ client }: Connection) {
     async import(file: string, concurrency: number): Promise<{ output: Output; failed: number }> {
       let text: string;
       try {
-        text = readFileSync(file, 'utf8');
+        text = readFileSync(fromCwd(file), 'utf8');
       } catch (error) {
         throw new RemoteUsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
       }
@@ -301,7 +302,7 @@ export function addRemoteUserCommands(program: Command): void {
       const connection = await connect(globals(command));
       const { output, failed } = await remoteUserCommands(connection).import(file, concurrency);
       write(output);
-      if (failed > 0) process.exitCode = EXIT.refused;
+      if (failed > 0) chooseExitCode(EXIT.refused);
     });
 
   remote(users.command('export'), 'print every user as CSV (RFC 4180; no passwords)', 'cmi users export > users.csv')

@@ -351,8 +351,12 @@ describe('alerts across a kill -9 and the cmi deliveries command', { timeout: 60
       await eventually(() => assert.equal(receiver.received.length, 3), 10_000);
       assert.deepEqual(receiver.received.map((r) => (r.json.infrastructure_error as { id: number }).id).sort(), [1, 2, 3]);
       assert.ok(receiver.received.every((r) => r.signatureValid));
-      const done = await runCmi(['local', 'deliveries', 'ls', '--json', '--state', 'delivered'], cli);
-      assert.equal((JSON.parse(done.stdout) as unknown[]).length, 3);
+      // The receiver has each alert before the sender records its answer: wait for all three recorded
+      // (a command in process asks at once; one in a process of its own took seconds to start).
+      await eventually(async () => {
+        const done = await runCmi(['local', 'deliveries', 'ls', '--json', '--state', 'delivered'], cli);
+        assert.equal((JSON.parse(done.stdout) as unknown[]).length, 3, done.stdout);
+      }, 10_000);
       const missing = await runCmi(['local', 'deliveries', 'retry', '99'], cli);
       assert.equal(missing.code, 1);
       assert.equal(missing.stderr, 'cmi: no delivery 99\n');

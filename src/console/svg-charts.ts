@@ -7,7 +7,8 @@ export interface Bucket {
   count: number;
 }
 
-const round = (n: number) => Math.round(n * 10) / 10;
+/** A coordinate to one decimal (what every chart here writes). */
+export const round = (n: number) => Math.round(n * 10) / 10;
 
 /**
  * A sparkline of occurrences (docs/console.md#errors): a line over the buckets, oldest first, scaled

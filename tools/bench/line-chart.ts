@@ -1,11 +1,10 @@
 import { escapeHtml, type Html, trustedMarkup } from '../../src/console/html.js';
+import { round } from '../../src/console/svg-charts.js';
 
 /**
  * The benchmarks' line charts (docs/bench-page-depth.svg, docs/bench-table-size.svg): only tools/bench draws
  * them, so they live here, not in the console's charts (src/console/svg-charts.ts).
  */
-
-const round = (n: number) => Math.round(n * 10) / 10;
 
 /** One line of a line chart: its name in the legend and its points, in any order. */
 export interface Series {

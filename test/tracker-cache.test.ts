@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { buildApp } from '../src/app/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
-import { onPostgres } from './support/database.js';
+import { anotherSearchPath, onPostgres } from './support/database.js';
 import { eventually } from './support/eventually.js';
 import { validateResponses } from './support/response-validation.js';
 import { countingStatements } from './support/statement-count.js';
@@ -166,7 +166,7 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
     const url = `${ERRORS}.json?host=hv-23`;
     await kept(url);
     const first = await read(url);
-    const dba = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    const dba = new pg.Client({ connectionString: anotherSearchPath(t.config.databaseUrl) });
     await dba.connect();
     try {
       const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(t.database.db);
@@ -231,8 +231,8 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
     const url = `${ERRORS}/${id}.json`;
     await kept(url);
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(t.database.db);
-    // A DBA in psql: the database's default search_path, the table named with its schema.
-    const dba = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    // A DBA in psql: another search_path than the app's, the table named with its schema.
+    const dba = new pg.Client({ connectionString: anotherSearchPath(t.config.databaseUrl) });
     await dba.connect();
     try {
       await dba.query(`update "${rows[0]!.schema}".infrastructure_errors set counter = 41 where id = $1`, [id]);

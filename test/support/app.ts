@@ -6,10 +6,10 @@ import { type Config, loadConfig } from '../../src/config.js';
 import { hashPassword } from '../../src/users/passwords.js';
 import type { Role, User } from '../../src/users/user.js';
 import { buildApp } from '../../src/app/app.js';
-import { type Database, migrateToLatest, openDatabase } from '../../src/db/database.js';
+import { type Database, openDatabase } from '../../src/db/database.js';
 import { usersRepository } from '../../src/users/users.store.js';
 import { type TestClock, testClock } from './clock.js';
-import { freshDatabase } from './database.js';
+import { migratedDatabase } from './database.js';
 import { takeMismatches, validateResponses } from './response-validation.js';
 import { ADMIN_ROLE_ID, USER_ROLE_ID } from '../../src/roles/permissions.js';
 import { type RoleJson, roleJson } from './roles.js';
@@ -38,7 +38,13 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-let sharedHash: Promise<string> | undefined;
+/** The password hashes of the users a test app starts with or adds, made once a process: argon2 is slow by design. */
+const fixedHashes = new Map<string, Promise<string>>();
+function fixedHash(password: string): Promise<string> {
+  let hash = fixedHashes.get(password);
+  if (!hash) fixedHashes.set(password, hash = hashPassword(password));
+  return hash;
+}
 
 export interface TestAppOptions {
   /**
@@ -53,22 +59,14 @@ export interface TestAppOptions {
 }
 
 /**
- * A fresh app on a fresh database (see support/database.ts), with an administrator and one ordinary user,
+ * A fresh app on a freshly migrated database of its own (see support/database.ts), with an administrator and one ordinary user,
  * both created at the test clock's start time.
  */
 export async function createTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const fresh = await freshDatabase();
+  const fresh = await migratedDatabase();
   const spool = mkdtempSync(join(tmpdir(), 'cmi-spool-'));
   const config = loadConfig({ DATABASE_URL: fresh.url, LOG_LEVEL: 'silent', CMI_SPOOL_DIR: spool, ...env });
   const database = openDatabase(config);
-  try {
-    await migrateToLatest(database);
-  } catch (error) {
-    // Nothing left open: a failed set-up fails its test instead of keeping the test file from exiting.
-    await database.close();
-    await fresh.drop().catch(() => {});
-    throw error;
-  }
   const time = testClock();
   const repository = usersRepository(database);
   const create = async (fields: { login: string; email: string; password: string }, role: Role, hash?: string) =>
@@ -76,7 +74,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
       {
         login: fields.login,
         email: fields.email,
-        password_hash: hash ?? (await hashPassword(fields.password)),
+        password_hash: hash ?? (await fixedHash(fields.password)),
         first_name: fields.login === 'admin' ? 'Ada' : 'Alice',
         last_name: fields.login === 'admin' ? 'Admin' : 'User',
         role_ids: [role === 'admin' ? ADMIN_ROLE_ID : USER_ROLE_ID],
@@ -119,8 +117,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
     },
     aliceAuth: basic(ALICE.login, ALICE.password),
     async addUsers(count, role = 'user') {
-      sharedHash ??= hashPassword('shared-password');
-      const hash = await sharedHash;
+      const hash = await fixedHash('shared-password');
       const users: User[] = [];
       for (let i = 0; i < count; i++) {
         added += 1;

@@ -79,6 +79,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const lists = { defaultPerPage: config.defaultPerPage, maxPerPage: config.maxPerPage, pageCacheBytes: config.pageCacheBytes, ...(pageCacheMeter ? { pageCacheMeter } : {}) };
   // The audit trail (docs/security.md#the-audit-trail): every feature's service records its changes there.
   const audit = auditPlugin({ database, clock, retentionDays: config.auditRetentionDays, lists });
+  // The app: the alerts and the reporter of background faults write to its log.
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
     // No per-request log lines: they cost every request much of its throughput; faults are logged by the error handler.

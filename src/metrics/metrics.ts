@@ -21,7 +21,7 @@ export interface Metrics {
  * refused; what runs; the database pool; the outbox's backlog, the group commit's queue and the page
  * caches; prom-client's process defaults. Made only when metrics are on, and
  * its hooks registered only then: with metrics off a request does no metrics work at all, and this
- * module (and prom-client) is not even loaded (app/app.ts imports it when needed).
+ * module (and prom-client) is not even loaded (metrics/metrics.plugin.ts imports it when needed).
  */
 export interface MetricsSources {
   /** What runs: cmi's version, node's and the database's kind (`cmi_build_info`). */

@@ -1,0 +1,93 @@
+import type { FastifyInstance } from 'fastify';
+import type { AuditRecorder } from '../audit/audit-trail.js';
+import type { Database } from '../db/database.js';
+import type { Clock } from '../shared/clock.js';
+import type { ListSettings } from '../shared/pagination.js';
+import { apiKeyUsage } from './api-key-usage.js';
+import { authenticator } from './authentication.js';
+import { lockout } from './lockout.js';
+import { loginFailuresRepository } from './login-failures.store.js';
+import { revokedSessionsRepository } from './revoked-sessions.store.js';
+import { sessionRoutes } from './session.routes.js';
+import type { SessionTokens } from './sessions.js';
+import { userApiKeysRoutes } from './user-api-keys.routes.js';
+import { userApiKeysRepository } from './user-api-keys.store.js';
+import { usersRoutes } from './users.routes.js';
+import { usersService } from './users.service.js';
+import { usersRepository } from './users.store.js';
+import { verificationCache } from './verification-cache.js';
+
+/** The settings the users read (config.ts states them). */
+export interface UsersSettings {
+  authCacheSeconds: number;
+  lockoutMaxFailures: number;
+  lockoutAddressMaxFailures: number;
+  lockoutAccountMaxFailures: number;
+  lockoutWindowSeconds: number;
+}
+
+/** What the users are made of (docs/architecture.md#how-a-feature-registers-itself). */
+export interface UsersPieces {
+  database: Database;
+  clock: Clock;
+  audit: AuditRecorder;
+  /** The installation's session tokens (users/sessions.ts). */
+  sessions: SessionTokens;
+  settings: UsersSettings;
+  lists: ListSettings;
+  /** Where a failed write of API keys' last use goes (the app's background-fault reporter). */
+  keyUsageFault: (error: unknown) => void;
+}
+
+/**
+ * The users (accounts, their API keys, sessions and the credentials every request is checked with):
+ * gives the authenticator the request gate uses, the accounts service, the users' store (who may be
+ * assigned an error) and the credential cache's signals that roles and user groups tell of their
+ * changes; registers `/users`, the users' API keys and, apart, the session routes.
+ */
+export function usersPlugin({ database, clock, audit, sessions, settings, lists, keyUsageFault }: UsersPieces) {
+  const users = usersRepository(database);
+  // Another process's change to a user drops this one's verified credentials at once (docs/security.md#suspend-now-means-now).
+  const cache = verificationCache(clock, { ttlMs: settings.authCacheSeconds * 1000, maxEntries: 10_000 }, {
+    version: database.dataVersions.credentials,
+    heard: database.dataVersions.credentialsHeard,
+  });
+  const guesses = lockout(loginFailuresRepository(database), clock, {
+    maxFailures: settings.lockoutMaxFailures,
+    addressMaxFailures: settings.lockoutAddressMaxFailures,
+    accountMaxFailures: settings.lockoutAccountMaxFailures,
+    windowSeconds: settings.lockoutWindowSeconds,
+  });
+  const apiKeys = userApiKeysRepository(database);
+  const accounts = usersService(users, clock, audit, cache.credentialsChanged, guesses, apiKeys);
+  // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
+  const keyUsage = apiKeyUsage((uses) => apiKeys.recordUse(uses), clock, keyUsageFault);
+  const authentication = authenticator({
+    users,
+    revokedSessions: revokedSessionsRepository(database),
+    sessions,
+    cache,
+    lockout: guesses,
+    clock,
+    apiKeyUsed: (id) => keyUsage.used(id),
+    audit,
+  });
+  return {
+    store: users,
+    service: accounts,
+    authentication,
+    /** Drops every verified credential: a change to a role or a group may change anyone's permissions. */
+    allCredentialsChanged: cache.allCredentialsChanged,
+    /** Writes the API keys' use still noted (the app's close). */
+    flushKeyUsage: () => keyUsage.flush(),
+    /** `/users` and the users' API keys. */
+    async register(app: FastifyInstance): Promise<void> {
+      await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
+      await app.register(userApiKeysRoutes, { users: accounts, lists });
+    },
+    /** Signing in and out (`/session`s), registered after the user groups' routes. */
+    async registerSessions(app: FastifyInstance): Promise<void> {
+      await app.register(sessionRoutes, { authenticator: authentication, clock });
+    },
+  };
+}

@@ -9,7 +9,7 @@ import { healthService } from '../health/health.service.js';
 import { type FaultCapture, faultCapture } from '../tracker/fault-capture.js';
 import { alertPlanner, routeReport } from '../alerts/planner.js';
 import { errorReporting } from '../alerts/reporting.js';
-import { infrastructureErrors } from '../tracker/tracker.service.js';
+import { trackerService } from '../tracker/tracker.service.js';
 import { webhookDeliveries } from '../alerts/deliveries.service.js';
 import { webhookOutbox } from '../alerts/outbox.js';
 import { webhookRendering } from '../alerts/webhook-json.js';
@@ -22,7 +22,7 @@ import { cmiReleaseVersion, cmiVersion } from '../version/version.js';
 import { PageCacheMeter } from '../shared/page-cache.js';
 import type { Database } from '../db/database.js';
 import { faultSpool } from '../tracker/fault-spool.js';
-import { infrastructureErrorsRepository } from '../tracker/tracker.store.js';
+import { trackerRepository } from '../tracker/tracker.store.js';
 import { loginFailuresRepository } from '../users/login-failures.store.js';
 import { revokedSessionsRepository } from '../users/revoked-sessions.store.js';
 import { settingsRepository } from '../db/settings.store.js';
@@ -40,9 +40,9 @@ import { deliveriesRoutes } from '../alerts/deliveries.routes.js';
 import { alertRoutingRoutes } from '../alerts/alert-routing.routes.js';
 import { alertRoutingService } from '../alerts/alert-routing.service.js';
 import { alertRoutingRepository } from '../alerts/alert-routing.store.js';
-import { infrastructureErrorsRoutes } from '../tracker/tracker.routes.js';
+import { trackerRoutes } from '../tracker/tracker.routes.js';
 import { triageRoutes } from '../tracker/triage.routes.js';
-import { errorTriage } from '../tracker/triage.service.js';
+import { triageService } from '../tracker/triage.service.js';
 import { trackerChanges } from '../tracker/tracker-changes.js';
 import { triageRepository } from '../tracker/triage.store.js';
 import { healthRoutes } from '../health/health.routes.js';
@@ -136,7 +136,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // The audit trail (docs/security.md#the-audit-trail): every feature's service records its changes there.
   const audit = auditTrailOn(database, clock, config.auditRetentionDays);
-  const errorsRepository = infrastructureErrorsRepository(database);
+  const errorsRepository = trackerRepository(database);
   const deliveries = webhookDeliveriesRepository(database);
   // Reports and alerts (docs/reporting-and-alerts.md). Their failures go to the app's log (made
   // below, before anything is sent), never to fault capture: a failed alert must not raise one.
@@ -148,7 +148,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const queueAlerts = alertPlanner(webhooks, clock, webhookRendering, database.dataVersions.alerts);
   // What this process's batches of reports changed, told to the tracker's page cache (tracker/tracker-changes.ts).
   const changesOfTracker = trackerChanges();
-  const tracker = infrastructureErrors(errorsRepository, clock, audit, config.errors, { queue: queueAlerts, queued: () => outbox.wake() }, { withheld: database.withheld, tracker: changesOfTracker });
+  const tracker = trackerService(errorsRepository, clock, audit, config.errors, { queue: queueAlerts, queued: () => outbox.wake() }, { withheld: database.withheld, tracker: changesOfTracker });
   // Alert routing (docs/alert-routing.md): destinations and rules in the database, sent by the same outbox.
   const routingRepository = alertRoutingRepository(database);
   const reporting = errorReporting(tracker, errorsRepository, deliveries, clock, webhooks, webhookRendering, webhookLog, audit, {
@@ -164,7 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxFingerprints: 1000,
   });
   // Error triage (docs/api.md#error-triage): an assignee is a user who is not deleted and may read errors.
-  const triage = errorTriage(triageRepository(database), clock, audit, async (userId) => {
+  const triage = triageService(triageRepository(database), clock, audit, async (userId) => {
     const user = await users.findById(userId);
     return user !== undefined && user.status !== 'deleted' && user.permissions.has('infrastructure_errors.read');
   });
@@ -258,7 +258,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (tracked !== joined?.tracked || people !== joined.people) joined = { tracked, people, version: `${tracked}|${people}` };
     return joined.version;
   };
-  await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue, partialChanges: changesOfTracker.changes });
+  await app.register(trackerRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue, partialChanges: changesOfTracker.changes });
   await app.register(triageRoutes, { triage, lists });
   await app.register(auditRoutes, { audit, lists });
   await app.register(deliveriesRoutes, { errorReporting: reporting, webhookDeliveries: webhookDeliveries(deliveries, clock, audit, () => outbox.wake()), lists });

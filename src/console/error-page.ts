@@ -1,5 +1,4 @@
-import type { InfrastructureError } from '../tracker/infrastructure-error.js';
-import type { StoredOccurrence } from '../tracker/tracker.store.js';
+import type { InfrastructureError, StoredOccurrence } from '../tracker/infrastructure-error.js';
 import { errorReportLimits } from '../shared/limits.js';
 import { may } from '../roles/authorization.js';
 import { type ActivityEntry, type ErrorNote, NOTE_MAX_CHARS, type Triage } from '../tracker/triage.js';

@@ -606,7 +606,7 @@ describe('q beyond ASCII', () => {
   after(() => t.close());
 
   // TODO(src): on SQLite, lower() folds ASCII only while the pattern is lowered in JavaScript
-  // (src/tracker/tracker.store.ts, containsPattern and filtered()), so `q=ÉCHEC`
+  // (src/tracker/tracker-sql.ts, containsPattern and filtered()), so `q=ÉCHEC`
   // does not find 'ÉCHEC de connexion', not even in its own case. Passes on PostgreSQL.
   it('matches non-ASCII letters case-insensitively, the exact case included', async () => {
     for (const q of ['ÉCHEC', 'échec', 'Échec::Réseau', 'RÉSEAU']) {

@@ -55,7 +55,7 @@ export function sentryIngestion(keys: IngestKeysService, tracker: TrackerService
     if (wait !== undefined) throw new SentryRateLimited(wait);
   };
 
-  /** Records one event; the same event id again (an SDK's retry) is counted once (tracker/tracker.store.ts event_key). */
+  /** Records one event; the same event id again (an SDK's retry) is counted once (tracker/tracker-batch.store.ts event_key). */
   const record = async (key: IngestKey, event: Record<string, unknown>, headerId: string | undefined): Promise<string> => {
     const eventId = eventIdOf(event, () => headerId ?? randomUUID().replaceAll('-', ''));
     const report = reportOfEvent(event, eventId, key.component, clock());

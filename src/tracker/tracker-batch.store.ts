@@ -179,7 +179,7 @@ function groupByFingerprint(reports: readonly ErrorReport[]): Group[] {
   return [...groups.values()].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1));
 }
 
-/** Recording reports: the batch write of the group commit (docs/architecture.md#recording-a-report). */
+/** Recording reports: the batch write of the group commit (docs/architecture.md#error-ingestion). */
 export function trackerBatchStore(database: Database) {
   const { dialect } = database;
   const trackerTransaction = trackerTransactions(database);

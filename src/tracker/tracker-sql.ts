@@ -1,5 +1,5 @@
 /**
- * What the tracker's stores share (docs/architecture.md#the-tracker-s-stores): an error's row as its
+ * What the tracker's stores share (docs/architecture.md#tracker-stores): an error's row as its
  * record, the list's filters as SQL, the id lists of bulk changes, and the tracker's transactions.
  */
 

@@ -6,7 +6,7 @@ import { trackerListStore } from './tracker-list.store.js';
 
 /**
  * The tracker's repository: the only SQL of the tracker's tables but the triage's (triage.store.ts),
- * one object over its stores by concern (docs/architecture.md#the-tracker-s-stores): recording
+ * one object over its stores by concern (docs/architecture.md#tracker-stores): recording
  * reports, the list's reads, one error's reads, and deletes.
  */
 export function trackerRepository(database: Database) {

@@ -18,7 +18,7 @@ const details = (value: Record<string, unknown>) => JSON.stringify(value);
  *   many occurrences arrive together, in one process or many;
  * - a `snoozed` error whose count is reached or whose time has passed wakes (`unresolved`);
  * - the activity records the regressions and the wakes (the first sighting of new errors is written
- *   with the batch's rows: tracker.store.ts recordBatch).
+ *   with the batch's rows: tracker-batch.store.ts recordBatch).
  * `rows` are the errors as the upsert left them (their triage rows, made by migration 023's trigger
  * for new ones, are read here).
  */

@@ -73,6 +73,7 @@ export interface StoredOccurrence {
 
 export type BreakdownDimension = 'host' | 'component';
 
+/** The hour the histogram counts an occurrence in: whole hours since the epoch. */
 const HOUR_MS = 3_600_000;
 export const hourOf = (at: Date): number => Math.floor(at.getTime() / HOUR_MS);
 

@@ -4,7 +4,9 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { migrateToLatest } from '../src/db/database.js';
 import type { Database } from '../src/db/database.js';
-import { type ErrorFilters, type ErrorReport, filtered, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import type { ErrorFilters, ErrorReport } from '../src/tracker/infrastructure-error.js';
+import { filtered } from '../src/tracker/tracker-sql.js';
+import { trackerRepository } from '../src/tracker/tracker.store.js';
 import { triageRepository } from '../src/tracker/triage.store.js';
 import { databasePerTest, onPostgres } from './support/database.js';
 import { errorCountsAgainstRows } from './support/error-counts.js';
@@ -33,7 +35,7 @@ function reportsOf(i: number, at = new Date(AT + (i % 3) * HOUR)): ErrorReport[]
 }
 
 async function seed(database: Database): Promise<void> {
-  const errors = infrastructureErrorsRepository(database);
+  const errors = trackerRepository(database);
   for (let from = 0; from < ERRORS; from += 400) {
     await errors.recordBatch(Array.from({ length: 400 }, (_, k) => reportsOf(from + k)).flat(), SAMPLE, undefined, new Date(AT));
   }
@@ -55,7 +57,7 @@ async function assertExact(database: Database, label: string): Promise<void> {
   const row = triage.rows[0] as { errors: number | string; triaged: number | string; orphans: number | string };
   assert.deepEqual([Number(row.triaged), Number(row.orphans)], [Number(row.errors), 0], `${label}: one triage row per error`);
 
-  const errors = infrastructureErrorsRepository(database);
+  const errors = trackerRepository(database);
   const total = async (filters: ErrorFilters) => (await errors.list(filters, 'updated_at', 'desc', 1, 0)).total;
   const rowsMatching = async (filters: ErrorFilters) =>
     Number((await db.selectFrom('infrastructure_errors').select((eb) => eb.fn.countAll<number | string>().as('n')).where((eb) => filtered(eb, filters, database.dialect)).executeTakeFirstOrThrow()).n);
@@ -73,7 +75,7 @@ async function assertExact(database: Database, label: string): Promise<void> {
 
 /** Single reports during a bulk change: a repeat of every 97th error (from another host) and new errors from `next` on, one a batch. */
 function singleReports(database: Database, next: number): Array<Promise<unknown>> {
-  const errors = infrastructureErrorsRepository(database);
+  const errors = trackerRepository(database);
   const repeats = Array.from({ length: 12 }, (_, k) => k * 197).map((i) => errors.recordBatch([{ ...(reportsOf(i)[0] as ErrorReport), host: 'hv-late' }], SAMPLE));
   const fresh = Array.from({ length: 12 }, (_, k) => errors.recordBatch(reportsOf(next + k), SAMPLE));
   return [...repeats, ...fresh];
@@ -86,7 +88,7 @@ describe('bulk changes by filter', () => {
     await migrateToLatest(each.database);
     const { database } = each;
     const db = database.db;
-    const errors = infrastructureErrorsRepository(database);
+    const errors = trackerRepository(database);
     const triage = triageRepository(database);
     await seed(database);
     await assertExact(database, 'seeded');

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.js';
 import { type Database, migrateToLatest, openDatabase } from '../src/db/database.js';
-import { type ErrorReport, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import type { ErrorReport } from '../src/tracker/infrastructure-error.js';
+import { trackerRepository } from '../src/tracker/tracker.store.js';
 import { runCmi } from './support/cli.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 
@@ -40,7 +41,7 @@ describe('cmi local errors', () => {
     env = { DATABASE_URL: fresh.url, CMI_ADMIN_PASSWORD: '', LOG_LEVEL: 'warn' };
     database = openDatabase(loadConfig({ DATABASE_URL: fresh.url }));
     await migrateToLatest(database);
-    const repository = infrastructureErrorsRepository(database);
+    const repository = trackerRepository(database);
     const sample = { first: 10, latest: 100 };
     const type = { fingerprint: FP.type, error_class: 'TypeError', message: "Cannot read properties of undefined (reading 'id')\nwhile listing users", backtrace: BACKTRACE };
     await repository.recordBatch([

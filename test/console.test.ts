@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { CompiledQuery, Kysely, KyselyPlugin } from 'kysely';
-import { frame } from '../src/console/error-page.js';
+import { frame } from '../src/console/errors-item-page.js';
 import { PERMISSIONS } from '../src/roles/permissions.js';
 import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
 

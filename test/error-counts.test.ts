@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { createQueryId, type Kysely, type KyselyPlugin, type RootOperationNode, sql } from 'kysely';
 import { migrateTo, migrateToLatest } from '../src/db/database.js';
-import { type ErrorReport, filtered, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import type { ErrorReport } from '../src/tracker/infrastructure-error.js';
+import { filtered } from '../src/tracker/tracker-sql.js';
+import { trackerRepository } from '../src/tracker/tracker.store.js';
 import type { Schema } from '../src/db/schema.js';
 import { databasePerTest, onPostgres } from './support/database.js';
 import { errorCountsAgainstRows } from './support/error-counts.js';
@@ -32,7 +34,7 @@ describe('error_counts (migration 007)', () => {
   it('follows new errors, repeats, new hosts of a known error, reported both ways, a class change, deletes and retention', async () => {
     await migrateToLatest(each.database);
     const { db } = each.database;
-    const errors = infrastructureErrorsRepository(each.database);
+    const errors = trackerRepository(each.database);
     const known = randomBytes(32).toString('hex');
     // One batch: a new error reported three times from two hosts, two more errors, one with no host or component.
     const recorded = await errors.recordBatch([
@@ -82,7 +84,7 @@ describe('error_counts (migration 007)', () => {
 
   it('answers X-Total from it for each single filter, and by counting for combined ones, the same as the rows', async () => {
     await migrateToLatest(each.database);
-    const errors = infrastructureErrorsRepository(each.database);
+    const errors = trackerRepository(each.database);
     const classes = ['A', 'B', 'C'];
     await errors.recordBatch(Array.from({ length: 30 }, (_, i) => reportOf(classes[i % 3] as string, `hv-${i % 4}`, i % 5 === 0 ? null : 'storage')), SAMPLE);
     await each.database.db.updateTable('infrastructure_errors').set({ reported: 1 }).where(sql<boolean>`id % 2 = 0`).execute();
@@ -112,7 +114,7 @@ describe('error_counts (migration 007)', () => {
   it('follows the triage (migration 031): status and assignee changed one and many at a time, deletes; X-Total of status= and assignee= from it', async () => {
     await migrateToLatest(each.database);
     const { db } = each.database;
-    const errors = infrastructureErrorsRepository(each.database);
+    const errors = trackerRepository(each.database);
     const ids = (await errors.recordBatch(Array.from({ length: 6 }, () => reportOf('A', null, null)), SAMPLE)).map((answer) => answer.record.id);
     const [e0, e1, e2, e3, e4] = ids as [number, number, number, number, number];
     await db.updateTable('error_triage').set({ triage_status: 'resolved' }).where('error_id', 'in', [e0, e1]).execute();
@@ -142,7 +144,7 @@ describe('error_counts (migration 007)', () => {
   it('reads the page of a walked host, component or status with the row filters in the list order (PostgreSQL: ids from the index entries, rows after)', async () => {
     await migrateToLatest(each.database);
     const { db } = each.database;
-    const errors = infrastructureErrorsRepository(each.database);
+    const errors = trackerRepository(each.database);
     // Most errors on `storage`, so the list walks its order and tests each (docs/architecture.md#the-page).
     const reports = Array.from({ length: 40 }, (_, i) => ({ ...reportOf(i % 3 === 0 ? 'Disk::Full' : 'Net::Down', `hv-${i % 2}`, i % 8 === 0 ? 'network' : 'storage'),
       occurred_at: new Date(AT.getTime() - (i % 7) * 60_000), count: 1 + (i % 5) }));
@@ -188,7 +190,7 @@ describe('error_counts (migration 007)', () => {
       transformResult: ({ result }) => Promise.resolve(result),
     };
     const db = each.database.db.withPlugin(keeping);
-    const errors = infrastructureErrorsRepository({ ...each.database, db });
+    const errors = trackerRepository({ ...each.database, db });
     await errors.recordBatch(Array.from({ length: 400 }, (_, i) => ({ ...reportOf(`Old::E${i % 20}`, `hv-${i % 10}`, 'storage'), occurred_at: new Date(AT.getTime() - 3_600_000) })), SAMPLE);
     await each.database.dialect.statistics.refresh(each.database.db);
     // An incident: 2,000 newer errors on a host the statistics never saw.
@@ -210,7 +212,7 @@ describe('error_counts (migration 007)', () => {
 
   it('reads the page of a host whose errors are all older than the others\' the same whether the bounded walk holds it or the index is read after it', async () => {
     await migrateToLatest(each.database);
-    const errors = infrastructureErrorsRepository(each.database);
+    const errors = trackerRepository(each.database);
     // 30 of 70 errors on hv-old, so a page of 2 walks the order (docs/architecture.md#the-page); all
     // older than the other 40, so the walk in updated_at desc meets none of them within its bound.
     const reports = Array.from({ length: 70 }, (_, i) => ({ ...reportOf(i % 2 === 0 ? 'Disk::Full' : 'Net::Down', i < 30 ? 'hv-old' : `hv-${i % 3}`, 'storage'),
@@ -231,7 +233,7 @@ describe('error_counts (migration 007)', () => {
 
   it('counts the errors that were there before it', async () => {
     await migrateTo(each.database, '006_error_tracker');
-    const errors = infrastructureErrorsRepository(each.database);
+    const errors = trackerRepository(each.database);
     await writeErrorsBeforeTriage(each.database.db, [reportOf('Old::One', 'hv-1', 'storage'), reportOf('Old::One', 'hv-1', null), reportOf('Old::Two', null, 'network')]);
     await migrateToLatest(each.database);
     await assertCountsMatchRows(each.database.db, [

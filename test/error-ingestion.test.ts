@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.js';
-import { infrastructureErrors } from '../src/tracker/tracker.service.js';
+import { trackerService } from '../src/tracker/tracker.service.js';
 import { retentionJob } from '../src/tracker/retention.js';
 import { type Database, openDatabase } from '../src/db/database.js';
-import { infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import { trackerRepository } from '../src/tracker/tracker.store.js';
 import { settingsRepository } from '../src/db/settings.store.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { type RunningServer, startServer } from './support/cli.js';
@@ -374,7 +374,7 @@ describe('error ingestion on real cmi serve processes', { timeout: 600_000 }, ()
 
     /** The retention job as each process runs it (src/app/app.ts), on a connection of its own. */
     const jobOn = (database: Database) => {
-      const tracker = infrastructureErrors(infrastructureErrorsRepository(database), t.time.clock, auditTrailOn(database, t.time.clock, 400), t.config.errors);
+      const tracker = trackerService(trackerRepository(database), t.time.clock, auditTrailOn(database, t.time.clock, 400), t.config.errors);
       const settings = settingsRepository(database);
       return retentionJob(() => tracker.prune(), { claim: (name, until, now) => settings.claimLease(name, until, now) }, t.time.clock, HOUR_MS);
     };

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { migrateTo, migrateToLatest } from '../src/db/database.js';
-import { type ErrorReport, infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import type { ErrorReport } from '../src/tracker/infrastructure-error.js';
+import { trackerRepository } from '../src/tracker/tracker.store.js';
 import { databasePerTest } from './support/database.js';
 import { writeErrorsBeforeTriage } from './support/errors-before-triage.js';
 
@@ -23,7 +24,7 @@ describe('the error list q filter (migrations 008 and 009)', () => {
 
   /** Every page of `q`, 25 a page, newest first, against the errors whose folded text holds it. */
   async function assertMatchesEveryText(q: string): Promise<number> {
-    const errors = infrastructureErrorsRepository(each.database);
+    const errors = trackerRepository(each.database);
     const rows = await each.database.db.selectFrom('infrastructure_errors').select(['id', 'error_class', 'message', 'updated_at']).execute();
     const folded = q.toLowerCase();
     const expected = rows
@@ -42,7 +43,7 @@ describe('the error list q filter (migrations 008 and 009)', () => {
 
   it('counts and pages exactly with few matches and with many, in any case, beyond ASCII, with quotes, % and _ and short texts', async () => {
     await migrateToLatest(each.database);
-    const errors = infrastructureErrorsRepository(each.database);
+    const errors = trackerRepository(each.database);
     const messages = ['Deadlock detected on pool "ssd-1"', 'DEADLOCK while detaching', 'timeout after 30 s', 'Überlauf im Speicher', '50%_done then stalled'];
     await errors.recordBatch(Array.from({ length: 1200 }, (_, i) => reportOf(i, i % 7 === 0 ? 'Storage::DeadlockError' : 'Net::Timeout', `${messages[i % 5]} #${i}`)), SAMPLE);
     const many = await assertMatchesEveryText('deadlock');
@@ -63,7 +64,7 @@ describe('the error list q filter (migrations 008 and 009)', () => {
 
   it("follows an error's text when a later occurrence changes it, and forgets a deleted error", async () => {
     await migrateToLatest(each.database);
-    const errors = infrastructureErrorsRepository(each.database);
+    const errors = trackerRepository(each.database);
     const fingerprint = randomBytes(32).toString('hex');
     const [first] = await errors.recordBatch([reportOf(1, 'Volume::Busy', 'volume vol-7 is busy', fingerprint), reportOf(2, 'Other', 'unrelated')], SAMPLE);
     assert.equal(await assertMatchesEveryText('vol-7'), 1);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
-import { infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import { trackerRepository } from '../src/tracker/tracker.store.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import {
   call, ERRORS, errorJson, errorRow, errorXml, FORBIDDEN_JSON, histogramRows, hourOf, idsOf, JSON_TYPE, NOT_FOUND_JSON,
@@ -580,7 +580,7 @@ describe('a host filter matching many errors (read in list order, not from the i
       request_id: null,
       context: null,
     }));
-    await infrastructureErrorsRepository(t.database).recordBatch(reports, { first: 1, latest: 1 });
+    await trackerRepository(t.database).recordBatch(reports, { first: 1, latest: 1 });
   });
   after(() => t.close());
 
@@ -606,7 +606,7 @@ describe('q beyond ASCII', () => {
   after(() => t.close());
 
   // TODO(src): on SQLite, lower() folds ASCII only while the pattern is lowered in JavaScript
-  // (src/tracker/tracker.store.ts, containsPattern and filtered()), so `q=ÉCHEC`
+  // (src/tracker/tracker-sql.ts, containsPattern and filtered()), so `q=ÉCHEC`
   // does not find 'ÉCHEC de connexion', not even in its own case. Passes on PostgreSQL.
   it('matches non-ASCII letters case-insensitively, the exact case included', async () => {
     for (const q of ['ÉCHEC', 'échec', 'Échec::Réseau', 'RÉSEAU']) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runInThisContext } from 'node:vm';
 import { faultCapture, knownFaults, reportOfFault } from '../src/tracker/fault-capture.js';
-import type { ErrorReport } from '../src/tracker/tracker.store.js';
+import type { ErrorReport } from '../src/tracker/infrastructure-error.js';
 
 // A captured fault is recognised by where it was thrown without formatting its stack (docs/operations.md#faults-of-cmi);
 // the error's stack must still read exactly as V8 would have written it, and its identity must not change.

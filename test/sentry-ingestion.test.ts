@@ -7,8 +7,8 @@ import { createTestApp, type TestApp } from './support/app.js';
 import { ERRORS } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';
 import { fingerprint } from '../src/tracker/grouping.js';
-import { infrastructureErrors } from '../src/tracker/tracker.service.js';
-import { infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
+import { trackerService } from '../src/tracker/tracker.service.js';
+import { trackerRepository } from '../src/tracker/tracker.store.js';
 import { auditTrailOn } from '../src/audit/audit-trail.js';
 
 const KEYS = '/sysadmin_tools/infrastructure/ingest_keys';
@@ -199,7 +199,7 @@ describe('Sentry ingestion: /api/:id/store/ and /api/:id/envelope/', () => {
     assert.deepEqual((await errorsOf(t)).map((error) => error.counter), [1]);
     // Event keys are kept a day after their occurrence, then retention removes them (docs/operations.md#retention).
     const keys = () => t.database.db.selectFrom('ingested_events').select('event_key').orderBy('event_key').execute();
-    const retention = infrastructureErrors(infrastructureErrorsRepository(t.database), t.time.clock, auditTrailOn(t.database, t.time.clock, 400), t.config.errors);
+    const retention = trackerService(trackerRepository(t.database), t.time.clock, auditTrailOn(t.database, t.time.clock, 400), t.config.errors);
     await retention.prune();
     assert.deepEqual((await keys()).map((row) => row.event_key), ['a', 'b', 'c'].map((c) => `${k.id}:${c.repeat(32)}`));
     t.time.advance(86_400 + 1);

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { infrastructureErrorsRepository } from '../src/tracker/tracker.store.js';
-import { infrastructureErrors } from '../src/tracker/tracker.service.js';
+import { trackerRepository } from '../src/tracker/tracker.store.js';
+import { trackerService } from '../src/tracker/tracker.service.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { onPostgres } from './support/database.js';
 import { call, ERRORS, errorRow, histogramRows, recordOf, report } from './support/error-reports.js';
@@ -79,7 +79,7 @@ describe('64-bit counters (docs/operations.md#migrations)', () => {
     const counterBefore = Number((await errorRow(t, badId))?.counter);
 
     // Submitted in one turn of the event loop: one batch (docs/architecture.md#error-ingestion).
-    const tracker = infrastructureErrors(infrastructureErrorsRepository(t.database), t.time.clock, auditTrailOn(t.database, t.time.clock, 400), t.config.errors);
+    const tracker = trackerService(trackerRepository(t.database), t.time.clock, auditTrailOn(t.database, t.time.clock, 400), t.config.errors);
     const actor = { id: t.admin.id, permissions: t.admin.permissions };
     const good = [fingerprint(), fingerprint()];
     const answers = await Promise.allSettled([

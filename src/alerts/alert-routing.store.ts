@@ -1,8 +1,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { AlertDestinationsTable, AlertRulesTable, Schema } from '../db/schema.js';
-import type { InfrastructureError } from '../tracker/infrastructure-error.js';
-import type { BatchOutcome } from '../tracker/tracker.store.js';
+import type { BatchOutcome, InfrastructureError } from '../tracker/infrastructure-error.js';
 import { type AlertDestination, type AlertRule, type DestinationFields, type RoutedEvent, type RuleFields, ruleMatches } from './alert-routing.js';
 import { type AlertKind, insertDeliveries, pendingDelivery } from './deliveries.store.js';
 import { displayUrl } from './sender.js';

@@ -3,8 +3,8 @@ import type { AuditRecorder } from '../audit/audit-trail.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../shared/clock.js';
 import type { ListSettings } from '../shared/pagination.js';
-import type { InfrastructureErrors, TrackerAlerts } from '../tracker/tracker.service.js';
-import type { InfrastructureErrorsRepository } from '../tracker/tracker.store.js';
+import type { TrackerService, TrackerAlerts } from '../tracker/tracker.service.js';
+import type { TrackerRepository } from '../tracker/tracker.store.js';
 import { alertRoutingRoutes } from './alert-routing.routes.js';
 import { alertRoutingService } from './alert-routing.service.js';
 import { alertRoutingRepository } from './alert-routing.store.js';
@@ -58,8 +58,8 @@ export interface AlertsPieces {
   /** The app's log: failures of reports and alerts go there, never to fault capture (a failed alert must not raise one). */
   log: OutboxLog;
   /** The tracker's service and store: an error is reported from them, and marked reported there. */
-  tracker: InfrastructureErrors;
-  errors: InfrastructureErrorsRepository;
+  tracker: TrackerService;
+  errors: TrackerRepository;
   /** The outbox's wake (outboxWake), for what this feature queues itself. */
   wake: () => void;
   lists: ListSettings;

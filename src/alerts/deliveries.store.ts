@@ -1,8 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { InfrastructureError } from '../tracker/infrastructure-error.js';
+import type { BatchOutcome, InfrastructureError } from '../tracker/infrastructure-error.js';
 import type { Database } from '../db/database.js';
 import type { Schema, WebhookDeliveriesTable } from '../db/schema.js';
-import type { BatchOutcome } from '../tracker/tracker.store.js';
 
 export type DeliveryKind = WebhookDeliveriesTable['kind'];
 export type DeliveryState = WebhookDeliveriesTable['state'];

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
-import type { InBatch } from '../tracker/tracker.store.js';
-import type { InfrastructureError } from '../tracker/infrastructure-error.js';
+import type { InBatch, InfrastructureError } from '../tracker/infrastructure-error.js';
 import { enqueueAlerts, pendingDelivery } from './deliveries.store.js';
 import { type AlertRoutingRepository, deliveryTarget, enqueueRoutedAlerts, keptActiveRules } from './alert-routing.store.js';
 import { type AlertDestination, ruleMatches } from './alert-routing.js';

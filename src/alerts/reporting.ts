@@ -4,12 +4,12 @@ import { randomUUID } from 'node:crypto';
 import { type Actor, assertPermitted } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import { BadGateway, NotFound } from '../shared/problems.js';
-import type { InfrastructureErrors } from '../tracker/tracker.service.js';
+import type { TrackerService } from '../tracker/tracker.service.js';
 import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import { type WebhookRendering, type WebhookSettings, webhookBody } from './webhook-events.js';
 import { type Attempt, displayUrl, postWebhook, succeeded } from './sender.js';
 import { signedHeaders } from './signature.js';
-import type { InfrastructureErrorsRepository } from '../tracker/tracker.store.js';
+import type { TrackerRepository } from '../tracker/tracker.store.js';
 import type { WebhookDeliveriesRepository } from './deliveries.store.js';
 import type { OutboxLog } from './outbox.js';
 
@@ -29,8 +29,8 @@ const wait = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal 
  * Every delivery is kept in the outbox's list with its outcome.
  */
 export function errorReporting(
-  tracker: InfrastructureErrors,
-  errors: InfrastructureErrorsRepository,
+  tracker: TrackerService,
+  errors: TrackerRepository,
   deliveries: WebhookDeliveriesRepository,
   clock: Clock,
   settings: WebhookSettings,

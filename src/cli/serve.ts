@@ -14,7 +14,7 @@ import { faultSpool } from '../tracker/fault-spool.js';
 import { type Database, migrateToLatest, openDatabase } from '../db/database.js';
 import { displayDatabaseUrl } from '../db/database-url.js';
 import { usersRepository } from '../users/users.store.js';
-import { infrastructureErrorsRepository } from '../tracker/tracker.store.js';
+import { trackerRepository } from '../tracker/tracker.store.js';
 import { reportNameCollisions } from '../users/name-collisions.js';
 import { complain, exact, human, write } from './common/output.js';
 import { Reported } from './common/usage-error.js';
@@ -157,7 +157,7 @@ function warmUp(database: Database, config: Config): void {
   setTimeout(() => {
     void (async () => {
       await usersRepository(database).page(config.defaultPerPage, 0);
-      await infrastructureErrorsRepository(database).list({}, 'updated_at', 'desc', config.defaultPerPage, 0);
+      await trackerRepository(database).list({}, 'updated_at', 'desc', config.defaultPerPage, 0);
     })().catch(() => {});
   }, 0).unref();
 }

@@ -6,8 +6,8 @@ import type { BucketsService } from '../buckets/buckets.service.js';
 import type { RolesService } from '../roles/roles.service.js';
 import type { Clock } from '../shared/clock.js';
 import type { IngestKeysService } from '../ingest/ingest-keys.service.js';
-import type { InfrastructureErrors } from '../tracker/tracker.service.js';
-import type { ErrorTriage } from '../tracker/triage.service.js';
+import type { TrackerService } from '../tracker/tracker.service.js';
+import type { TriageService } from '../tracker/triage.service.js';
 import type { Authenticator } from '../users/authentication.js';
 import type { UserGroupsService } from '../user-groups/user-groups.service.js';
 import type { SessionTokens } from '../users/sessions.js';
@@ -24,9 +24,9 @@ export interface ConsoleServices {
   roles: RolesService;
   buckets: BucketsService;
   userGroups: UserGroupsService;
-  tracker: InfrastructureErrors;
+  tracker: TrackerService;
   /** Error triage: status, assignee, snooze, notes, activity (docs/console.md#triage). */
-  triage: ErrorTriage;
+  triage: TriageService;
   errorReporting: ErrorReporting;
   ingestKeys: IngestKeysService;
   audit: AuditTrail;

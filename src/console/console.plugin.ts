@@ -12,7 +12,6 @@ import {
 } from './console-session.js';
 import { bare, page, problem } from './layout.js';
 import { consoleAssetsRoutes } from './assets.routes.js';
-import { consoleErrorRoutes } from './error.routes.js';
 import { consoleErrorsRoutes } from './errors.routes.js';
 import { consoleIngestKeysRoutes } from './ingest-keys.routes.js';
 import { consoleAlertsRoutes } from './alerts.routes.js';
@@ -148,7 +147,6 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   consoleAssetsRoutes(app);
   consoleSignInRoutes(app, services);
   consoleErrorsRoutes(app, services);
-  consoleErrorRoutes(app, services);
   consoleUsersRoutes(app, services);
   consoleRolesRoutes(app, services);
   consoleBucketsRoutes(app, services);

@@ -1,6 +1,6 @@
 import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import type { Triage } from '../tracker/triage.js';
-import { type People, personName } from './error-people.js';
+import { type People, personName } from './errors-people.js';
 import { html, type Html } from './html.js';
 import { ago, csrfField, page, type PageContext } from './layout.js';
 import { type Bucket, sparkline } from './svg-charts.js';

@@ -390,7 +390,7 @@ export interface IngestKeyUsageTable {
   dropped: Generated<number | string>;
 }
 
-/** The event keys counted lately (tracker/tracker.store.ts ErrorReport.event_key; migration 022). */
+/** The event keys counted lately (tracker/infrastructure-error.ts ErrorReport.event_key; migration 022). */
 export interface IngestedEventsTable {
   event_key: string;
   occurred_at: string;

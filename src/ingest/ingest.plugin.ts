@@ -3,7 +3,7 @@ import type { AuditRecorder } from '../audit/audit-trail.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../shared/clock.js';
 import type { ListSettings } from '../shared/pagination.js';
-import type { InfrastructureErrors } from '../tracker/tracker.service.js';
+import type { TrackerService } from '../tracker/tracker.service.js';
 import { ingestKeysRoutes } from './ingest-keys.routes.js';
 import { ingestKeysService } from './ingest-keys.service.js';
 import { ingestKeysRepository } from './ingest-keys.store.js';
@@ -16,7 +16,7 @@ export interface IngestPieces {
   clock: Clock;
   audit: AuditRecorder;
   /** The tracker's service: events are recorded through its group commit. */
-  tracker: InfrastructureErrors;
+  tracker: TrackerService;
   /** How often this process writes its keys' use (last use, events dropped), in ms. */
   usageFlushMs: number;
   /** CMI_PUBLIC_URL when set: the DSNs start with it. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { parseDatetime } from '../shared/datetime.js';
 import { errorReportLimits } from '../shared/limits.js';
 import { fingerprint as defaultFingerprint, truncateBacktrace, truncateErrorClass, truncateMessage } from '../tracker/grouping.js';
-import type { ErrorReport } from '../tracker/tracker.store.js';
+import type { ErrorReport } from '../tracker/infrastructure-error.js';
 
 type Json = Record<string, unknown>;
 

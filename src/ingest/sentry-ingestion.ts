@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Actor } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
-import type { InfrastructureErrors } from '../tracker/tracker.service.js';
+import type { TrackerService } from '../tracker/tracker.service.js';
 import type { IngestKey } from './ingest-key.js';
 import type { IngestKeysService } from './ingest-keys.service.js';
 import { SentryRateLimited, SentryRefusal } from '../shared/problems.js';
@@ -25,7 +25,7 @@ export interface SentryIngestionOptions {
  * The Sentry protocol's side of ingestion (docs/sentry.md): authenticates an ingest key, applies
  * its rate limit, reads events into reports and records them through the tracker's group commit.
  */
-export function sentryIngestion(keys: IngestKeysService, tracker: InfrastructureErrors, clock: Clock, options: SentryIngestionOptions) {
+export function sentryIngestion(keys: IngestKeysService, tracker: TrackerService, clock: Clock, options: SentryIngestionOptions) {
   const buckets = tokenBuckets(clock, MAX_KEYS);
   const usage = new Map<number, { lastUsedAt: Date; dropped: number }>();
 
@@ -55,7 +55,7 @@ export function sentryIngestion(keys: IngestKeysService, tracker: Infrastructure
     if (wait !== undefined) throw new SentryRateLimited(wait);
   };
 
-  /** Records one event; the same event id again (an SDK's retry) is counted once (tracker/tracker.store.ts event_key). */
+  /** Records one event; the same event id again (an SDK's retry) is counted once (tracker/tracker-batch.store.ts event_key). */
   const record = async (key: IngestKey, event: Record<string, unknown>, headerId: string | undefined): Promise<string> => {
     const eventId = eventIdOf(event, () => headerId ?? randomUUID().replaceAll('-', ''));
     const report = reportOfEvent(event, eventId, key.component, clock());

@@ -1,7 +1,7 @@
 import type { Clock } from '../shared/clock.js';
 import { type CapturedFault, type FaultContext, faultLogLimiter } from '../shared/faults.js';
 import { backtraceFromStack, fingerprint, truncateBacktrace, truncateErrorClass, truncateMessage } from './grouping.js';
-import type { ErrorReport } from './tracker.store.js';
+import type { ErrorReport } from './infrastructure-error.js';
 
 /** The process a fault happened in, kept with each occurrence. */
 export interface ProcessIdentity {

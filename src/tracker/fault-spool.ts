@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ErrorReport } from './tracker.store.js';
+import type { ErrorReport } from './infrastructure-error.js';
 
 const SPOOLED = /^faults-\d+-\d+\.jsonl$/;
 

@@ -1,3 +1,7 @@
+import type { Kysely } from 'kysely';
+import type { Schema } from '../db/schema.js';
+import type { TriageStatus } from './triage.js';
+
 /** A recorded infrastructure error: the spec's nine fields, by their wire names (docs/api.md#infrastructure-errors). */
 export interface InfrastructureError {
   id: number;
@@ -10,3 +14,92 @@ export interface InfrastructureError {
   reported: boolean;
   updated_at: Date;
 }
+
+/** One report of an error, validated and truncated, as the tracker stores it. */
+export interface ErrorReport {
+  fingerprint: string;
+  error_class: string;
+  message: string;
+  backtrace: string;
+  occurred_at: Date;
+  /** Occurrences it stands for (1 unless the reporter pre-aggregated). */
+  count: number;
+  host: string | null;
+  component: string | null;
+  request_id: string | null;
+  /** A JSON object, serialized. */
+  context: string | null;
+  /**
+   * What makes the report idempotent, when given (a Sentry event: its key's id and event id,
+   * ingest/sentry-ingestion.ts): a report whose key was counted before, in an error that is still
+   * there, is counted no more. Kept in `ingested_events` for a day after the occurrence (migration 022).
+   */
+  event_key?: string;
+}
+
+/** Which occurrences each error keeps: the first `first` and the latest `latest`. */
+export interface SampleSize {
+  first: number;
+  latest: number;
+}
+
+export interface ErrorFilters {
+  reported?: boolean;
+  errorClass?: string;
+  /** Case-insensitive substring of the class or the message. */
+  q?: string;
+  since?: Date;
+  until?: Date;
+  host?: string;
+  component?: string;
+  /** The triage status (docs/api.md#error-triage). */
+  status?: TriageStatus;
+  /** The assignee's id, or 'none' for errors assigned to no one. */
+  assignee?: number | 'none';
+}
+
+export type ErrorSort = 'updated_at' | 'created_at' | 'counter';
+export type Direction = 'asc' | 'desc';
+
+export interface StoredOccurrence {
+  id: number;
+  occurred_at: Date;
+  host: string | null;
+  component: string | null;
+  request_id: string | null;
+  message: string;
+  context: string | null;
+}
+
+export type BreakdownDimension = 'host' | 'component';
+
+/** The hour the histogram counts an occurrence in: whole hours since the epoch. */
+const HOUR_MS = 3_600_000;
+export const hourOf = (at: Date): number => Math.floor(at.getTime() / HOUR_MS);
+
+/** What the batch did to one error's triage. */
+export interface BatchTriage {
+  /** The error's triage status once the batch is committed. */
+  status: TriageStatus;
+  /** Whether this batch reopened it (it was resolved). */
+  regressed: boolean;
+}
+
+/** One error's part of a committed batch: the record as the batch left it, whether it created it, how many it added. */
+export interface BatchOutcome {
+  record: InfrastructureError;
+  created: boolean;
+  added: number;
+  /** Its triage once the batch is committed, and whether the batch reopened it (tracker/triage-batch.ts). */
+  triage: BatchTriage;
+  /** The hosts and components the batch's reports of it name (alert rules match them: docs/alert-routing.md). */
+  hosts: readonly string[];
+  components: readonly string[];
+}
+
+/**
+ * What a feature above the tracker does inside the transaction that counts a batch (the alerts queue
+ * what it causes, so an alert exists exactly when its cause was committed: alerts/planner.ts). The
+ * tracker knows it only as this port, wired at the top (app/app.ts).
+ */
+export type InBatch = (trx: Kysely<Schema>, outcomes: readonly BatchOutcome[]) => Promise<unknown>;

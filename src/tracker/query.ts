@@ -3,7 +3,7 @@ import { FieldErrors } from '../shared/problems.js';
 import { type Query, singleParameter } from '../shared/query-string.js';
 import { MAX_ID } from '../shared/request-body.js';
 import { errorReportLimits } from '../shared/limits.js';
-import type { Direction, ErrorFilters, ErrorSort } from './tracker.store.js';
+import type { Direction, ErrorFilters, ErrorSort } from './infrastructure-error.js';
 import { TRIAGE_STATUSES } from './triage.js';
 
 /** Every parameter a list (or a bulk delete, with `all`) understands. */

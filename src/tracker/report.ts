@@ -3,7 +3,7 @@ import { FieldErrors } from '../shared/problems.js';
 import { fingerprint, truncateBacktrace, truncateErrorClass, truncateMessage } from './grouping.js';
 import { errorReportLimits } from '../shared/limits.js';
 import { stringField, unwrapRecord } from '../shared/request-body.js';
-import type { ErrorReport } from './tracker.store.js';
+import type { ErrorReport } from './infrastructure-error.js';
 
 type Fields = Record<string, unknown>;
 

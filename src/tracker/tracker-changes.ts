@@ -1,6 +1,5 @@
 import { PartialChanges } from '../shared/page-cache.js';
-import type { InfrastructureError } from './infrastructure-error.js';
-import type { ErrorFilters, ErrorReport } from './tracker.store.js';
+import type { ErrorFilters, ErrorReport, InfrastructureError } from './infrastructure-error.js';
 
 /**
  * What a kept page of the tracker shows, as far as a new error can tell: a record (no new error

@@ -8,11 +8,11 @@ import { type FaultCapture, faultCapture } from './fault-capture.js';
 import { faultSpool } from './fault-spool.js';
 import { every, type Leases, retentionJob } from './retention.js';
 import { trackerChanges } from './tracker-changes.js';
-import { infrastructureErrorsRoutes } from './tracker.routes.js';
-import { infrastructureErrors, type TrackerAlerts, type TrackerSettings } from './tracker.service.js';
-import { infrastructureErrorsRepository } from './tracker.store.js';
+import { trackerRoutes } from './tracker.routes.js';
+import { trackerService, type TrackerAlerts, type TrackerSettings } from './tracker.service.js';
+import { trackerRepository } from './tracker.store.js';
 import { triageRoutes } from './triage.routes.js';
-import { errorTriage } from './triage.service.js';
+import { triageService } from './triage.service.js';
 import { triageRepository } from './triage.store.js';
 
 declare module 'fastify' {
@@ -50,16 +50,16 @@ export interface TrackerPieces {
  * records the faults a crashed process spooled, when the app says.
  */
 export function trackerPlugin({ database, clock, audit, settings, alerts, findUser, version, faultFlushIntervalMs, lists }: TrackerPieces) {
-  const errors = infrastructureErrorsRepository(database);
+  const errors = trackerRepository(database);
   // What this process's batches of reports changed, told to the tracker's page cache (tracker-changes.ts).
   const changes = trackerChanges();
-  const tracker = infrastructureErrors(errors, clock, audit, settings, alerts, { withheld: database.withheld, tracker: changes });
+  const tracker = trackerService(errors, clock, audit, settings, alerts, { withheld: database.withheld, tracker: changes });
   const faults = faultCapture(tracker.recordReports, clock, { host: hostname(), version }, {
     flushIntervalMs: faultFlushIntervalMs,
     maxFingerprints: 1000,
   });
   // Error triage (docs/api.md#error-triage): an assignee is a user who is not deleted and may read errors.
-  const triage = errorTriage(triageRepository(database), clock, audit, async (userId) => {
+  const triage = triageService(triageRepository(database), clock, audit, async (userId) => {
     const user = await findUser(userId);
     return user !== undefined && user.status !== 'deleted' && user.permissions.has('infrastructure_errors.read');
   });
@@ -81,7 +81,7 @@ export function trackerPlugin({ database, clock, audit, settings, alerts, findUs
     faults,
     /** `/sysadmin_tools/infrastructure/errors` and their triage. */
     async register(app: FastifyInstance): Promise<void> {
-      await app.register(infrastructureErrorsRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue, partialChanges: changes.changes });
+      await app.register(trackerRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue, partialChanges: changes.changes });
       await app.register(triageRoutes, { triage, lists });
     },
     /**

@@ -1,6 +1,6 @@
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import type { QueryParameter, RouteSpec } from '../http/route-spec.js';
-import type { InfrastructureErrors } from './tracker.service.js';
+import type { TrackerService } from './tracker.service.js';
 import { type PartialChanges, versionedCache } from '../shared/page-cache.js';
 import type { TrackerPageTag } from './tracker-changes.js';
 import { breakdownGroupResource, histogramBucketResource, occurrenceResource } from './error-details.resource.js';
@@ -63,7 +63,7 @@ export const TRACKER_ROUTES: readonly RouteSpec[] = [
 ];
 
 export interface TrackerRoutesOptions {
-  tracker: InfrastructureErrors;
+  tracker: TrackerService;
   lists: ListSettings;
   /** The tracker's data version (db/database.ts dataVersions): cached answers are answered while it holds. */
   dataVersion: () => string | undefined;
@@ -77,7 +77,7 @@ export interface TrackerRoutesOptions {
 }
 
 /** The error tracker (docs/api.md#infrastructure-errors; administrators only: tracker/tracker.service.ts). */
-export const infrastructureErrorsRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, { tracker, lists, dataVersion, beforeRead, partialChanges }, done) => {
+export const trackerRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, { tracker, lists, dataVersion, beforeRead, partialChanges }, done) => {
   const base = ERRORS;
 
   const pageOf = (request: FastifyRequest) => parsePagination(request.requestPath.pagination, request.query as Query, lists);

@@ -7,12 +7,10 @@ import { parseErrorReport } from './report.js';
 import { FieldErrors, NotFound } from '../shared/problems.js';
 import { groupCommit } from '../shared/group-commit.js';
 import { rateLimit } from '../shared/rate-limit.js';
-import type { InfrastructureError } from './infrastructure-error.js';
+import { type BreakdownDimension, type ErrorReport, hourOf, type InBatch, type InfrastructureError, type SampleSize, type StoredOccurrence } from './infrastructure-error.js';
 import type { Page } from '../shared/page.js';
 import type { TrackerChanges, TrackerPageTag } from './tracker-changes.js';
-import {
-  type BreakdownDimension, type ErrorReport, hourOf, type InBatch, type InfrastructureErrorsRepository, type SampleSize, type StoredOccurrence,
-} from './tracker.store.js';
+import type { TrackerRepository } from './tracker.store.js';
 
 type Query = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -57,7 +55,7 @@ export const EVENT_KEYS_KEPT_MS = 86_400_000;
 export const HISTOGRAM_KEPT_DAYS = 31;
 
 /** The tracker (docs/api.md#infrastructure-errors): administrators read, report and delete errors. */
-export function infrastructureErrors(repository: InfrastructureErrorsRepository, clock: Clock, audit: AuditRecorder, settings: TrackerSettings, alerts?: TrackerAlerts, telling?: TrackerChangeTelling) {
+export function trackerService(repository: TrackerRepository, clock: Clock, audit: AuditRecorder, settings: TrackerSettings, alerts?: TrackerAlerts, telling?: TrackerChangeTelling) {
   const recordErrors = (actor: AuditActor, action: string, id: number | null, changes: Record<string, unknown>) =>
     audit.record(actor, { action, target_type: 'infrastructure_error', target_id: id, changes });
   /** Writes a batch; the alerts it causes are queued in its transaction and sent once it commits. */
@@ -217,4 +215,4 @@ export function infrastructureErrors(repository: InfrastructureErrorsRepository,
   };
 }
 
-export type InfrastructureErrors = ReturnType<typeof infrastructureErrors>;
+export type TrackerService = ReturnType<typeof trackerService>;

@@ -1,17 +1,10 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { ErrorTriageTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
-import type { TriageStatus } from './triage.js';
+import type { BatchTriage } from './infrastructure-error.js';
 
 /** At most this many ids go into one statement. */
 const IDS_PER_STATEMENT = 500;
 
-/** What the batch did to one error's triage. */
-export interface BatchTriage {
-  /** The error's triage status once the batch is committed. */
-  status: TriageStatus;
-  /** Whether this batch reopened it (it was resolved). */
-  regressed: boolean;
-}
 
 /** An activity row's details: a JSON object as text. */
 const details = (value: Record<string, unknown>) => JSON.stringify(value);
@@ -25,7 +18,7 @@ const details = (value: Record<string, unknown>) => JSON.stringify(value);
  *   many occurrences arrive together, in one process or many;
  * - a `snoozed` error whose count is reached or whose time has passed wakes (`unresolved`);
  * - the activity records the regressions and the wakes (the first sighting of new errors is written
- *   with the batch's rows: tracker.store.ts recordBatch).
+ *   with the batch's rows: tracker-batch.store.ts recordBatch).
  * `rows` are the errors as the upsert left them (their triage rows, made by migration 023's trigger
  * for new ones, are read here).
  */

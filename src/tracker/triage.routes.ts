@@ -5,7 +5,7 @@ import { parseId } from '../http/route-params.js';
 import { type ListSettings, paginationHeaders, parsePagination } from '../shared/pagination.js';
 import { ERROR_FILTERS, ERRORS } from './tracker.routes.js';
 import { activityResource, noteResource, triageResource } from './triage.resource.js';
-import type { ErrorTriage } from './triage.service.js';
+import type { TriageService } from './triage.service.js';
 
 type WithId = { Params: { id: string } };
 type Query = Record<string, string | string[]>;
@@ -37,7 +37,7 @@ export const TRIAGE_ROUTES: readonly RouteSpec[] = [
 ];
 
 export interface TriageRoutesOptions {
-  triage: ErrorTriage;
+  triage: TriageService;
   lists: ListSettings;
 }
 

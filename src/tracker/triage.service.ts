@@ -16,8 +16,8 @@ const auditedTriage = (triage: Triage) => ({
 });
 
 /**
- * Whether a user may be assigned errors: it exists, is not deleted, and may read errors. Wired at the
- * top (app/app.ts) from the users' store: the tracker does not know users.
+ * Whether a user may be assigned errors: it exists, is not deleted, and may read errors. Wired near the
+ * top (tracker/tracker.plugin.ts, from the users' store app/app.ts hands it): the tracker does not know users.
  */
 export type Assignable = (userId: number) => Promise<boolean>;
 
@@ -27,7 +27,7 @@ export type Assignable = (userId: number) => Promise<boolean>;
  * writing notes (and deleting one's own) `infrastructure_errors.notes`; deleting anyone's
  * `infrastructure_errors.notes.delete`. Administrators hold them all.
  */
-export function errorTriage(repository: TriageRepository, clock: Clock, audit: AuditRecorder, assignable: Assignable) {
+export function triageService(repository: TriageRepository, clock: Clock, audit: AuditRecorder, assignable: Assignable) {
   const recordError = (actor: Actor, action: string, id: number | null, changes: Record<string, unknown>) =>
     audit.record(actor, { action, target_type: 'infrastructure_error', target_id: id, changes });
   const exists = async (id: number) => {
@@ -136,4 +136,4 @@ export function errorTriage(repository: TriageRepository, clock: Clock, audit: A
   };
 }
 
-export type ErrorTriage = ReturnType<typeof errorTriage>;
+export type TriageService = ReturnType<typeof triageService>;

@@ -1,7 +1,8 @@
 import { type Expression, type ExpressionBuilder, sql, type SqlBool, type Selectable } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { ErrorActivityTable, ErrorNotesTable, ErrorTriageTable, Schema } from '../db/schema.js';
-import { type ErrorFilters, filtered, idIn, trackerTransactions } from './tracker.store.js';
+import type { ErrorFilters } from './infrastructure-error.js';
+import { filtered, idIn, trackerTransactions } from './tracker-sql.js';
 import type { ActivityEntry, ErrorNote, Triage, TriageChange, TriageStatus } from './triage.js';
 
 type Row = Selectable<ErrorTriageTable>;

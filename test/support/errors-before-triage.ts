@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../src/db/schema.js';
-import type { ErrorReport } from '../../src/tracker/tracker.store.js';
+import type { ErrorReport } from '../../src/tracker/infrastructure-error.js';
 
 /**
  * Writes reports as the tracker did before triage (migration 023) on a database migrated only so far:

@@ -11,7 +11,7 @@
  * - report: `update infrastructure_errors set reported = 1` where component = compute (one
  *   statement, as a hand-written one would be);
  * - triage: triageRepository.changeMany, status resolved, where component = storage;
- * - delete: infrastructureErrorsRepository.deleteMatching, component = network.
+ * - delete: trackerRepository.deleteMatching, component = network.
  * After the three, error_counts is compared with counts over the rows themselves. SQLite in a temp
  * directory; PostgreSQL in a schema of its own; both dropped after. Each step's wall time, and the
  * CPU it took (this process's, plus on PostgreSQL its server processes' for this benchmark's
@@ -23,7 +23,8 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { type DatabaseKind, DATABASE_NAMES, freshDatabase, withDatabase } from './datasets.js';
 import type { Database } from '../../src/db/database.js';
-import { filtered, infrastructureErrorsRepository } from '../../src/tracker/tracker.store.js';
+import { filtered } from '../../src/tracker/tracker-sql.js';
+import { trackerRepository } from '../../src/tracker/tracker.store.js';
 import { triageRepository } from '../../src/tracker/triage.store.js';
 import { errorCountsAgainstRows } from '../../test/support/error-counts.js';
 
@@ -107,7 +108,7 @@ async function run(kind: DatabaseKind): Promise<string[]> {
         await database.dialect.statistics.refresh(database.db);
       });
       lines.push(`| ${DATABASE_NAMES[kind]} | load ${ERRORS.toLocaleString('en')} errors | ${ERRORS.toLocaleString('en')} | ${load.seconds.toFixed(1)} | ${load.cpu.toFixed(1)} |`);
-      const errors = infrastructureErrorsRepository(database);
+      const errors = trackerRepository(database);
       const triage = triageRepository(database);
       const report = await timed(database, kind, async () => {
         const result = await database.db.transaction().execute((trx) => trx.updateTable('infrastructure_errors').set({ reported: 1 })

@@ -12,7 +12,8 @@ import { systemClock } from '../../src/shared/clock.js';
 import { hashPassword } from '../../src/users/passwords.js';
 import { loadConfig } from '../../src/config.js';
 import { migrateToLatest, openDatabase } from '../../src/db/database.js';
-import { type ErrorReport, infrastructureErrorsRepository } from '../../src/tracker/tracker.store.js';
+import type { ErrorReport } from '../../src/tracker/infrastructure-error.js';
+import { trackerRepository } from '../../src/tracker/tracker.store.js';
 import { type NewUser, usersRepository } from '../../src/users/users.store.js';
 import { ADMIN_ROLE_ID, USER_ROLE_ID } from '../../src/roles/permissions.js';
 import { postgresSchema } from '../../test/support/database.js';
@@ -90,7 +91,7 @@ export async function seedErrors(url: string, count: number, now: Date): Promise
   const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)] as T;
   await withDatabase(url, async (database) => {
-    const repository = infrastructureErrorsRepository(database);
+    const repository = trackerRepository(database);
     for (let start = 0; start < count; start += BATCH) {
       const reports: ErrorReport[] = Array.from({ length: Math.min(BATCH, count - start) }, (_, k) => {
         const i = start + k;

@@ -23,7 +23,8 @@ import { join } from 'node:path';
 import { type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, sql, type UnknownRow } from 'kysely';
 import type { Database } from '../../src/db/database.js';
 import { parseErrorListQuery } from '../../src/tracker/query.js';
-import { filtered, infrastructureErrorsRepository } from '../../src/tracker/tracker.store.js';
+import { filtered } from '../../src/tracker/tracker-sql.js';
+import { trackerRepository } from '../../src/tracker/tracker.store.js';
 import { type RunningServer, startServer } from '../../test/support/cli.js';
 import { BASIC, type DatabaseKind, DATABASE_NAMES, freshDatabase, seedUsers, withDatabase } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
@@ -177,7 +178,7 @@ async function plansOf(database: Database, kind: DatabaseKind, query: string): P
   const params = Object.fromEntries(new URLSearchParams(query));
   const { filters, sort, direction } = parseErrorListQuery(params);
   const page = Number(params['page'] ?? 1);
-  const repository = infrastructureErrorsRepository(captured);
+  const repository = trackerRepository(captured);
   capture.statements = [];
   await repository.list(filters, sort, direction, 25, (page - 1) * 25);
   const blocks: string[] = [];

@@ -7,7 +7,7 @@ import { auditTrailOn } from '../../audit/audit-trail.js';
 import { systemClock } from '../../shared/clock.js';
 import { NotFound } from '../../shared/problems.js';
 import { errorReporting } from '../../alerts/reporting.js';
-import { HISTOGRAM_KEPT_DAYS, infrastructureErrors } from '../../tracker/tracker.service.js';
+import { HISTOGRAM_KEPT_DAYS, trackerService } from '../../tracker/tracker.service.js';
 import { displayUrl } from '../../alerts/sender.js';
 import type { InfrastructureError } from '../../tracker/infrastructure-error.js';
 import { formatDatetime } from '../../http/render/datetime.js';
@@ -15,7 +15,7 @@ import { renderJson } from '../../http/render/json.js';
 import { webhookRendering } from '../../alerts/webhook-json.js';
 import { infrastructureErrorResource as resource } from '../../tracker/infrastructure-error.resource.js';
 import type { Database } from '../../db/database.js';
-import { infrastructureErrorsRepository } from '../../tracker/tracker.store.js';
+import { trackerRepository } from '../../tracker/tracker.store.js';
 import { webhookDeliveriesRepository } from '../../alerts/deliveries.store.js';
 import { Refusal } from '../common/usage-error.js';
 import { cell, complain, exact, human, type Output, table, write } from '../common/output.js';
@@ -46,9 +46,9 @@ function parseErrorId(raw: string): number {
  * administrator may), through the same service and query rules as the HTTP API (docs/operations.md#cmi-local-errors).
  */
 export function errorCommands(database: Database, config: Config) {
-  const errors = infrastructureErrorsRepository(database);
+  const errors = trackerRepository(database);
   const audit = auditTrailOn(database, systemClock, config.auditRetentionDays);
-  const tracker = infrastructureErrors(errors, systemClock, audit, config.errors);
+  const tracker = trackerService(errors, systemClock, audit, config.errors);
   // A failed try is told on stderr in one line; the final refusal is the command's error (docs/operations.md#report).
   const reporting = errorReporting(tracker, errors, webhookDeliveriesRepository(database), systemClock, config.webhooks, webhookRendering, {
     warn: (fields) => {

@@ -19,7 +19,7 @@ const UNLESS_BULK = 'when not exists (select 1 from error_bulk_delete)';
  *
  * SQLite has row triggers only: deleting 300,000 of 1,000,000 errors ran five trigger statements per
  * error and two per breakdown row. `error_bulk_delete` holds a row only inside the transaction of a
- * bulk delete (`tracker/tracker.store.ts`), which first takes the deleted rows' counts, text index
+ * bulk delete (`tracker/tracker-deletes.store.ts`), which first takes the deleted rows' counts, text index
  * entries and triage rows away in one aggregated statement each; meanwhile the delete triggers of
  * migrations 007, 008 and 023, remade here, stand aside. No other writer can see the row: it is
  * written and removed in one transaction, and SQLite has one writer at a time, so any other delete,

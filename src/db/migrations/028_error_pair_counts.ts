@@ -51,7 +51,7 @@ const upsertOfRows = (counts: string, table = 'error_counts') => `insert into ${
  * breakdown rows; a breakdown row inserted or deleted, its error if there; an error's state changed,
  * its breakdown rows moved. So the counts stay exact whichever of the two tables is written first (a
  * restore, a delete, a hand-written statement). The bulk delete of SQLite keeps them itself
- * (tracker/tracker.store.ts), as migration 026's counts.
+ * (tracker/tracker-deletes.store.ts), as migration 026's counts.
  *
  * And on SQLite the triage's status index gains the assignee (below).
  */

@@ -27,7 +27,7 @@ const upsertOfRows = (counts: string, table: string) => `insert into ${table} as
  * 800,000 entries of 1,000,000 errors: docs/benchmarks.md#error-list-queries-first-visits).
  *
  * Triggers on `error_triage` keep them, as those of migrations 007, 026 and 028 keep the others: per
- * row on SQLite (a bulk delete keeps them itself, tracker/tracker.store.ts), per statement with the
+ * row on SQLite (a bulk delete keeps them itself, tracker/tracker-deletes.store.ts), per statement with the
  * transition tables on PostgreSQL. A truncate of the errors leaves them (the triage rows stay); one of
  * the triage takes them away.
  */

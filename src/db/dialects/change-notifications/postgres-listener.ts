@@ -65,7 +65,7 @@ export function changeListener(
         // The tracker's notifications sent by this process's own pool are its own writes, which it has
         // counted already (or told as partial changes: WriteCounter.withheld): every write it makes to the
         // tracker's tables is counted in-process, kysely's as they complete, its raw statements' as their
-        // transaction ends (tracker.store.ts, triage.store.ts). Heard again, they would empty its whole
+        // transaction ends (tracker-sql.ts trackerTransactions, triage.store.ts). Heard again, they would empty its whole
         // cache for nothing. Any other connection's (another process, `cmi local`, psql) counts
         // (docs/architecture.md#how-cached-pages-stay-right).
         else if (message.channel === CHANGE_CHANNELS.tracker && !options.ownBackends.has(message.processId)) changes.tracker += 1;

@@ -12,7 +12,7 @@ const EXPECTED_FINGERPRINT = createHash('sha256')
   .update("TypeError\nsrc/store/users.ts:in 'findUser'\nsrc/server/routes/users.ts:in 'list'")
   .digest('hex');
 
-describe('infrastructure errors', () => {
+describe('error recording', () => {
   let t: TestApp;
   before(async () => {
     t = await createTestApp();

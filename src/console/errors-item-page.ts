@@ -1,9 +1,8 @@
-import type { InfrastructureError } from '../tracker/infrastructure-error.js';
-import type { StoredOccurrence } from '../tracker/tracker.store.js';
+import type { InfrastructureError, StoredOccurrence } from '../tracker/infrastructure-error.js';
 import { errorReportLimits } from '../shared/limits.js';
 import { may } from '../roles/authorization.js';
 import { type ActivityEntry, type ErrorNote, NOTE_MAX_CHARS, type Triage } from '../tracker/triage.js';
-import { type People, personName } from './error-people.js';
+import { type People, personName } from './errors-people.js';
 import { html, type Html } from './html.js';
 import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
 import { type Bucket, histogram } from './svg-charts.js';

@@ -1,12 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'node:test';
-import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { type Database, openDatabase } from '../../src/db/database.js';
 import { dialectFor } from '../../src/db/database-url.js';
+import { type FreshDatabase, postgresSchema } from '../../tools/shared/postgres-schema.js';
+
+export { type FreshDatabase, postgresSchema } from '../../tools/shared/postgres-schema.js';
 
 /**
  * The suite runs on SQLite by default and on PostgreSQL when DATABASE_URL names one
@@ -15,11 +16,6 @@ import { dialectFor } from '../../src/db/database-url.js';
 const target = process.env.DATABASE_URL;
 export const onPostgres = target !== undefined && target !== '' && dialectFor(target).name === 'postgres';
 
-export interface FreshDatabase {
-  url: string;
-  drop(): Promise<void>;
-}
-
 /** An empty database of its own: a SQLite file in a temp dir, or a new PostgreSQL schema. */
 export async function freshDatabase(): Promise<FreshDatabase> {
   if (!onPostgres) {
@@ -27,25 +23,6 @@ export async function freshDatabase(): Promise<FreshDatabase> {
     return { url: `sqlite:${join(dir, 'cmi.sqlite3')}`, drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })) };
   }
   return postgresSchema(target as string, 'cmi_test');
-}
-
-/** A new, empty PostgreSQL schema on the database `url` names, and the URL that puts it on the search path. */
-export async function postgresSchema(url: string, prefix: string): Promise<FreshDatabase> {
-  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
-  const separator = url.includes('?') ? '&' : '?';
-  return {
-    url: `${url}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-    async drop() {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`DROP SCHEMA ${schema} CASCADE`);
-      await client.end();
-    },
-  };
 }
 
 /** In the describe() it is called in: each test gets an empty database of its own, opened, not yet migrated. */

@@ -25,7 +25,7 @@ import { type DatabaseKind, DATABASE_NAMES, freshDatabase, withDatabase } from '
 import type { Database } from '../../src/db/database.js';
 import { filtered, infrastructureErrorsRepository } from '../../src/tracker/tracker.store.js';
 import { triageRepository } from '../../src/tracker/triage.store.js';
-import { errorCountsAgainstRows } from '../../test/support/error-counts.js';
+import { errorCountsAgainstRows } from '../shared/error-counts.js';
 
 const argv = process.argv.slice(2);
 const option = (name: string): string | undefined => {

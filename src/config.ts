@@ -258,7 +258,7 @@ export const SETTINGS = {
     docs: '[audit events](api.md#audit-log) older than this many days are removed by the [retention job](#retention)',
   },
   CMI_SPOOL_DIR: {
-    default: './data/spool', kind: 'text', allowed: 'a directory, relative to the working directory', help: 'where a crashing process leaves faults for the next start to record',
+    default: './data/spool', kind: 'text', allowed: 'a directory (a relative one from the working directory)', help: 'where a crashing process leaves faults for the next start to record',
     docs: 'where a process dying of an uncaught exception leaves the faults it held, for the next process to record ([Faults of cmi](#faults-of-cmi)); created when needed, mode 0700',
   },
   CMI_REPORT_WEBHOOK_URL: {

@@ -78,239 +78,430 @@ export interface Config {
 
 
 /** The longest webhook URL accepted. */
-const MAX_URL_CHARS = 2048;
+export const MAX_URL_CHARS = 2048;
 const MIN_SECRET_CHARS = 16;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
 
-export interface Setting {
+/** A bad setting. The message is one line naming the variable, fit to print as is. */
+export class ConfigError extends Error {}
+
+/**
+ * What values a setting takes, and so how its text is read and what a bad one is told. `url` is an
+ * http or https URL of at most MAX_URL_CHARS characters, read as the WHATWG parser normalises it;
+ * `custom` reads the value with its own `parse` and says what it takes in `allowed` (markdown, for
+ * the table in docs/operations.md#configuration).
+ */
+export type SettingKind =
+  | { kind: 'integer'; min: number; max: number }
+  | { kind: 'boolean' }
+  | { kind: 'enum'; values: readonly string[] }
+  | { kind: 'url' }
+  | { kind: 'text'; allowed?: string }
+  | { kind: 'custom'; allowed: string; parse: (value: string, name: string) => unknown };
+
+export type Setting = SettingKind & {
   /** The `cmi serve` flag laid over the variable, if it has one. */
   flag?: string;
-  /** As the variable would be written; undefined: none (see `help`). */
+  /** As the variable would be written; undefined: none, the setting is then unset (see `help`). */
   default: string | undefined;
+  /** One line for `cmi serve --help`. */
   help: string;
+  /** What it does, in markdown with links, for docs/operations.md's table; else `help`. */
+  docs?: string;
+};
+
+/** `value` as an integer from min to max, else the ConfigError every integer setting gives. */
+function integerIn(name: string, value: string, min: number, max: number): number {
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(value)})`);
+  }
+  return Number(value);
+}
+
+/** `value` as the WHATWG parser normalises it (scheme and host lower-cased, spaces trimmed): what is sent to is exactly what was validated. */
+function httpUrl(name: string, value: string): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(value);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || value.length > MAX_URL_CHARS) {
+    throw new ConfigError(`${name} must be an http or https URL of at most ${MAX_URL_CHARS} characters (got ${JSON.stringify(parsed ? displayUrl(value) : value.slice(0, 100))})`);
+  }
+  return parsed.href;
 }
 
 /**
- * Every setting, by environment variable: the one place its default is stated. `cmi serve --help`
- * prints this table; docs/operations.md explains each setting.
+ * Every setting, by environment variable, declared once: its kind and bounds (how it is read and
+ * what a bad value is told), its default, its `cmi serve` flag, the line `cmi serve --help` prints
+ * and what the table in docs/operations.md#configuration says of it (`npm run docs:settings` writes
+ * that table from here; test/settings.test.ts fails when it differs). Rules between settings are in
+ * loadConfig.
  */
 export const SETTINGS = {
-  PORT: { flag: '--port <port>', default: '3000', help: 'port to listen on (0: any free port)' },
-  HOST: { flag: '--host <host>', default: '127.0.0.1', help: 'address to listen on' },
-  DATABASE_URL: { flag: '--database-url <url>', default: 'sqlite:./data/cmi.sqlite3', help: 'sqlite:<path> or postgres://user@host:port/db' },
-  CMI_DEFAULT_PER_PAGE: { flag: '--default-per-page <n>', default: '25', help: 'list page size when none is asked for (at most CMI_MAX_PER_PAGE)' },
-  CMI_MAX_PER_PAGE: { flag: '--max-per-page <n>', default: '1000', help: 'largest per_page accepted' },
-  LOG_LEVEL: { flag: '--log-level <level>', default: 'info', help: LOG_LEVELS.join(', ') },
-  CMI_WORKERS: { flag: '--workers <n>', default: '1', help: 'server processes sharing the port, or auto for one per core' },
-  CMI_DB_POOL: { default: '10', help: 'PostgreSQL connections per process' },
-  CMI_DB_STATEMENT_TIMEOUT: { default: '5000', help: 'longest a statement may run or wait for a lock, in ms; then 503' },
-  CMI_BODY_LIMIT: { default: '1048576', help: 'largest request body, in bytes' },
-  CMI_REQUEST_TIMEOUT: { default: '30000', help: 'a request (line, headers and body) must arrive within this many ms; else 408 and the connection closed' },
-  CMI_BODY_TIMEOUT: { default: '10000', help: 'a request body may pause at most this many ms; else 408 and the connection closed' },
-  CMI_MAX_CONNECTIONS: { default: '4096', help: 'connections a process holds at once; more are closed at once' },
-  CMI_MAX_CONNECTIONS_PER_ADDRESS: { default: '128', help: 'connections a process holds from one client address (unset with CMI_TRUST_PROXY: CMI_MAX_CONNECTIONS)' },
-  CMI_PAGE_CACHE_BYTES: { default: '33554432', help: 'the most the rendered answers a process keeps may cost, in bytes, for each of its two caches: users pages, tracker pages and records (0: none kept)' },
-  CMI_SESSION_MAX_AGE: { default: '43200', help: 'a session ends this many seconds after login' },
-  CMI_SESSION_IDLE_TIMEOUT: { default: '1800', help: 'a session ends after this many seconds unused' },
-  CMI_LOCKOUT_MAX_FAILURES: { default: '10', help: 'failed logins allowed for one login from one address in a window' },
-  CMI_LOCKOUT_ADDRESS_MAX_FAILURES: { default: '100', help: 'failed logins allowed from one address, across logins, in a window' },
-  CMI_LOCKOUT_ACCOUNT_MAX_FAILURES: { default: '50', help: 'failed logins allowed for one login, across addresses, in a window (not applied where it logged in before)' },
-  CMI_LOCKOUT_WINDOW: { default: '900', help: 'the failed-login window, in seconds' },
-  CMI_AUTH_CACHE_TTL: { default: '5', help: 'seconds a verified credential is trusted without rechecking, unless a change to it is heard first (0: off)' },
-  CMI_TRUST_PROXY: { default: 'false', help: 'believe X-Forwarded-For/-Proto from one proxy in front' },
-  CMI_SHUTDOWN_TIMEOUT: { default: '10', help: 'seconds a stopping process waits for requests in flight' },
-  CMI_ERRORS_RETENTION_DAYS: { default: '90', help: 'infrastructure errors not seen for this many days are removed' },
-  CMI_ERRORS_SAMPLE_FIRST: { default: '10', help: 'occurrences kept of each error from its start' },
-  CMI_ERRORS_SAMPLE_LATEST: { default: '100', help: 'latest occurrences kept of each error' },
-  CMI_ERRORS_RATE_LIMIT: { default: '2000', help: 'error reports one credential may send a second, per process; then 429' },
-  CMI_ERRORS_QUEUE: { default: '10000', help: 'error reports that may wait for the database, per process; then 503' },
-  CMI_AUDIT_RETENTION_DAYS: { default: '400', help: 'audit events older than this many days are removed' },
-  CMI_SPOOL_DIR: { default: './data/spool', help: 'where a crashing process leaves faults for the next start to record' },
-  CMI_REPORT_WEBHOOK_URL: { default: undefined, help: 'http(s) URL that POST .../errors/:id/report delivers the error to before marking it reported; unset: it only marks it' },
-  CMI_ALERT_WEBHOOK_URL: { default: undefined, help: 'http(s) URL that new and spiking errors are announced to; unset: no alerts' },
-  CMI_WEBHOOK_SECRET: { default: undefined, help: `key (at least ${MIN_SECRET_CHARS} characters) that signs every delivery; required with either URL` },
-  CMI_PUBLIC_URL: { default: undefined, help: 'the address links in webhook bodies and ingest keys\' DSNs start with; unset: http://HOST:PORT (DSNs: the address a request reached)' },
-  CMI_WEBHOOK_TIMEOUT: { default: '5000', help: 'a webhook try must be answered within this many ms' },
-  CMI_REPORT_BACKOFF: { default: '1000', help: 'ms before a report\'s second try (its third waits twice as long); 3 tries, then 502' },
-  CMI_WEBHOOK_RETRY_BASE: { default: '1000', help: 'ms before an alert\'s first retry; each next waits twice as long, at most an hour' },
-  CMI_WEBHOOK_RETRY_FOR: { default: '86400', help: 'seconds an alert is retried after it was queued; then it is failed' },
-  CMI_WEBHOOK_POLL_INTERVAL: { default: '1000', help: 'ms between two reads of the outbox by each process' },
-  CMI_ALERT_SPIKE_THRESHOLD: { default: '100', help: 'an error spikes when it occurs more than this many times within CMI_ALERT_SPIKE_WINDOW' },
-  CMI_ALERT_SPIKE_WINDOW: { default: '60', help: 'the spike window, in seconds' },
-  CMI_ALERT_RATE_LIMIT: { default: '5', help: 'messages an alert destination is sent a minute at most; what is due beyond that goes as one digest' },
-  CMI_ALERT_COOLDOWN: { default: '3600', help: 'seconds after a spike alert before the same error may send another' },
-  CMI_FAULT_INJECTION: { default: 'off', help: 'tests and benchmarks only: capture or uncaptured makes requests with X-Cmi-Inject-Fault: 1 fail' },
-  CMI_ONAPP_VERSION: { default: '6.7', help: 'the OnApp version GET /version reports, <major>.<minor>: OnApp clients choose their fields and paths by it (the PHP wrapper knows 2.0 to 6.7)' },
-  CMI_OPENAPI: { default: 'true', help: 'serve the OpenAPI document at /openapi.json and its reference page at /docs, without credentials' },
-  CMI_METRICS_TOKEN: { default: undefined, help: `serve /metrics on the API port to requests with Authorization: Bearer <this> (at least ${MIN_SECRET_CHARS} characters); unset: not served there` },
-  CMI_METRICS_PORT: { default: undefined, help: 'serve /metrics without credentials on this port of 127.0.0.1 (worker i of --workers on this port + i - 1); unset: no such port' },
-  CMI_ACCESS_LOG: { default: 'false', help: 'one JSON line a request on stdout: method, route, status, duration, request id, user id, actor id, bytes' },
-  CMI_LOG_FORMAT: { flag: '--log-format <format>', default: 'pretty', help: 'how cmi serve writes its start-up and stop lines: pretty (for people) or json (one object a line)' },
-  CMI_ADMIN_LOGIN: { default: 'admin', help: 'login of the administrator created on an empty database' },
-  CMI_ADMIN_EMAIL: { default: 'admin@localhost', help: 'its email' },
-  CMI_ADMIN_PASSWORD: { default: undefined, help: `its password (at least ${userLimits.passwordMinChars} characters); unset: one is generated and printed once` },
+  PORT: { flag: '--port <port>', default: '3000', kind: 'integer', min: 0, max: 65_535, help: 'port to listen on (0: any free port)' },
+  HOST: {
+    flag: '--host <host>', default: '127.0.0.1', help: 'address to listen on',
+    kind: 'custom', allowed: 'a host name or IP address (letters, digits, `. : _ -`)',
+    parse: (value: string, name: string): string => {
+      if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(value)) throw new ConfigError(`${name} must be a host name or IP address (got ${JSON.stringify(value)})`);
+      return value;
+    },
+    docs: 'address to listen on; `0.0.0.0` listens on every interface',
+  },
+  DATABASE_URL: {
+    flag: '--database-url <url>', default: 'sqlite:./data/cmi.sqlite3', help: 'sqlite:<path> or postgres://user@host:port/db',
+    kind: 'custom', allowed: '`sqlite:<path>`, or `postgres://user:password@host:5432/database` (`postgresql://` too)',
+    parse: (value: string, name: string): string => {
+      try {
+        dialectFor(value);
+      } catch (error) {
+        throw new ConfigError(`${name} ${(error as Error).message} (got ${JSON.stringify(displayDatabaseUrl(value))})`);
+      }
+      return value;
+    },
+    docs: 'the database; a `sqlite:` path is relative to the working directory (the directory is created); see [Running on PostgreSQL](#running-on-postgresql)',
+  },
+  CMI_DEFAULT_PER_PAGE: {
+    flag: '--default-per-page <n>', default: '25', kind: 'integer', min: 1, max: 100_000, help: 'list page size when none is asked for (at most CMI_MAX_PER_PAGE)',
+    docs: 'list page size when none is asked for, not above `CMI_MAX_PER_PAGE` (when unset, the default shrinks to fit a smaller `CMI_MAX_PER_PAGE`)',
+  },
+  CMI_MAX_PER_PAGE: { flag: '--max-per-page <n>', default: '1000', kind: 'integer', min: 1, max: 100_000, help: 'largest per_page accepted', docs: 'largest `per_page` accepted' },
+  LOG_LEVEL: {
+    flag: '--log-level <level>', default: 'info', kind: 'enum', values: LOG_LEVELS, help: LOG_LEVELS.join(', '),
+    docs: 'the least severe level of the JSON log lines written (`silent`: none)',
+  },
+  CMI_WORKERS: {
+    flag: '--workers <n>', default: '1', help: 'server processes sharing the port, or auto for one per core',
+    kind: 'custom', allowed: 'an integer 1–64, or `auto` for one per CPU core',
+    parse: (value: string, name: string): number => (value === 'auto' ? availableParallelism() : integerIn(name, value, 1, 64)),
+    docs: 'server processes sharing the port (see [Running several processes](#running-several-processes))',
+  },
+  CMI_DB_POOL: { default: '10', kind: 'integer', min: 1, max: 1000, help: 'PostgreSQL connections per process' },
+  CMI_DB_STATEMENT_TIMEOUT: {
+    default: '5000', kind: 'integer', min: 100, max: 3_600_000, help: 'longest a statement may run or wait for a lock, in ms; then 503',
+    docs: 'milliseconds a statement may run (PostgreSQL cancels it; cmi itself gives up one second later) or wait for another process\'s lock (SQLite); the request then answers 503 ([When the database is sick](#when-the-database-is-sick))',
+  },
+  CMI_BODY_LIMIT: { default: '1048576', kind: 'integer', min: 1024, max: 104_857_600, help: 'largest request body, in bytes' },
+  CMI_REQUEST_TIMEOUT: {
+    default: '30000', kind: 'integer', min: 100, max: 3_600_000, help: 'a request (line, headers and body) must arrive within this many ms; else 408 and the connection closed',
+    docs: 'milliseconds a whole request (request line, headers and body) may take to arrive, from its first byte. Past it cmi answers 408 and closes the connection ([limits.md](limits.md#connections)); the time a kept-alive connection waits between requests does not count',
+  },
+  CMI_BODY_TIMEOUT: {
+    default: '10000', kind: 'integer', min: 100, max: 3_600_000, help: 'a request body may pause at most this many ms; else 408 and the connection closed',
+    docs: 'milliseconds a request body may pause (nothing arriving) once cmi reads it; past it, 408 and the connection closed',
+  },
+  CMI_MAX_CONNECTIONS: {
+    default: '4096', kind: 'integer', min: 1, max: 1_000_000, help: 'connections a process holds at once; more are closed at once',
+    docs: 'connections one process holds at once; a connection over the cap is closed as soon as it is accepted, before anything is read',
+  },
+  CMI_MAX_CONNECTIONS_PER_ADDRESS: {
+    default: '128', kind: 'integer', min: 1, max: 1_000_000, help: 'connections a process holds from one client address (unset with CMI_TRUST_PROXY: CMI_MAX_CONNECTIONS)',
+    docs: 'connections one process holds at once from one client address (as the socket sees it). Behind a proxy every connection comes from the proxy, so when `CMI_TRUST_PROXY` is true and this is unset it is `CMI_MAX_CONNECTIONS`',
+  },
+  CMI_PAGE_CACHE_BYTES: {
+    default: '33554432', kind: 'integer', min: 0, max: 1_073_741_824, help: 'the most the rendered answers a process keeps may cost, in bytes, for each of its two caches: users pages, tracker pages and records (0: none kept)',
+    docs: 'the most the rendered answers a process keeps may cost, in bytes, for each of its two caches (the users list pages; the error tracker\'s list pages and records); `0` keeps none. A page costs its body\'s bytes plus its headers and cache key (two bytes a character) and a fixed overhead for the objects around it; when a new page does not fit, the oldest go first, and a page costing more than the whole bound is served but not kept. Each process (each worker) has its own',
+  },
+  CMI_SESSION_MAX_AGE: {
+    default: '43200', kind: 'integer', min: 60, max: 30 * 86_400, help: 'a session ends this many seconds after login',
+    docs: 'seconds a session lasts after its login, however much it is used (absolute timeout)',
+  },
+  CMI_SESSION_IDLE_TIMEOUT: {
+    default: '1800', kind: 'integer', min: 60, max: 30 * 86_400, help: 'a session ends after this many seconds unused',
+    docs: 'seconds a session lasts without a request (idle timeout)',
+  },
+  CMI_LOCKOUT_MAX_FAILURES: {
+    default: '10', kind: 'integer', min: 1, max: 1_000_000, help: 'failed logins allowed for one login from one address in a window',
+    docs: 'failed logins allowed for one login or email from one address within the window ([security.md](security.md#brute-force))',
+  },
+  CMI_LOCKOUT_ADDRESS_MAX_FAILURES: {
+    default: '100', kind: 'integer', min: 1, max: 1_000_000, help: 'failed logins allowed from one address, across logins, in a window',
+    docs: 'failed logins allowed from one address, across logins, within the window (not counted against an account that has logged in from that address)',
+  },
+  CMI_LOCKOUT_ACCOUNT_MAX_FAILURES: {
+    default: '50', kind: 'integer', min: 1, max: 1_000_000, help: 'failed logins allowed for one login, across addresses, in a window (not applied where it logged in before)',
+    docs: 'failed logins allowed for one login or email, across addresses, within the window (not applied from an address the account has logged in from)',
+  },
+  CMI_LOCKOUT_WINDOW: { default: '900', kind: 'integer', min: 1, max: 86_400, help: 'the failed-login window, in seconds', docs: 'the lockout window, in seconds' },
+  CMI_AUTH_CACHE_TTL: {
+    default: '5', kind: 'integer', min: 0, max: 300, help: 'seconds a verified credential is trusted without rechecking, unless a change to it is heard first (0: off)',
+    docs: 'seconds a process trusts a credential it has verified without checking it again, unless a change to a user or a logout in any process is heard first ([security.md](security.md#suspend-now-means-now)); `0` turns the cache off',
+  },
+  CMI_TRUST_PROXY: {
+    default: 'false', kind: 'boolean', help: 'believe X-Forwarded-For/-Proto from one proxy in front',
+    docs: 'believe `X-Forwarded-For` and `X-Forwarded-Proto` (set it only behind a proxy that overwrites them)',
+  },
+  CMI_SHUTDOWN_TIMEOUT: { default: '10', kind: 'integer', min: 0, max: 3600, help: 'seconds a stopping process waits for requests in flight' },
+  CMI_ERRORS_RETENTION_DAYS: {
+    default: '90', kind: 'integer', min: 1, max: 36_500, help: 'infrastructure errors not seen for this many days are removed',
+    docs: '[infrastructure errors](api.md#infrastructure-errors) not seen (not updated) for this many days are removed by the [retention job](#retention)',
+  },
+  CMI_ERRORS_SAMPLE_FIRST: {
+    default: '10', kind: 'integer', min: 0, max: 10_000, help: 'occurrences kept of each error from its start',
+    docs: 'occurrences each error keeps from its start (see [The error tracker](#the-error-tracker))',
+  },
+  CMI_ERRORS_SAMPLE_LATEST: { default: '100', kind: 'integer', min: 1, max: 10_000, help: 'latest occurrences kept of each error' },
+  CMI_ERRORS_RATE_LIMIT: {
+    default: '2000', kind: 'integer', min: 1, max: 1_000_000, help: 'error reports one credential may send a second, per process; then 429',
+    docs: 'error reports one credential may send a second, per process; beyond it, 429 with `Retry-After`',
+  },
+  CMI_ERRORS_QUEUE: {
+    default: '10000', kind: 'integer', min: 1, max: 1_000_000, help: 'error reports that may wait for the database, per process; then 503',
+    docs: 'error reports that may wait for the database, per process; beyond it, 503 with `Retry-After`',
+  },
+  CMI_AUDIT_RETENTION_DAYS: {
+    default: '400', kind: 'integer', min: 1, max: 36_500, help: 'audit events older than this many days are removed',
+    docs: '[audit events](api.md#audit-log) older than this many days are removed by the [retention job](#retention)',
+  },
+  CMI_SPOOL_DIR: {
+    default: './data/spool', kind: 'text', allowed: 'a directory (a relative one from the working directory)', help: 'where a crashing process leaves faults for the next start to record',
+    docs: 'where a process dying of an uncaught exception leaves the faults it held, for the next process to record ([Faults of cmi](#faults-of-cmi)); created when needed, mode 0700',
+  },
+  CMI_REPORT_WEBHOOK_URL: {
+    default: undefined, kind: 'url', help: 'http(s) URL that POST .../errors/:id/report delivers the error to before marking it reported; unset: it only marks it',
+    docs: '[reporting an error](reporting-and-alerts.md#reporting-an-error) delivers the error to it before marking it reported; unset, reporting only marks it',
+  },
+  CMI_ALERT_WEBHOOK_URL: {
+    default: undefined, kind: 'url', help: 'http(s) URL that new and spiking errors are announced to; unset: no alerts',
+    docs: '[alerts](reporting-and-alerts.md#alerts) (a new error, a spike) are POSTed to it; unset, none are queued',
+  },
+  CMI_WEBHOOK_SECRET: {
+    default: undefined, kind: 'text', allowed: `at least ${MIN_SECRET_CHARS} characters; required when either URL is set`,
+    help: `key (at least ${MIN_SECRET_CHARS} characters) that signs every delivery; required with either URL`,
+    docs: 'the key that [signs](reporting-and-alerts.md#verifying-a-delivery) every delivery. Never logged nor answered',
+  },
+  CMI_PUBLIC_URL: {
+    default: undefined, kind: 'url', help: 'the address links in webhook bodies and ingest keys\' DSNs start with; unset: http://HOST:PORT (DSNs: the address a request reached)',
+    docs: 'the address the links in webhook bodies and the [ingest keys\' DSNs](sentry.md#the-dsn) start with; unset, `http://HOST:PORT` for links, the address a request reached for DSNs',
+  },
+  CMI_WEBHOOK_TIMEOUT: {
+    default: '5000', kind: 'integer', min: 10, max: 600_000, help: 'a webhook try must be answered within this many ms',
+    docs: 'milliseconds one webhook try may take, from connecting to the end of the answer',
+  },
+  CMI_REPORT_BACKOFF: {
+    default: '1000', kind: 'integer', min: 0, max: 600_000, help: 'ms before a report\'s second try (its third waits twice as long); 3 tries, then 502',
+    docs: 'milliseconds before a report\'s second try (its third waits twice as long); after 3 tries, 502',
+  },
+  CMI_WEBHOOK_RETRY_BASE: {
+    default: '1000', kind: 'integer', min: 1, max: 3_600_000, help: 'ms before an alert\'s first retry; each next waits twice as long, at most an hour',
+    docs: 'milliseconds before an alert\'s first retry; each next waits twice as long, at most an hour',
+  },
+  CMI_WEBHOOK_RETRY_FOR: {
+    default: '86400', kind: 'integer', min: 1, max: 30 * 86_400, help: 'seconds an alert is retried after it was queued; then it is failed',
+    docs: 'seconds an alert is retried after it was queued, then it is `failed`',
+  },
+  CMI_WEBHOOK_POLL_INTERVAL: {
+    default: '1000', kind: 'integer', min: 10, max: 3_600_000, help: 'ms between two reads of the outbox by each process',
+    docs: 'milliseconds between two reads of the [outbox](reporting-and-alerts.md#the-outbox) by each process',
+  },
+  CMI_ALERT_SPIKE_THRESHOLD: {
+    default: '100', kind: 'integer', min: 1, max: 1_000_000_000, help: 'an error spikes when it occurs more than this many times within CMI_ALERT_SPIKE_WINDOW',
+    docs: 'an error [spikes](reporting-and-alerts.md#alerts) when it occurs more than this many times within `CMI_ALERT_SPIKE_WINDOW`',
+  },
+  CMI_ALERT_SPIKE_WINDOW: { default: '60', kind: 'integer', min: 1, max: 86_400, help: 'the spike window, in seconds' },
+  CMI_ALERT_RATE_LIMIT: {
+    default: '5', kind: 'integer', min: 1, max: 10_000, help: 'messages an alert destination is sent a minute at most; what is due beyond that goes as one digest',
+    docs: 'messages an alert destination is sent a minute at most; what is due beyond goes as one digest ([alert-routing.md](alert-routing.md#digests))',
+  },
+  CMI_ALERT_COOLDOWN: { default: '3600', kind: 'integer', min: 0, max: 30 * 86_400, help: 'seconds after a spike alert before the same error may send another' },
+  CMI_FAULT_INJECTION: {
+    default: 'off', kind: 'enum', values: ['off', 'capture', 'uncaptured'], help: 'tests and benchmarks only: capture or uncaptured makes requests with X-Cmi-Inject-Fault: 1 fail',
+    docs: 'tests and benchmarks only: with `capture` (or `uncaptured`), an authenticated request carrying `X-Cmi-Inject-Fault: 1` fails as a fault of cmi would, recorded (or not). Never set it in production',
+  },
+  CMI_ONAPP_VERSION: {
+    default: '6.7', help: 'the OnApp version GET /version reports, <major>.<minor>: OnApp clients choose their fields and paths by it (the PHP wrapper knows 2.0 to 6.7)',
+    kind: 'custom', allowed: '`<major>.<minor>`, each of 1 to 4 digits',
+    parse: (value: string, name: string): string => {
+      if (!/^\d{1,4}\.\d{1,4}$/.test(value)) throw new ConfigError(`${name} must be a dotted number <major>.<minor>, such as 6.7 (got ${JSON.stringify(value)})`);
+      return value;
+    },
+    docs: 'the OnApp version [`GET /version`](api.md#version) reports (the default is the newest the OnApp PHP wrapper knows): OnApp clients choose their fields and paths by it',
+  },
+  CMI_OPENAPI: {
+    default: 'true', kind: 'boolean', help: 'serve the OpenAPI document at /openapi.json and its reference page at /docs, without credentials',
+    docs: 'serve [`/openapi.json` and `/docs`](api.md#openapi) without credentials',
+  },
+  CMI_METRICS_TOKEN: {
+    default: undefined, help: `serve /metrics on the API port to requests with Authorization: Bearer <this> (at least ${MIN_SECRET_CHARS} characters); unset: not served there`,
+    kind: 'custom', allowed: `at least ${MIN_SECRET_CHARS} printable characters without spaces`,
+    parse: (value: string, name: string): string => {
+      if (value.length < MIN_SECRET_CHARS || !/^[\x21-\x7e]+$/.test(value)) throw new ConfigError(`${name} must be at least ${MIN_SECRET_CHARS} printable characters without spaces`);
+      return value;
+    },
+    docs: 'serve [`/metrics`](#metrics) on the API port to `Authorization: Bearer <token>`; unset, `/metrics` is not served there',
+  },
+  CMI_METRICS_PORT: {
+    default: undefined, kind: 'integer', min: 1, max: 65_535, help: 'serve /metrics without credentials on this port of 127.0.0.1 (worker i of --workers on this port + i - 1); unset: no such port',
+    docs: 'serve [`/metrics`](#metrics) without credentials on this port of 127.0.0.1 only (with `--workers N`, worker *i* on this port + *i* − 1); unset, no such port',
+  },
+  CMI_ACCESS_LOG: {
+    default: 'false', kind: 'boolean', help: 'one JSON line a request on stdout: method, route, status, duration, request id, user id, actor id, bytes',
+    docs: 'one [JSON line a request](#access-log) on standard output',
+  },
+  CMI_LOG_FORMAT: {
+    flag: '--log-format <format>', default: 'pretty', kind: 'enum', values: ['json', 'pretty'], help: 'how cmi serve writes its start-up and stop lines: pretty (for people) or json (one object a line)',
+    docs: 'how `cmi serve` writes its [start-up and stop lines](#log-format): `pretty` for people, `json` one object a line',
+  },
+  CMI_ADMIN_LOGIN: {
+    default: 'admin', kind: 'text', allowed: 'a login, checked as any user\'s is', help: 'login of the administrator created on an empty database',
+    docs: 'login of the [first administrator](#the-first-administrator), created on an empty database',
+  },
+  CMI_ADMIN_EMAIL: { default: 'admin@localhost', kind: 'text', allowed: 'an email address, checked as any user\'s is', help: 'its email', docs: 'email of the first administrator' },
+  CMI_ADMIN_PASSWORD: {
+    default: undefined, help: `its password (at least ${userLimits.passwordMinChars} characters); unset: one is generated and printed once`,
+    kind: 'custom', allowed: `at least ${userLimits.passwordMinChars} characters`,
+    parse: (value: string, name: string): string => {
+      if ([...value].length < userLimits.passwordMinChars) throw new ConfigError(`${name} must be at least ${userLimits.passwordMinChars} characters`);
+      return value;
+    },
+    docs: 'password of the first administrator; when unset, a random password is generated and printed once',
+  },
 } as const satisfies Record<string, Setting>;
 
 export type SettingName = keyof typeof SETTINGS;
 
-/** A bad setting. The message is one line naming the variable, fit to print as is. */
-export class ConfigError extends Error {}
+/** What a setting of this declaration reads as. */
+type Parsed<S> = S extends { kind: 'integer' } ? number
+  : S extends { kind: 'boolean' } ? boolean
+    : S extends { kind: 'enum'; values: readonly (infer V)[] } ? V
+      : S extends { kind: 'custom'; parse: (value: string, name: string) => infer R } ? R
+        : string;
+
+/** What setting `N` reads as: undefined when it has no default and is not given. */
+export type SettingValue<N extends SettingName> = Parsed<(typeof SETTINGS)[N]> | ((typeof SETTINGS)[N]['default'] extends string ? never : undefined);
 
 type Source = Readonly<Record<string, string | undefined>>;
 
+/** The value given, else the default; '' counts as not given. */
+function givenOrDefault(source: Source, name: SettingName): string | undefined {
+  const given = source[name];
+  return given === undefined || given === '' ? SETTINGS[name].default : given;
+}
+
+/** `value` of setting `name` read as its declaration says; a ConfigError naming it when it is not such a value. */
+function parseSetting(name: SettingName, value: string): unknown {
+  const setting: Setting = SETTINGS[name];
+  switch (setting.kind) {
+    case 'integer':
+      return integerIn(name, value, setting.min, setting.max);
+    case 'boolean':
+      if (value === '0' || value === 'false') return false;
+      if (value === '1' || value === 'true') return true;
+      throw new ConfigError(`${name} must be true, false, 1 or 0 (got ${JSON.stringify(value)})`);
+    case 'enum':
+      if (!setting.values.includes(value)) throw new ConfigError(`${name} must be one of ${setting.values.join(', ')} (got ${JSON.stringify(value)})`);
+      return value;
+    case 'url':
+      return httpUrl(name, value);
+    case 'text':
+      return value;
+    case 'custom':
+      return setting.parse(value, name);
+  }
+}
+
+/** Setting `name` from `source` (its default when not given), read as its declaration says. */
+export function readSetting<N extends SettingName>(source: Source, name: N): SettingValue<N> {
+  const value = givenOrDefault(source, name);
+  return (value === undefined ? undefined : parseSetting(name, value)) as SettingValue<N>;
+}
+
 /**
- * Reads the configuration from `source` (the environment, with `cmi serve` flags laid over it).
- * Throws ConfigError on the first bad value.
+ * Reads the configuration from `source` (the environment, with `cmi serve` flags laid over it), each
+ * setting as SETTINGS declares it, then the rules between settings. Throws ConfigError on the first
+ * bad value.
  */
 export function loadConfig(source: Source = process.env): Config {
-  /** The value given, else the default; '' counts as not given. */
-  const raw = (name: SettingName): string | undefined => {
-    const given = source[name];
-    return given === undefined || given === '' ? SETTINGS[name].default : given;
-  };
-  const integer = (name: SettingName, min: number, max: number): number => {
-    const value = raw(name) ?? '';
-    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
-      throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(value)})`);
-    }
-    return Number(value);
-  };
-  const flag = (name: SettingName): boolean => {
-    const value = raw(name);
-    if (value === '0' || value === 'false') return false;
-    if (value === '1' || value === 'true') return true;
-    throw new ConfigError(`${name} must be true, false, 1 or 0 (got ${JSON.stringify(value)})`);
-  };
-  const text = (name: SettingName): string => raw(name) as string;
-  const oneOf = <T extends string>(name: SettingName, allowed: readonly T[]): T => {
-    const value = raw(name) ?? '';
-    if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
-    return value as T;
-  };
-  const dottedVersion = (name: SettingName): string => {
-    const value = raw(name) ?? '';
-    if (!/^\d{1,4}\.\d{1,4}$/.test(value)) throw new ConfigError(`${name} must be a dotted number <major>.<minor>, such as 6.7 (got ${JSON.stringify(value)})`);
-    return value;
-  };
+  const read = <N extends SettingName>(name: N): SettingValue<N> => readSetting(source, name);
+  const given = (name: SettingName): boolean => source[name] !== undefined && source[name] !== '';
 
-  const databaseUrl = text('DATABASE_URL');
-  try {
-    dialectFor(databaseUrl);
-  } catch (error) {
-    throw new ConfigError(`DATABASE_URL ${(error as Error).message} (got ${JSON.stringify(displayDatabaseUrl(databaseUrl))})`);
-  }
-  const logLevel = text('LOG_LEVEL');
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(logLevel)})`);
-  }
-  const host = text('HOST');
-  if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(host)) throw new ConfigError(`HOST must be a host name or IP address (got ${JSON.stringify(host)})`);
-  const maxPerPage = integer('CMI_MAX_PER_PAGE', 1, 100_000);
-  const defaultGiven = source.CMI_DEFAULT_PER_PAGE !== undefined && source.CMI_DEFAULT_PER_PAGE !== '';
+  const databaseUrl = read('DATABASE_URL');
+  const logLevel = read('LOG_LEVEL');
+  const host = read('HOST');
+  const maxPerPage = read('CMI_MAX_PER_PAGE');
   // Unset, the default page size shrinks to fit a smaller maximum.
-  const defaultPerPage = defaultGiven ? integer('CMI_DEFAULT_PER_PAGE', 1, 100_000) : Math.min(integer('CMI_DEFAULT_PER_PAGE', 1, 100_000), maxPerPage);
+  const defaultPerPage = given('CMI_DEFAULT_PER_PAGE') ? read('CMI_DEFAULT_PER_PAGE') : Math.min(read('CMI_DEFAULT_PER_PAGE'), maxPerPage);
   if (defaultPerPage > maxPerPage) {
     throw new ConfigError(`CMI_DEFAULT_PER_PAGE must not exceed CMI_MAX_PER_PAGE (${defaultPerPage} > ${maxPerPage})`);
   }
-  const trustProxy = flag('CMI_TRUST_PROXY');
-  const maxConnections = integer('CMI_MAX_CONNECTIONS', 1, 1_000_000);
-  const perAddressGiven = source.CMI_MAX_CONNECTIONS_PER_ADDRESS !== undefined && source.CMI_MAX_CONNECTIONS_PER_ADDRESS !== '';
-  const adminPassword = raw('CMI_ADMIN_PASSWORD');
-  if (adminPassword !== undefined && [...adminPassword].length < userLimits.passwordMinChars) {
-    throw new ConfigError(`CMI_ADMIN_PASSWORD must be at least ${userLimits.passwordMinChars} characters`);
-  }
-  const port = integer('PORT', 0, 65_535);
-  const webhookUrl = (name: SettingName): string | undefined => {
-    const value = raw(name);
-    if (value === undefined) return undefined;
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(value);
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || value.length > MAX_URL_CHARS) {
-      throw new ConfigError(`${name} must be an http or https URL of at most ${MAX_URL_CHARS} characters (got ${JSON.stringify(parsed ? displayUrl(value) : value.slice(0, 100))})`);
-    }
-    // As the WHATWG parser normalises it (scheme and host lower-cased, spaces trimmed): what is sent to
-    // is exactly what was validated.
-    return parsed.href;
-  };
-  const reportUrl = webhookUrl('CMI_REPORT_WEBHOOK_URL');
-  const alertUrl = webhookUrl('CMI_ALERT_WEBHOOK_URL');
-  const secret = raw('CMI_WEBHOOK_SECRET') ?? '';
+  const trustProxy = read('CMI_TRUST_PROXY');
+  const maxConnections = read('CMI_MAX_CONNECTIONS');
+  const adminPassword = read('CMI_ADMIN_PASSWORD');
+  const port = read('PORT');
+  const reportUrl = read('CMI_REPORT_WEBHOOK_URL');
+  const alertUrl = read('CMI_ALERT_WEBHOOK_URL');
+  const secret = read('CMI_WEBHOOK_SECRET') ?? '';
   if ((reportUrl !== undefined || alertUrl !== undefined) && [...secret].length < MIN_SECRET_CHARS) {
     throw new ConfigError(`CMI_WEBHOOK_SECRET must be set, at least ${MIN_SECRET_CHARS} characters, when CMI_REPORT_WEBHOOK_URL or CMI_ALERT_WEBHOOK_URL is`);
   }
-  const metricsToken = raw('CMI_METRICS_TOKEN');
-  if (metricsToken !== undefined && (metricsToken.length < MIN_SECRET_CHARS || !/^[\x21-\x7e]+$/.test(metricsToken))) {
-    throw new ConfigError(`CMI_METRICS_TOKEN must be at least ${MIN_SECRET_CHARS} printable characters without spaces`);
-  }
-  const givenPublicUrl = webhookUrl('CMI_PUBLIC_URL')?.replace(/\/+$/, '');
+  const metricsToken = read('CMI_METRICS_TOKEN');
+  const givenPublicUrl = read('CMI_PUBLIC_URL')?.replace(/\/+$/, '');
   const publicUrl = givenPublicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return {
     host,
     port,
     databaseUrl,
     pool: {
-      size: integer('CMI_DB_POOL', 1, 1000),
-      statementTimeoutMs: integer('CMI_DB_STATEMENT_TIMEOUT', 100, 3_600_000),
-      timeQueries: metricsToken !== undefined || raw('CMI_METRICS_PORT') !== undefined,
+      size: read('CMI_DB_POOL'),
+      statementTimeoutMs: read('CMI_DB_STATEMENT_TIMEOUT'),
+      timeQueries: metricsToken !== undefined || given('CMI_METRICS_PORT'),
     },
     defaultPerPage,
     maxPerPage,
-    logLevel: logLevel as LogLevel,
-    bodyLimitBytes: integer('CMI_BODY_LIMIT', 1024, 104_857_600),
-    pageCacheBytes: integer('CMI_PAGE_CACHE_BYTES', 0, 1_073_741_824),
-    requestTimeoutMs: integer('CMI_REQUEST_TIMEOUT', 100, 3_600_000),
-    bodyTimeoutMs: integer('CMI_BODY_TIMEOUT', 100, 3_600_000),
+    logLevel,
+    bodyLimitBytes: read('CMI_BODY_LIMIT'),
+    pageCacheBytes: read('CMI_PAGE_CACHE_BYTES'),
+    requestTimeoutMs: read('CMI_REQUEST_TIMEOUT'),
+    bodyTimeoutMs: read('CMI_BODY_TIMEOUT'),
     maxConnections,
     // Behind a proxy every connection comes from the proxy's address: unset, the cap is the total.
-    maxConnectionsPerAddress: perAddressGiven || !trustProxy ? integer('CMI_MAX_CONNECTIONS_PER_ADDRESS', 1, 1_000_000) : maxConnections,
-    sessionMaxAgeSeconds: integer('CMI_SESSION_MAX_AGE', 60, 30 * 86_400),
-    sessionIdleSeconds: integer('CMI_SESSION_IDLE_TIMEOUT', 60, 30 * 86_400),
-    lockoutMaxFailures: integer('CMI_LOCKOUT_MAX_FAILURES', 1, 1_000_000),
-    lockoutAddressMaxFailures: integer('CMI_LOCKOUT_ADDRESS_MAX_FAILURES', 1, 1_000_000),
-    lockoutAccountMaxFailures: integer('CMI_LOCKOUT_ACCOUNT_MAX_FAILURES', 1, 1_000_000),
-    lockoutWindowSeconds: integer('CMI_LOCKOUT_WINDOW', 1, 86_400),
-    authCacheSeconds: integer('CMI_AUTH_CACHE_TTL', 0, 300),
+    maxConnectionsPerAddress: given('CMI_MAX_CONNECTIONS_PER_ADDRESS') || !trustProxy ? read('CMI_MAX_CONNECTIONS_PER_ADDRESS') : maxConnections,
+    sessionMaxAgeSeconds: read('CMI_SESSION_MAX_AGE'),
+    sessionIdleSeconds: read('CMI_SESSION_IDLE_TIMEOUT'),
+    lockoutMaxFailures: read('CMI_LOCKOUT_MAX_FAILURES'),
+    lockoutAddressMaxFailures: read('CMI_LOCKOUT_ADDRESS_MAX_FAILURES'),
+    lockoutAccountMaxFailures: read('CMI_LOCKOUT_ACCOUNT_MAX_FAILURES'),
+    lockoutWindowSeconds: read('CMI_LOCKOUT_WINDOW'),
+    authCacheSeconds: read('CMI_AUTH_CACHE_TTL'),
     trustProxy,
-    workers: raw('CMI_WORKERS') === 'auto' ? availableParallelism() : integer('CMI_WORKERS', 1, 64),
-    shutdownTimeoutSeconds: integer('CMI_SHUTDOWN_TIMEOUT', 0, 3600),
-    adminLogin: text('CMI_ADMIN_LOGIN'),
-    adminEmail: text('CMI_ADMIN_EMAIL'),
+    workers: read('CMI_WORKERS'),
+    shutdownTimeoutSeconds: read('CMI_SHUTDOWN_TIMEOUT'),
+    adminLogin: read('CMI_ADMIN_LOGIN'),
+    adminEmail: read('CMI_ADMIN_EMAIL'),
     adminPassword,
     errors: {
-      retentionDays: integer('CMI_ERRORS_RETENTION_DAYS', 1, 36_500),
-      sample: { first: integer('CMI_ERRORS_SAMPLE_FIRST', 0, 10_000), latest: integer('CMI_ERRORS_SAMPLE_LATEST', 1, 10_000) },
-      ingestPerSecond: integer('CMI_ERRORS_RATE_LIMIT', 1, 1_000_000),
-      maxPending: integer('CMI_ERRORS_QUEUE', 1, 1_000_000),
-      spoolDirectory: text('CMI_SPOOL_DIR'),
+      retentionDays: read('CMI_ERRORS_RETENTION_DAYS'),
+      sample: { first: read('CMI_ERRORS_SAMPLE_FIRST'), latest: read('CMI_ERRORS_SAMPLE_LATEST') },
+      ingestPerSecond: read('CMI_ERRORS_RATE_LIMIT'),
+      maxPending: read('CMI_ERRORS_QUEUE'),
+      spoolDirectory: read('CMI_SPOOL_DIR'),
     },
-    auditRetentionDays: integer('CMI_AUDIT_RETENTION_DAYS', 1, 36_500),
+    auditRetentionDays: read('CMI_AUDIT_RETENTION_DAYS'),
     webhooks: {
       reportUrl,
       alertUrl,
       secret,
       publicUrl,
-      timeoutMs: integer('CMI_WEBHOOK_TIMEOUT', 10, 600_000),
-      reportBackoffMs: integer('CMI_REPORT_BACKOFF', 0, 600_000),
-      retryBaseMs: integer('CMI_WEBHOOK_RETRY_BASE', 1, 3_600_000),
-      retryForSeconds: integer('CMI_WEBHOOK_RETRY_FOR', 1, 30 * 86_400),
-      pollIntervalMs: integer('CMI_WEBHOOK_POLL_INTERVAL', 10, 3_600_000),
-      spikeThreshold: integer('CMI_ALERT_SPIKE_THRESHOLD', 1, 1_000_000_000),
-      spikeWindowSeconds: integer('CMI_ALERT_SPIKE_WINDOW', 1, 86_400),
-      cooldownSeconds: integer('CMI_ALERT_COOLDOWN', 0, 30 * 86_400),
-      alertRateLimit: integer('CMI_ALERT_RATE_LIMIT', 1, 10_000),
+      timeoutMs: read('CMI_WEBHOOK_TIMEOUT'),
+      reportBackoffMs: read('CMI_REPORT_BACKOFF'),
+      retryBaseMs: read('CMI_WEBHOOK_RETRY_BASE'),
+      retryForSeconds: read('CMI_WEBHOOK_RETRY_FOR'),
+      pollIntervalMs: read('CMI_WEBHOOK_POLL_INTERVAL'),
+      spikeThreshold: read('CMI_ALERT_SPIKE_THRESHOLD'),
+      spikeWindowSeconds: read('CMI_ALERT_SPIKE_WINDOW'),
+      cooldownSeconds: read('CMI_ALERT_COOLDOWN'),
+      alertRateLimit: read('CMI_ALERT_RATE_LIMIT'),
     },
-    onappVersion: dottedVersion('CMI_ONAPP_VERSION'),
+    onappVersion: read('CMI_ONAPP_VERSION'),
     publicUrl: givenPublicUrl,
-    openApi: flag('CMI_OPENAPI'),
-    metrics: { token: metricsToken, port: raw('CMI_METRICS_PORT') === undefined ? undefined : integer('CMI_METRICS_PORT', 1, 65_535) },
-    accessLog: flag('CMI_ACCESS_LOG'),
-    logFormat: oneOf('CMI_LOG_FORMAT', ['json', 'pretty'] as const),
-    faultInjection: oneOf('CMI_FAULT_INJECTION', ['off', 'capture', 'uncaptured'] as const),
+    openApi: read('CMI_OPENAPI'),
+    metrics: { token: metricsToken, port: read('CMI_METRICS_PORT') },
+    accessLog: read('CMI_ACCESS_LOG'),
+    logFormat: read('CMI_LOG_FORMAT'),
+    faultInjection: read('CMI_FAULT_INJECTION'),
   };
 }

@@ -129,6 +129,16 @@ describe('docs/architecture.md', () => {
     assert.deepEqual(asking.map((file) => relative(SRC, file)), []);
   });
 
+  it('no file in tools/ imports from test/: the tests import the benchmarks\' shared pieces from tools/shared/, never the reverse', () => {
+    const reachingIntoTest = sourceFiles(join(ROOT, 'tools')).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)(?:[^;]*? from)? '(\.[^']+)';$/gms)]
+        .map((match) => relative(ROOT, resolve(dirname(file), match[1]!)))
+        .filter((target) => target === 'test' || target.startsWith('test/'))
+        .map((target) => `${relative(ROOT, file)} -> ${target}`),
+    );
+    assert.deepEqual(reachingIntoTest, []);
+  });
+
   it('lists every test file under its tests', () => {
     const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
     const listed = [...doc.slice(doc.indexOf('## Tests')).matchAll(/^\| `(test\/[\w-]+\.test\.ts)` \|/gm)].map((row) => row[1]).sort();

@@ -9,7 +9,7 @@ import { filtered } from '../src/tracker/tracker-sql.js';
 import { trackerRepository } from '../src/tracker/tracker.store.js';
 import { triageRepository } from '../src/tracker/triage.store.js';
 import { databasePerTest, onPostgres } from './support/database.js';
-import { errorCountsAgainstRows } from './support/error-counts.js';
+import { errorCountsAgainstRows } from '../tools/shared/error-counts.js';
 
 // Bulk changes by filter (report, triage, delete) keep every count the list shows exact, per
 // statement rather than per row (migration 026; docs/architecture.md#error-counts), also while single

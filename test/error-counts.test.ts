@@ -8,7 +8,7 @@ import { filtered } from '../src/tracker/tracker-sql.js';
 import { trackerRepository } from '../src/tracker/tracker.store.js';
 import type { Schema } from '../src/db/schema.js';
 import { databasePerTest, onPostgres } from './support/database.js';
-import { errorCountsAgainstRows } from './support/error-counts.js';
+import { errorCountsAgainstRows } from '../tools/shared/error-counts.js';
 import { writeErrorsBeforeTriage } from './support/errors-before-triage.js';
 
 // X-Total for no filter, one equality filter, or `reported` with a class, host or component is read from

@@ -16,7 +16,7 @@ import { createTestApp, type TestApp } from './support/app.js';
 import { type RunningServer, startServer } from './support/cli.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 import { eventually } from './support/eventually.js';
-import { type Answer, type LoadClient, loadClient } from './support/report-load.js';
+import { type Answer, type LoadClient, loadClient } from '../tools/shared/report-load.js';
 import { auditTrailOn } from '../src/audit/audit-trail.js';
 
 // Error counting is exact, durable and storm-proof (docs/architecture.md#error-ingestion,

@@ -7,6 +7,9 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { type Database, migrateToLatest, openDatabase } from '../../src/db/database.js';
 import { dialectFor } from '../../src/db/database-url.js';
+import { type FreshDatabase, postgresSchema } from '../../tools/shared/postgres-schema.js';
+
+export { type FreshDatabase, postgresSchema } from '../../tools/shared/postgres-schema.js';
 
 /**
  * The suite runs on SQLite by default and on PostgreSQL when DATABASE_URL names one
@@ -14,11 +17,6 @@ import { dialectFor } from '../../src/db/database-url.js';
  */
 const target = process.env.DATABASE_URL;
 export const onPostgres = target !== undefined && target !== '' && dialectFor(target).name === 'postgres';
-
-export interface FreshDatabase {
-  url: string;
-  drop(): Promise<void>;
-}
 
 /** An empty database of its own: a SQLite file in a temp dir, or a new PostgreSQL schema. */
 export async function freshDatabase(): Promise<FreshDatabase> {
@@ -133,25 +131,6 @@ async function withAdmin<T>(url: string, work: (admin: pg.Client) => Promise<T>)
   } finally {
     await admin.end();
   }
-}
-
-/** A new, empty PostgreSQL schema on the database `url` names, and the URL that puts it on the search path. */
-export async function postgresSchema(url: string, prefix: string): Promise<FreshDatabase> {
-  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
-  const separator = url.includes('?') ? '&' : '?';
-  return {
-    url: `${url}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-    async drop() {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`DROP SCHEMA ${schema} CASCADE`);
-      await client.end();
-    },
-  };
 }
 
 /** In the describe() it is called in: each test gets an empty database of its own, opened, not yet migrated. */

@@ -6,7 +6,7 @@
  * Part of `npm run bench` (`--only auth`).
  */
 import type { ChildProcess } from 'node:child_process';
-import { startServer } from '../../test/support/cli.js';
+import { startServer } from '../shared/server-process.js';
 import { BASIC, freshDatabase, seedUsers } from './datasets.js';
 import { provenance, type RoundsOptions } from './document.js';
 import { answerOf, startRawServer } from './raw-server.js';

@@ -26,7 +26,7 @@ import type { Database } from '../../src/db/database.js';
 import { filtered } from '../../src/tracker/tracker-sql.js';
 import { trackerRepository } from '../../src/tracker/tracker.store.js';
 import { triageRepository } from '../../src/tracker/triage.store.js';
-import { errorCountsAgainstRows } from '../../test/support/error-counts.js';
+import { errorCountsAgainstRows } from '../shared/error-counts.js';
 
 const argv = process.argv.slice(2);
 const option = (name: string): string | undefined => {

@@ -16,7 +16,7 @@ import type { ErrorReport } from '../../src/tracker/infrastructure-error.js';
 import { trackerRepository } from '../../src/tracker/tracker.store.js';
 import { type NewUser, usersRepository } from '../../src/users/users.store.js';
 import { ADMIN_ROLE_ID, USER_ROLE_ID } from '../../src/roles/permissions.js';
-import { postgresSchema } from '../../test/support/database.js';
+import { postgresSchema } from '../shared/postgres-schema.js';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 export const DATABASE_NAMES: Record<DatabaseKind, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };

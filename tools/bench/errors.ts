@@ -24,7 +24,7 @@ import { gzipSync } from 'node:zlib';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type RunningServer, startServer } from '../../test/support/cli.js';
+import { type RunningServer, startServer } from '../shared/server-process.js';
 import { BASIC, type DatabaseKind, ERROR_CLASSES, freshDatabase, seedUsers, type SharedDatabases, withDatabase } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
 import { answerOf, startRawServer } from './raw-server.js';

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type RunningServer, startServer } from '../../test/support/cli.js';
+import { type RunningServer, startServer } from '../shared/server-process.js';
 import { BASIC, DATABASE_NAMES, type DatabaseKind, ERROR_CLASSES, ERROR_COMPONENTS, ERROR_HOSTS, freshDatabase, seedErrors, seedUsers } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
 import { fmt, median, residentMb } from './support.js';

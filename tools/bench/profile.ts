@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer } from '../../test/support/cli.js';
+import { startServer } from '../shared/server-process.js';
 import { DATABASE_NAMES, type DatabaseKind, type SharedDatabases } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
 import { answerOf, bareAuthOf, startBareFastify, startRawServer } from './raw-server.js';

@@ -25,7 +25,7 @@ import type { Database } from '../../src/db/database.js';
 import { parseErrorListQuery } from '../../src/tracker/query.js';
 import { filtered } from '../../src/tracker/tracker-sql.js';
 import { trackerRepository } from '../../src/tracker/tracker.store.js';
-import { type RunningServer, startServer } from '../../test/support/cli.js';
+import { type RunningServer, startServer } from '../shared/server-process.js';
 import { BASIC, type DatabaseKind, DATABASE_NAMES, freshDatabase, seedUsers, withDatabase } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
 

@@ -10,7 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { lineChart, type Series } from './line-chart.js';
-import { type RunningServer, startServer } from '../../test/support/cli.js';
+import { type RunningServer, startServer } from '../shared/server-process.js';
 import { BASIC, DATABASE_NAMES, type DatabaseKind, type SharedDatabases } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
 import { median } from './support.js';

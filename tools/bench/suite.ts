@@ -9,10 +9,11 @@
  *   npm run bench -- --only throughput,start       some sections; the others stay as the document has them
  *   npm run bench -- --only errors --errors C,D    some of the error tracker's scenarios (A-F)
  *   npm run bench -- --only profile                where the CPU goes: cmi, bare fastify and raw node:http per answer
-\1\2 *   npm run bench -- --only webhooks               the alert counts (a storm of one error, a receiver down 30 s)
+ *   npm run bench -- --only webhooks               the alert counts (a storm of one error, a receiver down 30 s)
  *   npm run bench -- --workers 1                   the throughput figures with --workers 1 only (default 1,2)
  *   npm run bench -- --quick                       about a minute, small data: writes .bench/quick.md
  *                                                  (and .bench/bench-*.svg), never docs/
+ *   npm run bench -- --help                        the options and sections, and nothing run
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,6 +41,15 @@ function option(name: string): string | undefined {
   return value;
 }
 const known = new Set(['--quick', '--only', '--postgres', '--workers', '--errors']);
+if (argv.includes('--help')) {
+  process.stdout.write([
+    'npm run bench [-- options]: every benchmark; rewrites docs/benchmarks.md, which says what each section measures',
+    'options: --quick, --only <section,...>, --postgres <url>, --workers <count,...> (default 1,2), --errors <scenario,...>',
+    `sections: ${SECTIONS.join(', ')}`,
+    `error scenarios: ${ERROR_SCENARIOS.join(', ')}`,
+  ].join('\n') + '\n');
+  process.exit(0);
+}
 for (const arg of argv) {
   if (arg.startsWith('--') && !known.has(arg)) throw new Error(`unknown option ${arg}; options: ${[...known].join(', ')}`);
 }

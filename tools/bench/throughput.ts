@@ -5,7 +5,7 @@
  * PostgreSQL, with `--workers 1` and `--workers 2`.
  */
 import type { ChildProcess } from 'node:child_process';
-import { type RunningServer, startServer } from '../../test/support/cli.js';
+import { type RunningServer, startServer } from '../shared/server-process.js';
 import { BASIC, DATABASE_NAMES, type DatabaseKind, type SharedDatabases } from './datasets.js';
 import { provenance, type RunInfo } from './document.js';
 import { answerOf, bareAuthOf, type RawAnswer, startBareFastify, startRawServer } from './raw-server.js';

@@ -4,7 +4,7 @@
  * shares the cores with the workers, as a client on the same machine must.
  * Part of `npm run bench` (`--only workers`).
  */
-import { startServer } from '../../test/support/cli.js';
+import { startServer } from '../shared/server-process.js';
 import { BASIC, freshDatabase, seedUsers } from './datasets.js';
 import { provenance, type RoundsOptions } from './document.js';
 import { median, treeCpuSeconds } from './support.js';

@@ -77,9 +77,13 @@ async function migratedSqliteTemplate(): Promise<string> {
 async function migratedPostgresTemplate(url: string): Promise<string> {
   const name = `cmi_template_${codeHash(new URL('../../src/db/', import.meta.url).pathname)}`;
   await withAdmin(url, async (admin) => {
-    await admin.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
+    await admin.query("SELECT pg_advisory_lock(hashtext('cmi_template'))");
     const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (rowCount === 0) {
+      // The code's migrations changed: the older templates go but the newest two (another checkout's
+      // suite may be running on one of them).
+      const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'cmi\\_template\\_%' ORDER BY oid DESC OFFSET 2");
+      for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
       const building = `${name}_building`;
       await admin.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
       await admin.query(`CREATE DATABASE ${building}`);
@@ -92,7 +96,7 @@ async function migratedPostgresTemplate(url: string): Promise<string> {
       await admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
       await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
     }
-    await admin.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);
+    await admin.query("SELECT pg_advisory_unlock(hashtext('cmi_template'))");
   });
   return name;
 }

@@ -129,7 +129,8 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
   }
 
   // Attempts counted while their writes wait for the database, by counter: added to what the
-  // database holds until the write lands (or, after a window of tries, is given up).
+  // database holds until the write lands (or, after a window of tries, is given up). Not a cache (no
+  // entry may be dropped while its write waits): bounded by not deferring past MAX_UNWRITTEN.
   const unwritten = new Map<string, number>();
   const counterId = (key: CounterKey) => `${key.account}\n${key.address}`;
   const countUnwritten = (keys: CounterKey[], by: number) => {

@@ -1,6 +1,6 @@
 import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../shared/clock.js';
+import { type Clock, millisOf } from '../shared/clock.js';
 import type { User } from './user.js';
 
 /** What a successful verification established. */
@@ -61,11 +61,13 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   // drops an entry (expiry, room for another, a replacement, a delete) marks it no longer current, for
   // a caller holding it (holds). Each entry's own expiresAt stays the authority on whether it may be
   // answered from: it is what holds() and refreshDue() check, without the cache.
+  // The time in ms without a Date on the system clock (Date.now): read on every request.
+  const millis = millisOf(clock);
   const entries = new LRUCache<string, CacheEntry>({
     max: options.maxEntries,
     ...(options.ttlMs > 0 ? { ttl: options.ttlMs } : {}),
     ttlResolution: 0,
-    perf: { now: () => clock().getTime() },
+    perf: { now: millis },
     dispose: (entry) => {
       entry.current = false;
     },
@@ -104,7 +106,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   if (options.ttlMs !== 0) followOthers();
 
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
-  const isCurrent = (entry: CacheEntry, now = clock().getTime()) => entry.current && entry.expiresAt > now;
+  const isCurrent = (entry: CacheEntry, now = millis()) => entry.current && entry.expiresAt > now;
 
   /** The live entry for this credential, if it was verified recently. */
   const lookup = (credential: string): CacheEntry | undefined => {
@@ -160,7 +162,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
       const current = followOthers();
       if (since !== generation) return;
       if (current === undefined && seenChanges === undefined) storedBlind = true;
-      const now = clock().getTime();
+      const now = millis();
       // A replaced entry is disposed of (no longer current), as one dropped for room is.
       entries.set(digest(credential), { verified, expiresAt: now + options.ttlMs, refreshAt: now + options.ttlMs * REFRESH_AFTER_SHARE, current: true, refreshing: false });
     },

@@ -1,9 +1,9 @@
 import type { AuditRecorder } from '../audit/audit-trail.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { type Actor, assertPermitted } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import { BadGateway, NotFound } from '../shared/problems.js';
+import { retry } from '../shared/retry.js';
 import type { TrackerService } from '../tracker/tracker.service.js';
 import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import { type WebhookRendering, type WebhookSettings, webhookBody } from './webhook-events.js';
@@ -17,9 +17,6 @@ import type { OutboxLog } from './outbox.js';
 export const REPORT_TRIES = 3;
 /** Occurrences a report carries. */
 export const REPORTED_OCCURRENCES = 10;
-
-/** Waits `ms`, or less when `signal` aborts (a stopping process does not sit out a backoff). */
-const wait = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal }).catch(() => {});
 
 /**
  * Reporting an error (docs/reporting-and-alerts.md#reporting-an-error): the `reported` transition.
@@ -72,13 +69,25 @@ export function errorReporting(
     const createdAt = clock();
     let attempt: Attempt = { status: null, excerpt: '' };
     let tries = 0;
-    while (tries < REPORT_TRIES && !stopping.signal.aborted) {
-      if (tries > 0) await wait(settings.reportBackoffMs * 2 ** (tries - 1), stopping.signal);
-      if (stopping.signal.aborted) break;
-      tries += 1;
+    // A try the receiver did not take (and that is not the last word: no 410, not stopping) is logged
+    // and thrown to retry, which tries again after the backoff.
+    const declined = new Error('the receiver did not take the report');
+    const tryOnce = async (n: number): Promise<void> => {
+      tries = n;
       attempt = await postWebhook(url, body, signedHeaders(settings.secret, deliveryId, body, clock()), settings.timeoutMs, stopping.signal);
-      if (succeeded(attempt) || attempt.status === 410 || stopping.signal.aborted) break;
+      if (succeeded(attempt) || attempt.status === 410 || stopping.signal.aborted) return;
       log.warn({ code: 'CMI_WEBHOOK_FAILED', delivery: deliveryId, kind: 'report', error_id: id, url: displayUrl(url), attempts: tries, status: attempt.status, problem: attempt.problem, response: attempt.excerpt }, 'report delivery failed');
+      throw declined;
+    };
+    if (!stopping.signal.aborted) {
+      await retry(tryOnce, {
+        attempts: REPORT_TRIES,
+        delayMs: (n) => settings.reportBackoffMs * 2 ** (n - 1),
+        shouldRetry: (error) => error === declined,
+        signal: stopping.signal,
+      }).catch((error: unknown) => {
+        if (error !== declined) throw error;
+      });
     }
     const delivered = succeeded(attempt);
     const stopped = !delivered && stopping.signal.aborted;

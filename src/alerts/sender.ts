@@ -1,6 +1,3 @@
-import { type ClientRequest, request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-
 /** The most of a receiver's answer that is read; the rest is dropped unread (docs/reporting-and-alerts.md#limits). */
 export const RESPONSE_READ_LIMIT = 64 * 1024;
 /** The most of that answer a log line quotes. */
@@ -61,57 +58,102 @@ export function withoutUrlSecrets(text: string, url: string): string {
   return kept;
 }
 
+/** What a try cut short by the process stopping came to. */
+const STOPPED: Attempt = { status: null, excerpt: '', problem: 'stopped' };
+
+/** Why a request failed, in a few words: the system's code where there is one (ECONNREFUSED), else its message. */
+function problemOf(error: unknown): string {
+  // fetch rejects with a TypeError ("fetch failed") whose cause is what the socket or DNS said.
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.message === 'string') return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
 /**
- * POSTs `body` to `url` once, with `headers`. The whole exchange (connecting, sending, the answer
- * and up to 64 KiB of its body) must end within `timeoutMs`, or as soon as `stop` aborts; a new
- * connection each time (nothing kept open to hold a stopping process), no redirects followed.
- * Never throws: a failure is an Attempt without a status.
+ * `url` without its credentials, and the Authorization header they stand for (`user:password`, each
+ * percent-decoded, Basic), unless `headers` carry one: fetch refuses a URL with credentials, where
+ * node:http sent them so (docs/architecture.md#webhook-delivery).
  */
-export function postWebhook(url: string, body: string, headers: Record<string, string>, timeoutMs: number, stop?: AbortSignal): Promise<Attempt> {
-  return new Promise((resolve) => {
-    let settled = false;
-    let timer: NodeJS.Timeout | undefined = undefined;
-    let req: ClientRequest | undefined;
-    const finish = (attempt: Attempt) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      stop?.removeEventListener('abort', onStop);
-      req?.destroy();
-      resolve(attempt);
-    };
-    const onStop = () => finish({ status: null, excerpt: '', problem: 'stopped' });
-    if (stop?.aborted) return onStop();
-    let send: typeof httpRequest;
-    try {
-      send = new URL(url).protocol === 'https:' ? httpsRequest : httpRequest;
-    } catch {
-      return finish({ status: null, excerpt: '', problem: 'invalid URL' });
+function withoutCredentials(target: URL, headers: Record<string, string>): { url: string; headers: Record<string, string> } {
+  if (target.username === '' && target.password === '') return { url: target.href, headers };
+  const auth = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
+  const bare = new URL(target.href);
+  bare.username = '';
+  bare.password = '';
+  const given = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization');
+  return { url: bare.href, headers: given ? headers : { ...headers, authorization: `Basic ${Buffer.from(auth).toString('base64')}` } };
+}
+
+/** The start of `body`, up to RESPONSE_READ_LIMIT bytes; the rest is not read (the connection goes). A break while reading keeps what came. */
+async function readStart(body: ReadableStream<Uint8Array> | null, cutShort: AbortSignal): Promise<Buffer> {
+  if (body === null) return Buffer.alloc(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let read = 0;
+  try {
+    while (read < RESPONSE_READ_LIMIT) {
+      const { value, done } = await reader.read();
+      if (done) return Buffer.concat(chunks);
+      const room = RESPONSE_READ_LIMIT - read;
+      chunks.push(value.length > room ? value.subarray(0, room) : value);
+      read += Math.min(value.length, room);
     }
-    try {
-      req = send(url, { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-        const chunks: Buffer[] = [];
-        let read = 0;
-        const done = () => {
-          const text = Buffer.concat(chunks).toString('utf8').replace(/\p{Cc}+/gu, ' ').trim();
-          finish({ status: res.statusCode ?? null, excerpt: withoutUrlSecrets(text.slice(0, LOGGED_CHARS), url) });
-        };
-        res.on('data', (chunk: Buffer) => {
-          const room = RESPONSE_READ_LIMIT - read;
-          chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
-          read += Math.min(chunk.length, room);
-          if (read >= RESPONSE_READ_LIMIT) done();
-        });
-        res.on('end', done);
-        res.on('error', done);
-      });
-    } catch (error) {
-      // A URL Node refuses (config.ts lets only http and https through): a failed try, never a throw.
-      return finish({ status: null, excerpt: '', problem: error instanceof Error ? error.message : String(error) });
-    }
-    timer = setTimeout(() => finish({ status: null, excerpt: '', problem: `no answer within ${timeoutMs} ms` }), timeoutMs);
-    stop?.addEventListener('abort', onStop);
-    req.on('error', (error: NodeJS.ErrnoException) => finish({ status: null, excerpt: '', problem: error.code ?? error.message }));
-    req.end(body);
-  });
+    await reader.cancel().catch(() => {});
+  } catch (error) {
+    // Cut short (timed out, stopped): the caller answers for that. Any other break (a reset) keeps what came, as node:http's did.
+    if (cutShort.aborted) throw error;
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * POSTs `body` to `url` once, with `headers`, by Node's fetch. The whole exchange (connecting, sending,
+ * the answer and up to 64 KiB of its body) must end within `timeoutMs`, or as soon as `stop` aborts; a
+ * new connection each time (`connection: close`: nothing kept open to hold a stopping process), no
+ * redirects followed (a 3xx is the answer). Never throws: a failure is an Attempt without a status.
+ */
+export async function postWebhook(url: string, body: string, headers: Record<string, string>, timeoutMs: number, stop?: AbortSignal): Promise<Attempt> {
+  if (stop?.aborted) return STOPPED;
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return { status: null, excerpt: '', problem: 'invalid URL' };
+  }
+  // A URL of another scheme (config.ts lets only http and https through): a failed try, never a throw,
+  // in the words node:http had for it.
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') return { status: null, excerpt: '', problem: `Protocol "${target.protocol}" not supported. Expected "http:"` };
+  const request = withoutCredentials(target, headers);
+
+  // One signal ends the try, whichever comes first: the timeout or the stop; `cut` says which it was.
+  const cutShort = new AbortController();
+  let cut: Attempt | undefined;
+  const cutWith = (attempt: Attempt) => {
+    if (cut !== undefined) return;
+    cut = attempt;
+    cutShort.abort();
+  };
+  const timer = setTimeout(() => cutWith({ status: null, excerpt: '', problem: `no answer within ${timeoutMs} ms` }), timeoutMs);
+  const onStop = () => cutWith(STOPPED);
+  stop?.addEventListener('abort', onStop);
+  try {
+    const response = await fetch(request.url, {
+      method: 'POST',
+      headers: { ...request.headers, connection: 'close' },
+      body,
+      redirect: 'manual',
+      signal: cutShort.signal,
+    });
+    const text = (await readStart(response.body, cutShort.signal)).toString('utf8').replace(/\p{Cc}+/gu, ' ').trim();
+    if (cut !== undefined) return cut;
+    return { status: response.status, excerpt: withoutUrlSecrets(text.slice(0, LOGGED_CHARS), url) };
+  } catch (error) {
+    return cut ?? { status: null, excerpt: '', problem: problemOf(error) };
+  } finally {
+    clearTimeout(timer);
+    stop?.removeEventListener('abort', onStop);
+    // Whatever is still open of this try (a body not read to its end) goes now.
+    cutShort.abort();
+  }
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { renderJson } from './render/json.js';
 import { CONTENT_TYPES, type Format, type Payload } from './render/payload.js';
 import { renderXml } from './render/xml.js';
@@ -46,8 +47,8 @@ export function sendRendered(reply: FastifyReply, rendered: RenderedResponse): F
 }
 
 /** Short bodies hashed lately, by their text: the same answer again (the version, an error) is not hashed again. */
-const recentEtags = new Map<string, string>();
 const RECENT_ETAGS = 64;
+const recentEtags = new LRUCache<string, string>({ max: RECENT_ETAGS });
 const RECENT_ETAG_MAX_CHARS = 4096;
 
 /** `W/"<sha1 of the body>"` (of its UTF-8 bytes, whether given as text or as bytes). */
@@ -58,9 +59,6 @@ export function weakEtag(body: string | Buffer): string {
     if (known !== undefined) return known;
   }
   const etag = `W/"${createHash('sha1').update(body).digest('hex')}"`;
-  if (remembered) {
-    if (recentEtags.size >= RECENT_ETAGS) recentEtags.delete(recentEtags.keys().next().value as string);
-    recentEtags.set(body, etag);
-  }
+  if (remembered) recentEtags.set(body, etag);
   return etag;
 }

@@ -1,6 +1,7 @@
 import type { AuditRecorder } from '../audit/audit-trail.js';
 import { changedFields } from '../audit/audit-event.js';
 import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
 import { FieldErrors, NotFound } from '../shared/problems.js';
@@ -112,11 +113,12 @@ export function ingestKeysService(repository: IngestKeysRepository, clock: Clock
   const serve = (key: IngestKey, base: string): ServedIngestKey => ({ ...key, dsn: dsnOf(key, base) });
 
   // Keys ingestion read, by id, while `seen` (the credentials version) holds; `generation` moves with
-  // this process's own changes, so a read begun before one stores nothing.
-  const cached = new Map<number, IngestKey | null>();
+  // this process's own changes, so a read begun before one stores nothing. Bounded (lru-cache): past
+  // MAX_CACHED ids, the one read longest ago goes. `false`: there is no such key (lru-cache keeps no null).
+  const MAX_CACHED = 10_000;
+  const cached = new LRUCache<number, IngestKey | false>({ max: MAX_CACHED });
   let seen: string | undefined;
   let generation = 0;
-  const MAX_CACHED = 10_000;
   const changed = () => {
     generation += 1;
     cached.clear();
@@ -191,12 +193,12 @@ export function ingestKeysService(repository: IngestKeysRepository, clock: Clock
       const heard = others.heard();
       if (heard !== undefined) await heard;
       const trusted = follow();
-      if (trusted && cached.has(id)) return cached.get(id) as IngestKey | null;
+      const known = trusted ? cached.get(id) : undefined;
+      if (known !== undefined) return known === false ? null : known;
       const since = generation;
       const key = (await repository.find(id)) ?? null;
       if (trusted && follow() && since === generation) {
-        if (cached.size >= MAX_CACHED) cached.delete(cached.keys().next().value as number);
-        cached.set(id, key);
+        cached.set(id, key ?? false);
       }
       return key;
     },

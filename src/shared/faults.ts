@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Clock } from './clock.js';
 
 // Faults of cmi itself as the layers below the tracker see them: what was running when one was thrown,
@@ -28,17 +29,16 @@ export const faultLogLimits = { intervalMs: 1000, fingerprints: 1000 };
  * `fingerprints` remembered, the one logged longest ago is forgotten (its unlogged count with it).
  */
 export function faultLogLimiter(clock: Clock, limits = faultLogLimits) {
-  // Insertion order is the order of last logging: each logged fingerprint moves to the end.
-  const lastLogged = new Map<string, { at: number; unlogged: number }>();
+  // Recency is the order of last logging: each logged fingerprint is set again (the most recent); one
+  // not logged is read with `peek`, which leaves its place, so a storm of it does not keep it longer.
+  const lastLogged = new LRUCache<string, { at: number; unlogged: number }>({ max: limits.fingerprints });
   return (fingerprint: string, at?: Date): { log: boolean; repeated: number } => {
     const now = (at ?? clock()).getTime();
-    const seen = lastLogged.get(fingerprint);
+    const seen = lastLogged.peek(fingerprint);
     if (seen && now >= seen.at && now - seen.at < limits.intervalMs) {
       seen.unlogged += 1;
       return { log: false, repeated: 0 };
     }
-    lastLogged.delete(fingerprint);
-    if (lastLogged.size >= limits.fingerprints) lastLogged.delete(lastLogged.keys().next().value as string);
     lastLogged.set(fingerprint, { at: now, unlogged: 0 });
     return { log: true, repeated: seen?.unlogged ?? 0 };
   };

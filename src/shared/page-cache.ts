@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /**
  * What a process's page caches hold, by name, for the metrics (docs/operations.md#metrics): each
  * cache made with `meteredAs` adds itself; the sum is read when scraped.
@@ -69,33 +71,34 @@ export class PartialChanges<Tag> {
 export function versionedCache<T, Tag = never>(version: () => string | undefined, bounds: CacheBounds<T>, partial?: PartialChanges<Tag>) {
   let seen: string | undefined;
   let seenSequence = partial?.sequence ?? 0;
-  const entries = new Map<string, { value: T; cost: number; tag: Tag | undefined }>();
-  let bytes = 0;
-
-  function clear(): void {
-    entries.clear();
-    bytes = 0;
-  }
+  // Bounded in bytes by lru-cache (maxSize, each entry's cost its size; one costing more than the bound
+  // is not kept). Read with `peek` only, never `get`: a hit does not move an entry, so the oldest kept
+  // goes first, as docs/architecture.md#caches says (the users-page test asserts a page read again is
+  // still the first to go). lru-cache cannot be bounded by 0 bytes: a bound of 0 keeps nothing here.
+  const entries = new LRUCache<string, { value: T; tag: Tag | undefined }>({
+    maxSize: Math.max(1, bounds.maxBytes),
+    sizeCalculation: (entry, key) => bounds.costOf(key, entry.value),
+  });
 
   /** The version in force, after emptying the cache if it moved, and dropping what partial changes may have changed. */
   function currentVersion(): string | undefined {
     const current = version();
     if (current !== undefined && current !== seen) {
-      clear();
+      entries.clear();
       seen = current;
       seenSequence = partial?.sequence ?? 0;
     }
     if (partial !== undefined && partial.sequence !== seenSequence) {
       const tests = partial.since(seenSequence);
       seenSequence = partial.sequence;
-      if (tests === undefined) clear();
+      if (tests === undefined) entries.clear();
       else {
-        for (const [key, entry] of entries) {
-          if (entry.tag === undefined || tests.some((mayChange) => mayChange(entry.tag as Tag))) {
-            entries.delete(key);
-            bytes -= entry.cost;
-          }
+        // Collected first: lru-cache's iterators do not promise to survive a delete while they run.
+        const changed: string[] = [];
+        for (const [key, entry] of entries.entries()) {
+          if (entry.tag === undefined || tests.some((mayChange) => mayChange(entry.tag as Tag))) changed.push(key);
         }
+        for (const key of changed) entries.delete(key);
       }
     }
     return current;
@@ -109,31 +112,17 @@ export function versionedCache<T, Tag = never>(version: () => string | undefined
   }
 
   function store(key: string, value: T, tag: Tag | undefined): void {
-    const cost = bounds.costOf(key, value);
-    if (cost > bounds.maxBytes) return;
-    const replaced = entries.get(key);
-    if (replaced !== undefined) {
-      entries.delete(key);
-      bytes -= replaced.cost;
-    }
-    // A Map iterates in insertion order: the first key is the oldest.
-    for (const [oldest, entry] of entries) {
-      if (bytes + cost <= bounds.maxBytes) break;
-      entries.delete(oldest);
-      bytes -= entry.cost;
-    }
-    entries.set(key, { value, cost, tag });
-    bytes += cost;
+    if (bounds.maxBytes > 0) entries.set(key, { value, tag });
   }
 
   const cache = {
     /** A cached value without waiting, for the hot path; undefined when it must be computed. */
-    peek: (key: string): T | undefined => (currentVersion() === undefined ? undefined : entries.get(key)?.value),
+    peek: (key: string): T | undefined => (currentVersion() === undefined ? undefined : entries.peek(key)?.value),
 
     /** The value of `key`, computed when not kept; kept with `tag` (what partial changes are tested against). */
     async get(key: string, compute: () => Promise<T>, tag?: Tag): Promise<T> {
       const current = currentVersion();
-      const hit = current === undefined ? undefined : entries.get(key);
+      const hit = current === undefined ? undefined : entries.peek(key);
       if (hit !== undefined) return hit.value;
       const sequence = partial?.sequence ?? 0;
       const value = await compute();
@@ -146,7 +135,7 @@ export function versionedCache<T, Tag = never>(version: () => string | undefined
 
     /** What the entries cost together, in bytes (never more than maxBytes). */
     get bytes(): number {
-      return bytes;
+      return entries.calculatedSize;
     },
 
     /** How many entries are kept. */

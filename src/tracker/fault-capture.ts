@@ -111,6 +111,9 @@ const thrownFrom = (site: ThrowSite, frames: NodeJS.CallSite[]) =>
  * of its frames' script and offset are, and its own frames' operations (docs/operations.md#faults-of-cmi).
  * Looked up by the class, the message, then the frames' offsets (small integers, cheap to look up);
  * the scripts and operations compared at the end. At most `max` remembered; past that, all are forgotten.
+ * Not an lru-cache: what is remembered is a tree walked by parts (no key is built, so a storm of one
+ * fault allocates nothing to be looked up), and dropping everything at once bounds it without keeping
+ * the order of use of its leaves (docs/architecture.md#caches).
  */
 export function knownFaults(max = 1000) {
   let byClass = new Map<unknown, Map<unknown, FrameStep>>();

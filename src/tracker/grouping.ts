@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { LRUCache } from 'lru-cache';
 import { errorTrackerLimits } from '../shared/limits.js';
 
 // How occurrences of an error are grouped under one fingerprint, and how long their text may be.
@@ -138,13 +139,12 @@ export function groupingIdentity(errorClass: string, backtrace: string, message:
  */
 export function fingerprint(errorClass: string, backtrace: string, message: string): string {
   // A stream of reports repeats a few errors: their fingerprints (a pure function of the three
-  // texts) are remembered, the latest FINGERPRINTS_KEPT of texts up to REMEMBERED_CHARS (16 MB at most).
+  // texts) are remembered, the FINGERPRINTS_KEPT used last of texts up to REMEMBERED_CHARS (16 MB at most).
   const key = `${errorClass}\u0000${message}\u0000${backtrace}`;
   const known = fingerprints.get(key);
   if (known !== undefined) return known;
   const computed = createHash('sha256').update(groupingIdentity(errorClass, backtrace, message)).digest('hex');
   if (key.length > REMEMBERED_CHARS) return computed;
-  if (fingerprints.size >= FINGERPRINTS_KEPT) fingerprints.delete(fingerprints.keys().next().value as string);
   fingerprints.set(key, computed);
   return computed;
 }
@@ -152,7 +152,7 @@ export function fingerprint(errorClass: string, backtrace: string, message: stri
 /** How many fingerprints `fingerprint` remembers, and of texts how long. */
 const FINGERPRINTS_KEPT = 1_000;
 const REMEMBERED_CHARS = 8_192;
-const fingerprints = new Map<string, string>();
+const fingerprints = new LRUCache<string, string>({ max: FINGERPRINTS_KEPT });
 
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
 /** A run that may be an IPv6 address (two colons at least), with an optional zone; isIPv6Text decides. */

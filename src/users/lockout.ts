@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { DatabaseUnavailable } from '../db/dialects/connection/database-unavailable.js';
 import type { Clock } from '../shared/clock.js';
 import { TooManyRequests } from '../shared/problems.js';
+import { retry } from '../shared/retry.js';
 import type { CounterKey, FailureWindow, LoginFailuresRepository } from './login-failures.store.js';
 
 export interface LockoutOptions {
@@ -36,8 +37,6 @@ const RETRY_PAUSE_MS = 1000;
 
 /** Most counters this process keeps in memory while their writes wait; past it, logins wait for the database. */
 const MAX_UNWRITTEN = 10_000;
-
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** `promise`'s value if it settles within `ms`; `undefined` if it is still pending then (it goes on). */
 async function within<T>(promise: Promise<T>, ms: number): Promise<{ value: T } | undefined> {
@@ -129,7 +128,8 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
   }
 
   // Attempts counted while their writes wait for the database, by counter: added to what the
-  // database holds until the write lands (or, after a window of tries, is given up).
+  // database holds until the write lands (or, after a window of tries, is given up). Not a cache (no
+  // entry may be dropped while its write waits): bounded by not deferring past MAX_UNWRITTEN.
   const unwritten = new Map<string, number>();
   const counterId = (key: CounterKey) => `${key.account}\n${key.address}`;
   const countUnwritten = (keys: CounterKey[], by: number) => {
@@ -162,16 +162,13 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
    * timeout) is tried again after a pause, for up to one window; anything else, or the window passed,
    * rejects.
    */
-  async function persistently<T>(write: () => Promise<T>, first: Promise<T> = write()): Promise<T> {
+  function persistently<T>(write: () => Promise<T>, first: Promise<T> = write()): Promise<T> {
     const giveUpAt = clock().getTime() + windowMs;
-    for (let attempt: Promise<T> = first; ; attempt = write()) {
-      try {
-        return await attempt;
-      } catch (error) {
-        if (!(error instanceof DatabaseUnavailable) || clock().getTime() >= giveUpAt) throw error;
-        await pause(RETRY_PAUSE_MS);
-      }
-    }
+    return retry((attempt) => (attempt === 1 ? first : write()), {
+      attempts: Infinity,
+      delayMs: () => RETRY_PAUSE_MS,
+      shouldRetry: (error) => error instanceof DatabaseUnavailable && clock().getTime() < giveUpAt,
+    });
   }
 
   /** Writes done for an answer already given: they finish in the background, failures ignored. */

@@ -1,5 +1,6 @@
 import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
-import type { Clock } from '../shared/clock.js';
+import { LRUCache } from 'lru-cache';
+import { type Clock, millisOf } from '../shared/clock.js';
 import type { User } from './user.js';
 
 /** What a successful verification established. */
@@ -47,7 +48,7 @@ const NO_SIGNAL: OthersChanges = { version: () => undefined, heard: () => undefi
  * Remembers credentials this process verified recently, so Basic auth on every request does not rehash
  * and a session cookie does not hit the database each time. Keys are an HMAC of the credential under a
  * per-process random key (no password sits in memory as a key); only successes are stored. Bounded in
- * time (ttlMs) and size (oldest dropped first). Credential changes in this process drop the user's
+ * time (ttlMs) and size (the one used longest ago dropped first), by lru-cache. Credential changes in this process drop the user's
  * entries at once; changes by other processes drop every entry as soon as `others.version()` moves,
  * checked on every use (after `others.heard()`, where the database tells of changes asynchronously).
  * While it is undefined (PostgreSQL's listening connection is down) entries live at most ttlMs
@@ -55,16 +56,31 @@ const NO_SIGNAL: OthersChanges = { version: () => undefined, heard: () => undefi
  */
 export function verificationCache(clock: Clock, options: VerificationCacheOptions, others: OthersChanges = NO_SIGNAL) {
   const key = createSecretKey(randomBytes(32));
-  const entries = new Map<string, CacheEntry>();
+  // lru-cache bounds the entries in number and in time, on the clock given (so a test's clock moves
+  // them too; ttlResolution 0: asked every time, never a stale reading kept behind a timer). Whatever
+  // drops an entry (expiry, room for another, a replacement, a delete) marks it no longer current, for
+  // a caller holding it (holds). Each entry's own expiresAt stays the authority on whether it may be
+  // answered from: it is what holds() and refreshDue() check, without the cache.
+  // The time in ms without a Date on the system clock (Date.now): read on every request.
+  const millis = millisOf(clock);
+  const entries = new LRUCache<string, CacheEntry>({
+    max: options.maxEntries,
+    ...(options.ttlMs > 0 ? { ttl: options.ttlMs } : {}),
+    ttlResolution: 0,
+    perf: { now: millis },
+    dispose: (entry) => {
+      entry.current = false;
+    },
+  });
   // Moves whenever a user's credentials change. A check that began before a change must not store
   // what it read, or the change would be undone for a TTL.
   let generation = 0;
-  const remove = (id: string, entry: CacheEntry) => {
-    entry.current = false;
-    entries.delete(id);
-  };
+  const dropAll = () => entries.clear();
   const evictUser = (userId: number) => {
-    for (const [id, entry] of entries) if (entry.verified.user.id === userId) remove(id, entry);
+    // Collected first: lru-cache's iterators do not promise to survive a delete while they run.
+    const ids: string[] = [];
+    for (const [id, entry] of entries.entries()) if (entry.verified.user.id === userId) ids.push(id);
+    for (const id of ids) entries.delete(id);
   };
   // The last credentials version seen. When it moves, another process changed some user's credentials
   // (which, the signal does not say): every entry goes, and the generation moves, so a check that read
@@ -82,7 +98,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
     if (first) return current;
     storedBlind = false;
     generation += 1;
-    for (const [id, entry] of entries) remove(id, entry);
+    dropAll();
     return current;
   };
   // Asked once now, so a signal that takes time to start (PostgreSQL's listening connection) is
@@ -90,7 +106,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
   if (options.ttlMs !== 0) followOthers();
 
   const digest = (credential: string) => createHmac('sha256', key).update(credential).digest('base64url');
-  const isCurrent = (entry: CacheEntry, now = clock().getTime()) => entry.current && entry.expiresAt > now;
+  const isCurrent = (entry: CacheEntry, now = millis()) => entry.current && entry.expiresAt > now;
 
   /** The live entry for this credential, if it was verified recently. */
   const lookup = (credential: string): CacheEntry | undefined => {
@@ -100,7 +116,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
     const entry = entries.get(id);
     if (entry === undefined) return undefined;
     if (!isCurrent(entry)) {
-      remove(id, entry);
+      entries.delete(id);
       return undefined;
     }
     return entry;
@@ -146,15 +162,9 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
       const current = followOthers();
       if (since !== generation) return;
       if (current === undefined && seenChanges === undefined) storedBlind = true;
-      const id = digest(credential);
-      const previous = entries.get(id);
-      if (previous) remove(id, previous);
-      if (entries.size >= options.maxEntries) {
-        const [oldestId, oldest] = entries.entries().next().value as [string, CacheEntry];
-        remove(oldestId, oldest);
-      }
-      const now = clock().getTime();
-      entries.set(id, { verified, expiresAt: now + options.ttlMs, refreshAt: now + options.ttlMs * REFRESH_AFTER_SHARE, current: true, refreshing: false });
+      const now = millis();
+      // A replaced entry is disposed of (no longer current), as one dropped for room is.
+      entries.set(digest(credential), { verified, expiresAt: now + options.ttlMs, refreshAt: now + options.ttlMs * REFRESH_AFTER_SHARE, current: true, refreshing: false });
     },
 
     /** Forgets every credential of this user, whose password, key, status or roles changed. */
@@ -166,7 +176,7 @@ export function verificationCache(clock: Clock, options: VerificationCacheOption
     /** Forgets every credential: what a role grants changed, and with it what its holders may do. */
     allCredentialsChanged: (): void => {
       generation += 1;
-      for (const [id, entry] of entries) remove(id, entry);
+      dropAll();
     },
   };
 }

@@ -14,9 +14,8 @@ export async function postgresSchema(url: string, prefix: string): Promise<Fresh
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.end();
-  const separator = url.includes('?') ? '&' : '?';
   return {
-    url: `${url}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    url: schemaUrl(url, schema),
     async drop() {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
@@ -24,4 +23,10 @@ export async function postgresSchema(url: string, prefix: string): Promise<Fresh
       await client.end();
     },
   };
+}
+
+/** The URL of the database `url` names with `schema` on the search path. */
+export function schemaUrl(url: string, schema: string): string {
+  const separator = url.includes('?') ? '&' : '?';
+  return `${url}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 }

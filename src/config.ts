@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { userLimits } from './shared/limits.js';
 import type { WebhookSettings } from './alerts/webhook-events.js';
-import { displayUrl } from './alerts/sender.js';
+import { displayUrl, refusedPort } from './alerts/sender.js';
 import { dialectFor, displayDatabaseUrl } from './db/database-url.js';
 import type { PoolSettings } from './db/dialects/connection/connection.js';
 
@@ -97,7 +97,8 @@ export type SettingKind =
   | { kind: 'integer'; min: number; max: number }
   | { kind: 'boolean' }
   | { kind: 'enum'; values: readonly string[] }
-  | { kind: 'url' }
+  /** `sentTo`: a webhook's URL, whose port must be one fetch sends to (alerts/sender.ts refusedPort). */
+  | { kind: 'url'; sentTo?: boolean }
   | { kind: 'text'; allowed?: string }
   | { kind: 'custom'; allowed: string; parse: (value: string, name: string) => unknown };
 
@@ -262,11 +263,11 @@ export const SETTINGS = {
     docs: 'where a process dying of an uncaught exception leaves the faults it held, for the next process to record ([Faults of cmi](#faults-of-cmi)); created when needed, mode 0700',
   },
   CMI_REPORT_WEBHOOK_URL: {
-    default: undefined, kind: 'url', help: 'http(s) URL that POST .../errors/:id/report delivers the error to before marking it reported; unset: it only marks it',
+    default: undefined, kind: 'url', sentTo: true, help: 'http(s) URL that POST .../errors/:id/report delivers the error to before marking it reported; unset: it only marks it',
     docs: '[reporting an error](reporting-and-alerts.md#reporting-an-error) delivers the error to it before marking it reported; unset, reporting only marks it',
   },
   CMI_ALERT_WEBHOOK_URL: {
-    default: undefined, kind: 'url', help: 'http(s) URL that new and spiking errors are announced to; unset: no alerts',
+    default: undefined, kind: 'url', sentTo: true, help: 'http(s) URL that new and spiking errors are announced to; unset: no alerts',
     docs: '[alerts](reporting-and-alerts.md#alerts) (a new error, a spike) are POSTed to it; unset, none are queued',
   },
   CMI_WEBHOOK_SECRET: {
@@ -395,8 +396,12 @@ function parseSetting(name: SettingName, value: string): unknown {
     case 'enum':
       if (!setting.values.includes(value)) throw new ConfigError(`${name} must be one of ${setting.values.join(', ')} (got ${JSON.stringify(value)})`);
       return value;
-    case 'url':
-      return httpUrl(name, value);
+    case 'url': {
+      const url = httpUrl(name, value);
+      const port = setting.sentTo ? refusedPort(new URL(url)) : undefined;
+      if (port !== undefined) throw new ConfigError(`${name} names port ${port}, which webhooks are never sent to (a port fetch refuses): use another port (got ${JSON.stringify(displayUrl(url))})`);
+      return url;
+    }
     case 'text':
       return value;
     case 'custom':

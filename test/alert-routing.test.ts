@@ -125,6 +125,9 @@ describe('alert routing', { timeout: 600_000 }, () => {
     };
     await refused({ label: 'x', kind: 'webhook', url: 'not a url', secret: SECRET }, { url: ['must be an http or https URL'] });
     await refused({ label: 'x', kind: 'webhook', url: 'ftp://files.example.com/x', secret: SECRET }, { url: ['must be an http or https URL'] });
+    // A port fetch never sends to (the Fetch standard's bad ports): the destination could never be delivered to.
+    await refused({ label: 'x', kind: 'webhook', url: 'http://irc.example.com:6667/hook', secret: SECRET }, { url: ['names port 6667, which webhooks are never sent to (a port fetch refuses)'] });
+    await refused({ label: 'x', kind: 'slack', url: 'https://hooks.example.com:10080/services/x' }, { url: ['names port 10080, which webhooks are never sent to (a port fetch refuses)'] });
     await refused({ label: 'x', kind: 'pager' }, { kind: ['must be one of webhook, slack, email'] });
     await refused({ label: 'x', kind: 'webhook', url: 'https://a.example.com/' }, { secret: ["can't be blank for a webhook destination (at least 16 characters)"] });
     await refused({ label: 'x', kind: 'slack' }, { url: ["can't be blank for a slack destination"] });

@@ -26,7 +26,7 @@ export function allowedValues(setting: Setting): string {
     case 'enum':
       return either(setting.values);
     case 'url':
-      return `an \`http\` or \`https\` URL of at most ${MAX_URL_CHARS} characters`;
+      return `an \`http\` or \`https\` URL of at most ${MAX_URL_CHARS} characters${setting.sentTo ? ', on a port fetch sends to ([the outbox](reporting-and-alerts.md#the-outbox))' : ''}`;
     case 'text':
       return setting.allowed ?? 'any text';
     case 'custom':

@@ -1,4 +1,5 @@
 import { FieldErrors } from '../shared/problems.js';
+import { refusedPort } from './sender.js';
 import { idListField, stringField, unwrapRecord } from '../shared/request-body.js';
 
 /** Where alerts go (docs/alert-routing.md#destinations). */
@@ -169,7 +170,9 @@ export function readDestination(body: unknown, current: DestinationFields | unde
       } catch {
         parsed = undefined;
       }
+      const port = parsed ? refusedPort(parsed) : undefined;
       if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.hostname === '' || url.includes('…')) errors.add('url', 'must be an http or https URL');
+      else if (port !== undefined) errors.add('url', `names port ${port}, which webhooks are never sent to (a port fetch refuses)`);
       else out.url = url;
     }
   }

@@ -58,6 +58,23 @@ export function withoutUrlSecrets(text: string, url: string): string {
   return kept;
 }
 
+/**
+ * The ports fetch never sends to, the Fetch standard's "bad ports": a webhook there could not be
+ * delivered once, so its URL is refused where it is given (docs/reporting-and-alerts.md#the-outbox).
+ */
+const BAD_PORTS = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111,
+  113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548,
+  554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566,
+  6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+
+/** The port of `url` that fetch refuses to send to, or undefined when it sends there. */
+export function refusedPort(url: URL): number | undefined {
+  const port = url.port === '' ? undefined : Number(url.port);
+  return port !== undefined && BAD_PORTS.has(port) ? port : undefined;
+}
+
 /** What a try cut short by the process stopping came to. */
 const STOPPED: Attempt = { status: null, excerpt: '', problem: 'stopped' };
 

@@ -106,7 +106,7 @@ describe('the audit trail', () => {
       { route: 'POST /sysadmin_tools/infrastructure/ingest_keys', action: 'ingest_key.create', send: admin('POST', '/sysadmin_tools/infrastructure/ingest_keys.json', { ingest_key: { label: 'Walk key' } }) },
       { route: 'PUT /sysadmin_tools/infrastructure/ingest_keys/:id', action: 'ingest_key.update', send: async () => (await admin('PUT', `/sysadmin_tools/infrastructure/ingest_keys/${state.ingest}.json`, { ingest_key: { enabled: false } })()) },
       { route: 'DELETE /sysadmin_tools/infrastructure/ingest_keys/:id', action: 'ingest_key.revoke', send: async () => (await admin('DELETE', `/sysadmin_tools/infrastructure/ingest_keys/${state.ingest}.json`)()) },
-      { route: 'POST /sysadmin_tools/alert_destinations', action: 'alert_destination.create', send: admin('POST', '/sysadmin_tools/alert_destinations.json', { alert_destination: { label: 'Walk hook', kind: 'webhook', url: 'http://127.0.0.1:9/walk-hook-path', secret: 'walk-hook-secret-1' } }) },
+      { route: 'POST /sysadmin_tools/alert_destinations', action: 'alert_destination.create', send: admin('POST', '/sysadmin_tools/alert_destinations.json', { alert_destination: { label: 'Walk hook', kind: 'webhook', url: 'http://127.0.0.1:8/walk-hook-path', secret: 'walk-hook-secret-1' } }) },
       { route: 'PUT /sysadmin_tools/alert_destinations/:id', action: 'alert_destination.update', send: async () => (await admin('PUT', `/sysadmin_tools/alert_destinations/${state.destination}.json`, { alert_destination: { label: 'Walk hook 2', secret: 'walk-hook-secret-2' } })()) },
       { route: 'POST /sysadmin_tools/alert_destinations/:id/test', action: 'alert_destination.test', send: async () => (await admin('POST', `/sysadmin_tools/alert_destinations/${state.destination}/test.json`)()) },
       { route: 'POST /sysadmin_tools/alert_rules', action: 'alert_rule.create', send: async () => (await admin('POST', '/sysadmin_tools/alert_rules.json', { alert_rule: { label: 'Walk rule', events: ['new'], destination_ids: [state.destination] } })()) },
@@ -150,7 +150,7 @@ describe('the audit trail', () => {
     assert.deepEqual(destinationRows.map((row) => row.action).sort(), ['alert_destination.create', 'alert_destination.delete', 'alert_destination.test', 'alert_destination.update']);
     for (const row of destinationRows) assert.doesNotMatch(JSON.stringify(row), /walk-hook-secret|walk-hook-path/);
     assert.deepEqual(JSON.parse(destinationRows.find((row) => row.action === 'alert_destination.create')!.changes), {
-      label: 'Walk hook', kind: 'webhook', url: 'http://127.0.0.1:9/…', secret: '[redacted]', smtp_host: null, smtp_port: null, smtp_security: null,
+      label: 'Walk hook', kind: 'webhook', url: 'http://127.0.0.1:8/…', secret: '[redacted]', smtp_host: null, smtp_port: null, smtp_security: null,
       smtp_user: null, smtp_password: '[redacted]', from: null, to: [], enabled: true,
     });
     assert.deepEqual(JSON.parse(destinationRows.find((row) => row.action === 'alert_destination.update')!.changes), { label: ['Walk hook', 'Walk hook 2'], secret: '[redacted]' });
@@ -207,7 +207,7 @@ describe('the audit trail', () => {
     // cmi local deliveries retry, the one change of the outbox.
     const at = t.time.clock().toISOString();
     const { id } = await t.database.db.insertInto('webhook_deliveries').values({
-      delivery_id: 'd-1', kind: 'new', error_id: 7, url: 'http://127.0.0.1:9/hook', body: '{}', state: 'failed', attempts: 3, last_status: 500,
+      delivery_id: 'd-1', kind: 'new', error_id: 7, url: 'http://127.0.0.1:8/hook', body: '{}', state: 'failed', attempts: 3, last_status: 500,
       created_at: at, next_attempt_at: at, delivered_at: null, lease_owner: null, lease_until: null,
     }).returning('id').executeTakeFirstOrThrow();
     await deliveryCommands(t.database, t.config).retry(String(id));

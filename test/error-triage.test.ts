@@ -332,7 +332,7 @@ describe('bulk triage at 100,000 errors', { timeout: 600_000 }, () => {
 
 describe('regressions and alerts', { timeout: 600_000 }, () => {
   // Alerts go to a receiver that is not there, tried rarely: the outbox's rows are what is checked.
-  const env = { CMI_ALERT_WEBHOOK_URL: 'http://127.0.0.1:9/alerts', CMI_WEBHOOK_SECRET: 'alert-secret-0123456789', CMI_WEBHOOK_POLL_INTERVAL: '3600000', CMI_ALERT_SPIKE_THRESHOLD: '5', CMI_ALERT_SPIKE_WINDOW: '60' };
+  const env = { CMI_ALERT_WEBHOOK_URL: 'http://127.0.0.1:8/alerts', CMI_WEBHOOK_SECRET: 'alert-secret-0123456789', CMI_WEBHOOK_POLL_INTERVAL: '3600000', CMI_ALERT_SPIKE_THRESHOLD: '5', CMI_ALERT_SPIKE_WINDOW: '60' };
   let t: TestApp;
   beforeEach(async () => {
     t = await createTestApp(env);

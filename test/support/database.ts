@@ -9,7 +9,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { type Database, migrateToLatest, openDatabase } from '../../src/db/database.js';
 import { dialectFor } from '../../src/db/database-url.js';
-import { type FreshDatabase, postgresSchema, schemaUrl } from '../../tools/shared/postgres-schema.js';
+import { type FreshDatabase, schemaUrl } from '../../tools/shared/postgres-schema.js';
 
 export { type FreshDatabase, postgresSchema } from '../../tools/shared/postgres-schema.js';
 
@@ -26,14 +26,19 @@ export async function freshDatabase(): Promise<FreshDatabase> {
     const dir = mkdtempSync(join(tmpdir(), 'cmi-test-'));
     return { url: `sqlite:${join(dir, 'cmi.sqlite3')}`, drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })) };
   }
-  return postgresSchema(target as string, 'cmi_test');
+  const url = target as string;
+  const schema = `cmi_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(url, `CREATE SCHEMA ${schema}`);
+  return { url: schemaUrl(url, schema), drop: () => adminQuery(url, `DROP SCHEMA ${schema} CASCADE`).then(() => undefined) };
 }
 
 /**
  * A database of its own with every migration applied, as `cmi migrate` leaves it: a copy of a template
  * migrated once (docs/architecture.md#running-the-tests). On SQLite the template is a file this process
  * migrates once and copies for each test; on PostgreSQL it is the schema `cmi_template_<hash of src/db/>`,
- * whose `pg_dump` each test's new schema replays in one statement: a fifth of the CPU of the migrations.
+ * whose `pg_dump` a new schema replays in one statement (a fifth of the CPU of the migrations). A schema
+ * a test is done with is emptied back to the template's rows and given to the next test of the process
+ * when its catalogue is still the template's (`reusable`): a tenth of the CPU of a new one.
  */
 export async function migratedDatabase(): Promise<FreshDatabase> {
   if (!onPostgres) {
@@ -45,10 +50,73 @@ export async function migratedDatabase(): Promise<FreshDatabase> {
   }
   const url = target as string;
   const template = await (postgresTemplate ??= migratedPostgresTemplate(url));
-  const schema = `cmi_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(url, template.dump.replaceAll(template.schema, schema));
-  return { url: schemaUrl(url, schema), drop: () => adminQuery(url, `DROP SCHEMA ${schema} CASCADE`) };
+  let schema = spareSchemas.pop();
+  if (schema === undefined) {
+    schema = `cmi_test_${randomBytes(6).toString('hex')}`;
+    await adminQuery(url, template.dump.replaceAll(template.schema, schema));
+    template.catalogue ??= await catalogue(url, schema);
+    uses.set(schema, 0);
+  }
+  const taken = schema;
+  return { url: schemaUrl(url, taken), drop: () => giveBack(url, template, taken) };
 }
+
+/** Schemas emptied to the template's rows, for the next test of this process; dropped when it ends. */
+const spareSchemas: string[] = [];
+/** How many tests each of this process's schemas served: a schema serves at most MAX_USES (dead rows pile up: nothing vacuums them). */
+const uses = new Map<string, number>();
+const MAX_USES = 25;
+
+/**
+ * Empties `schema` to the template's rows and keeps it for the next test when its catalogue is the
+ * template's (a test that altered a table, made a trigger or refreshed the planner's statistics leaves
+ * another one), else drops it. Its rows go with triggers and foreign keys off (replica mode, the way
+ * pg_restore loads data) and the template's come back as they are; its sequences start again.
+ */
+async function giveBack(url: string, template: PostgresTemplate, schema: string): Promise<void> {
+  const served = (uses.get(schema) ?? 0) + 1;
+  uses.set(schema, served);
+  if (served < MAX_USES && (await catalogue(url, schema)) === template.catalogue) {
+    try {
+      await adminQuery(url, `BEGIN; SET LOCAL session_replication_role = replica; SET LOCAL search_path = ${schema};
+        ${template.tables.map((table) => `DELETE FROM ${table};`).join(' ')}
+        ${template.seeded.map((table) => `INSERT INTO ${table} SELECT * FROM ${template.schema}.${table};`).join(' ')}
+        ${template.sequences.map(({ name, last, called }) => `SELECT setval('${name}', ${last}, ${called});`).join(' ')} COMMIT`);
+      spareSchemas.push(schema);
+      return;
+    } catch {
+      await adminQuery(url, 'ROLLBACK').catch(() => {});
+    }
+  }
+  uses.delete(schema);
+  await adminQuery(url, `DROP SCHEMA ${schema} CASCADE`);
+}
+
+/**
+ * What of `schema`'s catalogue a test could change, as one hash with the schema's name taken out:
+ * its relations (kind, owner, grants, columns and their defaults, whether the planner has statistics
+ * of them), triggers (and whether enabled), constraints, indexes, functions and types.
+ */
+async function catalogue(url: string, schema: string): Promise<string> {
+  const rows = await adminQuery(url, `SELECT md5(replace(string_agg(x, ',' ORDER BY x), $1::text, '@')) AS hash FROM (
+      SELECT 'r ' || c.relname || c.relkind::text || c.relowner::text || coalesce(c.relacl::text, '') || (c.reltuples >= 0) || c.relrowsecurity || c.relhasrules || ' ' ||
+        coalesce((SELECT string_agg(a.attname || ':' || a.atttypid || a.attnotnull || coalesce(pg_get_expr(d.adbin, d.adrelid), ''), ',' ORDER BY a.attnum)
+          FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+          WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '') AS x
+        FROM pg_class c WHERE c.relnamespace = $1::regnamespace
+      UNION ALL SELECT 't ' || c.relname || t.tgname || t.tgenabled::text || p.proname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid WHERE c.relnamespace = $1::regnamespace
+      UNION ALL SELECT 'c ' || conname || pg_get_constraintdef(oid) FROM pg_constraint WHERE connamespace = $1::regnamespace
+      UNION ALL SELECT 'i ' || pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relnamespace = $1::regnamespace
+      UNION ALL SELECT 'p ' || proname || md5(prosrc) FROM pg_proc WHERE pronamespace = $1::regnamespace
+      UNION ALL SELECT 'y ' || typname FROM pg_type WHERE typnamespace = $1::regnamespace) AS catalogue`, [schema]);
+  return String(rows[0]!.hash);
+}
+
+process.on('beforeExit', () => {
+  const url = target as string;
+  const schemas = spareSchemas.splice(0);
+  if (schemas.length > 0) void adminQuery(url, schemas.map((schema) => `DROP SCHEMA ${schema} CASCADE;`).join(' ')).catch(() => {});
+});
 
 let admin: Promise<{ client: pg.Client; socket: Socket }> | undefined;
 let adminQueries = 0;
@@ -57,7 +125,7 @@ let adminQueries = 0;
  * A statement on this process's one connection for making and dropping schemas: a new connection costs
  * the server about 40 ms of CPU. Its socket holds the process open only while a statement runs.
  */
-async function adminQuery(url: string, text: string): Promise<void> {
+async function adminQuery(url: string, text: string, values?: unknown[]): Promise<Array<Record<string, unknown>>> {
   admin ??= (async () => {
     const client = new pg.Client({ connectionString: url });
     client.on('error', () => (admin = undefined));
@@ -67,14 +135,28 @@ async function adminQuery(url: string, text: string): Promise<void> {
   const { client, socket } = await admin;
   if (adminQueries++ === 0) socket.ref();
   try {
-    await client.query(text);
+    const result = (await client.query(text, values)) as pg.QueryResult | pg.QueryResult[];
+    return Array.isArray(result) ? [] : result.rows;
   } finally {
     if (--adminQueries === 0) socket.unref();
   }
 }
 
 let sqliteTemplate: Promise<string> | undefined;
-let postgresTemplate: Promise<{ schema: string; dump: string }> | undefined;
+let postgresTemplate: Promise<PostgresTemplate> | undefined;
+
+interface PostgresTemplate {
+  schema: string;
+  /** Its `pg_dump`, psql's own commands taken out. */
+  dump: string;
+  tables: string[];
+  /** The tables that hold rows in the template (the migrations' seeds). */
+  seeded: string[];
+  /** Each sequence as the template has it. */
+  sequences: Array<{ name: string; last: string; called: boolean }>;
+  /** The catalogue() of a schema made from the dump, once the first is made. */
+  catalogue?: string;
+}
 
 async function migratedSqliteTemplate(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'cmi-template-'));
@@ -98,10 +180,10 @@ async function migratedSqliteTemplate(): Promise<string> {
  * the server. A new template drops the older ones but the newest two (another checkout's suite may
  * be running on one of them).
  */
-async function migratedPostgresTemplate(url: string): Promise<{ schema: string; dump: string }> {
+async function migratedPostgresTemplate(url: string): Promise<PostgresTemplate> {
   const schema = `cmi_template_${codeHash(new URL('../../src/db/', import.meta.url).pathname)}`;
   const kept = join(tmpdir(), `${schema}-${createHash('sha256').update(url).digest('hex').slice(0, 8)}.sql`);
-  await withAdmin(url, async (admin) => {
+  return withAdmin(url, async (admin) => {
     await admin.query("SELECT pg_advisory_lock(hashtext('cmi_template'))");
     try {
       const { rowCount } = await admin.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
@@ -125,8 +207,16 @@ async function migratedPostgresTemplate(url: string): Promise<{ schema: string; 
     } finally {
       await admin.query("SELECT pg_advisory_unlock(hashtext('cmi_template'))");
     }
+    const tables = (await admin.query<{ name: string }>('SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [schema])).rows.map((row) => row.name);
+    const seeded: string[] = [];
+    for (const table of tables) if ((await admin.query(`SELECT 1 FROM ${schema}.${table} LIMIT 1`)).rowCount !== 0) seeded.push(table);
+    const sequences: PostgresTemplate['sequences'] = [];
+    for (const { name } of (await admin.query<{ name: string }>('SELECT sequencename AS name FROM pg_sequences WHERE schemaname = $1 ORDER BY 1', [schema])).rows) {
+      const { last, called } = (await admin.query<{ last: string; called: boolean }>(`SELECT last_value::text AS last, is_called AS called FROM ${schema}.${name}`)).rows[0]!;
+      sequences.push({ name, last, called });
+    }
+    return { schema, dump: readFileSync(kept, 'utf8'), tables, seeded, sequences };
   });
-  return { schema, dump: readFileSync(kept, 'utf8') };
 }
 
 /** A short hash of every file under `dir`: the migrations and the code they run. */

@@ -299,6 +299,10 @@ export const SETTINGS = {
     default: '1000', kind: 'integer', min: 10, max: 3_600_000, help: 'ms between two reads of the outbox by each process',
     docs: 'milliseconds between two reads of the [outbox](reporting-and-alerts.md#the-outbox) by each process',
   },
+  CMI_WEBHOOK_LEASE_MARGIN: {
+    default: '30000', kind: 'integer', min: 1000, max: 3_600_000, help: 'ms a process\'s claim on a delivery outlives its try: how soon another process sends what a killed one had claimed',
+    docs: 'milliseconds a claim on a delivery outlives its try (`CMI_WEBHOOK_TIMEOUT`): how soon after a process is killed another one sends what it had [claimed](reporting-and-alerts.md#the-outbox)',
+  },
   CMI_ALERT_SPIKE_THRESHOLD: {
     default: '100', kind: 'integer', min: 1, max: 1_000_000_000, help: 'an error spikes when it occurs more than this many times within CMI_ALERT_SPIKE_WINDOW',
     docs: 'an error [spikes](reporting-and-alerts.md#alerts) when it occurs more than this many times within `CMI_ALERT_SPIKE_WINDOW`',
@@ -496,6 +500,7 @@ export function loadConfig(source: Source = process.env): Config {
       retryBaseMs: read('CMI_WEBHOOK_RETRY_BASE'),
       retryForSeconds: read('CMI_WEBHOOK_RETRY_FOR'),
       pollIntervalMs: read('CMI_WEBHOOK_POLL_INTERVAL'),
+      leaseMarginMs: read('CMI_WEBHOOK_LEASE_MARGIN'),
       spikeThreshold: read('CMI_ALERT_SPIKE_THRESHOLD'),
       spikeWindowSeconds: read('CMI_ALERT_SPIKE_WINDOW'),
       cooldownSeconds: read('CMI_ALERT_COOLDOWN'),

@@ -508,7 +508,7 @@ describe('alert routing across a kill -9', { timeout: 600_000 }, () => {
     const receiver = await webhookReceiver(SECRET);
     await receiver.stop();
     const fresh = await freshDatabase();
-    const env = { DATABASE_URL: fresh.url, CMI_ADMIN_PASSWORD: 'admin-password', ...ENV, CMI_WEBHOOK_RETRY_BASE: '200' };
+    const env = { DATABASE_URL: fresh.url, CMI_ADMIN_PASSWORD: 'admin-password', ...ENV, CMI_WEBHOOK_RETRY_BASE: '200', CMI_WEBHOOK_LEASE_MARGIN: '1000' };
     const auth = `Basic ${Buffer.from('admin:admin-password').toString('base64')}`;
     const servers: Array<Awaited<ReturnType<typeof startServer>>> = [];
     try {
@@ -529,7 +529,7 @@ describe('alert routing across a kill -9', { timeout: 600_000 }, () => {
       await new Promise((resolve) => first.child.once('exit', resolve));
       await receiver.start();
       servers.push(await startServer(env));
-      // A try in flight at the kill holds its lease until it expires (CMI_WEBHOOK_TIMEOUT + 30 s).
+      // A try in flight at the kill holds its lease until it expires (CMI_WEBHOOK_TIMEOUT + CMI_WEBHOOK_LEASE_MARGIN).
       await eventually(() => assert.equal(receiver.received.length, 6), 60_000, 100);
       await settle(500);
       assert.equal(receiver.received.length, 6);

@@ -21,6 +21,8 @@ export interface OutboxSettings {
   retryForSeconds: number;
   /** How often the outbox is read for deliveries due (ms). */
   pollIntervalMs: number;
+  /** A claim outlives the try it covers by this much (ms), so a slow try is never sent twice. */
+  leaseMarginMs: number;
   /** The address links in messages start with (digests link the console's errors). */
   publicUrl: string;
   /** Messages a destination is sent a minute at most; what is due beyond goes as one digest (docs/alert-routing.md#digests). */
@@ -56,8 +58,6 @@ export interface OutboxLog {
 
 /** Deliveries one claim takes at most (each error's oldest pending one), sent at once. */
 const CLAIM_LIMIT = 32;
-/** A claim outlives the try it covers by this much, so a slow try is never sent twice. */
-const LEASE_MARGIN_MS = 30_000;
 const MAX_BACKOFF_MS = 3_600_000;
 
 /** The wait before try `attempts + 1`: `base × 2^(attempts - 1)`, at most an hour. */
@@ -227,7 +227,7 @@ export function webhookOutbox(
       tokens.add(token);
       try {
         const now = clock();
-        const until = new Date(now.getTime() + settings.timeoutMs + LEASE_MARGIN_MS);
+        const until = new Date(now.getTime() + settings.timeoutMs + settings.leaseMarginMs);
         const claimed = await repository.claim(token, now, until, CLAIM_LIMIT, sendable);
         const byDestination = new Map<number, Delivery[]>();
         for (const delivery of claimed) {

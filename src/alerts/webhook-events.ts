@@ -21,6 +21,8 @@ export interface WebhookSettings {
   retryForSeconds: number;
   /** How often each process reads the outbox for deliveries due, in ms. */
   pollIntervalMs: number;
+  /** A claim on a delivery outlives its try by this much (ms). */
+  leaseMarginMs: number;
   /** A spike: more than `spikeThreshold` occurrences within `spikeWindowSeconds`. */
   spikeThreshold: number;
   spikeWindowSeconds: number;

@@ -1,5 +1,6 @@
 import { MalformedRequest, PayloadTooLarge } from '../shared/problems.js';
 import { parseSkipping } from './json-skip.js';
+import type { BodyHead } from './sentry-body.js';
 import { SENTRY_LIMITS } from './sentry-body.js';
 
 /** One item of an envelope: its header and its payload's bytes. */
@@ -28,28 +29,59 @@ function jsonObject(bytes: Buffer, what: string, parse: (text: string) => unknow
 }
 
 /**
+ * Where the header line that starts at `at` ends (its newline, or the body's end), searched no
+ * further than SENTRY_LIMITS.headerBytes: a longer line is 413 unread (docs/sentry.md#limits).
+ */
+function headerLineEnd(body: Buffer, at: number, what: string): number {
+  const bound = SENTRY_LIMITS.headerBytes;
+  const found = body.subarray(at, at + bound + 1).indexOf(NEWLINE);
+  if (found !== -1) return at + found;
+  if (body.length - at > bound) throw new PayloadTooLarge(bound, `The ${what} is longer than the limit of ${bound} bytes`);
+  return -1;
+}
+
+/**
+ * The envelope header from the first bytes of the body (decodeSentryHead): a line of at most
+ * SENTRY_LIMITS.headerBytes, 413 beyond; without a newline 400.
+ */
+export function envelopeHeaderOf(head: BodyHead): Record<string, unknown> {
+  const end = headerLineEnd(head.bytes, 0, 'envelope header');
+  if (end === -1 && !head.whole) throw new PayloadTooLarge(SENTRY_LIMITS.headerBytes, `The envelope header is longer than the limit of ${SENTRY_LIMITS.headerBytes} bytes`);
+  if (end === -1) throw new MalformedRequest(400, 'The envelope header is not followed by a newline');
+  return jsonObject(head.bytes.subarray(0, end), 'envelope header');
+}
+
+/**
+ * Items that are an event as Sentry's Relay counts them: at most one of these in an envelope
+ * (docs/sentry.md#limits). Only `event` is recorded; the others are dropped.
+ */
+const EVENT_LIKE = new Set(['event', 'transaction', 'security', 'raw_security', 'replay_event', 'user_report_v2', 'form_data']);
+
+/**
  * Reads an envelope (https://develop.sentry.dev/sdk/envelopes/): a header line, then items, each a
  * header line and a payload, either `length` bytes (then an optional newline) or up to the next
  * newline. A header without a newline, an item whose length runs past the body, or a header that is
- * not a JSON object: 400.
+ * not a JSON object: 400. A header line longer than SENTRY_LIMITS.headerBytes, more than
+ * SENTRY_LIMITS.items items, or more than one event: 413 (docs/sentry.md#limits).
  */
 export function parseEnvelope(body: Buffer): Envelope {
-  const end = body.indexOf(NEWLINE);
-  if (end === -1) throw new MalformedRequest(400, 'The envelope header is not followed by a newline');
-  const header = jsonObject(body.subarray(0, end), 'envelope header');
+  const header = envelopeHeaderOf({ bytes: body, whole: true });
   const items: EnvelopeItem[] = [];
-  let at = end + 1;
+  let events = 0;
+  let at = headerLineEnd(body, 0, 'envelope header') + 1;
   while (at < body.length) {
-    const lineEnd = body.indexOf(NEWLINE, at);
+    const lineEnd = headerLineEnd(body, at, 'item header');
     const headerBytes = body.subarray(at, lineEnd === -1 ? body.length : lineEnd);
     // Blank lines between items (a trailing newline) are not items.
     if (headerBytes.toString('utf8').trim() === '') {
       at = lineEnd === -1 ? body.length : lineEnd + 1;
       continue;
     }
+    if (items.length === SENTRY_LIMITS.items) throw new PayloadTooLarge(SENTRY_LIMITS.items, `An envelope holds at most ${SENTRY_LIMITS.items} items`);
     const itemHeader = jsonObject(headerBytes, 'item header');
     const type = typeof itemHeader.type === 'string' ? itemHeader.type : '';
     if (type === '') throw new MalformedRequest(400, 'An envelope item has no type');
+    if (EVENT_LIKE.has(type) && (events += 1) > 1) throw new PayloadTooLarge(SENTRY_LIMITS.eventBytes, 'An envelope holds at most one event (an event, transaction or security item)');
     at = lineEnd === -1 ? body.length : lineEnd + 1;
     let payload: Buffer;
     const length = itemHeader.length;

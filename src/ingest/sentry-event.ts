@@ -83,11 +83,33 @@ const short = (value: unknown, max = 200): string | undefined => {
   return found === undefined ? undefined : clean(found.slice(0, max));
 };
 
+/**
+ * A request's URL as kept: its scheme, host (and port) and path only. The user and password before
+ * the host, the query string and the fragment (`#access_token=...`) are dropped, as they hold
+ * secrets (docs/sentry.md#what-is-recorded); a URL that does not parse is cut at its first `?` or
+ * `#`, and any `user@` after its `//` dropped.
+ */
+export function urlOf(value: unknown): string | undefined {
+  const given = text(value);
+  if (given === undefined) return undefined;
+  try {
+    const url = new URL(given);
+    url.username = '';
+    url.password = '';
+    url.search = '';
+    url.hash = '';
+    return url.href;
+  } catch {
+    const cut = given.replace(/[?#].*$/s, '');
+    return cut.replace(/^([a-z][a-z0-9+.-]*:)?\/\/[^/]*@/i, (_whole, scheme: string | undefined) => `${scheme ?? ''}//`);
+  }
+}
+
 /** What `context` keeps of the event, at most errorReportLimits.contextBytes as JSON: the least useful parts go first. */
 function contextOf(event: Json, eventId: string, tags: Record<string, string>, chained: Json[]): string {
   const sdk = isObject(event.sdk) ? { name: short(event.sdk.name), version: short(event.sdk.version) } : undefined;
   const user = isObject(event.user) && text(event.user.id) !== undefined ? { id: short(event.user.id) } : undefined;
-  const request = isObject(event.request) ? { url: short(event.request.url, 2000), method: short(event.request.method, 16) } : undefined;
+  const request = isObject(event.request) ? { url: short(urlOf(event.request.url), 2000), method: short(event.request.method, 16) } : undefined;
   const exceptions = chained.map((exception) => ({ type: short(exception.type), value: short(exception.value, 1000) }));
   const context: Json = {
     event_id: eventId,

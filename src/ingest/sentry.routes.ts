@@ -4,8 +4,8 @@ import type { RouteSpec } from '../http/route-spec.js';
 import { MalformedRequest, problemOf, SentryRefusal, ServiceUnavailable } from '../shared/problems.js';
 import type { IngestKey } from './ingest-key.js';
 import { keyFromAuthHeader, keyFromDsn, MISSING_KEY } from './sentry-auth.js';
-import { decodeSentryBody, readLimited, SENTRY_LIMITS } from './sentry-body.js';
-import { parseEnvelope } from './sentry-envelope.js';
+import { decodeSentryBody, decodeSentryHead, readLimited, SENTRY_LIMITS } from './sentry-body.js';
+import { envelopeHeaderOf, parseEnvelope } from './sentry-envelope.js';
 import type { SentryIngestion } from './sentry-ingestion.js';
 
 type WithId = { Params: { id: string } };
@@ -72,11 +72,12 @@ export const sentryRoutes: FastifyPluginCallback<SentryRoutesOptions> = (app, { 
   const answer = (reply: FastifyReply, id: string | undefined) =>
     reply.code(200).type('application/json; charset=utf-8').send(id === undefined ? '{}' : `{"id":"${id}"}`);
 
-  const body = async (request: FastifyRequest): Promise<Buffer> => {
+  /** The body as sent, at most SENTRY_LIMITS.bodyBytes: read, not decoded. */
+  const rawBody = async (request: FastifyRequest): Promise<Buffer> => {
     const stream = request.body as Readable | undefined;
-    const raw = stream === undefined ? Buffer.alloc(0) : await readLimited(stream, SENTRY_LIMITS.bodyBytes);
-    return decodeSentryBody(raw, request.headers['content-encoding']);
+    return stream === undefined ? Buffer.alloc(0) : readLimited(stream, SENTRY_LIMITS.bodyBytes);
   };
+  const body = async (request: FastifyRequest): Promise<Buffer> => decodeSentryBody(await rawBody(request), request.headers['content-encoding']);
 
   /** The key named before the body is read, authenticated and admitted; undefined when none is named there. */
   const early = async (request: FastifyRequest<WithId>, reply: FastifyReply): Promise<IngestKey | undefined> => {
@@ -90,16 +91,20 @@ export const sentryRoutes: FastifyPluginCallback<SentryRoutesOptions> = (app, { 
 
   app.post<WithId>(ENVELOPE, PUBLIC, async (request, reply) => {
     let key = await early(request, reply);
-    const envelope = parseEnvelope(await body(request));
+    const raw = await rawBody(request);
+    const encoding = request.headers['content-encoding'];
     if (key === undefined) {
-      const dsn = keyFromDsn(envelope.header.dsn);
+      // No key before the body: the envelope header's DSN, from its first line, decoded alone (a few
+      // KiB at most), before anything else of the body is inflated or parsed (docs/sentry.md#limits).
+      const head = await decodeSentryHead(raw, encoding, SENTRY_LIMITS.headerBytes + 1);
+      const dsn = head === undefined ? undefined : keyFromDsn(envelopeHeaderOf(head).dsn);
       if (dsn === undefined) throw new SentryRefusal(401, MISSING_KEY);
       if (dsn.project !== request.params.id) throw new SentryRefusal(401, 'The DSN of the envelope names another project');
       key = await ingestion.authenticate(request.params.id, dsn.key);
       allowOrigin(reply, key, request.headers.origin);
       ingestion.admit(key);
     }
-    return answer(reply, await ingestion.envelope(key, envelope));
+    return answer(reply, await ingestion.envelope(key, parseEnvelope(await decodeSentryBody(raw, encoding))));
   });
 
   app.post<WithId>(STORE, PUBLIC, async (request, reply) => {

@@ -108,8 +108,9 @@ export class NotAcceptable extends ClientError {
 export class PayloadTooLarge extends ClientError {
   readonly status = 413;
   readonly code = 'CMI_ERR_PAYLOAD_TOO_LARGE';
-  constructor(limitBytes: number) {
-    super(`Request body is larger than the limit of ${limitBytes} bytes`);
+  /** `message`: what is too large, where it is not the body (docs/sentry.md#limits). */
+  constructor(limitBytes: number, message = `Request body is larger than the limit of ${limitBytes} bytes`) {
+    super(message);
   }
 }
 

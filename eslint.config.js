@@ -5,7 +5,7 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['node_modules/', 'dist/', 'data/'] },
+  { ignores: ['node_modules/', 'dist/', 'data/', '.test-sources-*/'] },
   {
     files: ['src/**/*.ts', 'test/**/*.ts', 'tools/**/*.ts'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],

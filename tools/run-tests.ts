@@ -16,6 +16,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { compiledSources } from './shared/compiled-sources.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** A file still running after this long is ended and counted as failed. */
@@ -73,12 +74,12 @@ function readTimes(file: string): Record<string, number> {
   }
 }
 
-function runFile(file: string, nodeOptions: string[]): Promise<FileResult> {
+function runFile(file: string, nodeOptions: string[], sourcesJs: string): Promise<FileResult> {
   const started = performance.now();
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', '--test', '--test-force-exit', `--test-timeout=${fileBoundMs}`, '--test-reporter=spec', ...nodeOptions, file],
-    { cwd: root, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: root, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', CMI_TEST_SOURCES_JS: sourcesJs }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const chunks: Buffer[] = [];
   child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -113,10 +114,12 @@ async function main(): Promise<void> {
   console.log(`run-tests: ${files.length} file(s) on ${database}, ${Math.min(concurrency, files.length)} at a time`);
 
   const started = performance.now();
+  // The cmi processes the tests start run src/ compiled once for this run.
+  const sourcesJs = await compiledSources(root);
   const results: FileResult[] = [];
   async function worker(): Promise<void> {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
-      const result = await runFile(file, nodeOptions);
+      const result = await runFile(file, nodeOptions, sourcesJs);
       results.push(result);
       const name = relative(root, file);
       if (showAll || !result.ok) process.stdout.write(`\n── ${name}\n${result.output}`);

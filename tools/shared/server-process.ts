@@ -1,12 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // How the tests and the benchmarks run cmi as a process of its own: test/support/cli.ts re-exports it for the
 // tests, tools/bench imports it from here (tools/ never imports test/: docs/architecture.md#tests).
 
 /**
- * How a test or benchmark runs the `cmi` command: `sources` runs src/cli/main.ts through tsx, so a
- * test always exercises the code as it is now, never a dist/ left from an older build; `built` runs
+ * How a test or benchmark runs the `cmi` command: `sources` runs the code as it is now, never a dist/
+ * left from an older build: the copy of src/ that tools/run-tests.ts compiled for its run (named by
+ * CMI_TEST_SOURCES_JS; tools/shared/compiled-sources.ts), or src/cli/main.ts through tsx; `built` runs
  * bin/cmi.js, which runs dist/ (what `npm start` runs: build it first, `npm run build`); `{ bin }`
  * runs another copy's bin/cmi.js (test/built-command.test.ts, which checks bin/cmi.js and the build).
  */
@@ -15,7 +17,11 @@ export type Program = 'sources' | 'built' | { bin: string };
 /** The arguments after `node` that run `cmi`. */
 export function programArguments(program: Program): string[] {
   // An absolute URL for tsx: the child resolves `--import` from its working directory, not from here.
-  if (program === 'sources') return ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))];
+  if (program === 'sources') {
+    const compiled = process.env.CMI_TEST_SOURCES_JS;
+    if (compiled) return ['--enable-source-maps', join(compiled, 'cli', 'main.js')];
+    return ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))];
+  }
   return [program === 'built' ? fileURLToPath(new URL('../../bin/cmi.js', import.meta.url)) : program.bin];
 }
 

@@ -135,7 +135,7 @@ async function adminQuery(url: string, text: string, values?: unknown[]): Promis
   const { client, socket } = await admin;
   if (adminQueries++ === 0) socket.ref();
   try {
-    const result = (await client.query(text, values)) as pg.QueryResult | pg.QueryResult[];
+    const result = (await client.query(text, values)) as pg.QueryResult<Record<string, unknown>> | Array<pg.QueryResult<Record<string, unknown>>>;
     return Array.isArray(result) ? [] : result.rows;
   } finally {
     if (--adminQueries === 0) socket.unref();

@@ -46,6 +46,13 @@ function write(file: string, backup: Parsed): void {
   writeFileSync(file, gzipSync(`${body}${JSON.stringify(end)}\n`, { level: 1 }));
 }
 
+/** What a backup holds, in short: its schema version, each table's row count and a digest of every row. */
+function summary(header: Parsed['header'], tables: Table[]): string {
+  const rows = Object.fromEntries(tables.map((t) => [t.table, t.rows.length]));
+  const sha256 = createHash('sha256').update(JSON.stringify({ migrations: header.migrations, tables })).digest('hex');
+  return JSON.stringify({ schema: (header.migrations as string[]).at(-1), rows, sha256 });
+}
+
 describe('cmi restore that fails, and paths that are wrong', () => {
   let source: TestApp;
   let target: TestApp;
@@ -54,14 +61,18 @@ describe('cmi restore that fails, and paths that are wrong', () => {
   /** What the target held before any restore was tried: its rows and its migrations. */
   let held: string;
 
-  /** Every row of every table a backup holds, and the migrations, of the database at `url` (the backup's header time left out). */
+  /**
+   * The rows of every table a backup holds and the migrations of the database at `url` (the backup's
+   * header time left out): the last schema version, each table's row count and the SHA-256 of all rows,
+   * short enough for assert to show the difference.
+   */
   async function contents(url: string): Promise<string> {
     const file = join(dir, `contents-${randomBytes(4).toString('hex')}.backup`);
     const taken = await runCmi(['backup', file], { DATABASE_URL: url });
     assert.equal(taken.code, 0, taken.stderr);
     const { header, tables } = parse(file);
     rmSync(file);
-    return JSON.stringify({ migrations: header.migrations, tables });
+    return summary(header, tables);
   }
 
   /** The `.replaced-` copies --force wrote beside `file`. */
@@ -104,7 +115,7 @@ describe('cmi restore that fails, and paths that are wrong', () => {
     assert.equal(await contents(target.config.databaseUrl), held);
     // The copy is whole and is what the target holds.
     const kept = parse(copy);
-    assert.equal(JSON.stringify({ migrations: kept.header.migrations, tables: kept.tables }), held);
+    assert.equal(summary(kept.header, kept.tables), held);
     rmSync(copy);
   });
 
@@ -154,7 +165,7 @@ describe('cmi restore that fails, and paths that are wrong', () => {
     // A backup whose load takes a while: many rows of a table no other refers to.
     const backup = parse(good);
     const gone = backup.tables.find((t) => t.table === 'webhook_gone_urls')!;
-    for (let i = 0; i < 100_000; i++) gone.rows.push([`https://gone.example.com/${i}`, '2026-01-01T00:00:00.000Z']);
+    for (let i = 0; i < 60_000; i++) gone.rows.push([`https://gone.example.com/${i}`, '2026-01-01T00:00:00.000Z']);
     const file = join(dir, 'big.backup');
     write(file, backup);
     const name = `cmi-restore-kill-${randomBytes(4).toString('hex')}`;

@@ -82,6 +82,8 @@ describe('cmi restore that fails, and paths that are wrong', () => {
     source = await createTestApp();
     target = await createTestApp();
     await target.addUsers(1);
+    // Only its database is the target: its app, which writes on its own (the session secret), is closed.
+    await target.app.close();
     dir = mkdtempSync(join(tmpdir(), 'cmi-restore-failures-'));
     const report = await source.app.inject({ method: 'POST', url: `${ERRORS}.json`, headers: { authorization: source.adminAuth, 'content-type': 'application/json' }, payload: JSON.stringify({ error_class: 'TypeError', message: 'm' }) });
     assert.equal(report.statusCode < 300, true);

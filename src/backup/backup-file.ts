@@ -84,7 +84,7 @@ export interface BackupTable {
  * whole file through, and throws BadBackup unless every line is in place and the checksum and the row
  * counts agree; restore does that first, so it changes nothing when the file is bad.
  */
-export async function readBackup(file: string, onTable?: (table: BackupTable) => Promise<void>, batchSize = 500): Promise<{ header: BackupHeader; end: BackupEnd }> {
+export async function readBackup(file: string, onTable?: (table: BackupTable) => Promise<void>, batchSize = 500): Promise<{ header: BackupHeader; end: BackupEnd; columns: Record<string, string[]> }> {
   const lines = createInterface({ input: createReadStream(file).pipe(createGunzip()), crlfDelay: Infinity })[Symbol.asyncIterator]();
   const hash = createHash('sha256');
   let lineNumber = 0;
@@ -109,12 +109,14 @@ export async function readBackup(file: string, onTable?: (table: BackupTable) =>
   if (!isHeader(header)) throw new BadBackup('it does not start with a cmi backup header');
   if (header.format_version !== BACKUP_FORMAT_VERSION) throw new BadBackup(`it is in backup format ${String(header.format_version)}, and this cmi reads format ${BACKUP_FORMAT_VERSION}`);
   const counted: Record<string, number> = {};
+  const tableColumns: Record<string, string[]> = {};
   for (const table of header.tables) {
     const start = await next() as { table?: unknown; columns?: unknown };
     if (start.table !== table || !Array.isArray(start.columns) || !start.columns.every((c) => typeof c === 'string')) {
       throw new BadBackup(`line ${lineNumber} should start table ${table}: the file is damaged`);
     }
     const columns = start.columns;
+    tableColumns[table] = columns;
     let count = 0;
     let ended: { rows: unknown } | undefined;
     async function* batches(): AsyncGenerator<Cell[][]> {
@@ -149,7 +151,7 @@ export async function readBackup(file: string, onTable?: (table: BackupTable) =>
   if (end.sha256 !== hash.digest('hex')) throw new BadBackup('its checksum does not match its contents: the file is damaged');
   if (JSON.stringify(end.rows) !== JSON.stringify(counted)) throw new BadBackup('its row counts do not match its contents: the file is damaged');
   if (!(await lines.next()).done) throw new BadBackup('it goes on after its last line: the file is damaged');
-  return { header, end };
+  return { header, end, columns: tableColumns };
 }
 
 function isHeader(value: unknown): value is BackupHeader {

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createGzip } from 'node:zlib';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
@@ -21,14 +21,14 @@ export interface BackupSummary {
   rows: Record<string, number>;
 }
 
-/** The migrations the database has, in order (none when cmi never migrated it). */
-export async function appliedMigrations(db: Kysely<unknown>): Promise<string[]> {
-  try {
-    const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
-    return rows.map((row) => row.name);
-  } catch {
-    return [];
-  }
+/**
+ * The migrations the database has, in order (none when cmi never migrated it). It looks for the table
+ * rather than trying it: on PostgreSQL a failed statement would end the transaction it runs in.
+ */
+export async function appliedMigrations(database: Database, db: Kysely<unknown>): Promise<string[]> {
+  if (!(await tableNames(database, db)).includes('kysely_migration')) return [];
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
+  return rows.map((row) => row.name);
 }
 
 /**
@@ -36,12 +36,16 @@ export async function appliedMigrations(db: Kysely<unknown>): Promise<string[]> 
  * (docs/operations.md#backup-and-restore): every table is read in one read-only transaction, which sees
  * the database as it was when the transaction began (a snapshot on both SQLite in WAL mode and PostgreSQL
  * at repeatable read). The file is written beside `file`, read back and checked, and only then takes its
- * name, so a backup that failed never leaves a file that looks whole.
+ * name, so a backup that failed never leaves a file that looks whole. `within`: read through that
+ * connection instead, inside the transaction it is in (a restore's copy of what it replaces).
+ * A file that cannot be created throws its errno error (ENOENT, EISDIR, EACCES...) before anything is read.
  */
-export async function takeBackup(database: Database, file: string, cmiVersion: string): Promise<BackupSummary> {
+export async function takeBackup(database: Database, file: string, cmiVersion: string, within?: Kysely<unknown>): Promise<BackupSummary> {
   const partial = `${file}.partial-${process.pid}`;
+  // Opened here, not by the stream: a folder that is not there is an error thrown now, not an 'error' event later.
+  const fd = openSync(partial, 'w', 0o600);
   const gzip = createGzip();
-  const out = createWriteStream(partial, { mode: 0o600 });
+  const out = createWriteStream(partial, { fd });
   const finished = once(out, 'close');
   gzip.pipe(out);
   const lines = new BackupLines(async (text) => {
@@ -49,8 +53,8 @@ export async function takeBackup(database: Database, file: string, cmiVersion: s
   });
   let header;
   try {
-    header = await database.dialect.catalog.snapshot(database.db as unknown as Kysely<unknown>, async (trx) => {
-      const migrations = await appliedMigrations(trx);
+    const read = async (trx: Kysely<unknown>) => {
+      const migrations = await appliedMigrations(database, trx);
       if (migrations.length === 0) throw new Error('the database has no cmi tables: there is nothing to back up');
       const present = new Set(await tableNames(database, trx));
       const tables = BACKED_UP_TABLES.filter(({ table }) => present.has(table));
@@ -64,7 +68,8 @@ export async function takeBackup(database: Database, file: string, cmiVersion: s
         await lines.table(table, columns, pagesOf(trx as AnyDb, table, key, columns));
       }
       return header;
-    });
+    };
+    header = within ? await read(within) : await database.dialect.catalog.snapshot(database.db as unknown as Kysely<unknown>, read);
     await lines.end();
     gzip.end();
     await finished;

@@ -181,3 +181,23 @@ export async function migrateTo(database: Database, name: string): Promise<void>
   const { error } = await (await migratorFor(database)).migrateTo(name);
   if (error) throw asError(error);
 }
+
+/**
+ * Applies the migrations up to and including `name` (every pending one without it) on `conn`, a
+ * connection inside a transaction its caller holds (Catalog.inOneTransaction): the migrations are part
+ * of that transaction and go with it if it rolls back (a restore, docs/operations.md#backup-and-restore).
+ * Returns the names applied.
+ */
+export async function migrateWithin(database: Database, conn: Kysely<unknown>, name?: string): Promise<string[]> {
+  const { allMigrations } = await import('./migrations/index.js');
+  const migrator = new Migrator({
+    db: conn,
+    // The caller's transaction is the run's: kysely begins none of its own.
+    disableTransactions: true,
+    migrationTableSchema: await database.dialect.migrations.bookkeepingSchema(conn),
+    provider: { getMigrations: () => Promise.resolve(allMigrations(database.dialect)) },
+  });
+  const { error, results } = name === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(name);
+  if (error) throw asError(error);
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { runCli } from '../../src/cli/run.js';
 import { type Finished, programArguments, runProgram } from '../../tools/shared/server-process.js';
 
@@ -28,4 +29,9 @@ export async function runCmi(args: string[], env: Record<string, string>, stdin?
  */
 export function runCmiProcess(args: string[], env: Record<string, string>, stdin?: string, cwd?: string): Promise<Finished> {
   return runProgram(process.execPath, [...programArguments('sources'), ...args], { env: { ...process.env, ...env }, stdin, cwd });
+}
+
+/** Starts `cmi <args>` as its own process and returns it running, its stdout and stderr piped: a test that kills it part-way. */
+export function spawnCmi(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [...programArguments('sources'), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
 }

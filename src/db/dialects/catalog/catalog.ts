@@ -11,7 +11,15 @@ export interface Catalog {
   columnNames(db: Kysely<unknown>, table: string): Promise<string[]>;
   /** Runs `read` in one read-only transaction that sees the database at one moment while others write. */
   snapshot<T>(db: Kysely<unknown>, read: (trx: Kysely<unknown>) => Promise<T>): Promise<T>;
-  /** Drops `tables` and their triggers, whatever refers to them. */
+  /**
+   * Runs `work` on one connection inside one transaction that may change the schema too (both
+   * databases' DDL is transactional), committed only once `work` returns: an error, or the process
+   * dying, leaves the database as it was (a restore, docs/operations.md#backup-and-restore). SQLite
+   * holds its write lock from the start; PostgreSQL reads at repeatable read. `work`'s db is a
+   * Kysely, not a Transaction, so that kysely's Migrator runs on it (db/database.ts migrateWithin).
+   */
+  inOneTransaction<T>(db: Kysely<unknown>, work: (conn: Kysely<unknown>) => Promise<T>): Promise<T>;
+  /** Drops `tables` and their triggers, whatever refers to them; inside inOneTransaction, children before their parents. */
   dropTables(db: Kysely<unknown>, tables: readonly string[]): Promise<void>;
   /** After rows were inserted with their ids: new rows of `table` get ids after the largest. */
   continueIds(db: Kysely<unknown>, table: string): Promise<void>;

@@ -18,6 +18,19 @@ export const postgresCatalog: Catalog = {
     return read(trx);
   }),
 
+  /** Repeatable read: what it reads first (the copy `--force` keeps) is one moment's database. */
+  inOneTransaction: (db, work) => db.connection().execute(async (conn) => {
+    await sql`begin isolation level repeatable read`.execute(conn);
+    try {
+      const result = await work(conn);
+      await sql`commit`.execute(conn);
+      return result;
+    } catch (error) {
+      await sql`rollback`.execute(conn).catch(() => {});
+      throw error;
+    }
+  }),
+
   async dropTables(db, tables) {
     if (tables.length > 0) await sql`drop table if exists ${sql.join(tables.map((table) => sql.table(table)))} cascade`.execute(db);
   },

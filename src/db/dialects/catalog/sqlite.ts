@@ -15,14 +15,26 @@ export const sqliteCatalog: Catalog = {
   /** In WAL mode a transaction's first read fixes what all its reads see; writers go on meanwhile. */
   snapshot: (db, read) => db.transaction().execute(read),
 
-  /** SQLite checks foreign keys on a drop (an implicit delete): off while dropping, outside any transaction. */
-  async dropTables(db, tables) {
-    await sql`pragma foreign_keys = off`.execute(db);
+  /** `begin immediate`, as SqliteDriver begins a transaction: the write lock is held from the first statement. */
+  inOneTransaction: (db, work) => db.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn);
     try {
-      for (const table of tables) await sql`drop table if exists ${sql.table(table)}`.execute(db);
-    } finally {
-      await sql`pragma foreign_keys = on`.execute(db);
+      const result = await work(conn);
+      await sql`commit`.execute(conn);
+      return result;
+    } catch (error) {
+      // A failed commit (a deferred constraint) leaves the transaction open: rolled back here too.
+      await sql`rollback`.execute(conn).catch(() => {});
+      throw error;
     }
+  }),
+
+  /**
+   * SQLite checks foreign keys on a drop (an implicit delete), and `pragma foreign_keys` does nothing
+   * inside a transaction: the tables are dropped in the order given, which puts children first.
+   */
+  async dropTables(db, tables) {
+    for (const table of tables) await sql`drop table if exists ${sql.table(table)}`.execute(db);
   },
 
   /** sqlite_sequence follows the largest id inserted by itself. */

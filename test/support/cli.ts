@@ -24,7 +24,7 @@ export async function runCmi(args: string[], env: Record<string, string>, stdin?
 }
 
 /**
- * Runs `cmi <args>` to completion as its own process (src/cli/main.ts through tsx), for a test that needs
+ * Runs `cmi <args>` to completion as its own process (the sources: see Program), for a test that needs
  * one: `cmi serve`, a process's exit, a working directory for a sqlite: path, a real pipe as its input.
  */
 export function runCmiProcess(args: string[], env: Record<string, string>, stdin?: string, cwd?: string): Promise<Finished> {

@@ -255,6 +255,8 @@ describe('the operator console in a browser', () => {
     await page.getByRole('button', { name: 'Activate' }).click();
     assert.equal(await page.locator('h1 .status').textContent(), 'active');
 
+    // A new key needs the administrator's own current password (docs/security.md#self-service).
+    await page.locator('#new-key-current_password').fill(ADMIN.password);
     await page.getByRole('button', { name: 'New API key' }).click();
     const key = await page.getByRole('textbox', { name: 'API key' }).inputValue();
     assert.match(key, /^[A-Za-z0-9_-]{20,}$/);

@@ -133,7 +133,7 @@ describe('the operator console', () => {
       assert.equal(res.headers.etag, undefined, url);
     }
     const page = await t.app.inject({ method: 'GET', url: `/console/users/${t.alice.id}`, headers: { cookie } });
-    const key = await t.app.inject({ method: 'POST', url: `/console/users/${t.alice.id}/api-key`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(page.body)}` });
+    const key = await t.app.inject({ method: 'POST', url: `/console/users/${t.alice.id}/api-key`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(page.body)}&current_password=${ADMIN.password}` });
     assert.equal(key.statusCode, 200);
     assert.match(key.body, /<input id="api-key" readonly value="[^"]+"/);
     assert.equal(key.headers['cache-control'], 'no-store');
@@ -152,7 +152,7 @@ describe('the operator console', () => {
     const empty = await t.app.inject({ method: 'POST', url: `${url}/api-keys`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(before.body)}&description=` });
     assert.equal(empty.statusCode, 422);
     assert.match(empty.body, /id="description-error"/);
-    const added = await t.app.inject({ method: 'POST', url: `${url}/api-keys`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(before.body)}&description=${encodeURIComponent(`billing ${XSS}`)}` });
+    const added = await t.app.inject({ method: 'POST', url: `${url}/api-keys`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(before.body)}&description=${encodeURIComponent(`billing ${XSS}`)}&current_password=${ADMIN.password}` });
     assert.equal(added.statusCode, 200);
     assert.equal(added.headers['cache-control'], 'no-store');
     const key = /<input id="api-key" readonly value="([0-9a-f]{64})"/.exec(added.body)?.[1];
@@ -190,10 +190,10 @@ describe('the operator console', () => {
     const cookie = await session(t, ALICE.login, ALICE.password);
     const own = await t.app.inject({ method: 'GET', url: `/console/users/${t.alice.id}`, headers: { cookie } });
     assert.match(own.body, /<h2 id="keys-heading">API keys<\/h2>/);
-    const added = await t.app.inject({ method: 'POST', url: `/console/users/${t.alice.id}/api-keys`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(own.body)}&description=laptop` });
+    const added = await t.app.inject({ method: 'POST', url: `/console/users/${t.alice.id}/api-keys`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(own.body)}&description=laptop&current_password=${ALICE.password}` });
     assert.equal(added.statusCode, 200);
     const [row] = await t.database.db.selectFrom('user_api_keys').select('id').execute();
-    const others = await t.app.inject({ method: 'POST', url: `/console/users/${t.admin.id}/api-keys`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(own.body)}&description=theirs` });
+    const others = await t.app.inject({ method: 'POST', url: `/console/users/${t.admin.id}/api-keys`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(own.body)}&description=theirs&current_password=${ALICE.password}` });
     assert.equal(others.statusCode, 403);
     const revoked = await t.app.inject({ method: 'POST', url: `/console/users/${t.alice.id}/api-keys/${Number(row!.id)}/revoke`, headers: { ...FORM, cookie }, payload: `_csrf=${csrfOf(own.body)}` });
     assert.deepEqual([revoked.statusCode, revoked.headers.location, revoked.headers['set-cookie']], [303, '/console/sign-in', CLEARED]);

@@ -7,20 +7,30 @@ import { assertAccessDenied, tokenOf } from './support/http.js';
 
 // The model these tests hold: docs/security.md#brute-force.
 
-const TOO_MANY_JSON = '{"errors":{"base":["Too many requests, try again later"]}}';
-const TOO_MANY_XML = '<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n  <error>Too many requests, try again later</error>\n</errors>\n';
+/** What a 429 of the lockout says (docs/security.md#brute-force): the name's lock and how it ends, the address's. */
+const nameLocked = (name: string, until: string) =>
+  `Too many failed logins for "${name}": it is locked until ${until}, or until an administrator runs: cmi local users unlock ${name}`;
+const addressLocked = (until: string) => `Too many failed logins from this address: it is refused until ${until}`;
+/** When a lock ends, by the test clock and Retry-After (rounded up to a second: the window's end, to the second). */
+const untilOf = (t: TestApp, retryAfter: number) => new Date(Math.floor((t.time.clock().getTime() + retryAfter * 1000) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 const WINDOW_START = '2026-11-20T10:00:00.000Z';
 
 function attempt(t: TestApp, login: string, password: string, address = '127.0.0.1', url = '/version.json'): Promise<LightMyRequestResponse> {
   return t.app.inject({ method: 'GET', url, headers: { authorization: t.basic(login, password) }, remoteAddress: address });
 }
 
-function assertLocked(res: LightMyRequestResponse, retryAfter: number): void {
+/**
+ * 429 with Retry-After and the lockout's message: for `name` (the login or email as typed), locked
+ * until Retry-After ends; with `address`, for the address too (or alone, `name` undefined).
+ */
+function assertLocked(t: TestApp, res: LightMyRequestResponse, retryAfter: number, name: string | undefined, address = false): void {
   assert.equal(res.statusCode, 429, res.body);
   assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
   assert.equal(res.headers['cache-control'], 'no-cache');
   assert.equal(res.headers['retry-after'], String(retryAfter));
-  assert.equal(res.body, TOO_MANY_JSON);
+  const until = untilOf(t, retryAfter);
+  const base = [...(name === undefined ? [] : [nameLocked(name, until)]), ...(address ? [addressLocked(until)] : [])];
+  assert.equal(res.body, JSON.stringify({ errors: { base } }));
   assert.equal(res.headers['set-cookie'], undefined);
 }
 
@@ -75,21 +85,21 @@ describe('lockout with the defaults (10 failures a name from one address in 900 
       if (i < 10) t.time.advance(10);
     }
     // 90 s into the window that began with the first failure.
-    assertLocked(await attempt(t, ALICE.login, 'wrong-password-11'), 810);
-    assertLocked(await attempt(t, ALICE.login, ALICE.password), 810);
+    assertLocked(t, await attempt(t, ALICE.login, 'wrong-password-11'), 810, ALICE.login);
+    assertLocked(t, await attempt(t, ALICE.login, ALICE.password), 810, ALICE.login);
     // Attempts are counted before their password is checked; one refused while already locked is not.
     assert.deepEqual(await failures(t), [counter('', '127.0.0.1', 10), counter('alice', '', 10), counter('alice', '127.0.0.1', 10)]);
 
     t.time.advance(300);
-    assertLocked(await attempt(t, ALICE.login, ALICE.password), 510);
+    assertLocked(t, await attempt(t, ALICE.login, ALICE.password), 510, ALICE.login);
     const xml = await attempt(t, ALICE.login, ALICE.password, '127.0.0.1', '/version.xml');
     assert.equal(xml.statusCode, 429);
     assert.equal(xml.headers['content-type'], 'application/xml; charset=utf-8');
     assert.equal(xml.headers['retry-after'], '510');
-    assert.equal(xml.body, TOO_MANY_XML);
+    assert.equal(xml.body, `<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n  <error>${nameLocked('alice', '2026-11-20T10:15:00Z')}</error>\n</errors>\n`);
 
     t.time.advance(509);
-    assertLocked(await attempt(t, ALICE.login, ALICE.password), 1);
+    assertLocked(t, await attempt(t, ALICE.login, ALICE.password), 1, ALICE.login);
     t.time.advance(1);
     assertAllowed(await attempt(t, ALICE.login, ALICE.password));
   });
@@ -101,8 +111,8 @@ describe('lockout with the defaults (10 failures a name from one address in 900 
 
   it('locks every endpoint, not only /version', async () => {
     for (let i = 1; i <= 10; i++) assertAccessDenied(await attempt(t, ALICE.login, 'wrong-password'));
-    assertLocked(await attempt(t, ALICE.login, ALICE.password, '127.0.0.1', '/users.json'), 900);
-    assertLocked(await attempt(t, ALICE.login, ALICE.password, '127.0.0.1', '/users/2.json'), 900);
+    assertLocked(t, await attempt(t, ALICE.login, ALICE.password, '127.0.0.1', '/users.json'), 900, ALICE.login);
+    assertLocked(t, await attempt(t, ALICE.login, ALICE.password, '127.0.0.1', '/users/2.json'), 900, ALICE.login);
   });
 
   it('strangers never lock the administrator out: its password from another address, its email and its API key work', async () => {
@@ -112,9 +122,9 @@ describe('lockout with the defaults (10 failures a name from one address in 900 
       for (let i = 1; i <= 12; i++) {
         const guess = await attempt(t, ADMIN.login, `guess-${window}-${i}`, '203.0.113.66');
         if (i <= 10) assertAccessDenied(guess);
-        else assertLocked(guess, 900);
+        else assertLocked(t, guess, 900, ADMIN.login);
       }
-      assertLocked(await attempt(t, ADMIN.login, ADMIN.password, '203.0.113.66'), 900);
+      assertLocked(t, await attempt(t, ADMIN.login, ADMIN.password, '203.0.113.66'), 900, ADMIN.login);
       // The administrator, from its own address (never used before), by login and by email.
       assertAllowed(await attempt(t, ADMIN.login, ADMIN.password, `198.51.100.${window + 1}`));
       assertAllowed(await attempt(t, ADMIN.email, ADMIN.password, `198.51.100.${window + 1}`));
@@ -129,8 +139,8 @@ describe('lockout with the defaults (10 failures a name from one address in 900 
     for (let i = 1; i <= 10; i++) assertAccessDenied(await attempt(t, ALICE.login, `wrong-password-${i}`, '198.51.100.7'));
     assertAllowed(await attempt(t, ALICE.login, ALICE.password, '192.0.2.1'));
     // A locked guesser learns nothing from the cache: its right guess is refused like a wrong one...
-    assertLocked(await attempt(t, ALICE.login, ALICE.password, '198.51.100.7'), 900);
-    assertLocked(await attempt(t, ALICE.login, 'wrong-password-11', '198.51.100.7'), 900);
+    assertLocked(t, await attempt(t, ALICE.login, ALICE.password, '198.51.100.7'), 900, ALICE.login);
+    assertLocked(t, await attempt(t, ALICE.login, 'wrong-password-11', '198.51.100.7'), 900, ALICE.login);
     // ... while alice goes on from her address.
     assertAllowed(await attempt(t, ALICE.login, ALICE.password, '192.0.2.1'));
   });
@@ -143,10 +153,12 @@ describe('lockout with the defaults (10 failures a name from one address in 900 
       const res = await attempt(t, name, 'wrong-password-x', address);
       return { status: res.statusCode, retryAfter: res.headers['retry-after'], body: res.body, challenge: res.headers['www-authenticate'] };
     };
-    // From the guessing address: the name in any case is refused, known or not.
+    // From the guessing address: the name in any case is refused, known or not, in the same words
+    // (the name as typed is all that differs).
     for (const [known, unknown] of [['alice', 'ghost'], ['ALICE', 'GHOST'], ['Alice', 'Ghost']] as const) {
-      assert.deepEqual(await answers(known, '203.0.113.9'), await answers(unknown, '203.0.113.9'));
-      assertLocked(await attempt(t, known, 'wrong-password-x', '203.0.113.9'), 900);
+      const ofUnknown = await answers(unknown, '203.0.113.9');
+      assert.deepEqual(await answers(known, '203.0.113.9'), { ...ofUnknown, body: ofUnknown.body.replaceAll(unknown, known) });
+      assertLocked(t, await attempt(t, known, 'wrong-password-x', '203.0.113.9'), 900, known);
     }
     // From elsewhere: a plain 401 for both.
     assert.deepEqual(await answers('ALICE', '203.0.113.10'), await answers('GHOST', '203.0.113.10'));
@@ -166,7 +178,7 @@ describe('lockout with the defaults (10 failures a name from one address in 900 
   it('never refuses the right API key, and does not count it; a wrong key counts like a wrong password', async () => {
     const key = await apiKeyOf(t, t.alice.id);
     for (let i = 1; i <= 10; i++) assertAccessDenied(await attempt(t, ALICE.login, '0'.repeat(64)));
-    assertLocked(await attempt(t, ALICE.login, ALICE.password), 900);
+    assertLocked(t, await attempt(t, ALICE.login, ALICE.password), 900, ALICE.login);
     assertAllowed(await attempt(t, ALICE.login, key));
     assertAllowed(await attempt(t, ALICE.email.toUpperCase(), key));
     // The administrator's login that made the key left its zeroed counters.
@@ -203,14 +215,14 @@ describe('lockout with CMI_LOCKOUT_MAX_FAILURES=3', () => {
     ]);
     // Counting starts over there: three more failures before that address is refused, in a window from the first of them.
     for (let i = 0; i < 3; i++) assertAccessDenied(await attempt(t, ALICE.login, 'wrong-password', '203.0.113.3'));
-    assertLocked(await attempt(t, ALICE.login, 'wrong-password', '203.0.113.3'), 900);
+    assertLocked(t, await attempt(t, ALICE.login, 'wrong-password', '203.0.113.3'), 900, ALICE.login);
     const pair = (await failures(t)).find((row) => row.account === 'alice' && row.address === '203.0.113.3');
     assert.deepEqual(pair, counter('alice', '203.0.113.3', 3, '2026-11-20T10:01:00.000Z'));
   });
 
   it('starts a new window after the old one passes', async () => {
     for (let i = 0; i < 3; i++) assertAccessDenied(await attempt(t, ALICE.login, 'wrong-password'));
-    assertLocked(await attempt(t, ALICE.login, 'wrong-password'), 900);
+    assertLocked(t, await attempt(t, ALICE.login, 'wrong-password'), 900, ALICE.login);
     t.time.advance(900);
     assertAccessDenied(await attempt(t, ALICE.login, 'wrong-password'));
     const next = '2026-11-20T10:15:00.000Z';
@@ -221,7 +233,7 @@ describe('lockout with CMI_LOCKOUT_MAX_FAILURES=3', () => {
     assertAccessDenied(await attempt(t, ALICE.email, 'wrong-password'));
     assertAccessDenied(await attempt(t, ALICE.email.toUpperCase(), 'wrong-password'));
     assertAccessDenied(await attempt(t, 'Alice@Example.com', 'wrong-password'));
-    assertLocked(await attempt(t, ALICE.email, ALICE.password), 900);
+    assertLocked(t, await attempt(t, ALICE.email, ALICE.password), 900, ALICE.email);
     assertAllowed(await attempt(t, ALICE.login, ALICE.password));
   });
 });
@@ -238,8 +250,8 @@ describe('lockout of an address across names (CMI_LOCKOUT_ADDRESS_MAX_FAILURES=3
     assertAccessDenied(await attempt(t, ALICE.login, 'wrong-password', '203.0.113.7'));
     assertAccessDenied(await attempt(t, ADMIN.login, 'wrong-password', '203.0.113.7'));
     assertAccessDenied(await attempt(t, 'nobody', 'wrong-password', '203.0.113.7'));
-    assertLocked(await attempt(t, ADMIN.login, ADMIN.password, '203.0.113.7'), 900);
-    assertLocked(await attempt(t, 'somebody', 'wrong-password', '203.0.113.7'), 900);
+    assertLocked(t, await attempt(t, ADMIN.login, ADMIN.password, '203.0.113.7'), 900, undefined, true);
+    assertLocked(t, await attempt(t, 'somebody', 'wrong-password', '203.0.113.7'), 900, undefined, true);
     // alice has logged in from there: the address's counter does not refuse her (her verification,
     // cached for that address, was not dropped by her own typo or by the others' guesses).
     assertAllowed(await attempt(t, ALICE.login, ALICE.password, '203.0.113.7'));
@@ -270,16 +282,16 @@ describe('distributed guessing against one account (CMI_LOCKOUT_ACCOUNT_MAX_FAIL
     t.time.advance(5);
     for (let i = 1; i <= 5; i++) assertAccessDenied(await attempt(t, ALICE.login, 'wrong-password', `198.51.100.${i}`));
     // Any address alice never logged in from, with the right password too (her counter's window began with her login).
-    assertLocked(await attempt(t, ALICE.login, ALICE.password, '198.51.100.6'), 895);
-    assertLocked(await attempt(t, ALICE.login, 'wrong-password', '198.51.100.7'), 895);
-    assertLocked(await attempt(t, 'ALICE', ALICE.password, '198.51.100.8'), 895);
+    assertLocked(t, await attempt(t, ALICE.login, ALICE.password, '198.51.100.6'), 895, ALICE.login);
+    assertLocked(t, await attempt(t, ALICE.login, 'wrong-password', '198.51.100.7'), 895, ALICE.login);
+    assertLocked(t, await attempt(t, 'ALICE', ALICE.password, '198.51.100.8'), 895, 'ALICE');
     // Her own address: right in, and a typo there is a plain 401.
     assertAllowed(await attempt(t, ALICE.login, ALICE.password, '192.0.2.1'));
     assertAccessDenied(await attempt(t, ALICE.login, 'typo-password', '192.0.2.1'));
     assertAllowed(await attempt(t, ALICE.login, ALICE.password, '192.0.2.1'));
     // An unknown name is refused the same way after the same guessing.
     for (let i = 1; i <= 5; i++) assertAccessDenied(await attempt(t, 'ghost', 'wrong-password', `198.51.100.${i}`));
-    assertLocked(await attempt(t, 'ghost', 'wrong-password', '198.51.100.6'), 900);
+    assertLocked(t, await attempt(t, 'ghost', 'wrong-password', '198.51.100.6'), 900, 'ghost');
     assert.deepEqual(await knownAddresses(t), [{ user_id: 2, address: '192.0.2.1' }]);
   });
 
@@ -293,7 +305,7 @@ describe('distributed guessing against one account (CMI_LOCKOUT_ACCOUNT_MAX_FAIL
       Array.from({ length: 10 }, (_, i) => `192.0.2.${i + 3}`).sort(),
     );
     for (let i = 1; i <= 5; i++) assertAccessDenied(await attempt(t, ALICE.login, 'wrong-password', `198.51.100.${i}`));
-    assertLocked(await attempt(t, ALICE.login, ALICE.password, '192.0.2.1'), 888);
+    assertLocked(t, await attempt(t, ALICE.login, ALICE.password, '192.0.2.1'), 888, ALICE.login);
     assertAllowed(await attempt(t, ALICE.login, ALICE.password, '192.0.2.3'));
   });
 
@@ -315,9 +327,9 @@ describe('lockout with CMI_LOCKOUT_WINDOW', () => {
       assertAccessDenied(await attempt(t, ALICE.login, 'wrong-password'));
       t.time.advance(15);
       assertAccessDenied(await attempt(t, ALICE.login, 'wrong-password'));
-      assertLocked(await attempt(t, ALICE.login, ALICE.password), 45);
+      assertLocked(t, await attempt(t, ALICE.login, ALICE.password), 45, ALICE.login);
       t.time.advance(44.5);
-      assertLocked(await attempt(t, ALICE.login, ALICE.password), 1);
+      assertLocked(t, await attempt(t, ALICE.login, ALICE.password), 1, ALICE.login);
       t.time.advance(0.5);
       assertAllowed(await attempt(t, ALICE.login, ALICE.password));
     } finally {
@@ -333,8 +345,8 @@ describe('lockout with CMI_LOCKOUT_WINDOW', () => {
       assertAccessDenied(await attempt(t, ALICE.login, 'wrong-password', '203.0.113.2'));
       assertAccessDenied(await attempt(t, ALICE.login, 'wrong-password', '203.0.113.2'));
       // The account's counter ends in 40 s, this name's from this address in 60 s.
-      assertLocked(await attempt(t, ALICE.login, ALICE.password, '203.0.113.2'), 60);
-      assertLocked(await attempt(t, ALICE.login, ALICE.password, '203.0.113.3'), 40);
+      assertLocked(t, await attempt(t, ALICE.login, ALICE.password, '203.0.113.2'), 60, ALICE.login);
+      assertLocked(t, await attempt(t, ALICE.login, ALICE.password, '203.0.113.3'), 40, ALICE.login);
     } finally {
       await t.close();
     }
@@ -353,9 +365,9 @@ describe('the operator lifts a lockout', () => {
     for (let i = 1; i <= 10; i++) assertAccessDenied(await attempt(t, ADMIN.login, `guess-${i}`, '203.0.113.1'));
     for (let i = 1; i <= 5; i++) assertAccessDenied(await attempt(t, ADMIN.login, `guess-${i}`, '203.0.113.2'));
     for (let i = 1; i <= 10; i++) assertAccessDenied(await attempt(t, ADMIN.email, `guess-${i}`, '203.0.113.2'));
-    assertLocked(await attempt(t, ADMIN.login, ADMIN.password, '203.0.113.1'), 900);
-    assertLocked(await attempt(t, ADMIN.login, ADMIN.password, '198.51.100.1'), 900);
-    assertLocked(await attempt(t, ADMIN.email, ADMIN.password, '203.0.113.2'), 900);
+    assertLocked(t, await attempt(t, ADMIN.login, ADMIN.password, '203.0.113.1'), 900, ADMIN.login);
+    assertLocked(t, await attempt(t, ADMIN.login, ADMIN.password, '198.51.100.1'), 900, ADMIN.login);
+    assertLocked(t, await attempt(t, ADMIN.email, ADMIN.password, '203.0.113.2'), 900, ADMIN.email);
   }
 
   const env = () => ({ DATABASE_URL: t.config.databaseUrl, LOG_LEVEL: 'warn' });

@@ -860,7 +860,7 @@ describe('current_password guesses count against the lockout (CMI_LOCKOUT_MAX_FA
       assertStatus(await change(guess), 422, '{"errors":{"current_password":["is incorrect"]}}');
     }
     const locked = await change(ALICE.password);
-    assertStatus(locked, 429, '{"errors":{"base":["Too many requests, try again later"]}}');
+    assertStatus(locked, 429, '{"errors":{"base":["Too many failed logins for \\"alice\\": it is locked until 2026-11-20T10:15:00Z, or until an administrator runs: cmi local users unlock alice"]}}');
     assert.equal(locked.headers['retry-after'], '900');
     assert.equal((await userRow(t, 2))?.password_changed_at, '2026-11-20T10:00:00.000Z');
   });

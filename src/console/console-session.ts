@@ -3,9 +3,9 @@ import { ClientError } from '../shared/problems.js';
 
 /**
  * The console's own session cookie (docs/console.md#the-session-cookie): the same stateless token as
- * the API's `_cmi_session`, under another name, sent only to /console and never cross-site. The API
- * never reads it, so a page of another site can make no browser send a credential the API accepts
- * without a CSRF token.
+ * the API's `_cmi_session`, signed for the console's side (a token of either cookie is refused as the
+ * other), sent only to /console and never cross-site. The API never reads it, so a page of another
+ * site can make no browser send a credential the API accepts without a CSRF token.
  */
 export const CONSOLE_COOKIE = '_cmi_console';
 

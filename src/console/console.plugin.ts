@@ -73,10 +73,9 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
       throw error instanceof Unauthorized ? new SessionEnded() : error;
     });
     request.session = authenticated.session;
-    // The console's own session (its forms carry a CSRF token and ask what they need themselves): not
-    // the API's cookie that `viaSession` guards (docs/security.md#self-service).
-    const actor = { ...actorOf(request, authenticated), viaSession: false };
-    request.actor = actor;
+    // A session cookie, which a thief may hold alone: a new login, email, password or API key needs
+    // the current password here as through the API's cookie (docs/security.md#self-service).
+    request.actor = actorOf(request, authenticated);
     // The viewer carries what the audit trail records of the actor too, so a page that hands a service
     // `request.viewer` is recorded as fully as one that hands it `request.actor` (docs/security.md#the-audit-trail).
     const viewer: User & AuditActor = { ...authenticated.user, credential: 'session', address: request.ip, requestId: request.id };

@@ -32,7 +32,9 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
     } catch (error) {
       if (error instanceof TooManyRequests) {
         reply.headers(error.headers);
-        return sendPage(reply, signInPage({ next, login, failure: `Too many failed sign-ins: try again in ${error.headers['Retry-After']} s.` }), 429);
+        // What the lockout says: which counters are full, until when, and how an administrator ends it
+        // (users/lockout.ts; the same for every login, known or not).
+        return sendPage(reply, signInPage({ next, login, failure: Object.values(error.messages).flat().join(' ') }), 429);
       }
       if (error instanceof Unauthorized) return sendPage(reply, signInPage({ next, login, failure: 'The login or the password is wrong, or the account is not active.' }), 401);
       throw error;

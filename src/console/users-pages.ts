@@ -21,6 +21,21 @@ function groupField(choices: readonly GroupChoice[], value: string | undefined, 
   return html`<label for="user_group_id">User group</label><select id="user_group_id" name="user_group_id">${option('', '(none)')}${choices.map((g) => option(String(g.id), g.label))}</select>${errorsFor(errors, 'user_group_id')}`;
 }
 
+/**
+ * The viewer's own current password, which a form that changes a login, email or password or makes an
+ * API key needs through the console's session as through the API's (docs/security.md#self-service).
+ * Several forms of a page carry it, so each has its own id (`<form>-current_password`).
+ */
+function currentPasswordField(form: string, errors: FieldErrors, { required, hint }: { required: boolean; hint?: string }): Html {
+  const id = `${form}-current_password`;
+  const messages = errors.current_password;
+  const described = messages ? html` aria-invalid="true" aria-describedby="${id}-error"` : hint ? html` aria-describedby="${id}-hint"` : '';
+  return html`<label for="${id}">Your current password</label>
+<input id="${id}" name="current_password" type="password" maxlength="1024"${required ? html` required` : ''} autocomplete="current-password" value=""${described}>
+${hint ? html`<span class="hint" id="${id}-hint">${hint}</span>` : ''}
+${messages ? html`<span class="field-error" id="${id}-error">current password ${messages.join('; ')}</span>` : ''}`;
+}
+
 /** A user group a user may be put in. */
 export type GroupChoice = Pick<UserGroup, 'id' | 'label'>;
 
@@ -129,8 +144,10 @@ export interface UserView {
   apiKeyAdded?: boolean;
   /** The user's API keys, when the viewer may manage them (never a key, never its hash). */
   apiKeys?: readonly UserApiKey[];
-  /** What is wrong with the description of a key being added. */
+  /** What is wrong with the description of a key being added (or the current password it needs). */
   apiKeyErrors?: FieldErrors;
+  /** What is wrong with the form making the default key anew (the current password it needs). */
+  newKeyErrors?: FieldErrors;
   /** The roles a holder of users.update (and roles.read) may give; without them, the admin/user choice. */
   roleChoices?: readonly RoleChoice[];
   /** The buckets a holder of users.update (and buckets.read) may put the user in. */
@@ -168,7 +185,7 @@ ${view.apiKey === undefined ? '' : html`<section class="api-key" aria-labelledby
 <div class="actions">
 ${may_('users.suspend') && user.status === 'active' && !own ? post('suspend', 'Suspend') : ''}
 ${may_('users.suspend') && user.status !== 'active' ? post('activate', 'Activate') : ''}
-${user.status !== 'deleted' ? post('api-key', 'New API key') : ''}
+${user.status !== 'deleted' ? newKeyForm(context, user, view.newKeyErrors ?? {}) : ''}
 ${may_('users.delete') && !own ? html`<a class="button danger" href="/console/users/${user.id}/delete">Delete…</a>` : ''}
 </div>
 <section aria-labelledby="edit-heading">
@@ -184,6 +201,7 @@ ${textField('locale', 'Locale', values.locale, errors, { max: 16 })}
 ${may_('users.update') ? (view.roleChoices ? rolesPicker(view.roleChoices, values.role_ids, errors) : roleField(values.role, errors)) : ''}
 ${may_('users.update') && view.bucketChoices ? bucketPicker(view.bucketChoices, values.bucket_id, errors) : ''}
 ${may_('users.update') && view.groupChoices ? groupField(view.groupChoices, values.user_group_id, errors) : ''}
+${currentPasswordField('details', errors, { required: false, hint: 'Needed to change the login or the email.' })}
 <button type="submit">Save</button>
 </form>
 </section>
@@ -214,9 +232,18 @@ ${keys.length === 0 ? html`<p class="muted">No API keys.</p>` : html`<table clas
 ${baseErrors(errors)}
 <form method="post" action="/console/users/${user.id}/api-keys" class="stacked">${csrfField(context.csrf)}
 ${textField('description', 'What the new key is for', undefined, errors, { required: true, max: 255 })}
+${currentPasswordField('add-key', errors, { required: true })}
 <button type="submit">Add an API key</button>
 </form>
 </section>`;
+}
+
+/** Makes the user's default API key anew (the old one stops working): with the viewer's current password. */
+function newKeyForm(context: PageContext, user: User, errors: FieldErrors): Html {
+  return html`<form method="post" action="/console/users/${user.id}/api-key" class="stacked new-key">${csrfField(context.csrf)}
+${baseErrors(errors)}
+${currentPasswordField('new-key', errors, { required: true })}
+<button type="submit">New API key</button></form>`;
 }
 
 /** Asks before deleting a user (a first delete marks it deleted; a second removes the record). */

@@ -71,7 +71,6 @@ function readFilters(filters: UserFilterValues): { read: UserFilters; errors: Re
 /** Users (docs/console.md#users): administrators manage everyone, a user its own account, by the API's rules. */
 export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServices): void {
   const { users, roles, buckets, userGroups } = services;
-  const actor = (request: FastifyRequest) => ({ id: request.actor.id, permissions: request.actor.permissions, address: request.ip });
   const see = (id: number, notice: string) => `/console/users/${id}?notice=${notice}`;
 
   app.get<WithId>('/users', consoleRoute(), async (request, reply) => {
@@ -148,15 +147,21 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     // Only a holder of users.update sends roles, a bucket and a group; the same rule as the API refuses anyone else's.
     const picks = may(request.actor, 'users.update');
     const body: Record<string, unknown> = bodyOf(form, picks ? EDITED : EDITED.filter((name) => name !== 'role' && name !== 'bucket_id' && name !== 'user_group_id'));
+    // The form sends the login and the email every time: only a new one is a change, and only a
+    // change of either needs the current password (docs/security.md#self-service).
+    if (body.login === user.login) delete body.login;
+    if (body.email === user.email) delete body.email;
+    if (body.login !== undefined || body.email !== undefined) body.current_password = form.get('current_password') ?? '';
     // The role picker's marker: ticking none sends an empty list (which the API refuses, said beside it).
     if (picks && form.has('role_picker')) {
       body.role_ids = form.getAll('role_ids');
       delete body.role;
     }
     try {
-      await users.update(actor(request), id, body);
+      await users.update(request.actor, id, body);
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
+      delete body.current_password;
       const typed: UserFormValues = { ...valuesOf(user), ...(body as UserFormValues), ...(Array.isArray(body.role_ids) ? { role_ids: body.role_ids.map(Number) } : {}) };
       return show(request, reply, user, { values: typed, errors: error.messages, notice: undefined, status: 422 });
     }
@@ -168,7 +173,7 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     const user = await users.get(request.actor, id);
     const form = formOf(request);
     try {
-      await users.update(actor(request), id, { password: form.get('password') ?? '', current_password: form.get('current_password') ?? '' });
+      await users.update(request.actor, id, { password: form.get('password') ?? '', current_password: form.get('current_password') ?? '' });
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
       return show(request, reply, user, { passwordErrors: error.messages, notice: undefined, status: 422 });
@@ -191,7 +196,15 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
 
   /** The new key is in this answer only: never cached, never in a URL. */
   app.post<WithId>('/users/:id/api-key', consoleRoute(), async (request, reply) => {
-    const { user, apiKey } = await users.makeNewApiKey(request.actor, parseId(request.params.id));
+    const id = parseId(request.params.id);
+    let made: Awaited<ReturnType<typeof users.makeNewApiKey>>;
+    try {
+      made = await users.makeNewApiKey(request.actor, id, { current_password: formOf(request).get('current_password') ?? '' });
+    } catch (error) {
+      if (!(error instanceof Unprocessable)) throw error;
+      return show(request, reply, await users.get(request.actor, id), { newKeyErrors: error.messages, notice: undefined, status: 422 });
+    }
+    const { user, apiKey } = made;
     reply.header('cache-control', 'no-store');
     return show(request, reply, user, { apiKey, notice: undefined });
   });
@@ -202,7 +215,8 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     const user = await users.get(request.actor, id);
     let created: Awaited<ReturnType<typeof users.createApiKey>>;
     try {
-      created = await users.createApiKey(request.actor, id, { description: formOf(request).get('description') ?? '' });
+      const form = formOf(request);
+      created = await users.createApiKey(request.actor, id, { description: form.get('description') ?? '', current_password: form.get('current_password') ?? '' });
     } catch (error) {
       if (!(error instanceof Unprocessable)) throw error;
       return show(request, reply, user, { apiKeyErrors: error.messages, notice: undefined, status: 422 });

@@ -58,8 +58,9 @@ export class Unprocessable extends ClientError {
 export class TooManyRequests extends ClientError {
   readonly status = 429;
   readonly code = 'CMI_ERR_TOO_MANY_REQUESTS';
-  constructor(retryAfterSeconds: number) {
-    super('Too many requests, try again later');
+  /** `messages`: what is refused and until when, where that is worth saying (the lockout: users/lockout.ts). */
+  constructor(retryAfterSeconds: number, messages: ErrorMessages | string = 'Too many requests, try again later') {
+    super(messages);
     this.headers['Retry-After'] = String(retryAfterSeconds);
   }
 }

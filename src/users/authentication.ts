@@ -297,22 +297,23 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
 
     /**
      * The console's sign-in form: a login or email and a password (never an API key), under the same
-     * lockout as HTTP Basic; answers a new session. Unauthorized or TooManyRequests otherwise.
+     * lockout as HTTP Basic; answers a new session of the console's side (sessions.ts SessionAudience),
+     * which the API's cookie refuses. Unauthorized or TooManyRequests otherwise.
      */
     async signIn(login: string, password: string, address: string, requestId?: string): Promise<Authenticated & { sessionToken: string }> {
       if (login === '' || login.length > MAX_LOGIN_LENGTH || login.includes('\u0000') || password.includes('\u0000')) throw new Unauthorized();
       const verified = await verifyLogin({ login, password }, address, false);
       const { user } = verified;
       await audit.record({ id: user.id, login: user.login, credential: 'password', address, ...(requestId === undefined ? {} : { requestId }) }, { action: 'session.create', target_type: 'user', target_id: user.id, changes: {} });
-      return { user, sessionToken: sessions.issue(user.id, verified.sessionEpoch) };
+      return { user, sessionToken: sessions.issue(user.id, verified.sessionEpoch, 'console') };
     },
 
     /**
-     * A session token given apart from the Cookie header (the console's own cookie): from the
-     * verification cache when it holds, else checked against the database like the API's cookie.
+     * A token of the console's own cookie (issued by signIn; never one of the API's `_cmi_session`):
+     * from the verification cache when it holds, else checked against the database like the API's cookie.
      */
     async session(token: string): Promise<Authenticated> {
-      const claims = sessions.verify(token);
+      const claims = sessions.verify(token, 'console');
       if (!claims) throw new Unauthorized();
       await cache.othersHeard();
       const entry = cache.lookup(sessionCacheKey(claims));

@@ -59,10 +59,33 @@ const bounded = (text: string, max: number) =>
 /** The name a login attempt is counted under: as typed, in lower case, whether or not such a user exists. */
 export const accountName = (typed: string): string => bounded(typed.toLowerCase(), MAX_NAME);
 
+/** A time of a refusal: UTC to the second, rounded up (never before the window ends). */
+const untilText = (ms: number) => new Date(Math.ceil(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+
+/** `text` as one word of a shell command line (single-quoted unless it is plain). */
+const shellWord = (text: string) => (/^[A-Za-z0-9@._+-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`);
+
+/**
+ * What a 429 of the lockout says (docs/security.md#brute-force): which counters are full, until
+ * when, and for a name's, that `cmi local users unlock` ends it at once. Said alike for every name,
+ * whether or not a user has it, and whatever the password: it tells no more than the 429 and its
+ * Retry-After did (unknown names are locked alike), so it names no account and answers no guess.
+ */
+function refusal(typed: string, nameUntil: number, addressUntil: number): { base: string[] } {
+  const base: string[] = [];
+  if (nameUntil > 0) {
+    base.push(`Too many failed logins for "${typed}": it is locked until ${untilText(nameUntil)}, or until an administrator runs: cmi local users unlock ${shellWord(typed)}`);
+  }
+  if (addressUntil > 0) base.push(`Too many failed logins from this address: it is refused until ${untilText(addressUntil)}`);
+  return { base };
+}
+
 /** One login attempt, as the lockout counts it. */
 export interface Attempt {
   /** accountName of the login or email as typed. */
   name: string;
+  /** The login or email as typed, for the refusal's message (`name` when not given). */
+  typed?: string;
   address: string;
   /** The user the name found, if any: only for the addresses it has logged in from. */
   userId: number | undefined;
@@ -109,15 +132,22 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
     return window.account === '' ? options.addressMaxFailures : options.accountMaxFailures;
   }
 
-  /** Throws TooManyRequests when a counter has more than its limit less `slack`; Retry-After until the last of them ends. */
-  function refuseIfOver(windows: FailureWindow[], known: boolean, slack: number, now: number): void {
-    let until = 0;
+  /**
+   * Throws TooManyRequests when a counter has more than its limit less `slack`; Retry-After until the
+   * last of them ends, and the messages say which are full and until when (refusal).
+   */
+  function refuseIfOver(attempt: Attempt, windows: FailureWindow[], known: boolean, slack: number, now: number): void {
+    let nameUntil = 0;
+    let addressUntil = 0;
     for (const window of windows) {
       const limit = limitOf(window, known);
       const endsAt = window.windowStartedAt.getTime() + windowMs;
-      if (limit !== undefined && endsAt > now && window.failures > limit - slack) until = Math.max(until, endsAt);
+      if (limit === undefined || endsAt <= now || window.failures <= limit - slack) continue;
+      if (window.account === '') addressUntil = Math.max(addressUntil, endsAt);
+      else nameUntil = Math.max(nameUntil, endsAt);
     }
-    if (until > 0) throw new TooManyRequests(Math.max(1, Math.ceil((until - now) / 1000)));
+    const until = Math.max(nameUntil, addressUntil);
+    if (until > 0) throw new TooManyRequests(Math.max(1, Math.ceil((until - now) / 1000)), refusal(attempt.typed ?? attempt.name, nameUntil, addressUntil));
   }
 
   /** Remembers the address the user just logged in from, keeping the latest few. */
@@ -176,7 +206,7 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
 
   return {
     attempt(typedName: string, address: string | undefined, userId: number | undefined): Attempt {
-      return { name: accountName(typedName), address: bounded(address === undefined || address === '' ? 'unknown' : address, MAX_ADDRESS), userId };
+      return { name: accountName(typedName), typed: typedName, address: bounded(address === undefined || address === '' ? 'unknown' : address, MAX_ADDRESS), userId };
     },
 
     /**
@@ -196,11 +226,11 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
       ]);
       const known = knownSince !== undefined;
       // Already locked: refused with these reads alone, so a flood of guesses costs no writes.
-      refuseIfOver(withUnwritten(counters, windows, now, windowStart), known, 1, now.getTime());
+      refuseIfOver(attempt, withUnwritten(counters, windows, now, windowStart), known, 1, now.getTime());
       const firstTry = repository.charge(counters, now, windowStart);
       const counted = unwritten.size < MAX_UNWRITTEN ? await within(firstTry, WRITE_GRACE_MS) : { value: await firstTry };
       if (counted !== undefined) {
-        refuseIfOver(plusUnwritten(counted.value), known, 0, now.getTime());
+        refuseIfOver(attempt, plusUnwritten(counted.value), known, 0, now.getTime());
         if (now.getTime() - lastPrune >= PRUNE_EVERY_MS) {
           lastPrune = now.getTime();
           await repository.prune(windowStart);
@@ -211,7 +241,7 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
       countUnwritten(counters, 1);
       const written = persistently(() => repository.charge(counters, now, windowStart), firstTry).finally(() => countUnwritten(counters, -1));
       inBackground(written);
-      refuseIfOver(withUnwritten(counters, windows, now, windowStart), known, 0, now.getTime());
+      refuseIfOver(attempt, withUnwritten(counters, windows, now, windowStart), known, 0, now.getTime());
       return { ...attempt, knownSince, counted: firstTry, written };
     },
 
@@ -220,7 +250,7 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
      * be now; it is still written once it can), and refused 429 if that count passed a limit.
      */
     async failed(attempt: ChargedAttempt): Promise<void> {
-      refuseIfOver(plusUnwritten(await attempt.counted), attempt.knownSince !== undefined, 0, clock().getTime());
+      refuseIfOver(attempt, plusUnwritten(await attempt.counted), attempt.knownSince !== undefined, 0, clock().getTime());
     },
 
     /**

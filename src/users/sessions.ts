@@ -4,6 +4,13 @@ import { ServiceUnavailable } from '../shared/problems.js';
 
 export const SESSION_COOKIE = '_cmi_session';
 
+/**
+ * Which cookie a token was issued for: the API's `_cmi_session` or the console's `_cmi_console`
+ * (docs/security.md#sessions-without-storage). Each is signed for its own side, so a token taken from
+ * one cookie is refused as the other.
+ */
+export type SessionAudience = 'api' | 'console';
+
 export interface SessionClaims {
   userId: number;
   /** The user's session epoch when the token was issued; bumping the epoch revokes every token. */
@@ -13,6 +20,8 @@ export interface SessionClaims {
   /** Unix seconds: login time (absolute timeout) and last refresh (idle timeout). */
   issuedAt: number;
   lastSeen: number;
+  /** The side it was issued for; never accepted on the other. */
+  audience: SessionAudience;
 }
 
 export interface SessionTimeouts {
@@ -41,16 +50,20 @@ export function sessionTokens(secret: string, clock: Clock, timeouts: SessionTim
   const key = createSecretKey(Buffer.from(secret, 'base64url'));
   const sign = (body: string) => createHmac('sha256', key).update(body).digest('base64url');
   const seconds = () => Math.floor(clock().getTime() / 1000);
+  // The API's tokens are signed over their body alone (as before there were two sides, so the cookies
+  // of API clients outlive an upgrade); the console's over `console.` and the body. No body starts
+  // with a letter, so no MAC of one side is ever the MAC of a token of the other.
+  const macOf = (audience: SessionAudience, body: string) => sign(audience === 'api' ? body : `console.${body}`);
   const encode = (c: SessionClaims) => {
     const body = `${c.userId}.${c.epoch}.${c.sessionId}.${c.issuedAt}.${c.lastSeen}`;
-    return `${body}.${sign(body)}`;
+    return `${body}.${macOf(c.audience, body)}`;
   };
 
   return {
-    issue(userId: number, epoch: number): string {
+    issue(userId: number, epoch: number, audience: SessionAudience = 'api'): string {
       const now = seconds();
       // 122 random bits; randomUUID draws on a buffered entropy pool, so a login costs no syscall.
-      return encode({ userId, epoch, sessionId: randomUUID().replaceAll('-', ''), issuedAt: now, lastSeen: now });
+      return encode({ userId, epoch, sessionId: randomUUID().replaceAll('-', ''), issuedAt: now, lastSeen: now, audience });
     },
 
     /** The same session, seen now. */
@@ -87,15 +100,18 @@ export function sessionTokens(secret: string, clock: Clock, timeouts: SessionTim
       return actual.length === expected.length && timingSafeEqual(expected, actual);
     },
 
-    /** The claims of a genuine token within both timeouts; undefined for anything else. */
-    verify(token: string): SessionClaims | undefined {
+    /**
+     * The claims of a genuine token of `audience`'s side within both timeouts; undefined for anything
+     * else, a token issued for the other side included.
+     */
+    verify(token: string, audience: SessionAudience = 'api'): SessionClaims | undefined {
       const match = TOKEN.exec(token);
       if (!match) return undefined;
       const [, userId, epoch, sessionId, issuedAt, lastSeen, mac] = match as unknown as string[];
-      const expected = Buffer.from(sign(`${userId}.${epoch}.${sessionId}.${issuedAt}.${lastSeen}`));
+      const expected = Buffer.from(macOf(audience, `${userId}.${epoch}.${sessionId}.${issuedAt}.${lastSeen}`));
       if (!timingSafeEqual(expected, Buffer.from(mac as string))) return undefined;
       const now = seconds();
-      const claims = { userId: Number(userId), epoch: Number(epoch), sessionId: sessionId as string, issuedAt: Number(issuedAt), lastSeen: Number(lastSeen) };
+      const claims = { userId: Number(userId), epoch: Number(epoch), sessionId: sessionId as string, issuedAt: Number(issuedAt), lastSeen: Number(lastSeen), audience };
       if (now - claims.issuedAt > timeouts.maxAgeSeconds || now - claims.lastSeen > timeouts.idleSeconds) return undefined;
       if (claims.issuedAt > now + 60 || claims.lastSeen < claims.issuedAt) return undefined;
       return claims;
@@ -141,12 +157,12 @@ export function sessionTokensOnceKeyed(readSecret: () => Promise<string>, clock:
     }
   };
   const tokens: SessionTokens = {
-    issue: (userId, epoch) => need().issue(userId, epoch),
+    issue: (userId, epoch, audience) => need().issue(userId, epoch, audience),
     refresh: (claims) => need().refresh(claims),
     needsRefresh: (claims) => need().needsRefresh(claims),
     acceptedUntil: (claims) => need().acceptedUntil(claims),
     expiresAt: (claims) => need().expiresAt(claims),
-    verify: (token) => need().verify(token),
+    verify: (token, audience) => need().verify(token, audience),
     csrfToken: (claims) => need().csrfToken(claims),
     csrfTokenMatches: (claims, given) => need().csrfTokenMatches(claims, given),
   };

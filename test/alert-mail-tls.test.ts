@@ -40,7 +40,7 @@ describe('mail alerts over TLS and STARTTLS', { timeout: 600_000 }, () => {
     const fresh = await freshDatabase();
     server = await startServer({
       DATABASE_URL: fresh.url, CMI_ADMIN_PASSWORD: 'admin-password', CMI_WEBHOOK_POLL_INTERVAL: '20', CMI_WEBHOOK_TIMEOUT: '3000',
-      NODE_EXTRA_CA_CERTS: trusted.certFile,
+      NODE_EXTRA_CA_CERTS: trusted.certFile, CMI_ALERT_ALLOWED_HOSTS: '127.0.0.1',
     });
   });
   after(async () => {

@@ -565,6 +565,9 @@ describe('alert routing from the client, cmi alerts and the console', { timeout:
       const refused = await cmi(['alerts', 'destinations', 'add', 'Billing mail', 'email', '--smtp-password', 'mail-password-9']);
       assert.equal(refused.code, 2);
       assert.match(refused.stderr, /^error: unknown option '--smtp-password'\n/);
+      // A webhook without its signing key: the answer names where the command reads it from.
+      const keyless = await cmi(['alerts', 'destinations', 'add', 'Keyless', 'webhook', '--hook-url', `${receiver.url}/keyless`]);
+      assert.deepEqual([keyless.code, keyless.stdout, keyless.stderr], [1, '', "cmi: secret can't be blank for a webhook destination: its signing key, at least 16 characters (cmi alerts destinations add and edit read it from CMI_DESTINATION_SECRET)\n"]);
       const added = await runCmi(['alerts', 'destinations', 'add', 'Billing mail', 'email', '--smtp-host', 'smtp.example.com', '--from', 'cmi@example.com', '--to', 'billing@example.com,oncall@example.com'], { ...env, CMI_DESTINATION_SMTP_PASSWORD: 'mail-password-9' });
       assert.deepEqual([added.stderr, added.code, added.stdout], ['', 0, 'Created alert destination 2 "Billing mail" (email); try it: cmi alerts test 2\n']);
       const stored = await t.database.db.selectFrom('alert_destinations').select(['smtp_password']).where('id', '=', 2).executeTakeFirstOrThrow();

@@ -47,6 +47,7 @@ const withoutReply = (message: string, reply: string | undefined) => {
  */
 export async function sendMail(smtp: SmtpSettings, mail: MailBody, messageId: string, timeoutMs: number, allowed: AllowedHosts, stop?: AbortSignal): Promise<MailAttempt> {
   if (stop?.aborted) return { ok: false, status: null, excerpt: '', problem: 'stopped' };
+  const started = Date.now();
   const name = normalisedHost(smtp.host) ?? smtp.host;
   let address: string;
   try {
@@ -84,7 +85,8 @@ export async function sendMail(smtp: SmtpSettings, mail: MailBody, messageId: st
       resolve(attempt);
     };
     const onStop = () => finish({ ok: false, status: null, excerpt: '', problem: 'stopped' });
-    const timer = setTimeout(() => finish({ ok: false, status: null, excerpt: '', problem: `no answer within ${timeoutMs} ms` }), timeoutMs);
+    // The name's resolution counted: the whole try ends within `timeoutMs`.
+    const timer = setTimeout(() => finish({ ok: false, status: null, excerpt: '', problem: `no answer within ${timeoutMs} ms` }), Math.max(1, timeoutMs - (Date.now() - started)));
     if (stop?.aborted) return onStop();
     stop?.addEventListener('abort', onStop);
     transport.sendMail({

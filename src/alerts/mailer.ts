@@ -56,6 +56,7 @@ export async function sendMail(smtp: SmtpSettings, mail: MailBody, messageId: st
     const { code, message } = error as NodeJS.ErrnoException;
     return { ok: false, status: null, excerpt: '', problem: code === INTERNAL_REFUSAL ? INTERNAL_REFUSAL : clip(code ?? message) };
   }
+  const resolvedIn = Date.now() - started;
   const createTransport = await loadNodemailer();
   return new Promise((resolve) => {
     let settled = false;
@@ -86,7 +87,7 @@ export async function sendMail(smtp: SmtpSettings, mail: MailBody, messageId: st
     };
     const onStop = () => finish({ ok: false, status: null, excerpt: '', problem: 'stopped' });
     // The name's resolution counted: the whole try ends within `timeoutMs`.
-    const timer = setTimeout(() => finish({ ok: false, status: null, excerpt: '', problem: `no answer within ${timeoutMs} ms` }), Math.max(1, timeoutMs - (Date.now() - started)));
+    const timer = setTimeout(() => finish({ ok: false, status: null, excerpt: '', problem: `no answer within ${timeoutMs} ms` }), Math.max(1, timeoutMs - resolvedIn));
     if (stop?.aborted) return onStop();
     stop?.addEventListener('abort', onStop);
     transport.sendMail({

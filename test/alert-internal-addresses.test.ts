@@ -15,7 +15,8 @@ import type { DestinationFields } from '../src/alerts/alert-routing.js';
 
 const DESTINATIONS = '/sysadmin_tools/alert_destinations';
 const SECRET = 'internal-hook-secret-01';
-const ENV = { CMI_WEBHOOK_POLL_INTERVAL: '20', CMI_WEBHOOK_TIMEOUT: '1000', CMI_WEBHOOK_RETRY_BASE: '60000' };
+// A try's timeout with room: a test send waits for one try at most (a loaded machine loads nodemailer slowly).
+const ENV = { CMI_WEBHOOK_POLL_INTERVAL: '20', CMI_WEBHOOK_TIMEOUT: '5000', CMI_WEBHOOK_RETRY_BASE: '60000' };
 const REFUSED = 'is or resolves to an internal address (loopback, private, link-local, unique-local or unspecified), which alerts are not sent to unless CMI_ALERT_ALLOWED_HOSTS allows it';
 const NOT_SENT = 'not sent: the destination is an internal address (loopback, private or link-local); CMI_ALERT_ALLOWED_HOSTS allows such hosts';
 

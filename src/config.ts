@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { userLimits } from './shared/limits.js';
 import type { WebhookSettings } from './alerts/webhook-events.js';
 import { displayUrl, refusedPort } from './alerts/sender.js';
+import { type AllowedHosts, NO_ALLOWED_HOSTS, readAllowedHosts } from './alerts/address-guard.js';
 import { dialectFor, displayDatabaseUrl } from './db/database-url.js';
 import type { PoolSettings } from './db/dialects/connection/connection.js';
 
@@ -312,6 +313,16 @@ export const SETTINGS = {
     default: '5', kind: 'integer', min: 1, max: 10_000, help: 'messages an alert destination is sent a minute at most; what is due beyond that goes as one digest',
     docs: 'messages an alert destination is sent a minute at most; what is due beyond goes as one digest ([alert-routing.md](alert-routing.md#digests))',
   },
+  CMI_ALERT_ALLOWED_HOSTS: {
+    default: undefined, help: 'internal hosts alert destinations may be sent to: host names, addresses or CIDR ranges, separated by commas; unset: none (loopback, private and link-local addresses are refused)',
+    kind: 'custom', allowed: 'host names, IP addresses and CIDR ranges (`10.0.0.0/8`, `fd00::/8`), separated by commas or spaces',
+    parse: (value: string, name: string): AllowedHosts => {
+      const allowed = readAllowedHosts(value);
+      if ('bad' in allowed) throw new ConfigError(`${name} must list host names, IP addresses or CIDR ranges separated by commas (got ${JSON.stringify(allowed.bad.slice(0, 100))})`);
+      return allowed;
+    },
+    docs: 'the internal hosts [alert destinations](alert-routing.md#internal-addresses) may be sent to: host names, IP addresses or CIDR ranges. Unset, a destination that is or resolves to a loopback, private, link-local, unique-local or unspecified address is refused (the `CMI_*_WEBHOOK_URL` settings are not checked)',
+  },
   CMI_ALERT_COOLDOWN: { default: '3600', kind: 'integer', min: 0, max: 30 * 86_400, help: 'seconds after a spike alert before the same error may send another' },
   CMI_FAULT_INJECTION: {
     default: 'off', kind: 'enum', values: ['off', 'capture', 'uncaptured'], help: 'tests and benchmarks only: capture or uncaptured makes requests with X-Cmi-Inject-Fault: 1 fail',
@@ -505,6 +516,7 @@ export function loadConfig(source: Source = process.env): Config {
       spikeWindowSeconds: read('CMI_ALERT_SPIKE_WINDOW'),
       cooldownSeconds: read('CMI_ALERT_COOLDOWN'),
       alertRateLimit: read('CMI_ALERT_RATE_LIMIT'),
+      allowedHosts: read('CMI_ALERT_ALLOWED_HOSTS') ?? NO_ALLOWED_HOSTS,
     },
     onappVersion: read('CMI_ONAPP_VERSION'),
     publicUrl: givenPublicUrl,

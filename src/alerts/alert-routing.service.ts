@@ -12,6 +12,10 @@ import { alertBody, sampleError } from './alert-messages.js';
 import { type ListedDelivery, listed } from './deliveries.service.js';
 import type { WebhookDeliveriesRepository } from './deliveries.store.js';
 import type { WebhookRendering } from './webhook-events.js';
+import { type AllowedHosts, INTERNAL_REFUSAL, checkedAddress, hostVerdict } from './address-guard.js';
+
+/** The host of a destination's URL (readDestination took only http and https URLs), or null. */
+const urlHost = (url: string | null): string | null => (url === null ? null : new URL(url).hostname);
 
 /** Deliveries a destination's list shows: its latest. */
 export const RECENT_DELIVERIES = 20;
@@ -25,7 +29,7 @@ export function alertRoutingService(
   repository: AlertRoutingRepository,
   deliveries: WebhookDeliveriesRepository,
   clock: Clock,
-  settings: { timeoutMs: number },
+  settings: { timeoutMs: number; allowedHosts: AllowedHosts },
   rendering: WebhookRendering,
   wake: () => void,
   audit: AuditRecorder,
@@ -60,6 +64,26 @@ export function alertRoutingService(
     }
   };
 
+  /**
+   * A destination must not be, nor resolve to, an internal address CMI_ALERT_ALLOWED_HOSTS does not
+   * allow (422 naming `url` or `smtp_host`; docs/alert-routing.md#internal-addresses). A name that
+   * does not resolve now is taken: each try checks again what it resolves to then.
+   */
+  const assertNotInternal = async (fields: DestinationFields) => {
+    const [name, host] = fields.kind === 'email' ? ['smtp_host', fields.smtp_host] as const : ['url', urlHost(fields.url)] as const;
+    if (host === null) return;
+    const verdict = hostVerdict(host, settings.allowedHosts);
+    let refused = verdict === 'refused';
+    if (verdict === 'resolve') {
+      refused = await checkedAddress(host, settings.allowedHosts, settings.timeoutMs).then(() => false, (error: { code?: unknown }) => error.code === INTERNAL_REFUSAL);
+    }
+    if (refused) {
+      const errors = new FieldErrors();
+      errors.add(name, 'is or resolves to an internal address (loopback, private, link-local, unique-local or unspecified), which alerts are not sent to unless CMI_ALERT_ALLOWED_HOSTS allows it');
+      errors.throwIfAny();
+    }
+  };
+
   return {
     async listDestinations(actor: Actor, limit: number, offset: number): Promise<Page<ServedDestination>> {
       assertPermitted(actor, 'alert_destinations.read');
@@ -74,7 +98,9 @@ export function alertRoutingService(
 
     async createDestination(actor: Actor, body: unknown): Promise<ServedDestination> {
       assertPermitted(actor, 'alert_destinations.manage');
-      const destination = servedDestination(await repository.createDestination(readDestination(body, undefined), clock()));
+      const fields = readDestination(body, undefined);
+      await assertNotInternal(fields);
+      const destination = servedDestination(await repository.createDestination(fields, clock()));
       await record(actor, 'alert_destination.create', 'alert_destination', destination.id, { ...fieldsOf(destination), to: JSON.parse(destination.to) as unknown });
       return destination;
     },
@@ -83,6 +109,7 @@ export function alertRoutingService(
       assertPermitted(actor, 'alert_destinations.manage');
       const current = await destinationOf(id);
       const next = readDestination(body, current);
+      await assertNotInternal(next);
       if (!(await repository.updateDestination(id, next, clock()))) throw new NotFound();
       const shown = ['label', 'kind', 'smtp_host', 'smtp_port', 'smtp_security', 'smtp_user', 'from', 'to', 'enabled'];
       await record(actor, 'alert_destination.update', 'alert_destination', id, { ...difference(current, next, shown), ...secretsChanged(current, next) });

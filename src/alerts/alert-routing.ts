@@ -219,7 +219,7 @@ export function readDestination(body: unknown, current: DestinationFields | unde
   // What its kind needs.
   if (out.kind === 'webhook' || out.kind === 'slack') {
     if (out.url === null) errors.add('url', `can't be blank for a ${out.kind} destination`);
-    if (out.kind === 'webhook' && out.secret === null) errors.add('secret', `can't be blank for a webhook destination (at least ${MIN_SECRET_CHARS} characters)`);
+    if (out.kind === 'webhook' && out.secret === null) errors.add('secret', `can't be blank for a webhook destination: its signing key, at least ${MIN_SECRET_CHARS} characters (cmi alerts destinations add and edit read it from CMI_DESTINATION_SECRET)`);
   } else {
     if (out.smtp_host === null) errors.add('smtp_host', "can't be blank for an email destination");
     if (out.from === null) errors.add('from', "can't be blank for an email destination");

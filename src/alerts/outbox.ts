@@ -7,6 +7,8 @@ import type { AlertDestination } from './alert-routing.js';
 import { deliveryTarget } from './alert-routing.store.js';
 import { type MailBody, digestBody, summaryOf } from './alert-messages.js';
 import { sendMail } from './mailer.js';
+import { type AllowedHosts, INTERNAL_REFUSAL, guardedLookup, hostVerdict } from './address-guard.js';
+import { STATUS_CODES } from 'node:http';
 
 export interface OutboxSettings {
   /** Where reports and alerts go now: a delivery is sent to the URL of its kind when it is tried. */
@@ -27,6 +29,8 @@ export interface OutboxSettings {
   publicUrl: string;
   /** Messages a destination is sent a minute at most; what is due beyond goes as one digest (docs/alert-routing.md#digests). */
   alertRateLimit: number;
+  /** The internal hosts destinations may be sent to (CMI_ALERT_ALLOWED_HOSTS; docs/alert-routing.md#internal-addresses). */
+  allowedHosts: AllowedHosts;
 }
 
 /** What the outbox reads of the destinations when it sends (alerts/alert-routing.store.ts). */
@@ -46,9 +50,20 @@ interface Sent {
 const DIGEST_CLAIM_LIMIT = 5000;
 const MINUTE_MS = 60_000;
 
-/** Why a try failed, in a few words, as the deliveries list shows it. */
-const reasonOf = (kind: AlertDestination['kind'] | 'webhook', sent: Sent): string =>
-  sent.problem ?? (sent.status === null ? 'no answer' : `${kind === 'email' ? 'SMTP' : 'HTTP'} ${sent.status}${sent.excerpt ? `: ${sent.excerpt}` : ''}`);
+/** Why a try to CMI_*_WEBHOOK_URL failed, in a few words, as the deliveries list shows it: the receiver's status and the start of its answer. */
+const reasonOf = (sent: Sent): string => sent.problem ?? (sent.status === null ? 'no answer' : `HTTP ${sent.status}${sent.excerpt ? `: ${sent.excerpt}` : ''}`);
+
+/**
+ * Why a try to a destination failed, as its test and its deliveries show it: the status and fixed
+ * words, never what the receiver answered, which a destination pointed at a service that is no
+ * receiver would read back (docs/alert-routing.md#internal-addresses).
+ */
+const routedReasonOf = (kind: AlertDestination['kind'], sent: Sent): string => {
+  if (sent.problem !== undefined) return sent.problem;
+  if (sent.status === null) return 'no answer';
+  if (kind === 'email') return `SMTP ${sent.status}`;
+  return `HTTP ${sent.status}${STATUS_CODES[sent.status] ? ` ${STATUS_CODES[sent.status]}` : ''}`;
+};
 
 /** What the outbox tells the log: every failure with its status, never the secret, never a whole answer. */
 export interface OutboxLog {
@@ -113,7 +128,7 @@ export function webhookOutbox(
     }
     const next = new Date(clock().getTime() + backoffMs(settings.retryBaseMs, attempts));
     const giveUp = next.getTime() > delivery.created_at.getTime() + settings.retryForSeconds * 1000;
-    await repository.markAttemptFailed(delivery.id, token, url, attempt.status, attempts, giveUp ? undefined : next, reasonOf('webhook', { ok: false, ...attempt }));
+    await repository.markAttemptFailed(delivery.id, token, url, attempt.status, attempts, giveUp ? undefined : next, reasonOf({ ok: false, ...attempt }));
     log.warn(
       { ...fields, status: attempt.status, problem: attempt.problem, response: attempt.excerpt, next_attempt_at: giveUp ? null : next.toISOString() },
       giveUp ? 'webhook delivery failed; giving up' : 'webhook delivery failed; will retry',
@@ -147,12 +162,21 @@ export function webhookOutbox(
       return sendMail({
         host: destination.smtp_host ?? '', port: destination.smtp_port ?? 25, security: destination.smtp_security ?? 'starttls',
         user: destination.smtp_user, password: destination.smtp_password, from: destination.from ?? '', to: destination.to,
-      }, mail, messageId, settings.timeoutMs, stop.signal);
+      }, mail, messageId, settings.timeoutMs, settings.allowedHosts, stop.signal);
     }
+    // Checked where it is given and again here, at each try: against the address it is, or each one
+    // its name resolves to when connecting (docs/alert-routing.md#internal-addresses).
+    let host: string;
+    try {
+      host = new URL(destination.url ?? '').hostname;
+    } catch {
+      return { ok: false, status: null, excerpt: '', problem: 'invalid URL' };
+    }
+    if (hostVerdict(host, settings.allowedHosts) === 'refused') return { ok: false, status: null, excerpt: '', problem: INTERNAL_REFUSAL };
     const headers = destination.kind === 'webhook'
       ? signedHeaders(destination.secret ?? '', messageId, body, clock())
       : { 'content-type': 'application/json', 'user-agent': 'cmi-webhooks' };
-    const attempt: Attempt = await postWebhook(destination.url ?? '', body, headers, settings.timeoutMs, stop.signal);
+    const attempt: Attempt = await postWebhook(destination.url ?? '', body, headers, settings.timeoutMs, stop.signal, { lookup: guardedLookup(settings.allowedHosts) });
     return { ok: succeeded(attempt), ...attempt };
   };
 
@@ -167,7 +191,7 @@ export function webhookOutbox(
     const next = new Date(clock().getTime() + backoffMs(settings.retryBaseMs, attempts));
     // A 410 Gone is final: the receiver says it is no more.
     const giveUp = sent.status === 410 || next.getTime() > delivery.created_at.getTime() + settings.retryForSeconds * 1000;
-    const reason = reasonOf(destination.kind, sent);
+    const reason = routedReasonOf(destination.kind, sent);
     await repository.markAttemptFailed(delivery.id, token, target, sent.status, attempts, giveUp ? undefined : next, reason);
     log.warn({
       code: 'CMI_ALERT_FAILED', delivery: delivery.delivery_id, kind: delivery.kind, error_id: delivery.error_id, destination: destination.id,

@@ -1,3 +1,7 @@
+import { type IncomingMessage, request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+
 /** The most of a receiver's answer that is read; the rest is dropped unread (docs/reporting-and-alerts.md#limits). */
 export const RESPONSE_READ_LIMIT = 64 * 1024;
 /** The most of that answer a log line quotes. */
@@ -80,57 +84,61 @@ const STOPPED: Attempt = { status: null, excerpt: '', problem: 'stopped' };
 
 /** Why a request failed, in a few words: the system's code where there is one (ECONNREFUSED), else its message. */
 function problemOf(error: unknown): string {
-  // fetch rejects with a TypeError ("fetch failed") whose cause is what the socket or DNS said.
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  if (typeof cause?.message === 'string') return cause.message;
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && code !== 'ABORT_ERR') return code;
   return error instanceof Error ? error.message : String(error);
 }
 
 /**
  * `url` without its credentials, and the Authorization header they stand for (`user:password`, each
- * percent-decoded, Basic), unless `headers` carry one: fetch refuses a URL with credentials, where
- * node:http sent them so (docs/architecture.md#webhook-delivery).
+ * percent-decoded, Basic), unless `headers` carry one (docs/architecture.md#webhook-delivery).
  */
-function withoutCredentials(target: URL, headers: Record<string, string>): { url: string; headers: Record<string, string> } {
-  if (target.username === '' && target.password === '') return { url: target.href, headers };
+function withoutCredentials(target: URL, headers: Record<string, string>): { url: URL; headers: Record<string, string> } {
+  if (target.username === '' && target.password === '') return { url: target, headers };
   const auth = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
   const bare = new URL(target.href);
   bare.username = '';
   bare.password = '';
   const given = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization');
-  return { url: bare.href, headers: given ? headers : { ...headers, authorization: `Basic ${Buffer.from(auth).toString('base64')}` } };
+  return { url: bare, headers: given ? headers : { ...headers, authorization: `Basic ${Buffer.from(auth).toString('base64')}` } };
 }
 
-/** The start of `body`, up to RESPONSE_READ_LIMIT bytes; the rest is not read (the connection goes). A break while reading keeps what came. */
-async function readStart(body: ReadableStream<Uint8Array> | null, cutShort: AbortSignal): Promise<Buffer> {
-  if (body === null) return Buffer.alloc(0);
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let read = 0;
-  try {
-    while (read < RESPONSE_READ_LIMIT) {
-      const { value, done } = await reader.read();
-      if (done) return Buffer.concat(chunks);
+/** The start of `response`'s body, up to RESPONSE_READ_LIMIT bytes; the rest is not read (the connection goes). A break while reading keeps what came. */
+function readStart(response: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let read = 0;
+    const done = () => resolve(Buffer.concat(chunks));
+    response.on('data', (chunk: Buffer) => {
       const room = RESPONSE_READ_LIMIT - read;
-      chunks.push(value.length > room ? value.subarray(0, room) : value);
-      read += Math.min(value.length, room);
-    }
-    await reader.cancel().catch(() => {});
-  } catch (error) {
-    // Cut short (timed out, stopped): the caller answers for that. Any other break (a reset) keeps what came, as node:http's did.
-    if (cutShort.aborted) throw error;
-  }
-  return Buffer.concat(chunks);
+      chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+      read += Math.min(chunk.length, room);
+      if (read >= RESPONSE_READ_LIMIT) {
+        response.destroy();
+        done();
+      }
+    });
+    response.on('end', done);
+    // A reset, or the try cut short (the caller answers for that): what came is kept.
+    response.on('error', done);
+    response.on('close', done);
+  });
+}
+
+/** Where a try connects: `lookup` resolves the URL's host name (a destination's checks each address: alerts/address-guard.ts). */
+export interface ConnectOptions {
+  lookup?: LookupFunction;
 }
 
 /**
- * POSTs `body` to `url` once, with `headers`, by Node's fetch. The whole exchange (connecting, sending,
- * the answer and up to 64 KiB of its body) must end within `timeoutMs`, or as soon as `stop` aborts; a
- * new connection each time (`connection: close`: nothing kept open to hold a stopping process), no
- * redirects followed (a 3xx is the answer). Never throws: a failure is an Attempt without a status.
+ * POSTs `body` to `url` once, with `headers`, by node:http or node:https. The whole exchange
+ * (connecting, sending, the answer and up to 64 KiB of its body) must end within `timeoutMs`, or as
+ * soon as `stop` aborts; a new connection each time (`connection: close`, no agent: nothing kept
+ * open to hold a stopping process), no redirects followed (a 3xx is the answer), the server's
+ * certificate checked. `connect.lookup`, when given, resolves the host (a literal address is not
+ * resolved: the caller checks it). Never throws: a failure is an Attempt without a status.
  */
-export async function postWebhook(url: string, body: string, headers: Record<string, string>, timeoutMs: number, stop?: AbortSignal): Promise<Attempt> {
+export async function postWebhook(url: string, body: string, headers: Record<string, string>, timeoutMs: number, stop?: AbortSignal, connect: ConnectOptions = {}): Promise<Attempt> {
   if (stop?.aborted) return STOPPED;
   let target: URL;
   try {
@@ -138,10 +146,10 @@ export async function postWebhook(url: string, body: string, headers: Record<str
   } catch {
     return { status: null, excerpt: '', problem: 'invalid URL' };
   }
-  // A URL of another scheme (config.ts lets only http and https through): a failed try, never a throw,
-  // in the words node:http had for it.
+  // A URL of another scheme (config.ts lets only http and https through): a failed try, never a throw.
   if (target.protocol !== 'http:' && target.protocol !== 'https:') return { status: null, excerpt: '', problem: `Protocol "${target.protocol}" not supported. Expected "http:"` };
   const request = withoutCredentials(target, headers);
+  const payload = Buffer.from(body, 'utf8');
 
   // One signal ends the try, whichever comes first: the timeout or the stop; `cut` says which it was.
   const cutShort = new AbortController();
@@ -155,16 +163,22 @@ export async function postWebhook(url: string, body: string, headers: Record<str
   const onStop = () => cutWith(STOPPED);
   stop?.addEventListener('abort', onStop);
   try {
-    const response = await fetch(request.url, {
-      method: 'POST',
-      headers: { ...request.headers, connection: 'close' },
-      body,
-      redirect: 'manual',
-      signal: cutShort.signal,
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const send = request.url.protocol === 'https:' ? httpsRequest : httpRequest;
+      const outgoing = send(request.url, {
+        method: 'POST',
+        headers: { ...request.headers, 'content-length': String(payload.length), connection: 'close' },
+        agent: false,
+        signal: cutShort.signal,
+        ...(connect.lookup ? { lookup: connect.lookup } : {}),
+      }, resolve);
+      outgoing.on('error', reject);
+      outgoing.end(payload);
     });
-    const text = (await readStart(response.body, cutShort.signal)).toString('utf8').replace(/\p{Cc}+/gu, ' ').trim();
+    const text = (await readStart(response)).toString('utf8').replace(/\p{Cc}+/gu, ' ').trim();
+    response.destroy();
     if (cut !== undefined) return cut;
-    return { status: response.status, excerpt: withoutUrlSecrets(text.slice(0, LOGGED_CHARS), url) };
+    return { status: response.statusCode ?? null, excerpt: withoutUrlSecrets(text.slice(0, LOGGED_CHARS), url) };
   } catch (error) {
     return cut ?? { status: null, excerpt: '', problem: problemOf(error) };
   } finally {

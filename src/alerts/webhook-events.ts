@@ -1,5 +1,6 @@
 import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import type { AlertKind } from './deliveries.store.js';
+import type { AllowedHosts } from './address-guard.js';
 
 /** The settings of reports and alerts (docs/operations.md#configuration; config.ts reads them). */
 export interface WebhookSettings {
@@ -30,6 +31,8 @@ export interface WebhookSettings {
   cooldownSeconds: number;
   /** Messages an alert destination is sent a minute at most (docs/alert-routing.md#digests). */
   alertRateLimit: number;
+  /** The internal hosts alert destinations may be sent to (CMI_ALERT_ALLOWED_HOSTS; docs/alert-routing.md#internal-addresses). */
+  allowedHosts: AllowedHosts;
 }
 
 /** How a webhook body shows records: as the JSON API shows them (server/ and cli/ pass render/'s). */

@@ -65,7 +65,9 @@ export interface TestAppOptions {
 export async function createTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const fresh = await migratedDatabase();
   const spool = mkdtempSync(join(tmpdir(), 'cmi-spool-'));
-  const config = loadConfig({ DATABASE_URL: fresh.url, LOG_LEVEL: 'silent', CMI_SPOOL_DIR: spool, ...env });
+  // The tests' receivers listen on 127.0.0.1, an address alert destinations are refused at unless
+  // allowed (docs/alert-routing.md#internal-addresses); a test of that refusal gives '' (none allowed).
+  const config = loadConfig({ DATABASE_URL: fresh.url, LOG_LEVEL: 'silent', CMI_SPOOL_DIR: spool, CMI_ALERT_ALLOWED_HOSTS: '127.0.0.1', ...env });
   const database = openDatabase(config);
   const time = testClock();
   const repository = usersRepository(database);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestApp } from './support/app.js';
+import { forbiddenJson, forbiddenXml } from './support/error-reports.js';
 import { assertAccessDenied, login, withCookie } from './support/http.js';
 
 /**
@@ -10,7 +11,6 @@ import { assertAccessDenied, login, withCookie } from './support/http.js';
  * actions on itself are not refused as "the last administrator" (user-management.test.ts covers that).
  */
 
-const FORBIDDEN_JSON = '{"errors":{"base":["You are not authorized to perform this action"]}}';
 const NOT_FOUND_JSON = '{"errors":{"base":["Resource not found"]}}';
 
 type Actor = 'anonymous' | 'user' | 'other user' | 'admin';
@@ -27,6 +27,8 @@ interface Endpoint {
   url: (actor: Actor) => string;
   body?: (actor: Actor) => unknown;
   expected: Record<Actor, number>;
+  /** What a 403 names as missing (docs/api.md#errors). */
+  needs?: string;
   /** Changes state a later cell would notice: each cell gets a fresh app. */
   destructive?: boolean;
 }
@@ -44,11 +46,12 @@ const ENDPOINTS: Endpoint[] = [
       created += 1;
       return { user: { login: `new${created}`, email: `new${created}@example.com`, password: 'new-password' } };
     },
+    needs: 'users.create',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 201 },
   },
   { name: 'GET /users/<self>.json', method: 'GET', url: (a) => `/users/${SELF[a]}.json`, expected: { anonymous: 401, user: 200, 'other user': 200, admin: 200 } },
-  { name: 'GET /users/<other>.json', method: 'GET', url: (a) => `/users/${OTHER[a]}.json`, expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 } },
-  { name: 'GET /users/<unknown>.json', method: 'GET', url: () => '/users/999.json', expected: { anonymous: 401, user: 403, 'other user': 403, admin: 404 } },
+  { name: 'GET /users/<other>.json', method: 'GET', url: (a) => `/users/${OTHER[a]}.json`, needs: 'users.read', expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 } },
+  { name: 'GET /users/<unknown>.json', method: 'GET', url: () => '/users/999.json', needs: 'users.read', expected: { anonymous: 401, user: 403, 'other user': 403, admin: 404 } },
   {
     name: 'PUT /users/<self>.json',
     method: 'PUT',
@@ -61,6 +64,7 @@ const ENDPOINTS: Endpoint[] = [
     method: 'PUT',
     url: (a) => `/users/${SELF[a]}.json`,
     body: () => ({ role: 'admin' }),
+    needs: 'users.update',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 204 },
     destructive: true,
   },
@@ -69,6 +73,7 @@ const ENDPOINTS: Endpoint[] = [
     method: 'PUT',
     url: (a) => `/users/${OTHER[a]}.json`,
     body: () => ({ user: { first_name: 'Changed' } }),
+    needs: 'users.update',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 204 },
   },
   {
@@ -76,6 +81,7 @@ const ENDPOINTS: Endpoint[] = [
     method: 'DELETE',
     url: (a) => `/users/${SELF[a]}.json`,
     body: () => ({ force: 1 }),
+    needs: 'users.delete',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 204 },
     destructive: true,
   },
@@ -84,6 +90,7 @@ const ENDPOINTS: Endpoint[] = [
     method: 'DELETE',
     url: (a) => `/users/${OTHER[a]}.json`,
     body: () => ({ force: 1 }),
+    needs: 'users.delete',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 204 },
     destructive: true,
   },
@@ -91,6 +98,7 @@ const ENDPOINTS: Endpoint[] = [
     name: 'POST /users/<self>/suspend.json',
     method: 'POST',
     url: (a) => `/users/${SELF[a]}/suspend.json`,
+    needs: 'users.suspend',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 },
     destructive: true,
   },
@@ -98,6 +106,7 @@ const ENDPOINTS: Endpoint[] = [
     name: 'POST /users/<other>/suspend.json',
     method: 'POST',
     url: (a) => `/users/${OTHER[a]}/suspend.json`,
+    needs: 'users.suspend',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 },
     destructive: true,
   },
@@ -105,12 +114,14 @@ const ENDPOINTS: Endpoint[] = [
     name: 'POST /users/<self>/activate.json',
     method: 'POST',
     url: (a) => `/users/${SELF[a]}/activate.json`,
+    needs: 'users.suspend',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 },
   },
   {
     name: 'POST /users/<other>/activate.json',
     method: 'POST',
     url: (a) => `/users/${OTHER[a]}/activate.json`,
+    needs: 'users.suspend',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 },
   },
   {
@@ -127,6 +138,7 @@ const ENDPOINTS: Endpoint[] = [
     url: (a) => `/users/${OTHER[a]}/make_new_api_key.json`,
     // Through the session cookie a new key needs the caller's password (docs/security.md#self-service); Basic reads no body.
     body: (a) => ({ current_password: PASSWORDS[a] }),
+    needs: 'users.api_key',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 },
   },
   { name: 'DELETE /session.json', method: 'DELETE', url: () => '/session.json', expected: { anonymous: 401, user: 204, 'other user': 204, admin: 204 } },
@@ -135,12 +147,14 @@ const ENDPOINTS: Endpoint[] = [
     name: 'GET /sysadmin_tools/infrastructure/errors/1.json',
     method: 'GET',
     url: () => '/sysadmin_tools/infrastructure/errors/1.json',
+    needs: 'infrastructure_errors.read',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 },
   },
   {
     name: 'GET /sysadmin_tools/infrastructure/errors/<unknown>.json',
     method: 'GET',
     url: () => '/sysadmin_tools/infrastructure/errors/999.json',
+    needs: 'infrastructure_errors.read',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 404 },
   },
   {
@@ -148,6 +162,7 @@ const ENDPOINTS: Endpoint[] = [
     method: 'POST',
     url: () => '/sysadmin_tools/infrastructure/errors.json',
     body: ERROR_BODY,
+    needs: 'infrastructure_errors.create',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 201 },
     destructive: true,
   },
@@ -155,6 +170,7 @@ const ENDPOINTS: Endpoint[] = [
     name: 'POST /sysadmin_tools/infrastructure/errors/1/report.json',
     method: 'POST',
     url: () => '/sysadmin_tools/infrastructure/errors/1/report.json',
+    needs: 'infrastructure_errors.report',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 },
     destructive: true,
   },
@@ -162,6 +178,7 @@ const ENDPOINTS: Endpoint[] = [
     name: 'GET /sysadmin_tools/infrastructure/deliveries.json',
     method: 'GET',
     url: () => '/sysadmin_tools/infrastructure/deliveries.json',
+    needs: 'webhook_deliveries.read',
     expected: { anonymous: 401, user: 403, 'other user': 403, admin: 200 },
   },
 ];
@@ -216,7 +233,7 @@ async function check(t: TestApp, endpoint: Endpoint, actor: Actor, via: Via): Pr
   });
   assert.equal(res.statusCode, expected, `${actor} ${endpoint.name}: ${res.statusCode} ${res.body}`);
   if (expected === 401) assertAccessDenied(res);
-  if (expected === 403) assert.equal(res.body, FORBIDDEN_JSON);
+  if (expected === 403) assert.equal(res.body, forbiddenJson(endpoint.needs ?? 'a permission the table names'));
   if (expected === 404) assert.equal(res.body, NOT_FOUND_JSON);
   if (expected === 204) assert.equal(res.body, '');
   if (before !== undefined) assert.deepEqual(await snapshot(t), before, `${actor} ${endpoint.name} changed state`);
@@ -267,9 +284,6 @@ describe('access matrix effects', () => {
   it('the same holds in XML: a 403 on an .xml path is XML', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/users/1/suspend.xml', headers: { authorization: t.aliceAuth } });
     assert.equal(res.statusCode, 403);
-    assert.equal(
-      res.body,
-      '<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n  <error>You are not authorized to perform this action</error>\n</errors>\n',
-    );
+    assert.equal(res.body, forbiddenXml('users.suspend'));
   });
 });

@@ -8,7 +8,7 @@ import { ADMIN, ALICE, createTestApp, listenLocally, type TestApp } from './supp
 import { runCmi, startServer } from './support/cli.js';
 import { CmiClient } from '../src/client/index.js';
 import { freshDatabase } from './support/database.js';
-import { ERRORS, FORBIDDEN_JSON, JSON_TYPE, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
+import { ERRORS, forbiddenJson, JSON_TYPE, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';
 import { webhookReceiver } from './support/webhook-receiver.js';
 import { decodeMail, silentServer, smtpReceiver } from './support/smtp-receiver.js';
@@ -143,7 +143,7 @@ describe('alert routing', { timeout: 600_000 }, () => {
 
     const forbidden = await call('GET', `${DESTINATIONS}.json`, undefined, t.aliceAuth);
     assert.equal(forbidden.status, 403);
-    assert.equal(forbidden.body, FORBIDDEN_JSON);
+    assert.equal(forbidden.body, forbiddenJson('alert_destinations.read'));
     assert.equal((await call('POST', `${DESTINATIONS}.json`, { label: 'x', kind: 'slack', url: 'https://a.example.com/' }, t.aliceAuth)).status, 403);
     assert.equal((await t.app.inject({ method: 'GET', url: `${DESTINATIONS}.json` })).statusCode, 401);
     assert.equal((await call('GET', `${DESTINATIONS}/99.json`)).status, 404);

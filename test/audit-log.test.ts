@@ -485,6 +485,6 @@ describe('cmi/client auditLog and cmi audit against a real cmi', () => {
     const bad = await cmi('--actor', 'me');
     assert.deepEqual([bad.stdout, bad.stderr, bad.code], ['', 'cmi: --actor must be a positive integer (got "me")\n', 2]);
     const refused = await runCmi(['audit'], { ...env, CMI_USER: ALICE.login, CMI_PASSWORD: ALICE.password });
-    assert.deepEqual([refused.stdout, refused.stderr, refused.code], ['', 'cmi: You are not authorized to perform this action\n', 1]);
+    assert.deepEqual([refused.stdout, refused.stderr, refused.code], ['', 'cmi: You are not authorized to perform this action (needs audit_log.read)\n', 1]);
   });
 });

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
+import { forbiddenJson, forbiddenXml } from './support/error-reports.js';
 import { ACCESS_DENIED_XML, assertAccessDenied, get, login, SESSION_COOKIE, withCookie } from './support/http.js';
 
-const FORBIDDEN_JSON = '{"errors":{"base":["You are not authorized to perform this action"]}}';
-const FORBIDDEN_XML =
-  '<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n  <error>You are not authorized to perform this action</error>\n</errors>\n';
 const aliceList = (t: TestApp) =>
   '[{"user":{"id":2,"login":"alice","email":"alice@example.com","first_name":"Alice","last_name":"User","status":"active",' +
   '"time_zone":null,"locale":null,"created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00",' +
@@ -244,14 +242,14 @@ describe('authorization of an ordinary user', () => {
     assert.equal(res.statusCode, 403);
     assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
     assert.equal(res.headers['cache-control'], 'no-cache');
-    assert.equal(res.body, FORBIDDEN_JSON);
+    assert.equal(res.body, forbiddenJson('infrastructure_errors.read'));
   });
 
   it('forbids GET of an infrastructure error in XML with an XML 403', async () => {
     const res = await get(t.app, '/sysadmin_tools/infrastructure/errors/1.xml', { authorization: t.aliceAuth });
     assert.equal(res.statusCode, 403);
     assert.equal(res.headers['content-type'], 'application/xml; charset=utf-8');
-    assert.equal(res.body, FORBIDDEN_XML);
+    assert.equal(res.body, forbiddenXml('infrastructure_errors.read'));
   });
 
   it('forbids POST of an infrastructure error with 403 and records nothing', async () => {
@@ -262,7 +260,7 @@ describe('authorization of an ordinary user', () => {
       payload: JSON.stringify({ infrastructure_error: { error_class: 'TypeError', message: 'boom', backtrace: 'src/a.ts:1:in \'f\'' } }),
     });
     assert.equal(res.statusCode, 403);
-    assert.equal(res.body, FORBIDDEN_JSON);
+    assert.equal(res.body, forbiddenJson('infrastructure_errors.create'));
     const rows = await t.database.db.selectFrom('infrastructure_errors').selectAll().execute();
     assert.deepEqual(rows, []);
   });

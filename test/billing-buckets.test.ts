@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestApp } from './support/app.js';
-import { FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
+import { forbiddenJson, NOT_FOUND_JSON } from './support/error-reports.js';
 
 const AT = '2026-11-20T10:00:00+00:00';
 
@@ -78,13 +78,13 @@ describe('/billing/buckets', () => {
 
   it('answers 403 to a user without the buckets permissions', async () => {
     await call(t, 'POST', '/billing/buckets.json', t.adminAuth, { bucket: { label: 'Gold' } });
-    for (const [method, url, body] of [
-      ['GET', '/billing/buckets.json', undefined], ['GET', '/billing/buckets/1.json', undefined], ['POST', '/billing/buckets.json', { bucket: { label: 'x' } }],
-      ['PUT', '/billing/buckets/1.json', { label: 'x' }], ['DELETE', '/billing/buckets/1.json', undefined],
+    for (const [method, url, body, needs] of [
+      ['GET', '/billing/buckets.json', undefined, 'buckets.read'], ['GET', '/billing/buckets/1.json', undefined, 'buckets.read'], ['POST', '/billing/buckets.json', { bucket: { label: 'x' } }, 'buckets.create'],
+      ['PUT', '/billing/buckets/1.json', { label: 'x' }, 'buckets.update'], ['DELETE', '/billing/buckets/1.json', undefined, 'buckets.delete'],
     ] as const) {
       const res = await call(t, method, url, t.aliceAuth, body);
       assert.equal(res.statusCode, 403, `${method} ${url}`);
-      assert.equal(res.body, FORBIDDEN_JSON);
+      assert.equal(res.body, forbiddenJson(needs));
     }
   });
 
@@ -113,7 +113,7 @@ describe('/billing/buckets', () => {
     // A user sends its own bucket unchanged (the PHP wrapper does); any change needs users.update.
     assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.aliceAuth, { user: { first_name: 'Al', bucket_id: null } })).statusCode, 204);
     const moved = await call(t, 'PUT', `/users/${t.alice.id}.json`, t.aliceAuth, { user: { bucket_id: 1 } });
-    assert.deepEqual([moved.statusCode, moved.body], [403, FORBIDDEN_JSON]);
+    assert.deepEqual([moved.statusCode, moved.body], [403, forbiddenJson('users.update')]);
     assert.equal(await bucketOf(t.alice.id), null);
 
     const xml = '<user><bucket_id nil="true"/></user>';

@@ -80,6 +80,6 @@ describe('cmi ingest-keys', () => {
     const gone = await cmi(['ingest-keys', 'show', '1']);
     assert.deepEqual([gone.code, gone.stderr], [1, 'cmi: Resource not found\n']);
     const alice = await cmi(['ingest-keys', 'ls'], { CMI_USER: ALICE.login, CMI_PASSWORD: ALICE.password });
-    assert.deepEqual([alice.code, alice.stdout, alice.stderr], [1, '', 'cmi: You are not authorized to perform this action\n']);
+    assert.deepEqual([alice.code, alice.stdout, alice.stderr], [1, '', 'cmi: You are not authorized to perform this action (needs ingest_keys.read)\n']);
   });
 });

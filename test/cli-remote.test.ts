@@ -287,11 +287,11 @@ describe('cmi remote commands', () => {
     const body = (await t.app.inject({ url: '/sysadmin_tools/infrastructure/deliveries.json?state=delivered', headers: { authorization: t.adminAuth } })).body;
     succeeded(await cmi(['deliveries', 'ls', '--state', 'delivered', '--json'], AS_ADMIN()), `${body.replace(/\n$/, '')}\n`);
     failed(await cmi(['deliveries', 'ls', '--state', 'lost'], AS_ADMIN()), 1, 'cmi: state must be one of pending, failed, delivered\n');
-    failed(await cmi(['deliveries', 'ls', '--url', url, '--user', ALICE.login], { CMI_PASSWORD: ALICE.password }), 1, 'cmi: You are not authorized to perform this action\n');
+    failed(await cmi(['deliveries', 'ls', '--url', url, '--user', ALICE.login], { CMI_PASSWORD: ALICE.password }), 1, 'cmi: You are not authorized to perform this action (needs webhook_deliveries.read)\n');
   });
 
   it('an ordinary user is refused the tracker: exit 1 and the server\'s message', async () => {
-    failed(await cmi(['errors', 'ls', '--url', url, '--user', ALICE.login], { CMI_PASSWORD: ALICE.password }), 1, 'cmi: You are not authorized to perform this action\n');
+    failed(await cmi(['errors', 'ls', '--url', url, '--user', ALICE.login], { CMI_PASSWORD: ALICE.password }), 1, 'cmi: You are not authorized to perform this action (needs infrastructure_errors.read)\n');
   });
 
   /** No server named, no profile saved (a fresh config directory). */

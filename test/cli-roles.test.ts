@@ -135,7 +135,7 @@ describe('cmi roles, permissions and buckets', () => {
     failed(results[6], 1, 'cmi: A system role cannot be deleted\n');
     failed(results[7], 1, 'cmi: permission_ids of the admin role are every permission\n');
     failed(results[8], 1, 'cmi: permission_ids names no permission: 999\n');
-    failed(results[9], 1, 'cmi: You are not authorized to perform this action\n');
+    failed(results[9], 1, 'cmi: You are not authorized to perform this action (needs roles.read)\n');
     assert.deepEqual((await t.database.db.selectFrom('roles').select('id').orderBy('id').execute()).map((row) => Number(row.id)), [1, 2, 3, 5, 6]);
   });
 

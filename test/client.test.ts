@@ -109,7 +109,7 @@ for (const format of ['json', 'xml'] as const satisfies Format[]) {
       const alice = new CmiClient({ baseUrl, login: ALICE.login, password: ALICE.password, format });
       const forbidden = await alice.infrastructureErrors.list().catch((error: unknown) => error);
       assert.ok(forbidden instanceof CmiPermissionError);
-      assert.deepEqual([forbidden.status, forbidden.errors], [403, { base: ['You are not authorized to perform this action'] }]);
+      assert.deepEqual([forbidden.status, forbidden.errors], [403, { base: ['You are not authorized to perform this action (needs infrastructure_errors.read)'] }]);
 
       const missing = await admin.users.get(999_999).catch((error: unknown) => error);
       assert.ok(missing instanceof CmiNotFoundError);

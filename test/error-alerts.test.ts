@@ -11,7 +11,7 @@ import { type Database, openDatabase } from '../src/db/database.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { runCmi, runCmiProcess, startServer } from './support/cli.js';
 import { freshDatabase } from './support/database.js';
-import { ERRORS, FORBIDDEN_JSON, JSON_TYPE, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
+import { ERRORS, forbiddenJson, JSON_TYPE, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';
 import { type WebhookReceiver, webhookReceiver } from './support/webhook-receiver.js';
 import { validateResponses } from './support/response-validation.js';
@@ -301,7 +301,7 @@ describe('alerts', { timeout: 600_000 }, () => {
     assert.equal(badState.body, '{"errors":{"state":["must be one of pending, failed, delivered"]}}');
     const forbidden = await get(`${DELIVERIES}.json`, t.aliceAuth);
     assert.equal(forbidden.statusCode, 403);
-    assert.equal(forbidden.body, FORBIDDEN_JSON);
+    assert.equal(forbidden.body, forbiddenJson('webhook_deliveries.read'));
     assert.equal((await t.app.inject({ method: 'GET', url: `${DELIVERIES}.json` })).statusCode, 401);
   });
 });

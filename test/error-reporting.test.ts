@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createTestApp, type TestApp } from './support/app.js';
 import { runCmi } from './support/cli.js';
-import { ERRORS, FORBIDDEN_JSON, JSON_TYPE, NOT_FOUND_JSON, report, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
+import { ERRORS, forbiddenJson, JSON_TYPE, NOT_FOUND_JSON, report, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';
 import { type WebhookReceiver, webhookReceiver } from './support/webhook-receiver.js';
 
@@ -199,7 +199,7 @@ describe('reporting an error', { timeout: 600_000 }, () => {
     const id = await newError();
     const forbidden = await reportIt(id, 'json', t.aliceAuth);
     assert.equal(forbidden.statusCode, 403);
-    assert.equal(forbidden.body, FORBIDDEN_JSON);
+    assert.equal(forbidden.body, forbiddenJson('infrastructure_errors.report'));
     const anonymous = await t.app.inject({ method: 'POST', url: `${ERRORS}/${id}/report.json` });
     assert.equal(anonymous.statusCode, 401);
     const missing = await reportIt(999_999);

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { trackerRepository } from '../src/tracker/tracker.store.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import {
-  call, ERRORS, errorJson, errorRow, errorXml, FORBIDDEN_JSON, histogramRows, hourOf, idsOf, JSON_TYPE, NOT_FOUND_JSON,
+  call, ERRORS, errorJson, errorRow, errorXml, forbiddenJson, forbiddenXml, histogramRows, hourOf, idsOf, JSON_TYPE, NOT_FOUND_JSON,
   occurrenceRows, recordOf, report, reportXml, rowCounts, wire, XML_DECLARATION, XML_TYPE,
 } from './support/error-reports.js';
 import { ACCESS_DENIED_XML, assertAccessDenied } from './support/http.js';
@@ -625,30 +625,30 @@ describe('the tracker is for administrators only', () => {
   });
   after(() => t.close());
 
-  const endpoints = (): Array<['GET' | 'DELETE', string]> => [
-    ['GET', `${ERRORS}.json`],
-    ['GET', `${ERRORS}/${errorId}.json`],
-    ['GET', `${ERRORS}/${errorId}/occurrences.json`],
-    ['GET', `${ERRORS}/${errorId}/histogram.json`],
-    ['GET', `${ERRORS}/${errorId}/breakdown.json`],
-    ['DELETE', `${ERRORS}/${errorId}.json`],
-    ['DELETE', `${ERRORS}.json?host=hv-1`],
-    ['DELETE', `${ERRORS}.json?all=true`],
+  const endpoints = (): Array<['GET' | 'DELETE', string, string]> => [
+    ['GET', `${ERRORS}.json`, 'infrastructure_errors.read'],
+    ['GET', `${ERRORS}/${errorId}.json`, 'infrastructure_errors.read'],
+    ['GET', `${ERRORS}/${errorId}/occurrences.json`, 'infrastructure_errors.read'],
+    ['GET', `${ERRORS}/${errorId}/histogram.json`, 'infrastructure_errors.read'],
+    ['GET', `${ERRORS}/${errorId}/breakdown.json`, 'infrastructure_errors.read'],
+    ['DELETE', `${ERRORS}/${errorId}.json`, 'infrastructure_errors.delete'],
+    ['DELETE', `${ERRORS}.json?host=hv-1`, 'infrastructure_errors.delete'],
+    ['DELETE', `${ERRORS}.json?all=true`, 'infrastructure_errors.delete'],
   ];
 
   it('answers 403 to alice on every endpoint, reporting included, and changes nothing', async () => {
     const before = await rowCounts(t);
-    for (const [method, url] of endpoints()) {
+    for (const [method, url, needs] of endpoints()) {
       const res = await call(t, method, url, t.aliceAuth);
       assert.equal(res.statusCode, 403, `${method} ${url}`);
-      assert.equal(res.body, FORBIDDEN_JSON, `${method} ${url}`);
+      assert.equal(res.body, forbiddenJson(needs), `${method} ${url}`);
     }
     const posted = await report(t, { error_class: 'Access::Probe', host: 'hv-1' }, { authorization: t.aliceAuth });
     assert.equal(posted.statusCode, 403);
-    assert.equal(posted.body, FORBIDDEN_JSON);
+    assert.equal(posted.body, forbiddenJson('infrastructure_errors.create'));
     const xml = await call(t, 'GET', `${ERRORS}.xml`, t.aliceAuth);
     assert.equal(xml.statusCode, 403);
-    assert.equal(xml.body, `${XML_DECLARATION}<errors>\n  <error>You are not authorized to perform this action</error>\n</errors>\n`);
+    assert.equal(xml.body, forbiddenXml('infrastructure_errors.read'));
     assert.deepEqual(await rowCounts(t), before);
   });
 
@@ -1077,7 +1077,7 @@ describe('DELETE .../errors/:id and bulk DELETE .../errors', () => {
     assert.equal(xmlRefusal.body, `${XML_DECLARATION}<errors>\n  <error>All must be true to delete every error (or give a filter)</error>\n</errors>\n`);
     const alice = await call(t, 'DELETE', `${ERRORS}.json?all=true`, t.aliceAuth);
     assert.equal(alice.statusCode, 403);
-    assert.equal(alice.body, FORBIDDEN_JSON);
+    assert.equal(alice.body, forbiddenJson('infrastructure_errors.delete'));
     assert.deepEqual(await remaining(), ['Bulk::One', 'Bulk::Two', 'Bulk::Three', 'Bulk::Four']);
 
     const storage = await call(t, 'DELETE', `${ERRORS}.json?component=storage`);

@@ -7,7 +7,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { ADMIN, createTestApp, listenLocally, type TestApp } from './support/app.js';
 import { runCmi } from './support/cli.js';
 import { eventually } from './support/eventually.js';
-import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
+import { ERRORS, forbiddenJson, NOT_FOUND_JSON } from './support/error-reports.js';
 
 // Error triage (docs/api.md#error-triage): status, snooze, assignee, notes, activity, bulk, regressions.
 
@@ -115,7 +115,7 @@ describe('error triage', () => {
     assert.equal(xml.body, '<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n  <error>Status must be one of unresolved, resolved, ignored, snoozed</error>\n</errors>\n');
     assert.equal((await call(t, 'PUT', `${ERRORS}/999/triage.json`, { status: 'resolved' })).body, NOT_FOUND_JSON);
     assert.equal((await call(t, 'GET', `${ERRORS}/999/triage.json`)).statusCode, 404);
-    assert.equal((await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { status: 'resolved' }, t.aliceAuth)).body, FORBIDDEN_JSON);
+    assert.equal((await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { status: 'resolved' }, t.aliceAuth)).body, forbiddenJson('infrastructure_errors.triage'));
     assert.equal((await call(t, 'GET', `${ERRORS}/${id}/triage.json`, undefined, t.aliceAuth)).statusCode, 403);
     // Nothing changed.
     assert.equal((await call(t, 'GET', `${ERRORS}/${id}/triage.json`)).body, triageJson());
@@ -230,14 +230,14 @@ describe('error triage', () => {
     await give(other!, triagers);
     const as = (user: { login: string }) => t.basic(user.login, 'shared-password');
     assert.equal((await call(t, 'GET', `${ERRORS}/${id}/triage.json`, undefined, as(reader!))).statusCode, 200);
-    assert.equal((await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { status: 'ignored' }, as(reader!))).body, FORBIDDEN_JSON);
+    assert.equal((await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { status: 'ignored' }, as(reader!))).body, forbiddenJson('infrastructure_errors.triage'));
     assert.equal((await call(t, 'PUT', `${ERRORS}/triage.json?all=true`, { triage: { status: 'ignored' } }, as(reader!))).statusCode, 403);
     assert.equal((await call(t, 'POST', `${ERRORS}/${id}/notes.json`, { body: 'mine' }, as(reader!))).statusCode, 403);
     // A reader may be assigned; the triager assigns it and ignores the error.
     const changed = await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { status: 'ignored', assignee_id: reader!.id }, as(triager!));
     assert.deepEqual([changed.statusCode, statusOf(changed)], [200, { status: 'ignored', assignee_id: reader!.id, snoozed_until: null, snooze_occurrences: null, resolved_at: null, resolved_by_id: null, regressed_at: null, updated_at: AT }]);
     assert.equal((await call(t, 'POST', `${ERRORS}/${id}/notes.json`, { body: 'mine' }, as(triager!))).statusCode, 201);
-    assert.equal((await call(t, 'DELETE', `${ERRORS}/${id}/notes/1.json`, undefined, as(other!))).body, FORBIDDEN_JSON);
+    assert.equal((await call(t, 'DELETE', `${ERRORS}/${id}/notes/1.json`, undefined, as(other!))).body, forbiddenJson('infrastructure_errors.notes.delete'));
     assert.equal((await call(t, 'DELETE', `${ERRORS}/${id}/notes/1.json`, undefined, as(triager!))).statusCode, 204);
     await call(t, 'POST', `${ERRORS}/${id}/notes.json`, { body: 'again' }, as(triager!));
     // The administrator holds infrastructure_errors.notes.delete.

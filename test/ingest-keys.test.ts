@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestApp } from './support/app.js';
-import { FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
+import { forbiddenJson, NOT_FOUND_JSON } from './support/error-reports.js';
 import { assertAccessDenied } from './support/http.js';
 
 const AT = '2026-11-20T10:00:00+00:00';
@@ -91,9 +91,12 @@ describe('/sysadmin_tools/infrastructure/ingest_keys', () => {
 
   it('answers 403 to a user without the ingest_keys permissions, 401 without credentials', async () => {
     await call(t, 'POST', `${KEYS}.json`, t.adminAuth, { label: 'A' });
-    for (const [method, url, body] of [['GET', `${KEYS}.json`], ['POST', `${KEYS}.json`, { label: 'B' }], ['GET', `${KEYS}/1.json`], ['PUT', `${KEYS}/1.json`, { label: 'C' }], ['DELETE', `${KEYS}/1.json`]] as const) {
+    for (const [method, url, body, needs] of [
+      ['GET', `${KEYS}.json`, undefined, 'ingest_keys.read'], ['POST', `${KEYS}.json`, { label: 'B' }, 'ingest_keys.create'], ['GET', `${KEYS}/1.json`, undefined, 'ingest_keys.read'],
+      ['PUT', `${KEYS}/1.json`, { label: 'C' }, 'ingest_keys.update'], ['DELETE', `${KEYS}/1.json`, undefined, 'ingest_keys.delete'],
+    ] as const) {
       const res = await call(t, method, url, t.aliceAuth, body);
-      assert.deepEqual([res.statusCode, res.body], [403, FORBIDDEN_JSON], `${method} ${url}`);
+      assert.deepEqual([res.statusCode, res.body], [403, forbiddenJson(needs)], `${method} ${url}`);
     }
     assertAccessDenied(await t.app.inject({ method: 'GET', url: `${KEYS}.json` }));
   });

@@ -142,7 +142,7 @@ User getList: 200 logins=admin,alice,elephant
 auth (user, password): 200
 User getList (user): 200 login=alice
 User save (own record): 204
-User save (own roles): 403 {"errors":{"base":["You are not authorized to perform this action"]}}
+User save (own roles): 403 {"errors":{"base":["You are not authorized to perform this action (needs users.update)"]}}
 User load (user): 200 time_zone=Europe/Paris
 User delete(force): 204 []
 User load: 200 status=deleted

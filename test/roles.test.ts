@@ -7,7 +7,7 @@ import { type Database, migrateTo, migrateToLatest, openDatabase } from '../src/
 import { PERMISSIONS } from '../src/roles/permissions.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { type FreshDatabase, freshDatabase, onPostgres } from './support/database.js';
-import { ERRORS, FORBIDDEN_JSON } from './support/error-reports.js';
+import { ERRORS, forbiddenJson, forbiddenXml } from './support/error-reports.js';
 import { type RoleJson, roleJson } from './support/roles.js';
 
 const AT = '2026-11-20T10:00:00.000Z';
@@ -102,17 +102,17 @@ describe('authorisation by permission', () => {
     assert.equal(list.statusCode, 200);
     assert.deepEqual(list.json<Array<{ infrastructure_error: { id: number } }>>().map((e) => e.infrastructure_error.id), [errorId]);
     assert.equal((await call(t, 'GET', `${ERRORS}/${errorId}.json`, readerAuth)).statusCode, 200);
-    for (const [method, url, body] of [
-      ['DELETE', `${ERRORS}/${errorId}.json`, undefined],
-      ['POST', `${ERRORS}.json`, { error_class: 'X' }],
-      ['POST', `${ERRORS}/${errorId}/report.json`, undefined],
-      ['GET', '/users.json', undefined],
-      ['GET', `/users/${t.admin.id}.json`, undefined],
-      ['POST', '/users.json', { user: { login: 'newbie', email: 'newbie@example.com', password: 'a-password' } }],
+    for (const [method, url, body, needs] of [
+      ['DELETE', `${ERRORS}/${errorId}.json`, undefined, ['infrastructure_errors.delete']],
+      ['POST', `${ERRORS}.json`, { error_class: 'X' }, ['infrastructure_errors.create']],
+      ['POST', `${ERRORS}/${errorId}/report.json`, undefined, ['infrastructure_errors.report']],
+      ['GET', '/users.json', undefined, ['users.read', 'users.read.own']],
+      ['GET', `/users/${t.admin.id}.json`, undefined, ['users.read']],
+      ['POST', '/users.json', { user: { login: 'newbie', email: 'newbie@example.com', password: 'a-password' } }, ['users.create']],
     ] as const) {
       const res = await call(t, method, url, readerAuth, body);
       assert.equal(res.statusCode, 403, `${method} ${url}`);
-      assert.equal(res.body, FORBIDDEN_JSON);
+      assert.equal(res.body, forbiddenJson(...needs));
     }
     // Without users.read.own it does not even see itself.
     assert.equal((await call(t, 'GET', `/users/${t.admin.id + 2}.json`, readerAuth)).statusCode, 403);
@@ -182,7 +182,7 @@ describe('users with role_ids', () => {
     }
     const raise = await call(t, 'PUT', `/users/${t.alice.id}.json`, t.aliceAuth, { user: { role_ids: [1] } });
     assert.equal(raise.statusCode, 403);
-    assert.equal(raise.body, FORBIDDEN_JSON);
+    assert.equal(raise.body, forbiddenJson('users.update'));
     // cmi's own `role` stays an administrator's field, changed or not.
     assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.aliceAuth, { user: { role: 'user' } })).statusCode, 403);
     assert.deepEqual(await rolesOf(t.alice.id), [USER_ROLE]);
@@ -247,6 +247,70 @@ describe('users with role_ids', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe('users.create without users.update (docs/security.md#authorisation-by-permission)', () => {
+  let t: TestApp;
+  let creatorAuth: string;
+  let readers: number;
+  let admins: number;
+  let bucket: number;
+  before(async () => {
+    t = await createTestApp();
+    const creators = await addRole(t.database, 'creators', ['users.create', 'users.read.own']);
+    readers = await addRole(t.database, 'error_readers', ['infrastructure_errors.read']);
+    const [creator] = await t.addUsers(1);
+    await t.database.db.deleteFrom('user_roles').where('user_id', '=', creator!.id).execute();
+    await t.database.db.insertInto('user_roles').values({ user_id: creator!.id, role_id: creators }).execute();
+    creatorAuth = t.basic(creator!.login, 'shared-password');
+    const group = await call(t, 'POST', '/user_groups.json', t.adminAuth, { user_group: { label: 'Admins', role_ids: [1] } });
+    admins = group.json<{ user_group: { id: number } }>().user_group.id;
+    bucket = (await call(t, 'POST', '/billing/buckets.json', t.adminAuth, { bucket: { label: 'Gold' } })).json<{ bucket: { id: number } }>().bucket.id;
+  });
+  after(() => t.close());
+
+  const newUser = (login: string, extra: Record<string, unknown> = {}) => ({ user: { login, email: `${login}@example.com`, password: 'a-password', ...extra } });
+  const state = async () => ({
+    users: await t.database.db.selectFrom('users').select(['id', 'login', 'bucket_id', 'user_group_id']).orderBy('id').execute(),
+    roles: await rolesInDatabase(t.database),
+    audit: (await t.database.db.selectFrom('audit_events').select('id').execute()).length,
+  });
+
+  it('refuses a role but the default, role admin, a group or a bucket: 403 naming users.update, nothing created', async () => {
+    const before = await state();
+    for (const extra of [
+      { role_ids: [1] }, { role_ids: ['1', '2'] }, { role_ids: [readers] }, { role_ids: [2, readers] }, { role: 'admin' }, { role: 'admin', role_ids: [2] },
+      { user_group_id: admins }, { user_group_id: String(admins) }, { bucket_id: bucket }, { bucket_id: String(bucket), user_group_id: null },
+    ]) {
+      const res = await call(t, 'POST', '/users.json', creatorAuth, newUser('climber', extra));
+      assert.deepEqual([res.statusCode, res.body], [403, forbiddenJson('users.update')], JSON.stringify(extra));
+    }
+    const xml = await call(t, 'POST', '/users.xml', creatorAuth, '<user><login>climber</login><email>climber@example.com</email><password>a-password</password><role_ids type="array"><item>1</item></role_ids></user>', 'application/xml');
+    assert.deepEqual([xml.statusCode, xml.headers['content-type'], xml.body], [403, 'application/xml; charset=utf-8', forbiddenXml('users.update')]);
+    assert.deepEqual(await state(), before);
+  });
+
+  it('creates a user with the defaults, given or not', async () => {
+    const bodies: Array<[string, Record<string, unknown>]> = [
+      ['plain1', {}], ['plain2', { role: 'user' }], ['plain3', { role_ids: [2] }], ['plain4', { role_ids: ['2'], bucket_id: null, user_group_id: null }], ['plain5', { bucket_id: '', user_group_id: '' }],
+    ];
+    for (const [login, extra] of bodies) {
+      const res = await call(t, 'POST', '/users.json', creatorAuth, newUser(login, extra));
+      assert.equal(res.statusCode, 201, `${login}: ${res.body}`);
+    }
+    const { users, roles } = await state();
+    const made = users.filter((user) => user.login.startsWith('plain'));
+    assert.deepEqual(made.map((user) => [user.login, user.bucket_id, user.user_group_id]), bodies.map(([login]) => [login, null, null]));
+    assert.deepEqual(roles.filter(([login]) => login.startsWith('plain')), bodies.map(([login]) => [login, 'user', [2]]));
+  });
+
+  it('a holder of users.update gives a new user any role, group and bucket', async () => {
+    const res = await call(t, 'POST', '/users.json', t.adminAuth, newUser('chosen', { role_ids: [readers], user_group_id: admins, bucket_id: bucket }));
+    assert.equal(res.statusCode, 201, res.body);
+    const row = await t.database.db.selectFrom('users').select(['bucket_id', 'user_group_id']).where('login', '=', 'chosen').executeTakeFirstOrThrow();
+    assert.deepEqual([Number(row.bucket_id), Number(row.user_group_id)], [bucket, admins]);
+    assert.deepEqual((await rolesInDatabase(t.database)).find(([login]) => login === 'chosen'), ['chosen', 'user', [readers]]);
   });
 });
 
@@ -437,14 +501,14 @@ ${permissions.map(({ permission: p }) => `    <permission>
   });
 
   it('answers 403 to a user without the roles permissions', async () => {
-    for (const [method, url, body] of [
-      ['GET', '/roles.json', undefined], ['GET', '/roles/1.json', undefined], ['GET', '/permissions.json', undefined],
-      ['POST', '/roles.json', { role: { label: 'Mine' } }], ['PUT', '/roles/2.json', { label: 'Mine' }],
-      ['DELETE', '/roles/2.json', undefined], ['POST', '/roles/2/clone.json', undefined],
+    for (const [method, url, body, needs] of [
+      ['GET', '/roles.json', undefined, 'roles.read'], ['GET', '/roles/1.json', undefined, 'roles.read'], ['GET', '/permissions.json', undefined, 'roles.read'],
+      ['POST', '/roles.json', { role: { label: 'Mine' } }, 'roles.create'], ['PUT', '/roles/2.json', { label: 'Mine' }, 'roles.update'],
+      ['DELETE', '/roles/2.json', undefined, 'roles.delete'], ['POST', '/roles/2/clone.json', undefined, 'roles.create'],
     ] as const) {
       const res = await call(t, method, url, t.aliceAuth, body);
       assert.equal(res.statusCode, 403, `${method} ${url}`);
-      assert.equal(res.body, FORBIDDEN_JSON);
+      assert.equal(res.body, forbiddenJson(needs));
     }
   });
 

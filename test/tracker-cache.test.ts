@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app/app.js';
 import { createTestApp, type TestApp } from './support/app.js';
-import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
+import { ERRORS, forbiddenJson, NOT_FOUND_JSON } from './support/error-reports.js';
 import { anotherSearchPath, onPostgres } from './support/database.js';
 import { eventually } from './support/eventually.js';
 import { validateResponses } from './support/response-validation.js';
@@ -258,6 +258,6 @@ describe('the error tracker\'s answers are kept until the tracker changes', () =
       payload: JSON.stringify({ user: { role: 'user' } }),
     });
     assert.equal(demoted.statusCode, 204, demoted.body);
-    assert.deepEqual(await read(url, bobAuth).then(({ status, body }) => [status, body]), [403, FORBIDDEN_JSON]);
+    assert.deepEqual(await read(url, bobAuth).then(({ status, body }) => [status, body]), [403, forbiddenJson('infrastructure_errors.read')]);
   });
 });

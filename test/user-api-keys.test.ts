@@ -5,14 +5,15 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app/app.js';
 import { loadConfig } from '../src/config.js';
 import { type Database, migrateTo, migrateToLatest, openDatabase } from '../src/db/database.js';
+import { PERMISSIONS } from '../src/roles/permissions.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { testClock } from './support/clock.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 import { eventually } from './support/eventually.js';
+import { forbiddenJson } from './support/error-reports.js';
 import { assertAccessDenied, login, withCookie } from './support/http.js';
 
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
-const FORBIDDEN_JSON = '{"errors":{"base":["You are not authorized to perform this action"]}}';
 const NOT_FOUND_JSON = '{"errors":{"base":["Resource not found"]}}';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -217,7 +218,7 @@ describe('a user\'s API keys', () => {
     ] as const) {
       const res = await call(t.app, method, url, { auth: t.aliceAuth, body: { description: 'x' } });
       assert.equal(res.statusCode, 403, `${method} ${url}`);
-      assert.equal(res.body, FORBIDDEN_JSON);
+      assert.equal(res.body, forbiddenJson('users.api_key'));
     }
     // Another user's key under one's own path is no key of one's own.
     for (const method of ['GET', 'DELETE'] as const) {
@@ -283,6 +284,74 @@ describe('a user\'s API keys', () => {
     await eventually(async () => assert.equal(await lastUsed(), '2026-11-20T10:01:11.000Z', 'a use a minute later is written'));
     const list = await call(t.app, 'GET', '/users/2/user_api_keys.json', { auth: t.adminAuth });
     assert.equal(list.body, `[${keyJson({ id: idOf(created), user_id: 2, description: 'used', default: false, created_at: START, last_used_at: '2026-11-20T10:01:11+00:00' })}]`);
+  });
+});
+
+/** A role of the test's own holding `permissions`; its id. */
+async function addRole(database: Database, identifier: string, permissions: string[]): Promise<number> {
+  const { id } = await database.db.insertInto('roles').values({ label: identifier, identifier, created_at: START, updated_at: START }).returning('id').executeTakeFirstOrThrow();
+  const ids = PERMISSIONS.filter(([, name]) => permissions.includes(name)).map(([permissionId]) => permissionId);
+  await database.db.insertInto('role_permissions').values(ids.map((permission_id) => ({ role_id: Number(id), permission_id }))).execute();
+  return Number(id);
+}
+
+describe('users.api_key never makes a key stronger than its maker (docs/security.md#api-keys)', () => {
+  let t: TestApp;
+  let makerAuth: string;
+  let makerId: number;
+  let memberId: number;
+  const refusal = (userId: number, lacking: string[]) =>
+    JSON.stringify({ errors: { base: [`You are not authorized to perform this action (needs ${lacking.join(', ')}: a key for user ${userId} acts with its permissions)`] } });
+  before(async () => {
+    t = await createTestApp();
+    const [maker, member] = await t.addUsers(2);
+    makerId = maker!.id;
+    memberId = member!.id;
+    // users.read and users.api_key stand for alice's users.read.own and users.api_key.own; users.update.own it holds as such.
+    const makers = await addRole(t.database, 'key_makers', ['users.read', 'users.api_key', 'users.update.own']);
+    await t.database.db.deleteFrom('user_roles').where('user_id', '=', makerId).execute();
+    await t.database.db.insertInto('user_roles').values({ user_id: makerId, role_id: makers }).execute();
+    makerAuth = t.basic(maker!.login, 'shared-password');
+    // The member holds the role user itself; its group adds error reading.
+    const readers = await addRole(t.database, 'error_readers', ['infrastructure_errors.read']);
+    const group = await call(t.app, 'POST', '/user_groups.json', { auth: t.adminAuth, body: { user_group: { label: 'Readers', role_ids: [readers] } } });
+    assert.equal(group.statusCode, 201, group.body);
+    const groupId = (JSON.parse(group.body) as { user_group: { id: number } }).user_group.id;
+    await t.database.db.updateTable('users').set({ user_group_id: groupId }).where('id', '=', memberId).execute();
+  });
+  after(() => t.close());
+
+  const state = async () => ({
+    keys: await keyRows(t.database),
+    hashes: await t.database.db.selectFrom('users').select(['id', 'api_key_hash']).orderBy('id').execute(),
+    audit: (await t.database.db.selectFrom('audit_events').select('id').execute()).length,
+  });
+
+  it('refuses a key for an administrator, by each way of making one: 403 naming what the maker lacks, nothing made', async () => {
+    const lacking = PERMISSIONS.map(([, name]) => name).filter((name) => !['users.read', 'users.read.own', 'users.api_key', 'users.api_key.own', 'users.update.own'].includes(name)).sort();
+    const before = await state();
+    for (const url of ['/users/1/user_api_keys.json', '/users/1/user_api_keys/generate.json', '/users/1/make_new_api_key.json']) {
+      const res = await call(t.app, 'POST', url, { auth: makerAuth, body: { user_api_key: { description: 'take over' } } });
+      assert.deepEqual([res.statusCode, res.body], [403, refusal(1, lacking)], url);
+    }
+    const xml = await call(t.app, 'POST', '/users/1/make_new_api_key.xml', { auth: makerAuth });
+    assert.deepEqual([xml.statusCode, xml.body], [403, `${XML_DECLARATION}<errors>\n  <error>${(JSON.parse(refusal(1, lacking)) as { errors: { base: string[] } }).errors.base[0]}</error>\n</errors>\n`]);
+    assert.deepEqual(await state(), before);
+  });
+
+  it('counts the permissions of the user\'s group too', async () => {
+    const before = await state();
+    const res = await call(t.app, 'POST', `/users/${memberId}/user_api_keys.json`, { auth: makerAuth, body: { description: 'x' } });
+    assert.deepEqual([res.statusCode, res.body], [403, refusal(memberId, ['infrastructure_errors.read'])]);
+    assert.deepEqual(await state(), before);
+  });
+
+  it('makes keys for a user holding nothing the maker lacks, and for the maker itself', async () => {
+    for (const userId of [t.alice.id, makerId]) {
+      const res = await call(t.app, 'POST', `/users/${userId}/user_api_keys.json`, { auth: makerAuth, body: { description: 'support' } });
+      assert.equal(res.statusCode, 201, res.body);
+      assert.equal((await call(t.app, 'POST', `/users/${userId}/make_new_api_key.json`, { auth: makerAuth })).statusCode, 200);
+    }
   });
 });
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestApp } from './support/app.js';
-import { ERRORS, FORBIDDEN_JSON, NOT_FOUND_JSON } from './support/error-reports.js';
+import { ERRORS, forbiddenJson, NOT_FOUND_JSON } from './support/error-reports.js';
 import { type RoleJson, roleJson, roleXml } from './support/roles.js';
 
 const AT = '2026-11-20T10:00:00+00:00';
@@ -197,12 +197,12 @@ ${roleXml(t.systemRoles.user, '    ')}${roleXml(readers, '    ')}  </roles>
 
   it('answers 403 to a user without the user_groups permissions', async () => {
     await call(t, 'POST', '/user_groups.json', t.adminAuth, { user_group: { label: 'Staff' } });
-    for (const [method, url, body] of [
-      ['GET', '/user_groups.json', undefined], ['GET', '/user_groups/1.json', undefined], ['POST', '/user_groups.json', { user_group: { label: 'x' } }],
-      ['PUT', '/user_groups/1.json', { label: 'x' }], ['DELETE', '/user_groups/1.json', undefined], ['GET', '/user_groups/1/users.json', undefined],
+    for (const [method, url, body, needs] of [
+      ['GET', '/user_groups.json', undefined, 'user_groups.read'], ['GET', '/user_groups/1.json', undefined, 'user_groups.read'], ['POST', '/user_groups.json', { user_group: { label: 'x' } }, 'user_groups.create'],
+      ['PUT', '/user_groups/1.json', { label: 'x' }, 'user_groups.update'], ['DELETE', '/user_groups/1.json', undefined, 'user_groups.delete'], ['GET', '/user_groups/1/users.json', undefined, 'user_groups.read'],
     ] as const) {
       const res = await call(t, method, url, t.aliceAuth, body);
-      assert.deepEqual([res.statusCode, res.body], [403, FORBIDDEN_JSON], `${method} ${url}`);
+      assert.deepEqual([res.statusCode, res.body], [403, forbiddenJson(needs)], `${method} ${url}`);
     }
     const anonymous = await t.app.inject({ url: '/user_groups.json' });
     assert.equal(anonymous.statusCode, 401);
@@ -283,12 +283,12 @@ describe('users in a group', () => {
   it('only a holder of users.update moves a user between groups; anyone may send its own unchanged', async () => {
     assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.aliceAuth, { user: { first_name: 'Al', user_group_id: null } })).statusCode, 204);
     const moved = await call(t, 'PUT', `/users/${t.alice.id}.json`, t.aliceAuth, { user: { user_group_id: 1 } });
-    assert.deepEqual([moved.statusCode, moved.body], [403, FORBIDDEN_JSON]);
+    assert.deepEqual([moved.statusCode, moved.body], [403, forbiddenJson('users.update')]);
     assert.equal(await groupOf(t, t.alice.id), null);
     assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.adminAuth, { user: { user_group_id: 1 } })).statusCode, 204);
     assert.equal((await call(t, 'PUT', `/users/${t.alice.id}.json`, t.aliceAuth, { user_group_id: '1', last_name: 'A' })).statusCode, 204);
     const out = await call(t, 'PUT', `/users/${t.alice.id}.json`, t.aliceAuth, { user_group_id: null });
-    assert.deepEqual([out.statusCode, out.body], [403, FORBIDDEN_JSON]);
+    assert.deepEqual([out.statusCode, out.body], [403, forbiddenJson('users.update')]);
     assert.equal(Number(await groupOf(t, t.alice.id)), 1);
   });
 

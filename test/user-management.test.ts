@@ -3,13 +3,13 @@ import { createHash } from 'node:crypto';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
+import { forbiddenJson } from './support/error-reports.js';
 import { roleXml } from './support/roles.js';
 import { assertAccessDenied, login, withCookie } from './support/http.js';
 
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
 const START = '2026-11-20T10:00:00+00:00';
 const NOT_FOUND_JSON = '{"errors":{"base":["Resource not found"]}}';
-const FORBIDDEN_JSON = '{"errors":{"base":["You are not authorized to perform this action"]}}';
 const LAST_ADMIN = 'The last active administrator cannot be deleted, suspended or made a user';
 const LAST_ADMIN_JSON = `{"errors":{"base":["${LAST_ADMIN}"]}}`;
 const LAST_ADMIN_XML = `${XML_DECLARATION}<errors>\n  <error>${LAST_ADMIN}</error>\n</errors>\n`;
@@ -373,8 +373,8 @@ describe('GET /users/:id', () => {
   });
 
   it('forbids a user another user\'s record, existing or not', async () => {
-    assertStatus(await call(t, 'GET', '/users/1.json', { auth: t.aliceAuth }), 403, FORBIDDEN_JSON);
-    assertStatus(await call(t, 'GET', '/users/999.json', { auth: t.aliceAuth }), 403, FORBIDDEN_JSON);
+    assertStatus(await call(t, 'GET', '/users/1.json', { auth: t.aliceAuth }), 403, forbiddenJson('users.read'));
+    assertStatus(await call(t, 'GET', '/users/999.json', { auth: t.aliceAuth }), 403, forbiddenJson('users.read'));
   });
 
   it('answers 404 for an unknown or non-integer id', async () => {
@@ -443,12 +443,12 @@ describe('PUT /users/:id', () => {
   it('lets a user change its own fields, but not its role', async () => {
     assertNoContent(await call(t, 'PUT', '/users/2.json', { auth: t.aliceAuth, body: { user: { first_name: 'Al' } } }));
     assert.equal((await userRow(t, 2))?.first_name, 'Al');
-    assertStatus(await call(t, 'PUT', '/users/2.json', { auth: t.aliceAuth, body: { user: { role: 'admin' } } }), 403, FORBIDDEN_JSON);
+    assertStatus(await call(t, 'PUT', '/users/2.json', { auth: t.aliceAuth, body: { user: { role: 'admin' } } }), 403, forbiddenJson('users.update'));
     assert.equal((await userRow(t, 2))?.role, 'user');
   });
 
   it('forbids a user to change another user', async () => {
-    assertStatus(await call(t, 'PUT', '/users/1.json', { auth: t.aliceAuth, body: { user: { first_name: 'Mallory' } } }), 403, FORBIDDEN_JSON);
+    assertStatus(await call(t, 'PUT', '/users/1.json', { auth: t.aliceAuth, body: { user: { first_name: 'Mallory' } } }), 403, forbiddenJson('users.update'));
     assert.equal((await userRow(t, 1))?.first_name, 'Ada');
   });
 
@@ -613,8 +613,8 @@ describe('DELETE /users/:id', () => {
   });
 
   it('is forbidden to a user, on itself and on others', async () => {
-    assertStatus(await call(t, 'DELETE', '/users/2.json', { auth: t.aliceAuth }), 403, FORBIDDEN_JSON);
-    assertStatus(await call(t, 'DELETE', '/users/1.json', { auth: t.aliceAuth }), 403, FORBIDDEN_JSON);
+    assertStatus(await call(t, 'DELETE', '/users/2.json', { auth: t.aliceAuth }), 403, forbiddenJson('users.delete'));
+    assertStatus(await call(t, 'DELETE', '/users/1.json', { auth: t.aliceAuth }), 403, forbiddenJson('users.delete'));
     assert.equal((await userRow(t, 1))?.status, 'active');
     assert.equal((await userRow(t, 2))?.status, 'active');
   });
@@ -680,7 +680,7 @@ describe('POST /users/:id/suspend and /activate', () => {
 
   it('are forbidden to a user, on itself and on others', async () => {
     for (const url of ['/users/2/suspend.json', '/users/2/activate.json', '/users/1/suspend.json', '/users/1/activate.json']) {
-      assertStatus(await call(t, 'POST', url, { auth: t.aliceAuth }), 403, FORBIDDEN_JSON);
+      assertStatus(await call(t, 'POST', url, { auth: t.aliceAuth }), 403, forbiddenJson('users.suspend'));
     }
     assert.equal((await userRow(t, 1))?.status, 'active');
   });
@@ -753,7 +753,7 @@ describe('POST /users/:id/make_new_api_key', () => {
     assert.equal(res.statusCode, 200);
     await assertCanLogIn(t, ALICE.login, apiKeyOf(res), true);
     const before = (await userRow(t, 1))?.api_key_hash;
-    assertStatus(await call(t, 'POST', '/users/1/make_new_api_key.json', { auth: t.aliceAuth }), 403, FORBIDDEN_JSON);
+    assertStatus(await call(t, 'POST', '/users/1/make_new_api_key.json', { auth: t.aliceAuth }), 403, forbiddenJson('users.api_key'));
     assert.equal((await userRow(t, 1))?.api_key_hash, before);
   });
 
@@ -826,7 +826,7 @@ describe('the last active administrator', () => {
   it('with two active administrators, one may be demoted and then acts as a user', async () => {
     assertNoContent(await call(t, 'PUT', '/users/3.json', { body: { role: 'user' } }));
     const root = t.basic('root', 'root-password');
-    assertStatus(await call(t, 'GET', '/users/1.json', { auth: root }), 403, FORBIDDEN_JSON);
+    assertStatus(await call(t, 'GET', '/users/1.json', { auth: root }), 403, forbiddenJson('users.read'));
     assert.equal((await call(t, 'GET', '/users.json', { auth: root })).headers['x-total'], '1');
   });
 

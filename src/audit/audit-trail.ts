@@ -45,7 +45,7 @@ export function auditTrail(repository: AuditRepository, clock: Clock, settings: 
 
     /** A page of the trail, newest first (docs/api.md#audit-log). */
     async list(reader: AuditReader, filters: AuditFilters, limit: number, offset: number): Promise<Page<AuditEvent>> {
-      if (!reader.permissions.has('audit_log.read')) throw new Forbidden();
+      if (!reader.permissions.has('audit_log.read')) throw Forbidden.needs('audit_log.read');
       return repository.page(filters, limit, offset);
     },
 

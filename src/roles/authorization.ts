@@ -31,9 +31,9 @@ export const SYSTEM: Actor = { ...OPERATOR, credential: 'system' };
 
 export const may = (actor: Actor, permission: Permission): boolean => actor.permissions.has(permission);
 
-/** 403 unless the actor holds `permission`. */
+/** 403 naming `permission` unless the actor holds it. */
 export function assertPermitted(actor: Actor, permission: Permission): void {
-  if (!may(actor, permission)) throw new Forbidden();
+  if (!may(actor, permission)) throw Forbidden.needs(permission);
 }
 
 /**
@@ -43,9 +43,12 @@ export function assertPermitted(actor: Actor, permission: Permission): void {
 export const mayOnUser = (actor: Actor, action: 'users.read' | 'users.update' | 'users.api_key', userId: number): boolean =>
   may(actor, action) || (actor.id === userId && may(actor, `${action}.own`));
 
-/** 403 unless mayOnUser (for any other id, existing or not). */
+/**
+ * 403 unless mayOnUser (for any other id, existing or not), naming what would do: `<action>` for
+ * another user, `<action>` or `<action>.own` for oneself.
+ */
 export function assertPermittedOnUser(actor: Actor, action: 'users.read' | 'users.update' | 'users.api_key', userId: number): void {
-  if (!mayOnUser(actor, action, userId)) throw new Forbidden();
+  if (!mayOnUser(actor, action, userId)) throw actor.id === userId ? Forbidden.needs(action, `${action}.own`) : Forbidden.needs(action);
 }
 
 const keys = new WeakMap<ReadonlySet<string>, string>();

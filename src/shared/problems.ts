@@ -34,11 +34,22 @@ export class Unauthorized extends ClientError {
   }
 }
 
+export const FORBIDDEN_MESSAGE = 'You are not authorized to perform this action';
+
 export class Forbidden extends ClientError {
   readonly status = 403;
   readonly code = 'CMI_ERR_FORBIDDEN';
-  constructor(message = 'You are not authorized to perform this action') {
+  constructor(message = FORBIDDEN_MESSAGE) {
     super(message);
+  }
+
+  /**
+   * A 403 for a missing permission, naming it in the message (docs/api.md#errors):
+   * `You are not authorized to perform this action (needs users.read)`; permissions any one of which
+   * would do are joined by `or`.
+   */
+  static needs(...permissions: string[]): Forbidden {
+    return new Forbidden(`${FORBIDDEN_MESSAGE} (needs ${permissions.join(' or ')})`);
   }
 }
 

@@ -119,7 +119,7 @@ export function triageService(repository: TriageRepository, clock: Clock, audit:
       const note = await repository.findNote(id, noteId);
       if (!note) throw new NotFound();
       const own = actor.id !== null && note.author_id === actor.id && may(actor, 'infrastructure_errors.notes');
-      if (!own && !may(actor, 'infrastructure_errors.notes.delete')) throw new Forbidden();
+      if (!own && !may(actor, 'infrastructure_errors.notes.delete')) throw Forbidden.needs('infrastructure_errors.notes.delete');
       if (!(await repository.deleteNote(id, noteId, actor.id, clock()))) throw new NotFound();
       await recordError(actor, 'infrastructure_error.note.delete', id, { note_id: noteId, author_id: note.author_id });
     },

@@ -4,7 +4,7 @@ import { newApiKey } from './api-keys.js';
 import type { Clock } from '../shared/clock.js';
 import { type Actor, assertPermitted, assertPermittedOnUser, may } from '../roles/authorization.js';
 import { ADMIN_ROLE_ID, USER_ROLE_ID } from '../roles/permissions.js';
-import { FieldErrors, Forbidden, NotFound, Unprocessable } from '../shared/problems.js';
+import { FieldErrors, Forbidden, FORBIDDEN_MESSAGE, NotFound, Unprocessable } from '../shared/problems.js';
 import { apiKeyLimits, userLimits } from '../shared/limits.js';
 import { accountName, type Lockout } from './lockout.js';
 import { hashPassword, verifyPassword } from './passwords.js';
@@ -124,6 +124,31 @@ function requestedRoleIds(fields: ReadFields, current: readonly number[]): numbe
 
 const sameIds = (a: readonly number[], b: readonly number[]) => a.length === b.length && [...a].sort().every((id, i) => id === [...b].sort()[i]);
 
+/**
+ * What a new user is given beyond the defaults (the role `user` alone, no bucket, no group) needs what
+ * changing it later needs, users.update (docs/security.md#authorisation-by-permission): else 403 naming
+ * it, and nothing is created. The defaults sent as such (`role: "user"`, `role_ids: [2]`, a null
+ * bucket or group) are no change and pass, as unchanged ones do on an update.
+ */
+function assertDefaultsWithoutUpdate(actor: Actor, fields: ReadFields): void {
+  if (may(actor, 'users.update')) return;
+  const roleIds = requestedRoleIds(fields, [USER_ROLE_ID]);
+  const beyond = (roleIds !== undefined && !sameIds(roleIds, [USER_ROLE_ID])) || (fields.bucket_id ?? null) !== null || (fields.user_group_id ?? null) !== null;
+  if (beyond) throw Forbidden.needs('users.update');
+}
+
+/**
+ * A key acts as its user, so making one for a user who holds a permission the actor lacks is refused
+ * (403 naming what it lacks: docs/security.md#api-keys): users.api_key makes keys only for users no
+ * stronger than the actor, never an administrator's unless the actor holds every permission too. A
+ * user's `<action>.own` is held as it or as the plain `<action>` (which acts on every user).
+ */
+function assertHoldsAllOf(actor: Actor, user: User): void {
+  const holds = (permission: string) => actor.permissions.has(permission) || (permission.endsWith('.own') && actor.permissions.has(permission.slice(0, -'.own'.length)));
+  const lacking = [...user.permissions].filter((permission) => !holds(permission)).sort();
+  if (lacking.length > 0) throw new Forbidden(`${FORBIDDEN_MESSAGE} (needs ${lacking.join(', ')}: a key for user ${user.id} acts with its permissions)`);
+}
+
 const LAST_ADMIN = 'The last active administrator cannot be deleted, suspended or made a user';
 
 function changedUser(change: ChangeOutcome): User {
@@ -199,18 +224,23 @@ export function usersService(
 
   /** What `actor` may list of the users `filters` keep: everyone with users.read, only itself with users.read.own. */
   async function list(actor: Actor, limit: number, offset: number, filters: UserFilters): Promise<Page<User>> {
-    if (!may(actor, 'users.read')) assertPermitted(actor, 'users.read.own');
+    if (!may(actor, 'users.read') && !may(actor, 'users.read.own')) throw Forbidden.needs('users.read', 'users.read.own');
     const scoped = may(actor, 'users.read') ? filters : { ...filters, only_id: actor.id ?? -1 };
     const total = await repository.count(scoped);
     const items = offset >= total ? [] : await repository.page(limit, offset, scoped);
     return { items, total };
   }
 
-  /** The keys' store, once the actor may manage the user's keys and the user exists. */
-  async function keysOf(actor: Actor, userId: number): Promise<UserApiKeysRepository> {
+  /**
+   * The keys' store, once the actor may manage the user's keys and the user exists; `making` a key, once
+   * the user holds no permission the actor lacks (assertHoldsAllOf).
+   */
+  async function keysOf(actor: Actor, userId: number, making = false): Promise<UserApiKeysRepository> {
     assertPermittedOnUser(actor, 'users.api_key', userId);
     if (!apiKeys) throw new Error('usersService: no API keys repository');
-    if (!(await repository.findById(userId))) throw new NotFound();
+    const user = await repository.findById(userId);
+    if (!user) throw new NotFound();
+    if (making) assertHoldsAllOf(actor, user);
     return apiKeys;
   }
 
@@ -234,6 +264,7 @@ export function usersService(
     async create(actor: Actor, body: unknown): Promise<User> {
       assertPermitted(actor, 'users.create');
       const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values), unknownRoles, bucketExists, groupExists);
+      assertDefaultsWithoutUpdate(actor, changes);
       const user = await repository
         .create(
           {
@@ -299,19 +330,19 @@ export function usersService(
         ? currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))
         : undefined;
       const { password, role, role_ids, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), unknownRoles, bucketExists, groupExists, check);
-      if (role !== undefined && !may(actor, 'users.update')) throw new Forbidden();
+      if (role !== undefined && !may(actor, 'users.update')) throw Forbidden.needs('users.update');
       // Like roles: a holder of users.update moves a user between buckets; anyone may send its own unchanged.
       if (changes.bucket_id !== undefined && !may(actor, 'users.update')) {
         const current = await repository.findById(id);
         if (current === undefined) throw new NotFound();
-        if (current.bucket_id !== changes.bucket_id) throw new Forbidden();
+        if (current.bucket_id !== changes.bucket_id) throw Forbidden.needs('users.update');
         delete changes.bucket_id;
       }
       // The same for groups: a group's roles apply to its members (docs/security.md#user-groups).
       if (changes.user_group_id !== undefined && !may(actor, 'users.update')) {
         const current = await repository.findById(id);
         if (current === undefined) throw new NotFound();
-        if (current.user_group_id !== changes.user_group_id) throw new Forbidden();
+        if (current.user_group_id !== changes.user_group_id) throw Forbidden.needs('users.update');
         delete changes.user_group_id;
       }
       let roleIds: number[] | undefined;
@@ -320,7 +351,7 @@ export function usersService(
         if (current === undefined) throw new NotFound();
         const requested = requestedRoleIds({ role, role_ids }, current) as number[];
         if (!sameIds(requested, current)) {
-          if (!may(actor, 'users.update')) throw new Forbidden();
+          if (!may(actor, 'users.update')) throw Forbidden.needs('users.update');
           roleIds = requested;
         }
       }
@@ -380,6 +411,9 @@ export function usersService(
      */
     async makeNewApiKey(actor: Actor, id: number, body?: unknown): Promise<{ user: User; apiKey: string }> {
       assertPermittedOnUser(actor, 'users.api_key', id);
+      const target = await repository.findById(id);
+      if (!target) throw new NotFound();
+      assertHoldsAllOf(actor, target);
       if (actor.viaSession && actor.id !== null) {
         const errors = new FieldErrors();
         await currentPasswordCheck(unwrapRecord(body ?? {}, 'user'), () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))(errors);
@@ -415,7 +449,7 @@ export function usersService(
      * `current_password` as for make_new_api_key. At most apiKeyLimits.perUser keys a user.
      */
     async createApiKey(actor: Actor, userId: number, body: unknown, description?: string): Promise<{ key: UserApiKey; apiKey: string }> {
-      const keys = await keysOf(actor, userId);
+      const keys = await keysOf(actor, userId, true);
       const fields = unwrapRecord(body ?? {}, 'user_api_key');
       const errors = new FieldErrors();
       const given = stringField(fields, 'description', errors, { required: description === undefined, max: apiKeyLimits.description });

@@ -6,8 +6,12 @@ import type { TestApp } from './app.js';
 /** The error tracker's base path (docs/api.md#infrastructure-errors). */
 export const ERRORS = '/sysadmin_tools/infrastructure/errors';
 
-/** The 403 body an authenticated user who is not an administrator gets (docs/api.md#errors). */
-export const FORBIDDEN_JSON = '{"errors":{"base":["You are not authorized to perform this action"]}}';
+/** The message of a 403 for a missing permission, naming it; any one of several joined by "or" (docs/api.md#errors). */
+export const forbiddenMessage = (...permissions: string[]) => `You are not authorized to perform this action (needs ${permissions.join(' or ')})`;
+/** The 403 body, in JSON, of a caller without `permissions` (docs/api.md#errors). */
+export const forbiddenJson = (...permissions: string[]) => JSON.stringify({ errors: { base: [forbiddenMessage(...permissions)] } });
+/** The same in XML. */
+export const forbiddenXml = (...permissions: string[]) => `<?xml version="1.0" encoding="UTF-8"?>\n<errors>\n  <error>${forbiddenMessage(...permissions)}</error>\n</errors>\n`;
 export const NOT_FOUND_JSON = '{"errors":{"base":["Resource not found"]}}';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';

@@ -169,7 +169,12 @@ export function triageRepository(database: Database) {
 
     /**
      * Applies `change` to every error `selection` names that it changes, in one update (and one
-     * insert of their activity rows first); answers how many it changed.
+     * insert of their activity rows first); answers how many it changed. The errors are chosen once,
+     * by one statement that holds their rows (PostgreSQL: `for update`; SQLite: the transaction holds
+     * the write lock from its start), and the activity and the update then name exactly those ids:
+     * under READ COMMITTED each statement reads anew, so an error that regressed between a filter's
+     * activity insert and its update was changed without its activity row (docs/api.md#error-triage).
+     * So every error changed has its activity row, and the count is exactly those.
      */
     async changeMany(selection: Selection, change: TriageChange, actorId: number | null, now: Date): Promise<number> {
       const at = now.toISOString();
@@ -197,13 +202,22 @@ export function triageRepository(database: Database) {
         ...(assignee === undefined ? [] : [assigneeDiffers()]),
       ]);
       return trackerTransaction(async (trx) => {
+        // In id order, the order every writer of the tracker locks rows in (tracker-batch.store.ts).
+        const chosen = await trx.selectFrom('error_triage').select('error_id')
+          .where((eb) => eb.and([selected(eb), changes(eb)]))
+          .orderBy('error_id')
+          .$if(dialect.name === 'postgres', (query) => query.forUpdate())
+          .execute();
+        if (chosen.length === 0) return 0;
+        const ids = chosen.map((row) => Number(row.error_id));
+        const these = () => dialect.choose(idIn)('error_id', ids);
         if (status !== undefined) {
           const snooze = status === 'snoozed' ? `,"snoozed_until":${change.snoozed_until ? `"${change.snoozed_until.toISOString().replace(/\.\d{3}Z$/, '+00:00')}"` : 'null'},"snooze_occurrences":${change.snooze_occurrences ?? 'null'}` : '';
           await trx.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
             .expression((eb) => eb.selectFrom('error_triage')
               .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('status').as('action'),
                 sql<string>`${'{"from":"'} || triage_status || ${`","to":${jsonWord(status)}${snooze}}`}`.as('details')])
-              .where((w) => w.and([selected(w), statusDiffers(w)])).orderBy('error_id'))
+              .where((w) => w.and([these(), statusDiffers(w)])).orderBy('error_id'))
             .execute();
         }
         if (assignee !== undefined) {
@@ -211,7 +225,7 @@ export function triageRepository(database: Database) {
             .expression((eb) => eb.selectFrom('error_triage')
               .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('assign').as('action'),
                 sql<string>`${'{"from":'} || coalesce(cast(assignee_id as varchar(20)), 'null') || ${`,"to":${assignee ?? 'null'}}`}`.as('details')])
-              .where((w) => w.and([selected(w), assigneeDiffers()])).orderBy('error_id'))
+              .where((w) => w.and([these(), assigneeDiffers()])).orderBy('error_id'))
             .execute();
         }
         const set: Record<string, unknown> = { updated_at: at };
@@ -226,7 +240,7 @@ export function triageRepository(database: Database) {
           Object.assign(set, snoozeColumns(status, change));
         }
         const result = await trx.updateTable('error_triage').set(set)
-          .where((eb) => eb.and([selected(eb), changes(eb)]))
+          .where((eb) => eb.and([these(), changes(eb)]))
           .executeTakeFirst();
         return Number(result.numUpdatedRows);
       });

@@ -1,19 +1,20 @@
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { migrateToLatest } from '../src/db/database.js';
+import { loadConfig } from '../src/config.js';
+import { type Database, openDatabase } from '../src/db/database.js';
 import type { ErrorReport } from '../src/tracker/infrastructure-error.js';
 import { trackerRepository } from '../src/tracker/tracker.store.js';
 import { triageRepository } from '../src/tracker/triage.store.js';
-import { databasePerTest, onPostgres } from './support/database.js';
+import { type FreshDatabase, migratedDatabase, onPostgres } from './support/database.js';
 import { eventually } from './support/eventually.js';
 
 const SAMPLE = { first: 10, latest: 100 };
 const AT = Date.parse('2026-11-20T10:00:00.000Z');
 const ERRORS = 400;
 /** Resolved errors reported again (so reopened) while the bulk change runs, each a batch of its own. */
-const REGRESSIONS = 20;
+const REGRESSIONS = 10;
 
 const fingerprint = (i: number) => i.toString(16).padStart(64, '0');
 /** Error i: class Even or Odd. */
@@ -32,11 +33,18 @@ const reportOf = (i: number): ErrorReport => ({
  * and the regressions run after it.
  */
 describe('a bulk triage change by filter during regressions', () => {
-  const each = databasePerTest();
+  let fresh: FreshDatabase;
+  let database: Database;
+  before(async () => {
+    fresh = await migratedDatabase();
+    database = openDatabase(loadConfig({ DATABASE_URL: fresh.url }));
+  });
+  after(async () => {
+    await database.close();
+    await fresh.drop();
+  });
 
   it('writes one activity row for each error it changes, and counts exactly those', async () => {
-    await migrateToLatest(each.database);
-    const { database } = each;
     const db = database.db;
     const errors = trackerRepository(database);
     const triage = triageRepository(database);

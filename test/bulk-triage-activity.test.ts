@@ -28,9 +28,9 @@ const reportOf = (i: number): ErrorReport => ({
  * error it changes has its activity row, and the count it answers is exactly those errors. On
  * PostgreSQL, under READ COMMITTED, the activity's insert and the update each chose the errors anew,
  * so an error that regressed between them was changed with no activity row. The test holds the bulk
- * change there, inside its activity insert (a trigger of the test's waits for an advisory lock the test
- * holds), while the regressions commit; on SQLite the bulk change's transaction holds the write lock,
- * and the regressions run after it.
+ * change in its first write (a trigger of the test's waits for an advisory lock the test holds) while
+ * the regressions commit; on SQLite the bulk change's transaction holds the write lock, and the
+ * regressions run after it.
  */
 describe('a bulk triage change by filter during regressions', () => {
   let fresh: FreshDatabase;
@@ -60,6 +60,9 @@ describe('a bulk triage change by filter during regressions', () => {
     let changed: number;
     if (onPostgres) {
       const key = randomInt(1, 2 ** 31);
+      // The bulk change's first write waits for the test's advisory lock: its activity insert (made
+      // apart from its update, as before) or its first row's update. The lock is the transaction's
+      // then, so its other writes go on.
       await sql`create function hold_bulk_activity() returns trigger language plpgsql as $$
         begin
           if exists (select 1 from inserted where action = 'status' and details like '%"to":"ignored"%') then
@@ -69,10 +72,16 @@ describe('a bulk triage change by filter during regressions', () => {
         end $$`.execute(db);
       await sql`create trigger hold_bulk_activity after insert on error_activity referencing new table as inserted
         for each statement execute function hold_bulk_activity()`.execute(db);
+      await sql`create function hold_bulk_update() returns trigger language plpgsql as $$
+        begin
+          if new.triage_status = 'ignored' then perform pg_advisory_xact_lock(${sql.lit(key)}); end if;
+          return new;
+        end $$`.execute(db);
+      await sql`create trigger hold_bulk_update before update on error_triage for each row execute function hold_bulk_update()`.execute(db);
       changed = await db.connection().execute(async (holder) => {
         await sql`select pg_advisory_lock(${key})`.execute(holder);
         const running = bulk();
-        // The bulk change waits in its activity insert.
+        // The bulk change waits in its first write.
         await eventually(async () => {
           const { rows } = await sql<{ n: number | string }>`select count(*) as n from pg_locks where locktype = 'advisory' and objid = ${key} and not granted`.execute(db);
           assert.equal(Number(rows[0]?.n), 1, 'the bulk change waits for the lock');

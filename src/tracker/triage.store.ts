@@ -169,12 +169,11 @@ export function triageRepository(database: Database) {
 
     /**
      * Applies `change` to every error `selection` names that it changes, in one update (and one
-     * insert of their activity rows first); answers how many it changed. The errors are chosen once,
-     * by one statement that holds their rows (PostgreSQL: `for update`; SQLite: the transaction holds
-     * the write lock from its start), and the activity and the update then name exactly those ids:
-     * under READ COMMITTED each statement reads anew, so an error that regressed between a filter's
+     * insert of their activity rows); answers how many it changed. Every error it changes gets its
+     * activity row, and the count is exactly those: on PostgreSQL the update and the activity are one
+     * statement (a data-modifying `with`), whose activity is of the rows the update returned; under
+     * READ COMMITTED two statements each read anew, and an error that regressed between a filter's
      * activity insert and its update was changed without its activity row (docs/api.md#error-triage).
-     * So every error changed has its activity row, and the count is exactly those.
      */
     async changeMany(selection: Selection, change: TriageChange, actorId: number | null, now: Date): Promise<number> {
       const at = now.toISOString();
@@ -201,43 +200,68 @@ export function triageRepository(database: Database) {
         ...(status === undefined ? [] : [statusDiffers(eb)]),
         ...(assignee === undefined ? [] : [assigneeDiffers()]),
       ]);
+      const set: Record<string, unknown> = { updated_at: at };
+      if (assignee !== undefined) set['assignee_id'] = assignee;
+      if (status !== undefined) {
+        set['triage_status'] = status;
+        if (status === 'resolved') {
+          // Already resolved ones (their assignee changing) keep who resolved them and when.
+          set['resolved_at'] = sql`case when triage_status = 'resolved' then resolved_at else ${at} end`;
+          set['resolved_by_id'] = sql`case when triage_status = 'resolved' then resolved_by_id else ${actorId} end`;
+        } else Object.assign(set, { resolved_at: null, resolved_by_id: null });
+        Object.assign(set, snoozeColumns(status, change));
+      }
+      const snooze = status === 'snoozed' ? `,"snoozed_until":${change.snoozed_until ? `"${change.snoozed_until.toISOString().replace(/\.\d{3}Z$/, '+00:00')}"` : 'null'},"snooze_occurrences":${change.snooze_occurrences ?? 'null'}` : '';
+      /** An activity row's columns but its error_id, from the triage row `row` names as it was before the change. */
+      const statusDetails = (row: string) => sql<string>`${'{"from":"'} || ${sql.ref(`${row}.triage_status`)} || ${`","to":${jsonWord(status as TriageStatus)}${snooze}}`}`;
+      const assignDetails = (row: string) => sql<string>`${'{"from":'} || coalesce(cast(${sql.ref(`${row}.assignee_id`)} as varchar(20)), 'null') || ${`,"to":${assignee ?? 'null'}}`}`;
+
+      if (dialect.name === 'postgres') {
+        // One statement, so one snapshot: the errors as they were (`before`), the update of exactly
+        // those still as chosen (a row another transaction changed meanwhile is checked again), and
+        // the activity of exactly the rows it updated.
+        const rows = [
+          ...(status === undefined ? [] : [sql`select before.error_id, ${sql.lit(at)}, cast(${actorId} as integer), 'status', ${statusDetails('before')}
+            from before join changed on changed.error_id = before.error_id
+            where ${status === 'snoozed' ? sql`1 = 1` : sql`before.triage_status <> ${sql.lit(status)}`}`]),
+          ...(assignee === undefined ? [] : [sql`select before.error_id, ${sql.lit(at)}, cast(${actorId} as integer), 'assign', ${assignDetails('before')}
+            from before join changed on changed.error_id = before.error_id
+            where coalesce(before.assignee_id, 0) <> ${assignee ?? 0}`]),
+        ];
+        return trackerTransaction(async (trx) => {
+          const inserted = await trx
+            .with('before', (qb) => qb.selectFrom('error_triage').select(['error_id', 'triage_status', 'assignee_id']).where((eb) => eb.and([selected(eb), changes(eb)])))
+            .with('changed', (qb) => qb.updateTable('error_triage').set(set)
+              .where((eb) => eb.and([eb('error_id', 'in', eb.selectFrom('before').select('before.error_id')), selected(eb), changes(eb)]))
+              .returning('error_triage.error_id'))
+            .insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
+            // Each error's status row before its assign row, as a change of one error writes them.
+            .expression(sql`${sql.join(rows, sql` union all `)} order by 1, 4 desc`)
+            .returning('error_id')
+            .execute();
+          return new Set(inserted.map((row) => Number(row.error_id))).size;
+        });
+      }
+
+      // SQLite: the transaction holds the write lock from its start (begin immediate), so nothing
+      // changes between its statements; they name the ids chosen first all the same.
       return trackerTransaction(async (trx) => {
-        // In id order, the order every writer of the tracker locks rows in (tracker-batch.store.ts).
-        const chosen = await trx.selectFrom('error_triage').select('error_id')
-          .where((eb) => eb.and([selected(eb), changes(eb)]))
-          .orderBy('error_id')
-          .$if(dialect.name === 'postgres', (query) => query.forUpdate())
-          .execute();
+        const chosen = await trx.selectFrom('error_triage').select('error_id').where((eb) => eb.and([selected(eb), changes(eb)])).orderBy('error_id').execute();
         if (chosen.length === 0) return 0;
-        const ids = chosen.map((row) => Number(row.error_id));
-        const these = () => dialect.choose(idIn)('error_id', ids);
+        const these = () => dialect.choose(idIn)('error_id', chosen.map((row) => Number(row.error_id)));
         if (status !== undefined) {
-          const snooze = status === 'snoozed' ? `,"snoozed_until":${change.snoozed_until ? `"${change.snoozed_until.toISOString().replace(/\.\d{3}Z$/, '+00:00')}"` : 'null'},"snooze_occurrences":${change.snooze_occurrences ?? 'null'}` : '';
           await trx.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
             .expression((eb) => eb.selectFrom('error_triage')
-              .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('status').as('action'),
-                sql<string>`${'{"from":"'} || triage_status || ${`","to":${jsonWord(status)}${snooze}}`}`.as('details')])
+              .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('status').as('action'), statusDetails('error_triage').as('details')])
               .where((w) => w.and([these(), statusDiffers(w)])).orderBy('error_id'))
             .execute();
         }
         if (assignee !== undefined) {
           await trx.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
             .expression((eb) => eb.selectFrom('error_triage')
-              .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('assign').as('action'),
-                sql<string>`${'{"from":'} || coalesce(cast(assignee_id as varchar(20)), 'null') || ${`,"to":${assignee ?? 'null'}}`}`.as('details')])
+              .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('assign').as('action'), assignDetails('error_triage').as('details')])
               .where((w) => w.and([these(), assigneeDiffers()])).orderBy('error_id'))
             .execute();
-        }
-        const set: Record<string, unknown> = { updated_at: at };
-        if (assignee !== undefined) set['assignee_id'] = assignee;
-        if (status !== undefined) {
-          set['triage_status'] = status;
-          if (status === 'resolved') {
-            // Already resolved ones (their assignee changing) keep who resolved them and when.
-            set['resolved_at'] = sql`case when triage_status = 'resolved' then resolved_at else ${at} end`;
-            set['resolved_by_id'] = sql`case when triage_status = 'resolved' then resolved_by_id else ${actorId} end`;
-          } else Object.assign(set, { resolved_at: null, resolved_by_id: null });
-          Object.assign(set, snoozeColumns(status, change));
         }
         const result = await trx.updateTable('error_triage').set(set)
           .where((eb) => eb.and([these(), changes(eb)]))

@@ -178,13 +178,21 @@ export function triageRepository(database: Database) {
     async changeMany(selection: Selection, change: TriageChange, actorId: number | null, now: Date): Promise<number> {
       const at = now.toISOString();
       // The triage's own filters on its own columns; the others through the errors they select.
-      const selected = (eb: ExpressionBuilder<Schema, 'error_triage'>) => {
-        if ('ids' in selection) return dialect.choose(idIn)('error_id', selection.ids);
-        const { status: byStatus, assignee: byAssignee, ...rest } = selection.filters;
+      const ownFilters = (eb: ExpressionBuilder<Schema, 'error_triage'>) => {
         const conditions: Array<Expression<SqlBool>> = [];
+        if ('ids' in selection) return eb.and(conditions);
+        const { status: byStatus, assignee: byAssignee } = selection.filters;
         if (byStatus !== undefined) conditions.push(eb('triage_status', '=', byStatus));
         if (byAssignee === 'none') conditions.push(eb('assignee_id', 'is', null));
         else if (byAssignee !== undefined) conditions.push(eb('assignee_id', '=', byAssignee));
+        return eb.and(conditions);
+      };
+      const selected = (eb: ExpressionBuilder<Schema, 'error_triage'>) => {
+        if ('ids' in selection) return dialect.choose(idIn)('error_id', selection.ids);
+        const rest: ErrorFilters = { ...selection.filters };
+        delete rest.status;
+        delete rest.assignee;
+        const conditions: Array<Expression<SqlBool>> = [ownFilters(eb)];
         if (Object.keys(rest).length > 0) {
           conditions.push(eb('error_id', 'in', eb.selectFrom('infrastructure_errors').select('infrastructure_errors.id').where((errors) => filtered(errors, rest, dialect))));
         }
@@ -216,7 +224,7 @@ export function triageRepository(database: Database) {
       const statusDetails = (row: string) => sql<string>`${'{"from":"'} || ${sql.ref(`${row}.triage_status`)} || ${`","to":${jsonWord(status as TriageStatus)}${snooze}}`}`;
       const assignDetails = (row: string) => sql<string>`${'{"from":'} || coalesce(cast(${sql.ref(`${row}.assignee_id`)} as varchar(20)), 'null') || ${`,"to":${assignee ?? 'null'}}`}`;
 
-      if (dialect.name === 'postgres') {
+      const oneStatement = () => {
         // One statement, so one snapshot: the errors as they were (`before`), the update of exactly
         // those still as chosen (a row another transaction changed meanwhile is checked again), and
         // the activity of exactly the rows it updated.
@@ -229,23 +237,25 @@ export function triageRepository(database: Database) {
             where coalesce(before.assignee_id, 0) <> ${assignee ?? 0}`]),
         ];
         return trackerTransaction(async (trx) => {
-          const inserted = await trx
+          const result = await trx
             .with('before', (qb) => qb.selectFrom('error_triage').select(['error_id', 'triage_status', 'assignee_id']).where((eb) => eb.and([selected(eb), changes(eb)])))
+            // Checked again on the row's last version (PostgreSQL's READ COMMITTED): the triage's own
+            // filters and what it changes.
             .with('changed', (qb) => qb.updateTable('error_triage').set(set)
-              .where((eb) => eb.and([eb('error_id', 'in', eb.selectFrom('before').select('before.error_id')), selected(eb), changes(eb)]))
+              .where((eb) => eb.and([eb('error_id', 'in', eb.selectFrom('before').select('before.error_id')), ownFilters(eb), changes(eb)]))
               .returning('error_triage.error_id'))
-            .insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
-            // Each error's status row before its assign row, as a change of one error writes them.
-            .expression(sql`${sql.join(rows, sql` union all `)} order by 1, 4 desc`)
-            .returning('error_id')
-            .execute();
-          return new Set(inserted.map((row) => Number(row.error_id))).size;
+            .with('logged', (qb) => qb.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
+              // Each error's status row before its assign row, as a change of one error writes them.
+              .expression(sql`${sql.join(rows, sql` union all `)} order by 1, 4 desc`))
+            .selectFrom('changed').select((eb) => eb.fn.countAll<number | string>().as('changed'))
+            .executeTakeFirstOrThrow();
+          return Number(result.changed);
         });
-      }
+      };
 
       // SQLite: the transaction holds the write lock from its start (begin immediate), so nothing
       // changes between its statements; they name the ids chosen first all the same.
-      return trackerTransaction(async (trx) => {
+      const idsFirst = () => trackerTransaction(async (trx) => {
         const chosen = await trx.selectFrom('error_triage').select('error_id').where((eb) => eb.and([selected(eb), changes(eb)])).orderBy('error_id').execute();
         if (chosen.length === 0) return 0;
         const these = () => dialect.choose(idIn)('error_id', chosen.map((row) => Number(row.error_id)));
@@ -268,6 +278,7 @@ export function triageRepository(database: Database) {
           .executeTakeFirst();
         return Number(result.numUpdatedRows);
       });
+      return dialect.choose({ sqlite: idsFirst, postgres: oneStatement })();
     },
 
     /** The snoozes whose time has passed, woken (the retention job). */

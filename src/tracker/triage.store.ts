@@ -169,18 +169,30 @@ export function triageRepository(database: Database) {
 
     /**
      * Applies `change` to every error `selection` names that it changes, in one update (and one
-     * insert of their activity rows first); answers how many it changed.
+     * insert of their activity rows); answers how many it changed. Every error it changes gets its
+     * activity row, and the count is exactly those: on PostgreSQL the update and the activity are one
+     * statement (a data-modifying `with`), whose activity is of the rows the update returned; under
+     * READ COMMITTED two statements each read anew, and an error that regressed between a filter's
+     * activity insert and its update was changed without its activity row (docs/api.md#error-triage).
      */
     async changeMany(selection: Selection, change: TriageChange, actorId: number | null, now: Date): Promise<number> {
       const at = now.toISOString();
       // The triage's own filters on its own columns; the others through the errors they select.
-      const selected = (eb: ExpressionBuilder<Schema, 'error_triage'>) => {
-        if ('ids' in selection) return dialect.choose(idIn)('error_id', selection.ids);
-        const { status: byStatus, assignee: byAssignee, ...rest } = selection.filters;
+      const ownFilters = (eb: ExpressionBuilder<Schema, 'error_triage'>) => {
         const conditions: Array<Expression<SqlBool>> = [];
+        if ('ids' in selection) return eb.and(conditions);
+        const { status: byStatus, assignee: byAssignee } = selection.filters;
         if (byStatus !== undefined) conditions.push(eb('triage_status', '=', byStatus));
         if (byAssignee === 'none') conditions.push(eb('assignee_id', 'is', null));
         else if (byAssignee !== undefined) conditions.push(eb('assignee_id', '=', byAssignee));
+        return eb.and(conditions);
+      };
+      const selected = (eb: ExpressionBuilder<Schema, 'error_triage'>) => {
+        if ('ids' in selection) return dialect.choose(idIn)('error_id', selection.ids);
+        const rest: ErrorFilters = { ...selection.filters };
+        delete rest.status;
+        delete rest.assignee;
+        const conditions: Array<Expression<SqlBool>> = [ownFilters(eb)];
         if (Object.keys(rest).length > 0) {
           conditions.push(eb('error_id', 'in', eb.selectFrom('infrastructure_errors').select('infrastructure_errors.id').where((errors) => filtered(errors, rest, dialect))));
         }
@@ -196,40 +208,77 @@ export function triageRepository(database: Database) {
         ...(status === undefined ? [] : [statusDiffers(eb)]),
         ...(assignee === undefined ? [] : [assigneeDiffers()]),
       ]);
-      return trackerTransaction(async (trx) => {
+      const set: Record<string, unknown> = { updated_at: at };
+      if (assignee !== undefined) set['assignee_id'] = assignee;
+      if (status !== undefined) {
+        set['triage_status'] = status;
+        if (status === 'resolved') {
+          // Already resolved ones (their assignee changing) keep who resolved them and when.
+          set['resolved_at'] = sql`case when triage_status = 'resolved' then resolved_at else ${at} end`;
+          set['resolved_by_id'] = sql`case when triage_status = 'resolved' then resolved_by_id else ${actorId} end`;
+        } else Object.assign(set, { resolved_at: null, resolved_by_id: null });
+        Object.assign(set, snoozeColumns(status, change));
+      }
+      const snooze = status === 'snoozed' ? `,"snoozed_until":${change.snoozed_until ? `"${change.snoozed_until.toISOString().replace(/\.\d{3}Z$/, '+00:00')}"` : 'null'},"snooze_occurrences":${change.snooze_occurrences ?? 'null'}` : '';
+      /** An activity row's columns but its error_id, from the triage row `row` names as it was before the change. */
+      const statusDetails = (row: string) => sql<string>`${'{"from":"'} || ${sql.ref(`${row}.triage_status`)} || ${`","to":${jsonWord(status as TriageStatus)}${snooze}}`}`;
+      const assignDetails = (row: string) => sql<string>`${'{"from":'} || coalesce(cast(${sql.ref(`${row}.assignee_id`)} as varchar(20)), 'null') || ${`,"to":${assignee ?? 'null'}}`}`;
+
+      const oneStatement = () => {
+        // One statement, so one snapshot: the errors as they were (`before`), the update of exactly
+        // those still as chosen (a row another transaction changed meanwhile is checked again), and
+        // the activity of exactly the rows it updated.
+        const rows = [
+          ...(status === undefined ? [] : [sql`select before.error_id, ${sql.lit(at)}, cast(${actorId} as integer), 'status', ${statusDetails('before')}
+            from before join changed on changed.error_id = before.error_id
+            where ${status === 'snoozed' ? sql`1 = 1` : sql`before.triage_status <> ${sql.lit(status)}`}`]),
+          ...(assignee === undefined ? [] : [sql`select before.error_id, ${sql.lit(at)}, cast(${actorId} as integer), 'assign', ${assignDetails('before')}
+            from before join changed on changed.error_id = before.error_id
+            where coalesce(before.assignee_id, 0) <> ${assignee ?? 0}`]),
+        ];
+        return trackerTransaction(async (trx) => {
+          const result = await trx
+            .with('before', (qb) => qb.selectFrom('error_triage').select(['error_id', 'triage_status', 'assignee_id']).where((eb) => eb.and([selected(eb), changes(eb)])))
+            // Checked again on the row's last version (PostgreSQL's READ COMMITTED): the triage's own
+            // filters and what it changes.
+            .with('changed', (qb) => qb.updateTable('error_triage').set(set)
+              .where((eb) => eb.and([eb('error_id', 'in', eb.selectFrom('before').select('before.error_id')), ownFilters(eb), changes(eb)]))
+              .returning('error_triage.error_id'))
+            .with('logged', (qb) => qb.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
+              // Each error's status row before its assign row, as a change of one error writes them.
+              .expression(sql`${sql.join(rows, sql` union all `)} order by 1, 4 desc`))
+            .selectFrom('changed').select((eb) => eb.fn.countAll<number | string>().as('changed'))
+            .executeTakeFirstOrThrow();
+          return Number(result.changed);
+        });
+      };
+
+      // SQLite: the transaction holds the write lock from its start (begin immediate), so nothing
+      // changes between its statements; they name the ids chosen first all the same.
+      const idsFirst = () => trackerTransaction(async (trx) => {
+        const chosen = await trx.selectFrom('error_triage').select('error_id').where((eb) => eb.and([selected(eb), changes(eb)])).orderBy('error_id').execute();
+        if (chosen.length === 0) return 0;
+        const these = () => dialect.choose(idIn)('error_id', chosen.map((row) => Number(row.error_id)));
         if (status !== undefined) {
-          const snooze = status === 'snoozed' ? `,"snoozed_until":${change.snoozed_until ? `"${change.snoozed_until.toISOString().replace(/\.\d{3}Z$/, '+00:00')}"` : 'null'},"snooze_occurrences":${change.snooze_occurrences ?? 'null'}` : '';
           await trx.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
             .expression((eb) => eb.selectFrom('error_triage')
-              .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('status').as('action'),
-                sql<string>`${'{"from":"'} || triage_status || ${`","to":${jsonWord(status)}${snooze}}`}`.as('details')])
-              .where((w) => w.and([selected(w), statusDiffers(w)])).orderBy('error_id'))
+              .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('status').as('action'), statusDetails('error_triage').as('details')])
+              .where((w) => w.and([these(), statusDiffers(w)])).orderBy('error_id'))
             .execute();
         }
         if (assignee !== undefined) {
           await trx.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
             .expression((eb) => eb.selectFrom('error_triage')
-              .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('assign').as('action'),
-                sql<string>`${'{"from":'} || coalesce(cast(assignee_id as varchar(20)), 'null') || ${`,"to":${assignee ?? 'null'}}`}`.as('details')])
-              .where((w) => w.and([selected(w), assigneeDiffers()])).orderBy('error_id'))
+              .select(['error_id', sql.lit(at).as('at'), sql<number | null>`cast(${actorId} as integer)`.as('actor_id'), sql.lit('assign').as('action'), assignDetails('error_triage').as('details')])
+              .where((w) => w.and([these(), assigneeDiffers()])).orderBy('error_id'))
             .execute();
         }
-        const set: Record<string, unknown> = { updated_at: at };
-        if (assignee !== undefined) set['assignee_id'] = assignee;
-        if (status !== undefined) {
-          set['triage_status'] = status;
-          if (status === 'resolved') {
-            // Already resolved ones (their assignee changing) keep who resolved them and when.
-            set['resolved_at'] = sql`case when triage_status = 'resolved' then resolved_at else ${at} end`;
-            set['resolved_by_id'] = sql`case when triage_status = 'resolved' then resolved_by_id else ${actorId} end`;
-          } else Object.assign(set, { resolved_at: null, resolved_by_id: null });
-          Object.assign(set, snoozeColumns(status, change));
-        }
         const result = await trx.updateTable('error_triage').set(set)
-          .where((eb) => eb.and([selected(eb), changes(eb)]))
+          .where((eb) => eb.and([these(), changes(eb)]))
           .executeTakeFirst();
         return Number(result.numUpdatedRows);
       });
+      return dialect.choose({ sqlite: idsFirst, postgres: oneStatement })();
     },
 
     /** The snoozes whose time has passed, woken (the retention job). */

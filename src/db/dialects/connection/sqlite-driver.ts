@@ -3,9 +3,9 @@ import {
   type DatabaseConnection,
   type Driver,
   type QueryResult,
-  type SqliteDatabase,
 } from 'kysely';
 import { DatabaseUnavailable, type DatabaseUnavailableReason } from './database-unavailable.js';
+import type { SqliteConnectionHandle } from './sqlite-statement-cache.js';
 
 /** Longest pause between two tries for a lock another process holds, in milliseconds. */
 const MAX_PAUSE_MS = 50;
@@ -64,7 +64,7 @@ class SqliteConnection implements DatabaseConnection {
   inTransaction = false;
 
   constructor(
-    private readonly db: SqliteDatabase,
+    private readonly db: SqliteConnectionHandle,
     private readonly mutex: ConnectionMutex,
     private readonly lockTimeoutMs: number,
   ) {}
@@ -131,7 +131,7 @@ export class SqliteDriver implements Driver {
   readonly #mutex = new ConnectionMutex();
   readonly #connection: SqliteConnection;
 
-  constructor(private readonly db: SqliteDatabase, lockTimeoutMs: number) {
+  constructor(private readonly db: SqliteConnectionHandle, lockTimeoutMs: number) {
     this.#connection = new SqliteConnection(db, this.#mutex, lockTimeoutMs);
   }
 
@@ -159,9 +159,16 @@ export class SqliteDriver implements Driver {
     this.#connection.inTransaction = false;
   }
 
+  /**
+   * Rolls back, unless SQLite already has: after SQLITE_FULL (or an I/O error) in a statement or
+   * the commit, SQLite may have rolled the whole transaction back itself, and a `rollback` then
+   * fails with "cannot rollback - no transaction is active", an error kysely would throw in place of
+   * the one that ended the transaction (a 500 where the full database is a 503:
+   * docs/operations.md#when-the-database-is-sick).
+   */
   async rollbackTransaction(): Promise<void> {
     try {
-      await this.#connection.executeQuery(CompiledQuery.raw('rollback'));
+      if (this.db.inTransaction) await this.#connection.executeQuery(CompiledQuery.raw('rollback'));
     } finally {
       this.#connection.inTransaction = false;
     }

@@ -57,6 +57,9 @@ const jsonWord = (word: TriageStatus) => `"${word}"`;
  * 023), notes and activity. Every write is a tracker transaction: its end moves the tracker's data
  * version, so cached pages of the list go at once (docs/architecture.md#how-cached-pages-stay-right).
  */
+/** Errors one statement of a bulk change changes at most (PostgreSQL): 100,000 in one passed the statement timeout on a busy machine. */
+const CHANGE_CHUNK = 10_000;
+
 export function triageRepository(database: Database) {
   const { db, dialect } = database;
   const trackerTransaction = trackerTransactions(database);
@@ -171,7 +174,7 @@ export function triageRepository(database: Database) {
      * Applies `change` to every error `selection` names that it changes, in one update (and one
      * insert of their activity rows); answers how many it changed. Every error it changes gets its
      * activity row, and the count is exactly those: on PostgreSQL the update and the activity are one
-     * statement (a data-modifying `with`), whose activity is of the rows the update returned; under
+     * statement a chunk (a data-modifying `with`), whose activity is of the rows the update returned; under
      * READ COMMITTED two statements each read anew, and an error that regressed between a filter's
      * activity insert and its update was changed without its activity row (docs/api.md#error-triage).
      */
@@ -224,10 +227,13 @@ export function triageRepository(database: Database) {
       const statusDetails = (row: string) => sql<string>`${'{"from":"'} || ${sql.ref(`${row}.triage_status`)} || ${`","to":${jsonWord(status as TriageStatus)}${snooze}}`}`;
       const assignDetails = (row: string) => sql<string>`${'{"from":'} || coalesce(cast(${sql.ref(`${row}.assignee_id`)} as varchar(20)), 'null') || ${`,"to":${assignee ?? 'null'}}`}`;
 
-      const oneStatement = () => {
-        // One statement, so one snapshot: the errors as they were (`before`), the update of exactly
-        // those still as chosen (a row another transaction changed meanwhile is checked again), and
-        // the activity of exactly the rows it updated.
+      // PostgreSQL: the errors chosen first, then changed a chunk at a time, each chunk one statement,
+      // so one snapshot: the chunk's errors as they were (`before`, still as chosen), the update of
+      // exactly those (a row another transaction changed meanwhile is checked again on its last
+      // version: the triage's own filters and what it changes), and the activity of exactly the rows
+      // it updated. Chunks keep each statement far inside the statement timeout at 100,000 errors.
+      const inChunks = () => trackerTransaction(async (trx) => {
+        const chosen = (await trx.selectFrom('error_triage').select('error_id').where((eb) => eb.and([selected(eb), changes(eb)])).orderBy('error_id').execute()).map((row) => Number(row.error_id));
         const rows = [
           ...(status === undefined ? [] : [sql`select before.error_id, ${sql.lit(at)}, cast(${actorId} as integer), 'status', ${statusDetails('before')}
             from before join changed on changed.error_id = before.error_id
@@ -236,22 +242,24 @@ export function triageRepository(database: Database) {
             from before join changed on changed.error_id = before.error_id
             where coalesce(before.assignee_id, 0) <> ${assignee ?? 0}`]),
         ];
-        return trackerTransaction(async (trx) => {
+        let count = 0;
+        for (let start = 0; start < chosen.length; start += CHANGE_CHUNK) {
+          const chunk = chosen.slice(start, start + CHANGE_CHUNK);
+          const stillChosen = (eb: ExpressionBuilder<Schema, 'error_triage'>) => eb.and([idIn.postgres('error_id', chunk), ownFilters(eb), changes(eb)]);
           const result = await trx
-            .with('before', (qb) => qb.selectFrom('error_triage').select(['error_id', 'triage_status', 'assignee_id']).where((eb) => eb.and([selected(eb), changes(eb)])))
-            // Checked again on the row's last version (PostgreSQL's READ COMMITTED): the triage's own
-            // filters and what it changes.
+            .with('before', (qb) => qb.selectFrom('error_triage').select(['error_id', 'triage_status', 'assignee_id']).where(stillChosen))
             .with('changed', (qb) => qb.updateTable('error_triage').set(set)
-              .where((eb) => eb.and([eb('error_id', 'in', eb.selectFrom('before').select('before.error_id')), ownFilters(eb), changes(eb)]))
+              .where((eb) => eb.and([eb('error_id', 'in', eb.selectFrom('before').select('before.error_id')), stillChosen(eb)]))
               .returning('error_triage.error_id'))
             .with('logged', (qb) => qb.insertInto('error_activity').columns(['error_id', 'at', 'actor_id', 'action', 'details'])
               // Each error's status row before its assign row, as a change of one error writes them.
               .expression(sql`${sql.join(rows, sql` union all `)} order by 1, 4 desc`))
             .selectFrom('changed').select((eb) => eb.fn.countAll<number | string>().as('changed'))
             .executeTakeFirstOrThrow();
-          return Number(result.changed);
-        });
-      };
+          count += Number(result.changed);
+        }
+        return count;
+      });
 
       // SQLite: the transaction holds the write lock from its start (begin immediate), so nothing
       // changes between its statements; they name the ids chosen first all the same.
@@ -278,7 +286,7 @@ export function triageRepository(database: Database) {
           .executeTakeFirst();
         return Number(result.numUpdatedRows);
       });
-      return dialect.choose({ sqlite: idsFirst, postgres: oneStatement })();
+      return dialect.choose({ sqlite: idsFirst, postgres: inChunks })();
     },
 
     /** The snoozes whose time has passed, woken (the retention job). */

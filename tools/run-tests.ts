@@ -17,6 +17,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compiledSources } from './shared/compiled-sources.js';
+import { vacuumCatalogue } from './shared/postgres-schema.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** A file still running after this long is ended and counted as failed. */
@@ -116,6 +117,8 @@ async function main(): Promise<void> {
   const started = performance.now();
   // The cmi processes the tests start run src/ compiled once for this run.
   const sourcesJs = await compiledSources(root);
+  // The catalogue rows earlier runs' schemas left dead go first (tools/shared/postgres-schema.ts).
+  if (/^postgres(ql)?:/.test(process.env.DATABASE_URL ?? '')) await vacuumCatalogue(process.env.DATABASE_URL as string);
   const results: FileResult[] = [];
   async function worker(): Promise<void> {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {

@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renam
 import { tmpdir } from 'node:os';
 import type { Socket } from 'node:net';
 import { join, relative } from 'node:path';
-import { afterEach, beforeEach } from 'node:test';
+import { after, afterEach, beforeEach } from 'node:test';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { type Database, migrateToLatest, openDatabase } from '../../src/db/database.js';
@@ -112,10 +112,10 @@ async function catalogue(url: string, schema: string): Promise<string> {
   return String(rows[0]!.hash);
 }
 
-process.on('beforeExit', () => {
-  const url = target as string;
+// The spare schemas go after the file's last test (run-tests.ts ends each file's process at once then).
+after(async () => {
   const schemas = spareSchemas.splice(0);
-  if (schemas.length > 0) void adminQuery(url, schemas.map((schema) => `DROP SCHEMA ${schema} CASCADE;`).join(' ')).catch(() => {});
+  if (schemas.length > 0) await adminQuery(target as string, schemas.map((schema) => `DROP SCHEMA ${schema} CASCADE;`).join(' '));
 });
 
 let admin: Promise<{ client: pg.Client; socket: Socket }> | undefined;

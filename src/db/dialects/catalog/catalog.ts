@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 
 /**
  * Reading and rebuilding the database's tables as a whole, for backups (docs/operations.md#backup-and-restore):
@@ -24,3 +24,21 @@ export interface Catalog {
   /** After rows were inserted with their ids: new rows of `table` get ids after the largest. */
   continueIds(db: Kysely<unknown>, table: string): Promise<void>;
 }
+
+/**
+ * Catalog.inOneTransaction's shape for both databases: `begin` (the dialect's own), `work` on that one
+ * connection, then commit; on any error a rollback (a failed commit, a deferred constraint, leaves the
+ * transaction open) and the error itself.
+ */
+export const inTransactionBegunWith = <T>(db: Kysely<unknown>, begin: RawBuilder<unknown>, work: (conn: Kysely<unknown>) => Promise<T>): Promise<T> =>
+  db.connection().execute(async (conn) => {
+    await begin.execute(conn);
+    try {
+      const result = await work(conn);
+      await sql`commit`.execute(conn);
+      return result;
+    } catch (error) {
+      await sql`rollback`.execute(conn).catch(() => {});
+      throw error;
+    }
+  });

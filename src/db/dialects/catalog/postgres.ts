@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Catalog } from './catalog.js';
+import { type Catalog, inTransactionBegunWith } from './catalog.js';
 
 export const postgresCatalog: Catalog = {
   async tableNames(db) {
@@ -19,17 +19,7 @@ export const postgresCatalog: Catalog = {
   }),
 
   /** Repeatable read: what it reads first (the copy `--force` keeps) is one moment's database. */
-  inOneTransaction: (db, work) => db.connection().execute(async (conn) => {
-    await sql`begin isolation level repeatable read`.execute(conn);
-    try {
-      const result = await work(conn);
-      await sql`commit`.execute(conn);
-      return result;
-    } catch (error) {
-      await sql`rollback`.execute(conn).catch(() => {});
-      throw error;
-    }
-  }),
+  inOneTransaction: (db, work) => inTransactionBegunWith(db, sql`begin isolation level repeatable read`, work),
 
   async dropTables(db, tables) {
     if (tables.length > 0) await sql`drop table if exists ${sql.join(tables.map((table) => sql.table(table)))} cascade`.execute(db);

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Catalog } from './catalog.js';
+import { type Catalog, inTransactionBegunWith } from './catalog.js';
 
 export const sqliteCatalog: Catalog = {
   async tableNames(db) {
@@ -16,18 +16,7 @@ export const sqliteCatalog: Catalog = {
   snapshot: (db, read) => db.transaction().execute(read),
 
   /** `begin immediate`, as SqliteDriver begins a transaction: the write lock is held from the first statement. */
-  inOneTransaction: (db, work) => db.connection().execute(async (conn) => {
-    await sql`begin immediate`.execute(conn);
-    try {
-      const result = await work(conn);
-      await sql`commit`.execute(conn);
-      return result;
-    } catch (error) {
-      // A failed commit (a deferred constraint) leaves the transaction open: rolled back here too.
-      await sql`rollback`.execute(conn).catch(() => {});
-      throw error;
-    }
-  }),
+  inOneTransaction: (db, work) => inTransactionBegunWith(db, sql`begin immediate`, work),
 
   /**
    * SQLite checks foreign keys on a drop (an implicit delete), and `pragma foreign_keys` does nothing

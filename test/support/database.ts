@@ -38,7 +38,7 @@ export async function freshDatabase(): Promise<FreshDatabase> {
  * migrates once and copies for each test; on PostgreSQL it is the schema `cmi_template_<hash of src/db/>`,
  * whose `pg_dump` a new schema replays in one statement (a fifth of the CPU of the migrations). A schema
  * a test is done with is emptied back to the template's rows and given to the next test of the process
- * when its catalogue is still the template's (`reusable`): a tenth of the CPU of a new one.
+ * when its catalogue is still the template's (docs/architecture.md#running-the-tests: a tenth of the time of a new one).
  */
 export async function migratedDatabase(): Promise<FreshDatabase> {
   if (!onPostgres) {

@@ -69,7 +69,7 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
     if (request.routeOptions.config.consoleAnonymous) return;
     const token = readCookie(request.headers.cookie, CONSOLE_COOKIE);
     if (token === undefined || token === '') throw new SessionEnded();
-    const authenticated = await authenticator.session(token).catch((error: unknown) => {
+    const authenticated = await authenticator.session(token, request.ip).catch((error: unknown) => {
       throw error instanceof Unauthorized ? new SessionEnded() : error;
     });
     request.session = authenticated.session;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { TooManyRequests, Unauthorized } from '../shared/problems.js';
+import { Forbidden, TooManyRequests, Unauthorized } from '../shared/problems.js';
 import { clearConsoleCookie, safeNext, setConsoleCookie } from './console-session.js';
 import { signInPage } from './sign-in-page.js';
 import { may } from '../roles/authorization.js';
@@ -37,6 +37,8 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
         return sendPage(reply, signInPage({ next, login, failure: Object.values(error.messages).flat().join(' ') }), 429);
       }
       if (error instanceof Unauthorized) return sendPage(reply, signInPage({ next, login, failure: 'The login or the password is wrong, or the account is not active.' }), 401);
+      // The account's allowed addresses do not hold this one (docs/security.md#allowed-addresses): said after a right password only.
+      if (error instanceof Forbidden) return sendPage(reply, signInPage({ next, login, failure: error.message }), 403);
       throw error;
     }
   });

@@ -293,6 +293,7 @@ export interface Schema {
   user_groups: UserGroupsTable;
   user_group_roles: UserGroupRolesTable;
   user_api_keys: UserApiKeysTable;
+  user_white_lists: UserWhiteListsTable;
   ingest_keys: IngestKeysTable;
   ingest_key_usage: IngestKeyUsageTable;
   ingested_events: IngestedEventsTable;
@@ -309,6 +310,17 @@ export interface UserApiKeysTable {
   is_default: Generated<number>;
   created_at: string;
   last_used_at: string | null;
+}
+
+/** A user's allowed addresses (migration 035; docs/security.md#allowed-addresses). */
+export interface UserWhiteListsTable {
+  id: Generated<number>;
+  user_id: number;
+  /** An address or CIDR range in its normal form (shared/ip-ranges.ts). */
+  ip: string;
+  description: string;
+  created_at: string;
+  updated_at: string;
 }
 
 /** The permission catalogue (migration 016; roles/permissions.ts). */

@@ -2,7 +2,8 @@ import type { AuditRecorder } from '../audit/audit-trail.js';
 import type { AuditActor } from '../audit/audit-event.js';
 import { hashApiKey } from './api-keys.js';
 import { type Clock, millisOf } from '../shared/clock.js';
-import { Unauthorized } from '../shared/problems.js';
+import { Forbidden, Unauthorized } from '../shared/problems.js';
+import { type AllowedAddressesOf, isAllowedFrom, refuseUnlessAllowed } from './allowed-addresses.js';
 import type { Lockout } from './lockout.js';
 import { verifyPassword } from './passwords.js';
 import type { User } from './user.js';
@@ -90,6 +91,8 @@ export interface AuthenticatorParts {
   apiKeyUsed?: (apiKeyId: number) => void;
   /** Where sign-ins and sign-outs are recorded (docs/security.md#the-audit-trail). */
   audit: AuditRecorder;
+  /** Each user's allowed addresses, read with every verification (docs/security.md#allowed-addresses); none: any address. */
+  allowedAddresses?: AllowedAddressesOf;
 }
 
 /**
@@ -97,7 +100,7 @@ export interface AuthenticatorParts {
  * header is present, else the session cookie. Anything else, or a user who is not active, is
  * Unauthorized; too many failures for a login or from an address is TooManyRequests.
  */
-export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, audit, apiKeyUsed = () => {} }: AuthenticatorParts) {
+export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, audit, apiKeyUsed = () => {}, allowedAddresses = async () => undefined }: AuthenticatorParts) {
   const nowMs = millisOf(clock);
   /**
    * A login (or email) and a password, under the lockout; with `acceptApiKey`, the API key may stand
@@ -114,7 +117,9 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     if (acceptApiKey && found && found.api_key_id !== null) {
       if (found.user.status !== 'active') throw new Unauthorized();
       await lockout.apiKeyAccepted(attempt);
-      return { user: found.user, sessionEpoch: found.session_epoch, apiKeyId: found.api_key_id };
+      const allowedFrom = await allowedAddresses(found.user.id);
+      await refuseUnlessAllowed(audit, found.user, allowedFrom, address, 'api_key');
+      return { user: found.user, sessionEpoch: found.session_epoch, apiKeyId: found.api_key_id, allowedFrom };
     }
     const charged = await lockout.charge(attempt);
     if (!(await verifyPassword(found?.password_hash, password)) || !found || found.user.status !== 'active') {
@@ -125,7 +130,10 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       throw new Unauthorized();
     }
     await lockout.succeeded(charged);
-    return { user: found.user, sessionEpoch: found.session_epoch };
+    // Only a right password learns of the list (docs/security.md#allowed-addresses).
+    const allowedFrom = await allowedAddresses(found.user.id);
+    await refuseUnlessAllowed(audit, found.user, allowedFrom, address, 'password');
+    return { user: found.user, sessionEpoch: found.session_epoch, allowedFrom };
   }
 
   async function withBasic(authorization: string, address: string, since: number): Promise<Verified> {
@@ -165,7 +173,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
    */
   function refreshBasic(authorization: string, address: string, entry: CacheEntry): void {
     withBasicOnce(authorization, address).catch((error: unknown) => {
-      if (error instanceof Unauthorized) cache.credentialsChanged(entry.verified.user.id);
+      if (error instanceof Unauthorized || error instanceof Forbidden) cache.credentialsChanged(entry.verified.user.id);
     });
   }
 
@@ -176,11 +184,12 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     sessionToken: sessions.needsRefresh(claims) ? sessions.refresh(claims) : undefined,
   });
 
-  async function withSession(claims: SessionClaims): Promise<Authenticated> {
+  async function withSession(claims: SessionClaims, address: string): Promise<Authenticated> {
     const since = cache.generation;
-    const [found, revoked] = await Promise.all([users.findWithSessionEpoch(claims.userId), revokedSessions.isRevoked(claims.sessionId)]);
+    const [found, revoked, allowedFrom] = await Promise.all([users.findWithSessionEpoch(claims.userId), revokedSessions.isRevoked(claims.sessionId), allowedAddresses(claims.userId)]);
     if (!found || revoked || found.session_epoch !== claims.epoch || found.user.status !== 'active') throw new Unauthorized();
-    cache.set(sessionCacheKey(claims), { user: found.user, sessionEpoch: found.session_epoch }, since);
+    await refuseUnlessAllowed(audit, found.user, allowedFrom, address, 'session');
+    cache.set(sessionCacheKey(claims), { user: found.user, sessionEpoch: found.session_epoch, allowedFrom }, since);
     return withClaims(found.user, claims);
   }
 
@@ -218,7 +227,8 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     const now = nowMs();
     const again = answeredOnConnection(connection, 'authorization', authorization, address, now);
     const entry = again?.entry ?? cache.lookup(basicKey(authorization, address));
-    if (entry === undefined) return undefined;
+    // A list added since is heard as a credentials change (the entry goes); this holds for the address too.
+    if (entry === undefined || !isAllowedFrom(entry.verified.allowedFrom, address)) return undefined;
     if (cache.refreshDue(entry, now)) refreshBasic(authorization, address, entry);
     return again?.answer ?? answerBasic(authorization, address, connection, entry.verified, entry, now);
   }
@@ -229,7 +239,8 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     const token = readCookie(cookie, SESSION_COOKIE);
     const claims = token === undefined ? undefined : sessions.verify(token);
     const entry = claims && cache.lookup(sessionCacheKey(claims));
-    if (!claims || !entry) return undefined;
+    // From an address the user's list does not hold: checked against the database, refused there (withSession).
+    if (!claims || !entry || !isAllowedFrom(entry.verified.allowedFrom, address)) return undefined;
     const answer = withClaims(entry.verified.user, claims);
     // Kept until the token would be refreshed; a refreshed answer too, while the cookie sent is still
     // accepted and until the new token would itself be refreshed: a client that keeps sending the old
@@ -292,7 +303,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       const token = readCookie(credentials.cookie, SESSION_COOKIE);
       const claims = token === undefined ? undefined : sessions.verify(token);
       if (!claims) throw new Unauthorized();
-      return withSession(claims);
+      return withSession(claims, address);
     },
 
     /**
@@ -312,12 +323,12 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
      * A token of the console's own cookie (issued by signIn; never one of the API's `_cmi_session`):
      * from the verification cache when it holds, else checked against the database like the API's cookie.
      */
-    async session(token: string): Promise<Authenticated> {
+    async session(token: string, address: string): Promise<Authenticated> {
       const claims = sessions.verify(token, 'console');
       if (!claims) throw new Unauthorized();
       await cache.othersHeard();
       const entry = cache.lookup(sessionCacheKey(claims));
-      return entry ? withClaims(entry.verified.user, claims) : withSession(claims);
+      return entry && isAllowedFrom(entry.verified.allowedFrom, address) ? withClaims(entry.verified.user, claims) : withSession(claims, address);
     },
 
     /** Ends one session (logout); other sessions of the user go on. */

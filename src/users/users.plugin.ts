@@ -16,6 +16,10 @@ import { usersRoutes } from './users.routes.js';
 import { usersService } from './users.service.js';
 import { usersRepository } from './users.store.js';
 import { verificationCache } from './verification-cache.js';
+import { allowedAddressesOf } from './allowed-addresses.js';
+import { userWhiteListsRepository } from './user-white-lists.store.js';
+import { userWhiteListsRoutes } from './user-white-lists.routes.js';
+import { userWhiteListsService } from './user-white-lists.service.js';
 
 /** The settings the users read (config.ts states them). */
 export interface UsersSettings {
@@ -61,6 +65,9 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
   const apiKeys = userApiKeysRepository(database);
   const accounts = usersService(users, clock, audit, cache.credentialsChanged, guesses, apiKeys);
   // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
+  // Each user's allowed addresses (docs/security.md#allowed-addresses), read with every verification.
+  const whiteLists = userWhiteListsRepository(database);
+  const allowedAddresses = userWhiteListsService(whiteLists, users, clock, audit, cache.credentialsChanged);
   const keyUsage = apiKeyUsage((uses) => apiKeys.recordUse(uses), clock, keyUsageFault);
   const authentication = authenticator({
     users,
@@ -71,10 +78,13 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     clock,
     apiKeyUsed: (id) => keyUsage.used(id),
     audit,
+    allowedAddresses: allowedAddressesOf(whiteLists),
   });
   return {
     store: users,
     service: accounts,
+    /** Users' allowed addresses (the console's user page). */
+    whiteLists: allowedAddresses,
     authentication,
     /** Drops every verified credential: a change to a role or a group may change anyone's permissions. */
     allCredentialsChanged: cache.allCredentialsChanged,
@@ -84,6 +94,7 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     async register(app: FastifyInstance): Promise<void> {
       await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
       await app.register(userApiKeysRoutes, { users: accounts, lists });
+      await app.register(userWhiteListsRoutes, { whiteLists: allowedAddresses, lists });
     },
     /** Signing in and out (`/session`s), registered after the user groups' routes. */
     async registerSessions(app: FastifyInstance): Promise<void> {

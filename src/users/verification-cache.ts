@@ -1,6 +1,7 @@
 import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { type Clock, millisOf } from '../shared/clock.js';
+import type { AllowedFrom } from './allowed-addresses.js';
 import type { User } from './user.js';
 
 /** What a successful verification established. */
@@ -10,6 +11,8 @@ export interface Verified {
   sessionEpoch: number;
   /** The API key that was verified, when the password was one (users/api-key-usage.ts records its use). */
   apiKeyId?: number;
+  /** The user's allowed addresses, read with the verification (users/allowed-addresses.ts); absent: any address. */
+  allowedFrom?: AllowedFrom;
 }
 
 export interface VerificationCacheOptions {

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { userLimits } from './shared/limits.js';
+import { type IpRange, parseIpRange } from './shared/ip-ranges.js';
 import type { WebhookSettings } from './alerts/webhook-events.js';
 import { displayUrl, refusedPort } from './alerts/sender.js';
 import { type AllowedHosts, NO_ALLOWED_HOSTS, readAllowedHosts } from './alerts/address-guard.js';
@@ -40,6 +41,8 @@ export interface Config {
   authCacheSeconds: number;
   /** Whether X-Forwarded-For/-Proto from a proxy in front are believed. */
   trustProxy: boolean;
+  /** The proxies whose X-Forwarded-For hops are believed, as normal addresses or CIDR ranges (CMI_TRUSTED_PROXIES); empty: none. */
+  trustedProxies: readonly string[];
   /** Server processes sharing the port (1: no cluster). */
   workers: number;
   /** How long a stopping process waits for requests in flight, in seconds. */
@@ -236,6 +239,18 @@ export const SETTINGS = {
   CMI_TRUST_PROXY: {
     default: 'false', kind: 'boolean', help: 'believe X-Forwarded-For/-Proto from one proxy in front',
     docs: 'believe `X-Forwarded-For` and `X-Forwarded-Proto` (set it only behind a proxy that overwrites them)',
+  },
+  CMI_TRUSTED_PROXIES: {
+    default: undefined, kind: 'custom', allowed: 'IP addresses and CIDR ranges of the proxies in front (`10.0.0.5`, `10.0.0.0/8`, `fd00::/8`), separated by commas',
+    parse: (value: string, name: string): string[] => {
+      const parts = value.split(',').map((part) => part.trim()).filter((part) => part !== '');
+      const ranges = parts.map((part) => parseIpRange(part));
+      const bad = parts.find((_part, i) => ranges[i] === undefined);
+      if (bad !== undefined || parts.length === 0) throw new ConfigError(`${name} must list IP addresses or CIDR ranges separated by commas (got ${JSON.stringify((bad ?? value).slice(0, 100))})`);
+      return [...new Set(ranges.map((range) => (range as IpRange).text))];
+    },
+    help: 'proxies (addresses, CIDRs) whose X-Forwarded-For hops are believed, read from the right',
+    docs: 'the proxies in front, as addresses or CIDR ranges separated by commas: `X-Forwarded-For` is read from the right, hop by hop, as long as each hop came from one of them, and the first address that did not is the client\'s ([operations.md](operations.md#behind-a-proxy)); not with `CMI_TRUST_PROXY`',
   },
   CMI_SHUTDOWN_TIMEOUT: { default: '10', kind: 'integer', min: 0, max: 3600, help: 'seconds a stopping process waits for requests in flight' },
   CMI_ERRORS_RETENTION_DAYS: {
@@ -449,6 +464,10 @@ export function loadConfig(source: Source = process.env): Config {
     throw new ConfigError(`CMI_DEFAULT_PER_PAGE must not exceed CMI_MAX_PER_PAGE (${defaultPerPage} > ${maxPerPage})`);
   }
   const trustProxy = read('CMI_TRUST_PROXY');
+  const trustedProxies = read('CMI_TRUSTED_PROXIES') ?? [];
+  if (trustProxy && trustedProxies.length > 0) {
+    throw new ConfigError('CMI_TRUST_PROXY and CMI_TRUSTED_PROXIES must not both be set: CMI_TRUST_PROXY believes whichever peer connects, CMI_TRUSTED_PROXIES only the proxies it lists (set one)');
+  }
   const maxConnections = read('CMI_MAX_CONNECTIONS');
   const adminPassword = read('CMI_ADMIN_PASSWORD');
   const port = read('PORT');
@@ -479,7 +498,7 @@ export function loadConfig(source: Source = process.env): Config {
     bodyTimeoutMs: read('CMI_BODY_TIMEOUT'),
     maxConnections,
     // Behind a proxy every connection comes from the proxy's address: unset, the cap is the total.
-    maxConnectionsPerAddress: given('CMI_MAX_CONNECTIONS_PER_ADDRESS') || !trustProxy ? read('CMI_MAX_CONNECTIONS_PER_ADDRESS') : maxConnections,
+    maxConnectionsPerAddress: given('CMI_MAX_CONNECTIONS_PER_ADDRESS') || !(trustProxy || trustedProxies.length > 0) ? read('CMI_MAX_CONNECTIONS_PER_ADDRESS') : maxConnections,
     sessionMaxAgeSeconds: read('CMI_SESSION_MAX_AGE'),
     sessionIdleSeconds: read('CMI_SESSION_IDLE_TIMEOUT'),
     lockoutMaxFailures: read('CMI_LOCKOUT_MAX_FAILURES'),
@@ -488,6 +507,7 @@ export function loadConfig(source: Source = process.env): Config {
     lockoutWindowSeconds: read('CMI_LOCKOUT_WINDOW'),
     authCacheSeconds: read('CMI_AUTH_CACHE_TTL'),
     trustProxy,
+    trustedProxies,
     workers: read('CMI_WORKERS'),
     shutdownTimeoutSeconds: read('CMI_SHUTDOWN_TIMEOUT'),
     adminLogin: read('CMI_ADMIN_LOGIN'),

@@ -87,8 +87,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // No child logger a request: faults are logged with their request id by the error handler.
     childLoggerFactory: (logger) => logger,
     bodyLimit: config.bodyLimitBytes,
-    // One hop: the address the nearest proxy saw, not whatever a client wrote into X-Forwarded-For.
-    trustProxy: config.trustProxy ? (_address: string, hop: number) => hop < 1 : false,
+    // CMI_TRUST_PROXY, one hop: the address the nearest proxy saw, not whatever a client wrote into
+    // X-Forwarded-For. CMI_TRUSTED_PROXIES: proxy-addr's walk from the right, each hop believed only
+    // while it came from a listed proxy (docs/operations.md#behind-a-proxy).
+    trustProxy: config.trustedProxies.length > 0 ? [...config.trustedProxies] : config.trustProxy ? (_address: string, hop: number) => hop < 1 : false,
     routerOptions: { maxParamLength: 200 },
     // cmi declares no route schemas (it reads bodies and renders answers itself); without these fastify
     // would load ajv and fast-json-stringify at every start for nothing (docs/operations.md#start-up).

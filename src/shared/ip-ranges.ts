@@ -70,7 +70,7 @@ export function parseIpRange(text: string): IpRange | undefined {
   const address = slash === -1 ? text : text.slice(0, slash);
   const prefixText = slash === -1 ? undefined : text.slice(slash + 1);
   const family = isIP(address);
-  if (family !== 4 && family !== 6) return undefined;
+  if ((family !== 4 && family !== 6) || address.includes('%')) return undefined;
   if (family === 4 && address.split('.').some((part) => part.length > 1 && part.startsWith('0'))) return undefined;
   const width = family === 4 ? 32 : 128;
   if (prefixText !== undefined && !/^(0|[1-9]\d{0,2})$/.test(prefixText)) return undefined;

@@ -204,8 +204,8 @@ export const SETTINGS = {
     docs: 'connections one process holds at once; a connection over the cap is closed as soon as it is accepted, before anything is read',
   },
   CMI_MAX_CONNECTIONS_PER_ADDRESS: {
-    default: '128', kind: 'integer', min: 1, max: 1_000_000, help: 'connections a process holds from one client address (unset with CMI_TRUST_PROXY: CMI_MAX_CONNECTIONS)',
-    docs: 'connections one process holds at once from one client address (as the socket sees it). Behind a proxy every connection comes from the proxy, so when `CMI_TRUST_PROXY` is true and this is unset it is `CMI_MAX_CONNECTIONS`',
+    default: '128', kind: 'integer', min: 1, max: 1_000_000, help: 'connections a process holds from one client address (unset behind a trusted proxy: CMI_MAX_CONNECTIONS)',
+    docs: 'connections one process holds at once from one client address (as the socket sees it). Behind a proxy every connection comes from the proxy, so when `CMI_TRUST_PROXY` is true or `CMI_TRUSTED_PROXIES` is set, and this is unset, it is `CMI_MAX_CONNECTIONS`',
   },
   CMI_PAGE_CACHE_BYTES: {
     default: '33554432', kind: 'integer', min: 0, max: 1_073_741_824, help: 'the most the rendered answers a process keeps may cost, in bytes, for each of its two caches: users pages, tracker pages and records (0: none kept)',
@@ -250,7 +250,7 @@ export const SETTINGS = {
       return [...new Set(ranges.map((range) => (range as IpRange).text))];
     },
     help: 'proxies (addresses, CIDRs) whose X-Forwarded-For hops are believed, read from the right',
-    docs: 'the proxies in front, as addresses or CIDR ranges separated by commas: `X-Forwarded-For` is read from the right, hop by hop, as long as each hop came from one of them, and the first address that did not is the client\'s ([operations.md](operations.md#behind-a-proxy)); not with `CMI_TRUST_PROXY`',
+    docs: 'the proxies in front, as addresses or CIDR ranges separated by commas: `X-Forwarded-For` is read from the right, hop by hop, as long as each hop came from one of them, and the first address that did not is the client\'s ([Behind a proxy](#behind-a-proxy)); not with `CMI_TRUST_PROXY`',
   },
   CMI_SHUTDOWN_TIMEOUT: { default: '10', kind: 'integer', min: 0, max: 3600, help: 'seconds a stopping process waits for requests in flight' },
   CMI_ERRORS_RETENTION_DAYS: {

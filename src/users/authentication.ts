@@ -100,7 +100,7 @@ export interface AuthenticatorParts {
  * header is present, else the session cookie. Anything else, or a user who is not active, is
  * Unauthorized; too many failures for a login or from an address is TooManyRequests.
  */
-export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, audit, apiKeyUsed = () => {}, allowedAddresses = async () => undefined }: AuthenticatorParts) {
+export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, audit, apiKeyUsed = () => {}, allowedAddresses = () => Promise.resolve(undefined) }: AuthenticatorParts) {
   const nowMs = millisOf(clock);
   /**
    * A login (or email) and a password, under the lockout; with `acceptApiKey`, the API key may stand
@@ -117,9 +117,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     if (acceptApiKey && found && found.api_key_id !== null) {
       if (found.user.status !== 'active') throw new Unauthorized();
       await lockout.apiKeyAccepted(attempt);
-      const allowedFrom = await allowedAddresses(found.user.id);
-      await refuseUnlessAllowed(audit, found.user, allowedFrom, address, 'api_key');
-      return { user: found.user, sessionEpoch: found.session_epoch, apiKeyId: found.api_key_id, allowedFrom };
+      return { user: found.user, sessionEpoch: found.session_epoch, apiKeyId: found.api_key_id, allowedFrom: await allowedAddresses(found.user.id) };
     }
     const charged = await lockout.charge(attempt);
     if (!(await verifyPassword(found?.password_hash, password)) || !found || found.user.status !== 'active') {
@@ -130,17 +128,23 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       throw new Unauthorized();
     }
     await lockout.succeeded(charged);
-    // Only a right password learns of the list (docs/security.md#allowed-addresses).
-    const allowedFrom = await allowedAddresses(found.user.id);
-    await refuseUnlessAllowed(audit, found.user, allowedFrom, address, 'password');
-    return { user: found.user, sessionEpoch: found.session_epoch, allowedFrom };
+    return { user: found.user, sessionEpoch: found.session_epoch, allowedFrom: await allowedAddresses(found.user.id) };
   }
+
+  /**
+   * 403 (audited) when `verified`'s allowed addresses do not hold `address` (docs/security.md#allowed-addresses):
+   * asked only once the password or key was right, so the list tells a guesser nothing.
+   */
+  const refuseUnlessAllowedFrom = (verified: Verified, address: string, requestId?: string) =>
+    refuseUnlessAllowed(audit, verified.user, verified.allowedFrom, address, verified.apiKeyId === undefined ? 'password' : 'api_key', requestId);
 
   async function withBasic(authorization: string, address: string, since: number): Promise<Verified> {
     const credentials = parseBasicCredentials(authorization);
     if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
     const verified = await verifyLogin(credentials, address, true);
+    // Stored even when the address is refused: the next request from there is refused from the entry, without the password hash.
     cache.set(basicKey(authorization, address), verified, since);
+    await refuseUnlessAllowedFrom(verified, address);
     return verified;
   }
 
@@ -297,6 +301,9 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       }
       const { authorization, connection } = credentials;
       if (authorization !== undefined) {
+        // Verified here before, at an address the user's list does not hold: refused without the password hash.
+        const refusedEntry = cache.lookup(basicKey(authorization, address));
+        if (refusedEntry !== undefined) await refuseUnlessAllowedFrom(refusedEntry.verified, address);
         const verified = await withBasicOnce(authorization, address);
         return used(answerBasic(authorization, address, connection, verified, cache.lookup(basicKey(authorization, address))));
       }
@@ -314,6 +321,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     async signIn(login: string, password: string, address: string, requestId?: string): Promise<Authenticated & { sessionToken: string }> {
       if (login === '' || login.length > MAX_LOGIN_LENGTH || login.includes('\u0000') || password.includes('\u0000')) throw new Unauthorized();
       const verified = await verifyLogin({ login, password }, address, false);
+      await refuseUnlessAllowedFrom(verified, address, requestId);
       const { user } = verified;
       await audit.record({ id: user.id, login: user.login, credential: 'password', address, ...(requestId === undefined ? {} : { requestId }) }, { action: 'session.create', target_type: 'user', target_id: user.id, changes: {} });
       return { user, sessionToken: sessions.issue(user.id, verified.sessionEpoch, 'console') };

@@ -5,7 +5,8 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { ConfigError, loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/database.js';
 import { PERMISSIONS } from '../src/roles/permissions.js';
-import { createTestApp, type TestApp } from './support/app.js';
+import { ADMIN, createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { runCmi } from './support/cli.js';
 import { forbiddenJson, NOT_FOUND_JSON } from './support/error-reports.js';
 import { withCookie } from './support/http.js';
 
@@ -398,5 +399,40 @@ describe('CMI_TRUSTED_PROXIES at start', () => {
     // Behind proxies every connection comes from a proxy: unset, the per-address cap is the total.
     const config = loadConfig({ CMI_TRUSTED_PROXIES: '10.0.0.1' });
     assert.equal(config.maxConnectionsPerAddress, config.maxConnections);
+  });
+});
+
+describe('cmi users allow list|add|remove (docs/cli.md#allowed-addresses), through the typed client', () => {
+  let t: TestApp;
+  let env: Record<string, string>;
+  before(async () => {
+    t = await createTestApp();
+    const url = `http://127.0.0.1:${await listenLocally(t.app)}`;
+    env = { CMI_URL: url, CMI_USER: ADMIN.login, CMI_PASSWORD: ADMIN.password, CMI_API_KEY: '', CMI_PROFILE: '', XDG_CONFIG_HOME: '/nonexistent' };
+  });
+  after(() => t.close());
+
+  it('adds, lists (a table, --json), refuses a bad address with the API\'s message, removes', async () => {
+    const run = (args: string[]) => runCmi(['users', 'allow', ...args], env);
+    assert.deepEqual(await run(['list', 'alice']), { code: 0, stdout: 'No allowed addresses: user 2 "alice" may be used from anywhere\n', stderr: '' });
+    assert.deepEqual(await run(['add', 'alice', '192.0.2.77/24', '--description', 'office']), { code: 0, stdout: 'Allowed 192.0.2.0/24 (entry 1) for user 2 "alice"\n', stderr: '' });
+    assert.deepEqual(await run(['add', 'alice', '127.0.0.1']), { code: 0, stdout: 'Allowed 127.0.0.1 (entry 2) for user 2 "alice"\n', stderr: '' });
+    const bad = await run(['add', 'alice', 'office.example']);
+    assert.deepEqual(bad, { code: 1, stdout: '', stderr: 'cmi: ip must be an IPv4 or IPv6 address or CIDR range (such as 192.0.2.10, 192.0.2.0/24, 2001:db8::/32)\n' });
+    assert.deepEqual(await run(['list', 'alice']), {
+      code: 0, stderr: '',
+      stdout: [
+        'ID  IP            DESCRIPTION  CREATED',
+        `1   192.0.2.0/24  office       ${START}`,
+        `2   127.0.0.1                  ${START}`,
+        '2 allowed addresses of user 2 "alice": every other address is refused',
+        '',
+      ].join('\n'),
+    });
+    const json = await run(['list', 'alice', '--json']);
+    assert.equal(json.stdout, `[${entryJson({ id: 1, user_id: 2, ip: '192.0.2.0/24', description: 'office', created_at: START, updated_at: START })},${entryJson({ id: 2, user_id: 2, ip: '127.0.0.1', description: '', created_at: START, updated_at: START })}]\n`);
+    assert.deepEqual(await run(['remove', 'alice', '1']), { code: 0, stdout: 'Removed allowed address 1 of user 2 "alice"\n', stderr: '' });
+    assert.deepEqual(await run(['remove', 'alice', 'x']), { code: 2, stdout: '', stderr: 'cmi: the entry is named by its id, a positive integer (got "x")\n' });
+    assert.deepEqual((await rows(t.database)).map((row) => row.ip), ['127.0.0.1']);
   });
 });

@@ -3,6 +3,7 @@ import { userApiKeyResource } from '../users/user-api-key.resource.js';
 import { type Page, type PageParams, fetchPage, walkPages } from './pagination.js';
 import { decodeRecord, type RecordOf, type User, unwrap } from './records.js';
 import type { Answer, Query, RequestOptions, Transport } from './transport.js';
+import { userWhiteListsApi } from './user-white-lists.js';
 
 /** The fields of `POST /users` (docs/api.md#users); `role` is `admin` or `user`, `role_ids` any roles. */
 export interface NewUser {
@@ -129,6 +130,9 @@ export function usersApi(http: Transport) {
         await http.request('DELETE', `${path(userId)}/user_api_keys/${keyId}`, { ...call, credentials: true });
       },
     },
+
+    /** A user's allowed addresses (docs/api.md#allowed-addresses): client/user-white-lists.ts. */
+    whiteLists: userWhiteListsApi(http),
 
     /**
      * A new default API key, in `api_key` of the answer (shown once): the user's previous default key

@@ -436,3 +436,53 @@ describe('cmi users allow list|add|remove (docs/cli.md#allowed-addresses), throu
     assert.deepEqual((await rows(t.database)).map((row) => row.ip), ['127.0.0.1']);
   });
 });
+
+describe('the console\'s user page shows and changes the allowed addresses', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+  async function consoleCookie(login: string, password: string): Promise<string> {
+    const res = await t.app.inject({ method: 'POST', url: '/console/sign-in', headers: FORM, payload: new URLSearchParams({ login, password }).toString() });
+    assert.equal(res.statusCode, 303, res.body);
+    return /^(_cmi_console=[^;]+)/.exec(String(res.headers['set-cookie']))![1] as string;
+  }
+  const csrfOf = (body: string) => /name="_csrf" value="([^"]+)"/.exec(body)![1] as string;
+  const section = (body: string) => /<section aria-labelledby="allowed-heading">[\s\S]*?<\/section>/.exec(body)?.[0];
+
+  it('an administrator adds (CSRF-checked), sees a refused address named, removes; the user sees its own list without the form', async () => {
+    const cookie = await consoleCookie('admin', 'admin-password');
+    const page = await t.app.inject({ method: 'GET', url: '/console/users/2', headers: { cookie } });
+    assert.equal(page.statusCode, 200);
+    assert.match(section(page.body)!, /<p class="muted">None: the account may be used from any address\.<\/p>/);
+    const csrf = csrfOf(page.body);
+    const post = (url: string, fields: Record<string, string>) => t.app.inject({ method: 'POST', url, headers: { ...FORM, cookie }, payload: new URLSearchParams(fields).toString() });
+
+    const forged = await post('/console/users/2/allowed-addresses', { ip: '0.0.0.0/0', description: '' });
+    assert.equal(forged.statusCode, 403);
+    const added = await post('/console/users/2/allowed-addresses', { _csrf: csrf, ip: '127.0.0.9/8', description: 'loopback <lab>' });
+    assert.deepEqual([added.statusCode, added.headers.location], [303, '/console/users/2?notice=address_allowed']);
+    const bad = await post('/console/users/2/allowed-addresses', { _csrf: csrf, ip: 'lab.example', description: 'x' });
+    assert.equal(bad.statusCode, 422);
+    assert.ok(section(bad.body)!.includes('<span class="field-error" id="allow-ip-error">ip must be an IPv4 or IPv6 address or CIDR range (such as 192.0.2.10, 192.0.2.0/24, 2001:db8::/32)</span>'), section(bad.body));
+    assert.ok(section(bad.body)!.includes('value="lab.example"'));
+    const shown = await t.app.inject({ method: 'GET', url: '/console/users/2?notice=address_allowed', headers: { cookie } });
+    const listed = section(shown.body)!;
+    assert.ok(listed.includes('<td><code>127.0.0.0/8</code></td><td>loopback &lt;lab&gt;</td>'), listed);
+    assert.ok(shown.body.includes('Address allowed: from now on, every other address is refused.'));
+
+    // Alice, at an allowed address (the inject's 127.0.0.1), reads her own list; she may not change it.
+    const aliceCookie = await consoleCookie('alice', 'alice-password');
+    const own = section((await t.app.inject({ method: 'GET', url: '/console/users/2', headers: { cookie: aliceCookie } })).body)!;
+    assert.ok(own.includes('<td><code>127.0.0.0/8</code></td>') && !own.includes('<form'), own);
+
+    const [row] = await rows(t.database);
+    const removed = await post(`/console/users/2/allowed-addresses/${row!.id}/remove`, { _csrf: csrf });
+    assert.deepEqual([removed.statusCode, removed.headers.location], [303, '/console/users/2?notice=address_removed']);
+    assert.deepEqual(await rows(t.database), []);
+    assert.deepEqual((await auditRows(t.database, 'user.white_list.create')).map((r) => [r.actor_login, r.credential]), [['admin', 'session']]);
+  });
+});

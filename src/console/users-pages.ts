@@ -1,6 +1,8 @@
 import type { UserGroup } from '../user-groups/user-group.js';
 import type { User } from '../users/user.js';
 import type { UserApiKey } from '../users/user-api-keys.store.js';
+import type { UserWhiteList } from '../users/user-white-lists.store.js';
+import { allowedAddressesSection } from './allowed-addresses-section.js';
 import { html, type Html } from './html.js';
 import { may } from '../roles/authorization.js';
 import type { Permission } from '../roles/permissions.js';
@@ -148,6 +150,8 @@ export interface UserView {
   apiKeyErrors?: FieldErrors;
   /** What is wrong with the form making the default key anew (the current password it needs). */
   newKeyErrors?: FieldErrors;
+  /** The user's allowed addresses, when the viewer may read them; whether it may change them; a refused form's errors and fields. */
+  allowedAddresses?: { entries: readonly UserWhiteList[]; mayChange: boolean; errors?: FieldErrors; typed?: { ip?: string; description?: string } };
   /** The roles a holder of users.update (and roles.read) may give; without them, the admin/user choice. */
   roleChoices?: readonly RoleChoice[];
   /** The buckets a holder of users.update (and buckets.read) may put the user in. */
@@ -206,6 +210,7 @@ ${currentPasswordField('details', errors, { required: false, hint: 'Needed to ch
 </form>
 </section>
 ${view.apiKeys === undefined || user.status === 'deleted' ? '' : apiKeysSection(context, user, view.apiKeys, view.apiKeyErrors ?? {})}
+${view.allowedAddresses === undefined || user.status === 'deleted' ? '' : allowedAddressesSection(context, user, view.allowedAddresses.entries, view.allowedAddresses.mayChange, view.allowedAddresses.errors ?? {}, view.allowedAddresses.typed)}
 ${own ? html`<section aria-labelledby="password-heading">
 <h2 id="password-heading">Change my password</h2>
 ${baseErrors(passwordErrors)}

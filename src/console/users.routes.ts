@@ -9,6 +9,7 @@ import {
   confirmDeleteUserPage, newUserPage, USER_FILTERS, type UserFilterValues, type UserFormValues, userPage, type UserView, usersListPage, usersListUrl,
 } from './users-pages.js';
 import { apiKeyLimits } from '../shared/limits.js';
+import { whiteListLimits } from '../users/user-white-lists.service.js';
 import { parsePagination } from '../shared/pagination.js';
 import { parseId } from '../http/route-params.js';
 import { consoleRoute, type ConsoleServices, everyRecord, formOf, pageContext, sendPage } from './console-page.js';
@@ -24,6 +25,8 @@ const NOTICES: Record<string, string> = {
   suspended: 'Suspended: the user can no longer sign in, and its sessions have ended.',
   activated: 'Activated.',
   key_revoked: 'API key revoked: it no longer works, and the user\'s sessions have ended.',
+  address_allowed: 'Address allowed: from now on, every other address is refused.',
+  address_removed: 'Allowed address removed.',
   deleted: 'User deleted.',
   removed: 'User removed.',
 };
@@ -70,7 +73,7 @@ function readFilters(filters: UserFilterValues): { read: UserFilters; errors: Re
 
 /** Users (docs/console.md#users): administrators manage everyone, a user its own account, by the API's rules. */
 export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServices): void {
-  const { users, roles, buckets, userGroups } = services;
+  const { users, roles, buckets, userGroups, whiteLists } = services;
   const see = (id: number, notice: string) => `/console/users/${id}?notice=${notice}`;
 
   app.get<WithId>('/users', consoleRoute(), async (request, reply) => {
@@ -130,10 +133,16 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     return (await users.listApiKeys(viewer, user.id, apiKeyLimits.perUser, 0)).items;
   }
 
+  /** The user's allowed addresses (at most whiteListLimits.perUser), when the viewer may read them. */
+  async function allowedAddressesOf(viewer: Actor, user: User) {
+    if (!mayOnUser(viewer, 'users.read', user.id)) return undefined;
+    return { entries: (await whiteLists.list(viewer, user.id, whiteListLimits.perUser, 0)).items, mayChange: may(viewer, 'users.update') };
+  }
+
   async function show(request: FastifyRequest<WithId>, reply: FastifyReply, user: User, extra: Partial<Parameters<typeof userPage>[1]> & { status?: number } = {}) {
     const view = {
       user, values: valuesOf(user), errors: {}, passwordErrors: {}, notice: noticeOf(request.query),
-      ...(await choices(request.actor, user)), apiKeys: await apiKeysOf(request.actor, user), ...extra,
+      ...(await choices(request.actor, user)), apiKeys: await apiKeysOf(request.actor, user), allowedAddresses: await allowedAddressesOf(request.actor, user), ...extra,
     };
     return sendPage(reply, userPage(pageContext(request, services), view), extra.status);
   }
@@ -234,6 +243,28 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
       return reply.code(303).header('location', '/console/sign-in').send();
     }
     return reply.code(303).header('location', see(id, 'key_revoked')).send();
+  });
+
+  /** Allows an address or range (docs/security.md#allowed-addresses): the service decides who may. */
+  app.post<WithId>('/users/:id/allowed-addresses', consoleRoute(), async (request, reply) => {
+    const id = parseId(request.params.id);
+    const user = await users.get(request.actor, id);
+    const form = formOf(request);
+    const typed = { ip: form.get('ip') ?? '', description: form.get('description') ?? '' };
+    try {
+      await whiteLists.create(request.actor, id, typed);
+    } catch (error) {
+      if (!(error instanceof Unprocessable)) throw error;
+      const shown = await allowedAddressesOf(request.actor, user);
+      return show(request, reply, user, { notice: undefined, status: 422, ...(shown ? { allowedAddresses: { ...shown, errors: error.messages, typed } } : {}) });
+    }
+    return reply.code(303).header('location', see(id, 'address_allowed')).send();
+  });
+
+  app.post<{ Params: { id: string; entry_id: string } }>('/users/:id/allowed-addresses/:entry_id/remove', consoleRoute(), async (request, reply) => {
+    const id = parseId(request.params.id);
+    await whiteLists.remove(request.actor, id, parseId(request.params.entry_id));
+    return reply.code(303).header('location', see(id, 'address_removed')).send();
   });
 
   app.get<WithId>('/users/:id/delete', consoleRoute(), async (request, reply) => {

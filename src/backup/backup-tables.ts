@@ -18,6 +18,8 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'users', key: ['id'] },
   { table: 'user_roles', key: ['user_id', 'role_id'] },
   { table: 'user_api_keys', key: ['id'] },
+  { table: 'user_two_factor', key: ['user_id'] },
+  { table: 'user_recovery_codes', key: ['id'] },
   { table: 'login_addresses', key: ['user_id', 'address'] },
   { table: 'revoked_sessions', key: ['session_id'] },
   { table: 'login_failures', key: ['key'] },

@@ -55,6 +55,9 @@ function sameText(a: string, b: string): boolean {
   return difference === 0;
 }
 
+/** Why HTTP Basic with the password of an account with a second factor is refused (docs/security.md#second-factor). */
+export const SECOND_FACTOR_REFUSAL = 'This account has a second factor: use one of its API keys, or sign in to the console';
+
 /** Longest login or email accepted in credentials; longer ones are refused without a lookup. */
 const MAX_LOGIN_LENGTH = 254;
 
@@ -125,6 +128,8 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       throw new Unauthorized();
     }
     await lockout.succeeded(charged);
+    // The password is right, but alone it is not enough for an account with a second factor (docs/security.md#second-factor).
+    if (acceptApiKey && found.user.totp_enabled) throw new Unauthorized(SECOND_FACTOR_REFUSAL);
     return { user: found.user, sessionEpoch: found.session_epoch };
   }
 

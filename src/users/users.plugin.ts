@@ -10,6 +10,9 @@ import { loginFailuresRepository } from './login-failures.store.js';
 import { revokedSessionsRepository } from './revoked-sessions.store.js';
 import { sessionRoutes } from './session.routes.js';
 import type { SessionTokens } from './sessions.js';
+import { twoFactorRoutes } from './two-factor.routes.js';
+import { twoFactorService } from './two-factor.service.js';
+import { twoFactorRepository } from './two-factor.store.js';
 import { userApiKeysRoutes } from './user-api-keys.routes.js';
 import { userApiKeysRepository } from './user-api-keys.store.js';
 import { usersRoutes } from './users.routes.js';
@@ -60,6 +63,7 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
   });
   const apiKeys = userApiKeysRepository(database);
   const accounts = usersService(users, clock, audit, cache.credentialsChanged, guesses, apiKeys);
+  const twoFactor = twoFactorService(twoFactorRepository(database), users, clock, audit, cache.credentialsChanged, guesses);
   // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
   const keyUsage = apiKeyUsage((uses) => apiKeys.recordUse(uses), clock, keyUsageFault);
   const authentication = authenticator({
@@ -75,6 +79,8 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
   return {
     store: users,
     service: accounts,
+    /** The second factor (docs/security.md#second-factor): the console's sign-in asks it for the code. */
+    twoFactor,
     authentication,
     /** Drops every verified credential: a change to a role or a group may change anyone's permissions. */
     allCredentialsChanged: cache.allCredentialsChanged,
@@ -84,6 +90,7 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     async register(app: FastifyInstance): Promise<void> {
       await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
       await app.register(userApiKeysRoutes, { users: accounts, lists });
+      await app.register(twoFactorRoutes, { twoFactor });
     },
     /** Signing in and out (`/session`s), registered after the user groups' routes. */
     async registerSessions(app: FastifyInstance): Promise<void> {

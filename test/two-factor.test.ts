@@ -194,6 +194,14 @@ describe('the second factor (TOTP)', () => {
     assert.equal((await t.database.db.selectFrom('user_recovery_codes').selectAll().execute()).length, 0);
   });
 
+  it('two requests with the same code at once: one is accepted, the other refused as a replay (the database decides)', async () => {
+    const enrolment = await enabled();
+    const key = await aliceKey();
+    const code = codeOf(enrolment.secret, 1);
+    const both = await Promise.all([0, 1].map(() => call(t.app, 'DELETE', '/users/2/two_factor.json', { auth: t.basic('alice', key), headers: { 'x-cmi-otp': code } })));
+    assert.deepEqual(both.map((res) => res.statusCode).sort(), [204, 422]);
+  });
+
   it('a recovery code stands for a code once: used, it is spent', async () => {
     const enrolment = enrolmentOf(await enrol());
     assert.equal((await confirm(codeOf(enrolment.secret))).statusCode, 200);

@@ -249,3 +249,62 @@ describe('the second factor (TOTP)', () => {
     for (const code of enrolment.recovery_codes) assert.equal(all.includes(code), false);
   });
 });
+
+describe('YubiKeys as OnApp\'s PHP wrapper calls them (/users/:id/yubi_keys)', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(() => t.close());
+
+  // What a YubiKey types: its 12-character public id, then 32 characters of the encrypted token (modhex).
+  const OTP = 'cccjgjgkhcbbirdrfdnlnghhfgrtnnlgedjlftrbdeut';
+  const keyJson = (id: number, at: string) => ({ yubi_key: { id, created_at: at, updated_at: at, user_id: 2, label: 'desk key', last_used: null, otp: 'cccjgjgkhcbb' } });
+
+  it('records a key from an OTP (only its public id), lists, shows and forgets it, in JSON and XML; the user record\'s flag follows', async () => {
+    t.time.advance(60);
+    // The body as the PHP wrapper sends it (User/YubiKey.php fields, wrapped in the root).
+    const res = await call(t.app, 'POST', '/users/2/yubi_keys.json', { auth: t.aliceAuth, body: { yubi_key: { user_id: 2, label: 'desk key', otp: OTP } } });
+    assert.equal(res.statusCode, 201, res.body);
+    const id = (JSON.parse(res.body) as { yubi_key: { id: number } }).yubi_key.id;
+    assert.equal(res.headers.location, `/users/2/yubi_keys/${id}.json`);
+    assert.equal(res.body, JSON.stringify(keyJson(id, '2026-11-20T10:01:00+00:00')));
+    const rows = await t.database.db.selectFrom('user_yubi_keys').select(['key_id', 'label', 'last_used']).execute();
+    assert.deepEqual(rows, [{ key_id: 'cccjgjgkhcbb', label: 'desk key', last_used: null }]);
+    assert.equal(Number((await t.database.db.selectFrom('users').select('registered_yubikey').where('id', '=', 2).executeTakeFirstOrThrow()).registered_yubikey), 1);
+    assert.equal((await call(t.app, 'GET', '/users/2/yubi_keys.json', { auth: t.adminAuth })).body, JSON.stringify([keyJson(id, '2026-11-20T10:01:00+00:00')]));
+    const xml = await call(t.app, 'GET', `/users/2/yubi_keys/${id}.xml`, { auth: t.aliceAuth });
+    assert.equal(xml.body, `${XML_DECLARATION}<yubi_key>\n  <id type="integer">${id}</id>\n  <created_at type="datetime">2026-11-20T10:01:00+00:00</created_at>\n  <updated_at type="datetime">2026-11-20T10:01:00+00:00</updated_at>\n  <user_id type="integer">2</user_id>\n  <label>desk key</label>\n  <last_used nil="true"/>\n  <otp>cccjgjgkhcbb</otp>\n</yubi_key>\n`);
+    const again = await call(t.app, 'POST', '/users/2/yubi_keys.json', { auth: t.aliceAuth, body: { yubi_key: { label: 'same', otp: `cccjgjgkhcbb${'v'.repeat(32)}` } } });
+    assert.equal(again.body, '{"errors":{"otp":["is of a key the user has already"]}}');
+    const bad = await call(t.app, 'POST', '/users/2/yubi_keys.json', { auth: t.aliceAuth, body: { yubi_key: { otp: '123456' } } });
+    assert.equal(bad.statusCode, 422);
+    assert.equal(bad.body, '{"errors":{"otp":["must be a YubiKey OTP: 44 modhex characters (touch the key)"]}}');
+    const [bob] = await t.addUsers(1);
+    assert.equal((await call(t.app, 'GET', '/users/2/yubi_keys.json', { auth: t.basic(bob?.login as string, 'shared-password') })).statusCode, 403);
+    assert.equal((await call(t.app, 'DELETE', `/users/2/yubi_keys/${id}.json`, { auth: t.basic(bob?.login as string, 'shared-password') })).statusCode, 403);
+    const removed = await call(t.app, 'DELETE', `/users/2/yubi_keys/${id}.json`, { auth: t.aliceAuth });
+    assert.equal(removed.statusCode, 204);
+    assert.equal((await call(t.app, 'GET', `/users/2/yubi_keys/${id}.json`, { auth: t.aliceAuth })).statusCode, 404);
+    assert.equal(Number((await t.database.db.selectFrom('users').select('registered_yubikey').where('id', '=', 2).executeTakeFirstOrThrow()).registered_yubikey), 0);
+    const audit = await t.database.db.selectFrom('audit_events').select(['action', 'changes']).where('action', 'like', 'user.yubi_key%').orderBy('id').execute();
+    assert.deepEqual(audit, [
+      { action: 'user.yubi_key.create', changes: `{"yubi_key_id":${id},"label":"desk key","key_id":"cccjgjgkhcbb"}` },
+      { action: 'user.yubi_key.delete', changes: `{"yubi_key_id":${id}}` },
+    ]);
+  });
+
+  it('refuses a YubiKey OTP where a code is asked, saying why', async () => {
+    const enrolled = await call(t.app, 'POST', '/users/2/two_factor.json', { auth: t.aliceAuth });
+    const { secret } = (JSON.parse(enrolled.body) as { two_factor: { secret: string } }).two_factor;
+    const code = authenticator.clone({ epoch: t.time.clock().getTime() }).generate(secret);
+    assert.equal((await call(t.app, 'PUT', '/users/2/two_factor.json', { auth: t.aliceAuth, body: { two_factor: { code } } })).statusCode, 200);
+    const res = await call(t.app, 'DELETE', '/users/2/two_factor.json', { auth: t.aliceAuth, headers: { 'x-cmi-otp': OTP } });
+    // Alice's password no longer signs in by Basic: the 401 comes first.
+    assert.equal(res.statusCode, 401);
+    const key = (JSON.parse((await call(t.app, 'POST', '/users/2/user_api_keys.json', { auth: t.adminAuth, body: { user_api_key: { description: 'ci' } } })).body) as { user_api_key: { api_key: string } }).user_api_key.api_key;
+    const refused = await call(t.app, 'DELETE', '/users/2/two_factor.json', { auth: t.basic('alice', key), headers: { 'x-cmi-otp': OTP } });
+    assert.equal(refused.statusCode, 422);
+    assert.equal(refused.body, '{"errors":{"base":["YubiKey one-time passwords are not accepted: cmi cannot reach Yubico\'s validation servers. Give the code of the authenticator app, or a recovery code"]}}');
+  });
+});

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { TooManyRequests, Unauthorized } from '../shared/problems.js';
+import { TooManyRequests, Unauthorized, Unprocessable } from '../shared/problems.js';
 import { clearConsoleCookie, safeNext, setConsoleCookie } from './console-session.js';
 import { secondFactorPage, signInPage } from './sign-in-page.js';
 import { SecondFactorDue } from '../users/authentication.js';
@@ -71,6 +71,8 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
         return sendPage(reply, signInPage({ next, login: user.login, failure: Object.values(error.messages).flat().join(' ') }), 429);
       }
       if (error instanceof Unauthorized) return expired();
+      // A YubiKey's OTP: cmi cannot check it, and says so (users/yubi-keys.service.ts).
+      if (error instanceof Unprocessable) return sendPage(reply, secondFactorPage({ next, token, failure: Object.values(error.messages).flat().join(' ') }), 422);
       throw error;
     }
   });

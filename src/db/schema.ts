@@ -31,6 +31,8 @@ export interface UsersTable {
   user_group_id: Generated<number | null>;
   /** 1 while the user has a confirmed second factor (migration 033: kept with user_two_factor). */
   totp_enabled: Generated<number>;
+  /** 1 while the user has a YubiKey recorded (migration 033: kept with user_yubi_keys). */
+  registered_yubikey: Generated<number>;
 }
 
 export interface InfrastructureErrorsTable {
@@ -297,6 +299,7 @@ export interface Schema {
   user_api_keys: UserApiKeysTable;
   user_two_factor: UserTwoFactorTable;
   user_recovery_codes: UserRecoveryCodesTable;
+  user_yubi_keys: UserYubiKeysTable;
   ingest_keys: IngestKeysTable;
   ingest_key_usage: IngestKeyUsageTable;
   ingested_events: IngestedEventsTable;
@@ -332,6 +335,17 @@ export interface UserRecoveryCodesTable {
   user_id: number;
   code_hash: string;
   used_at: string | null;
+}
+
+/** A user's YubiKeys as OnApp lists them (migration 033): the key's public id (its OTPs' first 12 modhex characters), never an OTP. */
+export interface UserYubiKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  label: string;
+  key_id: string;
+  created_at: string;
+  updated_at: string;
+  last_used: string | null;
 }
 
 /** The permission catalogue (migration 016; roles/permissions.ts). */

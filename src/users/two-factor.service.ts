@@ -7,6 +7,7 @@ import { accountName, type Lockout } from './lockout.js';
 import { hashRecoveryCode, matchingStep, newRecoveryCode, newTotpSecret, otpauthUri, RECOVERY_CODES } from './totp.js';
 import type { TwoFactorRepository } from './two-factor.store.js';
 import type { UsersRepository } from './users.store.js';
+import { isYubiKeyOtp, YUBIKEY_REFUSAL } from './yubi-keys.service.js';
 
 /** What the enrolment answers once: the secret, its URI and the recovery codes (never again). */
 export interface TwoFactorEnrolment {
@@ -54,6 +55,8 @@ export function twoFactorService(repository: TwoFactorRepository, users: UsersRe
    * used up, and audited, here.
    */
   async function checkCode(actor: Actor, userId: number, login: string, code: string, address: string | undefined): Promise<CodeKind | undefined> {
+    // Said at once, counted on nothing: a YubiKey's OTP cannot be checked here (docs/security.md#yubikeys).
+    if (isYubiKeyOtp(code.toLowerCase())) throw new Unprocessable({ base: [YUBIKEY_REFUSAL] });
     const charged = guesses === undefined || address === undefined ? undefined : await guesses.charge({ name: accountName(login), typed: login, address, userId });
     const state = await repository.find(userId);
     let kind: CodeKind | undefined;

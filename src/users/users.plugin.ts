@@ -16,6 +16,9 @@ import { twoFactorRepository } from './two-factor.store.js';
 import { userApiKeysRoutes } from './user-api-keys.routes.js';
 import { userApiKeysRepository } from './user-api-keys.store.js';
 import { usersRoutes } from './users.routes.js';
+import { yubiKeysRoutes } from './yubi-keys.routes.js';
+import { yubiKeysService } from './yubi-keys.service.js';
+import { yubiKeysRepository } from './yubi-keys.store.js';
 import { usersService } from './users.service.js';
 import { usersRepository } from './users.store.js';
 import { verificationCache } from './verification-cache.js';
@@ -64,6 +67,7 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
   const apiKeys = userApiKeysRepository(database);
   const accounts = usersService(users, clock, audit, cache.credentialsChanged, guesses, apiKeys);
   const twoFactor = twoFactorService(twoFactorRepository(database), users, clock, audit, cache.credentialsChanged, guesses);
+  const yubiKeys = yubiKeysService(yubiKeysRepository(database), users, clock, audit, cache.credentialsChanged);
   // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
   const keyUsage = apiKeyUsage((uses) => apiKeys.recordUse(uses), clock, keyUsageFault);
   const authentication = authenticator({
@@ -91,6 +95,7 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
       await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
       await app.register(userApiKeysRoutes, { users: accounts, lists });
       await app.register(twoFactorRoutes, { twoFactor });
+      await app.register(yubiKeysRoutes, { yubiKeys, lists });
     },
     /** Signing in and out (`/session`s), registered after the user groups' routes. */
     async registerSessions(app: FastifyInstance): Promise<void> {

@@ -7,7 +7,8 @@ import type { Dialect } from '../dialects/dialect.js';
  * in every process); `user_recovery_codes`, the SHA-256 of each single-use recovery code; and
  * `users.totp_enabled`, kept equal to "a confirmed row exists" by the same transactions, so the
  * password check reads it with the user and a change to it moves the users' and credentials'
- * versions as every change to a user does (migrations 015, 030).
+ * versions as every change to a user does (migrations 015, 030). Also OnApp's YubiKeys:
+ * `user_yubi_keys` (each key's public id) and `users.registered_yubikey`.
  */
 export function twoFactorMigration(dialect: Dialect) {
   return {
@@ -26,6 +27,18 @@ export function twoFactorMigration(dialect: Dialect) {
         .addColumn('used_at', 'varchar(32)')
         .execute();
       await db.schema.createIndex('user_recovery_codes_user').on('user_recovery_codes').columns(['user_id', 'code_hash']).execute();
+      // OnApp's YubiKeys (docs/security.md#yubikeys): the key's public id only; users.registered_yubikey
+      // is kept equal to "the user has one" by the same transactions.
+      await db.schema.alterTable('users').addColumn('registered_yubikey', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await dialect.tables.addIdColumn(db.schema.createTable('user_yubi_keys'))
+        .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('label', 'varchar(255)', (c) => c.notNull())
+        .addColumn('key_id', 'varchar(16)', (c) => c.notNull())
+        .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+        .addColumn('updated_at', 'varchar(32)', (c) => c.notNull())
+        .addColumn('last_used', 'varchar(32)')
+        .execute();
+      await db.schema.createIndex('user_yubi_keys_user').on('user_yubi_keys').columns(['user_id', 'key_id']).unique().execute();
     },
   };
 }

@@ -17,6 +17,7 @@ import { addRemoteAlertCommands } from './remote/alerts.js';
 import { addLoginCommands } from './remote/login.js';
 import { addRemoteRoleCommands } from './remote/roles.js';
 import { addRemoteUserCommands } from './remote/users.js';
+import { addRemoteTwoFactorCommands } from './remote/two-factor.js';
 import { addRemoteGroupCommands } from './remote/groups.js';
 
 /** Every command but `cmi serve` (main.ts adds that one first, and these for any other command). */
@@ -33,6 +34,7 @@ export function addOtherCommands(program: Command): void {
   addRemoteUserCommands(program);
   addRemoteGroupCommands(program);
   addRemoteApiKeyCommands(program);
+  addRemoteTwoFactorCommands(program);
   addRemoteErrorCommands(program);
   addRemoteDeliveryCommands(program);
   addRemoteRoleCommands(program);

@@ -95,6 +95,16 @@ describe('the second factor (TOTP)', () => {
     assert.equal(await t.database.db.selectFrom('user_two_factor').select('user_id').where('user_id', '=', 1).executeTakeFirst(), undefined);
   });
 
+  it('the users list shows totp_enabled, its cached page and ETag changing with it', async () => {
+    const before = await call(t.app, 'GET', '/users.json', { auth: t.adminAuth });
+    assert.equal(before.statusCode, 200);
+    await enabled();
+    const after = await call(t.app, 'GET', '/users.json', { auth: t.adminAuth });
+    assert.notEqual(after.headers.etag, before.headers.etag);
+    const users = JSON.parse(after.body) as Array<{ user: { id: number; totp_enabled: boolean } }>;
+    assert.deepEqual(users.map(({ user }) => [user.id, user.totp_enabled]), [[1, false], [2, true]]);
+  });
+
   it('confirms with a code otplib computes: 200 enabled, confirmed_at; GET shows it, never the secret, in JSON and XML, to the user and to users.read', async () => {
     const enrolment = enrolmentOf(await enrol());
     t.time.advance(45);
@@ -109,6 +119,10 @@ describe('the second factor (TOTP)', () => {
     const xml = await call(t.app, 'GET', '/users/2/two_factor.xml', { auth: t.adminAuth });
     assert.equal(xml.body, `${XML_DECLARATION}<two_factor>\n  <enabled type="boolean">true</enabled>\n  <confirmed_at type="datetime">2026-11-20T10:00:45+00:00</confirmed_at>\n  <recovery_codes_left type="integer">10</recovery_codes_left>\n</two_factor>\n`);
     assert.equal(xml.body.includes(enrolment.secret), false);
+    // The user record says so, as OnApp 6.4's does; the users list's cached page and ETag changed with it.
+    const record = JSON.parse((await call(t.app, 'GET', '/users/2.json', { auth: t.adminAuth })).body) as { user: Record<string, unknown> };
+    assert.deepEqual([record.user.totp_enabled, record.user.registered_yubikey], [true, false]);
+    assert.match((await call(t.app, 'GET', '/users/2.xml', { auth: t.adminAuth })).body, /<totp_enabled type="boolean">true<\/totp_enabled>\n {2}<registered_yubikey type="boolean">false<\/registered_yubikey>\n<\/user>\n$/);
     // Another ordinary user holds no users.read.
     const [bob] = await t.addUsers(1);
     assert.equal((await call(t.app, 'GET', '/users/2/two_factor.json', { auth: t.basic(bob?.login as string, 'shared-password') })).statusCode, 403);
@@ -272,6 +286,7 @@ describe('YubiKeys as OnApp\'s PHP wrapper calls them (/users/:id/yubi_keys)', (
     const rows = await t.database.db.selectFrom('user_yubi_keys').select(['key_id', 'label', 'last_used']).execute();
     assert.deepEqual(rows, [{ key_id: 'cccjgjgkhcbb', label: 'desk key', last_used: null }]);
     assert.equal(Number((await t.database.db.selectFrom('users').select('registered_yubikey').where('id', '=', 2).executeTakeFirstOrThrow()).registered_yubikey), 1);
+    assert.equal((JSON.parse((await call(t.app, 'GET', '/users/2.json', { auth: t.adminAuth })).body) as { user: { registered_yubikey: boolean } }).user.registered_yubikey, true);
     assert.equal((await call(t.app, 'GET', '/users/2/yubi_keys.json', { auth: t.adminAuth })).body, JSON.stringify([keyJson(id, '2026-11-20T10:01:00+00:00')]));
     const xml = await call(t.app, 'GET', `/users/2/yubi_keys/${id}.xml`, { auth: t.aliceAuth });
     assert.equal(xml.body, `${XML_DECLARATION}<yubi_key>\n  <id type="integer">${id}</id>\n  <created_at type="datetime">2026-11-20T10:01:00+00:00</created_at>\n  <updated_at type="datetime">2026-11-20T10:01:00+00:00</updated_at>\n  <user_id type="integer">2</user_id>\n  <label>desk key</label>\n  <last_used nil="true"/>\n  <otp>cccjgjgkhcbb</otp>\n</yubi_key>\n`);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { authenticator } from 'otplib';
 import { ROUTES } from '../src/app/api-routes.js';
 import { auditTrailOn } from '../src/audit/audit-trail.js';
 import { loadConfig } from '../src/config.js';
@@ -113,6 +114,18 @@ describe('the audit trail', () => {
       { route: 'PUT /sysadmin_tools/alert_rules/:id', action: 'alert_rule.update', send: async () => (await admin('PUT', `/sysadmin_tools/alert_rules/${state.rule}.json`, { alert_rule: { component: 'storage' } })()) },
       { route: 'DELETE /sysadmin_tools/alert_rules/:id', action: 'alert_rule.delete', send: async () => (await admin('DELETE', `/sysadmin_tools/alert_rules/${state.rule}.json`)()) },
       { route: 'DELETE /sysadmin_tools/alert_destinations/:id', action: 'alert_destination.delete', send: async () => (await admin('DELETE', `/sysadmin_tools/alert_destinations/${state.destination}.json`)()) },
+      // Alice's own second factor (only the user itself enrols and confirms), removed by the administrator.
+      { route: 'POST /users/:id/two_factor', action: 'user.two_factor.create', send: () => Promise.resolve({ method: 'POST', url: '/users/2/two_factor.json', headers: { authorization: t.aliceAuth } }) },
+      {
+        route: 'PUT /users/:id/two_factor', action: 'user.two_factor.confirm', send: async () => {
+          const secret = (await t.database.db.selectFrom('user_two_factor').select('secret').where('user_id', '=', 2).executeTakeFirstOrThrow()).secret;
+          const code = authenticator.clone({ epoch: t.time.clock().getTime() }).generate(secret);
+          return { method: 'PUT', url: '/users/2/two_factor.json', headers: { authorization: t.aliceAuth, ...JSON_BODY }, payload: JSON.stringify({ two_factor: { code } }) };
+        },
+      },
+      { route: 'DELETE /users/:id/two_factor', action: 'user.two_factor.delete', send: admin('DELETE', '/users/2/two_factor.json') },
+      { route: 'POST /users/:id/yubi_keys', action: 'user.yubi_key.create', send: admin('POST', '/users/2/yubi_keys.json', { yubi_key: { label: 'walk', otp: 'cccjgjgkhcbbirdrfdnlnghhfgrtnnlgedjlftrbdeut' } }) },
+      { route: 'DELETE /users/:id/yubi_keys/:key_id', action: 'user.yubi_key.delete', send: async () => (await admin('DELETE', `/users/2/yubi_keys/${state.yubiKey}.json`)()) },
       {
         route: 'DELETE /session', action: 'session.delete', send: async () => {
           const signedIn = await t.app.inject({ method: 'GET', url: '/version.json', headers: { authorization: t.aliceAuth } });
@@ -134,6 +147,7 @@ describe('the audit trail', () => {
       if (sample.route === 'POST /users') state.user = idOf(res, 'user');
       if (sample.route === 'POST /users/:id/user_api_keys') state.key = idOf(res, 'user_api_key');
       if (sample.route === 'POST /roles') state.role = idOf(res, 'role');
+      if (sample.route === 'POST /users/:id/yubi_keys') state.yubiKey = idOf(res, 'yubi_key');
       if (sample.route === 'POST /billing/buckets') state.bucket = idOf(res, 'bucket');
       if (sample.route === 'POST /user_groups') state.group = idOf(res, 'user_group');
       if (sample.route === 'POST /sysadmin_tools/infrastructure/errors/:id/notes') state.note = idOf(res, 'note');

@@ -8,7 +8,7 @@ const aliceList = (t: TestApp) =>
   '[{"user":{"id":2,"login":"alice","email":"alice@example.com","first_name":"Alice","last_name":"User","status":"active",' +
   '"time_zone":null,"locale":null,"created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00",' +
   '"activated_at":"2026-11-20T10:00:00+00:00","suspend_at":null,"deleted_at":null,"password_changed_at":"2026-11-20T10:00:00+00:00",' +
-  `"roles":[{"role":${JSON.stringify(t.systemRoles.user)}}],"bucket_id":null,"user_group_id":null}}]`;
+  `"roles":[{"role":${JSON.stringify(t.systemRoles.user)}}],"bucket_id":null,"user_group_id":null,"totp_enabled":false,"registered_yubikey":false}}]`;
 
 const base64 = (text: string) => Buffer.from(text).toString('base64');
 

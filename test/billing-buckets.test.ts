@@ -94,7 +94,7 @@ describe('/billing/buckets', () => {
 
     const made = await call(t, 'POST', '/users.json', t.adminAuth, { user: { login: 'bob', email: 'bob@example.com', password: 'a-password', bucket_id: '1' } });
     assert.equal(made.statusCode, 201);
-    assert.match(made.body, /\],"bucket_id":1,"user_group_id":null\}\}$/);
+    assert.match(made.body, /\],"bucket_id":1,"user_group_id":null,"totp_enabled":false,"registered_yubikey":false\}\}$/);
     const bob = made.json<{ user: { id: number } }>().user.id;
     assert.equal(Number(await bucketOf(bob)), 1);
 
@@ -120,7 +120,7 @@ describe('/billing/buckets', () => {
     assert.equal((await call(t, 'PUT', `/users/${bob}.xml`, t.adminAuth, xml, 'application/xml')).statusCode, 204);
     assert.equal(await bucketOf(bob), null);
     const shown = await call(t, 'GET', `/users/${bob}.xml`, t.adminAuth);
-    assert.match(shown.body, /<\/roles>\n {2}<bucket_id nil="true"\/>\n {2}<user_group_id nil="true"\/>\n<\/user>\n$/);
+    assert.match(shown.body, /<\/roles>\n {2}<bucket_id nil="true"\/>\n {2}<user_group_id nil="true"\/>\n {2}<totp_enabled type="boolean">false<\/totp_enabled>\n {2}<registered_yubikey type="boolean">false<\/registered_yubikey>\n<\/user>\n$/);
     assert.equal((await call(t, 'DELETE', '/billing/buckets/1.json', t.adminAuth)).statusCode, 204);
   });
 
@@ -131,6 +131,6 @@ describe('/billing/buckets', () => {
     assert.equal((await call(t, 'DELETE', '/billing/buckets/1.json', t.adminAuth)).statusCode, 204);
     const row = await t.database.db.selectFrom('users').select(['status', 'bucket_id']).where('id', '=', bob).executeTakeFirstOrThrow();
     assert.deepEqual([row.status, row.bucket_id], ['deleted', null]);
-    assert.match((await call(t, 'GET', `/users/${bob}.json`, t.adminAuth)).body, /"bucket_id":null,"user_group_id":null\}\}$/);
+    assert.match((await call(t, 'GET', `/users/${bob}.json`, t.adminAuth)).body, /"bucket_id":null,"user_group_id":null,"totp_enabled":false,"registered_yubikey":false\}\}$/);
   });
 });

@@ -196,7 +196,7 @@ describe('cmi remote commands', () => {
       'id:                  3\nlogin:               grace\nemail:               grace@example.com\nfirst_name:          Grace\n' +
       'last_name:           Hopper\nstatus:              active\nrole:                admin\ntime_zone:           Europe/London\nlocale:              -\n' +
       'created_at:          2026-11-20T10:00:00+00:00\nupdated_at:          2026-11-20T10:00:00+00:00\nactivated_at:        2026-11-20T10:00:00+00:00\n' +
-      'suspend_at:          -\ndeleted_at:          -\npassword_changed_at: 2026-11-20T10:00:00+00:00\nbucket_id:           -\nuser_group_id:       -\n');
+      'suspend_at:          -\ndeleted_at:          -\npassword_changed_at: 2026-11-20T10:00:00+00:00\nbucket_id:           -\nuser_group_id:       -\ntotp_enabled:        false\nregistered_yubikey:  false\n');
     succeeded(await cmi(['users', 'suspend', '3']), 'Suspended user 3 "grace" <grace@example.com>\n');
     succeeded(await cmi(['users', 'activate', 'grace@example.com']), 'Activated user 3 "grace" <grace@example.com>\n');
     const keyed = await cmi(['users', 'api-key', 'grace']);

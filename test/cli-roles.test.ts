@@ -203,7 +203,7 @@ describe('cmi roles, permissions and buckets', () => {
     assert.deepEqual(await held('kim'), [[3], null]);
     succeeded(await cmi('users', 'edit', 'lee', '--bucket', 'Silver+'), 'Updated user 4 "lee" <lee@example.com>\n');
     const shown = await cmi('users', 'show', 'kim');
-    assert.match(shown.stdout, /\nrole: {16}support\n[^]*\nbucket_id: {11}-\nuser_group_id: {7}-\n$/);
+    assert.match(shown.stdout, /\nrole: {16}support\n[^]*\nbucket_id: {11}-\nuser_group_id: {7}-\ntotp_enabled: {8}false\nregistered_yubikey: {2}false\n$/);
 
     const results = await Promise.all([
       cmi('users', 'edit', 'kim', '--role', 'nobody'),

@@ -46,6 +46,8 @@ for (const format of ['json', 'xml'] as const satisfies Format[]) {
         }],
         bucket_id: null,
         user_group_id: null,
+        totp_enabled: false,
+        registered_yubikey: false,
       } satisfies User);
     });
 

@@ -99,7 +99,7 @@ describe('the route table', () => {
 
 describe('the response check every test app runs (test/support/response-validation.ts)', () => {
   const checker = responseChecker(fullDocument());
-  const user = '{"user":{"id":1,"login":"a","email":"a@example.com","first_name":"A","last_name":"B","status":"active","time_zone":null,"locale":null,"created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00","activated_at":null,"suspend_at":null,"deleted_at":null,"password_changed_at":null,"roles":[{"role":{"id":2,"label":"User","identifier":"user","system":true,"created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00","permissions":[{"permission":{"id":2,"identifier":"users.read.own","label":"See the own user","created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00"}}]}}],"bucket_id":null,"user_group_id":null}}';
+  const user = '{"user":{"id":1,"login":"a","email":"a@example.com","first_name":"A","last_name":"B","status":"active","time_zone":null,"locale":null,"created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00","activated_at":null,"suspend_at":null,"deleted_at":null,"password_changed_at":null,"roles":[{"role":{"id":2,"label":"User","identifier":"user","system":true,"created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00","permissions":[{"permission":{"id":2,"identifier":"users.read.own","label":"See the own user","created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00"}}]}}],"bucket_id":null,"user_group_id":null,"totp_enabled":false,"registered_yubikey":false}}';
   const check = (body: string, contentType = 'application/json; charset=utf-8', status = 200) =>
     checker.check({ method: 'GET', route: '/users/:id', status, contentType, body });
 
@@ -135,13 +135,13 @@ describe('one source: a field added to a resource definition', () => {
     const answers = Object.fromEntries(Object.entries(route.answers).map(([status, answer]) => [status, 'record' in answer && answer.record === userResource ? { record: extended } : 'list' in answer && answer.list === userResource ? { list: extended } : answer]));
     return { ...route, answers };
   });
-  const record = { id: 1, login: 'a', email: 'a@example.com', first_name: 'A', last_name: 'B', status: 'active', time_zone: null, locale: null, created_at: new Date(0), updated_at: new Date(0), activated_at: null, suspend_at: null, deleted_at: null, password_changed_at: null, roles: [], bucket_id: null, user_group_id: null, nickname: 'ace' };
+  const record = { id: 1, login: 'a', email: 'a@example.com', first_name: 'A', last_name: 'B', status: 'active', time_zone: null, locale: null, created_at: new Date(0), updated_at: new Date(0), activated_at: null, suspend_at: null, deleted_at: null, password_changed_at: null, roles: [], bucket_id: null, user_group_id: null, totp_enabled: false, registered_yubikey: false, nickname: 'ace' };
 
   it('changes the JSON, the XML and the document together', () => {
     const json = renderJson({ kind: 'record', resource: extended, record });
     const xml = renderXml({ kind: 'record', resource: extended, record });
-    assert.match(json, /,"roles":\[\],"bucket_id":null,"user_group_id":null,"nickname":"ace"\}\}$/);
-    assert.match(xml, /<roles type="array"\/>\n {2}<bucket_id nil="true"\/>\n {2}<user_group_id nil="true"\/>\n {2}<nickname>ace<\/nickname>\n<\/user>\n$/);
+    assert.match(json, /,"roles":\[\],"bucket_id":null,"user_group_id":null,"totp_enabled":false,"registered_yubikey":false,"nickname":"ace"\}\}$/);
+    assert.match(xml, /<roles type="array"\/>\n {2}<bucket_id nil="true"\/>\n {2}<user_group_id nil="true"\/>\n {2}<totp_enabled type="boolean">false<\/totp_enabled>\n {2}<registered_yubikey type="boolean">false<\/registered_yubikey>\n {2}<nickname>ace<\/nickname>\n<\/user>\n$/);
 
     const before = openApiDocument({ version: '1.0', routes: ROUTES });
     const afterAdding = openApiDocument({ version: '1.0', routes });

@@ -225,11 +225,11 @@ ${roleXml(t.systemRoles.user, '    ')}${roleXml(readers, '    ')}  </roles>
     assert.equal(page.body, JSON.stringify(records.slice(2)));
     const first = await call(t, 'GET', '/user_groups/1/users.json', t.adminAuth);
     assert.equal(first.body, all.body);
-    assert.match(first.body, /"bucket_id":null,"user_group_id":1\}\}/);
+    assert.match(first.body, /"bucket_id":null,"user_group_id":1,"totp_enabled":false,"registered_yubikey":false\}\}/);
 
     const xml = await call(t, 'GET', '/user_groups/1/users.xml/page/1/per_page/1', t.adminAuth);
     assert.deepEqual([xml.statusCode, xml.headers['x-total'], xml.headers['x-limit']], [200, '3', '1']);
-    assert.match(xml.body, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<users type="array">\n {2}<user>\n {4}<id type="integer">2<\/id>[^]*<user_group_id type="integer">1<\/user_group_id>\n {2}<\/user>\n<\/users>\n$/);
+    assert.match(xml.body, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<users type="array">\n {2}<user>\n {4}<id type="integer">2<\/id>[^]*<user_group_id type="integer">1<\/user_group_id>\n {4}<totp_enabled type="boolean">false<\/totp_enabled>\n {4}<registered_yubikey type="boolean">false<\/registered_yubikey>\n {2}<\/user>\n<\/users>\n$/);
 
     const empty = await call(t, 'GET', '/user_groups/2/users.json', t.adminAuth);
     assert.deepEqual([empty.statusCode, empty.headers['x-total'], empty.body], [200, '0', '[]']);
@@ -256,7 +256,7 @@ describe('users in a group', () => {
   it('user_group_id on create and edit: checked, stored, shown; an unknown group creates nothing', async () => {
     const made = await call(t, 'POST', '/users.json', t.adminAuth, { user: { login: 'bob', email: 'bob@example.com', password: 'a-password', user_group_id: '1' } });
     assert.equal(made.statusCode, 201);
-    assert.match(made.body, /\],"bucket_id":null,"user_group_id":1\}\}$/);
+    assert.match(made.body, /\],"bucket_id":null,"user_group_id":1,"totp_enabled":false,"registered_yubikey":false\}\}$/);
     const bob = made.json<{ user: { id: number } }>().user.id;
     assert.equal(Number(await groupOf(t, bob)), 1);
 
@@ -275,9 +275,9 @@ describe('users in a group', () => {
     assert.equal((await call(t, 'PUT', `/users/${bob}.xml`, t.adminAuth, xml, 'application/xml')).statusCode, 204);
     assert.equal(await groupOf(t, bob), null);
     const shown = await call(t, 'GET', `/users/${bob}.xml`, t.adminAuth);
-    assert.match(shown.body, /<\/roles>\n {2}<bucket_id nil="true"\/>\n {2}<user_group_id nil="true"\/>\n<\/user>\n$/);
+    assert.match(shown.body, /<\/roles>\n {2}<bucket_id nil="true"\/>\n {2}<user_group_id nil="true"\/>\n {2}<totp_enabled type="boolean">false<\/totp_enabled>\n {2}<registered_yubikey type="boolean">false<\/registered_yubikey>\n<\/user>\n$/);
     assert.equal((await call(t, 'PUT', `/users/${bob}.xml`, t.adminAuth, '<user><user_group_id>1</user_group_id></user>', 'application/xml')).statusCode, 204);
-    assert.match((await call(t, 'GET', `/users/${bob}.xml`, t.adminAuth)).body, /<user_group_id type="integer">1<\/user_group_id>\n<\/user>\n$/);
+    assert.match((await call(t, 'GET', `/users/${bob}.xml`, t.adminAuth)).body, /<user_group_id type="integer">1<\/user_group_id>\n {2}<totp_enabled type="boolean">false<\/totp_enabled>\n {2}<registered_yubikey type="boolean">false<\/registered_yubikey>\n<\/user>\n$/);
   });
 
   it('only a holder of users.update moves a user between groups; anyone may send its own unchanged', async () => {

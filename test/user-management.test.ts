@@ -64,7 +64,7 @@ const ALICE_FIELDS: Fields = {
 /** The exact JSON of one user record, fields in the order docs/api.md#users shows. */
 function userJson(fields: Fields, apiKey?: string): string {
   const { role, ...rest } = fields;
-  return JSON.stringify({ user: { ...rest, roles: [{ role: ROLES[role] }], bucket_id: null, user_group_id: null, ...(apiKey === undefined ? {} : { api_key: apiKey }) } });
+  return JSON.stringify({ user: { ...rest, roles: [{ role: ROLES[role] }], bucket_id: null, user_group_id: null, totp_enabled: false, registered_yubikey: false, ...(apiKey === undefined ? {} : { api_key: apiKey }) } });
 }
 
 /** The exact XML of one user record. */
@@ -80,6 +80,7 @@ function userXml(fields: Fields, apiKey?: string): string {
     time('created_at', fields.created_at) + time('updated_at', fields.updated_at) + time('activated_at', fields.activated_at) +
     time('suspend_at', fields.suspend_at) + time('deleted_at', fields.deleted_at) + time('password_changed_at', fields.password_changed_at) +
     `  <roles type="array">\n${roleXml(role, '    ')}  </roles>\n  <bucket_id nil="true"/>\n  <user_group_id nil="true"/>\n` +
+    '  <totp_enabled type="boolean">false</totp_enabled>\n  <registered_yubikey type="boolean">false</registered_yubikey>\n' +
     (apiKey === undefined ? '' : `  <api_key>${apiKey}</api_key>\n`) +
     '</user>\n'
   );
@@ -132,7 +133,7 @@ describe('POST /users (create)', () => {
       '{"user":{"id":3,"login":"bob","email":"bob@example.com","first_name":"Bob","last_name":"Builder","status":"active",' +
         '"time_zone":"Europe/London","locale":"en","created_at":"2026-11-20T10:01:00+00:00","updated_at":"2026-11-20T10:01:00+00:00",' +
         '"activated_at":"2026-11-20T10:01:00+00:00","suspend_at":null,"deleted_at":null,"password_changed_at":"2026-11-20T10:01:00+00:00",' +
-        `"roles":[{"role":${JSON.stringify(ROLES.user)}}],"bucket_id":null,"user_group_id":null}}`,
+        `"roles":[{"role":${JSON.stringify(ROLES.user)}}],"bucket_id":null,"user_group_id":null,"totp_enabled":false,"registered_yubikey":false}}`,
     );
     await assertCanLogIn(t, 'bob', 'bob-password', true);
     await assertCanLogIn(t, 'bob@example.com', 'bob-password', true);
@@ -168,6 +169,8 @@ describe('POST /users (create)', () => {
 ${roleXml(ROLES.admin, '    ')}  </roles>
   <bucket_id nil="true"/>
   <user_group_id nil="true"/>
+  <totp_enabled type="boolean">false</totp_enabled>
+  <registered_yubikey type="boolean">false</registered_yubikey>
 </user>
 `,
     );

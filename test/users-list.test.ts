@@ -8,7 +8,7 @@ const adminJson = (t: TestApp) =>
   '{"user":{"id":1,"login":"admin","email":"admin@example.com","first_name":"Ada","last_name":"Admin","status":"active",' +
   '"time_zone":"UTC","locale":"en","created_at":"2026-11-20T10:00:00+00:00","updated_at":"2026-11-20T10:00:00+00:00",' +
   '"activated_at":"2026-11-20T10:00:00+00:00","suspend_at":null,"deleted_at":null,"password_changed_at":"2026-11-20T10:00:00+00:00",' +
-  `"roles":[{"role":${JSON.stringify(t.systemRoles.admin)}}],"bucket_id":null,"user_group_id":null}}`;
+  `"roles":[{"role":${JSON.stringify(t.systemRoles.admin)}}],"bucket_id":null,"user_group_id":null,"totp_enabled":false,"registered_yubikey":false}}`;
 
 const aliceXml = (t: TestApp) => `<?xml version="1.0" encoding="UTF-8"?>
 <users type="array">
@@ -31,6 +31,8 @@ const aliceXml = (t: TestApp) => `<?xml version="1.0" encoding="UTF-8"?>
 ${roleXml(t.systemRoles.user, '      ')}    </roles>
     <bucket_id nil="true"/>
     <user_group_id nil="true"/>
+    <totp_enabled type="boolean">false</totp_enabled>
+    <registered_yubikey type="boolean">false</registered_yubikey>
   </user>
 </users>
 `;

@@ -18,6 +18,7 @@ import { addRemoteAlertCommands } from './remote/alerts.js';
 import { addLoginCommands } from './remote/login.js';
 import { addRemoteRoleCommands } from './remote/roles.js';
 import { addRemoteUserCommands } from './remote/users.js';
+import { addRemoteTwoFactorCommands } from './remote/two-factor.js';
 import { addRemoteGroupCommands } from './remote/groups.js';
 
 /** Every command but `cmi serve` (main.ts adds that one first, and these for any other command). */
@@ -35,6 +36,7 @@ export function addOtherCommands(program: Command): void {
   addRemoteGroupCommands(program);
   addRemoteApiKeyCommands(program);
   addRemoteAllowedAddressCommands(program);
+  addRemoteTwoFactorCommands(program);
   addRemoteErrorCommands(program);
   addRemoteDeliveryCommands(program);
   addRemoteRoleCommands(program);

@@ -84,6 +84,7 @@ export type { Page, PageParams } from './pagination.js';
 export type { Activity, AuditEvent, BreakdownGroup, Delivery, Format, HistogramBucket, InfrastructureError, IngestKey, Note, Occurrence, RecordOf, Role, Triage, User, UserGroup } from './records.js';
 export type { Query, RequestOptions, TransportOptions } from './transport.js';
 export type { NewUserGroup, UserGroupChanges } from './user-groups.js';
+export type { TwoFactorEnrolment, TwoFactorStatus } from './two-factor.js';
 export type { NewUser, UserApiKey, UserApiKeyWithKey, UserChanges, UserFilters, UserListParams, UserWithApiKey } from './users.js';
 export type { UserWhiteList, UserWhiteListFields } from './user-white-lists.js';
 export type { ErrorFilters, ErrorListParams, ErrorReport, TriageChange } from './infrastructure-errors.js';

@@ -187,10 +187,10 @@ export function transport(options: TransportOptions) {
   }
 
   /** One try: the answer, or a CmiConnectionError / CmiTimeoutError / CmiAbortError. */
-  async function attempt(method: string, url: string, body: string | undefined, signal: AbortSignal | undefined, timeout: number, credentials: boolean): Promise<Answer> {
+  async function attempt(method: string, url: string, body: string | undefined, signal: AbortSignal | undefined, timeout: number, credentials: boolean, extra: Record<string, string> = {}): Promise<Answer> {
     const timer = AbortSignal.timeout(timeout);
     const combined = signal === undefined ? timer : AbortSignal.any([signal, timer]);
-    const headers: Record<string, string> = { accept: format === 'xml' ? 'application/xml' : 'application/json' };
+    const headers: Record<string, string> = { ...extra, accept: format === 'xml' ? 'application/xml' : 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (session !== undefined && !(credentials && basic !== undefined)) {
       headers.cookie = `${SESSION_COOKIE}=${session}`;
@@ -249,9 +249,10 @@ export function transport(options: TransportOptions) {
     /**
      * With `credentials`, the call goes with HTTP Basic even while a session is held: a new login,
      * email, password or API key through the cookie would need the current password
-     * (docs/security.md#self-service), which the client may not have (an API key).
+     * (docs/security.md#self-service), which the client may not have (an API key). `headers`: a
+     * call's own (the second factor's `X-Cmi-OTP`), under those the client sets.
      */
-    async request(method: string, path: string, call: RequestOptions & { query?: Query; body?: unknown; credentials?: boolean } = {}): Promise<Answer> {
+    async request(method: string, path: string, call: RequestOptions & { query?: Query; body?: unknown; credentials?: boolean; headers?: Record<string, string> } = {}): Promise<Answer> {
       const url = `${baseUrl}${path}.${format}${queryString(call.query)}`;
       const body = call.body === undefined ? undefined : JSON.stringify(call.body);
       const retries = IDEMPOTENT.has(method) ? (call.maxRetries ?? options.maxRetries ?? 2) : 0;
@@ -262,7 +263,7 @@ export function transport(options: TransportOptions) {
         try {
           const credentials = call.credentials === true;
           const usedSession = session !== undefined && !(credentials && basic !== undefined);
-          answer = await attempt(method, url, body, call.signal, timeout, credentials);
+          answer = await attempt(method, url, body, call.signal, timeout, credentials, call.headers);
           if (answer.status === 401 && usedSession && basic !== undefined && !refreshed) {
             // The session ended (logout, expiry, a changed password): once more with the credentials.
             session = undefined;

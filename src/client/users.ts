@@ -4,6 +4,7 @@ import { type Page, type PageParams, fetchPage, walkPages } from './pagination.j
 import { decodeRecord, type RecordOf, type User, unwrap } from './records.js';
 import type { Answer, Query, RequestOptions, Transport } from './transport.js';
 import { userWhiteListsApi } from './user-white-lists.js';
+import { twoFactorApi } from './two-factor.js';
 
 /** The fields of `POST /users` (docs/api.md#users); `role` is `admin` or `user`, `role_ids` any roles. */
 export interface NewUser {
@@ -103,6 +104,9 @@ export function usersApi(http: Transport) {
     async activate(id: number, call: RequestOptions = {}): Promise<User> {
       return one(await http.request('POST', `${path(id)}/activate`, call));
     },
+
+    /** A user's second factor (docs/api.md#second-factor): client/two-factor.ts. */
+    twoFactor: twoFactorApi(http),
 
     /**
      * A user's named API keys (docs/api.md#api-keys). `create` answers the key once, in `api_key`;

@@ -11,6 +11,7 @@ import type { TriageService } from '../tracker/triage.service.js';
 import type { Authenticator } from '../users/authentication.js';
 import type { UserGroupsService } from '../user-groups/user-groups.service.js';
 import type { SessionTokens } from '../users/sessions.js';
+import type { TwoFactorService } from '../users/two-factor.service.js';
 import type { UsersService } from '../users/users.service.js';
 import type { UserWhiteListsService } from '../users/user-white-lists.service.js';
 import type { Html } from './html.js';
@@ -24,6 +25,8 @@ export interface ConsoleServices {
   users: UsersService;
   /** Users' allowed addresses (docs/security.md#allowed-addresses), on the user's page. */
   whiteLists: UserWhiteListsService;
+  /** The second factor: the sign-in's second step checks the code with it (docs/security.md#second-factor). */
+  twoFactor: TwoFactorService;
   roles: RolesService;
   buckets: BucketsService;
   userGroups: UserGroupsService;

@@ -22,3 +22,23 @@ ${failure ? html`<p class="error" role="alert">${failure}</p>` : ''}
 <button type="submit">Sign in</button>
 </form>`);
 }
+
+export interface SecondFactorView {
+  next: string;
+  /** The "password verified" token (users/second-factor-token.ts), carried by the form, never a cookie. */
+  token: string;
+  failure?: string;
+}
+
+/** The sign-in's second step: the code of the authenticator app, or a recovery code (docs/security.md#second-factor). */
+export function secondFactorPage({ next, token, failure }: SecondFactorView): Html {
+  return bare('Second factor', html`<h1>Second factor</h1>
+${failure ? html`<p class="error" role="alert">${failure}</p>` : ''}
+<form method="post" action="/console/sign-in/code" class="stacked">
+<input type="hidden" name="next" value="${next}">
+<input type="hidden" name="token" value="${token}">
+<label for="code">Code of your authenticator app, or a recovery code</label>
+<input id="code" name="code" autocomplete="one-time-code" inputmode="numeric" required maxlength="64" autofocus>
+<button type="submit">Verify</button>
+</form>`);
+}

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { Forbidden, TooManyRequests, Unauthorized } from '../shared/problems.js';
+import { Forbidden, TooManyRequests, Unauthorized, Unprocessable } from '../shared/problems.js';
 import { clearConsoleCookie, safeNext, setConsoleCookie } from './console-session.js';
-import { signInPage } from './sign-in-page.js';
+import { secondFactorPage, signInPage } from './sign-in-page.js';
+import { SecondFactorDue } from '../users/authentication.js';
+import { secondFactorTokens } from '../users/second-factor-token.js';
 import { may } from '../roles/authorization.js';
 import { consoleRoute, type ConsoleServices, formOf, sendPage } from './console-page.js';
 
@@ -9,7 +11,8 @@ import { consoleRoute, type ConsoleServices, formOf, sendPage } from './console-
 const MAX_PASSWORD_CHARS = 1024;
 
 /** Signing in and out of the console (docs/console.md#signing-in). */
-export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock }: ConsoleServices): void {
+export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock, sessionTokens, twoFactor }: ConsoleServices): void {
+  const stepTokens = secondFactorTokens(sessionTokens, clock);
   app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sign-in', consoleRoute(true), (request, reply) => {
     const { next, ended, signed_out: signedOut, password_changed: passwordChanged } = request.query;
     const notice = ended === '1' ? 'Your session has ended. Sign in again to go on.'
@@ -30,6 +33,8 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
       setConsoleCookie(request, reply, sessionToken);
       return reply.code(303).header('location', next).send();
     } catch (error) {
+      // The password was right; the code is asked on a page of its own (docs/security.md#second-factor).
+      if (error instanceof SecondFactorDue) return sendPage(reply, secondFactorPage({ next, token: stepTokens.issue(error.user.id, error.sessionEpoch) }));
       if (error instanceof TooManyRequests) {
         reply.headers(error.headers);
         // What the lockout says: which counters are full, until when, and how an administrator ends it
@@ -39,6 +44,37 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
       if (error instanceof Unauthorized) return sendPage(reply, signInPage({ next, login, failure: 'The login or the password is wrong, or the account is not active.' }), 401);
       // The account's allowed addresses do not hold this one (docs/security.md#allowed-addresses): said after a right password only.
       if (error instanceof Forbidden) return sendPage(reply, signInPage({ next, login, failure: error.message }), 403);
+      throw error;
+    }
+  });
+
+  // The second step: the "password verified" token the first step gave, and the code; a wrong code
+  // counts on the lockout like a wrong password (two-factor.service.ts verifySignInCode).
+  app.post('/sign-in/code', consoleRoute(true), async (request, reply) => {
+    const form = formOf(request);
+    const token = form.get('token') ?? '';
+    const code = form.get('code') ?? '';
+    const next = safeNext(form.get('next') ?? undefined);
+    const step = stepTokens.verify(token);
+    const expired = () => sendPage(reply, signInPage({ next, failure: 'The sign-in took too long, or the account changed: sign in again.' }), 401);
+    if (step === undefined) return expired();
+    const user = await authenticator.userOf(step.userId);
+    if (user === undefined) return expired();
+    try {
+      const actor = { id: user.id, login: user.login, credential: 'password' as const, address: request.ip, requestId: request.id, permissions: user.permissions };
+      const kind = await twoFactor.verifySignInCode(actor, user.id, user.login, code, request.ip);
+      if (kind === undefined) return sendPage(reply, secondFactorPage({ next, token, failure: 'The code is wrong, or was used already.' }), 401);
+      const { sessionToken } = await authenticator.completeSignIn(step.userId, step.epoch, request.ip, request.id);
+      setConsoleCookie(request, reply, sessionToken);
+      return reply.code(303).header('location', next).send();
+    } catch (error) {
+      if (error instanceof TooManyRequests) {
+        reply.headers(error.headers);
+        return sendPage(reply, signInPage({ next, login: user.login, failure: Object.values(error.messages).flat().join(' ') }), 429);
+      }
+      if (error instanceof Unauthorized) return expired();
+      // A YubiKey's OTP: cmi cannot check it, and says so (users/yubi-keys.service.ts).
+      if (error instanceof Unprocessable) return sendPage(reply, secondFactorPage({ next, token, failure: Object.values(error.messages).flat().join(' ') }), 422);
       throw error;
     }
   });

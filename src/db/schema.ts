@@ -29,6 +29,10 @@ export interface UsersTable {
   bucket_id: Generated<number | null>;
   /** The user group it belongs to, or null (migration 020). */
   user_group_id: Generated<number | null>;
+  /** 1 while the user has a confirmed second factor (migration 033: kept with user_two_factor). */
+  totp_enabled: Generated<number>;
+  /** 1 while the user has a YubiKey recorded (migration 033: kept with user_yubi_keys). */
+  registered_yubikey: Generated<number>;
 }
 
 export interface InfrastructureErrorsTable {
@@ -294,6 +298,9 @@ export interface Schema {
   user_group_roles: UserGroupRolesTable;
   user_api_keys: UserApiKeysTable;
   user_white_lists: UserWhiteListsTable;
+  user_two_factor: UserTwoFactorTable;
+  user_recovery_codes: UserRecoveryCodesTable;
+  user_yubi_keys: UserYubiKeysTable;
   ingest_keys: IngestKeysTable;
   ingest_key_usage: IngestKeyUsageTable;
   ingested_events: IngestedEventsTable;
@@ -321,6 +328,36 @@ export interface UserWhiteListsTable {
   description: string;
   created_at: string;
   updated_at: string;
+}
+
+/** A user's TOTP second factor (migration 033): pending until confirmed_at (docs/security.md#second-factor). */
+export interface UserTwoFactorTable {
+  user_id: number;
+  /** The shared secret in base32, as the enrolment answered it. */
+  secret: string;
+  created_at: string;
+  confirmed_at: string | null;
+  /** The last time step whose code was accepted: no code of it or before is accepted again. */
+  last_step: number | string | null;
+}
+
+/** A user's single-use recovery codes (migration 033): the SHA-256 of each, never the code. */
+export interface UserRecoveryCodesTable {
+  id: Generated<number>;
+  user_id: number;
+  code_hash: string;
+  used_at: string | null;
+}
+
+/** A user's YubiKeys as OnApp lists them (migration 033): the key's public id (its OTPs' first 12 modhex characters), never an OTP. */
+export interface UserYubiKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  label: string;
+  key_id: string;
+  created_at: string;
+  updated_at: string;
+  last_used: string | null;
 }
 
 /** The permission catalogue (migration 016; roles/permissions.ts). */

@@ -28,8 +28,9 @@ export abstract class ClientError extends Error {
 export class Unauthorized extends ClientError {
   readonly status = 401;
   readonly code = 'CMI_ERR_UNAUTHORIZED';
-  constructor() {
-    super('Access denied');
+  /** `message`: the reason, where telling it helps the owner more than a guesser (a second factor: users/authentication.ts). */
+  constructor(message = 'Access denied') {
+    super(message);
     this.headers['WWW-Authenticate'] = 'Basic realm="cmi"';
   }
 }

@@ -56,6 +56,19 @@ function sameText(a: string, b: string): boolean {
   return difference === 0;
 }
 
+/** Why HTTP Basic with the password of an account with a second factor is refused (docs/security.md#second-factor). */
+export const SECOND_FACTOR_REFUSAL = 'This account has a second factor: use one of its API keys, or sign in to the console';
+
+/**
+ * signIn's answer for an account with a second factor: the password was right, the code is due
+ * (an Unauthorized, so a caller that does not ask for the code refuses the sign-in).
+ */
+export class SecondFactorDue extends Unauthorized {
+  constructor(readonly user: User, readonly sessionEpoch: number) {
+    super('The code of the second factor is needed');
+  }
+}
+
 /** Longest login or email accepted in credentials; longer ones are refused without a lookup. */
 const MAX_LOGIN_LENGTH = 254;
 
@@ -128,6 +141,8 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       throw new Unauthorized();
     }
     await lockout.succeeded(charged);
+    // The password is right, but alone it is not enough for an account with a second factor (docs/security.md#second-factor).
+    if (acceptApiKey && found.user.totp_enabled) throw new Unauthorized(SECOND_FACTOR_REFUSAL);
     return { user: found.user, sessionEpoch: found.session_epoch, allowedFrom: await allowedAddresses(found.user.id) };
   }
 
@@ -323,8 +338,26 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       const verified = await verifyLogin({ login, password }, address, false);
       await refuseUnlessAllowedFrom(verified, address, requestId);
       const { user } = verified;
+      // The code is asked next (console/sign-in.routes.ts), and completeSignIn issues the session.
+      if (user.totp_enabled) throw new SecondFactorDue(user, verified.sessionEpoch);
       await audit.record({ id: user.id, login: user.login, credential: 'password', address, ...(requestId === undefined ? {} : { requestId }) }, { action: 'session.create', target_type: 'user', target_id: user.id, changes: {} });
       return { user, sessionToken: sessions.issue(user.id, verified.sessionEpoch, 'console') };
+    },
+
+    /** The user of an id, for the sign-in's second step (never a credential). */
+    userOf: (userId: number): Promise<User | undefined> => users.findById(userId),
+
+    /**
+     * The console's session for a user whose password signIn verified and whose code was then right
+     * (the second step, docs/security.md#second-factor): Unauthorized when the user is no longer active
+     * or its sessions ended since (the epoch).
+     */
+    async completeSignIn(userId: number, epoch: number, address: string, requestId?: string): Promise<Authenticated & { sessionToken: string }> {
+      const found = await users.findWithSessionEpoch(userId);
+      if (!found || found.session_epoch !== epoch || found.user.status !== 'active') throw new Unauthorized();
+      const { user } = found;
+      await audit.record({ id: user.id, login: user.login, credential: 'password', address, ...(requestId === undefined ? {} : { requestId }) }, { action: 'session.create', target_type: 'user', target_id: user.id, changes: { second_factor: true } });
+      return { user, sessionToken: sessions.issue(user.id, epoch, 'console') };
     },
 
     /**

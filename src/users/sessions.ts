@@ -94,6 +94,14 @@ export function sessionTokens(secret: string, clock: Clock, timeouts: SessionTim
     },
 
     /** Whether `given` is this session's CSRF token (compared in constant time). */
+    /**
+     * An HMAC of `text` for `purpose` under the installation's key (users/second-factor-token.ts):
+     * signed over `<purpose>.<text>`, so it is never a session's, a console token's or a CSRF token's.
+     */
+    macFor(purpose: 'second-factor', text: string): string {
+      return sign(`${purpose}.${text}`);
+    },
+
     csrfTokenMatches(claims: SessionClaims, given: string): boolean {
       const expected = Buffer.from(sign(`csrf.${claims.sessionId}`));
       const actual = Buffer.from(given);
@@ -158,6 +166,7 @@ export function sessionTokensOnceKeyed(readSecret: () => Promise<string>, clock:
   };
   const tokens: SessionTokens = {
     issue: (userId, epoch, audience) => need().issue(userId, epoch, audience),
+    macFor: (purpose, text) => need().macFor(purpose, text),
     refresh: (claims) => need().refresh(claims),
     needsRefresh: (claims) => need().needsRefresh(claims),
     acceptedUntil: (claims) => need().acceptedUntil(claims),

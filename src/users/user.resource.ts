@@ -27,6 +27,9 @@ export const userResource = {
     ['roles', { arrayOf: roleResource }],
     ['bucket_id', 'integer', 'nullable'],
     ['user_group_id', 'integer', 'nullable'],
+    // OnApp's, of its 6.4 and 4.2 user records (the PHP wrapper's User.php): docs/security.md#second-factor.
+    ['totp_enabled', 'boolean'],
+    ['registered_yubikey', 'boolean'],
     ['api_key', 'string'],
   ],
   optional: ['api_key'],
@@ -40,6 +43,8 @@ export function presentUser(user: User, extra: { api_key?: string } = {}): Resou
     roles: user.roles,
     bucket_id: user.bucket_id,
     user_group_id: user.user_group_id,
+    totp_enabled: user.totp_enabled,
+    registered_yubikey: user.registered_yubikey,
     ...extra,
   };
 }

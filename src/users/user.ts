@@ -28,6 +28,10 @@ export interface User {
   bucket_id: number | null;
   /** The user group it belongs to, or null (docs/api.md#user-groups); its roles' permissions are the user's too. */
   user_group_id: number | null;
+  /** Whether it has a confirmed second factor (docs/security.md#second-factor): Basic with its password is refused. */
+  totp_enabled: boolean;
+  /** Whether it has a YubiKey recorded (docs/security.md#yubikeys; never a factor in cmi). */
+  registered_yubikey: boolean;
   /** The roles the user holds, with their permissions. */
   roles: HeldRoles['roles'];
   /** The union of its roles' and its group's roles' permissions (never rendered): the user as an Actor (roles/authorization.ts). */

@@ -10,9 +10,15 @@ import { loginFailuresRepository } from './login-failures.store.js';
 import { revokedSessionsRepository } from './revoked-sessions.store.js';
 import { sessionRoutes } from './session.routes.js';
 import type { SessionTokens } from './sessions.js';
+import { twoFactorRoutes } from './two-factor.routes.js';
+import { twoFactorService } from './two-factor.service.js';
+import { twoFactorRepository } from './two-factor.store.js';
 import { userApiKeysRoutes } from './user-api-keys.routes.js';
 import { userApiKeysRepository } from './user-api-keys.store.js';
 import { usersRoutes } from './users.routes.js';
+import { yubiKeysRoutes } from './yubi-keys.routes.js';
+import { yubiKeysService } from './yubi-keys.service.js';
+import { yubiKeysRepository } from './yubi-keys.store.js';
 import { usersService } from './users.service.js';
 import { usersRepository } from './users.store.js';
 import { verificationCache } from './verification-cache.js';
@@ -64,6 +70,8 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
   });
   const apiKeys = userApiKeysRepository(database);
   const accounts = usersService(users, clock, audit, cache.credentialsChanged, guesses, apiKeys);
+  const twoFactor = twoFactorService(twoFactorRepository(database), users, clock, audit, cache.credentialsChanged, guesses);
+  const yubiKeys = yubiKeysService(yubiKeysRepository(database), users, clock, audit, cache.credentialsChanged);
   // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
   // Each user's allowed addresses (docs/security.md#allowed-addresses), read with every verification.
   const whiteLists = userWhiteListsRepository(database);
@@ -85,6 +93,8 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     service: accounts,
     /** Users' allowed addresses (the console's user page). */
     whiteLists: allowedAddresses,
+    /** The second factor (docs/security.md#second-factor): the console's sign-in asks it for the code. */
+    twoFactor,
     authentication,
     /** Drops every verified credential: a change to a role or a group may change anyone's permissions. */
     allCredentialsChanged: cache.allCredentialsChanged,
@@ -95,6 +105,8 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
       await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
       await app.register(userApiKeysRoutes, { users: accounts, lists });
       await app.register(userWhiteListsRoutes, { whiteLists: allowedAddresses, lists });
+      await app.register(twoFactorRoutes, { twoFactor });
+      await app.register(yubiKeysRoutes, { yubiKeys, lists });
     },
     /** Signing in and out (`/session`s), registered after the user groups' routes. */
     async registerSessions(app: FastifyInstance): Promise<void> {

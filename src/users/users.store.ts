@@ -39,7 +39,7 @@ export class DuplicateValue extends Error {
 
 const publicColumns = [
   'id', 'login', 'email', 'first_name', 'last_name', 'status', 'role', 'time_zone', 'locale',
-  'created_at', 'updated_at', 'activated_at', 'suspend_at', 'deleted_at', 'password_changed_at', 'bucket_id', 'user_group_id',
+  'created_at', 'updated_at', 'activated_at', 'suspend_at', 'deleted_at', 'password_changed_at', 'bucket_id', 'user_group_id', 'totp_enabled', 'registered_yubikey',
 ] as const;
 
 type PublicRow = Pick<Selectable<UsersTable>, (typeof publicColumns)[number]>;
@@ -85,6 +85,8 @@ function toUser(row: PublicRow, held: HeldRoles, group?: HeldRoles): User {
     password_changed_at: toDate(row.password_changed_at),
     bucket_id: row.bucket_id === null ? null : Number(row.bucket_id),
     user_group_id: row.user_group_id === null ? null : Number(row.user_group_id),
+    totp_enabled: Number(row.totp_enabled) === 1,
+    registered_yubikey: Number(row.registered_yubikey) === 1,
     roles: held.roles,
     permissions: group === undefined || group.permissions.size === 0 ? held.permissions : new Set([...held.permissions, ...group.permissions]),
   };

@@ -32,6 +32,7 @@ import { alertRuleChangesMigration } from './029_alert_rule_changes.js';
 import { usersDataChangesMigration } from './030_users_data_changes.js';
 import { triageCountsMigration } from './031_triage_counts.js';
 import { bulkUpdateCostsMigration } from './032_bulk_update_costs.js';
+import { twoFactorMigration } from './033_two_factor.js';
 import { userWhiteListsMigration } from './035_user_white_lists.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
@@ -69,6 +70,7 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '030_users_data_changes': usersDataChangesMigration(dialect),
     '031_triage_counts': triageCountsMigration(dialect),
     '032_bulk_update_costs': bulkUpdateCostsMigration(dialect),
+    '033_two_factor': twoFactorMigration(dialect),
     '035_user_white_lists': userWhiteListsMigration(dialect),
   };
 }

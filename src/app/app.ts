@@ -21,6 +21,7 @@ import { userGroupsPlugin } from '../user-groups/user-groups.plugin.js';
 import { registerNotFoundAnswer, registerRequestGate } from '../users/request-gate.js';
 import { newSessionSecret, sessionTokensOnceKeyed } from '../users/sessions.js';
 import { usersPlugin } from '../users/users.plugin.js';
+import { registerPasswordExpiry } from '../users/password-expiry.js';
 import { trackerPlugin } from '../tracker/tracker.plugin.js';
 import { alertsInBatch, alertsPlugin, outboxWake } from '../alerts/alerts.plugin.js';
 import { ingestPlugin } from '../ingest/ingest.plugin.js';
@@ -146,6 +147,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerBodyParsers(app, config.bodyLimitBytes);
   registerBodyTimeout(app, config);
   registerRequestGate(app, users.authentication);
+  registerPasswordExpiry(app, users.passwordPolicy);
   registerResponseHeaders(app);
   registerErrorHandler(app, config.faultInjection === 'uncaptured' ? undefined : tracker.faults, config.bodyLimitBytes);
   if (config.faultInjection !== 'off') registerFaultInjection(app);

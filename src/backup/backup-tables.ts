@@ -18,6 +18,7 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'users', key: ['id'] },
   { table: 'user_roles', key: ['user_id', 'role_id'] },
   { table: 'user_api_keys', key: ['id'] },
+  { table: 'password_history', key: ['id'] },
   { table: 'login_addresses', key: ['user_id', 'address'] },
   { table: 'revoked_sessions', key: ['session_id'] },
   { table: 'login_failures', key: ['key'] },

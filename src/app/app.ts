@@ -178,7 +178,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(consolePlugin, {
     prefix: '/console', authenticator: users.authentication, sessionTokens: sessions.tokens, users: users.service, roles: roles.service, buckets: buckets.service,
     userGroups: userGroups.service, tracker: tracker.service, triage: tracker.triage, errorReporting: alerts.reporting, ingestKeys: ingest.keys, audit: audit.trail,
-    alertRouting: alerts.routing, publicUrl: config.publicUrl, clock,
+    alertRouting: alerts.routing, publicUrl: config.publicUrl, clock, passwordExpiry: users.passwordPolicy, passwordPolicy: users.passwordPolicy,
   });
   await openApi.register(app, routes);
   await metrics.register(app);

@@ -26,6 +26,7 @@ const NOTICES: Record<string, string> = {
   key_revoked: 'API key revoked: it no longer works, and the user\'s sessions have ended.',
   deleted: 'User deleted.',
   removed: 'User removed.',
+  password_expired: 'Your password has expired: change it below to go on (docs/security.md#password-policy).',
 };
 
 function valuesOf(user: User): UserFormValues {

@@ -44,3 +44,16 @@ export function registerPasswordExpiry(app: FastifyInstance, expiry: PasswordExp
     route.preHandler = [check, ...own];
   });
 }
+
+/**
+ * Where the console sends an account whose password has expired (docs/console.md#password-expiry):
+ * its own page, whose "Change my password" form is the one thing it may post (and sign out); nothing
+ * else is shown until the password is changed. Undefined: the request goes on.
+ */
+export function consoleExpiryRedirect(request: FastifyRequest, user: User, expiry: PasswordExpiry): string | undefined {
+  if (!expiry.expired(user)) return undefined;
+  const own = `/console/users/${user.id}`;
+  const path = request.url.split('?')[0];
+  if ((request.method === 'GET' && path === own) || (request.method === 'POST' && (path === `${own}/password` || path === '/console/sign-out'))) return undefined;
+  return `${own}?notice=password_expired`;
+}

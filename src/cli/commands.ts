@@ -18,6 +18,7 @@ import { addLoginCommands } from './remote/login.js';
 import { addRemoteRoleCommands } from './remote/roles.js';
 import { addRemoteUserCommands } from './remote/users.js';
 import { addRemoteGroupCommands } from './remote/groups.js';
+import { addRemotePasswordPolicyCommands } from './remote/password-policy.js';
 
 /** Every command but `cmi serve` (main.ts adds that one first, and these for any other command). */
 export function addOtherCommands(program: Command): void {
@@ -38,6 +39,7 @@ export function addOtherCommands(program: Command): void {
   addRemoteRoleCommands(program);
   addRemoteBucketCommands(program);
   addRemoteIngestKeyCommands(program);
+  addRemotePasswordPolicyCommands(program);
   addRemoteAuditCommands(program);
   addRemoteAlertCommands(program);
   addLoginCommands(program);

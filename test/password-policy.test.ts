@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
+import { CmiClient, CmiValidationError } from '../src/client/index.js';
+import { ADMIN, ALICE, createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { runCmi } from './support/cli.js';
 import { forbiddenJson, JSON_TYPE, XML_DECLARATION, XML_TYPE } from './support/error-reports.js';
 import { eventually } from './support/eventually.js';
 
@@ -212,5 +217,108 @@ describe('the password policy', () => {
 
   it('ADMIN keeps working while no policy asks more', async () => {
     assert.equal((await call(t, 'GET', '/users.json', { auth: t.basic(ADMIN.login, ADMIN.password) })).statusCode, 200);
+  });
+});
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const csrfOf = (body: string): string => /name="_csrf" value="([^"]+)"/.exec(body)![1]!;
+
+async function consoleSession(t: TestApp, login: string, password: string): Promise<string> {
+  const res = await t.app.inject({ method: 'POST', url: '/console/sign-in', headers: FORM, payload: new URLSearchParams({ login, password }).toString() });
+  assert.equal(res.statusCode, 303, res.body);
+  return `_cmi_console=${/^_cmi_console=([^;\s]+);/.exec(String(res.headers['set-cookie']))![1]}`;
+}
+
+describe('the password policy in the console', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(() => t.close());
+
+  it('an administrator sees and changes it with the CSRF token; a bad value is shown with its message; a user is refused', async () => {
+    const cookie = await consoleSession(t, ADMIN.login, ADMIN.password);
+    const shown = await t.app.inject({ url: '/console/settings/password-policy', headers: { cookie } });
+    assert.equal(shown.statusCode, 200);
+    assert.match(shown.body, /<a href="\/console\/settings\/password-policy">Password policy<\/a>/);
+    assert.match(shown.body, /<input id="min_length" name="min_length" type="text" maxlength="9" required value="8"/);
+    const form = (fields: Record<string, string>, csrf = csrfOf(shown.body)) => new URLSearchParams({ _csrf: csrf, min_length: '12', history: '2', expiry_months: '0', lockout_attempts: '10', lockout_minutes: '15', ...fields }).toString();
+    const forged = await t.app.inject({ method: 'POST', url: '/console/settings/password-policy', headers: { ...FORM, cookie }, payload: form({}, 'forged') });
+    assert.equal(forged.statusCode, 403);
+    const bad = await t.app.inject({ method: 'POST', url: '/console/settings/password-policy', headers: { ...FORM, cookie }, payload: form({ history: '99' }) });
+    assert.equal(bad.statusCode, 422);
+    assert.match(bad.body, /<span class="field-error" id="history-error">history must be an integer from 0 to 24<\/span>/);
+    const saved = await t.app.inject({ method: 'POST', url: '/console/settings/password-policy', headers: { ...FORM, cookie }, payload: form({ require_digit: 'true' }) });
+    assert.equal(saved.statusCode, 303);
+    assert.equal(saved.headers.location, '/console/settings/password-policy?notice=saved');
+    assert.equal((await call(t, 'GET', '/settings/password_policy.json')).body, JSON.stringify({ password_policy: { ...DEFAULTS, min_length: 12, require_digit: true, history: 2 } }));
+    const alice = await consoleSession(t, ALICE.login, ALICE.password);
+    assert.equal((await t.app.inject({ url: '/console/settings/password-policy', headers: { cookie: alice } })).statusCode, 403);
+  });
+
+  it('after sign-in with an expired password, every page sends to the own page, whose form changes it', async () => {
+    await putPolicy(t, { expiry_months: 3, require_digit: true });
+    t.time.set('2027-03-01T00:00:00.000Z');
+    const cookie = await consoleSession(t, ALICE.login, ALICE.password);
+    const home = await t.app.inject({ url: '/console', headers: { cookie } });
+    assert.equal(home.statusCode, 303);
+    assert.equal(home.headers.location, '/console/users/2?notice=password_expired');
+    const list = await t.app.inject({ url: '/console/users', headers: { cookie } });
+    assert.equal(list.headers.location, '/console/users/2?notice=password_expired');
+    const own = await t.app.inject({ url: '/console/users/2?notice=password_expired', headers: { cookie } });
+    assert.equal(own.statusCode, 200, JSON.stringify(own.headers));
+    assert.match(own.body, /Your password has expired: change it below to go on/);
+    const weak = await t.app.inject({ method: 'POST', url: '/console/users/2/password', headers: { ...FORM, cookie }, payload: new URLSearchParams({ _csrf: csrfOf(own.body), password: 'no-digits-at-all', current_password: ALICE.password }).toString() });
+    assert.equal(weak.statusCode, 422);
+    assert.match(weak.body, /must contain a digit/);
+    const changed = await t.app.inject({ method: 'POST', url: '/console/users/2/password', headers: { ...FORM, cookie }, payload: new URLSearchParams({ _csrf: csrfOf(own.body), password: 'fresh-passw0rd', current_password: ALICE.password }).toString() });
+    assert.equal(changed.statusCode, 303);
+    const again = await consoleSession(t, ALICE.login, 'fresh-passw0rd');
+    assert.equal((await t.app.inject({ url: '/console/users', headers: { cookie: again } })).statusCode, 200);
+  });
+});
+
+describe('the password policy through the client and cmi settings password-policy', () => {
+  let t: TestApp;
+  let url: string;
+  let home: string;
+  let env: Record<string, string>;
+  before(async () => {
+    t = await createTestApp({ CMI_AUTH_CACHE_TTL: '0' });
+    url = `http://127.0.0.1:${await listenLocally(t.app)}`;
+    home = mkdtempSync(join(tmpdir(), 'cmi-password-policy-'));
+    env = {
+      XDG_CONFIG_HOME: join(home, 'config'), CMI_PROFILE: '', CMI_API_KEY: '', NO_COLOR: '', DATABASE_URL: `sqlite:${join(home, 'unused.sqlite3')}`,
+      CMI_URL: url, CMI_USER: ADMIN.login, CMI_PASSWORD: ADMIN.password,
+    };
+  });
+  after(async () => {
+    await t.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('client.passwordPolicy gets and updates it in JSON and XML; a bad field is a CmiValidationError', async () => {
+    for (const format of ['json', 'xml'] as const) {
+      const client = new CmiClient({ baseUrl: url, login: ADMIN.login, password: ADMIN.password, format });
+      assert.deepEqual(await client.passwordPolicy.update({ min_length: format === 'json' ? 9 : 10, require_symbol: true }), { ...DEFAULTS, min_length: format === 'json' ? 9 : 10, require_symbol: true });
+      assert.deepEqual(await client.passwordPolicy.get(), { ...DEFAULTS, min_length: format === 'json' ? 9 : 10, require_symbol: true });
+      await assert.rejects(client.passwordPolicy.update({ history: 30 }), (error: unknown) => error instanceof CmiValidationError && error.message === `422: ${format === 'json' ? 'history' : 'History'} must be an integer from 0 to 24`);
+    }
+  });
+
+  it('cmi settings password-policy show and set', async () => {
+    const set = await runCmi(['settings', 'password-policy', 'set', '--min-length', '14', '--require-upper', 'true', '--lockout-minutes', '30'], env);
+    assert.equal(set.stderr, '');
+    assert.equal(set.code, 0);
+    assert.match(set.stdout, /^Password policy saved:\nmin_length: +14\n/);
+    const shown = await runCmi(['settings', 'password-policy', 'show', '--json'], env);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.deepEqual(JSON.parse(shown.stdout), { password_policy: { ...DEFAULTS, min_length: 14, require_upper: true, require_symbol: true, lockout_minutes: 30 } });
+    const bad = await runCmi(['settings', 'password-policy', 'set', '--history', 'lots'], env);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /history must be an integer from 0 to 24/);
+    const none = await runCmi(['settings', 'password-policy', 'set'], env);
+    assert.notEqual(none.code, 0);
+    assert.match(none.stderr, /nothing to change/);
   });
 });

@@ -20,6 +20,7 @@ import { consoleSignInRoutes } from './sign-in.routes.js';
 import { consoleUsersRoutes } from './users.routes.js';
 import { consoleRolesRoutes } from './roles.routes.js';
 import { consoleBucketsRoutes } from './buckets.routes.js';
+import { consolePasswordPolicyRoutes } from './password-policy.routes.js';
 import { consoleGroupsRoutes } from './groups.routes.js';
 
 declare module 'fastify' {
@@ -153,6 +154,7 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   consoleUsersRoutes(app, services);
   consoleRolesRoutes(app, services);
   consoleBucketsRoutes(app, services);
+  consolePasswordPolicyRoutes(app, services);
   consoleGroupsRoutes(app, services);
   consoleIngestKeysRoutes(app, services);
   consoleAuditRoutes(app, services);

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isBesideApi } from '../http/route-spec.js';
 import { Forbidden } from '../shared/problems.js';
 import type { User } from './user.js';
@@ -32,11 +32,11 @@ function changesOwnPassword(request: FastifyRequest, user: User): boolean {
  * account to its change-password page instead (console/console.plugin.ts).
  */
 export function registerPasswordExpiry(app: FastifyInstance, expiry: PasswordExpiry): void {
-  const check = async (request: FastifyRequest): Promise<void> => {
+  const check = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
     const { viewer, actor } = request;
-    if (!viewer || !actor || actor.credential === 'api_key' || !expiry.expired(viewer)) return;
-    if (changesOwnPassword(request, viewer) || (request.method === 'DELETE' && request.routeOptions.url === '/session')) return;
-    throw new Forbidden(expiredPasswordMessage(viewer.id));
+    if (!viewer || !actor || actor.credential === 'api_key' || !expiry.expired(viewer)) return done();
+    if (changesOwnPassword(request, viewer) || (request.method === 'DELETE' && request.routeOptions.url === '/session')) return done();
+    done(new Forbidden(expiredPasswordMessage(viewer.id)));
   };
   app.addHook('onRoute', (route) => {
     if (route.config?.public || isBesideApi(route.url)) return;

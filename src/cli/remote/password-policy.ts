@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { PasswordPolicy, PasswordPolicyChanges } from '../../client/index.js';
+import type { PasswordPolicy } from '../../client/index.js';
 import { passwordPolicyResource } from '../../users/password-policy.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
@@ -46,7 +46,7 @@ export function remotePasswordPolicyCommands({ client }: Connection) {
         changes[field] = type === 'boolean' && (value === 'true' || value === 'false') ? value === 'true' : type === 'integer' && /^\d{1,9}$/.test(value) ? Number(value) : value;
       }
       if (Object.keys(changes).length === 0) throw new RemoteUsageError('nothing to change: give at least one of the options (cmi help settings password-policy set)');
-      const policy = await client.passwordPolicy.update(changes as PasswordPolicyChanges);
+      const policy = await client.passwordPolicy.update(changes);
       return human('Password policy saved:', ...lines(policy));
     },
   };

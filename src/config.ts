@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { userLimits } from './shared/limits.js';
+import { passwordPolicyLimits, userLimits } from './shared/limits.js';
 import { type IpRange, parseIpRange } from './shared/ip-ranges.js';
 import type { WebhookSettings } from './alerts/webhook-events.js';
 import { displayUrl, refusedPort } from './alerts/sender.js';
@@ -34,6 +34,8 @@ export interface Config {
   lockoutAddressMaxFailures: number;
   lockoutAccountMaxFailures: number;
   lockoutWindowSeconds: number;
+  /** The password policy until an administrator stores one (docs/security.md#password-policy). */
+  passwordPolicy: PasswordPolicyDefaults;
   /**
    * How long a verified credential is trusted without rechecking, in seconds (0 turns caching off); a
    * change to it in any process ends that at once where that change is heard (docs/security.md#suspend-now-means-now).
@@ -80,6 +82,23 @@ export interface Config {
   faultInjection: 'off' | 'capture' | 'uncaptured';
 }
 
+
+/**
+ * The CMI_PASSWORD_* settings: the password policy's values while none is stored in the database
+ * (docs/security.md#password-policy). Unset, the lockout's two follow CMI_LOCKOUT_MAX_FAILURES and
+ * CMI_LOCKOUT_WINDOW, which then govern as they always have.
+ */
+export interface PasswordPolicyDefaults {
+  minLength: number;
+  requireUpper: boolean;
+  requireLower: boolean;
+  requireDigit: boolean;
+  requireSymbol: boolean;
+  history: number;
+  expiryMonths: number;
+  lockoutAttempts: number | undefined;
+  lockoutMinutes: number | undefined;
+}
 
 /** The longest webhook URL accepted. */
 export const MAX_URL_CHARS = 2048;
@@ -232,6 +251,31 @@ export const SETTINGS = {
     docs: 'failed logins allowed for one login or email, across addresses, within the window (not applied from an address the account has logged in from)',
   },
   CMI_LOCKOUT_WINDOW: { default: '900', kind: 'integer', min: 1, max: 86_400, help: 'the failed-login window, in seconds', docs: 'the lockout window, in seconds' },
+  CMI_PASSWORD_MIN_LENGTH: {
+    default: String(userLimits.passwordMinChars), kind: 'integer', min: userLimits.passwordMinChars, max: passwordPolicyLimits.minLengthMax,
+    help: 'the password policy\'s min_length until one is stored: characters a password has at least',
+    docs: 'the [password policy](security.md#password-policy)\'s `min_length` while no policy is stored: the characters a new password has at least',
+  },
+  CMI_PASSWORD_REQUIRE_UPPER: { default: 'false', kind: 'boolean', help: 'the password policy\'s require_upper until one is stored', docs: 'the password policy\'s `require_upper` while none is stored: a new password holds an upper-case letter' },
+  CMI_PASSWORD_REQUIRE_LOWER: { default: 'false', kind: 'boolean', help: 'the password policy\'s require_lower until one is stored', docs: 'the password policy\'s `require_lower` while none is stored: a new password holds a lower-case letter' },
+  CMI_PASSWORD_REQUIRE_DIGIT: { default: 'false', kind: 'boolean', help: 'the password policy\'s require_digit until one is stored', docs: 'the password policy\'s `require_digit` while none is stored: a new password holds a digit' },
+  CMI_PASSWORD_REQUIRE_SYMBOL: { default: 'false', kind: 'boolean', help: 'the password policy\'s require_symbol until one is stored', docs: 'the password policy\'s `require_symbol` while none is stored: a new password holds a character that is neither a letter nor a digit' },
+  CMI_PASSWORD_HISTORY: {
+    default: '0', kind: 'integer', min: 0, max: passwordPolicyLimits.historyMax, help: 'the password policy\'s history until one is stored: earlier passwords a new one may not repeat',
+    docs: 'the password policy\'s `history` while none is stored: how many of a user\'s earlier passwords a new one may not repeat (0: any)',
+  },
+  CMI_PASSWORD_EXPIRY_MONTHS: {
+    default: '0', kind: 'integer', min: 0, max: passwordPolicyLimits.expiryMonthsMax, help: 'the password policy\'s expiry_months until one is stored (0: never)',
+    docs: 'the password policy\'s `expiry_months` while none is stored: months after which a password signs in only to change itself (0: never)',
+  },
+  CMI_PASSWORD_LOCKOUT_ATTEMPTS: {
+    default: undefined, kind: 'integer', min: 1, max: passwordPolicyLimits.lockoutAttemptsMax, help: 'the password policy\'s lockout_attempts until one is stored; unset: CMI_LOCKOUT_MAX_FAILURES',
+    docs: 'the password policy\'s `lockout_attempts` while none is stored; unset: `CMI_LOCKOUT_MAX_FAILURES` ([how they relate](security.md#password-policy))',
+  },
+  CMI_PASSWORD_LOCKOUT_MINUTES: {
+    default: undefined, kind: 'integer', min: 1, max: passwordPolicyLimits.lockoutMinutesMax, help: 'the password policy\'s lockout_minutes until one is stored; unset: CMI_LOCKOUT_WINDOW',
+    docs: 'the password policy\'s `lockout_minutes` while none is stored; unset: `CMI_LOCKOUT_WINDOW` ([how they relate](security.md#password-policy))',
+  },
   CMI_AUTH_CACHE_TTL: {
     default: '5', kind: 'integer', min: 0, max: 300, help: 'seconds a verified credential is trusted without rechecking, unless a change to it is heard first (0: off)',
     docs: 'seconds a process trusts a credential it has verified without checking it again, unless a change to a user or a logout in any process is heard first ([security.md](security.md#suspend-now-means-now)); `0` turns the cache off',
@@ -505,6 +549,17 @@ export function loadConfig(source: Source = process.env): Config {
     lockoutAddressMaxFailures: read('CMI_LOCKOUT_ADDRESS_MAX_FAILURES'),
     lockoutAccountMaxFailures: read('CMI_LOCKOUT_ACCOUNT_MAX_FAILURES'),
     lockoutWindowSeconds: read('CMI_LOCKOUT_WINDOW'),
+    passwordPolicy: {
+      minLength: read('CMI_PASSWORD_MIN_LENGTH'),
+      requireUpper: read('CMI_PASSWORD_REQUIRE_UPPER'),
+      requireLower: read('CMI_PASSWORD_REQUIRE_LOWER'),
+      requireDigit: read('CMI_PASSWORD_REQUIRE_DIGIT'),
+      requireSymbol: read('CMI_PASSWORD_REQUIRE_SYMBOL'),
+      history: read('CMI_PASSWORD_HISTORY'),
+      expiryMonths: read('CMI_PASSWORD_EXPIRY_MONTHS'),
+      lockoutAttempts: read('CMI_PASSWORD_LOCKOUT_ATTEMPTS'),
+      lockoutMinutes: read('CMI_PASSWORD_LOCKOUT_MINUTES'),
+    },
     authCacheSeconds: read('CMI_AUTH_CACHE_TTL'),
     trustProxy,
     trustedProxies,

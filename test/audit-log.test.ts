@@ -87,6 +87,7 @@ describe('the audit trail', () => {
       { route: 'POST /users/:id/user_api_keys/generate', action: 'user.api_key.create', send: async () => (await admin('POST', `/users/${state.user}/user_api_keys/generate.json`)()) },
       { route: 'DELETE /users/:id/user_api_keys/:key_id', action: 'user.api_key.revoke', send: async () => (await admin('DELETE', `/users/${state.user}/user_api_keys/${state.key}.json`)()) },
       { route: 'DELETE /users/:id', action: 'user.delete', send: async () => (await admin('DELETE', `/users/${state.user}.json`)()) },
+      { route: 'PUT /settings/password_policy', action: 'password_policy.update', send: admin('PUT', '/settings/password_policy.json', { password_policy: { history: 2 } }) },
       { route: 'POST /roles', action: 'role.create', send: admin('POST', '/roles.json', { role: { label: 'Walkers', permission_ids: [1] } }) },
       { route: 'PUT /roles/:id', action: 'role.update', send: async () => (await admin('PUT', `/roles/${state.role}.json`, { role: { label: 'Walkers 2' } })()) },
       { route: 'POST /roles/:id/clone', action: 'role.clone', send: async () => (await admin('POST', `/roles/${state.role}/clone.json`)()) },

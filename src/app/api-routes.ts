@@ -10,6 +10,7 @@ import { USER_API_KEYS_ROUTES } from '../users/user-api-keys.routes.js';
 import { USER_WHITE_LISTS_ROUTES } from '../users/user-white-lists.routes.js';
 import { TWO_FACTOR_ROUTES } from '../users/two-factor.routes.js';
 import { YUBI_KEYS_ROUTES } from '../users/yubi-keys.routes.js';
+import { PASSWORD_POLICY_ROUTES } from '../users/password-policy.routes.js';
 import { ROLES_ROUTES } from '../roles/roles.routes.js';
 import { BUCKETS_ROUTES } from '../buckets/buckets.routes.js';
 import { USER_GROUPS_ROUTES } from '../user-groups/user-groups.routes.js';
@@ -30,6 +31,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...USER_WHITE_LISTS_ROUTES,
   ...TWO_FACTOR_ROUTES,
   ...YUBI_KEYS_ROUTES,
+  ...PASSWORD_POLICY_ROUTES,
   ...ROLES_ROUTES,
   ...BUCKETS_ROUTES,
   ...USER_GROUPS_ROUTES,

@@ -21,6 +21,7 @@ import { userGroupsPlugin } from '../user-groups/user-groups.plugin.js';
 import { registerNotFoundAnswer, registerRequestGate } from '../users/request-gate.js';
 import { newSessionSecret, sessionTokensOnceKeyed } from '../users/sessions.js';
 import { usersPlugin } from '../users/users.plugin.js';
+import { registerPasswordExpiry } from '../users/password-expiry.js';
 import { trackerPlugin } from '../tracker/tracker.plugin.js';
 import { alertsInBatch, alertsPlugin, outboxWake } from '../alerts/alerts.plugin.js';
 import { ingestPlugin } from '../ingest/ingest.plugin.js';
@@ -148,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerBodyParsers(app, config.bodyLimitBytes);
   registerBodyTimeout(app, config);
   registerRequestGate(app, users.authentication);
+  registerPasswordExpiry(app, users.passwordPolicy);
   registerResponseHeaders(app);
   registerErrorHandler(app, config.faultInjection === 'uncaptured' ? undefined : tracker.faults, config.bodyLimitBytes);
   if (config.faultInjection !== 'off') registerFaultInjection(app);
@@ -178,7 +180,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(consolePlugin, {
     prefix: '/console', authenticator: users.authentication, sessionTokens: sessions.tokens, users: users.service, whiteLists: users.whiteLists, twoFactor: users.twoFactor, roles: roles.service, buckets: buckets.service,
     userGroups: userGroups.service, tracker: tracker.service, triage: tracker.triage, errorReporting: alerts.reporting, ingestKeys: ingest.keys, audit: audit.trail,
-    alertRouting: alerts.routing, publicUrl: config.publicUrl, clock,
+    alertRouting: alerts.routing, publicUrl: config.publicUrl, clock, passwordExpiry: users.passwordPolicy, passwordPolicy: users.passwordPolicy,
   });
   await openApi.register(app, routes);
   await metrics.register(app);

@@ -22,6 +22,7 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'user_two_factor', key: ['user_id'] },
   { table: 'user_recovery_codes', key: ['id'] },
   { table: 'user_yubi_keys', key: ['id'] },
+  { table: 'password_history', key: ['id'] },
   { table: 'login_addresses', key: ['user_id', 'address'] },
   { table: 'revoked_sessions', key: ['session_id'] },
   { table: 'login_failures', key: ['key'] },

@@ -20,6 +20,7 @@ import { addRemoteRoleCommands } from './remote/roles.js';
 import { addRemoteUserCommands } from './remote/users.js';
 import { addRemoteTwoFactorCommands } from './remote/two-factor.js';
 import { addRemoteGroupCommands } from './remote/groups.js';
+import { addRemotePasswordPolicyCommands } from './remote/password-policy.js';
 
 /** Every command but `cmi serve` (main.ts adds that one first, and these for any other command). */
 export function addOtherCommands(program: Command): void {
@@ -42,6 +43,7 @@ export function addOtherCommands(program: Command): void {
   addRemoteRoleCommands(program);
   addRemoteBucketCommands(program);
   addRemoteIngestKeyCommands(program);
+  addRemotePasswordPolicyCommands(program);
   addRemoteAuditCommands(program);
   addRemoteAlertCommands(program);
   addLoginCommands(program);

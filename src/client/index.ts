@@ -6,6 +6,7 @@
 import { versionResource } from '../version/version.resource.js';
 import { auditLogApi } from './audit-log.js';
 import { bucketsApi } from './buckets.js';
+import { passwordPolicyApi } from './password-policy.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi } from './infrastructure-errors.js';
 import { ingestKeysApi } from './ingest-keys.js';
@@ -30,6 +31,7 @@ export class CmiClient {
   readonly auditLog: ReturnType<typeof auditLogApi>;
   readonly alertDestinations: ReturnType<typeof alertDestinationsApi>;
   readonly alertRules: ReturnType<typeof alertRulesApi>;
+  readonly passwordPolicy: ReturnType<typeof passwordPolicyApi>;
   readonly session: {
     /** Ends the session the client holds (`DELETE /session`); later calls log in again with the credentials. */
     logout(call?: RequestOptions): Promise<void>;
@@ -56,6 +58,7 @@ export class CmiClient {
     this.auditLog = auditLogApi(http);
     this.alertDestinations = alertDestinationsApi(http);
     this.alertRules = alertRulesApi(http);
+    this.passwordPolicy = passwordPolicyApi(http);
     this.session = {
       async logout(call: RequestOptions = {}) {
         if (!http.hasSession) return;
@@ -90,6 +93,7 @@ export type { UserWhiteList, UserWhiteListFields } from './user-white-lists.js';
 export type { ErrorFilters, ErrorListParams, ErrorReport, TriageChange } from './infrastructure-errors.js';
 export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
 export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';
+export type { PasswordPolicy, PasswordPolicyChanges } from './password-policy.js';
 export type { IngestKeyChanges, NewIngestKey } from './ingest-keys.js';
 export type { AuditFilters, AuditListParams } from './audit-log.js';
 export type { AlertDestination, AlertDestinationChanges, AlertRule, AlertRuleChanges, NewAlertDestination, NewAlertRule } from './alert-routing.js';

@@ -1,3 +1,5 @@
+import type { PasswordExpiry } from '../users/password-expiry.js';
+import type { PasswordPolicyService } from '../users/password-policy.service.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorReporting } from '../alerts/reporting.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
@@ -40,6 +42,9 @@ export interface ConsoleServices {
   /** CMI_PUBLIC_URL when set: the DSNs start with it (else with the address the request reached). */
   publicUrl: string | undefined;
   clock: Clock;
+  /** The password policy's expiry (users/password-expiry.ts); the password policy's page. */
+  passwordExpiry?: PasswordExpiry;
+  passwordPolicy?: PasswordPolicyService;
 }
 
 /** Sends a page of the console. */

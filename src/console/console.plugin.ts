@@ -2,6 +2,7 @@ import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest 
 import { readCookie } from '../users/authentication.js';
 import { actorOf } from '../users/request-gate.js';
 import type { User } from '../users/user.js';
+import { consoleExpiryRedirect } from '../users/password-expiry.js';
 import type { AuditActor } from '../audit/audit-event.js';
 import { consoleAuditRoutes } from './audit.routes.js';
 import { Forbidden, INTERNAL_ERROR_CODE, NotFound, problemOf, Unauthorized } from '../shared/problems.js';
@@ -19,6 +20,7 @@ import { consoleSignInRoutes } from './sign-in.routes.js';
 import { consoleUsersRoutes } from './users.routes.js';
 import { consoleRolesRoutes } from './roles.routes.js';
 import { consoleBucketsRoutes } from './buckets.routes.js';
+import { consolePasswordPolicyRoutes } from './password-policy.routes.js';
 import { consoleGroupsRoutes } from './groups.routes.js';
 
 declare module 'fastify' {
@@ -81,6 +83,9 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
     const viewer: User & AuditActor = { ...authenticated.user, credential: 'session', address: request.ip, requestId: request.id };
     request.viewer = viewer;
     if (authenticated.sessionToken) setConsoleCookie(request, reply, authenticated.sessionToken);
+    // An expired password may only be changed (docs/security.md#password-policy).
+    const expired = services.passwordExpiry ? consoleExpiryRedirect(request, authenticated.user, services.passwordExpiry) : undefined;
+    if (expired !== undefined) return reply.code(303).header('location', expired).send();
   };
   // After the API's gate of each route (which starts the request's clock and context), never instead of it.
   app.addHook('onRoute', (route) => {
@@ -149,6 +154,7 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   consoleUsersRoutes(app, services);
   consoleRolesRoutes(app, services);
   consoleBucketsRoutes(app, services);
+  consolePasswordPolicyRoutes(app, services);
   consoleGroupsRoutes(app, services);
   consoleIngestKeysRoutes(app, services);
   consoleAuditRoutes(app, services);

@@ -29,6 +29,7 @@ const NOTICES: Record<string, string> = {
   address_removed: 'Allowed address removed.',
   deleted: 'User deleted.',
   removed: 'User removed.',
+  password_expired: 'Your password has expired: change it below to go on (docs/security.md#password-policy).',
 };
 
 function valuesOf(user: User): UserFormValues {

@@ -305,6 +305,15 @@ export interface Schema {
   ingest_key_usage: IngestKeyUsageTable;
   ingested_events: IngestedEventsTable;
   audit_events: AuditEventsTable;
+  password_history: PasswordHistoryTable;
+}
+
+/** Each user's earlier password hashes (migration 034), for the password policy's history rule: never served. */
+export interface PasswordHistoryTable {
+  id: Generated<number>;
+  user_id: number;
+  password_hash: string;
+  created_at: string;
 }
 
 /** A user's API keys (migration 021): the SHA-256 of each, never the key. */

@@ -44,6 +44,7 @@ export const PERMISSIONS = [
   [37, 'alert_destinations.manage', 'Create, edit, test and delete alert destinations'],
   [38, 'alert_rules.read', 'See alert rules'],
   [39, 'alert_rules.manage', 'Create, edit and delete alert rules'],
+  [40, 'password_policy.manage', 'See and change the password policy'],
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number][1];

@@ -26,6 +26,19 @@ export const userLimits = {
   locale: 16,
 } as const;
 
+/** The password policy's bounds (docs/security.md#password-policy): what PUT /settings/password_policy and the CMI_PASSWORD_* settings accept. */
+export const passwordPolicyLimits = {
+  /** min_length: from the house's minimum to a length any password manager makes. */
+  minLengthMax: 128,
+  /** history: earlier passwords checked on a change (each costs one argon2id verify). */
+  historyMax: 24,
+  /** expiry_months: ten years at most (0: never). */
+  expiryMonthsMax: 120,
+  lockoutAttemptsMax: 1_000,
+  /** lockout_minutes: a day at most, as CMI_LOCKOUT_WINDOW. */
+  lockoutMinutesMax: 1_440,
+} as const;
+
 /** A user's API keys (docs/limits.md#api-keys): as OnApp, at most 100 per user; a description of up to 255 characters. */
 export const apiKeyLimits = {
   perUser: 100,

@@ -115,8 +115,10 @@ export interface ChargedAttempt extends Attempt {
  * others never locks out a client that holds valid credentials where it used them. Unknown names are
  * counted exactly like known ones. API keys are not counted here at all (authentication.ts).
  */
-export function lockout(repository: LoginFailuresRepository, clock: Clock, options: LockoutOptions) {
-  const windowMs = options.windowSeconds * 1000;
+export function lockout(repository: LoginFailuresRepository, clock: Clock, given: LockoutOptions | (() => LockoutOptions)) {
+  // A function: read at each use, so the password policy's values govern as they change (docs/security.md#password-policy).
+  const current = typeof given === 'function' ? given : () => given;
+  const windowMs = () => current().windowSeconds * 1000;
   let lastPrune = 0;
 
   const keysOf = ({ name, address }: Attempt) => ({
@@ -127,9 +129,9 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
 
   /** The limit each counter of `attempt` is held to; undefined: not applied. */
   function limitOf(window: CounterKey, known: boolean): number | undefined {
-    if (window.account !== '' && window.address !== '') return options.maxFailures;
+    if (window.account !== '' && window.address !== '') return current().maxFailures;
     if (known) return undefined;
-    return window.account === '' ? options.addressMaxFailures : options.accountMaxFailures;
+    return window.account === '' ? current().addressMaxFailures : current().accountMaxFailures;
   }
 
   /**
@@ -141,7 +143,7 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
     let addressUntil = 0;
     for (const window of windows) {
       const limit = limitOf(window, known);
-      const endsAt = window.windowStartedAt.getTime() + windowMs;
+      const endsAt = window.windowStartedAt.getTime() + windowMs();
       if (limit === undefined || endsAt <= now || window.failures <= limit - slack) continue;
       if (window.account === '') addressUntil = Math.max(addressUntil, endsAt);
       else nameUntil = Math.max(nameUntil, endsAt);
@@ -193,7 +195,7 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
    * rejects.
    */
   function persistently<T>(write: () => Promise<T>, first: Promise<T> = write()): Promise<T> {
-    const giveUpAt = clock().getTime() + windowMs;
+    const giveUpAt = clock().getTime() + windowMs();
     return retry((attempt) => (attempt === 1 ? first : write()), {
       attempts: Infinity,
       delayMs: () => RETRY_PAUSE_MS,
@@ -216,7 +218,7 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, optio
      */
     async charge(attempt: Attempt): Promise<ChargedAttempt> {
       const now = clock();
-      const windowStart = new Date(now.getTime() - windowMs);
+      const windowStart = new Date(now.getTime() - windowMs());
       const keys = keysOf(attempt);
       const counters = [keys.pair, keys.address, keys.account];
       // The same two reads for every name, known or not (user id 0 is never one).

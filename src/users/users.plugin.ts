@@ -26,6 +26,10 @@ import { allowedAddressesOf } from './allowed-addresses.js';
 import { userWhiteListsRepository } from './user-white-lists.store.js';
 import { userWhiteListsRoutes } from './user-white-lists.routes.js';
 import { userWhiteListsService } from './user-white-lists.service.js';
+import type { PasswordPolicyDefaults } from './password-policy.js';
+import { passwordPolicyRoutes } from './password-policy.routes.js';
+import { passwordPolicyService } from './password-policy.service.js';
+import { passwordPolicyRepository } from './password-policy.store.js';
 
 /** The settings the users read (config.ts states them). */
 export interface UsersSettings {
@@ -34,6 +38,7 @@ export interface UsersSettings {
   lockoutAddressMaxFailures: number;
   lockoutAccountMaxFailures: number;
   lockoutWindowSeconds: number;
+  passwordPolicy: PasswordPolicyDefaults;
 }
 
 /** What the users are made of (docs/architecture.md#how-a-feature-registers-itself). */
@@ -62,14 +67,15 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     version: database.dataVersions.credentials,
     heard: database.dataVersions.credentialsHeard,
   });
-  const guesses = lockout(loginFailuresRepository(database), clock, {
-    maxFailures: settings.lockoutMaxFailures,
+  // The password policy's lockout values govern the per-account counter, as the policy now held says (docs/security.md#password-policy).
+  const passwordPolicy = passwordPolicyService(passwordPolicyRepository(database), clock, audit, settings.passwordPolicy, settings);
+  const guesses = lockout(loginFailuresRepository(database), clock, () => ({
     addressMaxFailures: settings.lockoutAddressMaxFailures,
     accountMaxFailures: settings.lockoutAccountMaxFailures,
-    windowSeconds: settings.lockoutWindowSeconds,
-  });
+    ...passwordPolicy.lockout(),
+  }));
   const apiKeys = userApiKeysRepository(database);
-  const accounts = usersService(users, clock, audit, cache.credentialsChanged, guesses, apiKeys);
+  const accounts = usersService(users, clock, audit, cache.credentialsChanged, guesses, apiKeys, passwordPolicy.rules);
   const twoFactor = twoFactorService(twoFactorRepository(database), users, clock, audit, cache.credentialsChanged, guesses);
   const yubiKeys = yubiKeysService(yubiKeysRepository(database), users, clock, audit, cache.credentialsChanged);
   // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
@@ -98,6 +104,8 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     authentication,
     /** Drops every verified credential: a change to a role or a group may change anyone's permissions. */
     allCredentialsChanged: cache.allCredentialsChanged,
+    /** The password policy: its expiry check runs before every API route (password-expiry.ts). */
+    passwordPolicy,
     /** Writes the API keys' use still noted (the app's close). */
     flushKeyUsage: () => keyUsage.flush(),
     /** `/users` and the users' API keys. */
@@ -107,6 +115,8 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
       await app.register(userWhiteListsRoutes, { whiteLists: allowedAddresses, lists });
       await app.register(twoFactorRoutes, { twoFactor });
       await app.register(yubiKeysRoutes, { yubiKeys, lists });
+      await passwordPolicy.load();
+      await app.register(passwordPolicyRoutes, { policy: passwordPolicy });
     },
     /** Signing in and out (`/session`s), registered after the user groups' routes. */
     async registerSessions(app: FastifyInstance): Promise<void> {

@@ -13,6 +13,7 @@ import type { Role, User } from './user.js';
 import { idListField, stringField, unwrapRecord } from '../shared/request-body.js';
 import { DuplicateValue, type ChangeOutcome, type UserChanges, type UserFilters, type UsersRepository } from './users.store.js';
 import type { UserApiKey, UserApiKeysRepository } from './user-api-keys.store.js';
+import type { PasswordRules } from './password-policy.service.js';
 
 
 const LOGIN = /^[A-Za-z0-9_.][A-Za-z0-9_@.-]*$/;
@@ -22,7 +23,9 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /**
  * Reads the user fields present in `fields`, naming every bad one (a login or email another user has
  * included) in a single 422. With `required`, login, email and password must be there (a new user).
- * `check`, if given, adds its own errors to the same 422 (it runs last).
+ * `check`, if given, adds its own errors to the same 422 (it runs last). `passwordRules` names every
+ * rule of the password policy a new password breaks (docs/security.md#password-policy); without it,
+ * the house's minimum length alone.
  */
 async function readUserFields(
   fields: Record<string, unknown>,
@@ -32,6 +35,7 @@ async function readUserFields(
   bucketExists: (id: number) => Promise<boolean>,
   groupExists: (id: number) => Promise<boolean>,
   check?: (errors: FieldErrors) => Promise<void>,
+  passwordRules?: PasswordRules,
 ): Promise<ReadFields> {
   const errors = new FieldErrors();
   const out: ReadFields = {};
@@ -54,11 +58,11 @@ async function readUserFields(
   // Measured in bytes below; the character limit here only has to let every candidate through.
   const password = text('password', Number.MAX_SAFE_INTEGER, required);
   if (password !== undefined) {
-    if ([...password].length < userLimits.passwordMinChars) {
-      errors.add('password', `is too short (minimum is ${userLimits.passwordMinChars} characters)`);
-    } else if (Buffer.byteLength(password) > userLimits.passwordMaxBytes) {
-      errors.add('password', `is too long (maximum is ${userLimits.passwordMaxBytes} bytes)`);
-    } else out.password = password;
+    const broken = Buffer.byteLength(password) > userLimits.passwordMaxBytes ? [`is too long (maximum is ${userLimits.passwordMaxBytes} bytes)`]
+      : passwordRules ? await passwordRules.broken(password)
+        : [...password].length < userLimits.passwordMinChars ? [`is too short (minimum is ${userLimits.passwordMinChars} characters)`] : [];
+    for (const message of broken) errors.add('password', message);
+    if (broken.length === 0) out.password = password;
   }
 
   for (const name of ['first_name', 'last_name'] as const) {
@@ -191,6 +195,14 @@ function currentPasswordCheck(
   };
 }
 
+/** The password policy's history rule for user `userId`'s new password, only when every other field is valid. */
+function passwordHistoryCheck(rules: PasswordRules, password: string, userId: number, currentHash: () => Promise<string | undefined>) {
+  return async (errors: FieldErrors): Promise<void> => {
+    if (!errors.empty) return;
+    for (const message of await rules.broken(password, { userId, currentHash })) errors.add('password', message);
+  };
+}
+
 function duplicateAsUnprocessable(error: unknown): never {
   if (error instanceof DuplicateValue) throw new Unprocessable({ [error.field]: ['has already been taken'] });
   throw error;
@@ -208,6 +220,7 @@ export function usersService(
   credentialsChanged: (userId: number) => void = () => {},
   guesses?: Lockout,
   apiKeys?: UserApiKeysRepository,
+  passwordRules?: PasswordRules,
 ) {
   /** Counts a proof of `user`'s password from `address` on the lockout's counters; gives what to call if it was right. */
   async function countGuess(userId: number, address: string | undefined): Promise<() => Promise<void>> {
@@ -263,7 +276,7 @@ export function usersService(
   return {
     async create(actor: Actor, body: unknown): Promise<User> {
       assertPermitted(actor, 'users.create');
-      const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values), unknownRoles, bucketExists, groupExists);
+      const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values), unknownRoles, bucketExists, groupExists, undefined, passwordRules);
       assertDefaultsWithoutUpdate(actor, changes);
       const user = await repository
         .create(
@@ -326,10 +339,13 @@ export function usersService(
     async update(actor: Actor, id: number, body: unknown): Promise<User> {
       assertPermittedOnUser(actor, 'users.update', id);
       const fields = unwrapRecord(body ?? {}, 'user');
-      const check = needsCurrentPassword(actor, fields)
+      const currentCheck = needsCurrentPassword(actor, fields)
         ? currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))
         : undefined;
-      const { password, role, role_ids, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), unknownRoles, bucketExists, groupExists, check);
+      // The policy's history last, once all else holds: it costs an argon2id verify an earlier password.
+      const historyCheck = passwordRules && typeof fields['password'] === 'string' ? passwordHistoryCheck(passwordRules, fields['password'], id, () => repository.passwordHash(id)) : undefined;
+      const check = currentCheck && historyCheck ? async (errors: FieldErrors) => { await currentCheck(errors); await historyCheck(errors); } : currentCheck ?? historyCheck;
+      const { password, role, role_ids, ...changes } = await readUserFields(fields, false, (values) => repository.takenFields(values, id), unknownRoles, bucketExists, groupExists, check, passwordRules);
       if (role !== undefined && !may(actor, 'users.update')) throw Forbidden.needs('users.update');
       // Like roles: a holder of users.update moves a user between buckets; anyone may send its own unchanged.
       if (changes.bucket_id !== undefined && !may(actor, 'users.update')) {
@@ -358,9 +374,11 @@ export function usersService(
       const password_hash = password === undefined ? undefined : await hashPassword(password);
       const all = { ...changes, ...(password_hash ? { password_hash } : {}), ...(roleIds ? { role_ids: roleIds } : {}) };
       const before = await repository.findById(id);
+      const replacedHash = password_hash && passwordRules ? await repository.passwordHash(id) : undefined;
       const change = await repository.update(id, all, clock()).catch(duplicateAsUnprocessable);
       credentialsChanged(id);
       const user = changedUser(change);
+      if (password_hash && passwordRules) await passwordRules.replaced(id, replacedHash);
       const changed = before === undefined ? {} : difference(audited(before), audited(user));
       await recordUser(actor, 'user.update', id, password_hash ? { ...changed, password: REDACTED } : changed);
       return user;

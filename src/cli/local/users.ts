@@ -11,6 +11,9 @@ import type { Database } from '../../db/database.js';
 import { loginFailuresRepository } from '../../users/login-failures.store.js';
 import { usersRepository } from '../../users/users.store.js';
 import { userLimits } from '../../shared/limits.js';
+import { passwordPolicyService } from '../../users/password-policy.service.js';
+import { passwordPolicyRepository } from '../../users/password-policy.store.js';
+import { generatedToFit } from '../../users/password-policy.js';
 import { UsageError } from '../common/usage-error.js';
 import { pages, readStdin, withDatabase } from './database.js';
 import { human, type Output, table, write } from '../common/output.js';
@@ -21,8 +24,11 @@ import { cliEnv } from '../common/io.js';
  * see a change within CMI_AUTH_CACHE_TTL). The operator may do anything an administrator may.
  */
 export function userCommands(database: Database) {
-  const audit = auditTrailOn(database, systemClock, loadConfig(cliEnv()).auditRetentionDays);
-  const users = usersService(usersRepository(database), systemClock, audit);
+  const config = loadConfig(cliEnv());
+  const audit = auditTrailOn(database, systemClock, config.auditRetentionDays);
+  // New passwords are held to the stored password policy, as through the API (docs/security.md#password-policy).
+  const policy = passwordPolicyService(passwordPolicyRepository(database), systemClock, audit, config.passwordPolicy, config);
+  const users = usersService(usersRepository(database), systemClock, audit, undefined, undefined, undefined, policy.rules);
   const failures = loginFailuresRepository(database);
   const describe = (user: User) => `${user.id} "${user.login}" <${user.email}>`;
 
@@ -76,7 +82,7 @@ export function userCommands(database: Database) {
 
     /** Sets the given password, or a generated one that is printed once. All sessions end; the counters are cleared. */
     async resetPassword(target: string, password: string | undefined): Promise<Output> {
-      const chosen = password ?? generatePassword();
+      const chosen = password ?? generatedToFit((await policy.load(), policy.current()), generatePassword);
       const user = await users.update(OPERATOR, (await resolve(target)).id, { password: chosen });
       await unlockAccount(failures, user);
       return human(password === undefined

@@ -33,6 +33,7 @@ import { usersDataChangesMigration } from './030_users_data_changes.js';
 import { triageCountsMigration } from './031_triage_counts.js';
 import { bulkUpdateCostsMigration } from './032_bulk_update_costs.js';
 import { twoFactorMigration } from './033_two_factor.js';
+import { passwordPolicyMigration } from './034_password_policy.js';
 import { userWhiteListsMigration } from './035_user_white_lists.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
@@ -71,6 +72,7 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '031_triage_counts': triageCountsMigration(dialect),
     '032_bulk_update_costs': bulkUpdateCostsMigration(dialect),
     '033_two_factor': twoFactorMigration(dialect),
+    '034_password_policy': passwordPolicyMigration(dialect),
     '035_user_white_lists': userWhiteListsMigration(dialect),
   };
 }

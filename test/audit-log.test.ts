@@ -86,6 +86,9 @@ describe('the audit trail', () => {
       { route: 'POST /users/:id/user_api_keys', action: 'user.api_key.create', send: async () => (await admin('POST', `/users/${state.user}/user_api_keys.json`, { user_api_key: { description: 'walk' } })()) },
       { route: 'POST /users/:id/user_api_keys/generate', action: 'user.api_key.create', send: async () => (await admin('POST', `/users/${state.user}/user_api_keys/generate.json`)()) },
       { route: 'DELETE /users/:id/user_api_keys/:key_id', action: 'user.api_key.revoke', send: async () => (await admin('DELETE', `/users/${state.user}/user_api_keys/${state.key}.json`)()) },
+      { route: 'POST /users/:id/user_white_lists', action: 'user.white_list.create', send: async () => (await admin('POST', `/users/${state.user}/user_white_lists.json`, { user_white_list: { ip: '192.0.2.0/24', description: 'walk' } })()) },
+      { route: 'PUT /users/:id/user_white_lists/:white_list_id', action: 'user.white_list.update', send: async () => (await admin('PUT', `/users/${state.user}/user_white_lists/${state.whiteList}.json`, { user_white_list: { description: 'walked' } })()) },
+      { route: 'DELETE /users/:id/user_white_lists/:white_list_id', action: 'user.white_list.delete', send: async () => (await admin('DELETE', `/users/${state.user}/user_white_lists/${state.whiteList}.json`)()) },
       { route: 'DELETE /users/:id', action: 'user.delete', send: async () => (await admin('DELETE', `/users/${state.user}.json`)()) },
       { route: 'PUT /settings/password_policy', action: 'password_policy.update', send: admin('PUT', '/settings/password_policy.json', { password_policy: { history: 2 } }) },
       { route: 'POST /roles', action: 'role.create', send: admin('POST', '/roles.json', { role: { label: 'Walkers', permission_ids: [1] } }) },
@@ -149,6 +152,7 @@ describe('the audit trail', () => {
       if (sample.route === 'POST /users/:id/user_api_keys') state.key = idOf(res, 'user_api_key');
       if (sample.route === 'POST /roles') state.role = idOf(res, 'role');
       if (sample.route === 'POST /users/:id/yubi_keys') state.yubiKey = idOf(res, 'yubi_key');
+      if (sample.route === 'POST /users/:id/user_white_lists') state.whiteList = idOf(res, 'user_white_list');
       if (sample.route === 'POST /billing/buckets') state.bucket = idOf(res, 'bucket');
       if (sample.route === 'POST /user_groups') state.group = idOf(res, 'user_group');
       if (sample.route === 'POST /sysadmin_tools/infrastructure/errors/:id/notes') state.note = idOf(res, 'note');

@@ -7,6 +7,7 @@ import { TRIAGE_ROUTES } from '../tracker/triage.routes.js';
 import { SESSION_ROUTES } from '../users/session.routes.js';
 import { USERS_ROUTES } from '../users/users.routes.js';
 import { USER_API_KEYS_ROUTES } from '../users/user-api-keys.routes.js';
+import { ACCOUNT_SECURITY_ROUTES } from '../users/account-security.routes.js';
 import { ROLES_ROUTES } from '../roles/roles.routes.js';
 import { BUCKETS_ROUTES } from '../buckets/buckets.routes.js';
 import { USER_GROUPS_ROUTES } from '../user-groups/user-groups.routes.js';
@@ -24,6 +25,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...VERSION_ROUTES,
   ...USERS_ROUTES,
   ...USER_API_KEYS_ROUTES,
+  ...ACCOUNT_SECURITY_ROUTES,
   ...ROLES_ROUTES,
   ...BUCKETS_ROUTES,
   ...USER_GROUPS_ROUTES,

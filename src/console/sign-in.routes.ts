@@ -26,7 +26,7 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
     const next = safeNext(form.get('next') ?? undefined);
     try {
       if (password.length > MAX_PASSWORD_CHARS) throw new Unauthorized();
-      const { sessionToken } = await authenticator.signIn(login, password, request.ip, request.id);
+      const { sessionToken } = await authenticator.signIn(login, password, request.ip, request.id, request.headers['user-agent']);
       setConsoleCookie(request, reply, sessionToken);
       return reply.code(303).header('location', next).send();
     } catch (error) {

@@ -297,6 +297,29 @@ export interface Schema {
   ingest_key_usage: IngestKeyUsageTable;
   ingested_events: IngestedEventsTable;
   audit_events: AuditEventsTable;
+  last_access_log: LastAccessLogTable;
+  account_unlock_tokens: AccountUnlockTokensTable;
+}
+
+/** Sign-ins and refused sign-ins of known users, the latest few per user (migration 036; users/last-access-log.ts). */
+export interface LastAccessLogTable {
+  id: Generated<number>;
+  user_id: number;
+  ip: string;
+  /** `password`, `api_key`, `session` or `console`. */
+  credential: string;
+  user_agent: string | null;
+  /** 1 for a sign-in, 0 for a refused one. */
+  success: number;
+  created_at: string;
+}
+
+/** The unlock token mailed when an account locks (migration 036): its SHA-256, never the token. */
+export interface AccountUnlockTokensTable {
+  user_id: number;
+  token_hash: string;
+  expires_at: string;
+  created_at: string;
 }
 
 /** A user's API keys (migration 021): the SHA-256 of each, never the key. */

@@ -3,7 +3,12 @@ import type { AuditRecorder } from '../audit/audit-trail.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../shared/clock.js';
 import type { ListSettings } from '../shared/pagination.js';
+import { accountSecurityRoutes } from './account-security.routes.js';
+import { accountSecurityService } from './account-security.service.js';
+import { accountSessionsRepository } from './account-sessions.store.js';
 import { apiKeyUsage } from './api-key-usage.js';
+import { accessLog } from './last-access-log.js';
+import { lastAccessLogRepository } from './last-access-log.store.js';
 import { authenticator } from './authentication.js';
 import { lockout } from './lockout.js';
 import { loginFailuresRepository } from './login-failures.store.js';
@@ -37,6 +42,8 @@ export interface UsersPieces {
   lists: ListSettings;
   /** Where a failed write of API keys' last use goes (the app's background-fault reporter). */
   keyUsageFault: (error: unknown) => void;
+  /** Where a failed write of the last access log goes (the app's background-fault reporter); keyUsageFault when not given. */
+  accessLogFault?: (error: unknown) => void;
 }
 
 /**
@@ -45,7 +52,7 @@ export interface UsersPieces {
  * assigned an error) and the credential cache's signals that roles and user groups tell of their
  * changes; registers `/users`, the users' API keys and, apart, the session routes.
  */
-export function usersPlugin({ database, clock, audit, sessions, settings, lists, keyUsageFault }: UsersPieces) {
+export function usersPlugin({ database, clock, audit, sessions, settings, lists, keyUsageFault, accessLogFault = keyUsageFault }: UsersPieces) {
   const users = usersRepository(database);
   // Another process's change to a user drops this one's verified credentials at once (docs/security.md#suspend-now-means-now).
   const cache = verificationCache(clock, { ttlMs: settings.authCacheSeconds * 1000, maxEntries: 10_000 }, {
@@ -62,6 +69,9 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
   const accounts = usersService(users, clock, audit, cache.credentialsChanged, guesses, apiKeys);
   // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
   const keyUsage = apiKeyUsage((uses) => apiKeys.recordUse(uses), clock, keyUsageFault);
+  // Sign-ins, noted on verification and written apart from the requests (docs/security.md#the-last-access-log).
+  const accessLogItems = lastAccessLogRepository(database);
+  const signIns = accessLog((entries, keep) => accessLogItems.insert(entries, keep), clock, accessLogFault);
   const authentication = authenticator({
     users,
     revokedSessions: revokedSessionsRepository(database),
@@ -71,19 +81,31 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     clock,
     apiKeyUsed: (id) => keyUsage.used(id),
     audit,
+    signedIn: (note) => signIns.note(note),
+  });
+  const accountSecurity = accountSecurityService({
+    users,
+    accountSessions: accountSessionsRepository(database),
+    accessLog: accessLogItems,
+    audit,
+    credentialsChanged: cache.credentialsChanged,
+    allCredentialsChanged: cache.allCredentialsChanged,
   });
   return {
     store: users,
     service: accounts,
+    /** Sessions and access history (users/account-security.service.ts), for the console. */
+    accountSecurity,
     authentication,
     /** Drops every verified credential: a change to a role or a group may change anyone's permissions. */
     allCredentialsChanged: cache.allCredentialsChanged,
     /** Writes the API keys' use still noted (the app's close). */
-    flushKeyUsage: () => keyUsage.flush(),
+    flushKeyUsage: () => Promise.all([keyUsage.flush(), signIns.flush()]).then(() => {}),
     /** `/users` and the users' API keys. */
     async register(app: FastifyInstance): Promise<void> {
       await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
       await app.register(userApiKeysRoutes, { users: accounts, lists });
+      await app.register(accountSecurityRoutes, { accountSecurity, lists });
     },
     /** Signing in and out (`/session`s), registered after the user groups' routes. */
     async registerSessions(app: FastifyInstance): Promise<void> {

@@ -32,6 +32,7 @@ import { alertRuleChangesMigration } from './029_alert_rule_changes.js';
 import { usersDataChangesMigration } from './030_users_data_changes.js';
 import { triageCountsMigration } from './031_triage_counts.js';
 import { bulkUpdateCostsMigration } from './032_bulk_update_costs.js';
+import { lastAccessLogMigration } from './036_last_access_log.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -68,5 +69,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '030_users_data_changes': usersDataChangesMigration(dialect),
     '031_triage_counts': triageCountsMigration(dialect),
     '032_bulk_update_costs': bulkUpdateCostsMigration(dialect),
+    '036_last_access_log': lastAccessLogMigration(dialect),
   };
 }

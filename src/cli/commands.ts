@@ -9,6 +9,7 @@ import { addDoctorCommand } from './ops/doctor.js';
 import { addOldSpellings } from './old-spellings.js';
 import { addRemoteBucketCommands } from './remote/buckets.js';
 import { addRemoteApiKeyCommands } from './remote/api-keys.js';
+import { addRemoteAccountSecurityCommands } from './remote/account-security.js';
 import { addRemoteDeliveryCommands } from './remote/deliveries.js';
 import { addRemoteAuditCommands } from './remote/audit.js';
 import { addRemoteErrorCommands } from './remote/errors.js';
@@ -33,6 +34,7 @@ export function addOtherCommands(program: Command): void {
   addRemoteUserCommands(program);
   addRemoteGroupCommands(program);
   addRemoteApiKeyCommands(program);
+  addRemoteAccountSecurityCommands(program);
   addRemoteErrorCommands(program);
   addRemoteDeliveryCommands(program);
   addRemoteRoleCommands(program);

@@ -85,6 +85,7 @@ export type { Activity, AuditEvent, BreakdownGroup, Delivery, Format, HistogramB
 export type { Query, RequestOptions, TransportOptions } from './transport.js';
 export type { NewUserGroup, UserGroupChanges } from './user-groups.js';
 export type { NewUser, UserApiKey, UserApiKeyWithKey, UserChanges, UserFilters, UserListParams, UserWithApiKey } from './users.js';
+export type { AccessLogItem, LoginValidation } from './account-security.js';
 export type { ErrorFilters, ErrorListParams, ErrorReport, TriageChange } from './infrastructure-errors.js';
 export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
 export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';

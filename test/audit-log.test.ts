@@ -57,6 +57,7 @@ const EXEMPT: Readonly<Record<string, string>> = {
   'POST /api/:id/store/': 'Sentry ingestion: occurrences, counted as reports are',
   'OPTIONS /api/:id/envelope/': 'a CORS preflight: changes nothing',
   'OPTIONS /api/:id/store/': 'a CORS preflight: changes nothing',
+  'POST /users/validate_login': 'a question (is this login or email free?): changes nothing',
 };
 
 describe('the audit trail', () => {
@@ -85,6 +86,8 @@ describe('the audit trail', () => {
       { route: 'POST /users/:id/user_api_keys', action: 'user.api_key.create', send: async () => (await admin('POST', `/users/${state.user}/user_api_keys.json`, { user_api_key: { description: 'walk' } })()) },
       { route: 'POST /users/:id/user_api_keys/generate', action: 'user.api_key.create', send: async () => (await admin('POST', `/users/${state.user}/user_api_keys/generate.json`)()) },
       { route: 'DELETE /users/:id/user_api_keys/:key_id', action: 'user.api_key.revoke', send: async () => (await admin('DELETE', `/users/${state.user}/user_api_keys/${state.key}.json`)()) },
+      { route: 'DELETE /users/:id/sessions', action: 'user.sessions.delete', send: async () => (await admin('DELETE', `/users/${state.user}/sessions.json`)()) },
+      { route: 'DELETE /users/drop_all', action: 'user.sessions.delete_all', send: admin('DELETE', '/users/drop_all.json') },
       { route: 'DELETE /users/:id', action: 'user.delete', send: async () => (await admin('DELETE', `/users/${state.user}.json`)()) },
       { route: 'POST /roles', action: 'role.create', send: admin('POST', '/roles.json', { role: { label: 'Walkers', permission_ids: [1] } }) },
       { route: 'PUT /roles/:id', action: 'role.update', send: async () => (await admin('PUT', `/roles/${state.role}.json`, { role: { label: 'Walkers 2' } })()) },

@@ -106,6 +106,27 @@ describe('the last access log', () => {
     ].join('\n'));
   });
 
+  it('the console shows the latest sign-ins on the user\'s page, newest first', async () => {
+    const signedIn = await send('/console/sign-in', { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': '<b>agent</b>' }, { method: 'POST', body: 'login=admin&password=admin-password' });
+    assert.equal(signedIn.status, 303);
+    const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const rows = (await rowsOf(t.alice.id)).reverse();
+    const page = await send(`/console/users/${t.alice.id}`, { cookie });
+    assert.equal(page.status, 200);
+    const section = /<section aria-labelledby="access-heading">[\s\S]*?<\/section>/.exec(page.body)?.[0] ?? '';
+    const body = /<tbody>([\s\S]*)<\/tbody>/.exec(section)?.[1] ?? '';
+    const cells = [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((tr) => [...(tr[1] as string).matchAll(/<td>([\s\S]*?)<\/td>/g)].map((td) => (td[1] as string).replace(/<[^>]+>/g, '')).slice(1, 4));
+    const how: Record<string, string> = { password: 'Password', api_key: 'API key', console: 'Console' };
+    assert.deepEqual(cells, rows.map((row) => [row.ip, how[row.credential], row.success ? 'Signed in' : 'Refused']));
+    // The admin's own page shows its console sign-in, its user agent escaped.
+    const own = await eventually(async () => {
+      const body = (await send(`/console/users/${t.admin.id}`, { cookie })).body;
+      assert.ok(body.includes('&lt;b&gt;agent&lt;/b&gt;'), 'the sign-in is written');
+      return body;
+    });
+    assert.ok(!own.includes('<b>agent</b>'));
+  });
+
   it('users.read sees anyone\'s; an unknown user is 404', async () => {
     const adminAsks = await send(`/users/${t.admin.id}/last_access_log.json`, { authorization: t.adminAuth });
     assert.equal(adminAsks.status, 200);

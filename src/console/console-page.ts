@@ -12,6 +12,7 @@ import type { Authenticator } from '../users/authentication.js';
 import type { UserGroupsService } from '../user-groups/user-groups.service.js';
 import type { SessionTokens } from '../users/sessions.js';
 import type { UsersService } from '../users/users.service.js';
+import type { AccountSecurityService } from '../users/account-security.service.js';
 import type { Html } from './html.js';
 import type { PageContext } from './layout.js';
 
@@ -21,6 +22,8 @@ export interface ConsoleServices {
   /** The installation's session tokens (the console derives its CSRF tokens from them). */
   sessionTokens: SessionTokens;
   users: UsersService;
+  /** Sessions and access history: the user page's last access log (users/account-security.service.ts). */
+  accountSecurity?: AccountSecurityService;
   roles: RolesService;
   buckets: BucketsService;
   userGroups: UserGroupsService;

@@ -109,7 +109,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // The features, each made from the pieces it uses, after those it uses.
   const version = versionPlugin({ onappVersion: config.onappVersion });
-  const users = usersPlugin({ database, clock, audit: audit.trail, sessions: sessions.tokens, settings: config, lists, keyUsageFault: background('api-key-usage'), accessLogFault: background('last-access-log') });
+  const users = usersPlugin({ database, clock, audit: audit.trail, sessions: sessions.tokens, settings: config, lists, keyUsageFault: background('api-key-usage'), accessLogFault: background('last-access-log'), publicUrl: config.webhooks.publicUrl });
   const roles = rolesPlugin({ database, clock, audit: audit.trail, lists, rolesChanged: users.allCredentialsChanged });
   const buckets = bucketsPlugin({ database, clock, audit: audit.trail, lists });
   const userGroups = userGroupsPlugin({ database, clock, audit: audit.trail, lists, groupsChanged: users.allCredentialsChanged });

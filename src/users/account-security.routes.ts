@@ -5,6 +5,7 @@ import { parseId } from '../http/route-params.js';
 import { type ListSettings, paginationHeaders, parsePagination } from '../shared/pagination.js';
 import { lastAccessLogItemResource, loginValidationResource, presentAccessLogItem, presentLoginValidation } from './account-security.resource.js';
 import type { AccountSecurityService } from './account-security.service.js';
+import type { AccountUnlock } from './account-unlock.js';
 
 type WithId = { Params: { id: string } };
 
@@ -17,15 +18,21 @@ export const ACCOUNT_SECURITY_ROUTES: readonly RouteSpec[] = [
     body: { root: 'tmp_holder', fields: [['login', 'string'], ['email', 'string']] },
     answers: { 200: { record: loginValidationResource } },
   },
+  {
+    method: 'POST', path: '/users/:id/unlock_account', summary: 'Ends the lockout of the user\'s name with the unlock_token the lock\'s mail carried (once); any other token is the same 422', who: 'anyone', formats: true,
+    body: { root: 'tmp_holder', fields: [['unlock_token', 'string']], required: ['unlock_token'] },
+    answers: { 204: { empty: true } },
+  },
 ];
 
 export interface AccountSecurityRoutesOptions {
   accountSecurity: AccountSecurityService;
   lists: ListSettings;
+  accountUnlock: AccountUnlock;
 }
 
 /** Sessions and access history (docs/api.md#sessions-and-access-history); who may: users/account-security.service.ts. */
-export const accountSecurityRoutes: FastifyPluginCallback<AccountSecurityRoutesOptions> = (app, { accountSecurity, lists }, done) => {
+export const accountSecurityRoutes: FastifyPluginCallback<AccountSecurityRoutesOptions> = (app, { accountSecurity, lists, accountUnlock }, done) => {
   // OnApp's PHP wrapper sends DELETE with a body; it changes nothing here.
   app.delete('/users/drop_all', async (request, reply) => {
     await accountSecurity.endAllSessions(request.actor);
@@ -51,6 +58,11 @@ export const accountSecurityRoutes: FastifyPluginCallback<AccountSecurityRoutesO
   app.post('/users/validate_login', async (request, reply) => {
     const validation = await accountSecurity.validateLogin(request.actor, request.body);
     return sendPayload(reply, request.format, { kind: 'record', resource: loginValidationResource, record: presentLoginValidation(validation) });
+  });
+  // Public: the mailed token is the credential (docs/security.md#unlocking-by-mail).
+  app.post<WithId>('/users/:id/unlock_account', { config: { public: true } }, async (request, reply) => {
+    await accountUnlock.unlock(parseId(request.params.id), request.body, { address: request.ip, requestId: request.id });
+    return reply.code(204).send();
   });
   done();
 };

@@ -4,7 +4,7 @@ import { hashApiKey } from './api-keys.js';
 import { type Clock, millisOf } from '../shared/clock.js';
 import { Unauthorized } from '../shared/problems.js';
 import type { SignInNote } from './last-access-log.js';
-import type { Lockout } from './lockout.js';
+import { type Lockout, LockedOut } from './lockout.js';
 import { verifyPassword } from './passwords.js';
 import type { User } from './user.js';
 import { REFRESH_AFTER_SECONDS, SESSION_COOKIE, type SessionClaims, type SessionTokens } from './sessions.js';
@@ -95,6 +95,8 @@ export interface AuthenticatorParts {
   audit: AuditRecorder;
   /** Told of each verification of a known user's credentials, right or refused (docs/security.md#the-last-access-log). */
   signedIn?: (note: SignInNote) => void;
+  /** Told when a known user's name is locked by the lockout, and until when (users/account-unlock.ts mails the unlock link). */
+  accountLocked?: (user: User, until: Date) => void;
 }
 
 /**
@@ -102,7 +104,7 @@ export interface AuthenticatorParts {
  * header is present, else the session cookie. Anything else, or a user who is not active, is
  * Unauthorized; too many failures for a login or from an address is TooManyRequests.
  */
-export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, audit, apiKeyUsed = () => {}, signedIn = () => {} }: AuthenticatorParts) {
+export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, audit, apiKeyUsed = () => {}, signedIn = () => {}, accountLocked = () => {} }: AuthenticatorParts) {
   const nowMs = millisOf(clock);
   /**
    * A login (or email) and a password, under the lockout; with `acceptApiKey`, the API key may stand
@@ -126,14 +128,16 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       await lockout.apiKeyAccepted(attempt);
       return { user: found.user, sessionEpoch: found.session_epoch, apiKeyId: found.api_key_id };
     }
-    const charged = await lockout.charge(attempt).catch((error: unknown) => {
+    const refused = (error: unknown): never => {
       note(false);
+      if (found && error instanceof LockedOut && error.nameLockedUntil > 0) accountLocked(found.user, new Date(error.nameLockedUntil));
       throw error;
-    });
+    };
+    const charged = await lockout.charge(attempt).catch(refused);
     if (!(await verifyPassword(found?.password_hash, password)) || !found || found.user.status !== 'active') {
-      note(false);
       // Answered once the failure is counted in the database (a 503 while it cannot be).
-      await lockout.failed(charged);
+      await lockout.failed(charged).catch(refused);
+      note(false);
       // The owner's cached verification stays: it is keyed by its header and address, so a guess
       // can never match it, and dropping it would make each guess cost the owner a fresh check.
       throw new Unauthorized();

@@ -7,6 +7,9 @@ import { accountSecurityRoutes } from './account-security.routes.js';
 import { accountSecurityService } from './account-security.service.js';
 import { accountSessionsRepository } from './account-sessions.store.js';
 import { apiKeyUsage } from './api-key-usage.js';
+import { accountMailer, type AccountMailServer } from './account-mail.js';
+import { accountUnlock } from './account-unlock.js';
+import { accountUnlockRepository } from './account-unlock.store.js';
 import { accessLog } from './last-access-log.js';
 import { lastAccessLogRepository } from './last-access-log.store.js';
 import { authenticator } from './authentication.js';
@@ -29,6 +32,8 @@ export interface UsersSettings {
   lockoutAddressMaxFailures: number;
   lockoutAccountMaxFailures: number;
   lockoutWindowSeconds: number;
+  /** Where account mail goes (CMI_SMTP_URL...); undefined: none is sent (docs/security.md#unlocking-by-mail). */
+  accountMail?: AccountMailServer | undefined;
 }
 
 /** What the users are made of (docs/architecture.md#how-a-feature-registers-itself). */
@@ -44,6 +49,8 @@ export interface UsersPieces {
   keyUsageFault: (error: unknown) => void;
   /** Where a failed write of the last access log goes (the app's background-fault reporter); keyUsageFault when not given. */
   accessLogFault?: (error: unknown) => void;
+  /** The address the console's links start with (the unlock link of a locked account). */
+  publicUrl?: string;
 }
 
 /**
@@ -52,18 +59,24 @@ export interface UsersPieces {
  * assigned an error) and the credential cache's signals that roles and user groups tell of their
  * changes; registers `/users`, the users' API keys and, apart, the session routes.
  */
-export function usersPlugin({ database, clock, audit, sessions, settings, lists, keyUsageFault, accessLogFault = keyUsageFault }: UsersPieces) {
+export function usersPlugin({ database, clock, audit, sessions, settings, lists, keyUsageFault, accessLogFault = keyUsageFault, publicUrl = '' }: UsersPieces) {
   const users = usersRepository(database);
   // Another process's change to a user drops this one's verified credentials at once (docs/security.md#suspend-now-means-now).
   const cache = verificationCache(clock, { ttlMs: settings.authCacheSeconds * 1000, maxEntries: 10_000 }, {
     version: database.dataVersions.credentials,
     heard: database.dataVersions.credentialsHeard,
   });
-  const guesses = lockout(loginFailuresRepository(database), clock, {
+  const failures = loginFailuresRepository(database);
+  const unlocking = accountUnlock({
+    tokens: accountUnlockRepository(database), failures, users, mailer: settings.accountMail === undefined ? undefined : accountMailer(settings.accountMail),
+    publicUrl, clock, audit, onFault: accessLogFault,
+  });
+  const guesses = lockout(failures, clock, {
     maxFailures: settings.lockoutMaxFailures,
     addressMaxFailures: settings.lockoutAddressMaxFailures,
     accountMaxFailures: settings.lockoutAccountMaxFailures,
     windowSeconds: settings.lockoutWindowSeconds,
+    unlockByMail: unlocking.mailing,
   });
   const apiKeys = userApiKeysRepository(database);
   const accounts = usersService(users, clock, audit, cache.credentialsChanged, guesses, apiKeys);
@@ -82,6 +95,7 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     apiKeyUsed: (id) => keyUsage.used(id),
     audit,
     signedIn: (note) => signIns.note(note),
+    accountLocked: (user, until) => unlocking.locked(user, until),
   });
   const accountSecurity = accountSecurityService({
     users,
@@ -96,6 +110,8 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     service: accounts,
     /** Sessions and access history (users/account-security.service.ts), for the console. */
     accountSecurity,
+    /** Unlocking by the mailed token (users/account-unlock.ts), for the console's unlock page. */
+    accountUnlock: unlocking,
     authentication,
     /** Drops every verified credential: a change to a role or a group may change anyone's permissions. */
     allCredentialsChanged: cache.allCredentialsChanged,
@@ -105,7 +121,7 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     async register(app: FastifyInstance): Promise<void> {
       await app.register(usersRoutes, { users: accounts, lists, dataVersion: database.dataVersions.users });
       await app.register(userApiKeysRoutes, { users: accounts, lists });
-      await app.register(accountSecurityRoutes, { accountSecurity, lists });
+      await app.register(accountSecurityRoutes, { accountSecurity, lists, accountUnlock: unlocking });
     },
     /** Signing in and out (`/session`s), registered after the user groups' routes. */
     async registerSessions(app: FastifyInstance): Promise<void> {

@@ -97,6 +97,47 @@ describe('unlocking an account by the mailed token', () => {
   });
 });
 
+describe('the console\'s unlock page', () => {
+  let t: TestApp;
+  let base: string;
+  let smtp: Awaited<ReturnType<typeof smtpReceiver>>;
+  before(async () => {
+    smtp = await smtpReceiver();
+    t = await createTestApp({ CMI_SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, CMI_MAIL_FROM: 'cmi@example.com', CMI_LOCKOUT_MAX_FAILURES: '2' });
+    base = `http://127.0.0.1:${await listenLocally(t.app)}`;
+  });
+  after(async () => {
+    await t?.close();
+    await smtp?.stop();
+  });
+
+  it('the mailed link shows a button that unlocks once; the GET alone unlocks nothing', async () => {
+    for (let i = 0; i < 3; i++) await fetch(`${base}/version.json`, { headers: { authorization: t.basic('alice', `wrong-password-${i}`) } });
+    const mail = await eventually(() => {
+      assert.equal(smtp.received.length, 1, 'the unlock mail arrived');
+      return smtp.received[0]!;
+    });
+    const link = /(http:\/\/\S+\/console\/unlock\?user=\d+&token=[A-Za-z0-9_-]{43})\n/.exec(bodyOf(mail.raw))?.[1];
+    assert.ok(link, bodyOf(mail.raw));
+    const path = link.slice(link.indexOf('/console/'));
+    const token = new URL(link).searchParams.get('token') as string;
+    const shown = await fetch(`${base}${path}`);
+    assert.equal(shown.status, 200);
+    const page = await shown.text();
+    assert.ok(page.includes(`<input type="hidden" name="token" value="${token}">`), page);
+    assert.equal((await fetch(`${base}/version.json`, { headers: { authorization: t.aliceAuth } })).status, 429);
+
+    const post = () => fetch(`${base}/console/unlock`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ user: String(t.alice.id), token }).toString() });
+    const unlocked = await post();
+    assert.equal(unlocked.status, 200);
+    assert.match(await unlocked.text(), /The account is unlocked/);
+    assert.equal((await fetch(`${base}/version.json`, { headers: { authorization: t.aliceAuth } })).status, 200);
+    const again = await post();
+    assert.equal(again.status, 422);
+    assert.match(await again.text(), /This unlock link is invalid, used or expired/);
+  });
+});
+
 describe('without account mail', () => {
   let t: TestApp;
   let base: string;

@@ -13,6 +13,7 @@ import type { UserGroupsService } from '../user-groups/user-groups.service.js';
 import type { SessionTokens } from '../users/sessions.js';
 import type { UsersService } from '../users/users.service.js';
 import type { AccountSecurityService } from '../users/account-security.service.js';
+import type { AccountUnlock } from '../users/account-unlock.js';
 import type { Html } from './html.js';
 import type { PageContext } from './layout.js';
 
@@ -24,6 +25,8 @@ export interface ConsoleServices {
   users: UsersService;
   /** Sessions and access history: the user page's last access log (users/account-security.service.ts). */
   accountSecurity?: AccountSecurityService;
+  /** Unlocking by the mailed token: the unlock page (users/account-unlock.ts). */
+  accountUnlock?: AccountUnlock;
   roles: RolesService;
   buckets: BucketsService;
   userGroups: UserGroupsService;

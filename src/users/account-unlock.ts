@@ -16,6 +16,9 @@ const MIN_TOKEN_MS = 15 * 60_000;
 /** The one answer to any token that does not unlock (unknown user, wrong, used or expired token): it tells nothing more. */
 export const UNLOCK_REFUSED = 'is invalid or has expired';
 
+/** Locks this process remembers having handled (their users); past it, the memory starts over. */
+const MAX_REMEMBERED_LOCKS = 10_000;
+
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 export interface AccountUnlockParts {
@@ -40,6 +43,8 @@ export interface AccountUnlockParts {
  * but the link in the mail; never the token in a log or an audit row.
  */
 export function accountUnlock({ tokens, failures, users, mailer, publicUrl, clock, audit, onFault }: AccountUnlockParts) {
+  /** User id to the end of the lock this process last handled for it (epoch ms). */
+  const handled = new Map<number, number>();
   async function mailLink(user: User, until: Date): Promise<void> {
     if (mailer === undefined) return;
     const now = clock();
@@ -71,6 +76,11 @@ export function accountUnlock({ tokens, failures, users, mailer, publicUrl, cloc
 
     /** A known user's name just locked until `until`: mails the unlock link, once per lock window, apart from the request. */
     locked(user: User, until: Date): void {
+      // Every guess at a locked name is refused through here: the lock is handled once per process, so
+      // a flood of guesses costs no write (the database then keeps it to one mail across processes).
+      if (mailer === undefined || handled.get(user.id) === until.getTime()) return;
+      if (handled.size >= MAX_REMEMBERED_LOCKS) handled.clear();
+      handled.set(user.id, until.getTime());
       mailLink(user, until).catch(onFault);
     },
 

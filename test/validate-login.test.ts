@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { ADMIN, createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { CmiClient } from '../src/client/index.js';
 
 // POST /users/validate_login (docs/api.md#validate-a-login-or-email), as the PHP wrapper's validate_login
 // and validate_mail send it: {"tmp_holder": {"login": ...}} or {"tmp_holder": {"email": ...}}. It tells
@@ -46,6 +47,14 @@ describe('validate_login', () => {
     assert.deepEqual(await ask('{"tmp_holder":{}}'), { status: 422, body: '{"errors":{"base":["tmp_holder must give login or email"]}}' });
     assert.deepEqual(await ask('{"tmp_holder":{"login":7}}'), { status: 422, body: '{"errors":{"login":["must be a string"]}}' });
     assert.deepEqual(await ask(JSON.stringify({ tmp_holder: { login: 'x'.repeat(41) } })), { status: 422, body: '{"errors":{"login":["is too long (maximum is 40 characters)"]}}' });
+  });
+
+  it('through cmi/client, in JSON and XML', async () => {
+    for (const format of ['json', 'xml'] as const) {
+      const client = new CmiClient({ baseUrl: base, login: ADMIN.login, password: ADMIN.password, format });
+      assert.deepEqual(await client.users.validateLogin({ login: 'newcomer' }), { valid: true, message: 'Login is available' });
+      assert.deepEqual(await client.users.validateLogin({ email: 'alice@example.com' }), { valid: false, message: 'Email has already been taken' });
+    }
   });
 
   it('needs users.create: a user is refused 403, no credentials 401', async () => {

@@ -247,7 +247,7 @@ ${currentPasswordField('add-key', errors, { required: true })}
  * oldest first, is GET /users/:id/last_access_log).
  */
 function accessLogSection(items: readonly AccessLogItem[]): Html {
-  const how = { password: 'Password', api_key: 'API key', session: 'Session', console: 'Console' } as Record<string, string>;
+  const how = { password: 'Password', api_key: 'API key', console: 'Console' } as Record<string, string>;
   return html`<section aria-labelledby="access-heading">
 <h2 id="access-heading">Last access</h2>
 ${items.length === 0 ? html`<p class="muted">No sign-ins recorded.</p>` : html`<table class="access-log">

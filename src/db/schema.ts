@@ -306,7 +306,7 @@ export interface LastAccessLogTable {
   id: Generated<number>;
   user_id: number;
   ip: string;
-  /** `password`, `api_key`, `session` or `console`. */
+  /** `password`, `api_key` or `console`. */
   credential: string;
   user_agent: string | null;
   /** 1 for a sign-in, 0 for a refused one. */

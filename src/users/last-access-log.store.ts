@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 
-/** How the account proved who it was (docs/security.md#the-last-access-log). */
-export type AccessCredential = 'password' | 'api_key' | 'session' | 'console';
+/** How the account proved who it was (docs/security.md#the-last-access-log); a session cookie's requests are not written, their sign-in was. */
+export type AccessCredential = 'password' | 'api_key' | 'console';
 
 /** One sign-in, or one refused sign-in of a known user, as it is written. */
 export interface AccessEntry {

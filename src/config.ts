@@ -67,6 +67,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** CMI_SMTP_URL, CMI_SMTP_PASSWORD, CMI_MAIL_FROM: where account mail goes (docs/security.md#unlocking-by-mail); undefined: none is sent. */
   accountMail: AccountMailSettings | undefined;
+  /** CMI_SIGN_IN_ORIGINS: origins besides cmi's own whose pages may post POST /users/sign_in (docs/console.md#signing-in-from-another-site). */
+  signInOrigins: readonly string[];
   /** Serve /openapi.json and /docs (docs/api.md#openapi). */
   openApi: boolean;
   /** Metrics (docs/operations.md#metrics): a bearer token for /metrics on the API port, and/or a port of 127.0.0.1. */
@@ -328,6 +330,11 @@ export const SETTINGS = {
     default: undefined, kind: 'text', allowed: 'an email address; required with `CMI_SMTP_URL`', help: 'the From address of account mail; required with CMI_SMTP_URL',
     docs: 'the From address of [account mail](security.md#unlocking-by-mail); required with `CMI_SMTP_URL`',
   },
+  CMI_SIGN_IN_ORIGINS: {
+    default: undefined, kind: 'text', allowed: 'comma-separated origins (`https://billing.example.com`)',
+    help: 'origins (besides cmi\'s own) whose pages may post the sign-in form POST /users/sign_in (WHMCS); unset: cmi\'s own only',
+    docs: 'origins, comma-separated, besides cmi\'s own, whose pages may post the [sign-in form](console.md#signing-in-from-another-site) `POST /users/sign_in` (WHMCS\'s users module); unset, cmi\'s own only',
+  },
   CMI_WEBHOOK_TIMEOUT: {
     default: '5000', kind: 'integer', min: 10, max: 600_000, help: 'a webhook try must be answered within this many ms',
     docs: 'milliseconds one webhook try may take, from connecting to the end of the answer',
@@ -507,6 +514,18 @@ export function loadConfig(source: Source = process.env): Config {
     throw new ConfigError(`CMI_WEBHOOK_SECRET must be set, at least ${MIN_SECRET_CHARS} characters, when CMI_REPORT_WEBHOOK_URL or CMI_ALERT_WEBHOOK_URL is`);
   }
   const metricsToken = read('CMI_METRICS_TOKEN');
+  const signInOrigins = (read('CMI_SIGN_IN_ORIGINS') ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== '').map((origin) => {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin.toLowerCase().replace(/\/$/, '')) {
+      throw new ConfigError(`CMI_SIGN_IN_ORIGINS must be comma-separated origins such as https://billing.example.com (got ${JSON.stringify(origin)})`);
+    }
+    return parsed.origin;
+  });
   const accountMail = accountMailSettings(read('CMI_SMTP_URL'), read('CMI_SMTP_PASSWORD'), read('CMI_MAIL_FROM'));
   const givenPublicUrl = read('CMI_PUBLIC_URL')?.replace(/\/+$/, '');
   const publicUrl = givenPublicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -570,6 +589,7 @@ export function loadConfig(source: Source = process.env): Config {
     onappVersion: read('CMI_ONAPP_VERSION'),
     publicUrl: givenPublicUrl,
     accountMail,
+    signInOrigins,
     openApi: read('CMI_OPENAPI'),
     metrics: { token: metricsToken, port: read('CMI_METRICS_PORT') },
     accessLog: read('CMI_ACCESS_LOG'),

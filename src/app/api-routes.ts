@@ -8,6 +8,7 @@ import { SESSION_ROUTES } from '../users/session.routes.js';
 import { USERS_ROUTES } from '../users/users.routes.js';
 import { USER_API_KEYS_ROUTES } from '../users/user-api-keys.routes.js';
 import { ACCOUNT_SECURITY_ROUTES } from '../users/account-security.routes.js';
+import { SIGN_IN_FORM_ROUTES } from '../users/sign-in-form.routes.js';
 import { ROLES_ROUTES } from '../roles/roles.routes.js';
 import { BUCKETS_ROUTES } from '../buckets/buckets.routes.js';
 import { USER_GROUPS_ROUTES } from '../user-groups/user-groups.routes.js';
@@ -30,6 +31,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...BUCKETS_ROUTES,
   ...USER_GROUPS_ROUTES,
   ...SESSION_ROUTES,
+  ...SIGN_IN_FORM_ROUTES,
   ...TRACKER_ROUTES,
   ...TRIAGE_ROUTES,
   ...ALERTS_ROUTES,

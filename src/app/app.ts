@@ -174,7 +174,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
-    prefix: '/console', authenticator: users.authentication, sessionTokens: sessions.tokens, users: users.service, accountSecurity: users.accountSecurity, accountUnlock: users.accountUnlock, roles: roles.service, buckets: buckets.service,
+    prefix: '/console', authenticator: users.authentication, sessionTokens: sessions.tokens, users: users.service, accountSecurity: users.accountSecurity, accountUnlock: users.accountUnlock, signInHandoff: users.signInHandoff, roles: roles.service, buckets: buckets.service,
     userGroups: userGroups.service, tracker: tracker.service, triage: tracker.triage, errorReporting: alerts.reporting, ingestKeys: ingest.keys, audit: audit.trail,
     alertRouting: alerts.routing, publicUrl: config.publicUrl, clock,
   });

@@ -14,6 +14,7 @@ import type { SessionTokens } from '../users/sessions.js';
 import type { UsersService } from '../users/users.service.js';
 import type { AccountSecurityService } from '../users/account-security.service.js';
 import type { AccountUnlock } from '../users/account-unlock.js';
+import type { SignInHandoff } from '../users/sign-in-handoff.js';
 import type { Html } from './html.js';
 import type { PageContext } from './layout.js';
 
@@ -27,6 +28,8 @@ export interface ConsoleServices {
   accountSecurity?: AccountSecurityService;
   /** Unlocking by the mailed token: the unlock page (users/account-unlock.ts). */
   accountUnlock?: AccountUnlock;
+  /** The sign-in form's hand-off codes (users/sign-in-handoff.ts): /console/sign-in/complete. */
+  signInHandoff?: SignInHandoff;
   roles: RolesService;
   buckets: BucketsService;
   userGroups: UserGroupsService;

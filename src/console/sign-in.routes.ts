@@ -1,22 +1,42 @@
 import type { FastifyInstance } from 'fastify';
 import { TooManyRequests, Unauthorized } from '../shared/problems.js';
 import { clearConsoleCookie, safeNext, setConsoleCookie } from './console-session.js';
-import { signInPage } from './sign-in-page.js';
+import { signedInPage, signInPage } from './sign-in-page.js';
 import { may } from '../roles/authorization.js';
 import { consoleRoute, type ConsoleServices, formOf, sendPage } from './console-page.js';
 
 /** Longest password the form passes on (no account's password is longer: docs/limits.md). */
 const MAX_PASSWORD_CHARS = 1024;
 
+/** Why POST /users/sign_in sent the browser back (docs/console.md#signing-in-from-another-site). */
+const SIGN_IN_FORM_FAILURES: Record<string, string> = {
+  credentials: 'The login or the password is wrong, or the account is not active.',
+  locked: 'Too many failed sign-ins: the account or this address is locked for now. Try again later.',
+  expired: 'That sign-in link has expired or was used. Sign in here.',
+};
+
 /** Signing in and out of the console (docs/console.md#signing-in). */
-export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock }: ConsoleServices): void {
+export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock, signInHandoff: handoff }: ConsoleServices): void {
   app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sign-in', consoleRoute(true), (request, reply) => {
-    const { next, ended, signed_out: signedOut, password_changed: passwordChanged } = request.query;
+    const { next, ended, signed_out: signedOut, password_changed: passwordChanged, failed } = request.query;
     const notice = ended === '1' ? 'Your session has ended. Sign in again to go on.'
       : signedOut === '1' ? 'You have signed out.'
       : passwordChanged === '1' ? 'Your password has changed, and your sessions have ended: sign in with the new one.'
       : undefined;
-    return sendPage(reply, signInPage({ next: safeNext(typeof next === 'string' ? next : undefined), notice }));
+    // The sign-in form of another site (POST /users/sign_in) sends its failures here, by name only.
+    const failure = typeof failed === 'string' ? SIGN_IN_FORM_FAILURES[failed] : undefined;
+    return sendPage(reply, signInPage({ next: safeNext(typeof next === 'string' ? next : undefined), notice, ...(failure === undefined ? {} : { failure }) }), failure === undefined ? 200 : 401);
+  });
+
+  // The page POST /users/sign_in sends a browser to: it redeems the code (users/sign-in-handoff.ts), sets
+  // the console's cookie and navigates itself to the console, a same-site navigation on which the
+  // SameSite=Strict cookie is sent (it is not on the redirect from the other site's form).
+  app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sign-in/complete', consoleRoute(true), async (request, reply) => {
+    const { code } = request.query;
+    const token = typeof code === 'string' && code.length <= 200 && handoff !== undefined ? await handoff.redeem(code) : undefined;
+    if (token === undefined) return reply.code(303).header('location', '/console/sign-in?failed=expired').send();
+    setConsoleCookie(request, reply, token);
+    return sendPage(reply, signedInPage());
   });
 
   app.post('/sign-in', consoleRoute(true), async (request, reply) => {

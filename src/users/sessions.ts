@@ -93,6 +93,11 @@ export function sessionTokens(secret: string, clock: Clock, timeouts: SessionTim
       return sign(`csrf.${claims.sessionId}`);
     },
 
+    /** An HMAC of `body` for `purpose` under the installation's key (the sign-in form's hand-off code: users/sign-in-handoff.ts). */
+    mac(purpose: string, body: string): string {
+      return sign(`${purpose}.${body}`);
+    },
+
     /** Whether `given` is this session's CSRF token (compared in constant time). */
     csrfTokenMatches(claims: SessionClaims, given: string): boolean {
       const expected = Buffer.from(sign(`csrf.${claims.sessionId}`));
@@ -165,6 +170,7 @@ export function sessionTokensOnceKeyed(readSecret: () => Promise<string>, clock:
     verify: (token, audience) => need().verify(token, audience),
     csrfToken: (claims) => need().csrfToken(claims),
     csrfTokenMatches: (claims, given) => need().csrfTokenMatches(claims, given),
+    mac: (purpose, body) => need().mac(purpose, body),
   };
   return {
     tokens,

@@ -10,6 +10,8 @@ import { apiKeyUsage } from './api-key-usage.js';
 import { accountMailer, type AccountMailServer } from './account-mail.js';
 import { accountUnlock } from './account-unlock.js';
 import { accountUnlockRepository } from './account-unlock.store.js';
+import { signInFormRoutes } from './sign-in-form.routes.js';
+import { signInHandoff } from './sign-in-handoff.js';
 import { accessLog } from './last-access-log.js';
 import { lastAccessLogRepository } from './last-access-log.store.js';
 import { authenticator } from './authentication.js';
@@ -34,6 +36,8 @@ export interface UsersSettings {
   lockoutWindowSeconds: number;
   /** Where account mail goes (CMI_SMTP_URL...); undefined: none is sent (docs/security.md#unlocking-by-mail). */
   accountMail?: AccountMailServer | undefined;
+  /** CMI_SIGN_IN_ORIGINS: who may post the sign-in form (users/sign-in-form.routes.ts). */
+  signInOrigins?: readonly string[];
 }
 
 /** What the users are made of (docs/architecture.md#how-a-feature-registers-itself). */
@@ -85,9 +89,11 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
   // Sign-ins, noted on verification and written apart from the requests (docs/security.md#the-last-access-log).
   const accessLogItems = lastAccessLogRepository(database);
   const signIns = accessLog((entries, keep) => accessLogItems.insert(entries, keep), clock, accessLogFault);
+  const revokedSessions = revokedSessionsRepository(database);
+  const handoff = signInHandoff(sessions, revokedSessions, users, clock);
   const authentication = authenticator({
     users,
-    revokedSessions: revokedSessionsRepository(database),
+    revokedSessions,
     sessions,
     cache,
     lockout: guesses,
@@ -112,6 +118,8 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     accountSecurity,
     /** Unlocking by the mailed token (users/account-unlock.ts), for the console's unlock page. */
     accountUnlock: unlocking,
+    /** The sign-in form's hand-off codes, which the console redeems (users/sign-in-handoff.ts). */
+    signInHandoff: handoff,
     authentication,
     /** Drops every verified credential: a change to a role or a group may change anyone's permissions. */
     allCredentialsChanged: cache.allCredentialsChanged,
@@ -126,6 +134,7 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     /** Signing in and out (`/session`s), registered after the user groups' routes. */
     async registerSessions(app: FastifyInstance): Promise<void> {
       await app.register(sessionRoutes, { authenticator: authentication, clock });
+      await app.register(signInFormRoutes, { authenticator: authentication, sessions, handoff, origins: settings.signInOrigins ?? [] });
     },
   };
 }

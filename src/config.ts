@@ -70,6 +70,10 @@ export interface Config {
   onappVersion: string;
   /** CMI_PUBLIC_URL as given (no trailing slash): ingest keys' DSNs start with it; unset, with the address a request reached (docs/sentry.md#the-dsn). */
   publicUrl: string | undefined;
+  /** CMI_SMTP_URL, CMI_SMTP_PASSWORD, CMI_MAIL_FROM: where account mail goes (docs/security.md#unlocking-by-mail); undefined: none is sent. */
+  accountMail: AccountMailSettings | undefined;
+  /** CMI_SIGN_IN_ORIGINS: origins besides cmi's own whose pages may post POST /users/sign_in (docs/console.md#signing-in-from-another-site). */
+  signInOrigins: readonly string[];
   /** Serve /openapi.json and /docs (docs/api.md#openapi). */
   openApi: boolean;
   /** Metrics (docs/operations.md#metrics): a bearer token for /metrics on the API port, and/or a port of 127.0.0.1. */
@@ -135,6 +139,39 @@ export type Setting = SettingKind & {
   /** What it does, in markdown with links, for docs/operations.md's table; else `help`. */
   docs?: string;
 };
+
+/** The SMTP server and From address of account mail (docs/security.md#unlocking-by-mail); undefined when CMI_SMTP_URL is unset. */
+export interface AccountMailSettings {
+  host: string;
+  port: number;
+  /** TLS from the first byte (`smtps://`); else STARTTLS when the server offers it. */
+  secure: boolean;
+  user: string | null;
+  password: string | null;
+  from: string;
+}
+
+/** CMI_SMTP_URL, CMI_SMTP_PASSWORD and CMI_MAIL_FROM read together; a ConfigError names what is wrong, never the password. */
+function accountMailSettings(url: string | undefined, password: string | undefined, from: string | undefined): AccountMailSettings | undefined {
+  if (url === undefined) {
+    if (from !== undefined || password !== undefined) throw new ConfigError('CMI_MAIL_FROM and CMI_SMTP_PASSWORD need CMI_SMTP_URL');
+    return undefined;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError('CMI_SMTP_URL must be smtp://[user[:password]@]host[:port] or smtps://...');
+  }
+  if ((parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') || parsed.hostname === '' || (parsed.pathname !== '' && parsed.pathname !== '/') || parsed.search !== '') {
+    throw new ConfigError('CMI_SMTP_URL must be smtp://[user[:password]@]host[:port] or smtps://...');
+  }
+  if (from === undefined || !/^[^\s@<>]+@[^\s@<>]+$/.test(from)) throw new ConfigError('CMI_MAIL_FROM must be an email address when CMI_SMTP_URL is set');
+  const secure = parsed.protocol === 'smtps:';
+  const user = parsed.username === '' ? null : decodeURIComponent(parsed.username);
+  const given = parsed.password === '' ? password : decodeURIComponent(parsed.password);
+  return { host: parsed.hostname.replace(/^\[|\]$/g, ''), port: parsed.port === '' ? (secure ? 465 : 587) : Number(parsed.port), secure, user, password: given ?? null, from };
+}
 
 /** `value` as an integer from min to max, else the ConfigError every integer setting gives. */
 function integerIn(name: string, value: string, min: number, max: number): number {
@@ -339,6 +376,24 @@ export const SETTINGS = {
     default: undefined, kind: 'url', help: 'the address links in webhook bodies and ingest keys\' DSNs start with; unset: http://HOST:PORT (DSNs: the address a request reached)',
     docs: 'the address the links in webhook bodies and the [ingest keys\' DSNs](sentry.md#the-dsn) start with; unset, `http://HOST:PORT` for links, the address a request reached for DSNs',
   },
+  CMI_SMTP_URL: {
+    default: undefined, kind: 'text', allowed: '`smtp://[user[:password]@]host[:port]` (STARTTLS when offered; port 587) or `smtps://...` (TLS; port 465)',
+    help: 'the SMTP server account mail (the unlock link of a locked account) goes through; unset: none is sent',
+    docs: 'the SMTP server [account mail](security.md#unlocking-by-mail) (the unlock link of a locked account) goes through, with its user and password if it needs them; unset, no account mail is sent. Never logged nor answered',
+  },
+  CMI_SMTP_PASSWORD: {
+    default: undefined, kind: 'text', allowed: 'the SMTP password', help: 'the SMTP password, when CMI_SMTP_URL names a user but no password',
+    docs: 'the SMTP password, when `CMI_SMTP_URL` names a user but holds no password. Never logged nor answered',
+  },
+  CMI_MAIL_FROM: {
+    default: undefined, kind: 'text', allowed: 'an email address; required with `CMI_SMTP_URL`', help: 'the From address of account mail; required with CMI_SMTP_URL',
+    docs: 'the From address of [account mail](security.md#unlocking-by-mail); required with `CMI_SMTP_URL`',
+  },
+  CMI_SIGN_IN_ORIGINS: {
+    default: undefined, kind: 'text', allowed: 'comma-separated origins (`https://billing.example.com`)',
+    help: 'origins (besides cmi\'s own) whose pages may post the sign-in form POST /users/sign_in (WHMCS); unset: cmi\'s own only',
+    docs: 'origins, comma-separated, besides cmi\'s own, whose pages may post the [sign-in form](console.md#signing-in-from-another-site) `POST /users/sign_in` (WHMCS\'s users module); unset, cmi\'s own only',
+  },
   CMI_WEBHOOK_TIMEOUT: {
     default: '5000', kind: 'integer', min: 10, max: 600_000, help: 'a webhook try must be answered within this many ms',
     docs: 'milliseconds one webhook try may take, from connecting to the end of the answer',
@@ -522,6 +577,19 @@ export function loadConfig(source: Source = process.env): Config {
     throw new ConfigError(`CMI_WEBHOOK_SECRET must be set, at least ${MIN_SECRET_CHARS} characters, when CMI_REPORT_WEBHOOK_URL or CMI_ALERT_WEBHOOK_URL is`);
   }
   const metricsToken = read('CMI_METRICS_TOKEN');
+  const signInOrigins = (read('CMI_SIGN_IN_ORIGINS') ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== '').map((origin) => {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin.toLowerCase().replace(/\/$/, '')) {
+      throw new ConfigError(`CMI_SIGN_IN_ORIGINS must be comma-separated origins such as https://billing.example.com (got ${JSON.stringify(origin)})`);
+    }
+    return parsed.origin;
+  });
+  const accountMail = accountMailSettings(read('CMI_SMTP_URL'), read('CMI_SMTP_PASSWORD'), read('CMI_MAIL_FROM'));
   const givenPublicUrl = read('CMI_PUBLIC_URL')?.replace(/\/+$/, '');
   const publicUrl = givenPublicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return {
@@ -595,6 +663,8 @@ export function loadConfig(source: Source = process.env): Config {
     },
     onappVersion: read('CMI_ONAPP_VERSION'),
     publicUrl: givenPublicUrl,
+    accountMail,
+    signInOrigins,
     openApi: read('CMI_OPENAPI'),
     metrics: { token: metricsToken, port: read('CMI_METRICS_PORT') },
     accessLog: read('CMI_ACCESS_LOG'),

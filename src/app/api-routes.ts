@@ -11,6 +11,8 @@ import { USER_WHITE_LISTS_ROUTES } from '../users/user-white-lists.routes.js';
 import { TWO_FACTOR_ROUTES } from '../users/two-factor.routes.js';
 import { YUBI_KEYS_ROUTES } from '../users/yubi-keys.routes.js';
 import { PASSWORD_POLICY_ROUTES } from '../users/password-policy.routes.js';
+import { ACCOUNT_SECURITY_ROUTES } from '../users/account-security.routes.js';
+import { SIGN_IN_FORM_ROUTES } from '../users/sign-in-form.routes.js';
 import { ROLES_ROUTES } from '../roles/roles.routes.js';
 import { BUCKETS_ROUTES } from '../buckets/buckets.routes.js';
 import { USER_GROUPS_ROUTES } from '../user-groups/user-groups.routes.js';
@@ -32,10 +34,12 @@ export const ROUTES: readonly RouteSpec[] = [
   ...TWO_FACTOR_ROUTES,
   ...YUBI_KEYS_ROUTES,
   ...PASSWORD_POLICY_ROUTES,
+  ...ACCOUNT_SECURITY_ROUTES,
   ...ROLES_ROUTES,
   ...BUCKETS_ROUTES,
   ...USER_GROUPS_ROUTES,
   ...SESSION_ROUTES,
+  ...SIGN_IN_FORM_ROUTES,
   ...TRACKER_ROUTES,
   ...TRIAGE_ROUTES,
   ...ALERTS_ROUTES,

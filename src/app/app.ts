@@ -112,7 +112,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // The features, each made from the pieces it uses, after those it uses.
   const version = versionPlugin({ onappVersion: config.onappVersion });
-  const users = usersPlugin({ database, clock, audit: audit.trail, sessions: sessions.tokens, settings: config, lists, keyUsageFault: background('api-key-usage') });
+  const users = usersPlugin({ database, clock, audit: audit.trail, sessions: sessions.tokens, settings: config, lists, keyUsageFault: background('api-key-usage'), accessLogFault: background('last-access-log'), publicUrl: config.webhooks.publicUrl });
   const roles = rolesPlugin({ database, clock, audit: audit.trail, lists, rolesChanged: users.allCredentialsChanged });
   const buckets = bucketsPlugin({ database, clock, audit: audit.trail, lists });
   const userGroups = userGroupsPlugin({ database, clock, audit: audit.trail, lists, groupsChanged: users.allCredentialsChanged });
@@ -178,7 +178,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
-    prefix: '/console', authenticator: users.authentication, sessionTokens: sessions.tokens, users: users.service, whiteLists: users.whiteLists, twoFactor: users.twoFactor, roles: roles.service, buckets: buckets.service,
+    prefix: '/console', authenticator: users.authentication, sessionTokens: sessions.tokens, users: users.service, whiteLists: users.whiteLists, twoFactor: users.twoFactor, accountSecurity: users.accountSecurity, accountUnlock: users.accountUnlock, signInHandoff: users.signInHandoff, roles: roles.service, buckets: buckets.service,
     userGroups: userGroups.service, tracker: tracker.service, triage: tracker.triage, errorReporting: alerts.reporting, ingestKeys: ingest.keys, audit: audit.trail,
     alertRouting: alerts.routing, publicUrl: config.publicUrl, clock, passwordExpiry: users.passwordPolicy, passwordPolicy: users.passwordPolicy,
   });

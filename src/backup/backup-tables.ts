@@ -46,6 +46,8 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'ingest_key_usage', key: ['key_id'] },
   { table: 'ingested_events', key: ['event_key'] },
   { table: 'audit_events', key: ['id'] },
+  { table: 'last_access_log', key: ['id'] },
+  { table: 'account_unlock_tokens', key: ['user_id'] },
 ];
 
 /**

@@ -10,6 +10,7 @@ import { addOldSpellings } from './old-spellings.js';
 import { addRemoteBucketCommands } from './remote/buckets.js';
 import { addRemoteApiKeyCommands } from './remote/api-keys.js';
 import { addRemoteAllowedAddressCommands } from './remote/allowed-addresses.js';
+import { addRemoteAccountSecurityCommands } from './remote/account-security.js';
 import { addRemoteDeliveryCommands } from './remote/deliveries.js';
 import { addRemoteAuditCommands } from './remote/audit.js';
 import { addRemoteErrorCommands } from './remote/errors.js';
@@ -38,6 +39,7 @@ export function addOtherCommands(program: Command): void {
   addRemoteApiKeyCommands(program);
   addRemoteAllowedAddressCommands(program);
   addRemoteTwoFactorCommands(program);
+  addRemoteAccountSecurityCommands(program);
   addRemoteErrorCommands(program);
   addRemoteDeliveryCommands(program);
   addRemoteRoleCommands(program);

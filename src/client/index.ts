@@ -90,6 +90,7 @@ export type { NewUserGroup, UserGroupChanges } from './user-groups.js';
 export type { TwoFactorEnrolment, TwoFactorStatus } from './two-factor.js';
 export type { NewUser, UserApiKey, UserApiKeyWithKey, UserChanges, UserFilters, UserListParams, UserWithApiKey } from './users.js';
 export type { UserWhiteList, UserWhiteListFields } from './user-white-lists.js';
+export type { AccessLogItem, LoginValidation } from './account-security.js';
 export type { ErrorFilters, ErrorListParams, ErrorReport, TriageChange } from './infrastructure-errors.js';
 export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
 export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';

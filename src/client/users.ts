@@ -1,5 +1,6 @@
 import { userResource } from '../users/user.resource.js';
 import { userApiKeyResource } from '../users/user-api-key.resource.js';
+import { accountSecurityApi } from './account-security.js';
 import { type Page, type PageParams, fetchPage, walkPages } from './pagination.js';
 import { decodeRecord, type RecordOf, type User, unwrap } from './records.js';
 import type { Answer, Query, RequestOptions, Transport } from './transport.js';
@@ -64,6 +65,9 @@ export function usersApi(http: Transport) {
   };
 
   return {
+    /** Sessions and access history: `sessions.drop`, `sessions.dropAll`, `lastAccessLog`, `validateLogin` (client/account-security.ts). */
+    ...accountSecurityApi(http),
+
     /** One page: `{ items, total, page, limit }`, narrowed by the filters given. */
     list(params: UserListParams = {}): Promise<Page<User>> {
       return list(params);

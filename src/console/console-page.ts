@@ -16,6 +16,9 @@ import type { SessionTokens } from '../users/sessions.js';
 import type { TwoFactorService } from '../users/two-factor.service.js';
 import type { UsersService } from '../users/users.service.js';
 import type { UserWhiteListsService } from '../users/user-white-lists.service.js';
+import type { AccountSecurityService } from '../users/account-security.service.js';
+import type { AccountUnlock } from '../users/account-unlock.js';
+import type { SignInHandoff } from '../users/sign-in-handoff.js';
 import type { Html } from './html.js';
 import type { PageContext } from './layout.js';
 
@@ -29,6 +32,12 @@ export interface ConsoleServices {
   whiteLists: UserWhiteListsService;
   /** The second factor: the sign-in's second step checks the code with it (docs/security.md#second-factor). */
   twoFactor: TwoFactorService;
+  /** Sessions and access history: the user page's last access log (users/account-security.service.ts). */
+  accountSecurity?: AccountSecurityService;
+  /** Unlocking by the mailed token: the unlock page (users/account-unlock.ts). */
+  accountUnlock?: AccountUnlock;
+  /** The sign-in form's hand-off codes (users/sign-in-handoff.ts): /console/sign-in/complete. */
+  signInHandoff?: SignInHandoff;
   roles: RolesService;
   buckets: BucketsService;
   userGroups: UserGroupsService;

@@ -17,6 +17,7 @@ import { consoleErrorsRoutes } from './errors.routes.js';
 import { consoleIngestKeysRoutes } from './ingest-keys.routes.js';
 import { consoleAlertsRoutes } from './alerts.routes.js';
 import { consoleSignInRoutes } from './sign-in.routes.js';
+import { consoleUnlockRoutes } from './unlock-page.js';
 import { consoleUsersRoutes } from './users.routes.js';
 import { consoleRolesRoutes } from './roles.routes.js';
 import { consoleBucketsRoutes } from './buckets.routes.js';
@@ -150,6 +151,7 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
 
   consoleAssetsRoutes(app);
   consoleSignInRoutes(app, services);
+  consoleUnlockRoutes(app, services);
   consoleErrorsRoutes(app, services);
   consoleUsersRoutes(app, services);
   consoleRolesRoutes(app, services);

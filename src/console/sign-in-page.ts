@@ -8,6 +8,13 @@ export interface SignInView {
   failure?: string;
 }
 
+/** The page after the sign-in form of another site: signed in, it goes on to the console by itself. */
+export function signedInPage(): Html {
+  return bare('Signed in', html`<meta http-equiv="refresh" content="0; url=/console">
+<h1>Signed in</h1>
+<p class="notice" role="status">You are signed in. <a href="/console">Go on to the console</a>.</p>`);
+}
+
 /** The sign-in form: login or email, and password. */
 export function signInPage({ next, login = '', notice, failure }: SignInView): Html {
   return bare('Sign in', html`<h1>Sign in to cmi</h1>

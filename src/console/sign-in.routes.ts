@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Forbidden, TooManyRequests, Unauthorized, Unprocessable } from '../shared/problems.js';
 import { clearConsoleCookie, safeNext, setConsoleCookie } from './console-session.js';
-import { secondFactorPage, signInPage } from './sign-in-page.js';
+import { secondFactorPage, signedInPage, signInPage } from './sign-in-page.js';
 import { SecondFactorDue } from '../users/authentication.js';
 import { secondFactorTokens } from '../users/second-factor-token.js';
 import { may } from '../roles/authorization.js';
@@ -10,16 +10,37 @@ import { consoleRoute, type ConsoleServices, formOf, sendPage } from './console-
 /** Longest password the form passes on (no account's password is longer: docs/limits.md). */
 const MAX_PASSWORD_CHARS = 1024;
 
+/** Why POST /users/sign_in sent the browser back (docs/console.md#signing-in-from-another-site). */
+const SIGN_IN_FORM_FAILURES: Record<string, string> = {
+  credentials: 'The login or the password is wrong, or the account is not active.',
+  locked: 'Too many failed sign-ins: the account or this address is locked for now. Try again later.',
+  expired: 'That sign-in link has expired or was used. Sign in here.',
+  address: 'This account may not be used from this address.',
+};
+
 /** Signing in and out of the console (docs/console.md#signing-in). */
-export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock, sessionTokens, twoFactor }: ConsoleServices): void {
+export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock, sessionTokens, twoFactor, signInHandoff: handoff }: ConsoleServices): void {
   const stepTokens = secondFactorTokens(sessionTokens, clock);
   app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sign-in', consoleRoute(true), (request, reply) => {
-    const { next, ended, signed_out: signedOut, password_changed: passwordChanged } = request.query;
+    const { next, ended, signed_out: signedOut, password_changed: passwordChanged, failed } = request.query;
     const notice = ended === '1' ? 'Your session has ended. Sign in again to go on.'
       : signedOut === '1' ? 'You have signed out.'
       : passwordChanged === '1' ? 'Your password has changed, and your sessions have ended: sign in with the new one.'
       : undefined;
-    return sendPage(reply, signInPage({ next: safeNext(typeof next === 'string' ? next : undefined), notice }));
+    // The sign-in form of another site (POST /users/sign_in) sends its failures here, by name only.
+    const failure = typeof failed === 'string' ? SIGN_IN_FORM_FAILURES[failed] : undefined;
+    return sendPage(reply, signInPage({ next: safeNext(typeof next === 'string' ? next : undefined), notice, ...(failure === undefined ? {} : { failure }) }), failure === undefined ? 200 : 401);
+  });
+
+  // The page POST /users/sign_in sends a browser to: it redeems the code (users/sign-in-handoff.ts), sets
+  // the console's cookie and navigates itself to the console, a same-site navigation on which the
+  // SameSite=Strict cookie is sent (it is not on the redirect from the other site's form).
+  app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sign-in/complete', consoleRoute(true), async (request, reply) => {
+    const { code } = request.query;
+    const token = typeof code === 'string' && code.length <= 200 && handoff !== undefined ? await handoff.redeem(code) : undefined;
+    if (token === undefined) return reply.code(303).header('location', '/console/sign-in?failed=expired').send();
+    setConsoleCookie(request, reply, token);
+    return sendPage(reply, signedInPage());
   });
 
   app.post('/sign-in', consoleRoute(true), async (request, reply) => {
@@ -29,7 +50,7 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
     const next = safeNext(form.get('next') ?? undefined);
     try {
       if (password.length > MAX_PASSWORD_CHARS) throw new Unauthorized();
-      const { sessionToken } = await authenticator.signIn(login, password, request.ip, request.id);
+      const { sessionToken } = await authenticator.signIn(login, password, request.ip, request.id, request.headers['user-agent']);
       setConsoleCookie(request, reply, sessionToken);
       return reply.code(303).header('location', next).send();
     } catch (error) {
@@ -46,6 +67,14 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
       if (error instanceof Forbidden) return sendPage(reply, signInPage({ next, login, failure: error.message }), 403);
       throw error;
     }
+  });
+
+  // The second step's page for a sign-in begun by the form of another site (POST /users/sign_in), which
+  // sends the browser here with its "password verified" token: the code is asked as after the console's own form.
+  app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sign-in/code', consoleRoute(true), (request, reply) => {
+    const { token } = request.query;
+    if (typeof token !== 'string' || stepTokens.verify(token) === undefined) return reply.code(303).header('location', '/console/sign-in?failed=expired').send();
+    return sendPage(reply, secondFactorPage({ next: '/console', token }));
   });
 
   // The second step: the "password verified" token the first step gave, and the code; a wrong code

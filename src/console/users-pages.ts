@@ -3,6 +3,7 @@ import type { User } from '../users/user.js';
 import type { UserApiKey } from '../users/user-api-keys.store.js';
 import type { UserWhiteList } from '../users/user-white-lists.store.js';
 import { allowedAddressesSection } from './allowed-addresses-section.js';
+import type { AccessLogItem } from '../users/last-access-log.store.js';
 import { html, type Html } from './html.js';
 import { may } from '../roles/authorization.js';
 import type { Permission } from '../roles/permissions.js';
@@ -162,6 +163,8 @@ export interface UserView {
   groupChoices?: readonly GroupChoice[];
   /** The user's group, when the viewer may see groups (else only its id is shown). */
   group?: GroupChoice;
+  /** The user's latest sign-ins, newest first, when the viewer may read them. */
+  accessLog?: readonly AccessLogItem[];
 }
 
 /** One user: the record, the edit form, the actions, and for one's own account the password form. */
@@ -211,6 +214,7 @@ ${currentPasswordField('details', errors, { required: false, hint: 'Needed to ch
 </section>
 ${view.apiKeys === undefined || user.status === 'deleted' ? '' : apiKeysSection(context, user, view.apiKeys, view.apiKeyErrors ?? {})}
 ${view.allowedAddresses === undefined || user.status === 'deleted' ? '' : allowedAddressesSection(context, user, view.allowedAddresses.entries, view.allowedAddresses.mayChange, view.allowedAddresses.errors ?? {}, view.allowedAddresses.typed)}
+${view.accessLog === undefined ? '' : accessLogSection(view.accessLog)}
 ${own ? html`<section aria-labelledby="password-heading">
 <h2 id="password-heading">Change my password</h2>
 ${baseErrors(passwordErrors)}
@@ -240,6 +244,21 @@ ${textField('description', 'What the new key is for', undefined, errors, { requi
 ${currentPasswordField('add-key', errors, { required: true })}
 <button type="submit">Add an API key</button>
 </form>
+</section>`;
+}
+
+/**
+ * The user's latest sign-ins and refused sign-ins, newest first (docs/console.md#users; the whole log,
+ * oldest first, is GET /users/:id/last_access_log).
+ */
+function accessLogSection(items: readonly AccessLogItem[]): Html {
+  const how = { password: 'Password', api_key: 'API key', console: 'Console' } as Record<string, string>;
+  return html`<section aria-labelledby="access-heading">
+<h2 id="access-heading">Last access</h2>
+${items.length === 0 ? html`<p class="muted">No sign-ins recorded.</p>` : html`<table class="access-log">
+<thead><tr><th scope="col">When</th><th scope="col">Address</th><th scope="col">How</th><th scope="col">Result</th><th scope="col">User agent</th></tr></thead>
+<tbody>${items.map((item) => html`<tr><td>${datetime(item.created_at)}</td><td>${item.ip}</td><td>${how[item.credential] ?? item.credential}</td><td>${item.success ? 'Signed in' : html`<strong>Refused</strong>`}</td><td>${item.user_agent ?? html`<span class="muted">none</span>`}</td></tr>`)}</tbody>
+</table>`}
 </section>`;
 }
 

@@ -16,6 +16,8 @@ import { consoleRoute, type ConsoleServices, everyRecord, formOf, pageContext, s
 
 type WithId = { Params: { id: string }; Querystring: Record<string, string | string[] | undefined> };
 
+/** Sign-ins a user's page shows, the latest first (the API pages the whole log). */
+const ACCESS_LOG_ON_PAGE = 20;
 const PAGE_LIMITS = { defaultPerPage: 25, maxPerPage: 100 };
 const EDITED = ['login', 'email', 'first_name', 'last_name', 'time_zone', 'locale', 'role', 'bucket_id', 'user_group_id'] as const;
 
@@ -128,6 +130,12 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     return { roleChoices, bucketChoices, bucket, groupChoices, group };
   }
 
+  /** The user's latest sign-ins (docs/console.md#users), when the viewer may read them. */
+  async function accessLogOf(viewer: Actor, user: User) {
+    if (services.accountSecurity === undefined || !mayOnUser(viewer, 'users.read', user.id)) return undefined;
+    return services.accountSecurity.latestAccess(viewer, user.id, ACCESS_LOG_ON_PAGE);
+  }
+
   /** Every API key of the user (at most apiKeyLimits.perUser), when the viewer may manage them. */
   async function apiKeysOf(viewer: Actor, user: User) {
     if (!mayOnUser(viewer, 'users.api_key', user.id)) return undefined;
@@ -143,7 +151,7 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
   async function show(request: FastifyRequest<WithId>, reply: FastifyReply, user: User, extra: Partial<Parameters<typeof userPage>[1]> & { status?: number } = {}) {
     const view = {
       user, values: valuesOf(user), errors: {}, passwordErrors: {}, notice: noticeOf(request.query),
-      ...(await choices(request.actor, user)), apiKeys: await apiKeysOf(request.actor, user), allowedAddresses: await allowedAddressesOf(request.actor, user), ...extra,
+      ...(await choices(request.actor, user)), apiKeys: await apiKeysOf(request.actor, user), allowedAddresses: await allowedAddressesOf(request.actor, user), accessLog: await accessLogOf(request.actor, user), ...extra,
     };
     return sendPage(reply, userPage(pageContext(request, services), view), extra.status);
   }

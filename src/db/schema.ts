@@ -306,6 +306,8 @@ export interface Schema {
   ingested_events: IngestedEventsTable;
   audit_events: AuditEventsTable;
   password_history: PasswordHistoryTable;
+  last_access_log: LastAccessLogTable;
+  account_unlock_tokens: AccountUnlockTokensTable;
 }
 
 /** Each user's earlier password hashes (migration 034), for the password policy's history rule: never served. */
@@ -313,6 +315,27 @@ export interface PasswordHistoryTable {
   id: Generated<number>;
   user_id: number;
   password_hash: string;
+  created_at: string;
+}
+
+/** Sign-ins and refused sign-ins of known users, the latest few per user (migration 036; users/last-access-log.ts). */
+export interface LastAccessLogTable {
+  id: Generated<number>;
+  user_id: number;
+  ip: string;
+  /** `password`, `api_key` or `console`. */
+  credential: string;
+  user_agent: string | null;
+  /** 1 for a sign-in, 0 for a refused one. */
+  success: number;
+  created_at: string;
+}
+
+/** The unlock token mailed when an account locks (migration 036): its SHA-256, never the token. */
+export interface AccountUnlockTokensTable {
+  user_id: number;
+  token_hash: string;
+  expires_at: string;
   created_at: string;
 }
 

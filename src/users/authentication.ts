@@ -4,7 +4,8 @@ import { hashApiKey } from './api-keys.js';
 import { type Clock, millisOf } from '../shared/clock.js';
 import { Forbidden, Unauthorized } from '../shared/problems.js';
 import { type AllowedAddressesOf, isAllowedFrom, refuseUnlessAllowed } from './allowed-addresses.js';
-import type { Lockout } from './lockout.js';
+import type { SignInNote } from './last-access-log.js';
+import { type Lockout, LockedOut } from './lockout.js';
 import { verifyPassword } from './passwords.js';
 import type { User } from './user.js';
 import { REFRESH_AFTER_SECONDS, SESSION_COOKIE, type SessionClaims, type SessionTokens } from './sessions.js';
@@ -27,6 +28,8 @@ export interface Credentials {
   cookie?: string;
   /** The connection the request came on (any object that lives as long as it), if there is one. */
   connection?: object;
+  /** The User-Agent header, for the last access log (users/last-access-log.ts). */
+  userAgent?: string | undefined;
 }
 
 /**
@@ -106,6 +109,10 @@ export interface AuthenticatorParts {
   audit: AuditRecorder;
   /** Each user's allowed addresses, read with every verification (docs/security.md#allowed-addresses); none: any address. */
   allowedAddresses?: AllowedAddressesOf;
+  /** Told of each verification of a known user's credentials, right or refused (docs/security.md#the-last-access-log). */
+  signedIn?: (note: SignInNote) => void;
+  /** Told when a known user's name is locked by the lockout, and until when (users/account-unlock.ts mails the unlock link). */
+  accountLocked?: (user: User, until: Date) => void;
 }
 
 /**
@@ -113,36 +120,51 @@ export interface AuthenticatorParts {
  * header is present, else the session cookie. Anything else, or a user who is not active, is
  * Unauthorized; too many failures for a login or from an address is TooManyRequests.
  */
-export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, audit, apiKeyUsed = () => {}, allowedAddresses = () => Promise.resolve(undefined) }: AuthenticatorParts) {
+export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, audit, apiKeyUsed = () => {}, allowedAddresses = () => Promise.resolve(undefined), signedIn = () => {}, accountLocked = () => {} }: AuthenticatorParts) {
   const nowMs = millisOf(clock);
   /**
    * A login (or email) and a password, under the lockout; with `acceptApiKey`, the API key may stand
    * for the password (HTTP Basic), never on the console's sign-in form (docs/console.md#security).
    */
-  async function verifyLogin(credentials: { login: string; password: string }, address: string, acceptApiKey: boolean): Promise<Verified> {
+  async function verifyLogin(credentials: { login: string; password: string }, address: string, acceptApiKey: boolean, userAgent?: string): Promise<Verified> {
     const { password } = credentials;
     // One of the user's API keys is the one whose SHA-256 the database finds beside the user
     // (docs/security.md#api-keys); the hash is computed for every Basic credential.
     const found = await users.findCredentials(credentials.login, acceptApiKey ? hashApiKey(password) : undefined);
     // Counted under the name as typed, whether or not it found a user, so a 429 tells nothing.
     const attempt = lockout.attempt(credentials.login, address, found?.user.id);
+    // Each verification of a known user, right or refused, goes to its last access log (noted, written apart).
+    const note = (success: boolean, credential: SignInNote['credential'] = acceptApiKey ? 'password' : 'console') => {
+      if (found) signedIn({ userId: found.user.id, address, credential, userAgent, success });
+    };
     // The API key first: it cannot be guessed, so password guessing never locks it (nor is it counted).
     if (acceptApiKey && found && found.api_key_id !== null) {
+      note(found.user.status === 'active', 'api_key');
       if (found.user.status !== 'active') throw new Unauthorized();
       await lockout.apiKeyAccepted(attempt);
       return { user: found.user, sessionEpoch: found.session_epoch, apiKeyId: found.api_key_id, allowedFrom: await allowedAddresses(found.user.id) };
     }
-    const charged = await lockout.charge(attempt);
+    const refused = (error: unknown): never => {
+      note(false);
+      if (found && error instanceof LockedOut && error.nameLockedUntil > 0) accountLocked(found.user, new Date(error.nameLockedUntil));
+      throw error;
+    };
+    const charged = await lockout.charge(attempt).catch(refused);
     if (!(await verifyPassword(found?.password_hash, password)) || !found || found.user.status !== 'active') {
       // Answered once the failure is counted in the database (a 503 while it cannot be).
-      await lockout.failed(charged);
+      await lockout.failed(charged).catch(refused);
+      note(false);
       // The owner's cached verification stays: it is keyed by its header and address, so a guess
       // can never match it, and dropping it would make each guess cost the owner a fresh check.
       throw new Unauthorized();
     }
     await lockout.succeeded(charged);
     // The password is right, but alone it is not enough for an account with a second factor (docs/security.md#second-factor).
-    if (acceptApiKey && found.user.totp_enabled) throw new Unauthorized(SECOND_FACTOR_REFUSAL);
+    if (acceptApiKey && found.user.totp_enabled) {
+      note(false);
+      throw new Unauthorized(SECOND_FACTOR_REFUSAL);
+    }
+    note(true);
     return { user: found.user, sessionEpoch: found.session_epoch, allowedFrom: await allowedAddresses(found.user.id) };
   }
 
@@ -153,10 +175,10 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   const refuseUnlessAllowedFrom = (verified: Verified, address: string, requestId?: string) =>
     refuseUnlessAllowed(audit, verified.user, verified.allowedFrom, address, verified.apiKeyId === undefined ? 'password' : 'api_key', requestId);
 
-  async function withBasic(authorization: string, address: string, since: number): Promise<Verified> {
+  async function withBasic(authorization: string, address: string, since: number, userAgent?: string): Promise<Verified> {
     const credentials = parseBasicCredentials(authorization);
     if (!credentials || credentials.login.length > MAX_LOGIN_LENGTH) throw new Unauthorized();
-    const verified = await verifyLogin(credentials, address, true);
+    const verified = await verifyLogin(credentials, address, true, userAgent);
     // Stored even when the address is refused: the next request from there is refused from the entry, without the password hash.
     cache.set(basicKey(authorization, address), verified, since);
     await refuseUnlessAllowedFrom(verified, address);
@@ -170,12 +192,12 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
   // last changed: it may have read what the change undid, so a request after the change starts anew.
   const checksUnderWay = new Map<string, { since: number; check: Promise<Verified> }>();
 
-  function withBasicOnce(authorization: string, address: string): Promise<Verified> {
+  function withBasicOnce(authorization: string, address: string, userAgent?: string): Promise<Verified> {
     const key = basicKey(authorization, address);
     const since = cache.generation;
     const underWay = checksUnderWay.get(key);
     if (underWay !== undefined && underWay.since === since) return underWay.check;
-    const check = withBasic(authorization, address, since).finally(() => {
+    const check = withBasic(authorization, address, since, userAgent).finally(() => {
       if (checksUnderWay.get(key)?.check === check) checksUnderWay.delete(key);
     });
     checksUnderWay.set(key, { since, check });
@@ -190,8 +212,8 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
    * once, sooner than their expiry; anything else (the lockout's 429, a 503) leaves the entry to its
    * expiry, after which a request is checked on its path as before.
    */
-  function refreshBasic(authorization: string, address: string, entry: CacheEntry): void {
-    withBasicOnce(authorization, address).catch((error: unknown) => {
+  function refreshBasic(authorization: string, address: string, entry: CacheEntry, userAgent?: string): void {
+    withBasicOnce(authorization, address, userAgent).catch((error: unknown) => {
       if (error instanceof Unauthorized || error instanceof Forbidden) cache.credentialsChanged(entry.verified.user.id);
     });
   }
@@ -242,13 +264,13 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     return answer;
   }
 
-  function fromBasicCache(authorization: string, address: string, connection: object | undefined): Authenticated | undefined {
+  function fromBasicCache(authorization: string, address: string, connection: object | undefined, userAgent?: string): Authenticated | undefined {
     const now = nowMs();
     const again = answeredOnConnection(connection, 'authorization', authorization, address, now);
     const entry = again?.entry ?? cache.lookup(basicKey(authorization, address));
     // A list added since is heard as a credentials change (the entry goes); this holds for the address too.
     if (entry === undefined || !isAllowedFrom(entry.verified.allowedFrom, address)) return undefined;
-    if (cache.refreshDue(entry, now)) refreshBasic(authorization, address, entry);
+    if (cache.refreshDue(entry, now)) refreshBasic(authorization, address, entry, userAgent);
     return again?.answer ?? answerBasic(authorization, address, connection, entry.verified, entry, now);
   }
 
@@ -275,7 +297,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
 
   /** The answer from the verification cache as it stands, without I/O; undefined when it must be checked. */
   function cachedAnswer(credentials: Credentials, address: string): Authenticated | undefined {
-    if (credentials.authorization !== undefined) return fromBasicCache(credentials.authorization, address, credentials.connection);
+    if (credentials.authorization !== undefined) return fromBasicCache(credentials.authorization, address, credentials.connection, credentials.userAgent);
     return fromSessionCache(credentials.cookie, address, credentials.connection);
   }
 
@@ -319,7 +341,7 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
         // Verified here before, at an address the user's list does not hold: refused without the password hash.
         const refusedEntry = cache.lookup(basicKey(authorization, address));
         if (refusedEntry !== undefined) await refuseUnlessAllowedFrom(refusedEntry.verified, address);
-        const verified = await withBasicOnce(authorization, address);
+        const verified = await withBasicOnce(authorization, address, credentials.userAgent);
         return used(answerBasic(authorization, address, connection, verified, cache.lookup(basicKey(authorization, address))));
       }
       const token = readCookie(credentials.cookie, SESSION_COOKIE);
@@ -333,9 +355,9 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
      * lockout as HTTP Basic; answers a new session of the console's side (sessions.ts SessionAudience),
      * which the API's cookie refuses. Unauthorized or TooManyRequests otherwise.
      */
-    async signIn(login: string, password: string, address: string, requestId?: string): Promise<Authenticated & { sessionToken: string }> {
+    async signIn(login: string, password: string, address: string, requestId?: string, userAgent?: string): Promise<Authenticated & { sessionToken: string }> {
       if (login === '' || login.length > MAX_LOGIN_LENGTH || login.includes('\u0000') || password.includes('\u0000')) throw new Unauthorized();
-      const verified = await verifyLogin({ login, password }, address, false);
+      const verified = await verifyLogin({ login, password }, address, false, userAgent);
       await refuseUnlessAllowedFrom(verified, address, requestId);
       const { user } = verified;
       // The code is asked next (console/sign-in.routes.ts), and completeSignIn issues the session.

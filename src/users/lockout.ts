@@ -13,6 +13,15 @@ export interface LockoutOptions {
   /** Failed attempts allowed for one name, across addresses, within one window. */
   accountMaxFailures: number;
   windowSeconds: number;
+  /** Whether a locked account is mailed an unlock link (users/account-unlock.ts): the refusal then says so. */
+  unlockByMail?: boolean;
+}
+
+/** The lockout's 429, with when the name's lock ends (epoch ms; 0 when only the address is refused). */
+export class LockedOut extends TooManyRequests {
+  constructor(retryAfterSeconds: number, messages: { base: string[] }, readonly nameLockedUntil: number) {
+    super(retryAfterSeconds, messages);
+  }
 }
 
 /** How many addresses an account is remembered to have logged in from (the latest). */
@@ -71,10 +80,12 @@ const shellWord = (text: string) => (/^[A-Za-z0-9@._+-]+$/.test(text) ? text : `
  * whether or not a user has it, and whatever the password: it tells no more than the 429 and its
  * Retry-After did (unknown names are locked alike), so it names no account and answers no guess.
  */
-function refusal(typed: string, nameUntil: number, addressUntil: number): { base: string[] } {
+function refusal(typed: string, nameUntil: number, addressUntil: number, unlockByMail = false): { base: string[] } {
   const base: string[] = [];
   if (nameUntil > 0) {
-    base.push(`Too many failed logins for "${typed}": it is locked until ${untilText(nameUntil)}, or until an administrator runs: cmi local users unlock ${shellWord(typed)}`);
+    // Said alike for every name: whether an account exists and was mailed is not told.
+    const byMail = unlockByMail ? ', or until the unlock link mailed to the account\'s address is followed (POST /users/:id/unlock_account with its unlock_token)' : '';
+    base.push(`Too many failed logins for "${typed}": it is locked until ${untilText(nameUntil)}${byMail}, or until an administrator runs: cmi local users unlock ${shellWord(typed)}`);
   }
   if (addressUntil > 0) base.push(`Too many failed logins from this address: it is refused until ${untilText(addressUntil)}`);
   return { base };
@@ -149,7 +160,7 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, given
       else nameUntil = Math.max(nameUntil, endsAt);
     }
     const until = Math.max(nameUntil, addressUntil);
-    if (until > 0) throw new TooManyRequests(Math.max(1, Math.ceil((until - now) / 1000)), refusal(attempt.typed ?? attempt.name, nameUntil, addressUntil));
+    if (until > 0) throw new LockedOut(Math.max(1, Math.ceil((until - now) / 1000)), refusal(attempt.typed ?? attempt.name, nameUntil, addressUntil, current().unlockByMail), nameUntil);
   }
 
   /** Remembers the address the user just logged in from, keeping the latest few. */

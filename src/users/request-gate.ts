@@ -107,7 +107,7 @@ export function requestGate(authenticator: Authenticator, config: FastifyContext
     const duplicate = duplicateCredentials(request.raw.rawHeaders);
     if (duplicate) return done(duplicate);
     const { authorization, cookie } = request.headers;
-    const credentials = { authorization, cookie, connection: request.raw.socket };
+    const credentials = { authorization, cookie, connection: request.raw.socket, userAgent: request.headers['user-agent'] };
     // Read once: behind a trusted proxy it is worked out from X-Forwarded-For each time it is asked.
     const address = request.ip;
     const cached = authenticator.fromCache(credentials, address);

@@ -93,14 +93,16 @@ export function sessionTokens(secret: string, clock: Clock, timeouts: SessionTim
       return sign(`csrf.${claims.sessionId}`);
     },
 
-    /** Whether `given` is this session's CSRF token (compared in constant time). */
     /**
-     * An HMAC of `text` for `purpose` under the installation's key (users/second-factor-token.ts):
-     * signed over `<purpose>.<text>`, so it is never a session's, a console token's or a CSRF token's.
+     * An HMAC of `text` for `purpose` under the installation's key (the sign-in's second step:
+     * users/second-factor-token.ts; the sign-in form's hand-off code: users/sign-in-handoff.ts): signed
+     * over `<purpose>.<text>`, so it is never a session's, a console token's or a CSRF token's.
      */
-    macFor(purpose: 'second-factor', text: string): string {
+    macFor(purpose: 'second-factor' | 'sign-in', text: string): string {
       return sign(`${purpose}.${text}`);
     },
+
+    /** Whether `given` is this session's CSRF token (compared in constant time). */
 
     csrfTokenMatches(claims: SessionClaims, given: string): boolean {
       const expected = Buffer.from(sign(`csrf.${claims.sessionId}`));

@@ -16,9 +16,9 @@ import type { UserApiKey, UserApiKeysRepository } from './user-api-keys.store.js
 import type { PasswordRules } from './password-policy.service.js';
 
 
-const LOGIN = /^[A-Za-z0-9_.][A-Za-z0-9_@.-]*$/;
+export const LOGIN = /^[A-Za-z0-9_.][A-Za-z0-9_@.-]*$/;
 // Deliberately plain: one @ and no spaces (local domains such as admin@localhost are fine).
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
+export const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 /**
  * Reads the user fields present in `fields`, naming every bad one (a login or email another user has

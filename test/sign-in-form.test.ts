@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { authenticator } from 'otplib';
 import { type Browser, chromium } from 'playwright-core';
 import { createTestApp, listenLocally, type TestApp } from './support/app.js';
 
@@ -100,5 +101,40 @@ describe('the sign-in form of another site', () => {
       assert.match(await tab.content(), /The login or the password is wrong/);
       await context.close();
     });
+  });
+
+  it('an account with a second factor: 303 to the console\'s code page, which signs in once the code is right', async () => {
+    // Bob enrols over the API, with a code otplib computes from the secret the enrolment answered.
+    const bobAuth = `Basic ${Buffer.from('bob:bob-password-1').toString('base64')}`;
+    const created = await fetch(`${base}/users.json`, { method: 'POST', headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, body: JSON.stringify({ user: { login: 'bob', email: 'bob@example.com', first_name: 'Bob', last_name: 'B', password: 'bob-password-1' } }) });
+    assert.equal(created.status, 201);
+    const bob = ((await created.json()) as { user: { id: number } }).user.id;
+    const enrolment = ((await (await fetch(`${base}/users/${bob}/two_factor.json`, { method: 'POST', headers: { authorization: bobAuth } })).json()) as { two_factor: { secret: string } }).two_factor;
+    const codeNow = (offsetSteps: number) => authenticator.clone({ epoch: t.time.clock().getTime() + offsetSteps * 30_000 }).generate(enrolment.secret);
+    const confirmed = await fetch(`${base}/users/${bob}/two_factor.json`, { method: 'PUT', headers: { authorization: bobAuth, 'content-type': 'application/json' }, body: JSON.stringify({ two_factor: { code: codeNow(0) } }) });
+    assert.equal(confirmed.status, 200);
+
+    const res = await post({ origin: billingOrigin }, 'user%5Blogin%5D=bob&user%5Bpassword%5D=bob-password-1&commit=Sign+In');
+    assert.equal(res.status, 303);
+    const location = res.headers.get('location') ?? '';
+    assert.match(location, /^\/console\/sign-in\/code\?token=\d+\.\d+\.\d+\.[A-Za-z0-9_-]{43}$/);
+    assert.deepEqual(res.headers.getSetCookie(), []);
+    const step = await fetch(`${base}${location}`, { redirect: 'manual' });
+    assert.equal(step.status, 200);
+    assert.deepEqual(step.headers.getSetCookie(), []);
+    const token = new URL(location, base).searchParams.get('token') ?? '';
+    assert.ok((await step.text()).includes(`<input type="hidden" name="token" value="${token}">`));
+    // A forged or expired token is sent back to the sign-in page.
+    const forged = await fetch(`${base}/console/sign-in/code?token=${token.slice(0, -1)}A`, { redirect: 'manual' });
+    assert.equal(forged.status, 303);
+    assert.equal(forged.headers.get('location'), '/console/sign-in?failed=expired');
+
+    const signedIn = await fetch(`${base}/console/sign-in/code`, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, code: codeNow(1), next: '/console' }).toString(),
+    });
+    assert.equal(signedIn.status, 303);
+    assert.equal(signedIn.headers.get('location'), '/console');
+    assert.match(signedIn.headers.getSetCookie()[0] ?? '', /^_cmi_console=[^;]+; Path=\/console; HttpOnly; SameSite=Strict$/);
   });
 });

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { passwordPolicyLimits, userLimits } from './shared/limits.js';
+import type { AccountMailServer, PasswordPolicyDefaults } from './shared/account-settings.js';
 import { type IpRange, parseIpRange } from './shared/ip-ranges.js';
 import type { WebhookSettings } from './alerts/webhook-events.js';
 import { displayUrl, refusedPort } from './alerts/sender.js';
@@ -71,7 +72,7 @@ export interface Config {
   /** CMI_PUBLIC_URL as given (no trailing slash): ingest keys' DSNs start with it; unset, with the address a request reached (docs/sentry.md#the-dsn). */
   publicUrl: string | undefined;
   /** CMI_SMTP_URL, CMI_SMTP_PASSWORD, CMI_MAIL_FROM: where account mail goes (docs/security.md#unlocking-by-mail); undefined: none is sent. */
-  accountMail: AccountMailSettings | undefined;
+  accountMail: AccountMailServer | undefined;
   /** CMI_SIGN_IN_ORIGINS: origins besides cmi's own whose pages may post POST /users/sign_in (docs/console.md#signing-in-from-another-site). */
   signInOrigins: readonly string[];
   /** Serve /openapi.json and /docs (docs/api.md#openapi). */
@@ -86,23 +87,6 @@ export interface Config {
   faultInjection: 'off' | 'capture' | 'uncaptured';
 }
 
-
-/**
- * The CMI_PASSWORD_* settings: the password policy's values while none is stored in the database
- * (docs/security.md#password-policy). Unset, the lockout's two follow CMI_LOCKOUT_MAX_FAILURES and
- * CMI_LOCKOUT_WINDOW, which then govern as they always have.
- */
-export interface PasswordPolicyDefaults {
-  minLength: number;
-  requireUpper: boolean;
-  requireLower: boolean;
-  requireDigit: boolean;
-  requireSymbol: boolean;
-  history: number;
-  expiryMonths: number;
-  lockoutAttempts: number | undefined;
-  lockoutMinutes: number | undefined;
-}
 
 /** The longest webhook URL accepted. */
 export const MAX_URL_CHARS = 2048;
@@ -140,19 +124,8 @@ export type Setting = SettingKind & {
   docs?: string;
 };
 
-/** The SMTP server and From address of account mail (docs/security.md#unlocking-by-mail); undefined when CMI_SMTP_URL is unset. */
-export interface AccountMailSettings {
-  host: string;
-  port: number;
-  /** TLS from the first byte (`smtps://`); else STARTTLS when the server offers it. */
-  secure: boolean;
-  user: string | null;
-  password: string | null;
-  from: string;
-}
-
 /** CMI_SMTP_URL, CMI_SMTP_PASSWORD and CMI_MAIL_FROM read together; a ConfigError names what is wrong, never the password. */
-function accountMailSettings(url: string | undefined, password: string | undefined, from: string | undefined): AccountMailSettings | undefined {
+function accountMailSettings(url: string | undefined, password: string | undefined, from: string | undefined): AccountMailServer | undefined {
   if (url === undefined) {
     if (from !== undefined || password !== undefined) throw new ConfigError('CMI_MAIL_FROM and CMI_SMTP_PASSWORD need CMI_SMTP_URL');
     return undefined;

@@ -1,15 +1,7 @@
 import type { createTransport as CreateTransport } from 'nodemailer';
+import type { AccountMailServer } from '../shared/account-settings.js';
 
-/** Where account mail goes (config.ts CMI_SMTP_URL, CMI_SMTP_PASSWORD, CMI_MAIL_FROM; docs/security.md#unlocking-by-mail). */
-export interface AccountMailServer {
-  host: string;
-  port: number;
-  /** TLS from the first byte (`smtps://`); else STARTTLS when the server offers it. */
-  secure: boolean;
-  user: string | null;
-  password: string | null;
-  from: string;
-}
+export type { AccountMailServer } from '../shared/account-settings.js';
 
 export interface AccountMail {
   to: string;

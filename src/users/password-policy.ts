@@ -1,3 +1,4 @@
+import type { PasswordPolicyDefaults } from '../shared/account-settings.js';
 import { passwordPolicyLimits, userLimits } from '../shared/limits.js';
 import { FieldErrors } from '../shared/problems.js';
 
@@ -20,18 +21,7 @@ export interface PasswordPolicy {
   lockout_minutes: number;
 }
 
-/** The CMI_PASSWORD_* settings as config.ts reads them (its Config.passwordPolicy: the same shape, declared there for the settings). */
-export interface PasswordPolicyDefaults {
-  minLength: number;
-  requireUpper: boolean;
-  requireLower: boolean;
-  requireDigit: boolean;
-  requireSymbol: boolean;
-  history: number;
-  expiryMonths: number;
-  lockoutAttempts: number | undefined;
-  lockoutMinutes: number | undefined;
-}
+export type { PasswordPolicyDefaults } from '../shared/account-settings.js';
 
 export const POLICY_FIELDS = ['min_length', 'require_upper', 'require_lower', 'require_digit', 'require_symbol', 'history', 'expiry_months', 'lockout_attempts', 'lockout_minutes'] as const;
 

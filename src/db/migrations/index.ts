@@ -35,6 +35,7 @@ import { bulkUpdateCostsMigration } from './032_bulk_update_costs.js';
 import { twoFactorMigration } from './033_two_factor.js';
 import { passwordPolicyMigration } from './034_password_policy.js';
 import { userWhiteListsMigration } from './035_user_white_lists.js';
+import { roleRequiresTwoFactorMigration } from './037_role_requires_two_factor.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -74,5 +75,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '033_two_factor': twoFactorMigration(dialect),
     '034_password_policy': passwordPolicyMigration(dialect),
     '035_user_white_lists': userWhiteListsMigration(dialect),
+    '037_role_requires_two_factor': roleRequiresTwoFactorMigration(dialect),
   };
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { authenticator } from 'otplib';
-import { createTestApp, type TestApp } from './support/app.js';
+import { ALICE, createTestApp, type TestApp } from './support/app.js';
 
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
 const REQUIRED_JSON = '{"errors":{"base":["A role of this account requires a second factor: enrol at /users/2/two_factor.json (POST, then PUT the code to confirm), then use an API key or the console (docs/security.md#second-factor)"]}}';
@@ -100,7 +100,15 @@ describe('a role requiring a second factor (requires_two_factor)', () => {
 
   it('the console sends a holder without a factor to its own page, and nowhere else', async () => {
     await aliceHoldsStrictRole();
-    const page = await call(t.app, 'GET', '/console/users', { auth: t.aliceAuth });
-    assert.deepEqual([page.statusCode, page.headers.location], [303, '/console/users/2?notice=two_factor_required']);
+    const signedIn = await t.app.inject({ method: 'POST', url: '/console/sign-in', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ login: ALICE.login, password: ALICE.password }).toString() });
+    assert.equal(signedIn.statusCode, 303, signedIn.body);
+    const cookie = `_cmi_console=${/^_cmi_console=([^;\s]+);/.exec(String(signedIn.headers['set-cookie']))![1]}`;
+    for (const url of ['/console', '/console/users', '/console/users/1']) {
+      const page = await t.app.inject({ url, headers: { cookie } });
+      assert.deepEqual([url, page.statusCode, page.headers.location], [url, 303, '/console/users/2?notice=two_factor_required']);
+    }
+    const own = await t.app.inject({ url: '/console/users/2?notice=two_factor_required', headers: { cookie } });
+    assert.equal(own.statusCode, 200);
+    assert.match(own.body, /A role of yours requires a second factor: enrol with POST \/users\/&lt;your id&gt;\/two_factor.json/);
   });
 });

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../dialects/dialect.js';
 
 /**
  * A role can require a second factor of its holders (docs/security.md#second-factor): `requires_two_factor`
@@ -7,10 +6,8 @@ import type { Dialect } from '../dialects/dialect.js';
  * may sign in only to enrol (users/two-factor-requirement.ts). Roles already move the credentials
  * version on every change (migration 019), so a change of the flag reaches every process at once.
  */
-export function roleRequiresTwoFactorMigration(_dialect: Dialect) {
-  return {
-    async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.alterTable('roles').addColumn('requires_two_factor', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-    },
-  };
-}
+export const roleRequiresTwoFactorMigration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema.alterTable('roles').addColumn('requires_two_factor', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  },
+};

@@ -75,6 +75,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '033_two_factor': twoFactorMigration(dialect),
     '034_password_policy': passwordPolicyMigration(dialect),
     '035_user_white_lists': userWhiteListsMigration(dialect),
-    '037_role_requires_two_factor': roleRequiresTwoFactorMigration(dialect),
+    '037_role_requires_two_factor': roleRequiresTwoFactorMigration,
   };
 }

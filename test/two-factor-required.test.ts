@@ -65,6 +65,7 @@ describe('a role requiring a second factor (requires_two_factor)', () => {
     // Someone else's two_factor is no way out.
     assert.equal((await call(t.app, 'GET', '/users/1/two_factor.json', { auth: t.aliceAuth })).statusCode, 403);
     assert.equal((await call(t.app, 'GET', '/users/2/two_factor.json', { auth: t.aliceAuth })).statusCode, 200);
+    assert.equal((await call(t.app, 'DELETE', '/session.json', { auth: t.aliceAuth })).statusCode, 204);
     // An API key does not stand in for the factor the role requires.
     const key = (JSON.parse((await call(t.app, 'POST', '/users/2/user_api_keys.json', { auth: t.adminAuth, body: { user_api_key: { description: 'ci' } } })).body) as { user_api_key: { api_key: string } }).user_api_key.api_key;
     const keyAuth = `Basic ${Buffer.from(`alice:${key}`).toString('base64')}`;

@@ -79,8 +79,8 @@ describe('cmi roles, permissions and buckets', () => {
     succeeded(xml, await api('/roles/2.xml'));
     const created = t.systemRoles.user.created_at;
     succeeded(show,
-      'id:          2\nlabel:       User\nidentifier:  user\nsystem:      yes\nusers_count: 1\n' +
-      `created_at:  ${created}\nupdated_at:  ${t.systemRoles.user.updated_at}\n\n` +
+      'id:                  2\nlabel:               User\nidentifier:          user\nsystem:              yes\nrequires_two_factor: no\nusers_count:         1\n' +
+      `created_at:          ${created}\nupdated_at:          ${t.systemRoles.user.updated_at}\n\n` +
       'Permissions (3):\n' +
       '  ID  IDENTIFIER         LABEL\n' +
       '  2   users.read.own     See the own user\n' +
@@ -92,6 +92,10 @@ describe('cmi roles, permissions and buckets', () => {
     succeeded(await cmi('roles', 'add', '--label', 'Error readers', '--permission', 'infrastructure_errors.read', '--permission', '25'),
       'Created role 3 "error_readers" (Error readers) with 2 permissions\n');
     assert.deepEqual(await stored(3), ['Error readers', 'error_readers', [22, 25]]);
+    succeeded(await cmi('roles', 'edit', '3', '--requires-two-factor', 'yes'), 'Updated role 3 "error_readers" (Error readers), 2 permissions\n');
+    assert.equal(Number((await t.database.db.selectFrom('roles').select('requires_two_factor').where('id', '=', 3).executeTakeFirstOrThrow()).requires_two_factor), 1);
+    succeeded(await cmi('roles', 'edit', '3', '--requires-two-factor', 'no'), 'Updated role 3 "error_readers" (Error readers), 2 permissions\n');
+    assert.equal(Number((await t.database.db.selectFrom('roles').select('requires_two_factor').where('id', '=', 3).executeTakeFirstOrThrow()).requires_two_factor), 0);
     succeeded(await cmi('roles', 'edit', 'error readers', '--grant', 'users.read', '--grant', '7', '--revoke', 'infrastructure_errors.delete'),
       'Updated role 3 "error_readers" (Error readers), 3 permissions\n');
     assert.deepEqual(await stored(3), ['Error readers', 'error_readers', [1, 7, 22]]);
@@ -101,13 +105,13 @@ describe('cmi roles, permissions and buckets', () => {
     succeeded(await cmi('roles', 'clone', 'support'), 'Created role 4 "support_copy" (Support (copy)) from role 3 "support" (Support), with its 2 permissions\n');
     assert.deepEqual(await stored(4), ['Support (copy)', 'support_copy', [1, 7]]);
     succeeded(await cmi('roles', 'show', 'support_copy'),
-      `id:          4\nlabel:       Support (copy)\nidentifier:  support_copy\nsystem:      no\nusers_count: 0\ncreated_at:  ${AT}\nupdated_at:  ${AT}\n\n` +
+      `id:                  4\nlabel:               Support (copy)\nidentifier:          support_copy\nsystem:              no\nrequires_two_factor: no\nusers_count:         0\ncreated_at:          ${AT}\nupdated_at:          ${AT}\n\n` +
       'Permissions (2):\n  ID  IDENTIFIER     LABEL\n  1   users.read     See any user\n  7   users.suspend  Suspend and activate users\n');
     succeeded(await cmi('roles', 'rm', 'Support (copy)'), 'Deleted role 4 "support_copy" (Support (copy))\n');
     assert.equal(await stored(4), undefined);
     succeeded(await cmi('roles', 'add', '--label', 'Empty'), 'Created role 5 "empty" (Empty) with 0 permissions\n');
     succeeded(await cmi('roles', 'show', 'empty'),
-      `id:          5\nlabel:       Empty\nidentifier:  empty\nsystem:      no\nusers_count: 0\ncreated_at:  ${AT}\nupdated_at:  ${AT}\n\nPermissions (0):\n  none\n`);
+      `id:                  5\nlabel:               Empty\nidentifier:          empty\nsystem:              no\nrequires_two_factor: no\nusers_count:         0\ncreated_at:          ${AT}\nupdated_at:          ${AT}\n\nPermissions (0):\n  none\n`);
   });
 
   it('roles: usage mistakes exit 2 before any change, the server\'s refusals exit 1 with its words', async () => {

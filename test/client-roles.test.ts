@@ -20,7 +20,7 @@ const START = new Date('2026-11-20T10:00:00Z');
 function typed(role: RoleJson, users_count: number): RoleRecord {
   const { permissions, created_at, updated_at, ...rest } = role;
   return {
-    ...rest, users_count, created_at: new Date(created_at), updated_at: new Date(updated_at),
+    ...rest, requires_two_factor: false, users_count, created_at: new Date(created_at), updated_at: new Date(updated_at),
     permissions: permissions.map(({ permission }) => ({ ...permission, created_at: new Date(permission.created_at), updated_at: new Date(permission.updated_at) })),
   };
 }
@@ -73,7 +73,7 @@ for (const format of ['json', 'xml'] as const satisfies Format[]) {
     it('roles.create, update, clone, delete: the records each answers, and the server\'s state', async () => {
       const readers = await admin.roles.create({ label: `Error readers ${format}`, permission_ids: [22, 25] });
       assert.deepEqual(readers, {
-        id: readers.id, label: `Error readers ${format}`, identifier: `error_readers_${format}`, system: false, users_count: 0,
+        id: readers.id, label: `Error readers ${format}`, identifier: `error_readers_${format}`, system: false, requires_two_factor: false, users_count: 0,
         created_at: START, updated_at: START, permissions: [permissionOf(t, 22), permissionOf(t, 25)],
       } satisfies RoleRecord);
       assert.deepEqual(await admin.roles.get(readers.id), readers);

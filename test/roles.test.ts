@@ -338,7 +338,7 @@ describe('/roles and /permissions', () => {
     const users = await t.database.db.selectFrom('user_roles').select('user_id').where('role_id', '=', id).execute();
     return {
       role: {
-        id, label: row.label, identifier: row.identifier, system: Number(row.system) === 1, users_count: users.length,
+        id, label: row.label, identifier: row.identifier, system: Number(row.system) === 1, requires_two_factor: Number(row.requires_two_factor) === 1, users_count: users.length,
         created_at: wire(row.created_at), updated_at: wire(row.updated_at), permissions: await permissionRecords(held.map((h) => Number(h.permission_id))),
       },
     };
@@ -392,6 +392,7 @@ describe('/roles and /permissions', () => {
   <label>Readers</label>
   <identifier>error_readers</identifier>
   <system type="boolean">false</system>
+  <requires_two_factor type="boolean">false</requires_two_factor>
   <users_count type="integer">0</users_count>
   <created_at type="datetime">${record.created_at as string}</created_at>
   <updated_at type="datetime">${record.updated_at as string}</updated_at>

@@ -181,7 +181,13 @@ describe('the second factor (TOTP)', () => {
     assert.equal(byKey.statusCode, 200);
     const session = await call(t.app, 'GET', '/users/2.json', { headers: withCookie(tokenOf(byKey)) });
     assert.equal(session.statusCode, 200);
-    // A wrong password is the plain 401: the reason is told only for the right one.
+    // The password alone is no success without the code: each of the three uses above counted as a
+    // failed login, so the counter of 3 is full and the next is the lockout's 429.
+    assert.equal((await call(t.app, 'GET', '/version.json', { auth: t.aliceAuth })).statusCode, 429);
+  });
+
+  it('a wrong password of an account with a second factor is the plain 401: the reason is told only for the right one', async () => {
+    await enabled();
     assert.equal((await call(t.app, 'GET', '/version.json', { auth: t.basic('alice', 'wrong-password') })).body, '{"errors":{"base":["Access denied"]}}');
   });
 
@@ -321,5 +327,47 @@ describe('YubiKeys as OnApp\'s PHP wrapper calls them (/users/:id/yubi_keys)', (
     const refused = await call(t.app, 'DELETE', '/users/2/two_factor.json', { auth: t.basic('alice', key), headers: { 'x-cmi-otp': OTP } });
     assert.equal(refused.statusCode, 422);
     assert.equal(refused.body, '{"errors":{"base":["YubiKey one-time passwords are not accepted: cmi cannot reach Yubico\'s validation servers. Give the code of the authenticator app, or a recovery code"]}}');
+  });
+});
+
+describe('the second factor against a thief (docs/security.md#second-factor)', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp({ CMI_LOCKOUT_MAX_FAILURES: '3' });
+  });
+  afterEach(() => t.close());
+  const codeOf = (secret: string, offsetSteps = 0) => authenticator.clone({ epoch: t.time.clock().getTime() + offsetSteps * 30_000 }).generate(secret);
+  const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+  it('a known password never wipes the count of wrong codes: password and codes together reach the lockout', async () => {
+    const secret = enrolmentOf(await call(t.app, 'POST', '/users/2/two_factor.json', { auth: t.aliceAuth })).secret;
+    assert.equal((await call(t.app, 'PUT', '/users/2/two_factor.json', { auth: t.aliceAuth, body: { two_factor: { code: codeOf(secret) } } })).statusCode, 200);
+    const right = codeOf(secret, 1);
+    const wrong = right === '000000' ? '111111' : '000000';
+    // The password (1) and two wrong codes (2 more) fill the counter of 3; the next password is refused.
+    const first = await t.app.inject({ method: 'POST', url: '/console/sign-in', headers: FORM, payload: 'login=alice&password=alice-password' });
+    assert.equal(first.statusCode, 200);
+    const token = /name="token" value="([^"]+)"/.exec(first.body)?.[1] as string;
+    for (let guess = 0; guess < 2; guess++) {
+      assert.equal((await t.app.inject({ method: 'POST', url: '/console/sign-in/code', headers: FORM, payload: `token=${token}&code=${wrong}` })).statusCode, 401);
+    }
+    const again = await t.app.inject({ method: 'POST', url: '/console/sign-in', headers: FORM, payload: 'login=alice&password=alice-password' });
+    assert.equal(again.statusCode, 429);
+    // Basic with the right password is no success either: refused by the lockout, not its count cleared.
+    assert.equal((await call(t.app, 'GET', '/users/2.json', { auth: t.aliceAuth })).statusCode, 429);
+  });
+
+  it('a session cookie alone cannot enrol: through a session, the current password too', async () => {
+    const cookie = withCookie(tokenOf(await call(t.app, 'GET', '/version.json', { auth: t.aliceAuth })));
+    const headers = { ...cookie, 'x-requested-with': 'XMLHttpRequest' };
+    const bare = await call(t.app, 'POST', '/users/2/two_factor.json', { headers });
+    assert.equal(bare.statusCode, 422);
+    assert.equal(bare.body, '{"errors":{"current_password":["can\'t be blank"]}}');
+    const wrong = await call(t.app, 'POST', '/users/2/two_factor.json', { headers, body: { two_factor: { current_password: 'not-it' } } });
+    assert.equal(wrong.statusCode, 422);
+    assert.equal(wrong.body, '{"errors":{"current_password":["is incorrect"]}}');
+    assert.equal((await t.database.db.selectFrom('user_two_factor').select('user_id').execute()).length, 0);
+    const right = await call(t.app, 'POST', '/users/2/two_factor.json', { headers, body: { two_factor: { current_password: 'alice-password' } } });
+    assert.equal(right.statusCode, 201);
   });
 });

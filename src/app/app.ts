@@ -22,6 +22,7 @@ import { registerNotFoundAnswer, registerRequestGate } from '../users/request-ga
 import { newSessionSecret, sessionTokensOnceKeyed } from '../users/sessions.js';
 import { usersPlugin } from '../users/users.plugin.js';
 import { registerPasswordExpiry } from '../users/password-expiry.js';
+import { registerTwoFactorRequirement } from '../users/two-factor-requirement.js';
 import { trackerPlugin } from '../tracker/tracker.plugin.js';
 import { alertsInBatch, alertsPlugin, outboxWake } from '../alerts/alerts.plugin.js';
 import { ingestPlugin } from '../ingest/ingest.plugin.js';
@@ -150,6 +151,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerBodyTimeout(app, config);
   registerRequestGate(app, users.authentication);
   registerPasswordExpiry(app, users.passwordPolicy);
+  registerTwoFactorRequirement(app);
   registerResponseHeaders(app);
   registerErrorHandler(app, config.faultInjection === 'uncaptured' ? undefined : tracker.faults, config.bodyLimitBytes);
   if (config.faultInjection !== 'off') registerFaultInjection(app);

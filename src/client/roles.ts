@@ -14,6 +14,8 @@ export interface NewRole {
   identifier?: string;
   /** The permissions the role grants, by id (`GET /permissions`). */
   permission_ids?: number[];
+  /** Whether its holders must have a second factor (docs/security.md#second-factor); false when not given. */
+  requires_two_factor?: boolean;
 }
 
 /** The fields of `PUT /roles/:id`: `permission_ids` replace the role's. */

@@ -3,6 +3,7 @@ import { readCookie } from '../users/authentication.js';
 import { actorOf } from '../users/request-gate.js';
 import type { User } from '../users/user.js';
 import { consoleExpiryRedirect } from '../users/password-expiry.js';
+import { consoleEnrolmentRedirect } from '../users/two-factor-requirement.js';
 import type { AuditActor } from '../audit/audit-event.js';
 import { consoleAuditRoutes } from './audit.routes.js';
 import { Forbidden, INTERNAL_ERROR_CODE, NotFound, problemOf, Unauthorized } from '../shared/problems.js';
@@ -87,6 +88,9 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
     // An expired password may only be changed (docs/security.md#password-policy).
     const expired = services.passwordExpiry ? consoleExpiryRedirect(request, authenticated.user, services.passwordExpiry) : undefined;
     if (expired !== undefined) return reply.code(303).header('location', expired).send();
+    // A role requiring a second factor its holder lacks: enrol first (docs/security.md#second-factor).
+    const enrol = consoleEnrolmentRedirect(request, authenticated.user);
+    if (enrol !== undefined) return reply.code(303).header('location', enrol).send();
   };
   // After the API's gate of each route (which starts the request's clock and context), never instead of it.
   app.addHook('onRoute', (route) => {

@@ -32,6 +32,7 @@ const NOTICES: Record<string, string> = {
   deleted: 'User deleted.',
   removed: 'User removed.',
   password_expired: 'Your password has expired: change it below to go on (docs/security.md#password-policy).',
+  two_factor_required: 'A role of yours requires a second factor: enrol with POST /users/<your id>/two_factor.json and confirm it with PUT (docs/security.md#second-factor); until then nothing else opens.',
 };
 
 function valuesOf(user: User): UserFormValues {

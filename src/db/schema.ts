@@ -407,6 +407,8 @@ export interface RolesTable {
   identifier: string;
   /** 1 for the system roles admin (id 1) and user (id 2). */
   system: Generated<number>;
+  /** 1 when its holders must have a second factor (migration 037; docs/security.md#second-factor). */
+  requires_two_factor: Generated<number>;
   created_at: string;
   updated_at: string;
 }

@@ -22,6 +22,7 @@ export const roleResource = {
     ['label', 'string'],
     ['identifier', 'string'],
     ['system', 'boolean'],
+    ['requires_two_factor', 'boolean'],
     ['users_count', 'integer'],
     ['created_at', 'datetime'],
     ['updated_at', 'datetime'],

@@ -13,6 +13,8 @@ export interface Role {
   label: string;
   identifier: string;
   system: boolean;
+  /** Whether its holders must have a second factor (docs/security.md#second-factor). */
+  requires_two_factor: boolean;
   users_count: number;
   created_at: Date;
   updated_at: Date;

@@ -8,7 +8,7 @@ import type { RolesService } from './roles.service.js';
 
 type WithId = { Params: { id: string } };
 
-const ROLE_BODY = { root: 'role', fields: [['label', 'string'], ['identifier', 'string'], ['permission_ids', 'id[]']] } as const;
+const ROLE_BODY = { root: 'role', fields: [['label', 'string'], ['identifier', 'string'], ['permission_ids', 'id[]'], ['requires_two_factor', 'boolean']] } as const;
 
 export const ROLES_ROUTES: readonly RouteSpec[] = [
   { method: 'GET', path: '/roles', summary: 'A page of roles, with their permissions', who: 'holders of roles.read', formats: true, paginated: true, answers: { 200: { list: resource } } },

@@ -27,7 +27,7 @@ export const ROLE_IN_GROUP_REFUSAL = 'A role that user groups hold cannot be del
  */
 export function rolesService(repository: RolesRepository, clock: Clock, audit: AuditRecorder, rolesChanged: () => void = () => {}) {
   /** A role as the audit trail records it: its permissions by id. */
-  const audited = (role: Role) => ({ label: role.label, identifier: role.identifier, permission_ids: role.permissions.map((p) => p.id) });
+  const audited = (role: Role) => ({ label: role.label, identifier: role.identifier, requires_two_factor: role.requires_two_factor, permission_ids: role.permissions.map((p) => p.id) });
   const recordRole = (actor: Actor, action: string, id: number, changes: Record<string, unknown>) =>
     audit.record(actor, { action, target_type: 'role', target_id: id, changes });
 
@@ -58,9 +58,19 @@ export function rolesService(repository: RolesRepository, clock: Clock, audit: A
       else if (existing?.id === ADMIN_ROLE_ID && !sameSet(permissionIds, existing.permissions.map((p) => p.id))) errors.add('permission_ids', 'of the admin role are every permission');
       else out.permission_ids = [...new Set(permissionIds)];
     }
+    const requiresTwoFactor = fields['requires_two_factor'];
+    if (requiresTwoFactor !== undefined && requiresTwoFactor !== null) {
+      const flag = booleanValue(requiresTwoFactor);
+      if (flag === undefined) errors.add('requires_two_factor', 'must be true or false');
+      else out.requires_two_factor = flag;
+    }
     errors.throwIfAny();
     return out;
   }
+
+  /** true/false as JSON gives them, or as XML and forms do ("true", "false", "1", "0"). */
+  const booleanValue = (value: unknown): boolean | undefined =>
+    value === true || value === 1 || value === 'true' || value === '1' ? true : value === false || value === 0 || value === 'false' || value === '0' ? false : undefined;
 
   const sameSet = (a: readonly number[], b: readonly number[]) => new Set(a).size === new Set(b).size && a.every((id) => b.includes(id));
 
@@ -92,7 +102,7 @@ export function rolesService(repository: RolesRepository, clock: Clock, audit: A
       assertPermitted(actor, 'roles.create');
       const fields = await readRoleFields(body, true);
       const label = fields.label as string;
-      const role = await create({ label, identifier: fields.identifier ?? (await freeIdentifier(identifierOf(label))), permission_ids: fields.permission_ids ?? [] });
+      const role = await create({ label, identifier: fields.identifier ?? (await freeIdentifier(identifierOf(label))), permission_ids: fields.permission_ids ?? [], requires_two_factor: fields.requires_two_factor ?? false });
       await recordRole(actor, 'role.create', role.id, audited(role));
       return role;
     },
@@ -102,7 +112,7 @@ export function rolesService(repository: RolesRepository, clock: Clock, audit: A
       assertPermitted(actor, 'roles.create');
       const source = await find(actor, id);
       const label = `${source.label} (copy)`.slice(0, LABEL_MAX);
-      const role = await create({ label, identifier: await freeIdentifier(`${source.identifier}_copy`.slice(0, IDENTIFIER_MAX - 8)), permission_ids: source.permissions.map((p) => p.id) });
+      const role = await create({ label, identifier: await freeIdentifier(`${source.identifier}_copy`.slice(0, IDENTIFIER_MAX - 8)), permission_ids: source.permissions.map((p) => p.id), requires_two_factor: source.requires_two_factor });
       await recordRole(actor, 'role.clone', role.id, { ...audited(role), source_id: source.id });
       return role;
     },
@@ -119,7 +129,7 @@ export function rolesService(repository: RolesRepository, clock: Clock, audit: A
         if (error instanceof DuplicateIdentifier) throw new Unprocessable({ identifier: ['has already been taken'] });
         throw error;
       }
-      if (fields.permission_ids !== undefined) rolesChanged();
+      if (fields.permission_ids !== undefined || fields.requires_two_factor !== undefined) rolesChanged();
       if (!role) throw new NotFound();
       await recordRole(actor, 'role.update', id, changedFields(audited(existing), audited(role)));
       return role;

@@ -25,7 +25,7 @@ async function rolesHeldThrough(db: Kysely<Schema>, link: RoleLink, holderIds: r
     .leftJoin('permissions', 'permissions.id', 'role_permissions.permission_id')
     .select([
       `${table}.${holder} as holder_id`, 'roles.id as role_id', 'roles.label as role_label', 'roles.identifier as role_identifier',
-      'roles.system', 'roles.created_at as role_created_at', 'roles.updated_at as role_updated_at',
+      'roles.system', 'roles.requires_two_factor', 'roles.created_at as role_created_at', 'roles.updated_at as role_updated_at',
       'permissions.id as permission_id', 'permissions.identifier as permission_identifier', 'permissions.label as permission_label',
       'permissions.created_at as permission_created_at', 'permissions.updated_at as permission_updated_at',
     ])
@@ -40,6 +40,7 @@ async function rolesHeldThrough(db: Kysely<Schema>, link: RoleLink, holderIds: r
     if (role === undefined || role.id !== Number(row.role_id)) {
       role = {
         id: Number(row.role_id), label: row.role_label, identifier: row.role_identifier, system: Number(row.system) === 1,
+        requires_two_factor: Number(row.requires_two_factor) === 1,
         created_at: new Date(row.role_created_at), updated_at: new Date(row.role_updated_at), permissions: [],
       };
       entry.roles.push(role);
@@ -85,6 +86,8 @@ export interface RoleFields {
   label: string;
   identifier: string;
   permission_ids: number[];
+  /** Whether holders must have a second factor (docs/security.md#second-factor); false when not given. */
+  requires_two_factor?: boolean;
 }
 
 /** What deleting a role came to. */
@@ -96,7 +99,7 @@ export function rolesRepository(database: Database) {
 
   async function rolesByIds(trx: Kysely<Schema>, ids: number[] | undefined, limit?: number, offset?: number): Promise<Role[]> {
     let query = trx.selectFrom('roles')
-      .select((eb) => ['id', 'label', 'identifier', 'system', 'created_at', 'updated_at',
+      .select((eb) => ['id', 'label', 'identifier', 'system', 'requires_two_factor', 'created_at', 'updated_at',
         eb.selectFrom('user_roles').select(eb.fn.countAll<number | string>().as('n')).whereRef('user_roles.role_id', '=', 'roles.id').as('users_count')])
       .orderBy('id');
     if (ids !== undefined) query = query.where('id', 'in', ids.length > 0 ? ids : [-1]);
@@ -109,7 +112,7 @@ export function rolesRepository(database: Database) {
       .orderBy('role_permissions.role_id').orderBy('permissions.id')
       .execute();
     return rows.map((row) => ({
-      id: Number(row.id), label: row.label, identifier: row.identifier, system: Number(row.system) === 1,
+      id: Number(row.id), label: row.label, identifier: row.identifier, system: Number(row.system) === 1, requires_two_factor: Number(row.requires_two_factor) === 1,
       users_count: Number(row.users_count ?? 0), created_at: new Date(row.created_at), updated_at: new Date(row.updated_at),
       permissions: links.filter((link) => Number(link.role_id) === Number(row.id)).map(toPermission),
     }));
@@ -140,7 +143,7 @@ export function rolesRepository(database: Database) {
       const at = now.toISOString();
       try {
         return await db.transaction().execute(async (trx) => {
-          const { id } = await trx.insertInto('roles').values({ label: fields.label, identifier: fields.identifier, system: 0, created_at: at, updated_at: at })
+          const { id } = await trx.insertInto('roles').values({ label: fields.label, identifier: fields.identifier, system: 0, requires_two_factor: fields.requires_two_factor ? 1 : 0, created_at: at, updated_at: at })
             .returning('id').executeTakeFirstOrThrow();
           const ids = [...new Set(fields.permission_ids)];
           if (ids.length > 0) await trx.insertInto('role_permissions').values(ids.map((permission_id) => ({ role_id: Number(id), permission_id }))).execute();
@@ -153,7 +156,8 @@ export function rolesRepository(database: Database) {
 
     /** Changes what `fields` holds; `permission_ids` replace the role's. Undefined when there is no such role. */
     async update(id: number, fields: Partial<RoleFields>, now: Date): Promise<Role | undefined> {
-      const { permission_ids: permissionIds, ...columns } = fields;
+      const { permission_ids: permissionIds, requires_two_factor: requiresTwoFactor, ...named } = fields;
+      const columns = requiresTwoFactor === undefined ? named : { ...named, requires_two_factor: requiresTwoFactor ? 1 : 0 };
       try {
         return await db.transaction().execute(async (trx) => {
           const row = await trx.updateTable('roles').set({ ...columns, updated_at: now.toISOString() }).where('id', '=', id).returning('id').executeTakeFirst();

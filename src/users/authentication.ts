@@ -158,8 +158,11 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       // can never match it, and dropping it would make each guess cost the owner a fresh check.
       throw new Unauthorized();
     }
-    await lockout.succeeded(charged);
-    // The password is right, but alone it is not enough for an account with a second factor (docs/security.md#second-factor).
+    // The password is right, but alone it is not enough for an account with a second factor
+    // (docs/security.md#second-factor): it stays counted as a failure, and only a right code counts as a
+    // success (two-factor.service.ts), so a known password never wipes the count of wrong codes.
+    if (found.user.totp_enabled) await lockout.failed(charged).catch(refused);
+    else await lockout.succeeded(charged);
     if (acceptApiKey && found.user.totp_enabled) {
       note(false);
       throw new Unauthorized(SECOND_FACTOR_REFUSAL);

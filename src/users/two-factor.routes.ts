@@ -30,7 +30,7 @@ export const twoFactorRoutes: FastifyPluginCallback<TwoFactorRoutesOptions> = (a
   });
 
   app.post<WithUser>('/users/:id/two_factor', async (request, reply) => {
-    const enrolment = await twoFactor.enrol(request.actor, parseId(request.params.id));
+    const enrolment = await twoFactor.enrol(request.actor, parseId(request.params.id), request.body);
     reply.code(201).header('cache-control', 'no-store');
     return sendPayload(reply, request.format, { kind: 'record', resource: twoFactorEnrolmentResource, record: enrolment });
   });

@@ -39,7 +39,10 @@ export type CodeKind = 'totp' | 'recovery';
  * confirms with a code, single-use recovery codes, and who may see or remove it. Every code given
  * is counted on the lockout's counters like a password (a right one as a right password).
  */
-export function twoFactorService(repository: TwoFactorRepository, users: UsersRepository, clock: Clock, audit: AuditRecorder, credentialsChanged: (userId: number) => void, guesses?: Lockout) {
+/** Through a session, the actor's own `current_password` in the body (users.service.ts requireCurrentPassword). */
+export type CurrentPasswordProof = (actor: Actor, body: unknown, root: string) => Promise<void>;
+
+export function twoFactorService(repository: TwoFactorRepository, users: UsersRepository, clock: Clock, audit: AuditRecorder, credentialsChanged: (userId: number) => void, guesses?: Lockout, currentPassword: CurrentPasswordProof = () => Promise.resolve()) {
   const record = (actor: Actor, action: string, userId: number, changes: Record<string, unknown> = {}) =>
     audit.record(actor, { action, target_type: 'user', target_id: userId, changes });
 
@@ -77,9 +80,12 @@ export function twoFactorService(repository: TwoFactorRepository, users: UsersRe
 
   return {
     /** A new pending second factor for the actor itself, answered once; refused while one is confirmed. */
-    async enrol(actor: Actor, userId: number): Promise<TwoFactorEnrolment> {
+    async enrol(actor: Actor, userId: number, body?: unknown): Promise<TwoFactorEnrolment> {
       if (actor.id !== userId) throw new Forbidden(OWN_ONLY);
       const user = await userOf(userId);
+      // A stolen session cookie alone must not give an account a factor its owner does not hold
+      // (docs/security.md#second-factor): through a session, the password too, as for a new password.
+      await currentPassword(actor, body, 'two_factor');
       const secret = newTotpSecret();
       const codes = Array.from({ length: RECOVERY_CODES }, newRecoveryCode);
       const outcome = await repository.enrol(userId, secret, codes.map(hashRecoveryCode), clock());

@@ -30,6 +30,11 @@ export interface User {
   user_group_id: number | null;
   /** Whether it has a confirmed second factor (docs/security.md#second-factor): Basic with its password is refused. */
   totp_enabled: boolean;
+  /**
+   * Whether one of its roles, its own or its group's, requires a second factor (never rendered): without
+   * totp_enabled it may sign in only to enrol (docs/security.md#second-factor).
+   */
+  two_factor_required: boolean;
   /** Whether it has a YubiKey recorded (docs/security.md#yubikeys; never a factor in cmi). */
   registered_yubikey: boolean;
   /** The roles the user holds, with their permissions. */

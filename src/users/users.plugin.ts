@@ -100,7 +100,7 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
   }));
   const apiKeys = userApiKeysRepository(database);
   const accounts = usersService(users, clock, audit, cache.credentialsChanged, guesses, apiKeys, passwordPolicy.rules);
-  const twoFactor = twoFactorService(twoFactorRepository(database), users, clock, audit, cache.credentialsChanged, guesses);
+  const twoFactor = twoFactorService(twoFactorRepository(database), users, clock, audit, cache.credentialsChanged, guesses, accounts.requireCurrentPassword);
   const yubiKeys = yubiKeysService(yubiKeysRepository(database), users, clock, audit, cache.credentialsChanged);
   // When each API key was last used, written apart from the requests (docs/security.md#api-keys).
   // Each user's allowed addresses (docs/security.md#allowed-addresses), read with every verification.

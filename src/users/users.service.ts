@@ -223,6 +223,17 @@ export function usersService(
   passwordRules?: PasswordRules,
 ) {
   /** Counts a proof of `user`'s password from `address` on the lockout's counters; gives what to call if it was right. */
+  /**
+   * Through a session, `current_password` in the body (under `root`, or bare) must be the actor's own
+   * (docs/security.md#self-service): 422 otherwise, counted like a login. Nothing for other credentials.
+   */
+  async function requireCurrentPassword(actor: Actor, body: unknown, root: string): Promise<void> {
+    if (!actor.viaSession || actor.id === null) return;
+    const errors = new FieldErrors();
+    await currentPasswordCheck(unwrapRecord(body ?? {}, root), () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))(errors);
+    errors.throwIfAny();
+  }
+
   async function countGuess(userId: number, address: string | undefined): Promise<() => Promise<void>> {
     const user = await repository.findById(userId);
     if (guesses === undefined || address === undefined || user === undefined) return () => Promise.resolve();
@@ -274,6 +285,8 @@ export function usersService(
   }
 
   return {
+    requireCurrentPassword,
+
     async create(actor: Actor, body: unknown): Promise<User> {
       assertPermitted(actor, 'users.create');
       const { password, ...changes } = await readUserFields(unwrapRecord(body, 'user'), true, (values) => repository.takenFields(values), unknownRoles, bucketExists, groupExists, undefined, passwordRules);
@@ -432,11 +445,7 @@ export function usersService(
       const target = await repository.findById(id);
       if (!target) throw new NotFound();
       assertHoldsAllOf(actor, target);
-      if (actor.viaSession && actor.id !== null) {
-        const errors = new FieldErrors();
-        await currentPasswordCheck(unwrapRecord(body ?? {}, 'user'), () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))(errors);
-        errors.throwIfAny();
-      }
+      await requireCurrentPassword(actor, body, 'user');
       const { key, hash } = newApiKey();
       const user = await repository.setApiKeyHash(id, hash, clock());
       if (!user) throw new NotFound();

@@ -87,6 +87,7 @@ function toUser(row: PublicRow, held: HeldRoles, group?: HeldRoles): User {
     user_group_id: row.user_group_id === null ? null : Number(row.user_group_id),
     totp_enabled: Number(row.totp_enabled) === 1,
     registered_yubikey: Number(row.registered_yubikey) === 1,
+    two_factor_required: [...held.roles, ...(group?.roles ?? [])].some((role) => role.requires_two_factor),
     roles: held.roles,
     permissions: group === undefined || group.permissions.size === 0 ? held.permissions : new Set([...held.permissions, ...group.permissions]),
   };

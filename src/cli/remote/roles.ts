@@ -51,6 +51,15 @@ export interface RoleFlags {
   permission?: string[];
   grant?: string[];
   revoke?: string[];
+  /** `yes` or `no`: whether holders must have a second factor (docs/security.md#second-factor). */
+  requiresTwoFactor?: string;
+}
+
+/** --requires-two-factor's yes or no. */
+function yesOrNo(value: string): boolean {
+  if (value === 'yes') return true;
+  if (value === 'no') return false;
+  throw new RemoteUsageError(`--requires-two-factor takes yes or no, not "${value}"`);
 }
 
 /** `cmi roles ls|show|add|edit|rm|clone` and `cmi permissions ls` against a server. */
@@ -71,7 +80,7 @@ export function remoteRoleCommands({ client }: Connection) {
       return human(
         ...fieldLines([
           ['id', String(role.id)], ['label', role.label], ['identifier', role.identifier], ['system', yesNo(role.system)],
-          ['users_count', String(role.users_count)], ['created_at', datetime(role.created_at)], ['updated_at', datetime(role.updated_at)],
+          ['requires_two_factor', yesNo(role.requires_two_factor)], ['users_count', String(role.users_count)], ['created_at', datetime(role.created_at)], ['updated_at', datetime(role.updated_at)],
         ]),
         '',
         `Permissions (${role.permissions.length}):`,
@@ -85,6 +94,7 @@ export function remoteRoleCommands({ client }: Connection) {
         label: flags.label,
         ...(flags.identifier === undefined ? {} : { identifier: flags.identifier }),
         ...(flags.permission === undefined ? {} : { permission_ids: await permissionIds(client, flags.permission) }),
+        ...(flags.requiresTwoFactor === undefined ? {} : { requires_two_factor: yesOrNo(flags.requiresTwoFactor) }),
       });
       return human(`Created role ${describe(role)} with ${role.permissions.length} permissions`);
     },
@@ -96,6 +106,7 @@ export function remoteRoleCommands({ client }: Connection) {
       const changes: RoleChanges = {};
       if (flags.label !== undefined) changes.label = flags.label;
       if (flags.identifier !== undefined) changes.identifier = flags.identifier;
+      if (flags.requiresTwoFactor !== undefined) changes.requires_two_factor = yesOrNo(flags.requiresTwoFactor);
       if (flags.permission !== undefined || flags.grant !== undefined || flags.revoke !== undefined) {
         const ids = new Set(flags.permission === undefined ? role.permissions.map((p) => p.id) : await permissionIds(client, flags.permission));
         for (const id of await permissionIds(client, flags.grant ?? [])) ids.add(id);
@@ -147,6 +158,7 @@ export function addRemoteRoleCommands(program: Command): void {
     .requiredOption('--label <label>', 'the role\'s name')
     .option('--identifier <identifier>', 'lower-case letters, digits and _ . - (default: made from the label)')
     .option('--permission <permission>', 'a permission it grants, by id or identifier (repeat for each)', collect)
+    .option('--requires-two-factor <yes|no>', 'whether its holders must have a second factor (default: no)')
     .action(async (options: RoleFlags, command: Command) => run(command, false, (c) => remoteRoleCommands(c).add(options)));
 
   remote(roles.command('edit <role>'), 'change a role on the server (by id, identifier or label)', 'cmi roles edit support --grant users.suspend --revoke users.delete', 'cmi roles edit 3 --label Support --permission users.read')
@@ -155,6 +167,7 @@ export function addRemoteRoleCommands(program: Command): void {
     .option('--permission <permission>', 'the permissions it grants, replacing its own: by id or identifier (repeat for each)', collect)
     .option('--grant <permission>', 'grant one more permission (repeatable)', collect)
     .option('--revoke <permission>', 'take a permission away (repeatable)', collect)
+    .option('--requires-two-factor <yes|no>', 'whether its holders must have a second factor')
     .action(async (target: string, options: RoleFlags, command: Command) => run(command, false, (c) => remoteRoleCommands(c).edit(target, options)));
 
   remote(roles.command('rm <role>'), 'delete a role on the server (not a system role, nor one that users hold)', 'cmi roles rm support')

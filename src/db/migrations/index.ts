@@ -36,6 +36,7 @@ import { twoFactorMigration } from './033_two_factor.js';
 import { passwordPolicyMigration } from './034_password_policy.js';
 import { userWhiteListsMigration } from './035_user_white_lists.js';
 import { lastAccessLogMigration } from './036_last_access_log.js';
+import { roleRequiresTwoFactorMigration } from './037_role_requires_two_factor.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -76,5 +77,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '034_password_policy': passwordPolicyMigration(dialect),
     '035_user_white_lists': userWhiteListsMigration(dialect),
     '036_last_access_log': lastAccessLogMigration(dialect),
+    '037_role_requires_two_factor': roleRequiresTwoFactorMigration,
   };
 }

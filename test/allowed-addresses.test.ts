@@ -172,7 +172,8 @@ describe('a user\'s allowed addresses: OnApp\'s shapes, as its clients send and 
     assert.deepEqual([clash.statusCode, clash.body], [422, '{"errors":{"ip":["has already been taken"]}}']);
     const badEdit = await call(t.app, 'PUT', `/users/2/user_white_lists/${firstRow!.id}.json`, { auth: t.adminAuth, body: { user_white_list: { ip: 'nowhere' } } });
     assert.deepEqual([badEdit.statusCode, badEdit.body], [422, badIp]);
-    // Another user may hold the same range.
+    // Another user may hold the same range (the administrator keeps 0.0.0.0/0 first: ::/0 admits no IPv4 client).
+    assert.equal((await call(t.app, 'POST', '/users/1/user_white_lists.json', { auth: t.adminAuth, body: { user_white_list: { ip: '0.0.0.0/0' } } })).statusCode, 201);
     assert.equal((await call(t.app, 'POST', '/users/1/user_white_lists.json', { auth: t.adminAuth, body: { user_white_list: { ip: '::/0' } } })).statusCode, 201);
     const unknown = await call(t.app, 'POST', '/users/999/user_white_lists.json', { auth: t.adminAuth, body: { user_white_list: { ip: '192.0.2.1' } } });
     assert.deepEqual([unknown.statusCode, unknown.body], [404, NOT_FOUND_JSON]);
@@ -264,6 +265,13 @@ describe('a user with allowed addresses is refused from any other, with every cr
     // No secret in any refusal's row.
     const all = JSON.stringify(await t.database.db.selectFrom('audit_events').selectAll().execute());
     assert.ok(!all.includes(apiKey) && !all.includes('alice-password'));
+  });
+
+  it('an IPv6 range admits no IPv4 client, not even ::/0 (which covers ::ffff:0:0/96, the IPv4-mapped addresses)', async () => {
+    await allow(2, '::/0');
+    assert.deepEqual([(await version(t.aliceAuth, ELSEWHERE)).body], [refusedFrom(ELSEWHERE)]);
+    assert.equal((await version(t.aliceAuth, '::ffff:198.51.100.7')).statusCode, 403);
+    assert.equal((await version(t.aliceAuth, '2001:db8::5')).statusCode, 200);
   });
 
   it('the API\'s session cookie: a session opened at an allowed address is refused at another, from its cached verification too', async () => {

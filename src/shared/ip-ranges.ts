@@ -91,11 +91,20 @@ export function parseIpRange(text: string): IpRange | undefined {
   return { family: resultFamily === 4 ? 'ipv4' : 'ipv6', network, prefix, text: full ? network : `${network}/${prefix}` };
 }
 
-/** A BlockList (node:net) of `ranges`, built once and asked on every request (addressInList). */
-export function ipRangeList(ranges: readonly IpRange[]): BlockList {
-  const list = new BlockList();
-  for (const range of ranges) list.addSubnet(range.network, range.prefix, range.family);
-  return list;
+/**
+ * BlockLists (node:net) of `ranges`, one a family, built once and asked on every request
+ * (addressInList). Apart because a BlockList answers an IPv4 address from an IPv6 range that covers
+ * `::ffff:0:0/96` (`::/0` would let every IPv4 client in): an IPv4 address is asked of IPv4 ranges only.
+ */
+export interface IpRangeList {
+  ipv4: BlockList;
+  ipv6: BlockList;
+}
+
+export function ipRangeList(ranges: readonly IpRange[]): IpRangeList {
+  const lists: IpRangeList = { ipv4: new BlockList(), ipv6: new BlockList() };
+  for (const range of ranges) lists[range.family].addSubnet(range.network, range.prefix, range.family);
+  return lists;
 }
 
 /**
@@ -103,11 +112,11 @@ export function ipRangeList(ranges: readonly IpRange[]): BlockList {
  * IPv4-mapped IPv6 address (`::ffff:10.0.0.5`, what a dual-stack socket reports for an IPv4 peer) is
  * checked as its IPv4 address. Anything that is not an address is not in any list.
  */
-export function addressInList(list: BlockList, address: string): boolean {
+export function addressInList(list: IpRangeList, address: string): boolean {
   const family = isIP(address);
-  if (family === 4) return list.check(address, 'ipv4');
+  if (family === 4) return list.ipv4.check(address, 'ipv4');
   if (family !== 6) return false;
   const mapped = V4_MAPPED.exec(address);
-  if (mapped) return list.check(mapped[1] as string, 'ipv4');
-  return list.check(address, 'ipv6');
+  if (mapped) return list.ipv4.check(mapped[1] as string, 'ipv4');
+  return list.ipv6.check(address, 'ipv6');
 }

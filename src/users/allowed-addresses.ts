@@ -1,8 +1,7 @@
-import type { BlockList } from 'node:net';
 import { isIP } from 'node:net';
 import type { AuditRecorder } from '../audit/audit-trail.js';
 import type { Credential } from '../audit/audit-event.js';
-import { addressInList, ipRangeList, type IpRange, parseIpRange } from '../shared/ip-ranges.js';
+import { addressInList, ipRangeList, type IpRange, type IpRangeList, parseIpRange } from '../shared/ip-ranges.js';
 import { Forbidden } from '../shared/problems.js';
 import type { User } from './user.js';
 import type { UserWhiteListsRepository } from './user-white-lists.store.js';
@@ -15,7 +14,7 @@ import type { UserWhiteListsRepository } from './user-white-lists.store.js';
  * A change to a list moves the credentials version (migration 035), which drops the verifications
  * holding the old one, in every process.
  */
-export type AllowedFrom = BlockList | undefined;
+export type AllowedFrom = IpRangeList | undefined;
 
 /** What the authenticator asks for each verification it makes against the database. */
 export type AllowedAddressesOf = (userId: number) => Promise<AllowedFrom>;

@@ -67,13 +67,16 @@ describe('the last access log', () => {
     ]);
   });
 
-  it('a lockout refusal of a known user is a failure', async () => {
+  it('a wrong password of a known user is a failure; the lockout\'s refusals are not written (no flood pushes the real sign-ins out)', async () => {
     const before = (await rowsOf(t.alice.id)).length;
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await send('/version.json', { authorization: t.basic('alice', `wrong-${i}`) })).status);
     assert.deepEqual(statuses, [401, 401, 429, 429]);
-    const rows = await aliceRows(before + 4);
-    assert.deepEqual(rows.slice(before).map((row) => row.success), [false, false, false, false]);
+    // Once the lock has passed, a right password: its row follows the two failures, with no refusal between.
+    t.time.advance(24 * 3600);
+    assert.equal((await send('/version.json', { authorization: t.aliceAuth })).status, 200);
+    const rows = await aliceRows(before + 3);
+    assert.deepEqual(rows.slice(before).map((row) => row.success), [false, false, true]);
   });
 
   it('answers JSON and XML with OnApp\'s root, paginated like users', async () => {

@@ -145,7 +145,9 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       return { user: found.user, sessionEpoch: found.session_epoch, apiKeyId: found.api_key_id, allowedFrom: await allowedAddresses(found.user.id) };
     }
     const refused = (error: unknown): never => {
-      note(false);
+      // The lockout's refusals are not written: they come without a password check, and a stranger
+      // sending them against a locked name would push the account's real sign-ins out of its log.
+      if (!(error instanceof LockedOut)) note(false);
       if (found && error instanceof LockedOut && error.nameLockedUntil > 0) accountLocked(found.user, new Date(error.nameLockedUntil));
       throw error;
     };

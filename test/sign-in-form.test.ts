@@ -45,12 +45,23 @@ describe('the sign-in form of another site', () => {
     assert.equal(res.status, 303);
     const location = res.headers.get('location') ?? '';
     assert.match(location, /^\/console\/sign-in\/complete\?code=\d+\.\d+\.[0-9a-f]{32}\.\d+\.[A-Za-z0-9_-]{43}$/);
-    assert.deepEqual(res.headers.getSetCookie(), []);
-    const first = await fetch(`${base}${location}`, { redirect: 'manual' });
+    // No session: only the key that binds the code to this browser, sent back to the page that redeems it.
+    const [handoffCookie, ...others] = res.headers.getSetCookie();
+    assert.deepEqual(others, []);
+    assert.match(handoffCookie ?? '', /^_cmi_sign_in=[A-Za-z0-9_-]{43}; Path=\/console\/sign-in\/complete; Max-Age=60; HttpOnly; SameSite=Lax$/);
+    const browserKey = (handoffCookie ?? '').split(';')[0] as string;
+    // The code in another browser (a login CSRF: a script's code handed to a victim) is refused.
+    const elsewhere = await fetch(`${base}${location}`, { redirect: 'manual' });
+    assert.equal(elsewhere.status, 303);
+    assert.equal(elsewhere.headers.get('location'), '/console/sign-in?failed=expired');
+    const wrongKey = await fetch(`${base}${location}`, { redirect: 'manual', headers: { cookie: `_cmi_sign_in=${'A'.repeat(43)}` } });
+    assert.equal(wrongKey.status, 303);
+    const first = await fetch(`${base}${location}`, { redirect: 'manual', headers: { cookie: browserKey } });
     assert.equal(first.status, 200);
-    assert.match(first.headers.getSetCookie()[0] ?? '', /^_cmi_console=[^;]+; Path=\/console; HttpOnly; SameSite=Strict$/);
+    assert.deepEqual(first.headers.getSetCookie().map((cookie) => cookie.split('=')[0]), ['_cmi_sign_in', '_cmi_console']);
+    assert.match(first.headers.getSetCookie()[1] ?? '', /^_cmi_console=[^;]+; Path=\/console; HttpOnly; SameSite=Strict$/);
     assert.match(await first.text(), /<meta http-equiv="refresh" content="0; url=\/console">/);
-    const again = await fetch(`${base}${location}`, { redirect: 'manual' });
+    const again = await fetch(`${base}${location}`, { redirect: 'manual', headers: { cookie: browserKey } });
     assert.equal(again.status, 303);
     assert.equal(again.headers.get('location'), '/console/sign-in?failed=expired');
   });

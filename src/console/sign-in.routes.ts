@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { Forbidden, TooManyRequests, Unauthorized, Unprocessable } from '../shared/problems.js';
 import { clearConsoleCookie, safeNext, setConsoleCookie } from './console-session.js';
 import { secondFactorPage, signedInPage, signInPage } from './sign-in-page.js';
-import { SecondFactorDue } from '../users/authentication.js';
+import { readCookie, SecondFactorDue } from '../users/authentication.js';
+import { HANDOFF_COOKIE, HANDOFF_PATH } from '../users/sign-in-handoff.js';
 import { secondFactorTokens } from '../users/second-factor-token.js';
 import { may } from '../roles/authorization.js';
 import { consoleRoute, type ConsoleServices, formOf, sendPage } from './console-page.js';
@@ -37,7 +38,9 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
   // SameSite=Strict cookie is sent (it is not on the redirect from the other site's form).
   app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sign-in/complete', consoleRoute(true), async (request, reply) => {
     const { code } = request.query;
-    const token = typeof code === 'string' && code.length <= 200 && handoff !== undefined ? await handoff.redeem(code) : undefined;
+    const token = typeof code === 'string' && code.length <= 200 && handoff !== undefined ? await handoff.redeem(code, readCookie(request.headers.cookie, HANDOFF_COOKIE)) : undefined;
+    // The browser's key goes with the code, whatever became of it.
+    reply.header('set-cookie', `${HANDOFF_COOKIE}=; Path=${HANDOFF_PATH}; Max-Age=0; HttpOnly; SameSite=Lax${request.protocol === 'https' ? '; Secure' : ''}`);
     if (token === undefined) return reply.code(303).header('location', '/console/sign-in?failed=expired').send();
     setConsoleCookie(request, reply, token);
     return sendPage(reply, signedInPage());

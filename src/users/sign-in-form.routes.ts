@@ -5,7 +5,7 @@ import type { Clock } from '../shared/clock.js';
 import { type Authenticator, SecondFactorDue } from './authentication.js';
 import { secondFactorTokens } from './second-factor-token.js';
 import type { SessionTokens } from './sessions.js';
-import type { SignInHandoff } from './sign-in-handoff.js';
+import { HANDOFF_COOKIE, HANDOFF_PATH, HANDOFF_SECONDS, type SignInHandoff } from './sign-in-handoff.js';
 
 export const SIGN_IN_FORM_ROUTES: readonly RouteSpec[] = [
   {
@@ -65,7 +65,9 @@ export const signInFormRoutes: FastifyPluginCallback<SignInFormOptions> = (app, 
       const { sessionToken } = await authenticator.signIn(login, password, request.ip, request.id, request.headers['user-agent']);
       const claims = sessions.verify(sessionToken, 'console');
       if (claims === undefined) throw new Unauthorized();
-      return reply.code(303).header('location', `/console/sign-in/complete?code=${handoff.create(claims.userId, claims.epoch)}`).send();
+      const { code, browserKey } = handoff.create(claims.userId, claims.epoch);
+      reply.header('set-cookie', `${HANDOFF_COOKIE}=${browserKey}; Path=${HANDOFF_PATH}; Max-Age=${HANDOFF_SECONDS}; HttpOnly; SameSite=Lax${request.protocol === 'https' ? '; Secure' : ''}`);
+      return reply.code(303).header('location', `${HANDOFF_PATH}?code=${code}`).send();
     } catch (error) {
       // The password was right and the account has a second factor: the console asks for the code
       // (a same-site page from here on, so its cookie is set where the browser sends it).

@@ -66,7 +66,9 @@ export function passwordPolicyService(
 
   return {
     /** Read once before the app answers; the defaults meanwhile. */
-    load: () => read().then(() => undefined),
+    // A process that starts while the database cannot be reached (a worker replaced during an outage)
+    // starts anyway, on the defaults, until the refresh reads the stored policy (docs/operations.md#when-the-database-is-sick).
+    load: () => read().then(() => undefined, () => undefined),
 
     /** The policy this process holds now (at most about POLICY_REFRESH_MS old while refreshing). */
     current: (): PasswordPolicy => held.policy,

@@ -286,6 +286,10 @@ export const SETTINGS = {
     default: undefined, kind: 'integer', min: 1, max: passwordPolicyLimits.lockoutMinutesMax, help: 'the password policy\'s lockout_minutes until one is stored; unset: CMI_LOCKOUT_WINDOW',
     docs: 'the password policy\'s `lockout_minutes` while none is stored; unset: `CMI_LOCKOUT_WINDOW` ([how they relate](security.md#password-policy))',
   },
+  CMI_PASSWORD_POLICY_REFRESH: {
+    default: '1000', kind: 'integer', min: 10, max: 3_600_000, help: 'ms between two reads of the stored password policy by each process',
+    docs: 'milliseconds between two reads of the stored [password policy](security.md#password-policy) by each process (how soon another process\'s change governs the lockout and expiry here)',
+  },
   CMI_AUTH_CACHE_TTL: {
     default: '5', kind: 'integer', min: 0, max: 300, help: 'seconds a verified credential is trusted without rechecking, unless a change to it is heard first (0: off)',
     docs: 'seconds a process trusts a credential it has verified without checking it again, unless a change to a user or a logout in any process is heard first ([security.md](security.md#suspend-now-means-now)); `0` turns the cache off',
@@ -600,6 +604,7 @@ export function loadConfig(source: Source = process.env): Config {
       expiryMonths: read('CMI_PASSWORD_EXPIRY_MONTHS'),
       lockoutAttempts: read('CMI_PASSWORD_LOCKOUT_ATTEMPTS'),
       lockoutMinutes: read('CMI_PASSWORD_LOCKOUT_MINUTES'),
+      refreshMs: read('CMI_PASSWORD_POLICY_REFRESH'),
     },
     authCacheSeconds: read('CMI_AUTH_CACHE_TTL'),
     trustProxy,

@@ -147,9 +147,10 @@ describe('the users page cache over HTTP, with a tiny CMI_PAGE_CACHE_BYTES', () 
     // One page of one plain user costs about 3.4 kB (its record shows its role and that role's
     // permissions): two fit in 8,000 bytes, three do not. The administrator's, with every permission, is
     // larger than the bound and never kept, so the pages here are plain users' (page 2 on).
-    // The outbox reads its table every second by default: its statements would land in a request's
-    // count by chance. Once an hour here, after its first read at start (before the pages are kept).
-    t = await createTestApp({ CMI_PAGE_CACHE_BYTES: '8000', CMI_WEBHOOK_POLL_INTERVAL: '3600000' });
+    // The outbox and the password policy are read every second by default: their statements would land
+    // in a request's count by chance. Once an hour here, after their first read at start (before the
+    // pages are kept).
+    t = await createTestApp({ CMI_PAGE_CACHE_BYTES: '8000', CMI_WEBHOOK_POLL_INTERVAL: '3600000', CMI_PASSWORD_POLICY_REFRESH: '3600000' });
     await t.addUsers(4);
     app = await buildApp({ config: t.config, database: { ...t.database, db: t.database.db.withPlugin(counting) }, clock: t.time.clock, extend: validateResponses(), logger: false });
     // The credential is verified once and then answered from the verification cache, without statements.

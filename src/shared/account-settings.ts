@@ -18,6 +18,8 @@ export interface PasswordPolicyDefaults {
   expiryMonths: number;
   lockoutAttempts: number | undefined;
   lockoutMinutes: number | undefined;
+  /** CMI_PASSWORD_POLICY_REFRESH: ms between two reads of the stored policy by each process. */
+  refreshMs: number;
 }
 
 /** The SMTP server and From address of account mail (CMI_SMTP_URL, CMI_SMTP_PASSWORD, CMI_MAIL_FROM; docs/security.md#unlocking-by-mail). */

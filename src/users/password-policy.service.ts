@@ -7,13 +7,6 @@ import type { PasswordPolicyRepository } from './password-policy.store.js';
 import { verifyPassword } from './passwords.js';
 import { difference } from '../audit/audit-event.js';
 
-/**
- * How long a process goes on with the policy it read before it reads it again (docs/security.md#password-policy):
- * a change stored by any process governs logins and expiry everywhere within about this long; the
- * rules of a new password are always read afresh.
- */
-export const POLICY_REFRESH_MS = 1000;
-
 /** What the accounts (users.service.ts) ask of the policy whenever a password is set. */
 export interface PasswordRules {
   /** Every rule `password` breaks (the policy read afresh); for a change of user `userId`'s own, its history too. */
@@ -26,7 +19,9 @@ export interface PasswordRules {
  * The password policy: shown and changed by holders of password_policy.manage, stored in the
  * database for every process, audited as `password_policy.update`. Each process holds the policy it
  * last read (`current`, what the lockout and the expiry check use at every request) and reads it again
- * every POLICY_REFRESH_MS while `startRefreshing` runs.
+ * every CMI_PASSWORD_POLICY_REFRESH ms while `startRefreshing` runs (a change stored by any process
+ * governs logins and expiry everywhere within about that long; a new password's rules are always
+ * read afresh).
  */
 export function passwordPolicyService(
   repository: PasswordPolicyRepository,
@@ -70,7 +65,7 @@ export function passwordPolicyService(
     // starts anyway, on the defaults, until the refresh reads the stored policy (docs/operations.md#when-the-database-is-sick).
     load: () => read().then(() => undefined, () => undefined),
 
-    /** The policy this process holds now (at most about POLICY_REFRESH_MS old while refreshing). */
+    /** The policy this process holds now (at most about defaults.refreshMs old while refreshing). */
     current: (): PasswordPolicy => held.policy,
 
     /** What the lockout counts with now (password-policy.ts lockoutOf). */
@@ -81,9 +76,9 @@ export function passwordPolicyService(
 
     rules,
 
-    /** Reads the policy again every POLICY_REFRESH_MS, failures ignored (the last one read holds) until `stopRefreshing`. */
+    /** Reads the policy again every defaults.refreshMs, failures ignored (the last one read holds) until `stopRefreshing`. */
     startRefreshing(): void {
-      timer ??= setInterval(() => void read().catch(() => {}), POLICY_REFRESH_MS);
+      timer ??= setInterval(() => void read().catch(() => {}), defaults.refreshMs);
       timer.unref();
     },
     stopRefreshing(): void {

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { LightMyRequestResponse } from 'fastify';
 import { ConfigError, loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/database.js';
 import { PERMISSIONS } from '../src/roles/permissions.js';
 import { ADMIN, createTestApp, listenLocally, type TestApp } from './support/app.js';
 import { runCmi } from './support/cli.js';
 import { forbiddenJson, NOT_FOUND_JSON } from './support/error-reports.js';
-import { withCookie } from './support/http.js';
+import { callApi as call, withCookie } from './support/http.js';
 
 // A user's allowed addresses, OnApp's user_white_lists (docs/security.md#allowed-addresses): the
 // shapes the Go SDK (user_white_list.go) and the PHP wrapper (User/WhiteList.php) send and read,
@@ -21,16 +21,6 @@ const ALLOWED = '192.0.2.9';
 const ELSEWHERE = '198.51.100.7';
 const refusedFrom = (address: string) =>
   JSON.stringify({ errors: { base: [`This account may be used only from its allowed addresses (user_white_lists); ${address} is not one of them`] } });
-
-interface Call { auth?: string; body?: unknown; contentType?: string; headers?: Record<string, string>; from?: string }
-
-function call(app: FastifyInstance, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, options: Call = {}): Promise<LightMyRequestResponse> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.auth !== undefined) headers.authorization = options.auth;
-  if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-  const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-  return app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }), ...(options.from === undefined ? {} : { remoteAddress: options.from }) });
-}
 
 interface Entry { id: number; user_id: number; ip: string; description: string; created_at: string; updated_at: string }
 

@@ -1,21 +1,11 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { authenticator } from 'otplib';
+import { callApi as call } from './support/http.js';
 import { ALICE, createTestApp, type TestApp } from './support/app.js';
 
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
 const REQUIRED_JSON = '{"errors":{"base":["A role of this account requires a second factor: enrol at /users/2/two_factor.json (POST, then PUT the code to confirm), then use an API key or the console (docs/security.md#second-factor)"]}}';
-
-interface Call { auth?: string; body?: unknown; contentType?: string; headers?: Record<string, string> }
-
-function call(app: FastifyInstance, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, options: Call = {}): Promise<LightMyRequestResponse> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.auth !== undefined) headers.authorization = options.auth;
-  if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-  const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-  return app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) });
-}
 
 describe('a role requiring a second factor (requires_two_factor)', () => {
   let t: TestApp;

@@ -1,24 +1,14 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { LightMyRequestResponse } from 'fastify';
 import { authenticator } from 'otplib';
 import { createTestApp, type TestApp } from './support/app.js';
-import { tokenOf, withCookie } from './support/http.js';
+import { callApi as call, tokenOf, withCookie } from './support/http.js';
 
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
 const SECOND_FACTOR_JSON = '{"errors":{"base":["This account has a second factor: use one of its API keys, or sign in to the console"]}}';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-interface Call { auth?: string; body?: unknown; contentType?: string; headers?: Record<string, string> }
-
-function call(app: FastifyInstance, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, options: Call = {}): Promise<LightMyRequestResponse> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.auth !== undefined) headers.authorization = options.auth;
-  if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-  const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-  return app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) });
-}
 
 interface Enrolment { otpauth_uri: string; secret: string; recovery_codes: string[]; enabled: boolean }
 const enrolmentOf = (res: LightMyRequestResponse) => (JSON.parse(res.body) as { two_factor: Enrolment }).two_factor;

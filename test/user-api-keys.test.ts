@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app/app.js';
 import { loadConfig } from '../src/config.js';
 import { type Database, migrateTo, migrateToLatest, openDatabase } from '../src/db/database.js';
@@ -11,21 +11,11 @@ import { testClock } from './support/clock.js';
 import { type FreshDatabase, freshDatabase } from './support/database.js';
 import { eventually } from './support/eventually.js';
 import { forbiddenJson } from './support/error-reports.js';
-import { assertAccessDenied, login, withCookie } from './support/http.js';
+import { callApi as call, assertAccessDenied, login, withCookie } from './support/http.js';
 
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
 const NOT_FOUND_JSON = '{"errors":{"base":["Resource not found"]}}';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-interface Call { auth?: string; body?: unknown; contentType?: string; headers?: Record<string, string> }
-
-function call(app: FastifyInstance, method: 'GET' | 'POST' | 'DELETE', url: string, options: Call = {}): Promise<LightMyRequestResponse> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.auth !== undefined) headers.authorization = options.auth;
-  if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-  const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-  return app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) });
-}
 
 /** The key a 201 of POST /users/:id/user_api_keys.json shows once. */
 const keyOf = (res: LightMyRequestResponse) => (JSON.parse(res.body) as { user_api_key: { api_key: string } }).user_api_key.api_key;

@@ -55,3 +55,18 @@ export function assertAccessDenied(res: LightMyRequestResponse): void {
   assert.equal(res.body, ACCESS_DENIED_JSON);
   assert.equal(res.headers['set-cookie'], undefined);
 }
+
+/** What `callApi` sends besides the method and path. */
+export interface ApiCall { auth?: string; body?: unknown; contentType?: string; headers?: Record<string, string>; from?: string }
+
+/**
+ * One request through inject: `auth` as the Authorization header, `body` as JSON (or as it is when a
+ * string, with `contentType`), `from` as the client's address.
+ */
+export function callApi(app: FastifyInstance, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, options: ApiCall = {}): Promise<LightMyRequestResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.auth !== undefined) headers.authorization = options.auth;
+  if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
+  const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+  return app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }), ...(options.from === undefined ? {} : { remoteAddress: options.from }) });
+}

@@ -100,6 +100,11 @@ describe('a role requiring a second factor (requires_two_factor)', () => {
     }
     const own = await t.app.inject({ url: '/console/users/2?notice=two_factor_required', headers: { cookie } });
     assert.equal(own.statusCode, 200);
-    assert.match(own.body, /A role of yours requires a second factor: enrol with POST \/users\/&lt;your id&gt;\/two_factor.json/);
+    assert.match(own.body, /A role of yours requires a second factor: set one up under &quot;Second factor&quot; below/);
+    // The enrolment's own forms go on to their route (here refused for want of the CSRF token), any other is sent back.
+    const enrol = await t.app.inject({ method: 'POST', url: '/console/users/2/two-factor', headers: { cookie } });
+    assert.deepEqual([enrol.statusCode, enrol.headers.location], [403, undefined]);
+    const elsewhere = await t.app.inject({ method: 'POST', url: '/console/users/2/two-factor/disable', headers: { cookie } });
+    assert.equal(elsewhere.headers.location, '/console/users/2?notice=two_factor_required');
   });
 });

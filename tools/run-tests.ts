@@ -101,6 +101,9 @@ function runFile(file: string, nodeOptions: string[], sourcesJs: string): Promis
   });
 }
 
+/** How many files end between two vacuums of the catalogue during a PostgreSQL pass. */
+const VACUUM_EVERY_FILES = 15;
+
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
@@ -117,8 +120,11 @@ async function main(): Promise<void> {
   const started = performance.now();
   // The cmi processes the tests start run src/ compiled once for this run.
   const sourcesJs = await compiledSources(root);
-  // The catalogue rows earlier runs' schemas left dead go first (tools/shared/postgres-schema.ts).
-  if (/^postgres(ql)?:/.test(process.env.DATABASE_URL ?? '')) await vacuumCatalogue(process.env.DATABASE_URL as string);
+  // The catalogue rows earlier runs' schemas left dead go first, and those of this run's every few files
+  // (tools/shared/postgres-schema.ts): a pass's own schemas left 285,000 dead pg_attribute rows by its end.
+  const postgresUrl = /^postgres(ql)?:/.test(process.env.DATABASE_URL ?? '') ? (process.env.DATABASE_URL as string) : undefined;
+  if (postgresUrl) await vacuumCatalogue(postgresUrl);
+  let vacuuming: Promise<void> | undefined;
   const results: FileResult[] = [];
   async function worker(): Promise<void> {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
@@ -127,9 +133,15 @@ async function main(): Promise<void> {
       const name = relative(root, file);
       if (showAll || !result.ok) process.stdout.write(`\n── ${name}\n${result.output}`);
       console.log(`${result.ok ? 'pass' : 'FAIL'} ${name} (${result.tests} tests, ${seconds(result.ms)})`);
+      if (postgresUrl && !vacuuming && results.length % VACUUM_EVERY_FILES === 0) {
+        vacuuming = vacuumCatalogue(postgresUrl)
+          .catch((error: unknown) => console.log(`run-tests: catalogue vacuum failed: ${String(error)}`))
+          .finally(() => (vacuuming = undefined));
+      }
     }
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+  await vacuuming;
   const wallMs = performance.now() - started;
 
   const failed = results.filter((result) => !result.ok);

@@ -59,3 +59,18 @@ export function bucketPicker(choices: readonly BucketChoice[], value: string | u
   const option = (id: string, label: string) => html`<option value="${id}"${(value ?? '') === id ? html` selected` : ''}>${label}</option>`;
   return html`<label for="bucket_id">Billing bucket</label><select id="bucket_id" name="bucket_id">${option('', '(none)')}${choices.map((b) => option(String(b.id), b.label))}</select>${errorsFor(errors, 'bucket_id')}`;
 }
+
+/**
+ * The viewer's own current password, which a form that changes a login, email or password or makes an
+ * API key needs through the console's session as through the API's (docs/security.md#self-service).
+ * Several forms of a page carry it, so each has its own id (`<form>-current_password`).
+ */
+export function currentPasswordField(form: string, errors: FieldErrors, { required, hint }: { required: boolean; hint?: string }): Html {
+  const id = `${form}-current_password`;
+  const messages = errors.current_password;
+  const described = messages ? html` aria-invalid="true" aria-describedby="${id}-error"` : hint ? html` aria-describedby="${id}-hint"` : '';
+  return html`<label for="${id}">Your current password</label>
+<input id="${id}" name="current_password" type="password" maxlength="1024"${required ? html` required` : ''} autocomplete="current-password" value=""${described}>
+${hint ? html`<span class="hint" id="${id}-hint">${hint}</span>` : ''}
+${messages ? html`<span class="field-error" id="${id}-error">current password ${messages.join('; ')}</span>` : ''}`;
+}

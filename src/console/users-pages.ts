@@ -3,11 +3,13 @@ import type { User } from '../users/user.js';
 import type { UserApiKey } from '../users/user-api-keys.store.js';
 import type { UserWhiteList } from '../users/user-white-lists.store.js';
 import { allowedAddressesSection } from './allowed-addresses-section.js';
+import type { TwoFactorStatus } from '../users/two-factor.service.js';
+import { twoFactorSection } from './two-factor-section.js';
 import type { AccessLogItem } from '../users/last-access-log.store.js';
 import { html, type Html } from './html.js';
 import { may } from '../roles/authorization.js';
 import type { Permission } from '../roles/permissions.js';
-import { baseErrors, bucketPicker, type BucketChoice, errorsFor, type FieldErrors, rolesPicker, type RoleChoice, textField } from './form-fields.js';
+import { baseErrors, bucketPicker, type BucketChoice, currentPasswordField, errorsFor, type FieldErrors, rolesPicker, type RoleChoice, textField } from './form-fields.js';
 import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
 
 /** The user fields a form edits, as typed; the roles and the bucket as the pickers hold them. */
@@ -22,21 +24,6 @@ function roleField(value: string | undefined, errors: FieldErrors): Html {
 function groupField(choices: readonly GroupChoice[], value: string | undefined, errors: FieldErrors): Html {
   const option = (id: string, label: string) => html`<option value="${id}"${(value ?? '') === id ? html` selected` : ''}>${label}</option>`;
   return html`<label for="user_group_id">User group</label><select id="user_group_id" name="user_group_id">${option('', '(none)')}${choices.map((g) => option(String(g.id), g.label))}</select>${errorsFor(errors, 'user_group_id')}`;
-}
-
-/**
- * The viewer's own current password, which a form that changes a login, email or password or makes an
- * API key needs through the console's session as through the API's (docs/security.md#self-service).
- * Several forms of a page carry it, so each has its own id (`<form>-current_password`).
- */
-function currentPasswordField(form: string, errors: FieldErrors, { required, hint }: { required: boolean; hint?: string }): Html {
-  const id = `${form}-current_password`;
-  const messages = errors.current_password;
-  const described = messages ? html` aria-invalid="true" aria-describedby="${id}-error"` : hint ? html` aria-describedby="${id}-hint"` : '';
-  return html`<label for="${id}">Your current password</label>
-<input id="${id}" name="current_password" type="password" maxlength="1024"${required ? html` required` : ''} autocomplete="current-password" value=""${described}>
-${hint ? html`<span class="hint" id="${id}-hint">${hint}</span>` : ''}
-${messages ? html`<span class="field-error" id="${id}-error">current password ${messages.join('; ')}</span>` : ''}`;
 }
 
 /** A user group a user may be put in. */
@@ -165,6 +152,8 @@ export interface UserView {
   group?: GroupChoice;
   /** The user's latest sign-ins, newest first, when the viewer may read them. */
   accessLog?: readonly AccessLogItem[];
+  /** The user's second factor, when the viewer is the user or may read users; whether it may turn another's off; a refused form's errors. */
+  twoFactor?: { status: TwoFactorStatus; mayTurnOff: boolean; errors?: FieldErrors };
 }
 
 /** One user: the record, the edit form, the actions, and for one's own account the password form. */
@@ -214,6 +203,7 @@ ${currentPasswordField('details', errors, { required: false, hint: 'Needed to ch
 </section>
 ${view.apiKeys === undefined || user.status === 'deleted' ? '' : apiKeysSection(context, user, view.apiKeys, view.apiKeyErrors ?? {})}
 ${view.allowedAddresses === undefined || user.status === 'deleted' ? '' : allowedAddressesSection(context, user, view.allowedAddresses.entries, view.allowedAddresses.mayChange, view.allowedAddresses.errors ?? {}, view.allowedAddresses.typed)}
+${view.twoFactor === undefined || user.status === 'deleted' ? '' : twoFactorSection(context, user, view.twoFactor.status, view.twoFactor.mayTurnOff, view.twoFactor.errors ?? {})}
 ${view.accessLog === undefined ? '' : accessLogSection(view.accessLog)}
 ${own ? html`<section aria-labelledby="password-heading">
 <h2 id="password-heading">Change my password</h2>

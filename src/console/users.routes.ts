@@ -12,6 +12,7 @@ import { apiKeyLimits } from '../shared/limits.js';
 import { whiteListLimits } from '../users/user-white-lists.service.js';
 import { parsePagination } from '../shared/pagination.js';
 import { parseId } from '../http/route-params.js';
+import { twoFactorEnrolmentPage } from './two-factor-section.js';
 import { consoleRoute, type ConsoleServices, everyRecord, formOf, pageContext, sendPage } from './console-page.js';
 
 type WithId = { Params: { id: string }; Querystring: Record<string, string | string[] | undefined> };
@@ -32,7 +33,9 @@ const NOTICES: Record<string, string> = {
   deleted: 'User deleted.',
   removed: 'User removed.',
   password_expired: 'Your password has expired: change it below to go on (docs/security.md#password-policy).',
-  two_factor_required: 'A role of yours requires a second factor: enrol with POST /users/<your id>/two_factor.json and confirm it with PUT (docs/security.md#second-factor); until then nothing else opens.',
+  two_factor_required: 'A role of yours requires a second factor: set one up under "Second factor" below (docs/security.md#second-factor); until then nothing else opens.',
+  two_factor_enabled: 'Second factor on: from now on, signing in asks for a code of your authenticator app after the password.',
+  two_factor_disabled: 'Second factor turned off: the password alone signs in.',
 };
 
 function valuesOf(user: User): UserFormValues {
@@ -77,7 +80,7 @@ function readFilters(filters: UserFilterValues): { read: UserFilters; errors: Re
 
 /** Users (docs/console.md#users): administrators manage everyone, a user its own account, by the API's rules. */
 export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServices): void {
-  const { users, roles, buckets, userGroups, whiteLists } = services;
+  const { users, roles, buckets, userGroups, whiteLists, twoFactor } = services;
   const see = (id: number, notice: string) => `/console/users/${id}?notice=${notice}`;
 
   app.get<WithId>('/users', consoleRoute(), async (request, reply) => {
@@ -149,10 +152,16 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     return { entries: (await whiteLists.list(viewer, user.id, whiteListLimits.perUser, 0)).items, mayChange: may(viewer, 'users.update') };
   }
 
+  /** The user's second factor, for the user itself and holders of users.read (never its secret). */
+  async function twoFactorOf(viewer: Actor, user: User) {
+    if (!mayOnUser(viewer, 'users.read', user.id)) return undefined;
+    return { status: await twoFactor.status(viewer, user.id), mayTurnOff: may(viewer, 'users.update') };
+  }
+
   async function show(request: FastifyRequest<WithId>, reply: FastifyReply, user: User, extra: Partial<Parameters<typeof userPage>[1]> & { status?: number } = {}) {
     const view = {
       user, values: valuesOf(user), errors: {}, passwordErrors: {}, notice: noticeOf(request.query),
-      ...(await choices(request.actor, user)), apiKeys: await apiKeysOf(request.actor, user), allowedAddresses: await allowedAddressesOf(request.actor, user), accessLog: await accessLogOf(request.actor, user), ...extra,
+      ...(await choices(request.actor, user)), apiKeys: await apiKeysOf(request.actor, user), allowedAddresses: await allowedAddressesOf(request.actor, user), twoFactor: await twoFactorOf(request.actor, user), accessLog: await accessLogOf(request.actor, user), ...extra,
     };
     return sendPage(reply, userPage(pageContext(request, services), view), extra.status);
   }
@@ -275,6 +284,51 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
     const id = parseId(request.params.id);
     await whiteLists.remove(request.actor, id, parseId(request.params.entry_id));
     return reply.code(303).header('location', see(id, 'address_removed')).send();
+  });
+
+  /**
+   * Sets up the viewer's own second factor (docs/console.md#second-factor): the QR code, the key and the
+   * recovery codes in this answer only (never cached, as no console page is), with the form confirming a first code.
+   */
+  app.post<WithId>('/users/:id/two-factor', consoleRoute(), async (request, reply) => {
+    const id = parseId(request.params.id);
+    const user = await users.get(request.actor, id);
+    let enrolment: Awaited<ReturnType<typeof twoFactor.enrol>>;
+    try {
+      enrolment = await twoFactor.enrol(request.actor, id, { current_password: formOf(request).get('current_password') ?? '' });
+    } catch (error) {
+      if (!(error instanceof Unprocessable)) throw error;
+      const shown = await twoFactorOf(request.actor, user);
+      return show(request, reply, user, { notice: undefined, status: 422, ...(shown ? { twoFactor: { ...shown, errors: error.messages } } : {}) });
+    }
+    return sendPage(reply, twoFactorEnrolmentPage(pageContext(request, services), user, enrolment, {}));
+  });
+
+  app.post<WithId>('/users/:id/two-factor/confirm', consoleRoute(), async (request, reply) => {
+    const id = parseId(request.params.id);
+    const user = await users.get(request.actor, id);
+    try {
+      await twoFactor.confirm(request.actor, id, { two_factor: { code: formOf(request).get('code') ?? '' } });
+    } catch (error) {
+      if (!(error instanceof Unprocessable)) throw error;
+      return sendPage(reply, twoFactorEnrolmentPage(pageContext(request, services), user, undefined, error.messages), 422);
+    }
+    return reply.code(303).header('location', see(id, 'two_factor_enabled')).send();
+  });
+
+  /** Turns a second factor off: one's own with a current code (or a recovery code), another's as a holder of users.update. */
+  app.post<WithId>('/users/:id/two-factor/disable', consoleRoute(), async (request, reply) => {
+    const id = parseId(request.params.id);
+    const user = await users.get(request.actor, id);
+    const code = id === request.actor.id ? (formOf(request).get('code') ?? '') : undefined;
+    try {
+      await twoFactor.disable(request.actor, id, code);
+    } catch (error) {
+      if (!(error instanceof Unprocessable)) throw error;
+      const shown = await twoFactorOf(request.actor, user);
+      return show(request, reply, user, { notice: undefined, status: 422, ...(shown ? { twoFactor: { ...shown, errors: error.messages } } : {}) });
+    }
+    return reply.code(303).header('location', see(id, 'two_factor_disabled')).send();
   });
 
   app.get<WithId>('/users/:id/delete', consoleRoute(), async (request, reply) => {

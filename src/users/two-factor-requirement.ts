@@ -41,13 +41,15 @@ export function registerTwoFactorRequirement(app: FastifyInstance): void {
 
 /**
  * Where the console sends an account that must enrol (docs/console.md#second-factor-required): its own
- * user page, which says how to enrol; nothing else is shown until it has, and signing out goes on.
+ * user page, whose "Second factor" section enrols; nothing else is shown until it has, and the enrolment
+ * and signing out go on.
  * Undefined: the request goes on.
  */
 export function consoleEnrolmentRedirect(request: FastifyRequest, user: User): string | undefined {
   if (!mustEnrol(user)) return undefined;
   const own = `/console/users/${user.id}`;
   const path = request.url.split('?')[0];
-  if ((request.method === 'GET' && path === own) || (request.method === 'POST' && path === '/console/sign-out')) return undefined;
+  if (request.method === 'GET' && path === own) return undefined;
+  if (request.method === 'POST' && [`${own}/two-factor`, `${own}/two-factor/confirm`, '/console/sign-out'].includes(path as string)) return undefined;
   return `${own}?notice=two_factor_required`;
 }

@@ -1,6 +1,6 @@
 import { FieldErrors } from '../shared/problems.js';
 import { refusedPort } from './sender.js';
-import { idListField, stringField, unwrapRecord } from '../shared/request-body.js';
+import { flagOf, idListField, stringField, stringList, unwrapRecord } from '../shared/request-body.js';
 
 /** Where alerts go (docs/alert-routing.md#destinations). */
 export type DestinationKind = 'webhook' | 'slack' | 'email';
@@ -103,12 +103,6 @@ const MAX_RECIPIENTS_CHARS = 4096;
 const ADDRESS = /^[^\s@<>",;:()[\]\\]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
 const HOST = /^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$|^\[[0-9A-Fa-f:.]+\]$/;
 
-function flagOf(value: unknown): boolean | undefined {
-  if (value === true || value === 1 || value === 'true' || value === '1') return true;
-  if (value === false || value === 0 || value === 'false' || value === '0') return false;
-  return undefined;
-}
-
 /** An integer field within [min, max]; null clears it when `nullable`. */
 function integerField(fields: Record<string, unknown>, name: string, errors: FieldErrors, min: number, max: number): number | null | undefined {
   const value = fields[name];
@@ -120,14 +114,6 @@ function integerField(fields: Record<string, unknown>, name: string, errors: Fie
     return undefined;
   }
   return number;
-}
-
-/** A list of strings: a JSON array, a string separated by commas or spaces, or XML's `<item>`s. */
-function stringList(value: unknown): unknown[] | undefined {
-  if (typeof value === 'string') return value.split(/[\s,]+/).filter((part) => part !== '');
-  if (Array.isArray(value)) return value as unknown[];
-  if (typeof value === 'object' && value !== null && Object.keys(value).length === 1 && 'item' in value) return [value.item].flat();
-  return undefined;
 }
 
 /** An optional text field that an empty string or null clears. */

@@ -3,7 +3,7 @@ import { changedFields, fieldsOf } from '../audit/audit-event.js';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
 import { FieldErrors, NotFound, Unprocessable } from '../shared/problems.js';
-import { stringField, unwrapRecord } from '../shared/request-body.js';
+import { flagOf, stringField, unwrapRecord } from '../shared/request-body.js';
 import { type Actor, assertPermitted } from '../roles/authorization.js';
 import type { Bucket, BucketFields } from './bucket.js';
 import type { BucketsRepository } from './buckets.store.js';
@@ -14,13 +14,6 @@ export const BUCKET_IN_GROUP_REFUSAL = 'A bucket that user groups use cannot be 
 const FLAGS = ['show_price', 'allows_kms', 'allows_mak', 'allows_own'] as const;
 /** What a new bucket holds where the body says nothing. */
 const DEFAULTS: Omit<BucketFields, 'label'> = { currency_code: 'USD', monthly_price: 0, show_price: false, allows_kms: false, allows_mak: false, allows_own: false };
-
-/** A flag as JSON (true/false, 1/0) or XML (`true`, `false`, `1`, `0`) sends it. */
-function flagOf(value: unknown): boolean | undefined {
-  if (value === true || value === 1 || value === 'true' || value === '1') return true;
-  if (value === false || value === 0 || value === 'false' || value === '0') return false;
-  return undefined;
-}
 
 /** Reads the bucket fields present in the body (wrapped in `bucket` or not), naming every bad one in one 422. */
 function readBucketFields(body: unknown, required: boolean): Partial<BucketFields> {

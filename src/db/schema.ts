@@ -308,6 +308,45 @@ export interface Schema {
   password_history: PasswordHistoryTable;
   last_access_log: LastAccessLogTable;
   account_unlock_tokens: AccountUnlockTokensTable;
+  identity_providers: IdentityProvidersTable;
+  user_identities: UserIdentitiesTable;
+  sso_attempts: SsoAttemptsTable;
+}
+
+/** OpenID Connect, SAML and LDAP providers (migration 038): `settings` and `mappings` are JSON text; `enabled`, `jit_provisioning` 0 or 1. */
+export interface IdentityProvidersTable {
+  id: Generated<number>;
+  kind: string;
+  label: string;
+  enabled: number;
+  settings: string;
+  mappings: string;
+  jit_provisioning: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Which person at which provider is which account (migration 038). */
+export interface UserIdentitiesTable {
+  id: Generated<number>;
+  provider_id: number;
+  user_id: number;
+  subject: string;
+  created_at: string;
+  last_sign_in_at: string;
+}
+
+/** A browser's sign-in while it is at the provider (migration 038): single use, short-lived. */
+export interface SsoAttemptsTable {
+  id: string;
+  provider_id: number;
+  browser_key_hash: string;
+  /** JSON text: what the protocol must find again (OIDC's state, nonce and PKCE verifier; SAML's request id). */
+  protocol: string;
+  next: string;
+  /** Set once the provider's answer named an account (SAML's return, before the browser's own step). */
+  user_id: number | null;
+  expires_at: string;
 }
 
 /** Each user's earlier password hashes (migration 034), for the password policy's history rule: never served. */

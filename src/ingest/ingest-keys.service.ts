@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
 import { FieldErrors, NotFound } from '../shared/problems.js';
-import { stringField, unwrapRecord } from '../shared/request-body.js';
+import { flagOf, stringField, unwrapRecord } from '../shared/request-body.js';
 import { type Actor, assertPermitted } from '../roles/authorization.js';
 import type { IngestKey, IngestKeyFields, ServedIngestKey } from './ingest-key.js';
 import type { IngestKeysRepository } from './ingest-keys.store.js';
@@ -15,12 +15,6 @@ export const DEFAULT_RATE_LIMIT_PER_MINUTE = 1000;
 const MAX_RATE_LIMIT_PER_MINUTE = 1_000_000;
 const MAX_ORIGINS_CHARS = 4096;
 const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(?::\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
-
-function flagOf(value: unknown): boolean | undefined {
-  if (value === true || value === 1 || value === 'true' || value === '1') return true;
-  if (value === false || value === 0 || value === 'false' || value === '0') return false;
-  return undefined;
-}
 
 /** `allowed_origins` as a string of origins separated by spaces, commas or lines, or a list of them (XML: `<item>`s). */
 function originsOf(value: unknown, errors: FieldErrors): string | undefined {

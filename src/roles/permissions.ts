@@ -45,6 +45,8 @@ export const PERMISSIONS = [
   [38, 'alert_rules.read', 'See alert rules'],
   [39, 'alert_rules.manage', 'Create, edit and delete alert rules'],
   [40, 'password_policy.manage', 'See and change the password policy'],
+  [41, 'identity_providers.read', 'See identity providers (never their secrets)'],
+  [42, 'identity_providers.manage', 'Create, edit and delete identity providers'],
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number][1];

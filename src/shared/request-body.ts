@@ -74,3 +74,18 @@ export function idListField(fields: Fields, name: string, errors: FieldErrors): 
   }
   return value.map(Number);
 }
+
+/** A flag as JSON (true/false, 1/0) or XML (`true`, `false`, `1`, `0`) sends it; undefined for anything else. */
+export function flagOf(value: unknown): boolean | undefined {
+  if (value === true || value === 1 || value === 'true' || value === '1') return true;
+  if (value === false || value === 0 || value === 'false' || value === '0') return false;
+  return undefined;
+}
+
+/** A list of strings: a JSON array, a string separated by commas or spaces, or XML's `<item>`s. */
+export function stringList(value: unknown): unknown[] | undefined {
+  if (typeof value === 'string') return value.split(/[\s,]+/).filter((part) => part !== '');
+  if (Array.isArray(value)) return value as unknown[];
+  if (typeof value === 'object' && value !== null && Object.keys(value).length === 1 && 'item' in value) return [value.item].flat();
+  return undefined;
+}

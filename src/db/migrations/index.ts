@@ -37,6 +37,7 @@ import { passwordPolicyMigration } from './034_password_policy.js';
 import { userWhiteListsMigration } from './035_user_white_lists.js';
 import { lastAccessLogMigration } from './036_last_access_log.js';
 import { roleRequiresTwoFactorMigration } from './037_role_requires_two_factor.js';
+import { identityProvidersMigration } from './038_identity_providers.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -78,5 +79,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '035_user_white_lists': userWhiteListsMigration(dialect),
     '036_last_access_log': lastAccessLogMigration(dialect),
     '037_role_requires_two_factor': roleRequiresTwoFactorMigration,
+    '038_identity_providers': identityProvidersMigration(dialect),
   };
 }

@@ -20,6 +20,7 @@ import { VERSION_ROUTES } from '../version/version.routes.js';
 import { INGEST_KEYS_ROUTES } from '../ingest/ingest-keys.routes.js';
 import { SENTRY_ROUTES } from '../ingest/sentry.routes.js';
 import { AUDIT_ROUTES } from '../audit/audit.routes.js';
+import { IDENTITY_PROVIDERS_ROUTES } from '../identity/identity-providers.routes.js';
 
 /**
  * The API's routes, each feature's rows in the order of the OpenAPI document (docs/api.md#openapi).
@@ -46,6 +47,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...ALERT_ROUTING_ROUTES,
   ...INGEST_KEYS_ROUTES,
   ...SENTRY_ROUTES,
+  ...IDENTITY_PROVIDERS_ROUTES,
   ...AUDIT_ROUTES,
   ...HEALTH_ROUTES,
 ];

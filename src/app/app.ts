@@ -26,6 +26,7 @@ import { registerTwoFactorRequirement } from '../users/two-factor-requirement.js
 import { trackerPlugin } from '../tracker/tracker.plugin.js';
 import { alertsInBatch, alertsPlugin, outboxWake } from '../alerts/alerts.plugin.js';
 import { ingestPlugin } from '../ingest/ingest.plugin.js';
+import { identityPlugin } from '../identity/identity.plugin.js';
 import { versionPlugin } from '../version/version.plugin.js';
 import { healthPlugin } from '../health/health.plugin.js';
 import { openApiPlugin } from '../openapi/openapi.plugin.js';
@@ -134,6 +135,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const ingest = ingestPlugin({
     database, clock, audit: audit.trail, tracker: tracker.service, usageFlushMs: options.ingestUsageFlushMs ?? 5000, publicUrl: config.publicUrl, lists,
   });
+  // Signing in through the organisation's identity providers; their LDAP directories answer the passwords cmi does not keep.
+  const identity = identityPlugin({ database, clock, audit: audit.trail, users: users.store, lists });
+  users.authentication.useDirectory(identity.directory);
   const health = healthPlugin({ database, clock, ensureSessionKey: sessions.ensureKey });
   const openApi = openApiPlugin({ on: config.openApi, version: version.version });
   const metrics = metricsPlugin({
@@ -177,12 +181,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await audit.register(app);
   await alerts.register(app);
   await ingest.register(app);
+  await identity.register(app);
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
     prefix: '/console', authenticator: users.authentication, sessionTokens: sessions.tokens, users: users.service, whiteLists: users.whiteLists, twoFactor: users.twoFactor, accountSecurity: users.accountSecurity, accountUnlock: users.accountUnlock, signInHandoff: users.signInHandoff, roles: roles.service, buckets: buckets.service,
     userGroups: userGroups.service, tracker: tracker.service, triage: tracker.triage, errorReporting: alerts.reporting, ingestKeys: ingest.keys, audit: audit.trail,
-    alertRouting: alerts.routing, publicUrl: config.publicUrl, clock, passwordExpiry: users.passwordPolicy, passwordPolicy: users.passwordPolicy,
+    alertRouting: alerts.routing, identityProviders: identity.service, sso: identity.sso, publicUrl: config.publicUrl, clock, passwordExpiry: users.passwordPolicy, passwordPolicy: users.passwordPolicy,
   });
   await openApi.register(app, routes);
   await metrics.register(app);

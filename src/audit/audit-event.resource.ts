@@ -1,7 +1,7 @@
 import type { ResourceDefinition } from '../http/render/resource-definition.js';
 
 /** How an actor proved who it was (docs/security.md#the-audit-trail); here, so cmi/client reads them without the server's code. */
-export const CREDENTIALS = ['password', 'api_key', 'session', 'ingest_key', 'local', 'system', 'identity_provider'] as const;
+export const CREDENTIALS = ['password', 'api_key', 'session', 'ingest_key', 'local', 'system', 'sso'] as const;
 
 /** One event of the audit trail (docs/api.md#audit-log); `changes` a JSON object (in XML its text). */
 export const auditEventResource = {

@@ -19,6 +19,8 @@ import type { UserWhiteListsService } from '../users/user-white-lists.service.js
 import type { AccountSecurityService } from '../users/account-security.service.js';
 import type { AccountUnlock } from '../users/account-unlock.js';
 import type { SignInHandoff } from '../users/sign-in-handoff.js';
+import type { IdentityProvidersService } from '../identity/identity-providers.service.js';
+import type { SsoSignIn } from '../identity/sso-sign-in.js';
 import type { Html } from './html.js';
 import type { PageContext } from './layout.js';
 
@@ -48,6 +50,10 @@ export interface ConsoleServices {
   ingestKeys: IngestKeysService;
   audit: AuditTrail;
   alertRouting: AlertRoutingService;
+  /** Identity providers: their management page (identity/identity-providers.service.ts). */
+  identityProviders?: IdentityProvidersService;
+  /** Signing in through OpenID Connect and SAML providers (identity/sso-sign-in.ts): the sign-in page's buttons. */
+  sso?: SsoSignIn;
   /** CMI_PUBLIC_URL when set: the DSNs start with it (else with the address the request reached). */
   publicUrl: string | undefined;
   clock: Clock;

@@ -18,6 +18,7 @@ import { consoleErrorsRoutes } from './errors.routes.js';
 import { consoleIngestKeysRoutes } from './ingest-keys.routes.js';
 import { consoleAlertsRoutes } from './alerts.routes.js';
 import { consoleSignInRoutes } from './sign-in.routes.js';
+import { consoleSsoRoutes } from './sso.routes.js';
 import { consoleUnlockRoutes } from './unlock-page.js';
 import { consoleUsersRoutes } from './users.routes.js';
 import { consoleRolesRoutes } from './roles.routes.js';
@@ -29,6 +30,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A console route that needs no console session (sign-in, its assets). */
     consoleAnonymous?: boolean;
+    /** A POST another site makes by design (a SAML provider's HTTP-POST binding): no origin check, its own proof stands for it. */
+    consoleCrossSite?: boolean;
   }
 }
 
@@ -69,7 +72,7 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   /** Who is asking, from the console's cookie; a POST from another origin is refused before its body is read. */
   const consoleGate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     securityHeaders(reply);
-    if (request.method === 'POST' && !fromSameOrigin(request)) throw new CrossSiteRequest();
+    if (request.method === 'POST' && !request.routeOptions.config.consoleCrossSite && !fromSameOrigin(request)) throw new CrossSiteRequest();
     if (request.routeOptions.config.consoleAnonymous) return;
     const token = readCookie(request.headers.cookie, CONSOLE_COOKIE);
     if (token === undefined || token === '') throw new SessionEnded();
@@ -155,6 +158,7 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
 
   consoleAssetsRoutes(app);
   consoleSignInRoutes(app, services);
+  consoleSsoRoutes(app, services);
   consoleUnlockRoutes(app, services);
   consoleErrorsRoutes(app, services);
   consoleUsersRoutes(app, services);

@@ -6,20 +6,29 @@ export interface SignInView {
   login?: string;
   notice?: string;
   failure?: string;
+  /** The identity providers to sign in with (OpenID Connect and SAML, enabled): a button each. */
+  providers?: ReadonlyArray<{ id: number; label: string }>;
 }
 
-/** The page after the sign-in form of another site: signed in, it goes on to the console by itself. */
-export function signedInPage(): Html {
-  return bare('Signed in', html`<meta http-equiv="refresh" content="0; url=/console">
+/**
+ * The page after a sign-in that came back from another site (the sign-in form of another site, an
+ * identity provider): signed in, it goes on to `next` by itself, a same-site navigation.
+ */
+export function signedInPage(next = '/console'): Html {
+  return bare('Signed in', html`<meta http-equiv="refresh" content="0; url=${next}">
 <h1>Signed in</h1>
-<p class="notice" role="status">You are signed in. <a href="/console">Go on to the console</a>.</p>`);
+<p class="notice" role="status">You are signed in. <a href="${next}">Go on to the console</a>.</p>`);
 }
 
 /** The sign-in form: login or email, and password. */
-export function signInPage({ next, login = '', notice, failure }: SignInView): Html {
+export function signInPage({ next, login = '', notice, failure, providers = [] }: SignInView): Html {
+  const buttons = providers.length === 0 ? '' : html`<ul class="sso-providers">${providers.map(({ id, label }) =>
+    html`<li><a class="button" href="/console/sso/${String(id)}/start?next=${encodeURIComponent(next)}">Sign in with ${label}</a></li>`)}</ul>
+<p class="sso-or">or with a cmi account</p>`;
   return bare('Sign in', html`<h1>Sign in to cmi</h1>
 ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
 ${failure ? html`<p class="error" role="alert">${failure}</p>` : ''}
+${buttons}
 <form method="post" action="/console/sign-in" class="stacked">
 <input type="hidden" name="next" value="${next}">
 <label for="login">Login or email</label>

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { Forbidden, TooManyRequests, Unauthorized, Unprocessable } from '../shared/problems.js';
+import { BadGateway, Forbidden, TooManyRequests, Unauthorized, Unprocessable } from '../shared/problems.js';
 import { clearConsoleCookie, safeNext, setConsoleCookie } from './console-session.js';
 import { secondFactorPage, signedInPage, signInPage } from './sign-in-page.js';
 import { readCookie, SecondFactorDue } from '../users/authentication.js';
@@ -20,9 +20,11 @@ const SIGN_IN_FORM_FAILURES: Record<string, string> = {
 };
 
 /** Signing in and out of the console (docs/console.md#signing-in). */
-export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock, sessionTokens, twoFactor, signInHandoff: handoff }: ConsoleServices): void {
+export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock, sessionTokens, twoFactor, signInHandoff: handoff, sso }: ConsoleServices): void {
   const stepTokens = secondFactorTokens(sessionTokens, clock);
-  app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sign-in', consoleRoute(true), (request, reply) => {
+  // The identity providers' buttons (docs/console.md#signing-in-with-an-identity-provider).
+  const providers = async () => (sso === undefined ? [] : sso.buttons());
+  app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sign-in', consoleRoute(true), async (request, reply) => {
     const { next, ended, signed_out: signedOut, password_changed: passwordChanged, failed } = request.query;
     const notice = ended === '1' ? 'Your session has ended. Sign in again to go on.'
       : signedOut === '1' ? 'You have signed out.'
@@ -30,7 +32,7 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
       : undefined;
     // The sign-in form of another site (POST /users/sign_in) sends its failures here, by name only.
     const failure = typeof failed === 'string' ? SIGN_IN_FORM_FAILURES[failed] : undefined;
-    return sendPage(reply, signInPage({ next: safeNext(typeof next === 'string' ? next : undefined), notice, ...(failure === undefined ? {} : { failure }) }), failure === undefined ? 200 : 401);
+    return sendPage(reply, signInPage({ next: safeNext(typeof next === 'string' ? next : undefined), notice, providers: await providers(), ...(failure === undefined ? {} : { failure }) }), failure === undefined ? 200 : 401);
   });
 
   // The page POST /users/sign_in sends a browser to: it redeems the code (users/sign-in-handoff.ts), sets
@@ -65,7 +67,10 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
         // (users/lockout.ts; the same for every login, known or not).
         return sendPage(reply, signInPage({ next, login, failure: Object.values(error.messages).flat().join(' ') }), 429);
       }
-      if (error instanceof Unauthorized) return sendPage(reply, signInPage({ next, login, failure: 'The login or the password is wrong, or the account is not active.' }), 401);
+      // A directory that vouched for the password, for an account cmi refuses, says why (identity/identity-directory.ts).
+      if (error instanceof Unauthorized) return sendPage(reply, signInPage({ next, login, providers: await providers(), failure: error.message === new Unauthorized().message ? 'The login or the password is wrong, or the account is not active.' : error.message }), 401);
+      // No directory could be asked (docs/sso-ldap.md).
+      if (error instanceof BadGateway) return sendPage(reply, signInPage({ next, login, providers: await providers(), failure: error.message }), 502);
       // The account's allowed addresses do not hold this one (docs/security.md#allowed-addresses): said after a right password only.
       if (error instanceof Forbidden) return sendPage(reply, signInPage({ next, login, failure: error.message }), 403);
       throw error;

@@ -58,6 +58,8 @@ export interface OidcSettings {
 export interface SamlSettings {
   idp_metadata_url?: string;
   idp_metadata_xml?: string;
+  /** The NameID asked for, which links the person to its account: `persistent` (default) or `email`; never transient. */
+  name_id_format: 'persistent' | 'email';
   /** The assertion's attribute giving the login of a new account (default `uid`). */
   login_attribute: string;
   /** Default `mail`. */

@@ -41,7 +41,7 @@ const SECRET_BOUND_TO: Readonly<Record<ProviderKind, readonly string[]>> = { oid
 
 const DEFAULTS: { [K in ProviderKind]: Record<string, unknown> } = {
   oidc: { issuer: '', client_id: '', client_secret: '', scopes: ['openid', 'email', 'profile'], login_claim: 'preferred_username', email_claim: 'email', groups_claim: 'groups' },
-  saml: { login_attribute: 'uid', email_attribute: 'mail', groups_attribute: 'groups' },
+  saml: { name_id_format: 'persistent', login_attribute: 'uid', email_attribute: 'mail', groups_attribute: 'groups' },
   ldap: { url: '', bind_dn: '', bind_password: '', base_dn: '', user_filter: '', group_attribute: 'memberOf', start_tls: false, ca_certificate: '', allow_basic_auth: false },
 };
 
@@ -49,7 +49,7 @@ const DEFAULTS: { [K in ProviderKind]: Record<string, unknown> } = {
 type SettingShape = { text: number } | 'flag' | 'names';
 const SHAPES: { [K in ProviderKind]: Record<string, SettingShape> } = {
   oidc: { issuer: { text: 2048 }, client_id: { text: 255 }, client_secret: { text: 1024 }, scopes: 'names', login_claim: { text: 255 }, email_claim: { text: 255 }, groups_claim: { text: 255 } },
-  saml: { idp_metadata_url: { text: 2048 }, idp_metadata_xml: { text: 262_144 }, login_attribute: { text: 255 }, email_attribute: { text: 255 }, groups_attribute: { text: 255 } },
+  saml: { idp_metadata_url: { text: 2048 }, idp_metadata_xml: { text: 262_144 }, name_id_format: { text: 16 }, login_attribute: { text: 255 }, email_attribute: { text: 255 }, groups_attribute: { text: 255 } },
   ldap: {
     url: { text: 2048 }, bind_dn: { text: 1024 }, bind_password: { text: 1024 }, base_dn: { text: 1024 }, user_filter: { text: 1024 }, group_attribute: { text: 255 },
     start_tls: 'flag', ca_certificate: { text: 65_536 }, allow_basic_auth: 'flag',
@@ -145,6 +145,7 @@ function checkSettings(kind: ProviderKind, settings: Record<string, unknown>, er
       const parsed = urlOf(url, ['https:', 'http:']);
       if (parsed === undefined || (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname))) errors.add('settings.idp_metadata_url', 'must be an https URL (http only for this machine: localhost, 127.0.0.1, ::1)');
     }
+    if (!['persistent', 'email'].includes(text('name_id_format'))) errors.add('settings.name_id_format', 'must be persistent or email (a transient NameID changes at every sign-in)');
     if (xml !== '' && !xml.includes('EntityDescriptor')) errors.add('settings.idp_metadata_xml', 'must be the identity provider\'s SAML metadata (an EntityDescriptor)');
   } else {
     required('url');

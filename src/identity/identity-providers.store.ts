@@ -121,6 +121,11 @@ export function identityProvidersRepository({ db }: Database) {
       return rows.length > 0;
     },
 
+    async countAttempts(): Promise<number> {
+      const row = await db.selectFrom('sso_attempts').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
     async pruneAttempts(now: Date): Promise<void> {
       await db.deleteFrom('sso_attempts').where('expires_at', '<', now.toISOString()).execute();
     },

@@ -59,7 +59,7 @@ export function identitySignIn(providers: IdentityProvidersRepository, users: Us
       await users.remove(user.id);
       throw new IdentityRefused('This identity was being linked by another sign-in at the same time: sign in again');
     }
-    await audit.record({ id: user.id, login: user.login, credential: 'identity_provider', address }, {
+    await audit.record({ id: user.id, login: user.login, credential: 'sso', address }, {
       action: 'user.create', target_type: 'user', target_id: user.id, changes: { login, email, identity_provider_id: provider.id, role_ids: user.roles.map((role) => role.id) },
     });
     return user;
@@ -75,7 +75,7 @@ export function identitySignIn(providers: IdentityProvidersRepository, users: Us
     const changed = await users.update(user.id, { role_ids: roleIds, user_group_id: access.user_group_id }, clock());
     // The last active administrator keeps its role: a provider's groups never lock everyone out.
     if (changed.outcome !== 'changed') return user;
-    await audit.record({ id: user.id, login: user.login, credential: 'identity_provider', address }, {
+    await audit.record({ id: user.id, login: user.login, credential: 'sso', address }, {
       action: 'user.update', target_type: 'user', target_id: user.id, changes: { role_ids: [held, roleIds], user_group_id: [user.user_group_id, access.user_group_id], identity_provider_id: provider.id },
     });
     return changed.user;

@@ -2,7 +2,7 @@ import type { AuditRecorder } from '../audit/audit-trail.js';
 import type { AuditActor } from '../audit/audit-event.js';
 import { hashApiKey } from './api-keys.js';
 import { type Clock, millisOf } from '../shared/clock.js';
-import { Forbidden, Unauthorized } from '../shared/problems.js';
+import { BadGateway, Forbidden, Unauthorized } from '../shared/problems.js';
 import { type AllowedAddressesOf, isAllowedFrom, refuseUnlessAllowed } from './allowed-addresses.js';
 import type { SignInNote } from './last-access-log.js';
 import { type Lockout, LockedOut } from './lockout.js';
@@ -96,6 +96,20 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined;
 }
 
+/**
+ * A directory that vouches for passwords cmi does not keep (identity/identity-directory.ts wires LDAP
+ * here: docs/sso-ldap.md). Asked only for a login whose account has no cmi password, or no account.
+ */
+export interface PasswordDirectory {
+  /**
+   * The active account the directory vouches for with this login and password (linked, created or
+   * re-mapped by the identity provider's sign-in), or undefined when no directory does. `basic`: the
+   * API's HTTP Basic, which only directories allowing it answer. Unauthorized with a message when a
+   * directory vouched but cmi refuses the account; BadGateway when no directory could be asked.
+   */
+  verify(login: string, password: string, address: string, basic: boolean): Promise<User | undefined>;
+}
+
 export interface AuthenticatorParts {
   users: UsersRepository;
   revokedSessions: RevokedSessionsRepository;
@@ -115,6 +129,12 @@ export interface AuthenticatorParts {
   accountLocked?: (user: User, until: Date) => void;
 }
 
+/** A credential verified as the password path sees it: the account, its epoch, and how the password was proved. */
+interface PasswordVerified {
+  user: User;
+  sessionEpoch: number;
+}
+
 /**
  * Who is asking: HTTP Basic (login or email, with the password or the API key) when an Authorization
  * header is present, else the session cookie. Anything else, or a user who is not active, is
@@ -122,6 +142,22 @@ export interface AuthenticatorParts {
  */
 export function authenticator({ users, revokedSessions, sessions, cache, lockout, clock, audit, apiKeyUsed = () => {}, allowedAddresses = () => Promise.resolve(undefined), signedIn = () => {}, accountLocked = () => {} }: AuthenticatorParts) {
   const nowMs = millisOf(clock);
+  // Set by the composition root once the identity providers are made (app/app.ts); none: cmi's passwords only.
+  let directory: PasswordDirectory | undefined;
+
+  /**
+   * The password checked: against the account's own hash when it has one, else (no account, or one
+   * an identity provider made without a cmi password) by the directory. Undefined when refused.
+   */
+  async function passwordHolder(found: Awaited<ReturnType<UsersRepository['findCredentials']>>, login: string, password: string, basic: boolean, address: string): Promise<PasswordVerified | undefined> {
+    const ownPassword = found !== undefined && found.password_hash !== '';
+    if (ownPassword || directory === undefined) {
+      return (await verifyPassword(found?.password_hash, password)) && found && found.user.status === 'active' ? { user: found.user, sessionEpoch: found.session_epoch } : undefined;
+    }
+    const user = await directory.verify(login, password, address, basic);
+    const vouched = user === undefined ? undefined : await users.findWithSessionEpoch(user.id);
+    return vouched && vouched.user.status === 'active' ? { user: vouched.user, sessionEpoch: vouched.session_epoch } : undefined;
+  }
   /**
    * A login (or email) and a password, under the lockout; with `acceptApiKey`, the API key may stand
    * for the password (HTTP Basic), never on the console's sign-in form (docs/console.md#security).
@@ -152,25 +188,31 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       throw error;
     };
     const charged = await lockout.charge(attempt).catch(refused);
-    if (!(await verifyPassword(found?.password_hash, password)) || !found || found.user.status !== 'active') {
+    const failed = async (error: Unauthorized | BadGateway = new Unauthorized()): Promise<never> => {
       // Answered once the failure is counted in the database (a 503 while it cannot be).
       await lockout.failed(charged).catch(refused);
       note(false);
       // The owner's cached verification stays: it is keyed by its header and address, so a guess
       // can never match it, and dropping it would make each guess cost the owner a fresh check.
-      throw new Unauthorized();
-    }
+      throw error;
+    };
+    const holder = await passwordHolder(found, credentials.login, password, acceptApiKey, address).catch((error: unknown) => {
+      if (error instanceof Unauthorized || error instanceof BadGateway) return failed(error);
+      throw error;
+    });
+    if (holder === undefined) return failed();
+    const { user } = holder;
     // The password is right, but alone it is not enough for an account with a second factor
     // (docs/security.md#second-factor): it stays counted as a failure, and only a right code counts as a
     // success (two-factor.service.ts), so a known password never wipes the count of wrong codes.
-    if (found.user.totp_enabled) await lockout.failed(charged).catch(refused);
+    if (user.totp_enabled) await lockout.failed(charged).catch(refused);
     else await lockout.succeeded(charged);
-    if (acceptApiKey && found.user.totp_enabled) {
+    if (acceptApiKey && user.totp_enabled) {
       note(false);
       throw new Unauthorized(SECOND_FACTOR_REFUSAL);
     }
     note(true);
-    return { user: found.user, sessionEpoch: found.session_epoch, allowedFrom: await allowedAddresses(found.user.id) };
+    return { user, sessionEpoch: holder.sessionEpoch, allowedFrom: await allowedAddresses(user.id) };
   }
 
   /**
@@ -369,6 +411,27 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
       if (user.totp_enabled) throw new SecondFactorDue(user, verified.sessionEpoch);
       await audit.record({ id: user.id, login: user.login, credential: 'password', address, ...(requestId === undefined ? {} : { requestId }) }, { action: 'session.create', target_type: 'user', target_id: user.id, changes: {} });
       return { user, sessionToken: sessions.issue(user.id, verified.sessionEpoch, 'console') };
+    },
+
+    /** Where passwords cmi does not keep are checked (the identity providers' LDAP directories: app/app.ts). */
+    useDirectory(passwords: PasswordDirectory): void {
+      directory = passwords;
+    },
+
+    /**
+     * The console's session for the account an identity provider vouched for through the browser
+     * (OpenID Connect, SAML: docs/security.md#identity-providers), under the same rules as a password:
+     * active, from an allowed address, and the code asked next for an account with a second factor.
+     */
+    async signInVouched(userId: number, address: string, requestId?: string, userAgent?: string): Promise<Authenticated & { sessionToken: string }> {
+      const found = await users.findWithSessionEpoch(userId);
+      if (!found || found.user.status !== 'active') throw new Unauthorized();
+      const { user } = found;
+      await refuseUnlessAllowed(audit, user, await allowedAddresses(user.id), address, 'sso', requestId);
+      signedIn({ userId: user.id, address, credential: 'sso', userAgent, success: true });
+      if (user.totp_enabled) throw new SecondFactorDue(user, found.session_epoch);
+      await audit.record({ id: user.id, login: user.login, credential: 'sso', address, ...(requestId === undefined ? {} : { requestId }) }, { action: 'session.create', target_type: 'user', target_id: user.id, changes: {} });
+      return { user, sessionToken: sessions.issue(user.id, found.session_epoch, 'console') };
     },
 
     /** The user of an id, for the sign-in's second step (never a credential). */

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 
 /** How the account proved who it was (docs/security.md#the-last-access-log); a session cookie's requests are not written, their sign-in was. */
-export type AccessCredential = 'password' | 'api_key' | 'console';
+export type AccessCredential = 'password' | 'api_key' | 'console' | 'sso';
 
 /** One sign-in, or one refused sign-in of a known user, as it is written. */
 export interface AccessEntry {

@@ -23,7 +23,8 @@ let decoyHash: Promise<string> | undefined;
 export async function verifyPassword(storedHash: string | undefined, password: string): Promise<boolean> {
   // Longer passwords are refused before any hashing.
   if (Buffer.byteLength(password) > userLimits.passwordMaxBytes) return false;
-  if (storedHash === undefined) {
+  // No account, or one without a cmi password (made by an identity provider): the same time spent.
+  if (storedHash === undefined || storedHash === '') {
     decoyHash ??= hashPassword('decoy password that never matches');
     await verify(await decoyHash, password).catch(() => false);
     return false;

@@ -185,11 +185,14 @@ function currentPasswordCheck(
   countGuess: () => Promise<() => Promise<void>>,
 ) {
   return async (errors: FieldErrors): Promise<void> => {
+    // An account an identity provider made has no cmi password to prove: its provider's sign-in
+    // stood for it (docs/security.md#identity-providers).
+    const hash = await passwordHash();
+    if (hash === '') return;
     const current = stringField(fields, 'current_password', errors, { required: true, max: Number.MAX_SAFE_INTEGER });
     if (current === undefined || !errors.empty) return;
     // Counted like a login before it is checked, so a stolen session cannot guess the password freely.
     const succeeded = await countGuess();
-    const hash = await passwordHash();
     if (hash === undefined || !(await verifyPassword(hash, current))) errors.add('current_password', 'is incorrect');
     else await succeeded();
   };
@@ -352,6 +355,10 @@ export function usersService(
     async update(actor: Actor, id: number, body: unknown): Promise<User> {
       assertPermittedOnUser(actor, 'users.update', id);
       const fields = unwrapRecord(body ?? {}, 'user');
+      // Who signs in through an identity provider keeps to it: only an administrator gives it a cmi password.
+      if (present(fields, 'password') && !may(actor, 'users.update') && (await repository.passwordHash(id)) === '') {
+        throw new Unprocessable({ password: ["can't be set by the account itself: it signs in through its identity provider (an administrator can give it a cmi password)"] });
+      }
       const currentCheck = needsCurrentPassword(actor, fields)
         ? currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))
         : undefined;

@@ -1,0 +1,23 @@
+import type { ResourceDefinition } from '../http/render/resource-definition.js';
+import { PROVIDER_KINDS } from './identity-provider.js';
+
+/**
+ * An identity provider (docs/api.md#identity-providers): `settings` and `mappings` are JSON (in XML,
+ * their JSON text); the settings' secrets (`client_secret`, `bind_password`) are always null.
+ */
+export const identityProviderResource = {
+  root: 'identity_provider',
+  plural: 'identity_providers',
+  fields: [
+    ['id', 'integer'],
+    ['kind', 'string'],
+    ['label', 'string'],
+    ['enabled', 'boolean'],
+    ['settings', 'json'],
+    ['mappings', 'json'],
+    ['jit_provisioning', 'boolean'],
+    ['created_at', 'datetime'],
+    ['updated_at', 'datetime'],
+  ],
+  values: { kind: PROVIDER_KINDS },
+} as const satisfies ResourceDefinition;

@@ -28,7 +28,7 @@ export interface Slapd {
   /** PEM of the CA that signed the server's certificate (valid for 127.0.0.1 and localhost). */
   caCertificate: string;
   baseDn: string;
-  /** The DN of an entry under `ou=people` of each user. */
+  /** The DN of a user's entry under `ou=people` (its uid escaped as RFC 4514 says). */
   userDn: (uid: string) => string;
   groupDn: (cn: string) => string;
   /** The service account cmi searches with (`cn=cmi-service,ou=services,<baseDn>`). */
@@ -93,10 +93,13 @@ function slapdConf(dir: string, tls: { ca: string; cert: string; key: string }, 
   ].join('\n');
 }
 
-const valueOf = (value: string | undefined) => (value === undefined ? [] : [value]);
+
+/** A uid as a DN value: RFC 4514's specials after a backslash (written apart from src/identity/ldap.ts, which the tests check). */
+const dnValue = (text: string) => text.replace(/["+,;<>\\]/g, (char) => `\\${char}`).replace(/^[ #]/, (char) => `\\${char}`).replace(/ $/, '\\ ');
+const userDn = (uid: string) => `uid=${dnValue(uid)},ou=people,${BASE_DN}`;
 
 /** Binds as the administrator on `url`, retried until slapd answers (bounded by START_LIMIT_MS). */
-async function adminClient(url: string, rootPassword: string, process: ChildProcess, log: () => string): Promise<Client> {
+async function adminClient(url: string, rootPassword: string, slapd: ChildProcess, log: () => string): Promise<Client> {
   const deadline = Date.now() + START_LIMIT_MS;
   for (;;) {
     const client = new Client({ url, connectTimeout: 1000, timeout: 5000, autoRebind: true });
@@ -105,7 +108,7 @@ async function adminClient(url: string, rootPassword: string, process: ChildProc
       return client;
     } catch (error) {
       await client.unbind().catch(() => undefined);
-      if (process.exitCode !== null || process.signalCode !== null) throw new Error(`slapd exited at start: ${log()}`, { cause: error });
+      if (slapd.exitCode !== null || slapd.signalCode !== null) throw new Error(`slapd exited at start: ${log()}`, { cause: error });
       if (Date.now() > deadline) throw new Error(`slapd did not answer within ${START_LIMIT_MS} ms (${(error as Error).message}): ${log()}`, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
@@ -118,13 +121,13 @@ async function seed(client: Client, servicePassword: string, users: readonly Sla
   for (const ou of ['people', 'groups', 'services']) await client.add(`ou=${ou},${BASE_DN}`, { objectClass: 'organizationalUnit', ou });
   await client.add(SERVICE_DN, { objectClass: ['organizationalRole', 'simpleSecurityObject'], cn: 'cmi-service', userPassword: servicePassword });
   for (const user of users) {
-    await client.add(`uid=${user.uid},ou=people,${BASE_DN}`, {
+    await client.add(userDn(user.uid), {
       objectClass: 'inetOrgPerson', uid: user.uid, cn: [user.givenName, user.sn].filter(Boolean).join(' ') || user.uid, sn: user.sn ?? user.uid,
-      givenName: valueOf(user.givenName), mail: valueOf(user.mail), userPassword: user.password,
+      ...(user.givenName === undefined ? {} : { givenName: user.givenName }), ...(user.mail === undefined ? {} : { mail: user.mail }), userPassword: user.password,
     });
   }
   for (const group of groups) {
-    await client.add(`cn=${group.cn},ou=groups,${BASE_DN}`, { objectClass: 'groupOfNames', cn: group.cn, member: group.members.map((uid) => `uid=${uid},ou=people,${BASE_DN}`) });
+    await client.add(`cn=${group.cn},ou=groups,${BASE_DN}`, { objectClass: 'groupOfNames', cn: group.cn, member: group.members.map(userDn) });
   }
 }
 
@@ -178,13 +181,13 @@ export async function startSlapd(options: { users?: readonly SlapdUser[]; groups
       ldapsUrl,
       caCertificate: readFileSync(tls.ca, 'utf8'),
       baseDn: BASE_DN,
-      userDn: (uid) => `uid=${uid},ou=people,${BASE_DN}`,
+      userDn,
       groupDn: (cn) => `cn=${cn},ou=groups,${BASE_DN}`,
       serviceDn: SERVICE_DN,
       servicePassword,
       rootDn: ROOT_DN,
       rootPassword,
-      setPassword: (uid, password) => connected.modify(`uid=${uid},ou=people,${BASE_DN}`, new Change({ operation: 'replace', modification: new Attribute({ type: 'userPassword', values: [password] }) })),
+      setPassword: (uid, password) => connected.modify(userDn(uid), new Change({ operation: 'replace', modification: new Attribute({ type: 'userPassword', values: [password] }) })),
       close,
     };
   } catch (error) {

@@ -87,23 +87,30 @@ function onlyOnce<F extends (...args: never[]) => net.Socket>(connect: F): F {
   return guarded as unknown as F;
 }
 
-/** What went wrong with `step`, as one line for the sign-in page and the log (the server's words, never a password). */
+/** What went wrong, as one line for the sign-in page and the log: the server's or the system's words, never a password. */
 function reason(error: unknown): string {
-  if (error instanceof ResultCodeError) return error.message.replace(/\s+/g, ' ').trim();
+  if (error instanceof ResultCodeError) {
+    // "No such object (LDAP result 32)": the server's diagnostic when it gives one, else the result's name.
+    const said = error.message.replace(/\s*Code: 0x[0-9a-f]+$/i, '').replace(/\s+/g, ' ').trim();
+    const named = error.name.replace(/Error$/, '').replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
+    return `${said === '' ? named.charAt(0).toUpperCase() + named.slice(1) : said} (LDAP result ${error.code})`;
+  }
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message.split('\n').at(-1)?.trim() || error.name : String(error);
   return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
 }
 
-function isTlsFailure(error: unknown): boolean {
+const codeOf = (error: unknown) => {
   const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && /CERT|SSL|TLS|ISSUER|SELF_SIGNED|HOSTNAME|ALTNAME/i.test(code);
-}
+  return typeof code === 'string' ? code : '';
+};
+const isTlsFailure = (error: unknown) => /CERT|SSL|TLS|ISSUER|SELF_SIGNED|HOSTNAME|ALTNAME/i.test(codeOf(error));
+const isUnreachable = (error: unknown) => /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EPIPE)$/.test(codeOf(error)) || (error instanceof Error && error.message === 'Connection timeout');
 
 /** The `ProviderUnavailable` for `error` during `step` at the directory of `settings`. */
 function unavailable(settings: LdapSettings, step: string, error: unknown): ProviderUnavailable {
   if (error instanceof ProviderUnavailable) return error;
-  const what = isTlsFailure(error) ? `its TLS certificate was not accepted during ${step}` : `${step} failed`;
+  const what = isTlsFailure(error) ? `its TLS certificate was not accepted (${step})` : isUnreachable(error) ? `it could not be reached (${step})` : `${step} failed`;
   return new ProviderUnavailable(`The LDAP directory ${settings.url} is unavailable: ${what}: ${reason(error)}`, { cause: error });
 }
 

@@ -211,9 +211,13 @@ describe('ldapAuthenticate and ldapCheck against OpenLDAP', { timeout: 60_000 },
     await unavailable(ldapCheck(template({ url: slapd.ldapUrl, start_tls: true, ca_certificate: stranger })), /its TLS certificate was not accepted \(StartTLS\)/);
   });
 
-  it('the certificate is checked for the host: localhost is in it, and so the URL may name it', async () => {
-    const port = new URL(slapd.ldapsUrl).port;
-    assert.equal((await ldapAuthenticate(settings({ url: `ldaps://localhost:${port}` }), 'alice', 'alice-password'))?.login, 'alice');
+  it('the certificate is checked for the host: localhost is in it, ::ffff:127.0.0.1 (the same server) is not', async () => {
+    const [ldapsPort, ldapPort] = [new URL(slapd.ldapsUrl).port, new URL(slapd.ldapUrl).port];
+    assert.equal((await ldapAuthenticate(settings({ url: `ldaps://localhost:${ldapsPort}` }), 'alice', 'alice-password'))?.login, 'alice');
+    assert.equal((await ldapAuthenticate(settings({ url: `ldap://localhost:${ldapPort}`, start_tls: true }), 'alice', 'alice-password'))?.login, 'alice');
+    const altnames = /its TLS certificate was not accepted \((the service account's bind|StartTLS)\): Hostname\/IP does not match certificate's altnames: .*\(ERR_TLS_CERT_ALTNAME_INVALID\)$/;
+    await unavailable(ldapAuthenticate(settings({ url: `ldaps://[::ffff:127.0.0.1]:${ldapsPort}` }), 'alice', 'alice-password'), altnames);
+    await unavailable(ldapAuthenticate(settings({ url: `ldap://[::ffff:127.0.0.1]:${ldapPort}`, start_tls: true }), 'alice', 'alice-password'), altnames);
   });
 
   it("the service account's password wrong: ProviderUnavailable, not the user's fault", async () => {

@@ -82,6 +82,13 @@ describe('ldapAuthenticate and ldapCheck against OpenLDAP', { timeout: 60_000 },
         { uid: 'bob', password: 'bob-password', mail: 'bob@example.org', givenName: 'Bob', sn: 'Builder' },
         { uid: 'o(dd)*one', password: 'odd-password', mail: 'odd@example.org' },
         { uid: 'smith, john', password: 'smith-password', mail: 'smith@example.org', givenName: 'John', sn: 'Smith' },
+        { uid: 'carol', password: 'carol-password', mail: 'carol@example.org' },
+        { uid: 'dave', password: 'dave-password', mail: 'dave@example.org' },
+      ],
+      acl: [
+        // carol's entryUUID is hidden (as on a directory without one); dave may bind but not read his own entry.
+        'access to dn.exact="uid=carol,ou=people,dc=example,dc=org" attrs=entryUUID by * none',
+        'access to dn.exact="uid=dave,ou=people,dc=example,dc=org" by anonymous auth by * none',
       ],
       groups: [{ cn: 'ops', members: ['alice'] }, { cn: 'dev', members: ['alice', 'bob'] }],
     });
@@ -161,6 +168,25 @@ describe('ldapAuthenticate and ldapCheck against OpenLDAP', { timeout: 60_000 },
     assert.equal(await ldapAuthenticate(template(), 'nobody', 'alice-password'), undefined);
     // A DN the directory cannot parse (a DN template without the escaping's help) is no one either.
     assert.equal(await ldapAuthenticate(template({ user_filter: '{login}' }), 'not a dn', 'alice-password'), undefined);
+  });
+
+  it("an entry without entryUUID: its DN, lowercased, is the subject", async () => {
+    // The administrator sees it; the service account and carol herself do not.
+    assert.match(uuids.get('carol') ?? '', /^[0-9a-f-]{36}$/);
+    assert.deepEqual(await ldapAuthenticate(settings(), 'carol', 'carol-password'), {
+      subject: 'uid=carol,ou=people,dc=example,dc=org', login: 'carol', email: 'carol@example.org', groups: [], firstName: undefined, lastName: 'carol',
+    });
+    assert.equal((await ldapAuthenticate(template({ user_filter: `UID={login},OU=People,${slapd.baseDn}` }), 'carol', 'carol-password'))?.subject, 'uid=carol,ou=people,dc=example,dc=org');
+  });
+
+  it('a DN template whose entry cannot read itself: ProviderUnavailable, not an identity without its entryUUID', async () => {
+    await unavailable(ldapAuthenticate(template(), 'dave', 'dave-password'),
+      /^The LDAP directory ldaps:\/\/127\.0\.0\.1:\d+ let uid=dave,ou=people,dc=example,dc=org bind but not read its own entry: let it read its entryUUID, mail, givenName, sn and memberOf$/);
+    assert.equal(await ldapAuthenticate(template(), 'dave', 'wrong-password'), undefined);
+  });
+
+  it('a user_filter the client cannot parse: ProviderUnavailable, saying so', async () => {
+    await unavailable(ldapAuthenticate(settings({ user_filter: '(uid={login}' }), 'alice', 'alice-password'), /is unavailable: the search for the user failed: Unbalanced parens: \(uid=alice\. Full string: \(uid=alice$/);
   });
 
   it('a changed password takes effect at once', async () => {

@@ -16,6 +16,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const INVALID_CREDENTIALS = 49;
 const NO_SUCH_OBJECT = 32;
 const INVALID_DN_SYNTAX = 34;
+const INSUFFICIENT_ACCESS = 50;
 /** The operational attribute giving an entry's stable id (RFC 4530), asked for explicitly. */
 const ENTRY_UUID = 'entryUUID';
 const WHO_AM_I_OID = '1.3.6.1.4.1.4203.1.11.3';
@@ -241,10 +242,17 @@ export async function ldapAuthenticate(settings: LdapSettings, login: string, pa
     }
     const dn = settings.user_filter.replaceAll('{login}', () => ldapDnValue(typed));
     if (!(await userBind(client, step, dn, password))) return undefined;
-    const { searchEntries } = await step('reading the entry bound', () => client.search(dn, { scope: 'base', filter: '(objectClass=*)', attributes: attributesFor(settings) }));
-    const entry = searchEntries[0];
     // Bound, yet its entry unreadable: its subject would not be its entryUUID, so no identity at all.
-    if (entry === undefined) throw new ProviderUnavailable(`The LDAP directory ${settings.url} let ${dn} bind but not read its own entry: allow it to read its entryUUID, mail, givenName, sn and ${settings.group_attribute}`);
+    const unreadable = () => new ProviderUnavailable(`The LDAP directory ${settings.url} let ${dn} bind but not read its own entry: let it read its entryUUID, mail, givenName, sn and ${settings.group_attribute}`);
+    let entries: Entry[];
+    try {
+      ({ searchEntries: entries } = await step('reading the entry bound', () => client.search(dn, { scope: 'base', filter: '(objectClass=*)', attributes: attributesFor(settings) })));
+    } catch (error) {
+      if (error instanceof ProviderUnavailable && isResult(error.cause, NO_SUCH_OBJECT, INSUFFICIENT_ACCESS)) throw unreadable();
+      throw error;
+    }
+    const entry = entries[0];
+    if (entry === undefined) throw unreadable();
     return identityOf(entry, typed, settings);
   });
 }

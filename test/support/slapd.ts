@@ -66,9 +66,9 @@ function makeCertificates(dir: string): { ca: string; cert: string; key: string 
  * slapd.conf of a back_mdb database under `dc=example,dc=org` with the memberof overlay (a groupOfNames'
  * `member` gives its members `memberOf`). `allow bind_anon_dn`: a DN with an empty password is an
  * unauthenticated bind that succeeds, as many servers do, so a test can prove cmi never sends one.
- * Users read everything but passwords; anonymous may only bind.
+ * Users read everything but passwords; anonymous may only bind; the test's `acl` lines come first.
  */
-function slapdConf(dir: string, tls: { ca: string; cert: string; key: string }, rootPassword: string): string {
+function slapdConf(dir: string, tls: { ca: string; cert: string; key: string }, rootPassword: string, acl: readonly string[]): string {
   return [
     ...['core', 'cosine', 'inetorgperson', 'nis'].map((schema) => `include /etc/ldap/schema/${schema}.schema`),
     'modulepath /usr/lib/ldap',
@@ -87,6 +87,7 @@ function slapdConf(dir: string, tls: { ca: string; cert: string; key: string }, 
     `directory ${join(dir, 'db')}`,
     'maxsize 16777216',
     'overlay memberof',
+    ...acl,
     'access to attrs=userPassword by self write by anonymous auth by * none',
     'access to * by users read by anonymous auth',
     '',
@@ -144,10 +145,10 @@ async function stopProcess(child: ChildProcess): Promise<void> {
 /**
  * Debian's OpenLDAP slapd (/usr/sbin/slapd), in the foreground, from a temp directory of its own: a CA
  * and a server certificate made by openssl, `ldap://` (StartTLS offered) and `ldaps://` on free ports of
- * 127.0.0.1, the service account, `users` and `groups` added through ldapts once it answers. One per test
- * file; `close()` in `after`.
+ * 127.0.0.1, the service account, `users` and `groups` added through ldapts once it answers. `acl`: slapd.conf
+ * `access` lines of the test's, before the defaults. One per test file; `close()` in `after`.
  */
-export async function startSlapd(options: { users?: readonly SlapdUser[]; groups?: readonly SlapdGroup[] } = {}): Promise<Slapd> {
+export async function startSlapd(options: { users?: readonly SlapdUser[]; groups?: readonly SlapdGroup[]; acl?: readonly string[] } = {}): Promise<Slapd> {
   const dir = mkdtempSync(join(tmpdir(), 'cmi-slapd-'));
   const rootPassword = 'root-secret';
   const servicePassword = 'service-secret';
@@ -162,7 +163,7 @@ export async function startSlapd(options: { users?: readonly SlapdUser[]; groups
   try {
     mkdirSync(join(dir, 'db'));
     const tls = makeCertificates(dir);
-    writeFileSync(join(dir, 'slapd.conf'), slapdConf(dir, tls, rootPassword));
+    writeFileSync(join(dir, 'slapd.conf'), slapdConf(dir, tls, rootPassword, options.acl ?? []));
     const [ldapPort, ldapsPort] = [await freePort(), await freePort()];
     const ldapUrl = `ldap://127.0.0.1:${ldapPort}`;
     const ldapsUrl = `ldaps://127.0.0.1:${ldapsPort}`;

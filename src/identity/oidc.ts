@@ -139,6 +139,7 @@ function classified(error: unknown, stage: Stage): Error {
     return new ProviderUnavailable(`${WHAT.discovery}: ${detail}`);
   }
   if (/"state"/.test(detail)) return new IdentityRefused('The provider\'s answer is not for this sign-in (its state does not match): sign in again');
+  if (/response parameter/.test(detail)) return new IdentityRefused(`The provider's answer to the sign-in was refused: ${detail}`);
   if (/"nonce"/.test(detail)) return new IdentityRefused('The provider\'s ID token is not for this sign-in (its nonce does not match): sign in again');
   if (stage === 'userinfo') return new IdentityRefused(`The provider's userinfo answer was refused: ${detail}`);
   return new IdentityRefused(`The provider's ID token was refused: ${detail}`);

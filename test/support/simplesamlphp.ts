@@ -204,7 +204,7 @@ export async function startSimpleSamlPhp(options: SimpleSamlPhpOptions): Promise
     } catch (error) {
       const log = await readFile(join(dir, 'log', 'simplesamlphp.log'), 'utf8').catch(() => '');
       await close();
-      throw new Error(`${(error as Error).message}\nSimpleSAMLphp's log: ${log.slice(-2000)}`);
+      throw new Error(`${(error as Error).message}\nSimpleSAMLphp's log: ${log.slice(-2000)}`, { cause: error });
     }
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
@@ -222,7 +222,7 @@ export async function signInAtSimpleSamlPhp(page: Page, login: string, password:
   await page.locator('input[name="password"]').fill(password);
   const left = page.waitForURL((url) => url.origin !== idp, { waitUntil: 'commit', timeout: 10_000 });
   await page.locator('#submit_button').click();
-  await left.catch(async () => {
-    throw new Error(`SimpleSAMLphp kept the browser on ${new URL(page.url()).pathname} after ${login}'s sign-in: ${(await page.locator('body').innerText()).slice(0, 500)}`);
+  await left.catch(async (error: unknown) => {
+    throw new Error(`SimpleSAMLphp kept the browser on ${new URL(page.url()).pathname} after ${login}'s sign-in: ${(await page.locator('body').innerText()).slice(0, 500)}`, { cause: error });
   });
 }

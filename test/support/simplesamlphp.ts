@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -39,6 +39,8 @@ export interface SimpleSamlPhpServiceProvider {
    * (saml:AttributeNameID). `['transient']` gives only transient NameIDs, whatever is asked.
    */
   nameIdFormats?: (keyof typeof NAME_ID_FORMATS)[];
+  /** Seconds its assertions are valid (SimpleSAMLphp's assertion.lifetime, default 300); negative: expired when made. */
+  assertionLifetime?: number;
 }
 
 export interface SimpleSamlPhpOptions {
@@ -53,6 +55,8 @@ export interface SimpleSamlPhp {
   metadataXml: string;
   /** Its origin, `http://127.0.0.1:<port>`. */
   origin: string;
+  /** The persistent NameID it gives the user with `uid` at the service provider `spEntityId` (saml:PersistentNameID's hash, with this instance's secret salt). */
+  persistentNameId(uid: string, spEntityId: string): string;
   close(): Promise<void>;
 }
 
@@ -85,7 +89,7 @@ function nameIdFilters(formats: (keyof typeof NAME_ID_FORMATS)[]): Record<number
   return filters;
 }
 
-async function writeConfiguration(dir: string, origin: string, options: SimpleSamlPhpOptions): Promise<void> {
+async function writeConfiguration(dir: string, origin: string, salt: string, options: SimpleSamlPhpOptions): Promise<void> {
   for (const sub of ['config', 'cert', 'metadata', 'log', 'data', 'tmp', 'cache', 'sessions']) await mkdir(join(dir, sub));
   await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-days', '2', '-subj', '/CN=simplesamlphp-test-idp',
     '-keyout', join(dir, 'cert', 'idp.key'), '-out', join(dir, 'cert', 'idp.crt')]);
@@ -98,7 +102,7 @@ async function writeConfiguration(dir: string, origin: string, options: SimpleSa
     cachedir: join(dir, 'cache'),
     metadatadir: join(dir, 'metadata') + '/',
     'metadata.sources': [{ type: 'flatfile', directory: join(dir, 'metadata') }],
-    secretsalt: randomBytes(16).toString('hex'),
+    secretsalt: salt,
     'auth.adminpassword': randomBytes(16).toString('hex'),
     technicalcontact_name: 'cmi tests',
     technicalcontact_email: 'tests@example.org',
@@ -144,6 +148,7 @@ async function writeConfiguration(dir: string, origin: string, options: SimpleSa
       AssertionConsumerService: sp.acsUrls.map((url, index) => ({ Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST', Location: url, index })),
       NameIDFormat: NAME_ID_FORMATS[formats[0] ?? 'persistent'],
       authproc: nameIdFilters(formats),
+      ...(sp.assertionLifetime !== undefined ? { 'assertion.lifetime': sp.assertionLifetime } : {}),
     };
     return `$metadata[${php(sp.entityId)}] = ${php(entry)};\n`;
   });
@@ -179,7 +184,8 @@ export async function startSimpleSamlPhp(options: SimpleSamlPhpOptions): Promise
   try {
     const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;
-    await writeConfiguration(dir, origin, options);
+    const salt = randomBytes(16).toString('hex');
+    await writeConfiguration(dir, origin, salt, options);
     let output = '';
     const child = spawn('php', ['-S', `127.0.0.1:${port}`, '-t', WWW], {
       cwd: dir,
@@ -200,7 +206,9 @@ export async function startSimpleSamlPhp(options: SimpleSamlPhpOptions): Promise
     const metadataUrl = `${origin}/saml2/idp/metadata.php`;
     try {
       const metadataXml = await ready(metadataUrl, child, () => output);
-      return { metadataUrl, metadataXml, origin, close };
+      const persistentNameId = (uid: string, spEntityId: string) => createHash('sha1')
+        .update(`uidhashbase${salt}${metadataUrl.length}:${metadataUrl}${spEntityId.length}:${spEntityId}${uid.length}:${uid}${salt}`).digest('hex');
+      return { metadataUrl, metadataXml, origin, persistentNameId, close };
     } catch (error) {
       const log = await readFile(join(dir, 'log', 'simplesamlphp.log'), 'utf8').catch(() => '');
       await close();

@@ -38,7 +38,7 @@ const MAX_METADATA_REDIRECTS = 3;
 /** The largest SAMLResponse (base64) read: an assertion with many groups stays well under it. */
 const MAX_RESPONSE_CHARS = 1024 * 1024;
 
-/** What cmi uses of an identity provider's metadata (docs/sso-saml.md#metadata). */
+/** What cmi uses of an identity provider's metadata (docs/sso-saml.md#the-providers-metadata). */
 interface IdpMetadata {
   entityId: string;
   /** Its signing certificates, base64 DER (the X509Certificate elements' text). */
@@ -398,7 +398,7 @@ export async function samlFinish(settings: SamlSettings, sp: ServiceProvider, fo
 }
 
 /**
- * cmi's metadata as the service provider `sp` (docs/sso-saml.md#cmi-s-metadata): an EntityDescriptor
+ * cmi's metadata as the service provider `sp` (docs/sso-saml.md#cmis-metadata): an EntityDescriptor
  * whose SPSSODescriptor signs no requests, wants signed assertions, names the NameID format asked, and
  * has its AssertionConsumerService (HTTP-POST) at `sp.acsUrl`. The same `sp` gives the same text.
  */

@@ -206,8 +206,8 @@ export async function startSimpleSamlPhp(options: SimpleSamlPhpOptions): Promise
     const metadataUrl = `${origin}/saml2/idp/metadata.php`;
     try {
       const metadataXml = await ready(metadataUrl, child, () => output);
-      const persistentNameId = (uid: string, spEntityId: string) => createHash('sha1')
-        .update(`uidhashbase${salt}${metadataUrl.length}:${metadataUrl}${spEntityId.length}:${spEntityId}${uid.length}:${uid}${salt}`).digest('hex');
+      const part = (text: string) => `${Buffer.byteLength(text)}:${text}`;
+      const persistentNameId = (uid: string, spEntityId: string) => createHash('sha1').update(`uidhashbase${salt}${part(metadataUrl)}${part(spEntityId)}${part(uid)}${salt}`).digest('hex');
       return { metadataUrl, metadataXml, origin, persistentNameId, close };
     } catch (error) {
       const log = await readFile(join(dir, 'log', 'simplesamlphp.log'), 'utf8').catch(() => '');
@@ -221,10 +221,13 @@ export async function startSimpleSamlPhp(options: SimpleSamlPhpOptions): Promise
 }
 
 /**
- * Fills SimpleSAMLphp's login form on `page` (which shows it) and submits it; resolves once the browser
- * has left SimpleSAMLphp (its auto-posted form sends the response to the service provider's ACS).
+ * Fills SimpleSAMLphp's login form on `page` (which shows it, or is about to) and submits it; resolves
+ * once the browser has left SimpleSAMLphp (its auto-posted form sends the response to the service
+ * provider's ACS). SimpleSAMLphp keeps a session by cookie: a second sign-in in the same browser
+ * context shows no login form (use a new context for each person).
  */
 export async function signInAtSimpleSamlPhp(page: Page, login: string, password: string): Promise<void> {
+  await page.locator('input[name="username"]').waitFor({ timeout: 10_000 });
   const idp = new URL(page.url()).origin;
   await page.locator('input[name="username"]').fill(login);
   await page.locator('input[name="password"]').fill(password);

@@ -193,7 +193,8 @@ describe('SAML 2.0 sign-in against SimpleSAMLphp', () => {
     });
 
     it('refuses the response given to another attempt (another request id)', async () => {
-      await refused(samlFinish(settings, spA, form, { request_id: '_another-attempt' }), IdentityRefused, /^The SAML response answers another sign-in attempt \(its InResponseTo is not this attempt's request\): sign in again$/);
+      const another = (await samlStart(settings, spA, 'another-attempt')).protocol;
+      await refused(samlFinish(settings, spA, form, another), IdentityRefused, /^The SAML response answers another sign-in attempt \(its InResponseTo is not this attempt's request\): sign in again$/);
     });
 
     it('refuses an unsolicited response (no InResponseTo)', async () => {
@@ -328,6 +329,16 @@ describe('SAML 2.0 sign-in against SimpleSAMLphp', () => {
         await big.close();
       }
       await refused(samlCheck({ ...settings, idp_metadata_xml: undefined, idp_metadata_url: 'http://idp.example.org/metadata' }), ProviderUnavailable, /must be https \(http only on this machine\)$/);
+      // Redirects are followed, each to an address cmi may fetch.
+      const moved = await metadataServer((res) => res.writeHead(302, { location: idp.metadataUrl }).end());
+      const away = await metadataServer((res) => res.writeHead(301, { location: 'http://idp.example.org/metadata' }).end());
+      try {
+        await samlCheck({ ...settings, idp_metadata_xml: undefined, idp_metadata_url: moved.url });
+        await refused(samlCheck({ ...settings, idp_metadata_xml: undefined, idp_metadata_url: away.url }), ProviderUnavailable, /^The identity provider's metadata URL \(http:\/\/idp\.example\.org\/metadata\) must be https/);
+      } finally {
+        await moved.close();
+        await away.close();
+      }
       const check = (xml: string) => samlCheck({ ...settings, idp_metadata_xml: xml });
       await refused(check('<md:EntityDescriptor'), ProviderUnavailable, /^The identity provider's metadata \(idp_metadata_xml\) is not XML cmi can read$/);
       await refused(check('<!DOCTYPE x [<!ENTITY a "b">]><EntityDescriptor/>'), ProviderUnavailable, /is not XML cmi can read$/);

@@ -18,7 +18,7 @@ export interface SamlProtocol { request_id: string }
  */
 export interface SamlIdentity extends ExternalIdentity { assertionId: string; notOnOrAfter: Date }
 
-export type NameIdFormat = 'persistent' | 'email';
+type NameIdFormat = 'persistent' | 'email';
 
 const NAME_ID_FORMAT_URNS: Readonly<Record<NameIdFormat, string>> = {
   persistent: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
@@ -30,10 +30,10 @@ const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
 const SAML2_PROTOCOL = 'urn:oasis:names:tc:SAML:2.0:protocol';
 
 /** How far the provider's clock may be from cmi's when the assertion's validity window is checked. */
-export const CLOCK_SKEW_MS = 60_000;
+const CLOCK_SKEW_MS = 60_000;
 const METADATA_CACHE_MS = 5 * 60_000;
 const METADATA_TIMEOUT_MS = 10_000;
-export const MAX_METADATA_BYTES = 1024 * 1024;
+const MAX_METADATA_BYTES = 1024 * 1024;
 const MAX_METADATA_REDIRECTS = 3;
 /** The largest SAMLResponse (base64) read: an assertion with many groups stays well under it. */
 const MAX_RESPONSE_CHARS = 1024 * 1024;
@@ -104,7 +104,7 @@ function shownUrl(url: URL): string {
 }
 
 /** An IdP's metadata read from its XML text, or ProviderUnavailable saying what is wrong with it (`source` names where it came from). */
-export function readIdpMetadata(xml: string, source: string): IdpMetadata {
+function readIdpMetadata(xml: string, source: string): IdpMetadata {
   const document = parseXml(xml);
   if (document === undefined) throw unavailable(`The identity provider's metadata (${source}) is not XML cmi can read`);
   const entities = [...children(document, 'EntityDescriptor'), ...children(child(document, 'EntitiesDescriptor'), 'EntityDescriptor')]
@@ -265,6 +265,7 @@ function samlFor(metadata: IdpMetadata, sp: ServiceProvider, format: NameIdForma
     wantAuthnResponseSigned: false,
     acceptedClockSkewMs: CLOCK_SKEW_MS,
     validateInResponseTo: ValidateInResponseTo.always,
+    // How long an attempt may last is the caller's (it keeps the attempt): node-saml's own bound stays out of the way.
     requestIdExpirationPeriodMs: 24 * 60 * 60_000,
     cacheProvider: attemptRequestIds(requestId),
   });
@@ -402,7 +403,7 @@ export async function samlFinish(settings: SamlSettings, sp: ServiceProvider, fo
  * whose SPSSODescriptor signs no requests, wants signed assertions, names the NameID format asked, and
  * has its AssertionConsumerService (HTTP-POST) at `sp.acsUrl`. The same `sp` gives the same text.
  */
-export function samlMetadata(sp: ServiceProvider, nameIdFormat: NameIdFormat): string {
+export function samlMetadata(sp: ServiceProvider, nameIdFormat: 'persistent' | 'email'): string {
   const id = `_${createHash('sha256').update(`${sp.entityId}\n${sp.acsUrl}\n${nameIdFormat}`).digest('hex').slice(0, 40)}`;
   return generateServiceProviderMetadata({
     issuer: sp.entityId,

@@ -180,6 +180,17 @@ async function ready(url: string, child: ChildProcess, output: () => string): Pr
  * given; resolves once its metadata is served. Assertions are signed (the response around them is not).
  */
 export async function startSimpleSamlPhp(options: SimpleSamlPhpOptions): Promise<SimpleSamlPhp> {
+  // The port was free a moment before php took it: another process may have taken it in between.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      if (attempt >= 3 || !/Address already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function startOnce(options: SimpleSamlPhpOptions): Promise<SimpleSamlPhp> {
   const dir = await mkdtemp(join(tmpdir(), 'cmi-simplesamlphp-'));
   try {
     const port = await freePort();

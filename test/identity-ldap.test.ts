@@ -185,6 +185,11 @@ describe('ldapAuthenticate and ldapCheck against OpenLDAP', { timeout: 60_000 },
     assert.equal(await ldapAuthenticate(template(), 'dave', 'wrong-password'), undefined);
   });
 
+  it('a url that is not LDAP: ProviderUnavailable, saying so', async () => {
+    await unavailable(ldapAuthenticate(settings({ url: 'https://127.0.0.1' }), 'alice', 'alice-password'), /^The LDAP directory's url is not an ldap:\/\/ or ldaps:\/\/ URL: correct the provider's settings$/);
+    await unavailable(ldapCheck(settings({ url: 'not a url' })), /url is not an ldap:\/\/ or ldaps:\/\/ URL/);
+  });
+
   it('a user_filter the client cannot parse: ProviderUnavailable, saying so', async () => {
     await unavailable(ldapAuthenticate(settings({ user_filter: '(uid={login}' }), 'alice', 'alice-password'), /is unavailable: the search for the user failed: Unbalanced parens: \(uid=alice\. Full string: \(uid=alice$/);
   });

@@ -128,12 +128,17 @@ async function within<T>(ms: number, work: Promise<T>): Promise<T> {
   }
 }
 
+/** Runs one operation on the directory, named for the message should it fail (ProviderUnavailable), bounded in time. */
+type Step = <R>(name: string, operation: () => Promise<R>) => Promise<R>;
+
 /**
  * A connection to the directory of `settings` (TLS from the first byte for `ldaps://`, upgraded by
  * StartTLS before anything else when `start_tls` is set), given to `work` and always closed after.
  */
-async function withDirectory<T>(settings: LdapSettings, timeoutMs: number, work: (client: Client, step: <R>(name: string, operation: () => Promise<R>) => Promise<R>) => Promise<T>): Promise<T> {
-  const secure = new URL(settings.url).protocol === 'ldaps:';
+async function withDirectory<T>(settings: LdapSettings, timeoutMs: number, work: (client: Client, step: Step) => Promise<T>): Promise<T> {
+  const protocol = URL.canParse(settings.url) ? new URL(settings.url).protocol : '';
+  if (protocol !== 'ldap:' && protocol !== 'ldaps:') throw new ProviderUnavailable('The LDAP directory\'s url is not an ldap:// or ldaps:// URL: correct the provider\'s settings');
+  const secure = protocol === 'ldaps:';
   const options = tlsOptions(settings);
   const client = new Client({
     url: settings.url,
@@ -195,7 +200,7 @@ function usableLogin(login: string): string | undefined {
  * Binds as `dn` with `password`: true when the directory accepts it, false when it refuses the
  * credentials (a wrong password, no such entry, a DN it cannot parse), ProviderUnavailable otherwise.
  */
-async function userBind(client: Client, step: <R>(name: string, operation: () => Promise<R>) => Promise<R>, dn: string, password: string): Promise<boolean> {
+async function userBind(client: Client, step: Step, dn: string, password: string): Promise<boolean> {
   try {
     await step("the user's bind", () => client.bind(dn, password));
     return true;
@@ -206,7 +211,7 @@ async function userBind(client: Client, step: <R>(name: string, operation: () =>
 }
 
 /** Binds as the service account (`bind_dn`): its refusal is the directory's misconfiguration, not the user's. */
-async function serviceBind(client: Client, step: <R>(name: string, operation: () => Promise<R>) => Promise<R>, settings: LdapSettings): Promise<void> {
+async function serviceBind(client: Client, step: Step, settings: LdapSettings): Promise<void> {
   try {
     await step("the service account's bind", () => client.bind(settings.bind_dn, settings.bind_password));
   } catch (error) {

@@ -36,11 +36,11 @@ describe('identity providers over the API', () => {
     const res = await api('POST', `${PATH}.json`, { identity_provider: OIDC });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.headers['content-type'], JSON_TYPE);
-    const { identity_provider: provider } = JSON.parse(res.body) as { identity_provider: Record<string, unknown> };
+    const { identity_provider: provider } = JSON.parse(res.body) as { identity_provider: { id: number } };
     assert.equal(res.headers.location, `${PATH}/${provider.id}.json`);
     const at = t.time.clock().toISOString().replace('.000Z', '+00:00');
     assert.equal(res.body, JSON.stringify({ identity_provider: { id: provider.id, kind: 'oidc', label: 'Corp SSO', enabled: true, settings: OIDC_SETTINGS, mappings: [], jit_provisioning: false, created_at: at, updated_at: at } }));
-    assert.equal((await stored(provider.id as number)).client_secret, 'oidc-client-secret-1');
+    assert.equal((await stored(provider.id)).client_secret, 'oidc-client-secret-1');
     // The audit row names the secret as set, never its value.
     const [changes] = await audited('identity_provider.create');
     assert.ok(changes !== undefined && !changes.includes('oidc-client-secret-1'), changes);

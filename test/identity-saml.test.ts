@@ -106,7 +106,7 @@ describe('SAML 2.0 sign-in against SimpleSAMLphp', () => {
       }),
       chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] }),
     ]);
-    settings = { idp_metadata_xml: idp.metadataXml, login_attribute: 'uid', email_attribute: 'mail', groups_attribute: 'groups' };
+    settings = { idp_metadata_xml: idp.metadataXml, name_id_format: 'persistent', login_attribute: 'uid', email_attribute: 'mail', groups_attribute: 'groups' };
   });
 
   after(async () => {
@@ -155,7 +155,7 @@ describe('SAML 2.0 sign-in against SimpleSAMLphp', () => {
     assert.equal(xml.AuthnRequest.ProtocolBinding, 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST');
     assert.equal(xml.AuthnRequest.Issuer, spA.entityId);
     assert.equal(xml.AuthnRequest.NameIDPolicy.Format, 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent');
-    const email = new URL((await samlStart({ ...settings, name_id_format: 'email' } as SamlSettings, spA, 'relay-2')).url);
+    const email = new URL((await samlStart({ ...settings, name_id_format: 'email' }, spA, 'relay-2')).url);
     assert.match(inflateRawSync(Buffer.from(email.searchParams.get('SAMLRequest') ?? '', 'base64')).toString('utf8'), /Format="urn:oasis:names:tc:SAML:1\.1:nameid-format:emailAddress"/);
     // Two attempts, two request ids.
     assert.notEqual((await samlStart(settings, spA, 'relay-1')).protocol.request_id, protocol.request_id);
@@ -240,13 +240,13 @@ describe('SAML 2.0 sign-in against SimpleSAMLphp', () => {
     });
 
     it('refuses a NameID of another format than asked', async () => {
-      await refused(samlFinish({ ...settings, name_id_format: 'email' } as SamlSettings, spA, form, protocol), IdentityRefused,
+      await refused(samlFinish({ ...settings, name_id_format: 'email' }, spA, form, protocol), IdentityRefused,
         /^The identity provider gave a NameID of format urn:oasis:names:tc:SAML:2\.0:nameid-format:persistent, not the email one cmi asks/);
     });
   });
 
   it('gives the email address as subject with name_id_format email', async () => {
-    const emailSettings = { ...settings, name_id_format: 'email' } as SamlSettings;
+    const emailSettings: SamlSettings = { ...settings, name_id_format: 'email' };
     const { form, protocol } = await signIn(spA, emailSettings);
     const facts = assertionFacts(decoded(form));
     assert.deepEqual(await samlFinish(emailSettings, spA, form, protocol), {

@@ -7,7 +7,8 @@
 export interface ExternalIdentity {
   /**
    * The person's stable id at the provider, which links it to its cmi account: OIDC's `sub`, SAML's
-   * NameID (persistent or email, never transient), LDAP's entry DN. Never empty.
+   * NameID (persistent or email, never transient), LDAP's `entryUUID` (else its entry DN, lowercased:
+   * Active Directory has none, so moving an AD user unlinks it: docs/sso-ldap.md). Never empty.
    */
   subject: string;
   /** The login the provider gives (by the provider's `login_claim` / `login_attribute`), for a new account. */

@@ -47,9 +47,8 @@ interface IdpMetadata {
   ssoUrl: string;
 }
 
-/** The settings with `name_id_format`, which the lead's SamlSettings gains (default persistent). */
-type SettingsWithFormat = SamlSettings & { name_id_format?: NameIdFormat };
-const nameIdFormatOf = (settings: SamlSettings): NameIdFormat => (settings as SettingsWithFormat).name_id_format ?? 'persistent';
+/** The NameID format asked (a provider kept before the setting existed asks persistent). */
+const nameIdFormatOf = (settings: SamlSettings): NameIdFormat => settings.name_id_format ?? 'persistent';
 
 // ---- XML reading (fast-xml-parser: namespace prefixes dropped, every value text, no DOCTYPE) ----
 

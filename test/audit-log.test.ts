@@ -116,6 +116,9 @@ describe('the audit trail', () => {
       { route: 'POST /sysadmin_tools/infrastructure/ingest_keys', action: 'ingest_key.create', send: admin('POST', '/sysadmin_tools/infrastructure/ingest_keys.json', { ingest_key: { label: 'Walk key' } }) },
       { route: 'PUT /sysadmin_tools/infrastructure/ingest_keys/:id', action: 'ingest_key.update', send: async () => (await admin('PUT', `/sysadmin_tools/infrastructure/ingest_keys/${state.ingest}.json`, { ingest_key: { enabled: false } })()) },
       { route: 'DELETE /sysadmin_tools/infrastructure/ingest_keys/:id', action: 'ingest_key.revoke', send: async () => (await admin('DELETE', `/sysadmin_tools/infrastructure/ingest_keys/${state.ingest}.json`)()) },
+      { route: 'POST /sysadmin_tools/identity_providers', action: 'identity_provider.create', send: admin('POST', '/sysadmin_tools/identity_providers.json', { identity_provider: { kind: 'oidc', label: 'Walk SSO', settings: { issuer: 'https://sso.example.com', client_id: 'walk', client_secret: 'walk-secret' } } }) },
+      { route: 'PUT /sysadmin_tools/identity_providers/:id', action: 'identity_provider.update', send: async () => (await admin('PUT', `/sysadmin_tools/identity_providers/${state.identityProvider}.json`, { identity_provider: { enabled: false } })()) },
+      { route: 'DELETE /sysadmin_tools/identity_providers/:id', action: 'identity_provider.delete', send: async () => (await admin('DELETE', `/sysadmin_tools/identity_providers/${state.identityProvider}.json`)()) },
       { route: 'POST /sysadmin_tools/alert_destinations', action: 'alert_destination.create', send: admin('POST', '/sysadmin_tools/alert_destinations.json', { alert_destination: { label: 'Walk hook', kind: 'webhook', url: 'http://127.0.0.1:8/walk-hook-path', secret: 'walk-hook-secret-1' } }) },
       { route: 'PUT /sysadmin_tools/alert_destinations/:id', action: 'alert_destination.update', send: async () => (await admin('PUT', `/sysadmin_tools/alert_destinations/${state.destination}.json`, { alert_destination: { label: 'Walk hook 2', secret: 'walk-hook-secret-2' } })()) },
       { route: 'POST /sysadmin_tools/alert_destinations/:id/test', action: 'alert_destination.test', send: async () => (await admin('POST', `/sysadmin_tools/alert_destinations/${state.destination}/test.json`)()) },
@@ -162,6 +165,7 @@ describe('the audit trail', () => {
       if (sample.route === 'POST /user_groups') state.group = idOf(res, 'user_group');
       if (sample.route === 'POST /sysadmin_tools/infrastructure/errors/:id/notes') state.note = idOf(res, 'note');
       if (sample.route === 'POST /sysadmin_tools/infrastructure/ingest_keys') state.ingest = idOf(res, 'ingest_key');
+      if (sample.route === 'POST /sysadmin_tools/identity_providers') state.identityProvider = idOf(res, 'identity_provider');
       if (sample.route === 'POST /sysadmin_tools/alert_destinations') state.destination = idOf(res, 'alert_destination');
       if (sample.route === 'POST /sysadmin_tools/alert_rules') state.rule = idOf(res, 'alert_rule');
       const written = (await rows(t)).filter((row) => row.request_id === requestId);

@@ -3,11 +3,11 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import { type ExternalIdentity, IdentityRefused, type OidcSettings, ProviderUnavailable } from '../src/identity/external-identity.js';
 import { oidcCheck, oidcFinish, type OidcProtocol, oidcStart } from '../src/identity/oidc.js';
 import { eventually } from './support/eventually.js';
-import { type RunningOidcProvider, signInAtOidcProvider, startOidcProvider } from './support/oidc-provider.js';
+import { claimsOfJwt, type IdTokenAlteration, type RunningOidcProvider, signInAtOidcProvider, startOidcProvider } from './support/oidc-provider.js';
 
 const SECRET = 'the-client-secret-of-cmi-0123456789';
 const OTHER_SECRET = 'the-other-client-secret-9876543210';
@@ -78,26 +78,33 @@ describe('OpenID Connect sign-in against a real provider (oidc-provider, Chromiu
     await callback?.close();
   });
 
+  /** One browser context a person: its provider session makes the next sign-ins go straight back (no login, no consent). */
+  const contexts = new Map<string, BrowserContext>();
+
   /**
-   * One sign-in in a fresh browser: cmi's start, the provider's login and consent pages, back at the
-   * callback. Gives the URL the callback was called with, and what the attempt kept.
+   * One sign-in: cmi's start, the provider's login and consent pages (the first time for `login`), back
+   * at the callback. Gives the URL the callback was called with, and what the attempt kept.
    */
   async function signIn(login: string, given: OidcSettings = settings) {
     const state = `attempt-${++attempts}`;
     const { url, protocol } = await oidcStart(given, callback.redirectUri, state);
-    const context = await browser.newContext();
+    let context = contexts.get(login);
+    if (context === undefined) {
+      context = await browser.newContext();
+      contexts.set(login, context);
+    }
+    const page = await context.newPage();
     try {
-      const page = await context.newPage();
       const before = callback.called.length;
       await page.goto(url, { waitUntil: 'domcontentloaded' });
-      await signInAtOidcProvider(page, login);
+      if (new URL(page.url()).origin === provider.issuer) await signInAtOidcProvider(page, login);
       const callbackUrl = await eventually(() => {
         assert.ok(callback.called.length > before, 'the callback was not called yet');
         return callback.called[callback.called.length - 1] as URL;
       });
       return { url: new URL(url), callbackUrl, state, protocol };
     } finally {
-      await context.close();
+      await page.close();
     }
   }
 
@@ -210,6 +217,35 @@ describe('OpenID Connect sign-in against a real provider (oidc-provider, Chromiu
     const { callbackUrl, state, protocol } = await signIn('alice');
     await rejectsWith(oidcFinish(settings, callback.redirectUri, callbackUrl, state, { ...protocol, nonce: 'the-nonce-of-another-attempt' }), IdentityRefused,
       /^The provider's ID token is not for this sign-in \(its nonce does not match\): sign in again$/, [protocol.nonce]);
+  });
+
+  /** A sign-in whose token answer carries the ID token `alter` makes, redeemed by oidcFinish. */
+  async function finishWithIdToken(alter: IdTokenAlteration): Promise<ExternalIdentity> {
+    const { callbackUrl, state, protocol } = await signIn('alice');
+    provider.alterIdToken(alter);
+    try {
+      return await oidcFinish(settings, callback.redirectUri, callbackUrl, state, protocol);
+    } finally {
+      provider.alterIdToken(undefined);
+    }
+  }
+
+  it('checks the ID token: its signature, audience, issuer and expiry (each changed by a man in the middle of the token endpoint)', async () => {
+    // Signed again with the provider's key and unchanged: taken, so each refusal below is the change's.
+    assert.equal((await finishWithIdToken((token, sign) => sign(claimsOfJwt(token)))).subject, 'alice-subject-1');
+    await rejectsWith(finishWithIdToken((token) => `${token.slice(0, token.lastIndexOf('.') + 1)}${'A'.repeat(342)}`), IdentityRefused,
+      /^The provider's ID token was refused: JWT signature verification failed$/);
+    await rejectsWith(finishWithIdToken((token) => {
+      const [header, , signature] = token.split('.');
+      return `${header}.${Buffer.from(JSON.stringify({ ...claimsOfJwt(token), sub: 'mallory' })).toString('base64url')}.${signature}`;
+    }), IdentityRefused, /^The provider's ID token was refused: JWT signature verification failed$/);
+    await rejectsWith(finishWithIdToken((token, sign) => sign({ ...claimsOfJwt(token), aud: 'another-client' })), IdentityRefused,
+      /^The provider's ID token was refused: unexpected JWT "aud" \(audience\) claim value$/);
+    await rejectsWith(finishWithIdToken((token, sign) => sign({ ...claimsOfJwt(token), iss: 'http://localhost:1' })), IdentityRefused,
+      /^The provider's ID token was refused: unexpected JWT "iss" \(issuer\) claim value$/);
+    const now = Math.floor(Date.now() / 1000);
+    await rejectsWith(finishWithIdToken((token, sign) => sign({ ...claimsOfJwt(token), iat: now - 7200, exp: now - 3600 })), IdentityRefused,
+      /^The provider's ID token was refused: unexpected JWT "exp" \(expiration time\) claim value, expiration is past current timestamp$/);
   });
 
   it('a wrong client_secret: ProviderUnavailable, since every sign-in fails the same until an administrator fixes the setting', async () => {

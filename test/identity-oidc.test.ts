@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import { type ExternalIdentity, IdentityRefused, type OidcSettings, ProviderUnavailable } from '../src/identity/external-identity.js';
 import { oidcCheck, oidcFinish, type OidcProtocol, oidcStart } from '../src/identity/oidc.js';
@@ -280,6 +285,39 @@ describe('OpenID Connect sign-in against a real provider (oidc-provider, Chromiu
     } finally {
       failing.closeAllConnections();
       await new Promise((resolve) => failing.close(resolve));
+    }
+  });
+
+  it('a discovery document naming another issuer is unusable', async () => {
+    const impostor = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: provider.issuer, authorization_endpoint: `${provider.issuer}/auth`, token_endpoint: `${provider.issuer}/token` }));
+    });
+    await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve));
+    try {
+      await rejectsWith(oidcCheck({ ...settings, issuer: `http://127.0.0.1:${(impostor.address() as AddressInfo).port}` }), ProviderUnavailable,
+        /^The provider's discovery document could not be read: discovered metadata issuer does not match the expected issuer$/);
+    } finally {
+      impostor.closeAllConnections();
+      await new Promise((resolve) => impostor.close(resolve));
+    }
+  });
+
+  it('a provider whose TLS certificate is not trusted (self-signed) is unavailable', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'cmi-oidc-tls-'));
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=localhost',
+        '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', join(directory, 'key.pem'), '-out', join(directory, 'cert.pem')], { stdio: 'ignore' });
+      const tls = https.createServer({ key: await readFile(join(directory, 'key.pem')), cert: await readFile(join(directory, 'cert.pem')) }, (_req, res) => res.end('{}'));
+      await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+      try {
+        await rejectsWith(oidcCheck({ ...settings, issuer: `https://127.0.0.1:${(tls.address() as AddressInfo).port}` }), ProviderUnavailable,
+          /^The provider's discovery document could not be read: its TLS certificate was refused \(DEPTH_ZERO_SELF_SIGNED_CERT\)$/);
+      } finally {
+        tls.closeAllConnections();
+        await new Promise((resolve) => tls.close(resolve));
+      }
+    } finally {
+      await rm(directory, { recursive: true, force: true });
     }
   });
 

@@ -108,7 +108,8 @@ function classified(error: unknown, stage: Stage): Error {
       return new ProviderUnavailable(`The provider refused cmi's client credentials (${said}): check the provider's client_id and client_secret`);
     }
     if (stage === 'discovery' || error.status >= 500) return new ProviderUnavailable(`${WHAT[stage]}: it answered HTTP ${error.status} (${said})`);
-    return new IdentityRefused(`The provider refused the sign-in's access token at userinfo (${said}): sign in again`);
+    if (stage === 'userinfo') return new IdentityRefused(`The provider refused the sign-in's access token at userinfo (${said}): sign in again`);
+    return new IdentityRefused(`The provider refused the sign-in (${said})`);
   }
   if (!(error instanceof Error)) return new ProviderUnavailable(`${WHAT[stage]}: it failed`);
   const network = networkReason(error);
@@ -231,7 +232,7 @@ function groupsOf(value: unknown): string[] {
 /** The claim `name`: the ID token's, else userinfo's. */
 const claimOf = (name: string, idToken: Claims, userinfo: Claims | undefined): unknown => (idToken[name] !== undefined ? idToken[name] : userinfo?.[name]);
 
-/** The identity the provider's claims give, by the provider's settings (docs/sso-oidc.md#claims). */
+/** The identity the provider's claims give, by the provider's settings (docs/sso-oidc.md#settings). */
 function identityOf(settings: OidcSettings, idToken: Claims, userinfo: Claims | undefined): ExternalIdentity {
   const subject = text(idToken.sub);
   if (subject === undefined) throw new IdentityRefused('The provider\'s ID token names no subject (sub)');
@@ -287,7 +288,7 @@ export async function oidcFinish(settings: OidcSettings, redirectUri: string, ca
 }
 
 /**
- * Whether the provider's discovery works (for `cmi doctor`, docs/sso-oidc.md#checking-a-provider):
+ * Whether the provider's discovery works (for `cmi doctor`, docs/sso-oidc.md#what-cmi-checks):
  * resolves when it does, ProviderUnavailable saying what failed when not. It reads the document afresh.
  */
 export async function oidcCheck(settings: OidcSettings): Promise<void> {

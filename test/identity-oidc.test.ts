@@ -288,6 +288,27 @@ describe('OpenID Connect sign-in against a real provider (oidc-provider, Chromiu
     }
   });
 
+  it('a provider repeating the code or the secret in its error text: cut out of the message', async () => {
+    const code = 'the-code-the-provider-repeats-4242';
+    const fake = http.createServer((req, res) => {
+      const issuer = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+      if (req.url === '/.well-known/openid-configuration') {
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks` }));
+      }
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_grant', error_description: `code ${code} unknown to client cmi with secret ${SECRET}` }));
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    try {
+      const echoing = { ...settings, issuer: `http://127.0.0.1:${(fake.address() as AddressInfo).port}` };
+      const callbackUrl = new URL(`${callback.redirectUri}?code=${code}&state=the-attempt`);
+      await rejectsWith(oidcFinish(echoing, callback.redirectUri, callbackUrl, 'the-attempt', { nonce: 'n'.repeat(43), code_verifier: 'v'.repeat(43) }), IdentityRefused,
+        /^The provider refused the sign-in's code \(invalid_grant: code \[hidden\] unknown to client cmi with secret \[hidden\]\): it is wrong, expired or already used; sign in again$/, [code]);
+    } finally {
+      fake.closeAllConnections();
+      await new Promise((resolve) => fake.close(resolve));
+    }
+  });
+
   it('a discovery document naming another issuer is unusable', async () => {
     const impostor = http.createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: provider.issuer, authorization_endpoint: `${provider.issuer}/auth`, token_endpoint: `${provider.issuer}/token` }));

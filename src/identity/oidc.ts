@@ -146,6 +146,16 @@ function classified(error: unknown, stage: Stage): Error {
   return new IdentityRefused(`The provider's ID token was refused: ${detail}`);
 }
 
+/**
+ * `error` with each of `secrets` (the callback's code, the client secret) cut out of its message, should
+ * the provider's own error text have repeated one.
+ */
+function withoutSecrets(error: Error, secrets: readonly string[]): Error {
+  if (!(error instanceof IdentityRefused || error instanceof ProviderUnavailable)) return error;
+  const message = secrets.filter((secret) => secret.length >= 4).reduce((text, secret) => text.split(secret).join('[hidden]'), error.message);
+  return message === error.message ? error : new (error instanceof IdentityRefused ? IdentityRefused : ProviderUnavailable)(message);
+}
+
 /** How cmi authenticates to the token endpoint: client_secret_basic, or _post when the provider offers only that. */
 function clientAuthentication(metadata: client.ServerMetadata, secret: string): client.ClientAuth {
   const offered = metadata.token_endpoint_auth_methods_supported;
@@ -271,7 +281,7 @@ export async function oidcFinish(settings: OidcSettings, redirectUri: string, ca
       idTokenExpected: true,
     });
   } catch (error) {
-    throw classified(error, 'token');
+    throw withoutSecrets(classified(error, 'token'), [callbackUrl.searchParams.get('code') ?? '', settings.client_secret]);
   }
   const idToken = tokens.claims() as Claims | undefined;
   if (idToken === undefined) throw new IdentityRefused('The provider\'s token answer holds no ID token');
@@ -281,7 +291,7 @@ export async function oidcFinish(settings: OidcSettings, redirectUri: string, ca
     try {
       userinfo = await client.fetchUserInfo(config, tokens.access_token, String(idToken.sub));
     } catch (error) {
-      throw classified(error, 'userinfo');
+      throw withoutSecrets(classified(error, 'userinfo'), [tokens.access_token, settings.client_secret]);
     }
   }
   return identityOf(settings, idToken, userinfo);

@@ -1,13 +1,18 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, chromium } from 'playwright-core';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import { type ExternalIdentity, IdentityRefused, type OidcSettings, ProviderUnavailable } from '../src/identity/external-identity.js';
 import { oidcCheck, oidcFinish, type OidcProtocol, oidcStart } from '../src/identity/oidc.js';
 import { eventually } from './support/eventually.js';
-import { type RunningOidcProvider, signInAtOidcProvider, startOidcProvider } from './support/oidc-provider.js';
+import { claimsOfJwt, type IdTokenAlteration, type RunningOidcProvider, signInAtOidcProvider, startOidcProvider } from './support/oidc-provider.js';
 
 const SECRET = 'the-client-secret-of-cmi-0123456789';
 const OTHER_SECRET = 'the-other-client-secret-9876543210';
@@ -78,26 +83,33 @@ describe('OpenID Connect sign-in against a real provider (oidc-provider, Chromiu
     await callback?.close();
   });
 
+  /** One browser context a person: its provider session makes the next sign-ins go straight back (no login, no consent). */
+  const contexts = new Map<string, BrowserContext>();
+
   /**
-   * One sign-in in a fresh browser: cmi's start, the provider's login and consent pages, back at the
-   * callback. Gives the URL the callback was called with, and what the attempt kept.
+   * One sign-in: cmi's start, the provider's login and consent pages (the first time for `login`), back
+   * at the callback. Gives the URL the callback was called with, and what the attempt kept.
    */
   async function signIn(login: string, given: OidcSettings = settings) {
     const state = `attempt-${++attempts}`;
     const { url, protocol } = await oidcStart(given, callback.redirectUri, state);
-    const context = await browser.newContext();
+    let context = contexts.get(login);
+    if (context === undefined) {
+      context = await browser.newContext();
+      contexts.set(login, context);
+    }
+    const page = await context.newPage();
     try {
-      const page = await context.newPage();
       const before = callback.called.length;
       await page.goto(url, { waitUntil: 'domcontentloaded' });
-      await signInAtOidcProvider(page, login);
+      if (new URL(page.url()).origin === provider.issuer) await signInAtOidcProvider(page, login);
       const callbackUrl = await eventually(() => {
         assert.ok(callback.called.length > before, 'the callback was not called yet');
         return callback.called[callback.called.length - 1] as URL;
       });
       return { url: new URL(url), callbackUrl, state, protocol };
     } finally {
-      await context.close();
+      await page.close();
     }
   }
 
@@ -212,6 +224,35 @@ describe('OpenID Connect sign-in against a real provider (oidc-provider, Chromiu
       /^The provider's ID token is not for this sign-in \(its nonce does not match\): sign in again$/, [protocol.nonce]);
   });
 
+  /** A sign-in whose token answer carries the ID token `alter` makes, redeemed by oidcFinish. */
+  async function finishWithIdToken(alter: IdTokenAlteration): Promise<ExternalIdentity> {
+    const { callbackUrl, state, protocol } = await signIn('alice');
+    provider.alterIdToken(alter);
+    try {
+      return await oidcFinish(settings, callback.redirectUri, callbackUrl, state, protocol);
+    } finally {
+      provider.alterIdToken(undefined);
+    }
+  }
+
+  it('checks the ID token: its signature, audience, issuer and expiry (each changed by a man in the middle of the token endpoint)', async () => {
+    // Signed again with the provider's key and unchanged: taken, so each refusal below is the change's.
+    assert.equal((await finishWithIdToken((token, sign) => sign(claimsOfJwt(token)))).subject, 'alice-subject-1');
+    await rejectsWith(finishWithIdToken((token) => `${token.slice(0, token.lastIndexOf('.') + 1)}${'A'.repeat(342)}`), IdentityRefused,
+      /^The provider's ID token was refused: JWT signature verification failed$/);
+    await rejectsWith(finishWithIdToken((token) => {
+      const [header, , signature] = token.split('.');
+      return `${header}.${Buffer.from(JSON.stringify({ ...claimsOfJwt(token), sub: 'mallory' })).toString('base64url')}.${signature}`;
+    }), IdentityRefused, /^The provider's ID token was refused: JWT signature verification failed$/);
+    await rejectsWith(finishWithIdToken((token, sign) => sign({ ...claimsOfJwt(token), aud: 'another-client' })), IdentityRefused,
+      /^The provider's ID token was refused: unexpected JWT "aud" \(audience\) claim value$/);
+    await rejectsWith(finishWithIdToken((token, sign) => sign({ ...claimsOfJwt(token), iss: 'http://localhost:1' })), IdentityRefused,
+      /^The provider's ID token was refused: unexpected JWT "iss" \(issuer\) claim value$/);
+    const now = Math.floor(Date.now() / 1000);
+    await rejectsWith(finishWithIdToken((token, sign) => sign({ ...claimsOfJwt(token), iat: now - 7200, exp: now - 3600 })), IdentityRefused,
+      /^The provider's ID token was refused: unexpected JWT "exp" \(expiration time\) claim value, expiration is past current timestamp$/);
+  });
+
   it('a wrong client_secret: ProviderUnavailable, since every sign-in fails the same until an administrator fixes the setting', async () => {
     const wrong = { ...settings, client_secret: 'not-the-secret-of-cmi' };
     const { callbackUrl, state, protocol } = await signIn('alice', wrong);
@@ -244,6 +285,60 @@ describe('OpenID Connect sign-in against a real provider (oidc-provider, Chromiu
     } finally {
       failing.closeAllConnections();
       await new Promise((resolve) => failing.close(resolve));
+    }
+  });
+
+  it('a provider repeating the code or the secret in its error text: cut out of the message', async () => {
+    const code = 'the-code-the-provider-repeats-4242';
+    const fake = http.createServer((req, res) => {
+      const issuer = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+      if (req.url === '/.well-known/openid-configuration') {
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks` }));
+      }
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_grant', error_description: `code ${code} unknown to client cmi with secret ${SECRET}` }));
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    try {
+      const echoing = { ...settings, issuer: `http://127.0.0.1:${(fake.address() as AddressInfo).port}` };
+      const callbackUrl = new URL(`${callback.redirectUri}?code=${code}&state=the-attempt`);
+      await rejectsWith(oidcFinish(echoing, callback.redirectUri, callbackUrl, 'the-attempt', { nonce: 'n'.repeat(43), code_verifier: 'v'.repeat(43) }), IdentityRefused,
+        /^The provider refused the sign-in's code \(invalid_grant: code \[hidden\] unknown to client cmi with secret \[hidden\]\): it is wrong, expired or already used; sign in again$/, [code]);
+    } finally {
+      fake.closeAllConnections();
+      await new Promise((resolve) => fake.close(resolve));
+    }
+  });
+
+  it('a discovery document naming another issuer is unusable', async () => {
+    const impostor = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: provider.issuer, authorization_endpoint: `${provider.issuer}/auth`, token_endpoint: `${provider.issuer}/token` }));
+    });
+    await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve));
+    try {
+      await rejectsWith(oidcCheck({ ...settings, issuer: `http://127.0.0.1:${(impostor.address() as AddressInfo).port}` }), ProviderUnavailable,
+        /^The provider's discovery document could not be read: discovered metadata issuer does not match the expected issuer$/);
+    } finally {
+      impostor.closeAllConnections();
+      await new Promise((resolve) => impostor.close(resolve));
+    }
+  });
+
+  it('a provider whose TLS certificate is not trusted (self-signed) is unavailable', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'cmi-oidc-tls-'));
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=localhost',
+        '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', join(directory, 'key.pem'), '-out', join(directory, 'cert.pem')], { stdio: 'ignore' });
+      const tls = https.createServer({ key: await readFile(join(directory, 'key.pem')), cert: await readFile(join(directory, 'cert.pem')) }, (_req, res) => res.end('{}'));
+      await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+      try {
+        await rejectsWith(oidcCheck({ ...settings, issuer: `https://127.0.0.1:${(tls.address() as AddressInfo).port}` }), ProviderUnavailable,
+          /^The provider's discovery document could not be read: its TLS certificate was refused \(DEPTH_ZERO_SELF_SIGNED_CERT\)$/);
+      } finally {
+        tls.closeAllConnections();
+        await new Promise((resolve) => tls.close(resolve));
+      }
+    } finally {
+      await rm(directory, { recursive: true, force: true });
     }
   });
 

@@ -108,7 +108,8 @@ function classified(error: unknown, stage: Stage): Error {
       return new ProviderUnavailable(`The provider refused cmi's client credentials (${said}): check the provider's client_id and client_secret`);
     }
     if (stage === 'discovery' || error.status >= 500) return new ProviderUnavailable(`${WHAT[stage]}: it answered HTTP ${error.status} (${said})`);
-    return new IdentityRefused(`The provider refused the sign-in's access token at userinfo (${said}): sign in again`);
+    if (stage === 'userinfo') return new IdentityRefused(`The provider refused the sign-in's access token at userinfo (${said}): sign in again`);
+    return new IdentityRefused(`The provider refused the sign-in (${said})`);
   }
   if (!(error instanceof Error)) return new ProviderUnavailable(`${WHAT[stage]}: it failed`);
   const network = networkReason(error);
@@ -145,6 +146,16 @@ function classified(error: unknown, stage: Stage): Error {
   return new IdentityRefused(`The provider's ID token was refused: ${detail}`);
 }
 
+/**
+ * `error` with each of `secrets` (the callback's code, the client secret) cut out of its message, should
+ * the provider's own error text have repeated one.
+ */
+function withoutSecrets(error: Error, secrets: readonly string[]): Error {
+  if (!(error instanceof IdentityRefused || error instanceof ProviderUnavailable)) return error;
+  const message = secrets.filter((secret) => secret.length >= 4).reduce((text, secret) => text.split(secret).join('[hidden]'), error.message);
+  return message === error.message ? error : new (error instanceof IdentityRefused ? IdentityRefused : ProviderUnavailable)(message);
+}
+
 /** How cmi authenticates to the token endpoint: client_secret_basic, or _post when the provider offers only that. */
 function clientAuthentication(metadata: client.ServerMetadata, secret: string): client.ClientAuth {
   const offered = metadata.token_endpoint_auth_methods_supported;
@@ -169,6 +180,8 @@ async function discover(settings: OidcSettings): Promise<client.Configuration> {
   }
   config.timeout = TIMEOUT_SECONDS;
   if (insecure) client.allowInsecureRequests(config);
+  // openid-client trusts an ID token from the token endpoint on TLS alone unless told: its signature is checked too.
+  client.enableNonRepudiationChecks(config);
   return config;
 }
 
@@ -229,7 +242,7 @@ function groupsOf(value: unknown): string[] {
 /** The claim `name`: the ID token's, else userinfo's. */
 const claimOf = (name: string, idToken: Claims, userinfo: Claims | undefined): unknown => (idToken[name] !== undefined ? idToken[name] : userinfo?.[name]);
 
-/** The identity the provider's claims give, by the provider's settings (docs/sso-oidc.md#claims). */
+/** The identity the provider's claims give, by the provider's settings (docs/sso-oidc.md#settings). */
 function identityOf(settings: OidcSettings, idToken: Claims, userinfo: Claims | undefined): ExternalIdentity {
   const subject = text(idToken.sub);
   if (subject === undefined) throw new IdentityRefused('The provider\'s ID token names no subject (sub)');
@@ -268,7 +281,7 @@ export async function oidcFinish(settings: OidcSettings, redirectUri: string, ca
       idTokenExpected: true,
     });
   } catch (error) {
-    throw classified(error, 'token');
+    throw withoutSecrets(classified(error, 'token'), [callbackUrl.searchParams.get('code') ?? '', settings.client_secret]);
   }
   const idToken = tokens.claims() as Claims | undefined;
   if (idToken === undefined) throw new IdentityRefused('The provider\'s token answer holds no ID token');
@@ -278,14 +291,14 @@ export async function oidcFinish(settings: OidcSettings, redirectUri: string, ca
     try {
       userinfo = await client.fetchUserInfo(config, tokens.access_token, String(idToken.sub));
     } catch (error) {
-      throw classified(error, 'userinfo');
+      throw withoutSecrets(classified(error, 'userinfo'), [tokens.access_token, settings.client_secret]);
     }
   }
   return identityOf(settings, idToken, userinfo);
 }
 
 /**
- * Whether the provider's discovery works (for `cmi doctor`, docs/sso-oidc.md#checking-a-provider):
+ * Whether the provider's discovery works (for `cmi doctor`, docs/sso-oidc.md#what-cmi-checks):
  * resolves when it does, ProviderUnavailable saying what failed when not. It reads the document afresh.
  */
 export async function oidcCheck(settings: OidcSettings): Promise<void> {

@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createSign, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
@@ -53,7 +53,39 @@ export interface RunningOidcProvider {
   issuer: string;
   /** Each request's method and path (no query), in order: what a test asks of the provider. */
   requests: string[];
+  /**
+   * A man in the middle of the token endpoint, for the ID token's checks: each next token answer's
+   * `id_token` is replaced by what `alter` makes of it (`sign` signs claims with the provider's own key,
+   * so only what the test changes differs). Undefined: answers go as the provider gave them.
+   */
+  alterIdToken(alter: IdTokenAlteration | undefined): void;
   close(): Promise<void>;
+}
+
+export type IdTokenAlteration = (idToken: string, sign: (claims: Record<string, unknown>) => string) => string;
+
+/** The claims of a JWT (not checked: the test reads what the provider signed). */
+export const claimsOfJwt = (jwt: string): Record<string, unknown> => JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+
+const KEY_ID = 'cmi-test-key';
+
+/** `claims` as an RS256 JWT signed with `key`, as the provider signs its ID tokens. */
+function signedJwt(key: KeyObject, claims: Record<string, unknown>): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const input = `${part({ alg: 'RS256', typ: 'JWT', kid: KEY_ID })}.${part(claims)}`;
+  return `${input}.${createSign('RSA-SHA256').update(input).sign(key).toString('base64url')}`;
+}
+
+/** Has `res` send the token answer with its `id_token` altered (the provider writes its JSON body with one `end`). */
+function alterTokenAnswer(res: http.ServerResponse, alter: IdTokenAlteration, sign: (claims: Record<string, unknown>) => string): void {
+  const end = res.end.bind(res) as (chunk?: unknown) => http.ServerResponse;
+  res.end = ((chunk?: unknown) => {
+    const body = JSON.parse(String(chunk)) as Record<string, unknown>;
+    if (typeof body.id_token !== 'string') return end(chunk);
+    const altered = JSON.stringify({ ...body, id_token: alter(body.id_token, sign) });
+    res.setHeader('content-length', Buffer.byteLength(altered));
+    return end(altered);
+  }) as typeof res.end;
 }
 
 /** The claims each scope gives (the provider's `claims` setting). */
@@ -86,8 +118,7 @@ function renderError(ctx: ProviderContext, out: Record<string, unknown>): void {
 }
 
 /** The provider's configuration: PKCE required, its dev login and consent pages, fixed keys, short lifetimes. */
-function configuration(options: OidcProviderOptions): Configuration {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+function configuration(options: OidcProviderOptions, privateKey: KeyObject): Configuration {
   return {
     clients: options.clients.map((client) => ({
       client_id: client.client_id,
@@ -103,7 +134,7 @@ function configuration(options: OidcProviderOptions): Configuration {
     scopes: Object.keys(CLAIMS),
     conformIdTokenClaims: options.claimsInIdToken !== true,
     cookies: { keys: COOKIE_KEYS },
-    jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'cmi-test-key', use: 'sig', alg: 'RS256' }] },
+    jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: KEY_ID, use: 'sig', alg: 'RS256' }] },
     ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 600 },
     features: { devInteractions: { enabled: true } },
     renderError,
@@ -111,7 +142,7 @@ function configuration(options: OidcProviderOptions): Configuration {
 }
 
 /** Makes the provider without the notices it prints at its start about its development-only parts. */
-function quietProvider(Provider: ProviderClass, issuer: string, options: OidcProviderOptions): Provider {
+function quietProvider(Provider: ProviderClass, issuer: string, options: OidcProviderOptions, privateKey: KeyObject): Provider {
   const { warn, info } = console;
   const unlessProvider = (print: (...args: unknown[]) => void) => (...args: unknown[]) => {
     if (!String(args[0]).includes('oidc-provider ')) print(...args);
@@ -119,7 +150,7 @@ function quietProvider(Provider: ProviderClass, issuer: string, options: OidcPro
   console.warn = unlessProvider(warn);
   console.info = unlessProvider(info);
   try {
-    return new Provider(issuer, configuration(options));
+    return new Provider(issuer, configuration(options, privateKey));
   } finally {
     console.warn = warn;
     console.info = info;
@@ -139,16 +170,24 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<R
   });
   const issuer = `http://localhost:${(server.address() as AddressInfo).port}`;
   const { default: Provider } = (await import(PROVIDER_PACKAGE)) as { default: ProviderClass };
-  const provider = quietProvider(Provider, issuer, options);
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const provider = quietProvider(Provider, issuer, options, privateKey);
   const callback = provider.callback();
+  const sign = (claims: Record<string, unknown>) => signedJwt(privateKey, claims);
+  let alteration: IdTokenAlteration | undefined;
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    requests.push(`${req.method} ${(req.url ?? '').split('?')[0]}`);
+    const request = `${req.method} ${(req.url ?? '').split('?')[0]}`;
+    requests.push(request);
+    if (request === 'POST /token' && alteration !== undefined) alterTokenAnswer(res, alteration, sign);
     void callback(req, res);
   });
   let open = true;
   return {
     issuer,
     requests,
+    alterIdToken(alter) {
+      alteration = alter;
+    },
     async close() {
       if (!open) return;
       open = false;
@@ -162,19 +201,23 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<R
 /**
  * On the provider's login page (where the browser was sent by the sign-in's URL), types `login` and a
  * password, submits, and passes the consent page when it comes; returns once the browser has left the
- * provider (the provider redirected it to the callback).
+ * provider (the provider redirected it to the callback). A browser already signed in at the provider
+ * whose grant was revoked (a replayed code revokes it) sees the consent page only: it is passed too.
  */
 export async function signInAtOidcProvider(page: Page, login: string): Promise<void> {
   const provider = new URL(page.url()).origin;
   const left = (url: URL) => url.origin !== provider;
-  await page.locator('input[name="login"]').fill(login);
-  await page.locator('input[name="password"]').fill('any password');
-  await page.locator('button[type="submit"]').click();
-  const consent = page.locator('input[name="prompt"][value="consent"]');
-  // Consent is asked once per grant: a second sign-in in the same browser may go straight back.
-  await Promise.race([page.waitForURL(left, { waitUntil: 'commit' }).catch(() => undefined), consent.waitFor({ state: 'attached' }).catch(() => undefined)]);
-  if (!left(new URL(page.url()))) {
+  const loginForm = page.locator('input[name="prompt"][value="login"]');
+  const consentForm = page.locator('input[name="prompt"][value="consent"]');
+  await loginForm.or(consentForm).waitFor({ state: 'attached' });
+  if ((await loginForm.count()) > 0) {
+    await page.locator('input[name="login"]').fill(login);
+    await page.locator('input[name="password"]').fill('any password');
     await page.locator('button[type="submit"]').click();
-    await page.waitForURL(left, { waitUntil: 'commit' });
+    // Consent is asked once per grant: a second sign-in in the same browser may go straight back.
+    await Promise.race([page.waitForURL(left, { waitUntil: 'commit' }).catch(() => undefined), consentForm.waitFor({ state: 'attached' }).catch(() => undefined)]);
+    if (left(new URL(page.url()))) return;
   }
+  await page.locator('button[type="submit"]').click();
+  await page.waitForURL(left, { waitUntil: 'commit' });
 }

@@ -38,7 +38,7 @@ export class IdentityRefused extends Error {
   override readonly name = 'IdentityRefused';
 }
 
-/** An OpenID Connect provider's settings (docs/security.md#openid-connect). */
+/** An OpenID Connect provider's settings (docs/sso-oidc.md). */
 export interface OidcSettings {
   /** The issuer URL; discovery reads `<issuer>/.well-known/openid-configuration`. */
   issuer: string;
@@ -55,7 +55,7 @@ export interface OidcSettings {
   groups_claim: string;
 }
 
-/** A SAML 2.0 identity provider's settings (docs/security.md#saml). One of the two metadata sources is set. */
+/** A SAML 2.0 identity provider's settings (docs/sso-saml.md). One of the two metadata sources is set. */
 export interface SamlSettings {
   idp_metadata_url?: string;
   idp_metadata_xml?: string;
@@ -69,7 +69,7 @@ export interface SamlSettings {
   groups_attribute: string;
 }
 
-/** An LDAP directory's settings (docs/security.md#ldap). */
+/** An LDAP directory's settings (docs/sso-ldap.md). */
 export interface LdapSettings {
   /** `ldap://host:port` (then `start_tls` should be true) or `ldaps://host:port`. */
   url: string;

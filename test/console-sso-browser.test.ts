@@ -91,6 +91,11 @@ describe('signing in to the console through identity providers', () => {
     assert.deepEqual(roles.map((row) => Number(row.role_id)), [1]);
     const session = await t.database.db.selectFrom('audit_events').select(['credential', 'address']).where('action', '=', 'session.create').where('target_id', '=', jane.id).execute();
     assert.deepEqual(session, [{ credential: 'sso', address: '127.0.0.1' }]);
+    // A session a provider gave is the console's as any: suspending the account ends it at once.
+    assert.equal((await callApi(t.app, 'POST', `/users/${jane.id}/suspend.json`, { auth: t.adminAuth })).statusCode, 200);
+    await page.goto(`http://127.0.0.1:${port}/console/users`);
+    assert.equal(new URL(page.url()).pathname, '/console/sign-in');
+    assert.equal((await callApi(t.app, 'POST', `/users/${jane.id}/activate.json`, { auth: t.adminAuth })).statusCode, 200);
   });
 
   it('OpenID Connect: the provider\'s answer carried to another browser is refused there, and still works in the browser that began', async () => {
@@ -183,5 +188,7 @@ describe('signing in to the console through identity providers', () => {
     const down = await callApi(t.app, 'GET', own, { auth: basic, from: '192.0.2.50' });
     assert.equal(down.statusCode, 502);
     assert.equal(down.body, JSON.stringify({ errors: { base: ['The directory Corp LDAP cannot be reached: try again later, or ask an administrator'] } }));
+    // The break-glass administrator's own password never asks the directory.
+    assert.equal((await callApi(t.app, 'GET', '/users.json', { auth: t.adminAuth, from: '192.0.2.50' })).statusCode, 200);
   });
 });

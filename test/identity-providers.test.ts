@@ -173,6 +173,9 @@ describe('the accounts identity providers vouch for', () => {
     await assert.rejects(signIn.accountOf({ ...provider, jit_provisioning: false }, { ...person, subject: 'newcomer' }, '192.0.2.7'),
       new IdentityRefused('No cmi account is linked to this Corp SSO identity, and Corp SSO does not create accounts: ask an administrator'));
     await assert.rejects(signIn.accountOf(provider, { ...person, subject: 'nologin', login: undefined }, '192.0.2.7'), IdentityRefused);
+    await assert.rejects(signIn.accountOf(provider, { ...person, subject: 'shouty', login: 'shouty', email: 'ALICE@Example.com' }, '192.0.2.7'),
+      new IdentityRefused('The email Corp SSO gave already belongs to another cmi account: an administrator must link or rename it'));
+    assert.equal((await signIn.accountOf(provider, { ...person, subject: 'kim', login: 'kim', email: 'Kim@Example.COM' }, '192.0.2.7')).email, 'kim@example.com');
   });
 
   it('an account without a cmi password: no password opens it, and it sets none itself', async () => {

@@ -40,11 +40,12 @@ export function identitySignIn(providers: IdentityProvidersRepository, users: Us
       throw new IdentityRefused(`No cmi account is linked to this ${provider.label} identity, and ${provider.label} does not create accounts: ask an administrator`);
     }
     const login = identity.login?.trim() ?? '';
-    const email = identity.email?.trim() ?? '';
+    // Stored in lower case, as every account's (docs/limits.md#users).
+    const email = identity.email?.trim().toLowerCase() ?? '';
     if (login.length < userLimits.loginMin || login.length > userLimits.loginMax || !LOGIN.test(login)) {
       throw new IdentityRefused(`${provider.label} gave no login cmi can use for a new account (${userLimits.loginMin} to ${userLimits.loginMax} letters, digits, _ . @ -): check its login setting`);
     }
-    if (!EMAIL.test(email) || email.length > 255) throw new IdentityRefused(`${provider.label} gave no email address for a new account: check its email setting`);
+    if (!EMAIL.test(email) || email.length > userLimits.email) throw new IdentityRefused(`${provider.label} gave no email address for a new account: check its email setting`);
     const taken = await users.takenFields({ login, email });
     if (taken.length > 0) {
       throw new IdentityRefused(`The ${taken.join(' and ')} ${provider.label} gave already belong${taken.length === 1 ? 's' : ''} to another cmi account: an administrator must link or rename it`);

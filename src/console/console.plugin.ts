@@ -25,6 +25,7 @@ import { consoleRolesRoutes } from './roles.routes.js';
 import { consoleBucketsRoutes } from './buckets.routes.js';
 import { consolePasswordPolicyRoutes } from './password-policy.routes.js';
 import { consoleGroupsRoutes } from './groups.routes.js';
+import { consoleIdentityProvidersRoutes } from './identity-providers.routes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -169,5 +170,6 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   consoleIngestKeysRoutes(app, services);
   consoleAuditRoutes(app, services);
   consoleAlertsRoutes(app, services);
+  consoleIdentityProvidersRoutes(app, services);
   done();
 };

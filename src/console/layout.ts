@@ -64,6 +64,7 @@ ${may(viewer, 'user_groups.read') ? html`<a href="/console/groups">Groups</a>` :
 ${may(viewer, 'ingest_keys.read') ? html`<a href="/console/ingest-keys">Ingest keys</a>` : ''}
 ${may(viewer, 'audit_log.read') ? html`<a href="/console/audit">Audit log</a>` : ''}
 ${may(viewer, 'alert_destinations.read') && may(viewer, 'alert_rules.read') ? html`<a href="/console/alerts">Alerts</a>` : ''}
+${may(viewer, 'identity_providers.read') ? html`<a href="/console/identity-providers">Identity providers</a>` : ''}
 ${may(viewer, 'password_policy.manage') ? html`<a href="/console/settings/password-policy">Password policy</a>` : ''}
 </nav>
 <form method="post" action="/console/sign-out" class="sign-out">${csrfField(csrf)}<span class="who">${viewer.login}</span> <button type="submit">Sign out</button></form>

@@ -131,6 +131,21 @@ function formErrors(kind: ProviderKind, errors: FieldErrors, rows: number): { lo
   return { local, rest };
 }
 
+/** A mapping row's field error, named as the row shows it ("group", "roles", "user group"). */
+function rowError(errors: FieldErrors, name: string, label: string): Html {
+  const messages = errors[name];
+  return messages ? html`<span class="field-error" id="${name}-error">${label} ${messages.join('; ')}</span>` : html``;
+}
+
+const invalidOf = (errors: FieldErrors, name: string): Html | string => (errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '');
+
+/** A mapping row's line of text (its group, or ids typed). */
+function rowText(name: string, label: string, value: string, errors: FieldErrors, short: string, max: number): Html {
+  return html`<label for="${name}">${label}</label>
+<input id="${name}" name="${name}" type="text" maxlength="${max}" value="${value}"${invalidOf(errors, name)}>
+${rowError(errors, name, short)}`;
+}
+
 function textArea(name: string, label: string, value: string, errors: FieldErrors, max: number): Html {
   return html`<label for="${name}">${label}</label>
 <textarea id="${name}" name="${name}" rows="6" cols="70" maxlength="${max}"${errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : ''}>${value}</textarea>
@@ -161,20 +176,20 @@ function settingField(field: SettingField, values: ProviderFormValues, errors: F
 /** A mapping row's roles: checkboxes by name, or the ids typed for a viewer who may not see roles. */
 function rowRoles(index: number, row: MappingRow, choices: MappingChoices, errors: FieldErrors): Html {
   const name = rowField(index, 'role_ids');
-  if (!choices.roleChoices) return textField(name, 'Role ids (separated by spaces)', row.role_ids.join(' '), errors, { max: 1024 });
+  if (!choices.roleChoices) return rowText(name, 'Role ids (separated by spaces)', row.role_ids.join(' '), errors, 'roles', 1024);
   const ticked = new Set(row.role_ids);
   return html`<fieldset class="roles-picker"${errors[name] ? html` aria-describedby="${name}-error"` : ''}><legend>Roles</legend>
 ${choices.roleChoices.map((role) => checkbox(name, String(role.id), html`${role.label}${role.system ? html` <span class="badge system">system</span>` : ''}`, ticked.has(String(role.id)), { id: `${name}-${role.id}` }))}
-${errorsFor(errors, name)}
+${rowError(errors, name, 'roles')}
 </fieldset>`;
 }
 
 /** A mapping row's user group: a list with *(none)*, or the id typed for a viewer who may not see groups. */
 function rowUserGroup(index: number, row: MappingRow, choices: MappingChoices, errors: FieldErrors): Html {
   const name = rowField(index, 'user_group_id');
-  if (!choices.userGroupChoices) return textField(name, 'User group id (empty: none)', row.user_group_id, errors, { max: 10 });
+  if (!choices.userGroupChoices) return rowText(name, 'User group id (empty: none)', row.user_group_id, errors, 'user group', 10);
   const option = (id: string, label: string) => html`<option value="${id}"${row.user_group_id === id ? html` selected` : ''}>${label}</option>`;
-  return html`<label for="${name}">User group</label><select id="${name}" name="${name}"${errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : ''}>${option('', '(none)')}${choices.userGroupChoices.map((g) => option(String(g.id), g.label))}</select>${errorsFor(errors, name)}`;
+  return html`<label for="${name}">User group</label><select id="${name}" name="${name}"${invalidOf(errors, name)}>${option('', '(none)')}${choices.userGroupChoices.map((g) => option(String(g.id), g.label))}</select>${rowError(errors, name, 'user group')}`;
 }
 
 function mappingRows(values: ProviderFormValues, choices: MappingChoices, errors: FieldErrors): Html {
@@ -184,7 +199,7 @@ function mappingRows(values: ProviderFormValues, choices: MappingChoices, errors
 <input type="hidden" name="mapping_rows" value="${rows.length}">
 ${errorsFor(errors, 'mappings')}
 ${rows.map((row, index) => html`<fieldset class="mapping"><legend>Mapping ${index + 1}</legend>
-${textField(rowField(index, 'group'), 'Group', row.group, errors, { max: 1024 })}
+${rowText(rowField(index, 'group'), 'Group', row.group, errors, 'group', 1024)}
 ${rowRoles(index, row, choices, errors)}
 ${rowUserGroup(index, row, choices, errors)}
 ${index < values.mappings.length ? checkbox(rowField(index, 'remove'), '1', 'Remove this mapping', false, { id: rowField(index, 'remove') }) : ''}

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
+import { type Browser, chromium } from 'playwright-core';
+import { ADMIN, ALICE, createTestApp, listenLocally, type TestApp } from './support/app.js';
 
-// The console's identity providers pages (docs/console.md#identity-providers), through app.inject().
+// The console's identity providers pages (docs/console.md#identity-providers), through app.inject(),
+// and once in Debian's Chromium (playwright-core) against a real cmi on a free port of 127.0.0.1.
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const CONSOLE_COOKIE = /^_cmi_console=([^;\s]+);/;
@@ -322,5 +324,63 @@ describe('the console\'s identity providers', () => {
       assert.ok(res.body.includes('its security token is missing or wrong'), url);
     }
     assert.deepEqual(await rows(), before, 'nothing changed');
+  });
+});
+
+describe('the console\'s identity providers in a browser', () => {
+  let browser: Browser;
+  let t: TestApp;
+  before(async () => {
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+    t = await createTestApp();
+  });
+  after(async () => {
+    await browser.close();
+    await t.close();
+  });
+
+  it('makes an OpenID Connect provider through the form with a mapping, copies its redirect URI; no script or style refused, no secret shown', async () => {
+    const base = `http://127.0.0.1:${await listenLocally(t.app)}`;
+    const context = await browser.newContext();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    const outside: string[] = [];
+    const problems: string[] = [];
+    await context.route('**/*', (route) => {
+      if (new URL(route.request().url()).hostname === '127.0.0.1') return route.continue();
+      outside.push(route.request().url());
+      return route.abort();
+    });
+    const page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(`${base}/console/sign-in`);
+    await page.fill('#login', ADMIN.login);
+    await page.fill('#password', ADMIN.password);
+    await Promise.all([page.waitForURL((url) => !url.pathname.startsWith('/console/sign-in')), page.press('#password', 'Enter')]);
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Identity providers' }).click();
+    await page.waitForURL(`${base}/console/identity-providers`);
+    await page.getByRole('link', { name: 'OpenID Connect' }).click();
+    await page.waitForURL(`${base}/console/identity-providers/new?kind=oidc`);
+    await page.getByLabel(/^Label/).fill('Corp SSO');
+    await page.getByLabel('Issuer URL').fill('https://sso.example.com');
+    await page.getByLabel('Client id').fill('cmi');
+    await page.getByLabel('Client secret (write-only)').fill(OIDC_SECRET);
+    await page.locator('#mappings-0-group').fill('ops');
+    await page.locator('#mappings-0-role_ids-1').check();
+    await Promise.all([page.waitForURL(`${base}/console/identity-providers/1?notice=created`), page.getByRole('button', { name: 'Create provider' }).click()]);
+    assert.equal(await page.locator('p.notice').textContent(), 'Provider created: register cmi at it with the URLs below.');
+    await page.locator('button[data-copy="sso-url-0"]').click();
+    await page.locator('[data-copied-for="sso-url-0"]', { hasText: 'Copied.' }).waitFor();
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), `${base}/console/sso/1/callback`);
+    assert.equal(await page.inputValue('#client_secret'), '', 'the secret field empty');
+    assert.ok(!(await page.content()).includes(OIDC_SECRET), 'no secret in the page');
+    assert.equal(await page.locator('#mappings-0-role_ids-1').isChecked(), true);
+    const row = await t.database.db.selectFrom('identity_providers').select(['settings', 'mappings']).executeTakeFirstOrThrow();
+    assert.equal((JSON.parse(row.settings) as { client_secret: string }).client_secret, OIDC_SECRET);
+    assert.deepEqual(JSON.parse(row.mappings), [{ group: 'ops', role_ids: [1], user_group_id: null }]);
+    await context.close();
+    assert.deepEqual([outside, problems], [[], []]);
   });
 });

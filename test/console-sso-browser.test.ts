@@ -133,6 +133,37 @@ describe('signing in to the console through identity providers', () => {
     await page.waitForURL(`http://127.0.0.1:${port}/console/errors`);
   });
 
+  it('a session a provider gave stands for the password its account lacks for five minutes, then no more', async () => {
+    const page = await freshPage();
+    await page.goto(`http://127.0.0.1:${port}/console/sign-in?next=%2Fconsole%2Fusers`);
+    await page.getByRole('link', { name: 'Sign in with Corp SSO' }).click();
+    await signInAtOidcProvider(page, 'jane');
+    await page.waitForURL(`http://127.0.0.1:${port}/console/users`);
+    const jane = await t.database.db.selectFrom('users').select('id').where('login', '=', 'jane').executeTakeFirstOrThrow();
+    const addKey = async () => {
+      await page.goto(`http://127.0.0.1:${port}/console/users/${jane.id}`);
+      await page.fill('#description', 'deploys');
+      await page.fill('#add-key-current_password', 'no password to give');
+      await page.getByRole('button', { name: 'Add an API key' }).click();
+    };
+    await addKey();
+    assert.equal(await page.locator('.field-error').count(), 0);
+    t.time.advance(301);
+    await addKey();
+    assert.equal(await page.locator('#add-key-current_password-error').innerText(), 'current password cannot be given: this account has no cmi password. Sign in again through its identity provider, then do this within 5 minutes');
+    const keys = await t.database.db.selectFrom('user_api_keys').select('description').where('user_id', '=', jane.id).execute();
+    assert.deepEqual(keys, [{ description: 'deploys' }]);
+  });
+
+  it('at most 20 sign-ins under way from one address', async () => {
+    const start = () => t.app.inject({ method: 'GET', url: '/console/sso/1/start', remoteAddress: '192.0.2.9' });
+    for (let i = 0; i < 20; i++) assert.equal((await start()).statusCode, 303);
+    const refused = await start();
+    assert.equal(refused.statusCode, 429);
+    assert.match(refused.body, /Too many sign-ins are under way from this address: try again in a few minutes/);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/console/sso/1/start', remoteAddress: '192.0.2.10' })).statusCode, 303);
+  });
+
   it('SAML: the button, SimpleSAMLphp\'s login, the assertion posted back, signed in; the same assertion posted again is refused', async () => {
     const page = await freshPage();
     let posted: string | undefined;
@@ -183,6 +214,13 @@ describe('signing in to the console through identity providers', () => {
     assert.equal((await callApi(t.app, 'PUT', '/sysadmin_tools/identity_providers/3.json', { auth: t.adminAuth, body: { identity_provider: { settings: { allow_basic_auth: true } } } })).statusCode, 204);
     const allowed = await callApi(t.app, 'GET', own, { auth: basic });
     assert.equal(allowed.statusCode, 200, allowed.body);
+    // Only the login in its one form is asked of the directory (which would take these for `lee`).
+    for (const variant of [' lee', 'ｌｅｅ', 'lee\t']) assert.equal((await callApi(t.app, 'GET', own, { auth: t.basic(variant, 'lee-directory-pw') })).statusCode, 401, variant);
+    // Disabled: the directory's password stops working at once, the verification kept for it too.
+    assert.equal((await callApi(t.app, 'PUT', '/sysadmin_tools/identity_providers/3.json', { auth: t.adminAuth, body: { identity_provider: { enabled: false } } })).statusCode, 204);
+    assert.equal((await callApi(t.app, 'GET', own, { auth: basic })).statusCode, 401);
+    assert.equal((await callApi(t.app, 'PUT', '/sysadmin_tools/identity_providers/3.json', { auth: t.adminAuth, body: { identity_provider: { enabled: true } } })).statusCode, 204);
+    assert.equal((await callApi(t.app, 'GET', own, { auth: basic })).statusCode, 200);
     await ldap.close();
     // Another address: the verification kept for the first one does not answer it.
     const down = await callApi(t.app, 'GET', own, { auth: basic, from: '192.0.2.50' });

@@ -102,6 +102,19 @@ describe('identity providers over the API', () => {
     assert.match(changes, /"settings\.bind_password":"\[redacted\]"/);
   });
 
+  it('is changed only by a holder of every permission: a provider can sign in as any account linked to it', async () => {
+    const role = await api('POST', '/roles.json', { role: { label: 'SSO keeper', permission_ids: [41, 42] } });
+    assert.equal(role.statusCode, 201, role.body);
+    const roleId = (JSON.parse(role.body) as { role: { id: number } }).role.id;
+    assert.equal((await api('PUT', `/users/${t.alice.id}.json`, { user: { role_ids: [roleId] } })).statusCode, 204);
+    const refused = await api('POST', `${PATH}.json`, { identity_provider: { ...OIDC, jit_provisioning: true, mappings: [{ group: 'me', role_ids: [1] }] } }, t.aliceAuth);
+    assert.equal(refused.statusCode, 403);
+    assert.equal(refused.body, JSON.stringify({ errors: { base: ['You are not authorized to perform this action (needs every permission: an identity provider can sign in as any account linked to it)'] } }));
+    assert.equal((await api('PUT', `${PATH}/1.json`, { identity_provider: { label: 'Mine' } }, t.aliceAuth)).statusCode, 403);
+    assert.equal((await api('GET', `${PATH}/1.json`, undefined, t.aliceAuth)).statusCode, 200);
+    assert.equal((await api('PUT', `/users/${t.alice.id}.json`, { user: { role_ids: [2] } })).statusCode, 204);
+  });
+
   it('is refused to a user without the permissions, and lists with pagination', async () => {
     assert.equal((await api('GET', `${PATH}.json`, undefined, t.aliceAuth)).statusCode, 403);
     assert.equal((await api('POST', `${PATH}.json`, { identity_provider: OIDC }, t.aliceAuth)).statusCode, 403);

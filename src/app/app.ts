@@ -136,7 +136,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     database, clock, audit: audit.trail, tracker: tracker.service, usageFlushMs: options.ingestUsageFlushMs ?? 5000, publicUrl: config.publicUrl, lists,
   });
   // Signing in through the organisation's identity providers; their LDAP directories answer the passwords cmi does not keep.
-  const identity = identityPlugin({ database, clock, audit: audit.trail, users: users.store, lists });
+  const identity = identityPlugin({
+    database, clock, audit: audit.trail, users: users.store, lists, credentialsChanged: users.credentialsChanged, allCredentialsChanged: users.allCredentialsChanged,
+  });
   users.authentication.useDirectory(identity.directory);
   const health = healthPlugin({ database, clock, ensureSessionKey: sessions.ensureKey });
   const openApi = openApiPlugin({ on: config.openApi, version: version.version });

@@ -58,7 +58,7 @@ export function consoleSsoRoutes(app: FastifyInstance, { authenticator, sso, pub
   app.get<WithId>(`/sso/:id/start`, consoleRoute(true), async (request, reply) => {
     const next = safeNext(typeof request.query.next === 'string' ? request.query.next : undefined);
     try {
-      const { location, browserKey } = await sso.start(parseId(request.params.id), next, baseOf(request));
+      const { location, browserKey } = await sso.start(parseId(request.params.id), next, baseOf(request), request.ip);
       reply.header('set-cookie', ssoCookie(request, browserKey, ATTEMPT_SECONDS));
       return await reply.code(303).header('location', location).send();
     } catch (error) {

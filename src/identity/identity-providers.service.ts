@@ -1,6 +1,8 @@
 import type { AuditRecorder } from '../audit/audit-trail.js';
 import { difference, REDACTED } from '../audit/audit-event.js';
 import { type Actor, assertPermitted } from '../roles/authorization.js';
+import { ALL_PERMISSIONS } from '../roles/permissions.js';
+import { Forbidden } from '../shared/problems.js';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
 import { NotFound, Unprocessable } from '../shared/problems.js';
@@ -14,11 +16,24 @@ export interface MappingTargets {
 }
 
 /**
- * Identity providers as the API, the CLI and the console manage them (docs/api.md#identity-providers):
- * reading needs `identity_providers.read`, every change `identity_providers.manage`; secrets are
- * write-only, and every change is audited with the secrets it replaced named, never shown.
+ * A provider vouches for every account linked to it, and its mappings give any role: whoever changes
+ * one could sign in as anyone, so a change needs, besides `identity_providers.manage`, every permission
+ * there is (docs/security.md#identity-providers).
  */
-export function identityProvidersService(repository: IdentityProvidersRepository, targets: MappingTargets, clock: Clock, audit: AuditRecorder) {
+function assertMayChange(actor: Actor): void {
+  assertPermitted(actor, 'identity_providers.manage');
+  const lacking = [...ALL_PERMISSIONS].filter((permission) => !actor.permissions.has(permission));
+  if (lacking.length > 0) throw new Forbidden('You are not authorized to perform this action (needs every permission: an identity provider can sign in as any account linked to it)');
+}
+
+/**
+ * Identity providers as the API, the CLI and the console manage them (docs/api.md#identity-providers):
+ * reading needs `identity_providers.read`, every change `identity_providers.manage` and every other
+ * permission; secrets are write-only, and every change is audited with the secrets it replaced named,
+ * never shown. `credentialsChanged` drops every verified credential (a directory's passwords among them)
+ * at once, in this process, as a change to roles does.
+ */
+export function identityProvidersService(repository: IdentityProvidersRepository, targets: MappingTargets, clock: Clock, audit: AuditRecorder, credentialsChanged: () => void = () => {}) {
   const providerOf = async (id: number): Promise<IdentityProvider> => {
     const provider = await repository.find(id);
     if (!provider) throw new NotFound();
@@ -56,21 +71,23 @@ export function identityProvidersService(repository: IdentityProvidersRepository
     },
 
     async create(actor: Actor, body: unknown): Promise<IdentityProvider> {
-      assertPermitted(actor, 'identity_providers.manage');
+      assertMayChange(actor);
       const fields = readProvider(body, undefined);
       await assertTargets(fields);
       const provider = await repository.create(fields, clock());
+      credentialsChanged();
       const { settings, ...rest } = audited(fields);
       await record(actor, 'identity_provider.create', provider.id, { ...rest, settings, ...Object.fromEntries(SECRET_SETTINGS[fields.kind].filter((name) => (fields.settings as unknown as Record<string, unknown>)[name] !== '').map((name) => [`settings.${name}`, REDACTED])) });
       return provider;
     },
 
     async update(actor: Actor, id: number, body: unknown): Promise<IdentityProvider> {
-      assertPermitted(actor, 'identity_providers.manage');
+      assertMayChange(actor);
       const current = await providerOf(id);
       const fields = readProvider(body, current);
       await assertTargets(fields);
       const updated = await repository.update(id, fields, clock());
+      credentialsChanged();
       if (!updated) throw new NotFound();
       await record(actor, 'identity_provider.update', id, { ...difference(audited(current), audited(fields)), ...secretsChanged(current, fields) });
       return updated;
@@ -78,9 +95,10 @@ export function identityProvidersService(repository: IdentityProvidersRepository
 
     /** Removes it: its accounts stay, unlinked (they sign in only with a cmi password or API key, if they have one). */
     async remove(actor: Actor, id: number): Promise<void> {
-      assertPermitted(actor, 'identity_providers.manage');
+      assertMayChange(actor);
       const current = await providerOf(id);
       if (!(await repository.remove(id))) throw new NotFound();
+      credentialsChanged();
       await record(actor, 'identity_provider.delete', id, { label: current.label, kind: current.kind });
     },
   };

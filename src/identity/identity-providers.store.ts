@@ -34,6 +34,8 @@ export interface SsoAttempt {
   /** What the protocol must find again, as its module gave it (OIDC's state, nonce, verifier; SAML's request id). */
   protocol: Record<string, string>;
   next: string;
+  /** The address the browser began from (at most MAX_ATTEMPTS_AN_ADDRESS under way from one). */
+  address: string;
   user_id: number | null;
   expires_at: Date;
 }
@@ -121,9 +123,17 @@ export function identityProvidersRepository({ db }: Database) {
       return rows.length > 0;
     },
 
-    async countAttempts(): Promise<number> {
-      const row = await db.selectFrom('sso_attempts').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-      return Number(row.n);
+    /** Sign-ins under way, in all or from `address`. */
+    async countAttempts(address?: string): Promise<number> {
+      let query = db.selectFrom('sso_attempts').select((eb) => eb.fn.countAll<number | string>().as('n'));
+      if (address !== undefined) query = query.where('address', '=', address);
+      return Number((await query.executeTakeFirstOrThrow()).n);
+    },
+
+    /** Drops the `count` sign-ins begun longest ago (the table is full). */
+    async dropOldestAttempts(count: number): Promise<void> {
+      const oldest = db.selectFrom('sso_attempts').select('id').orderBy('expires_at').limit(count);
+      await db.deleteFrom('sso_attempts').where('id', 'in', oldest).execute();
     },
 
     async pruneAttempts(now: Date): Promise<void> {

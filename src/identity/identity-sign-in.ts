@@ -27,7 +27,15 @@ const sameSet = (a: readonly number[], b: readonly number[]) => a.length === b.l
  * roles and user group at every sign-in; a provider without mappings leaves them as they are (a new
  * account gets the role `user`). Refusals are IdentityRefused, with what to do.
  */
-export function identitySignIn(providers: IdentityProvidersRepository, users: UsersRepository, unknownRoleIds: (ids: number[]) => Promise<number[]>, clock: Clock, audit: AuditRecorder) {
+export function identitySignIn(
+  providers: IdentityProvidersRepository,
+  users: UsersRepository,
+  unknownRoleIds: (ids: number[]) => Promise<number[]>,
+  clock: Clock,
+  audit: AuditRecorder,
+  /** Drops the user's verified credentials at once (users/verification-cache.ts), after its roles changed. */
+  credentialsChanged: (userId: number) => void = () => {},
+) {
   /** The mapped roles that still exist (a mapping may name a role deleted since), never none. */
   async function existingRoles(roleIds: number[]): Promise<number[]> {
     const unknown = await unknownRoleIds(roleIds);
@@ -76,6 +84,7 @@ export function identitySignIn(providers: IdentityProvidersRepository, users: Us
     const changed = await users.update(user.id, { role_ids: roleIds, user_group_id: access.user_group_id }, clock());
     // The last active administrator keeps its role: a provider's groups never lock everyone out.
     if (changed.outcome !== 'changed') return user;
+    credentialsChanged(user.id);
     await audit.record({ id: user.id, login: user.login, credential: 'sso', address }, {
       action: 'user.update', target_type: 'user', target_id: user.id, changes: { role_ids: [held, roleIds], user_group_id: [user.user_group_id, access.user_group_id], identity_provider_id: provider.id },
     });

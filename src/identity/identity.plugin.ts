@@ -20,6 +20,9 @@ export interface IdentityPieces {
   /** The users' store: the accounts providers link, make and map. */
   users: UsersRepository;
   lists: ListSettings;
+  /** The users' verification cache's signals: a user's roles changed, or anyone's credentials may have. */
+  credentialsChanged: (userId: number) => void;
+  allCredentialsChanged: () => void;
 }
 
 /**
@@ -28,10 +31,10 @@ export interface IdentityPieces {
  * SAML) and the LDAP directories the password paths ask (wired into the users' authenticator by the
  * composition root); registers `/sysadmin_tools/identity_providers`.
  */
-export function identityPlugin({ database, clock, audit, users, lists }: IdentityPieces) {
+export function identityPlugin({ database, clock, audit, users, lists, credentialsChanged, allCredentialsChanged }: IdentityPieces) {
   const repository = identityProvidersRepository(database);
-  const service = identityProvidersService(repository, { unknownRoleIds: (ids) => users.unknownRoleIds(ids), userGroupExists: (id) => users.userGroupExists(id) }, clock, audit);
-  const accounts = identitySignIn(repository, users, (ids) => users.unknownRoleIds(ids), clock, audit);
+  const service = identityProvidersService(repository, { unknownRoleIds: (ids) => users.unknownRoleIds(ids), userGroupExists: (id) => users.userGroupExists(id) }, clock, audit, allCredentialsChanged);
+  const accounts = identitySignIn(repository, users, (ids) => users.unknownRoleIds(ids), clock, audit, credentialsChanged);
   return {
     service,
     sso: ssoSignIn(repository, accounts, revokedSessionsRepository(database), clock),

@@ -11,7 +11,11 @@ import { samlFinish, samlMetadata, type SamlProtocol, samlStart, type ServicePro
 
 /** How long a browser may stay at its provider before its sign-in must begin again (docs/security.md#identity-providers). */
 export const ATTEMPT_SECONDS = 600;
-/** Sign-ins under way at once, at most: a stranger starting sign-ins in a loop fills no table. */
+/**
+ * Sign-ins under way at once, at most: from one address (a stranger starting sign-ins in a loop is
+ * refused), and in all (past it, the one begun longest ago goes, so nobody can keep others from starting).
+ */
+export const MAX_ATTEMPTS_AN_ADDRESS = 20;
 export const MAX_ATTEMPTS = 10_000;
 /**
  * The browser's key of its sign-in under way: set when it leaves for the provider (`SameSite=Lax`,
@@ -82,10 +86,12 @@ export function ssoSignIn(providers: IdentityProvidersRepository, signIn: Identi
     },
 
     /** Begins a sign-in at provider `id`: where to send the browser, and the key its cookie keeps (SSO_COOKIE). */
-    async start(id: number, next: string, base: string): Promise<{ location: string; browserKey: string }> {
+    async start(id: number, next: string, base: string, address: string): Promise<{ location: string; browserKey: string }> {
       const provider = await browserProvider(id);
       await providers.pruneAttempts(clock());
-      if ((await providers.countAttempts()) >= MAX_ATTEMPTS) throw new TooManyRequests(60, 'Too many sign-ins are under way: try again in a minute');
+      if ((await providers.countAttempts(address)) >= MAX_ATTEMPTS_AN_ADDRESS) throw new TooManyRequests(60, 'Too many sign-ins are under way from this address: try again in a few minutes');
+      const underWay = await providers.countAttempts();
+      if (underWay >= MAX_ATTEMPTS) await providers.dropOldestAttempts(underWay - MAX_ATTEMPTS + 1);
       const attemptId = randomBytes(32).toString('base64url');
       const browserKey = randomBytes(32).toString('base64url');
       const paths = ssoPaths(base, provider.id);
@@ -93,7 +99,7 @@ export function ssoSignIn(providers: IdentityProvidersRepository, signIn: Identi
         ? await oidcStart(provider.settings as OidcSettings, paths.callback, attemptId)
         : await samlStart(provider.settings as SamlSettings, serviceProvider(base, provider.id), attemptId);
       await providers.saveAttempt({
-        id: attemptId, provider_id: provider.id, browser_key_hash: sha256(browserKey), protocol: { ...begun.protocol }, next, user_id: null,
+        id: attemptId, provider_id: provider.id, browser_key_hash: sha256(browserKey), protocol: { ...begun.protocol }, next, address: address.slice(0, 64), user_id: null,
         expires_at: new Date(clock().getTime() + ATTEMPT_SECONDS * 1000),
       });
       return { location: begun.url, browserKey };

@@ -18,6 +18,8 @@ export interface Actor extends AuditActor {
    * password, or making an API key, then needs the actor's current password (docs/security.md#self-service).
    */
   viaSession?: boolean;
+  /** Through a session: when it signed in (Unix seconds), which stands for a proof of the password an account without one cannot give. */
+  signedInAt?: number;
 }
 
 /**

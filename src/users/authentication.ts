@@ -12,6 +12,7 @@ import { REFRESH_AFTER_SECONDS, SESSION_COOKIE, type SessionClaims, type Session
 import type { CacheEntry, VerificationCache, Verified } from './verification-cache.js';
 import type { RevokedSessionsRepository } from './revoked-sessions.store.js';
 import type { UsersRepository } from './users.store.js';
+import { EMAIL, LOGIN } from './users.service.js';
 
 export interface Authenticated {
   user: User;
@@ -154,7 +155,11 @@ export function authenticator({ users, revokedSessions, sessions, cache, lockout
     if (ownPassword || directory === undefined) {
       return (await verifyPassword(found?.password_hash, password)) && found && found.user.status === 'active' ? { user: found.user, sessionEpoch: found.session_epoch } : undefined;
     }
-    const user = await directory.verify(login, password, address, basic);
+    // Only the login in its one form reaches the directory (which may take `LEE`, ` lee` or a full-width
+    // `ｌｅｅ` for `lee`): every variant would be counted apart by the lockout. And the time of a password
+    // hash is spent whatever the directory answers, so an unknown login takes as long as a known one.
+    const canonical = login.normalize('NFKC').trim().toLowerCase() === login.toLowerCase() && (LOGIN.test(login) || EMAIL.test(login));
+    const [user] = await Promise.all([canonical ? directory.verify(login, password, address, basic) : undefined, verifyPassword(undefined, password)]);
     const vouched = user === undefined ? undefined : await users.findWithSessionEpoch(user.id);
     return vouched && vouched.user.status === 'active' ? { user: vouched.user, sessionEpoch: vouched.session_epoch } : undefined;
   }

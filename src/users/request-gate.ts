@@ -84,6 +84,7 @@ export function actorOf(request: FastifyRequest, authenticated: Authenticated, a
     address,
     requestId: request.id,
     viaSession: session !== undefined,
+    ...(session === undefined ? {} : { signedInAt: session.issuedAt }),
   };
 }
 

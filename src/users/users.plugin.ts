@@ -149,6 +149,8 @@ export function usersPlugin({ database, clock, audit, sessions, settings, lists,
     authentication,
     /** Drops every verified credential: a change to a role or a group may change anyone's permissions. */
     allCredentialsChanged: cache.allCredentialsChanged,
+    /** Drops one user's verified credentials (its roles changed elsewhere: an identity provider's mappings). */
+    credentialsChanged: cache.credentialsChanged,
     /** The password policy: its expiry check runs before every API route (password-expiry.ts). */
     passwordPolicy,
     /** Writes the API keys' use still noted (the app's close). */

@@ -175,6 +175,9 @@ function needsCurrentPassword(actor: Actor, fields: Record<string, unknown>): bo
   return !may(actor, 'users.update') && present(fields, 'password');
 }
 
+/** How recent a sign-in through an identity provider stands for the password its account does not have, in seconds. */
+export const RECENT_SIGN_IN_SECONDS = 300;
+
 /**
  * Checks `current_password` against the actor's own password hash, only when every other field is
  * valid (no hash is computed for a request that fails anyway).
@@ -183,12 +186,19 @@ function currentPasswordCheck(
   fields: Record<string, unknown>,
   passwordHash: () => Promise<string | undefined>,
   countGuess: () => Promise<() => Promise<void>>,
+  actor: Actor,
+  now: () => Date,
 ) {
   return async (errors: FieldErrors): Promise<void> => {
-    // An account an identity provider made has no cmi password to prove: its provider's sign-in
-    // stood for it (docs/security.md#identity-providers).
+    // An account an identity provider made has no cmi password to prove: a sign-in through its
+    // provider in the last five minutes stands for it, so a stolen session alone cannot make itself
+    // an API key or a new login (docs/security.md#identity-providers).
     const hash = await passwordHash();
-    if (hash === '') return;
+    if (hash === '') {
+      const recent = actor.signedInAt !== undefined && now().getTime() / 1000 - actor.signedInAt <= RECENT_SIGN_IN_SECONDS;
+      if (!recent) errors.add('current_password', 'cannot be given: this account has no cmi password. Sign in again through its identity provider, then do this within 5 minutes');
+      return;
+    }
     const current = stringField(fields, 'current_password', errors, { required: true, max: Number.MAX_SAFE_INTEGER });
     if (current === undefined || !errors.empty) return;
     // Counted like a login before it is checked, so a stolen session cannot guess the password freely.
@@ -233,7 +243,7 @@ export function usersService(
   async function requireCurrentPassword(actor: Actor, body: unknown, root: string): Promise<void> {
     if (!actor.viaSession || actor.id === null) return;
     const errors = new FieldErrors();
-    await currentPasswordCheck(unwrapRecord(body ?? {}, root), () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))(errors);
+    await currentPasswordCheck(unwrapRecord(body ?? {}, root), () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address), actor, clock)(errors);
     errors.throwIfAny();
   }
 
@@ -360,7 +370,7 @@ export function usersService(
         throw new Unprocessable({ password: ["can't be set by the account itself: it signs in through its identity provider (an administrator can give it a cmi password)"] });
       }
       const currentCheck = needsCurrentPassword(actor, fields)
-        ? currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))
+        ? currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address), actor, clock)
         : undefined;
       // The policy's history last, once all else holds: it costs an argon2id verify an earlier password.
       const historyCheck = passwordRules && typeof fields['password'] === 'string' ? passwordHistoryCheck(passwordRules, fields['password'], id, () => repository.passwordHash(id)) : undefined;
@@ -488,7 +498,7 @@ export function usersService(
       const errors = new FieldErrors();
       const given = stringField(fields, 'description', errors, { required: description === undefined, max: apiKeyLimits.description });
       if (actor.viaSession && actor.id !== null) {
-        await currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address))(errors);
+        await currentPasswordCheck(fields, () => repository.passwordHash(actor.id as number), () => countGuess(actor.id as number, actor.address), actor, clock)(errors);
       }
       errors.throwIfAny();
       const { key, hash } = newApiKey();

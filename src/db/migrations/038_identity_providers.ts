@@ -13,7 +13,8 @@ const PERMISSIONS: ReadonlyArray<readonly [number, string, string]> = [
  * settings' secrets among them, never answered), `user_identities` (which person at which provider is
  * which account: the provider's stable subject, once per provider) and `sso_attempts` (a browser's
  * sign-in while it is away at the provider: what the protocol must find again on its return, the hash
- * of the key the browser's cookie holds, where to go next; single use, ten minutes). A change to
+ * of the key the browser's cookie holds, where to go next, the address it began from; single use, ten
+ * minutes). A change to
  * the providers moves the credentials version like a change to a user (migrations 015, 019, 021): a
  * directory's passwords cached for Basic authentication stop working at once when its provider
  * is disabled, changed or removed. Administrators hold the new permissions.
@@ -46,10 +47,12 @@ export function identityProvidersMigration(dialect: Dialect) {
         .addColumn('browser_key_hash', 'varchar(64)', (c) => c.notNull())
         .addColumn('protocol', 'text', (c) => c.notNull())
         .addColumn('next', 'varchar(2048)', (c) => c.notNull())
+        .addColumn('address', 'varchar(64)', (c) => c.notNull())
         .addColumn('user_id', 'integer', (c) => c.references('users.id').onDelete('cascade'))
         .addColumn('expires_at', 'varchar(32)', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('sso_attempts_expires_at').on('sso_attempts').column('expires_at').execute();
+      await db.schema.createIndex('sso_attempts_address').on('sso_attempts').column('address').execute();
       await dialect.changeNotifications.addCredentialChanges(db, ['identity_providers', 'user_identities']);
       const at = new Date().toISOString();
       const anyDb = db as Kysely<Record<string, Record<string, unknown>>>;

@@ -18,7 +18,7 @@ const ADMIN = `Basic ${Buffer.from('admin:first-admin-password').toString('base6
 const EVERY_MIGRATION = [
   '001_initial', '002_sessions_and_lockout', '003_change_notifications', '004_row_blocks', '005_login_addresses', '006_error_tracker',
   '007_error_counts', '008_error_search', '009_error_search_postgres', '010_webhook_deliveries', '011_tracker_change_notifications',
-  '012_notify_table_schema', '013_login_lower_index', '014_wide_counters', '015_credential_changes', '016_roles', '017_billing_buckets', '018_user_buckets', '019_role_credential_changes', '020_user_groups', '021_user_api_keys', '022_ingest_keys', '023_error_triage', '024_audit_log', '025_alert_routing', '026_statement_error_counts', '027_error_list_indexes', '028_error_pair_counts', '029_alert_rule_changes', '030_users_data_changes', '031_triage_counts', '032_bulk_update_costs', '033_two_factor', '034_password_policy', '035_user_white_lists', '036_last_access_log', '037_role_requires_two_factor', '038_identity_providers',
+  '012_notify_table_schema', '013_login_lower_index', '014_wide_counters', '015_credential_changes', '016_roles', '017_billing_buckets', '018_user_buckets', '019_role_credential_changes', '020_user_groups', '021_user_api_keys', '022_ingest_keys', '023_error_triage', '024_audit_log', '025_alert_routing', '026_statement_error_counts', '027_error_list_indexes', '028_error_pair_counts', '029_alert_rule_changes', '030_users_data_changes', '031_triage_counts', '032_bulk_update_costs', '033_two_factor', '034_password_policy', '035_user_white_lists', '036_last_access_log', '037_role_requires_two_factor', '038_identity_providers', '039_ingest_key_kinds',
 ];
 
 /** What a migration run prints when it finds the lock held, or nothing when it took it at once. */

@@ -344,6 +344,7 @@ export interface SsoAttemptsTable {
   /** JSON text: what the protocol must find again (OIDC's state, nonce and PKCE verifier; SAML's request id). */
   protocol: string;
   next: string;
+  address: string;
   /** Set once the provider's answer named an account (SAML's return, before the browser's own step). */
   user_id: number | null;
   expires_at: string;
@@ -501,6 +502,11 @@ export interface IngestKeysTable {
   enabled: number;
   rate_limit_per_minute: number;
   allowed_origins: string;
+  /** `sentry`, `otlp`, `journald` or `syslog` (migration 039). */
+  kind: Generated<string>;
+  allowed_networks: Generated<string>;
+  client_certificate_sha256: string | null;
+  min_severity: Generated<number>;
   created_at: string;
   updated_at: string;
 }

@@ -1,4 +1,5 @@
 import type { ResourceDefinition } from '../http/render/resource-definition.js';
+import { INGEST_KEY_KINDS } from './ingest-key.js';
 
 /** An ingest key (docs/api.md#ingest-keys). */
 export const ingestKeyResource = {
@@ -13,9 +14,14 @@ export const ingestKeyResource = {
     ['enabled', 'boolean'],
     ['rate_limit_per_minute', 'integer'],
     ['allowed_origins', 'string'],
+    ['kind', 'string'],
+    ['allowed_networks', 'string'],
+    ['client_certificate_sha256', 'string', 'nullable'],
+    ['min_severity', 'integer'],
     ['last_used_at', 'datetime', 'nullable'],
     ['dropped', 'integer'],
     ['created_at', 'datetime'],
     ['updated_at', 'datetime'],
   ],
+  values: { kind: INGEST_KEY_KINDS },
 } as const satisfies ResourceDefinition;

@@ -11,7 +11,10 @@ type WithId = { Params: { id: string } };
 export const INGEST_KEYS = '/sysadmin_tools/infrastructure/ingest_keys';
 const KEY_BODY = {
   root: 'ingest_key',
-  fields: [['label', 'string'], ['component', 'string'], ['enabled', 'boolean'], ['rate_limit_per_minute', 'integer'], ['allowed_origins', 'string[]']],
+  fields: [
+    ['label', 'string'], ['component', 'string'], ['enabled', 'boolean'], ['rate_limit_per_minute', 'integer'], ['allowed_origins', 'string[]'],
+    ['kind', 'string'], ['allowed_networks', 'string[]'], ['client_certificate_sha256', 'string'], ['min_severity', 'integer'],
+  ],
 } as const;
 
 export const INGEST_KEYS_ROUTES: readonly RouteSpec[] = [

@@ -1,13 +1,14 @@
 import type { AuditRecorder } from '../audit/audit-trail.js';
 import { changedFields } from '../audit/audit-event.js';
 import { randomBytes } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
 import { FieldErrors, NotFound } from '../shared/problems.js';
 import { flagOf, stringField, unwrapRecord } from '../shared/request-body.js';
 import { type Actor, assertPermitted } from '../roles/authorization.js';
-import type { IngestKey, IngestKeyFields, ServedIngestKey } from './ingest-key.js';
+import { INGEST_KEY_KINDS, type IngestKey, type IngestKeyFields, type IngestKeyKind, type ServedIngestKey } from './ingest-key.js';
 import type { IngestKeysRepository } from './ingest-keys.store.js';
 
 /** What a new key holds where the body says nothing. */
@@ -43,6 +44,44 @@ function originsOf(value: unknown, errors: FieldErrors): string | undefined {
   return joined;
 }
 
+const MAX_NETWORKS = 64;
+const SEVERITIES = ['emerg', 'alert', 'crit', 'err', 'warning', 'notice', 'info', 'debug'];
+
+/** One network as a CIDR (`192.0.2.0/24`, `2001:db8::/32`; a bare address is its /32 or /128), lower case; undefined when it is none. */
+function networkOf(text: string): string | undefined {
+  const [address = '', prefix, extra] = text.toLowerCase().split('/');
+  if (extra !== undefined) return undefined;
+  const bits = isIPv4(address) ? 32 : isIPv6(address) ? 128 : 0;
+  if (bits === 0) return undefined;
+  if (prefix === undefined) return `${address}/${bits}`;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= bits ? `${address}/${Number(prefix)}` : undefined;
+}
+
+/** `allowed_networks` as a string of CIDRs separated by spaces, commas or lines, or a list of them (XML: `<item>`s). */
+function networksOf(value: unknown, errors: FieldErrors): string | undefined {
+  const list = typeof value === 'string' ? value.split(/[\s,]+/).filter((part) => part !== '')
+    : Array.isArray(value) ? value
+    : typeof value === 'object' && value !== null && Object.keys(value).length === 1 && 'item' in value ? [value.item].flat() : undefined;
+  const networks = list?.map((item) => (typeof item === 'string' ? networkOf(item) : undefined));
+  if (networks === undefined || networks.includes(undefined)) {
+    errors.add('allowed_networks', 'must hold networks such as 192.0.2.0/24 or 2001:db8::/32 (or single addresses)');
+    return undefined;
+  }
+  if (networks.length > MAX_NETWORKS) {
+    errors.add('allowed_networks', `must hold at most ${MAX_NETWORKS} networks`);
+    return undefined;
+  }
+  return [...new Set(networks)].join(' ');
+}
+
+/** A severity as a number (0-7) or syslog's name (`err`, `warning`...), as its number. */
+function severityOf(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 0 && value <= 7 ? value : undefined;
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim().toLowerCase();
+  return /^[0-7]$/.test(text) ? Number(text) : SEVERITIES.includes(text) ? SEVERITIES.indexOf(text) : undefined;
+}
+
 /** Reads the fields present in the body (wrapped in `ingest_key` or not), naming every bad one in one 422. */
 function readKeyFields(body: unknown, required: boolean): Partial<IngestKeyFields> {
   const fields = unwrapRecord(body ?? {}, 'ingest_key');
@@ -72,6 +111,31 @@ function readKeyFields(body: unknown, required: boolean): Partial<IngestKeyField
     const parsed = originsOf(origins, errors);
     if (parsed !== undefined) out.allowed_origins = parsed;
   }
+  const kind = fields['kind'];
+  if (kind !== undefined && kind !== null) {
+    if (!required) errors.add('kind', 'cannot change: make a new key');
+    else if (typeof kind !== 'string' || !INGEST_KEY_KINDS.includes(kind as IngestKeyKind)) errors.add('kind', `must be one of ${INGEST_KEY_KINDS.join(', ')}`);
+    else out.kind = kind as IngestKeyKind;
+  }
+  const networks = fields['allowed_networks'];
+  if (networks === null || networks === '') out.allowed_networks = '';
+  else if (networks !== undefined) {
+    const parsed = networksOf(networks, errors);
+    if (parsed !== undefined) out.allowed_networks = parsed;
+  }
+  const certificate = fields['client_certificate_sha256'];
+  if (certificate === null || certificate === '') out.client_certificate_sha256 = null;
+  else if (certificate !== undefined) {
+    const hex = typeof certificate === 'string' ? certificate.trim().replaceAll(':', '').toLowerCase() : '';
+    if (!/^[0-9a-f]{64}$/.test(hex)) errors.add('client_certificate_sha256', 'must be the SHA-256 of a certificate: 64 hexadecimal characters (colons allowed)');
+    else out.client_certificate_sha256 = hex;
+  }
+  const severity = fields['min_severity'];
+  if (severity !== undefined && severity !== null) {
+    const number = severityOf(severity);
+    if (number === undefined) errors.add('min_severity', `must be a severity from 0 to 7, or one of ${SEVERITIES.join(', ')}`);
+    else out.min_severity = number;
+  }
   errors.throwIfAny();
   return out;
 }
@@ -100,7 +164,10 @@ export interface KeyChanges {
  */
 export function ingestKeysService(repository: IngestKeysRepository, clock: Clock, audit: AuditRecorder, others: KeyChanges) {
   // The public key (the DSN's secret part) is never recorded: audit/audit-event.ts redacts `public_key`.
-  const audited = (key: IngestKey) => ({ label: key.label, component: key.component, enabled: key.enabled, rate_limit_per_minute: key.rate_limit_per_minute, allowed_origins: key.allowed_origins });
+  const audited = (key: IngestKey) => ({
+    label: key.label, component: key.component, enabled: key.enabled, rate_limit_per_minute: key.rate_limit_per_minute, allowed_origins: key.allowed_origins,
+    kind: key.kind, allowed_networks: key.allowed_networks, client_certificate_sha256: key.client_certificate_sha256, min_severity: key.min_severity,
+  });
   const recordKey = (actor: Actor, action: string, id: number, changes: Record<string, unknown>) =>
     audit.record(actor, { action, target_type: 'ingest_key', target_id: id, changes });
 
@@ -155,6 +222,10 @@ export function ingestKeysService(repository: IngestKeysRepository, clock: Clock
         enabled: fields.enabled ?? true,
         rate_limit_per_minute: fields.rate_limit_per_minute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
         allowed_origins: fields.allowed_origins ?? '',
+        kind: fields.kind ?? 'sentry',
+        allowed_networks: fields.allowed_networks ?? '',
+        client_certificate_sha256: fields.client_certificate_sha256 ?? null,
+        min_severity: fields.min_severity ?? 3,
       }, randomBytes(16).toString('hex'), clock());
       changed();
       await recordKey(actor, 'ingest_key.create', key.id, audited(key));

@@ -10,6 +10,7 @@ function toKey(row: Row): IngestKey {
   return {
     id: Number(row.id), label: row.label, component: row.component, public_key: row.public_key, enabled: Number(row.enabled) === 1,
     rate_limit_per_minute: Number(row.rate_limit_per_minute), allowed_origins: row.allowed_origins,
+    kind: row.kind as IngestKey['kind'], allowed_networks: row.allowed_networks, client_certificate_sha256: row.client_certificate_sha256, min_severity: Number(row.min_severity),
     last_used_at: row.last_used_at ? new Date(row.last_used_at) : null, dropped: Number(row.dropped ?? 0),
     created_at: new Date(row.created_at), updated_at: new Date(row.updated_at),
   };
@@ -21,6 +22,10 @@ const toColumns = (fields: Partial<IngestKeyFields>) => ({
   ...(fields.enabled !== undefined ? { enabled: fields.enabled ? 1 : 0 } : {}),
   ...(fields.rate_limit_per_minute !== undefined ? { rate_limit_per_minute: fields.rate_limit_per_minute } : {}),
   ...(fields.allowed_origins !== undefined ? { allowed_origins: fields.allowed_origins } : {}),
+  ...(fields.kind !== undefined ? { kind: fields.kind } : {}),
+  ...(fields.allowed_networks !== undefined ? { allowed_networks: fields.allowed_networks } : {}),
+  ...(fields.client_certificate_sha256 !== undefined ? { client_certificate_sha256: fields.client_certificate_sha256 } : {}),
+  ...(fields.min_severity !== undefined ? { min_severity: fields.min_severity } : {}),
 });
 
 /** The only SQL of ingest_keys and ingest_key_usage (migration 022). */

@@ -30,7 +30,7 @@ describe('/sysadmin_tools/infrastructure/ingest_keys', () => {
     assert.equal(made.headers.location, `${KEYS}/1.json`);
     const key = publicKeyOf(made);
     assert.match(key, /^[0-9a-f]{32}$/);
-    assert.equal(made.body, `{"ingest_key":{"id":1,"label":"Billing","component":"billing","public_key":"${key}","dsn":"http://${key}@cmi.example.com:8080/1","enabled":true,"rate_limit_per_minute":1000,"allowed_origins":"","last_used_at":null,"dropped":0,"created_at":"${AT}","updated_at":"${AT}"}}`);
+    assert.equal(made.body, `{"ingest_key":{"id":1,"label":"Billing","component":"billing","public_key":"${key}","dsn":"http://${key}@cmi.example.com:8080/1","enabled":true,"rate_limit_per_minute":1000,"allowed_origins":"","kind":"sentry","allowed_networks":"","client_certificate_sha256":null,"min_severity":3,"last_used_at":null,"dropped":0,"created_at":"${AT}","updated_at":"${AT}"}}`);
     const xml = await t.app.inject({ method: 'GET', url: `${KEYS}/1.xml`, headers: { authorization: t.adminAuth, host: 'localhost' } });
     assert.equal(xml.body, `<?xml version="1.0" encoding="UTF-8"?>
 <ingest_key>
@@ -42,6 +42,10 @@ describe('/sysadmin_tools/infrastructure/ingest_keys', () => {
   <enabled type="boolean">true</enabled>
   <rate_limit_per_minute type="integer">1000</rate_limit_per_minute>
   <allowed_origins></allowed_origins>
+  <kind>sentry</kind>
+  <allowed_networks></allowed_networks>
+  <client_certificate_sha256 nil="true"/>
+  <min_severity type="integer">3</min_severity>
   <last_used_at nil="true"/>
   <dropped type="integer">0</dropped>
   <created_at type="datetime">${AT}</created_at>
@@ -49,7 +53,7 @@ describe('/sysadmin_tools/infrastructure/ingest_keys', () => {
 </ingest_key>
 `);
     const row = await t.database.db.selectFrom('ingest_keys').selectAll().executeTakeFirstOrThrow();
-    assert.deepEqual({ ...row, id: Number(row.id) }, { id: 1, label: 'Billing', component: 'billing', public_key: key, enabled: 1, rate_limit_per_minute: 1000, allowed_origins: '', created_at: '2026-11-20T10:00:00.000Z', updated_at: '2026-11-20T10:00:00.000Z' });
+    assert.deepEqual({ ...row, id: Number(row.id) }, { id: 1, label: 'Billing', component: 'billing', public_key: key, enabled: 1, rate_limit_per_minute: 1000, allowed_origins: '', kind: 'sentry', allowed_networks: '', client_certificate_sha256: null, min_severity: 3, created_at: '2026-11-20T10:00:00.000Z', updated_at: '2026-11-20T10:00:00.000Z' });
   });
 
   it('builds the DSN from CMI_PUBLIC_URL when it is set, path included', async () => {
@@ -87,6 +91,27 @@ describe('/sysadmin_tools/infrastructure/ingest_keys', () => {
     assert.equal(res.statusCode, 422);
     assert.equal(res.body, '{"errors":{"label":["can\'t be blank"],"component":["must be a string"],"enabled":["must be true or false"],"rate_limit_per_minute":["must be an integer from 1 to 1000000"],"allowed_origins":["must hold origins such as https://app.example.com (scheme, host and port only) or *"]}}');
     assert.deepEqual(await t.database.db.selectFrom('ingest_keys').select('id').execute(), []);
+    const logs = await call(t, 'POST', `${KEYS}.json`, t.adminAuth, { ingest_key: { label: 'L', kind: 'graylog', allowed_networks: '10.0.0.0/33 host', client_certificate_sha256: 'ab', min_severity: 'loud' } });
+    assert.equal(logs.body, JSON.stringify({ errors: {
+      kind: ['must be one of sentry, otlp, journald, syslog'],
+      allowed_networks: ['must hold networks such as 192.0.2.0/24 or 2001:db8::/32 (or single addresses)'],
+      client_certificate_sha256: ['must be the SHA-256 of a certificate: 64 hexadecimal characters (colons allowed)'],
+      min_severity: ['must be a severity from 0 to 7, or one of emerg, alert, crit, err, warning, notice, info, debug'],
+    } }));
+  });
+
+  it('keeps a log source\'s kind, networks, client certificate and threshold; the kind never changes', async () => {
+    const fingerprint = 'AB:CD:'.repeat(14) + 'AB:CD:EF:01';
+    const made = await call(t, 'POST', `${KEYS}.json`, t.adminAuth, { ingest_key: { label: 'Hypervisors', kind: 'syslog', allowed_networks: ['192.0.2.0/24', '2001:DB8::/32', '198.51.100.7'], client_certificate_sha256: fingerprint, min_severity: 'warning' } });
+    assert.equal(made.statusCode, 201, made.body);
+    const key = (JSON.parse(made.body) as { ingest_key: Record<string, unknown> }).ingest_key;
+    assert.deepEqual([key.kind, key.allowed_networks, key.client_certificate_sha256, key.min_severity],
+      ['syslog', '192.0.2.0/24 2001:db8::/32 198.51.100.7/32', fingerprint.replaceAll(':', '').toLowerCase(), 4]);
+    const changed = await call(t, 'PUT', `${KEYS}/${key.id}.json`, t.adminAuth, { kind: 'otlp' });
+    assert.equal(changed.body, JSON.stringify({ errors: { kind: ['cannot change: make a new key'] } }));
+    assert.equal((await call(t, 'PUT', `${KEYS}/${key.id}.json`, t.adminAuth, { min_severity: 2, allowed_networks: '', client_certificate_sha256: null })).statusCode, 204);
+    const row = await t.database.db.selectFrom('ingest_keys').select(['kind', 'allowed_networks', 'client_certificate_sha256', 'min_severity']).where('id', '=', Number(key.id)).executeTakeFirstOrThrow();
+    assert.deepEqual({ ...row, min_severity: Number(row.min_severity) }, { kind: 'syslog', allowed_networks: '', client_certificate_sha256: null, min_severity: 2 });
   });
 
   it('answers 403 to a user without the ingest_keys permissions, 401 without credentials', async () => {

@@ -15,6 +15,7 @@ import { addRemoteDeliveryCommands } from './remote/deliveries.js';
 import { addRemoteAuditCommands } from './remote/audit.js';
 import { addRemoteErrorCommands } from './remote/errors.js';
 import { addRemoteIngestKeyCommands } from './remote/ingest-keys.js';
+import { addRemoteIdentityProviderCommands } from './remote/identity-providers.js';
 import { addRemoteAlertCommands } from './remote/alerts.js';
 import { addLoginCommands } from './remote/login.js';
 import { addRemoteRoleCommands } from './remote/roles.js';
@@ -48,6 +49,7 @@ export function addOtherCommands(program: Command): void {
   addRemotePasswordPolicyCommands(program);
   addRemoteAuditCommands(program);
   addRemoteAlertCommands(program);
+  addRemoteIdentityProviderCommands(program);
   addLoginCommands(program);
   addOldSpellings(program);
   addHelpCommand(program);

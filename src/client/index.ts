@@ -9,6 +9,7 @@ import { bucketsApi } from './buckets.js';
 import { passwordPolicyApi } from './password-policy.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi } from './infrastructure-errors.js';
+import { identityProvidersApi } from './identity-providers.js';
 import { ingestKeysApi } from './ingest-keys.js';
 import { alertDestinationsApi, alertRulesApi } from './alert-routing.js';
 import { decodeRecord } from './records.js';
@@ -32,6 +33,7 @@ export class CmiClient {
   readonly alertDestinations: ReturnType<typeof alertDestinationsApi>;
   readonly alertRules: ReturnType<typeof alertRulesApi>;
   readonly passwordPolicy: ReturnType<typeof passwordPolicyApi>;
+  readonly identityProviders: ReturnType<typeof identityProvidersApi>;
   readonly session: {
     /** Ends the session the client holds (`DELETE /session`); later calls log in again with the credentials. */
     logout(call?: RequestOptions): Promise<void>;
@@ -59,6 +61,7 @@ export class CmiClient {
     this.alertDestinations = alertDestinationsApi(http);
     this.alertRules = alertRulesApi(http);
     this.passwordPolicy = passwordPolicyApi(http);
+    this.identityProviders = identityProvidersApi(http);
     this.session = {
       async logout(call: RequestOptions = {}) {
         if (!http.hasSession) return;
@@ -97,4 +100,5 @@ export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';
 export type { PasswordPolicy, PasswordPolicyChanges } from './password-policy.js';
 export type { IngestKeyChanges, NewIngestKey } from './ingest-keys.js';
 export type { AuditFilters, AuditListParams } from './audit-log.js';
+export type { IdentityProvider, IdentityProviderChanges, IdentityProviderKind, IdentityProviderMapping, NewIdentityProvider } from './identity-providers.js';
 export type { AlertDestination, AlertDestinationChanges, AlertRule, AlertRuleChanges, NewAlertDestination, NewAlertRule } from './alert-routing.js';

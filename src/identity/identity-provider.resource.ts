@@ -1,5 +1,10 @@
 import type { ResourceDefinition } from '../http/render/resource-definition.js';
-import { PROVIDER_KINDS } from './identity-provider.js';
+
+/**
+ * The protocols an identity provider speaks (docs/security.md#identity-providers). Here, not in
+ * identity-provider.ts, so that `cmi/client`, which reads this definition, loads nothing of the server.
+ */
+export const PROVIDER_KINDS = ['oidc', 'saml', 'ldap'] as const;
 
 /**
  * An identity provider (docs/api.md#identity-providers): `settings` and `mappings` are JSON (in XML,

@@ -1,10 +1,11 @@
 import { FieldErrors } from '../shared/problems.js';
 import { flagOf, MAX_ID, stringField, stringList, unwrapRecord } from '../shared/request-body.js';
 import type { LdapSettings, OidcSettings, SamlSettings } from './external-identity.js';
+import { PROVIDER_KINDS } from './identity-provider.resource.js';
 
+export { PROVIDER_KINDS };
 /** The protocols an identity provider speaks (docs/security.md#identity-providers). */
-export type ProviderKind = 'oidc' | 'saml' | 'ldap';
-export const PROVIDER_KINDS: readonly ProviderKind[] = ['oidc', 'saml', 'ldap'];
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
 /** A provider's group (its name, or its full DN) given cmi roles and a user group at every sign-in. */
 export interface ProviderMapping {

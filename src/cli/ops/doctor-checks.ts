@@ -8,6 +8,9 @@ import { type ConnectionFailure, connectionFailureLine, connectionFailureOf } fr
 import { type Database, DatabaseMissing, openDatabase, schemaState } from '../../db/database.js';
 import { dialectFor, displayDatabaseUrl } from '../../db/database-url.js';
 import { alertRoutingRepository } from '../../alerts/alert-routing.store.js';
+import { type LdapSettings, type OidcSettings, ProviderUnavailable, type SamlSettings } from '../../identity/external-identity.js';
+import type { IdentityProvider } from '../../identity/identity-provider.js';
+import { identityProvidersRepository } from '../../identity/identity-providers.store.js';
 
 /**
  * What `cmi doctor` checks, each a function answering one line: ok, warn or fail, and what to fix
@@ -179,6 +182,32 @@ async function routedDestinations(database: Database): Promise<WebhookDestinatio
   })).filter((destination) => destination.url !== '');
 }
 
+/** What an enabled provider's check asks of its module: discovery (OIDC), metadata (SAML), a bind or an answer (LDAP). */
+async function providerAnswers(provider: IdentityProvider): Promise<void> {
+  // Loaded here only: the protocols' libraries are for this check, not for every cmi command.
+  if (provider.kind === 'oidc') return (await import('../../identity/oidc.js')).oidcCheck(provider.settings as OidcSettings);
+  if (provider.kind === 'saml') return (await import('../../identity/saml.js')).samlCheck(provider.settings as SamlSettings);
+  return (await import('../../identity/ldap.js')).ldapCheck(provider.settings as LdapSettings);
+}
+
+/**
+ * Whether each enabled identity provider answers (docs/operations.md#cmi-doctor): one that does not is a
+ * warning, with its module's message (never a secret): password sign-ins and API keys still work.
+ */
+export async function checkIdentityProviders(database: Database): Promise<CheckResult[]> {
+  const providers = await identityProvidersRepository(database).enabled();
+  return Promise.all(providers.map(async (provider) => {
+    const name = `identity provider ${provider.id} "${provider.label}" (${provider.kind})`;
+    try {
+      await providerAnswers(provider);
+      return ok('identity', `${name} answers`);
+    } catch (error) {
+      const problem = error instanceof ProviderUnavailable ? error.message : `its check failed: ${error instanceof Error ? error.name : 'unknown error'}`;
+      return warn('identity', `${name}: ${problem}`, `start the provider or let this machine reach it, or correct its settings (cmi identity-providers edit ${provider.id}); meanwhile its people cannot sign in through it, password sign-ins and API keys still work (docs/security.md#identity-providers)`);
+    }
+  }));
+}
+
 /** Every check, in order; the checks that need the database are left out when it cannot be opened. */
 export async function runChecks(env: NodeJS.ProcessEnv): Promise<CheckResult[]> {
   const { result, config } = checkConfiguration(env);
@@ -187,6 +216,7 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<CheckResult[]> 
   const destinations: WebhookDestination[] = [];
   if (config.webhooks.alertUrl !== undefined) destinations.push({ setting: 'CMI_ALERT_WEBHOOK_URL', url: config.webhooks.alertUrl });
   if (config.webhooks.reportUrl !== undefined) destinations.push({ setting: 'CMI_REPORT_WEBHOOK_URL', url: config.webhooks.reportUrl });
+  const identity: CheckResult[] = [];
   const opened = openExisting(config);
   if (opened.database !== undefined) {
     const database = opened.database;
@@ -196,7 +226,10 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<CheckResult[]> 
       // SQLite reads this machine's clock: only a database server's may differ.
       const skew = database.dialect.choose({ sqlite: false, postgres: true });
       if (skew && answered[0]?.state === 'ok') results.push(await checkClockSkew(database));
-      if (answered.every((check) => check.state === 'ok')) destinations.push(...await routedDestinations(database));
+      if (answered.every((check) => check.state === 'ok')) {
+        destinations.push(...await routedDestinations(database));
+        identity.push(...await checkIdentityProviders(database));
+      }
     } finally {
       await database.close();
     }
@@ -206,6 +239,6 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<CheckResult[]> 
   // The disk of a SQLite file; a database server's disk is the server's to watch.
   const dialect = dialectFor(config.databaseUrl);
   if (dialect.choose({ sqlite: true, postgres: false })) results.push(await checkDiskSpace(dialect.target));
-  results.push(...await checkWebhookDestinations(destinations));
+  results.push(...await checkWebhookDestinations(destinations), ...identity);
   return results;
 }

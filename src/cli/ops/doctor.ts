@@ -17,7 +17,7 @@ function lineOf(result: CheckResult): Line {
 export function addDoctorCommand(program: Command): void {
   program
     .command('doctor')
-    .description('check the configuration, the database (reachable, its schema, its disk, its clock) and the webhook destinations, and say what to fix')
+    .description('check the configuration, the database (reachable, its schema, its disk, its clock), the webhook destinations and the enabled identity providers, and say what to fix')
     .option('--json', 'print the checks as JSON')
     .action(async (options: { json?: boolean }) => {
       const results = await runChecks(cliEnv());

@@ -310,12 +310,12 @@ describe('the console\'s identity providers', () => {
     for (const url of ['/console/identity-providers', '/console/identity-providers/1', '/console/identity-providers/1/disable', '/console/identity-providers/1/delete']) {
       assert.equal((await post(cookie, csrf, url, OIDC_FORM('Mine'))).statusCode, 403, url);
     }
-    // A manager who may not see roles nor user groups types their ids.
+    // identity_providers.manage alone changes nothing: a provider can sign in as anyone, so a change needs every permission.
     assert.equal((await api('PUT', '/roles/3.json', { role: { permission_ids: [41, 42] } })).statusCode, 204);
     const form = await get(cookie, '/console/identity-providers/new?kind=oidc');
-    assert.equal(form.statusCode, 200);
-    assert.ok(form.body.includes('<input id="mappings-0-role_ids" name="mappings-0-role_ids" type="text" maxlength="1024" value="">'), 'role ids typed');
-    assert.ok(form.body.includes('<input id="mappings-0-user_group_id" name="mappings-0-user_group_id" type="text" maxlength="10" value="">'), 'user group id typed');
+    assert.equal(form.statusCode, 403);
+    assert.ok(form.body.includes('needs every permission: an identity provider can sign in as any account linked to it'), form.body);
+    assert.ok(!(await get(cookie, '/console/identity-providers')).body.includes('/console/identity-providers/new?kind='), 'no new-provider links');
     // Without the session's CSRF token: refused, nothing changed.
     const admin = await session();
     for (const url of ['/console/identity-providers', '/console/identity-providers/1', '/console/identity-providers/1/disable', '/console/identity-providers/1/delete']) {

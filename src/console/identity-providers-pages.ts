@@ -1,5 +1,5 @@
 import { type IdentityProvider, PROVIDER_KINDS, type ProviderKind, SECRET_SETTINGS, shownSettings } from '../identity/identity-provider.js';
-import { may } from '../roles/authorization.js';
+import { mayChangeProviders } from '../identity/identity-providers.service.js';
 import { checkbox, errorsFor, type FieldErrors, type RoleChoice, textField } from './form-fields.js';
 import { html, type Html } from './html.js';
 import { ago, csrfField, datetime, page, type PageContext } from './layout.js';
@@ -232,7 +232,7 @@ export interface ProvidersListView {
 export function providersListPage(context: PageContext, view: ProvidersListView): Html {
   return page(context, 'Identity providers', html`<h1>Identity providers</h1>
 <p>People sign in to cmi through these: OpenID Connect and SAML providers as buttons on the sign-in page, LDAP directories on its ordinary form (<a href="/docs">API reference</a>).</p>
-${may(context.viewer, 'identity_providers.manage') ? html`<p>New provider: ${PROVIDER_KINDS.map((kind, i) => html`${i > 0 ? ' · ' : ''}<a class="button" href="/console/identity-providers/new?kind=${kind}">${KIND_NAMES[kind]}</a>`)}</p>` : ''}
+${mayChangeProviders(context.viewer) ? html`<p>New provider: ${PROVIDER_KINDS.map((kind, i) => html`${i > 0 ? ' · ' : ''}<a class="button" href="/console/identity-providers/new?kind=${kind}">${KIND_NAMES[kind]}</a>`)}</p>` : ''}
 <p class="total">${view.total} ${view.total === 1 ? 'provider' : 'providers'}</p>
 ${view.providers.length === 0 ? html`<p class="empty">No identity providers yet.</p>` : html`<div class="scroll"><table class="identity-providers">
 <thead><tr><th scope="col">Label</th><th scope="col">Kind</th><th scope="col">Enabled</th><th scope="col">Just-in-time accounts</th><th scope="col" class="number">Mappings</th><th scope="col">Updated</th></tr></thead>
@@ -311,7 +311,7 @@ function mappingsShown(provider: IdentityProvider, choices: MappingChoices): Htm
 /** One provider: its settings (secrets never), the URLs to register at it, its mappings; for managers the edit form and actions. */
 export function providerPage(context: PageContext, view: ProviderView): Html {
   const { provider } = view;
-  const manage = may(context.viewer, 'identity_providers.manage');
+  const manage = mayChangeProviders(context.viewer);
   const shown = shownSettings(provider);
   const kept = Object.fromEntries(SECRET_SETTINGS[provider.kind].map((name) => [name, ((provider.settings as unknown as Record<string, unknown>)[name] ?? '') !== '']));
   const urls = registrationUrls(provider.kind, provider.id, view.base);

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type IdentityProvider, PROVIDER_KINDS, type ProviderKind } from '../identity/identity-provider.js';
 import { parseId } from '../http/route-params.js';
-import { type Actor, assertPermitted, may } from '../roles/authorization.js';
+import { type Actor, may } from '../roles/authorization.js';
 import { Unprocessable } from '../shared/problems.js';
 import { consoleRoute, type ConsoleServices, everyRecord, formOf, pageContext, sendPage } from './console-page.js';
 import {
@@ -98,14 +98,14 @@ export function consoleIdentityProvidersRoutes(app: FastifyInstance, services: C
   });
 
   app.get<WithId>('/identity-providers/new', consoleRoute(), async (request, reply) => {
-    assertPermitted(request.actor, 'identity_providers.manage');
+    providers.assertMayChange(request.actor);
     const kind = kindOf(request.query.kind);
     if (kind === undefined) return sendPage(reply, pickKindPage(pageContext(request, services)));
     return sendPage(reply, newProviderPage(pageContext(request, services), kind, defaultValues(kind), await choices(request.actor), {}));
   });
 
   app.post('/identity-providers', consoleRoute(), async (request, reply) => {
-    assertPermitted(request.actor, 'identity_providers.manage');
+    providers.assertMayChange(request.actor);
     const form = formOf(request);
     const kind = kindOf(form.get('kind'));
     if (kind === undefined) throw new Unprocessable({ kind: [`must be one of ${PROVIDER_KINDS.join(', ')}`] });
@@ -122,7 +122,7 @@ export function consoleIdentityProvidersRoutes(app: FastifyInstance, services: C
   app.get<WithId>('/identity-providers/:id', consoleRoute(), async (request, reply) => show(request, reply, await providers.get(request.actor, parseId(request.params.id))));
 
   app.post<WithId>('/identity-providers/:id', consoleRoute(), async (request, reply) => {
-    assertPermitted(request.actor, 'identity_providers.manage');
+    providers.assertMayChange(request.actor);
     const id = parseId(request.params.id);
     const current = await providers.get(request.actor, id);
     const { body, typed } = bodyOf(current.kind, formOf(request), false);
@@ -144,7 +144,7 @@ export function consoleIdentityProvidersRoutes(app: FastifyInstance, services: C
   }
 
   app.get<WithId>('/identity-providers/:id/delete', consoleRoute(), async (request, reply) => {
-    assertPermitted(request.actor, 'identity_providers.manage');
+    providers.assertMayChange(request.actor);
     const provider = await providers.get(request.actor, parseId(request.params.id));
     return sendPage(reply, confirmDeleteProviderPage(pageContext(request, services), provider));
   });

@@ -20,10 +20,11 @@ export interface MappingTargets {
  * one could sign in as anyone, so a change needs, besides `identity_providers.manage`, every permission
  * there is (docs/security.md#identity-providers).
  */
+export const mayChangeProviders = (actor: Pick<Actor, 'permissions'>): boolean => [...ALL_PERMISSIONS].every((permission) => actor.permissions.has(permission));
+
 function assertMayChange(actor: Actor): void {
   assertPermitted(actor, 'identity_providers.manage');
-  const lacking = [...ALL_PERMISSIONS].filter((permission) => !actor.permissions.has(permission));
-  if (lacking.length > 0) throw new Forbidden('You are not authorized to perform this action (needs every permission: an identity provider can sign in as any account linked to it)');
+  if (!mayChangeProviders(actor)) throw new Forbidden('You are not authorized to perform this action (needs every permission: an identity provider can sign in as any account linked to it)');
 }
 
 /**
@@ -59,6 +60,9 @@ export function identityProvidersService(repository: IdentityProvidersRepository
   const record = (actor: Actor, action: string, id: number, changes: Record<string, unknown>) => audit.record(actor, { action, target_type: 'identity_provider', target_id: id, changes });
 
   return {
+    /** 403 unless `actor` may change providers (the console asks before showing a form). */
+    assertMayChange,
+
     async list(actor: Actor, limit: number, offset: number): Promise<Page<IdentityProvider>> {
       assertPermitted(actor, 'identity_providers.read');
       const total = await repository.count();

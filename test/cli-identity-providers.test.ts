@@ -150,14 +150,14 @@ describe('cmi identity-providers', { timeout: 60_000 }, () => {
     succeeded(await cmi(['identity-providers', 'ls', '--all', '--json']), `${api.body}\n`);
   });
 
-  it('doctor: an enabled directory that cannot be reached is a warning with the module\'s message (exit 0); a real slapd answers; a disabled provider is not checked', async () => {
+  it('doctor: an enabled directory that cannot be reached is a failure with the module\'s message (exit 1); a real slapd answers; a disabled provider is not checked', async () => {
     const port = new URL(((await stored(2)).settings.url as string)).port;
     const doctorEnv = { DATABASE_URL: t.config.databaseUrl, CMI_ALERT_WEBHOOK_URL: '', CMI_REPORT_WEBHOOK_URL: '', LOG_LEVEL: 'silent' };
     const identityLines = (res: Finished) => res.stdout.trimEnd().split('\n').filter((line) => line.includes(' identity: '));
     const first = await runCmi(['doctor'], doctorEnv);
-    assert.equal(first.code, 0, first.stdout);
+    assert.equal(first.code, 1, first.stdout);
     assert.deepEqual(identityLines(first), [
-      `warn identity: identity provider 2 "Closed directory" (ldap): The LDAP directory ldap://127.0.0.1:${port} is unavailable: it could not be reached (the first exchange): connect ECONNREFUSED 127.0.0.1:${port}; fix: start the provider or let this machine reach it, or correct its settings (cmi identity-providers edit 2); meanwhile its people cannot sign in through it, password sign-ins and API keys still work (docs/security.md#identity-providers)`,
+      `fail identity: identity provider 2 "Closed directory" (ldap): The LDAP directory ldap://127.0.0.1:${port} is unavailable: it could not be reached (the first exchange): connect ECONNREFUSED 127.0.0.1:${port}; fix: start the provider or let this machine reach it, or correct its settings (cmi identity-providers edit 2); meanwhile its people cannot sign in through it, password sign-ins and API keys still work (docs/security.md#identity-providers)`,
     ]);
     const ca = join(home, 'ca.pem');
     writeFileSync(ca, slapd.caCertificate);
@@ -166,10 +166,10 @@ describe('cmi identity-providers', { timeout: 60_000 }, () => {
     const row = await stored(3);
     assert.deepEqual([row.settings.bind_password, row.settings.ca_certificate], [slapd.servicePassword, slapd.caCertificate.replace(/\r?\n$/, '')]);
     const second = await runCmi(['doctor', '--json'], doctorEnv);
-    assert.equal(second.code, 0, second.stdout);
+    assert.equal(second.code, 1, second.stdout);
     const checks = (JSON.parse(second.stdout) as { checks: Array<{ check: string; state: string; message: string }> }).checks.filter((check) => check.check === 'identity');
     assert.deepEqual(checks.map(({ state, message }) => `${state} ${message}`), [
-      `warn identity provider 2 "Closed directory" (ldap): The LDAP directory ldap://127.0.0.1:${port} is unavailable: it could not be reached (the first exchange): connect ECONNREFUSED 127.0.0.1:${port}`,
+      `fail identity provider 2 "Closed directory" (ldap): The LDAP directory ldap://127.0.0.1:${port} is unavailable: it could not be reached (the first exchange): connect ECONNREFUSED 127.0.0.1:${port}`,
       'ok identity provider 3 "Directory" (ldap) answers',
     ]);
     const shown = await cmi(['identity-providers', 'show', '3']);

@@ -1,5 +1,7 @@
 import type { ResourceDefinition } from '../http/render/resource-definition.js';
-import { INGEST_KEY_KINDS } from './ingest-key.js';
+
+/** What sends with a key (docs/sentry.md#ingest-keys). Here, so that `cmi/client`, which reads this definition, loads nothing of the server. */
+export const INGEST_KEY_KINDS = ['sentry', 'otlp', 'journald', 'syslog'] as const;
 
 /** An ingest key (docs/api.md#ingest-keys). */
 export const ingestKeyResource = {

@@ -1,3 +1,5 @@
+import { INGEST_KEY_KINDS } from './ingest-key.resource.js';
+
 /** An ingest key as cmi keeps it (docs/sentry.md#ingest-keys); `dsn` is made when it is served. */
 export interface IngestKey {
   id: number;
@@ -25,7 +27,7 @@ export interface IngestKey {
   updated_at: Date;
 }
 
-export const INGEST_KEY_KINDS = ['sentry', 'otlp', 'journald', 'syslog'] as const;
+export { INGEST_KEY_KINDS };
 export type IngestKeyKind = (typeof INGEST_KEY_KINDS)[number];
 
 /** What a key's create and edit set. */

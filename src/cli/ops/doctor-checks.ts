@@ -192,7 +192,8 @@ async function providerAnswers(provider: IdentityProvider): Promise<void> {
 
 /**
  * Whether each enabled identity provider answers (docs/operations.md#cmi-doctor): one that does not is a
- * warning, with its module's message (never a secret): password sign-ins and API keys still work.
+ * failure, with its module's message (never a secret): its people cannot sign in (password sign-ins
+ * of accounts with a cmi password, and API keys, still work).
  */
 export async function checkIdentityProviders(database: Database): Promise<CheckResult[]> {
   const providers = await identityProvidersRepository(database).enabled();
@@ -203,7 +204,7 @@ export async function checkIdentityProviders(database: Database): Promise<CheckR
       return ok('identity', `${name} answers`);
     } catch (error) {
       const problem = error instanceof ProviderUnavailable ? error.message : `its check failed: ${error instanceof Error ? error.name : 'unknown error'}`;
-      return warn('identity', `${name}: ${problem}`, `start the provider or let this machine reach it, or correct its settings (cmi identity-providers edit ${provider.id}); meanwhile its people cannot sign in through it, password sign-ins and API keys still work (docs/security.md#identity-providers)`);
+      return fail('identity', `${name}: ${problem}`, `start the provider or let this machine reach it, or correct its settings (cmi identity-providers edit ${provider.id}); meanwhile its people cannot sign in through it, password sign-ins and API keys still work (docs/security.md#identity-providers)`);
     }
   }));
 }

@@ -104,7 +104,7 @@ describe('/sysadmin_tools/infrastructure/ingest_keys', () => {
     const fingerprint = 'AB:CD:'.repeat(14) + 'AB:CD:EF:01';
     const made = await call(t, 'POST', `${KEYS}.json`, t.adminAuth, { ingest_key: { label: 'Hypervisors', kind: 'syslog', allowed_networks: ['192.0.2.0/24', '2001:DB8::/32', '198.51.100.7'], client_certificate_sha256: fingerprint, min_severity: 'warning' } });
     assert.equal(made.statusCode, 201, made.body);
-    const key = (JSON.parse(made.body) as { ingest_key: Record<string, unknown> }).ingest_key;
+    const key = (JSON.parse(made.body) as { ingest_key: Record<string, unknown> & { id: number } }).ingest_key;
     assert.deepEqual([key.kind, key.allowed_networks, key.client_certificate_sha256, key.min_severity],
       ['syslog', '192.0.2.0/24 2001:db8::/32 198.51.100.7/32', fingerprint.replaceAll(':', '').toLowerCase(), 4]);
     const changed = await call(t, 'PUT', `${KEYS}/${key.id}.json`, t.adminAuth, { kind: 'otlp' });

@@ -25,6 +25,8 @@ const BSD_TIMESTAMP = /^(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]
 const ISO_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) /;
 /** RFC 3164's TAG: up to 48 characters (no space, `[` or `:`), an optional `[PID]`, then `:` and SP (or the end). */
 const TAG = /^([^\s[\]:]{1,48})(?:\[([^\]\s]{1,128})\])?:(?: |$)/;
+/** After a HOSTNAME, `name[pid]` without the `:` is a TAG too: rsyslog's RSYSLOG_ForwardFormat writes a line it took as RFC 5424 so. */
+const TAG_AFTER_HOST = /^([^\s[\]:]{1,48})(?:\[([^\]\s]{1,128})\]:?|:)(?: |$)/;
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const NIL = '-';
 const BOM = '\uFEFF';
@@ -151,8 +153,9 @@ function paramValue(text: string, start: number): { value: string; end: number }
 /**
  * RFC 3164 after PRI, as senders write it: [TIMESTAMP SP [HOSTNAME SP]] TAG[PID]: MSG, the timestamp BSD's
  * or RFC 3339's. Without a timestamp the TAG form is required (else it is no syslog line). A first word
- * that is a TAG (`name:` or `name[pid]:`) means there is no HOSTNAME; without a TAG the program is
- * unknown and the words after HOSTNAME are the message.
+ * that is a TAG (`name:` or `name[pid]:`) means there is no HOSTNAME; after a HOSTNAME, `name[pid]`
+ * without its `:` is a TAG too; without a TAG the program is unknown and the words after HOSTNAME are
+ * the message.
  */
 function parse3164(rest: string, now: Date): Parsed | undefined {
   const bsd = BSD_TIMESTAMP.exec(rest);
@@ -168,7 +171,7 @@ function parse3164(rest: string, now: Date): Parsed | undefined {
     if (word) {
       host = word[1];
       at += word[0].length;
-      tag = TAG.exec(rest.slice(at, at + 200));
+      tag = TAG_AFTER_HOST.exec(rest.slice(at, at + 200));
     }
   }
   if (tag) at += tag[0].length;

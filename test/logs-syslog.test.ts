@@ -8,7 +8,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { boundedText, type LogRecord, MAX_FIELDS, MAX_LINE_BYTES } from '../src/logs/log-record.js';
-import { FrameReader, parseListenSpec, type SyslogListeners, type SyslogPeer, startSyslogListeners } from '../src/logs/syslog-listener.js';
+import { FrameReader, parseListenSpec, type SyslogPeer, startSyslogListeners } from '../src/logs/syslog-listener.js';
 import { FACILITY_NAMES, parseSyslog } from '../src/logs/syslog-parse.js';
 import { eventually } from './support/eventually.js';
 import { freePort } from './support/throwaway-postgres.js';
@@ -231,7 +231,7 @@ async function listeners(specs: string[], options: Partial<Parameters<typeof sta
 
 function logger(args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile('logger', args, { env: { ...process.env, TZ: 'UTC' } }, (error) => (error ? reject(error) : resolve()));
+    execFile('logger', args, { env: { ...process.env, TZ: 'UTC' } }, (error) => (error ? reject(new Error(`logger ${args.join(' ')}: ${error.message}`, { cause: error })) : resolve()));
   });
 }
 
@@ -369,7 +369,7 @@ function sendTcp(port: number, text: string | Buffer): Promise<void> {
   });
 }
 
-describe('the listeners with rsyslogd (omfwd: TCP, and TLS through gtls)', () => {
+describe('the listeners with rsyslogd (omfwd: TCP, and TLS through gtls)', { timeout: 40_000 }, () => {
   let dir: string;
   let certs: Certificates;
   let plain: Awaited<ReturnType<typeof listeners>>;
@@ -460,7 +460,7 @@ function writeUntilClosed(port: number, bytes: Buffer | string): Promise<void> {
   });
 }
 
-describe('the listeners against bad input', () => {
+describe('the listeners against bad input', { timeout: 30_000 }, () => {
   let l: Awaited<ReturnType<typeof listeners>>;
   let dir: string;
   before(async () => {

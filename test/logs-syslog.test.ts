@@ -212,6 +212,14 @@ describe('FrameReader: RFC 6587 framing', () => {
     assert.deepEqual(frames, [boundedText(line), '<12>next', boundedText(line), '<13>after']);
     assert.ok(largestKept <= MAX_LINE_BYTES, `kept ${largestKept} bytes`);
   });
+  it('never cuts inside a character, whatever the chunks', () => {
+    for (const prefix of ['<11>', '<11>x', '<11>xx']) {
+      const line = `${prefix}${'é€😀'.repeat(MAX_LINE_BYTES / 4)}`;
+      const whole = Buffer.from(`${line}\n`);
+      const chunks = [whole.subarray(0, 40_001), whole.subarray(40_001)];
+      assert.deepEqual(read(chunks).frames, [boundedText(line)], prefix);
+    }
+  });
 });
 
 // ---- the real senders -------------------------------------------------------------------------------

@@ -188,27 +188,40 @@ function parse3164(rest: string, now: Date): Parsed | undefined {
 
 /** A BSD timestamp in the year (last, this or next) that puts it nearest to `now`, read as UTC; undefined for a day that does not exist. */
 function bsdDate(match: RegExpExecArray, now: Date): Date | undefined {
+  const text = match[0];
+  const nowMs = now.getTime();
+  // Lines come in runs of one second: the last answer is kept while "now" stays within the hour.
+  if (text === bsdCache.text && Math.abs(nowMs - bsdCache.nowMs) < 3_600_000) return bsdCache.ms === undefined ? undefined : new Date(bsdCache.ms);
   const month = MONTHS.indexOf(match[1] as string);
-  const [day, hour, minute, second] = [match[2], match[3], match[4], match[5]].map((part) => Number(part)) as [number, number, number, number];
-  if (day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
-  let best: Date | undefined;
-  for (const year of [now.getUTCFullYear() - 1, now.getUTCFullYear(), now.getUTCFullYear() + 1]) {
-    const date = new Date(Date.UTC(year, month, day, hour, minute, second));
-    if (date.getUTCDate() !== day) continue;
-    if (!best || Math.abs(date.getTime() - now.getTime()) < Math.abs(best.getTime() - now.getTime())) best = date;
+  const day = Number(match[2]);
+  const [hour, minute, second] = [Number(match[3]), Number(match[4]), Number(match[5])];
+  let best: number | undefined;
+  if (day >= 1 && hour <= 23 && minute <= 59 && second <= 59) {
+    const thisYear = now.getUTCFullYear();
+    for (const year of [thisYear - 1, thisYear, thisYear + 1]) {
+      if (day > daysInMonth(year, month)) continue;
+      const ms = Date.UTC(year, month, day, hour, minute, second);
+      if (best === undefined || Math.abs(ms - nowMs) < Math.abs(best - nowMs)) best = ms;
+    }
   }
-  return best;
+  bsdCache = { text, nowMs, ms: best };
+  return best === undefined ? undefined : new Date(best);
 }
+let bsdCache: { text: string; nowMs: number; ms: number | undefined } = { text: '', nowMs: 0, ms: undefined };
 
 /** An RFC 3339 timestamp as RFC 5424 6.2.3 writes it; undefined when malformed or not a real date and time. */
 function rfc3339(text: string): Date | undefined {
   const match = RFC3339.exec(text);
   if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  const fraction = match[7] ?? '';
+  const year = Number(match[1]);
+  const month = Number(match[2]);
+  const day = Number(match[3]);
+  const hour = Number(match[4]);
+  const minute = Number(match[5]);
+  const second = Number(match[6]);
+  const fraction = match[7];
   const zone = match[8] as string;
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
-  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return undefined;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month - 1) || hour > 23 || minute > 59 || second > 59) return undefined;
   let offsetMinutes = 0;
   if (zone !== 'Z') {
     const hours = Number(zone.slice(1, 3));
@@ -216,9 +229,15 @@ function rfc3339(text: string): Date | undefined {
     if (hours > 23 || minutes > 59) return undefined;
     offsetMinutes = (zone.startsWith('-') ? -1 : 1) * (hours * 60 + minutes);
   }
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second, Number(`0.${fraction || '0'}`) * 1000) - offsetMinutes * 60_000;
-  const date = new Date(ms);
-  return Number.isNaN(date.getTime()) ? undefined : date;
+  // Milliseconds: the fraction's first three digits (RFC 5424 allows six; a Date keeps three).
+  const millis = fraction === undefined ? 0 : Number(fraction.length >= 3 ? fraction.slice(0, 3) : fraction.padEnd(3, '0'));
+  return new Date(Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000);
+}
+
+/** Days in `month` (0-11) of `year`, leap years by the Gregorian rule. */
+function daysInMonth(year: number, month: number): number {
+  if (month === 1) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 3 || month === 5 || month === 8 || month === 10 ? 30 : 31;
 }
 
 /** A field by name, unless MAX_FIELDS are taken; a name given twice (allowed within one SD-ELEMENT) keeps its values joined by `, `. */
@@ -231,7 +250,11 @@ function addField(fields: Record<string, string>, name: string, value: string): 
 
 const nil = (value: string): string | undefined => (value === NIL ? undefined : value);
 /** The frame without the LF (or CRLF) that ends it: rsyslog's RFC 5424 template ends its lines with one even when octet-counted. */
-const withoutLineEnd = (line: string): string => line.replace(/[\r\n]+$/, '');
+function withoutLineEnd(line: string): string {
+  let end = line.length;
+  while (end > 0 && (line.charCodeAt(end - 1) === 0x0a || line.charCodeAt(end - 1) === 0x0d)) end -= 1;
+  return end === line.length ? line : line.slice(0, end);
+}
 /** NUL stands for nothing a database keeps (PostgreSQL's text refuses it): U+FFFD in its place. */
 const cleaned = (text: string): string => (text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text);
 /** boundedText, without measuring UTF-8 for text too short to pass the bound (at most 3 bytes a UTF-16 unit). */

@@ -67,6 +67,11 @@ describe('parseSyslog: RFC 5424', () => {
     assert.equal(parse('<13>1 2026-02-30T00:00:00Z h a - - - m')?.timestamp, undefined);
     assert.equal(parse('<13>1 2026-02-03 h a - - - m')?.timestamp, undefined);
     assert.equal(parse('<13>1 2026-02-03T10:00:00+25:00 h a - - - m')?.timestamp, undefined);
+    assert.deepEqual(parse('<13>1 2024-02-29T23:59:59.9999Z h a - - - m')?.timestamp, new Date('2024-02-29T23:59:59.999Z'));
+    assert.deepEqual(parse('<13>1 2000-02-29T00:00:00.5-00:30 h a - - - m')?.timestamp, new Date('2000-02-29T00:30:00.500Z'));
+    for (const day of ['2026-02-29', '1900-02-29', '2026-04-31', '2026-13-01', '2026-00-10']) assert.equal(parse(`<13>1 ${day}T00:00:00Z h a - - - m`)?.timestamp, undefined, day);
+    assert.equal(parse('<13>Feb 29 00:00:00 h a: m')?.timestamp, undefined, 'no 29 February in 2025, 2026 or 2027');
+    assert.equal(parseSyslog('<13>Feb 29 00:00:00 h a: m', '', new Date('2028-01-15T00:00:00Z'))?.timestamp?.toISOString(), '2028-02-29T00:00:00.000Z');
   });
 });
 

@@ -374,6 +374,16 @@ async function startRsyslog(dir: string, routes: Record<string, Route>): Promise
   return { close, log: () => output };
 }
 
+/** Sends `text` over TLS with `openssl s_client` (trusting the test's CA), and waits for it to end. */
+function sClient(port: number, text: string, args: string[]): Promise<void> {
+  return new Promise((resolve) => {
+    const child = spawn('openssl', ['s_client', '-quiet', '-no_ign_eof', '-connect', `127.0.0.1:${port}`, '-CAfile', join(dir, 'ca.pem'), ...args], { stdio: ['pipe', 'ignore', 'ignore'] });
+    child.on('exit', () => resolve());
+    child.stdin.end(text);
+  });
+}
+let dir: string;
+
 /** Sends `text` to 127.0.0.1:`port` over TCP and closes. */
 function sendTcp(port: number, text: string | Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -383,7 +393,6 @@ function sendTcp(port: number, text: string | Buffer): Promise<void> {
 }
 
 describe('the listeners with rsyslogd (omfwd: TCP, and TLS through gtls)', { timeout: 40_000 }, () => {
-  let dir: string;
   let certs: Certificates;
   let plain: Awaited<ReturnType<typeof listeners>>;
   let verified: Awaited<ReturnType<typeof listeners>>;
@@ -455,6 +464,18 @@ describe('the listeners with rsyslogd (omfwd: TCP, and TLS through gtls)', { tim
     assert.equal(got.peer.certificateSha256, undefined);
   });
 
+  it('passes on the fingerprint of a self-signed client certificate where no CA is set, and refuses it where one is (openssl s_client)', async () => {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'self.key'), '-out', join(dir, 'self.pem'), '-days', '2', '-subj', '/CN=pinned host'], { stdio: 'ignore' });
+    const fingerprint = createHash('sha256').update(new X509Certificate(readFileSync(join(dir, 'self.pem'))).raw).digest('hex');
+    await sClient(plain.port('tls'), '<27>1 - pinned libvirtd - - - pinned by fingerprint\n', ['-cert', join(dir, 'self.pem'), '-key', join(dir, 'self.key')]);
+    const got = await receivedOne(plain.received, 'pinned by fingerprint');
+    assert.equal(got.peer.certificateSha256, fingerprint);
+    const refused = verified.started.counters.dropped.client_certificate;
+    await sClient(verified.port('tls'), '<27>1 - pinned libvirtd - - - refused self-signed\n', ['-cert', join(dir, 'self.pem'), '-key', join(dir, 'self.key')]);
+    await eventually(() => assert.ok(verified.started.counters.dropped.client_certificate > refused, 'the self-signed certificate refused'));
+    assert.equal(verified.received.filter((one) => one.record.message === 'refused self-signed').length, 0);
+  });
+
   it('refuses TLS without a client certificate where a CA is set, and counts it', async () => {
     await sendTcp(inPorts.tlsRefused as number, line('refused for no certificate'));
     await eventually(() => assert.ok(verified.started.counters.dropped.client_certificate >= 1, 'a refusal counted'), 10_000);
@@ -475,15 +496,15 @@ function writeUntilClosed(port: number, bytes: Buffer | string): Promise<void> {
 
 describe('the listeners against bad input', { timeout: 30_000 }, () => {
   let l: Awaited<ReturnType<typeof listeners>>;
-  let dir: string;
+  let badDir: string;
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'cmi-syslog-bad-'));
-    const certs = makeCertificates(dir);
+    badDir = mkdtempSync(join(tmpdir(), 'cmi-syslog-bad-'));
+    const certs = makeCertificates(badDir);
     l = await listeners(['udp://127.0.0.1:0', 'tcp://127.0.0.1:0', 'tls://127.0.0.1:0'], { tls: { cert: readFileSync(certs.serverCert), key: readFileSync(certs.serverKey) } });
   });
   after(async () => {
     await l.started.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(badDir, { recursive: true, force: true });
   });
 
   /** The listener still reads a line from logger over TCP. */
@@ -553,6 +574,33 @@ describe('the listeners against bad input', { timeout: 30_000 }, () => {
     socket.close();
     const flood = l.received.filter((one) => one.record.host === 'flood').length;
     assert.ok(flood <= sent, 'never more records than datagrams');
+  });
+
+  it('closes a TLS handshake that never comes, after handshakeTimeoutMs, and counts it', async () => {
+    const certs = { cert: readFileSync(join(badDir, 'server.pem')), key: readFileSync(join(badDir, 'server.key')) };
+    const slow = await startSyslogListeners(['tls://127.0.0.1:0'], { onRecord: () => undefined, tls: certs, handshakeTimeoutMs: 300 });
+    try {
+      const started = Date.now();
+      await writeUntilClosed(slow.addresses()[0]?.port as number, '');
+      const waited = Date.now() - started;
+      // Bounds far apart (the default is 10 s): a loaded machine stretches the wait, never by seconds.
+      assert.ok(waited >= 250 && waited < 5000, `closed once the handshake timed out (after ${waited} ms)`);
+      await eventually(() => assert.equal(slow.counters.dropped.handshake, 1));
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('listens on IPv6, the peer its address', async () => {
+    const six = await listeners(['tcp://[::1]:0', 'udp://[::1]:0']);
+    try {
+      await logger(['--server', '::1', '--port', String(six.port('tcp')), '--tcp', '-t', 'v6', 'over ipv6 tcp']);
+      await logger(['--server', '::1', '--port', String(six.port('udp')), '--udp', '-t', 'v6', 'over ipv6 udp']);
+      assert.equal((await receivedOne(six.received, 'over ipv6 tcp')).peer.address, '::1');
+      assert.equal((await receivedOne(six.received, 'over ipv6 udp')).peer.address, '::1');
+    } finally {
+      await six.started.close();
+    }
   });
 
   it('refuses connections past maxConnections, and closes idle ones, counting both', async () => {

@@ -570,10 +570,13 @@ describe('the listeners against bad input', { timeout: 30_000 }, () => {
     });
     socket.send('junk datagram', l.port('udp'), '127.0.0.1');
     await stillAnswers('after the flood');
-    await eventually(() => assert.ok(l.started.counters.received - received >= sent / 2, `read ${l.started.counters.received - received} of ${sent}`), 10_000);
     socket.close();
+    // What the kernel's buffer held is read (how much depends on net.core.rmem_max), each datagram counted once.
+    const read = l.started.counters.received - received;
     const flood = l.received.filter((one) => one.record.host === 'flood').length;
-    assert.ok(flood <= sent, 'never more records than datagrams');
+    assert.ok(flood > 0 && flood <= sent, `read ${flood} of ${sent}`);
+    assert.equal(l.started.counters.records, l.received.length);
+    assert.ok(read >= flood + 1, 'the flood and the probe counted');
   });
 
   it('closes a TLS handshake that never comes, after handshakeTimeoutMs, and counts it', async () => {

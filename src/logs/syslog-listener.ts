@@ -80,7 +80,9 @@ export interface SyslogListeners {
 }
 
 export const DEFAULT_MAX_CONNECTIONS = 1_000;
-export const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
+export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000;
+/** TCP keep-alive probes after this long without traffic, so that a peer gone without a word is noticed. */
+const KEEPALIVE_DELAY_MS = 60_000;
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
 /** A UDP socket's receive buffer asked of the kernel (which may give less), so a burst waits rather than being lost. */
 const UDP_RECEIVE_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -250,6 +252,7 @@ function readStream(socket: Socket, peer: SyslogPeer, context: Context): void {
   counters.connections.accepted += 1;
   counters.connections.open += 1;
   socket.on('close', () => (counters.connections.open -= 1));
+  socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
   socket.setTimeout(options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, () => {
     counters.dropped.idle_timeout += 1;
     socket.destroy();

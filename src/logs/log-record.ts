@@ -6,7 +6,7 @@
 export interface LogRecord {
   /** The protocol it came by. */
   source: 'syslog' | 'journald' | 'otlp';
-  /** The machine it names: syslog's HOSTNAME, the journal's `_HOSTNAME`, OTLP's `host.name`; undefined when it names none. */
+  /** The machine it names: syslog's HOSTNAME (else the sender's address, as an RFC 3164 relay does), the journal's `_HOSTNAME`, OTLP's `host.name`; undefined when it names none. */
   host: string | undefined;
   /** What wrote it: syslog's APP-NAME (or RFC 3164 TAG), the journal's `SYSLOG_IDENTIFIER` (else `_SYSTEMD_UNIT`, `_COMM`), OTLP's `service.name`. */
   program: string | undefined;

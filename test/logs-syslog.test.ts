@@ -13,7 +13,7 @@ import { FACILITY_NAMES, parseSyslog } from '../src/logs/syslog-parse.js';
 import { eventually } from './support/eventually.js';
 import { freePort } from './support/throwaway-postgres.js';
 
-// docs/log-sources-syslog.md: parseSyslog against RFC 5424's and RFC 3164's examples and the forms the
+// docs/log-sources.md#syslog: parseSyslog against RFC 5424's and RFC 3164's examples and the forms the
 // senders write; the listeners against the real senders, `logger` (bsdutils) and Debian's rsyslogd
 // (omfwd over TCP, and TLS through gtls with and without a client certificate, a CA made by openssl),
 // and against junk, oversize lines, a TLS handshake of junk and a flood of UDP.

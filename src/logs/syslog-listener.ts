@@ -1,5 +1,5 @@
 /**
- * cmi's syslog listeners (docs/log-sources-syslog.md): UDP (one datagram a line), TCP and TLS (RFC 5425)
+ * cmi's syslog listeners (docs/log-sources.md#syslog): UDP (one datagram a line), TCP and TLS (RFC 5425)
  * with RFC 6587 framing, octet counting or LF, told apart frame by frame. Each line is read by
  * parseSyslog and handed to the caller's onRecord with who sent it; what cannot be read is counted by
  * reason, never thrown. Every input is bounded: a line over MAX_LINE_BYTES is cut and marked and the rest

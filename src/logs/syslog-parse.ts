@@ -1,5 +1,5 @@
 /**
- * Reads one syslog line into a LogRecord (docs/log-sources-syslog.md#what-a-line-becomes): the RFC 5424
+ * Reads one syslog line into a LogRecord (docs/log-sources.md#what-a-line-becomes): the RFC 5424
  * form, and the older RFC 3164 form as the senders really write it (with or without a HOSTNAME, with a
  * BSD or an RFC 3339 timestamp). Framing (octet counting, LF) is the listener's (syslog-listener.ts):
  * this module sees one frame's text.

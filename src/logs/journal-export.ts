@@ -140,11 +140,12 @@ class EntryBuilder {
 
   add(name: string, value: Buffer, totalBytes: number): void {
     this.fieldCount += 1;
-    const text = withoutNul(cutText(value, totalBytes, MAX_LINE_BYTES));
+    const cut = cutText(value, totalBytes, MAX_LINE_BYTES);
+    const text = withoutNul(cut);
     if (totalBytes > MAX_LINE_BYTES) this.counters.cut += 1;
     this.rawTotal += name.length + 2 + totalBytes;
     if (this.rawKept <= MAX_LINE_BYTES) {
-      const line = `${name}=${rawLine(text)}\n`;
+      const line = `${name}=${rawLine(cut)}\n`;
       this.raw.push(line);
       this.rawKept += Buffer.byteLength(line);
     }

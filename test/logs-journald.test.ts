@@ -17,6 +17,7 @@ import {
 import { JOURNAL_ANSWERS, journalUploadRoutes } from '../src/logs/journal-upload.routes.js';
 import { MAX_FIELD_CHARS, MAX_FIELDS, MAX_LINE_BYTES, type LogRecord } from '../src/logs/log-record.js';
 import { ServiceUnavailable } from '../src/shared/problems.js';
+import { eventually } from './support/eventually.js';
 
 /**
  * The journald reader (docs/log-sources-journald.md) against the real, unmodified sender: Debian's
@@ -118,6 +119,7 @@ const LIBVIRTD = entry(0, [
 const CEPH = entry(1, [
   ['_HOSTNAME', 'st1'],
   ['_SYSTEMD_UNIT', 'ceph-osd@3.service'],
+  ['_COMM', 'ceph-osd'],
   ['PRIORITY', '2'],
   ['MESSAGE', Buffer.from('osd.3 I/O error\n  at bluestore read 0x1f\n  at rocksdb')],
   ['CORE', Buffer.from([0x00, 0x01, 0xff, 0x41])],
@@ -262,7 +264,7 @@ describe('journald: systemd-journal-upload into journalUploadRoutes', () => {
       severity: 2,
       message: 'osd.3 I/O error\n  at bluestore read 0x1f\n  at rocksdb',
       timestamp: new Date('2025-12-03T07:00:01.000Z'),
-      fields: { _BOOT_ID: BOOT, _HOSTNAME: 'st1', _SYSTEMD_UNIT: 'ceph-osd@3.service', PRIORITY: '2', CORE: '\uFFFD\u0001\uFFFDA' },
+      fields: { _BOOT_ID: BOOT, _HOSTNAME: 'st1', _SYSTEMD_UNIT: 'ceph-osd@3.service', _COMM: 'ceph-osd', PRIORITY: '2', CORE: '\uFFFD\u0001\uFFFDA' },
       cursor: cursors[1],
       raw: undefined,
     });
@@ -346,6 +348,41 @@ describe('journald: systemd-journal-upload into journalUploadRoutes', () => {
     assert.deepEqual(answer, { status: 417, type: 'text/plain', text: 'Premature EOF. 15 bytes of trailing data not processed.\n' });
   });
 
+  it('hands records on while the body is still coming, and answers only once they were accepted', async () => {
+    const streamed: Taken = { calls: [], byCursor: new Map(), again: [], refuse: false };
+    const small = Fastify();
+    await small.register(journalUploadRoutes<string>({
+      batchRecords: 1,
+      authenticate: () => Promise.resolve('k'),
+      accept: (_key, records) => {
+        streamed.calls.push({ key: 'k', records, lastCursor: undefined });
+        return Promise.resolve();
+      },
+    }));
+    await small.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const port = (small.server.address() as AddressInfo).port;
+      let answered = false;
+      const answer = new Promise<number>((resolve, reject) => {
+        const request = httpRequest(`http://127.0.0.1:${port}/api/1/journal/k/upload`, { method: 'POST', headers: { 'content-type': 'application/vnd.fdo.journal', 'transfer-encoding': 'chunked' } }, (response) => {
+          answered = true;
+          response.resume();
+          response.on('end', () => resolve(response.statusCode!));
+        });
+        request.on('error', reject);
+        request.write('__CURSOR=first\nMESSAGE=one\n\n');
+        void eventually(() => assert.equal(streamed.calls.length, 1, 'the first entry accepted before the body ended'), 5000).then(() => {
+          assert.equal(answered, false);
+          request.end('__CURSOR=second\nMESSAGE=two\n\n');
+        }, reject);
+      });
+      assert.equal(await answer, 202);
+      assert.deepEqual(streamed.calls.map((call) => call.records.map((record) => record.cursor)), [['first'], ['second']]);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('answers another Content-Type 415 and an empty upload 202', async () => {
     const calls = taken.calls.length;
     assert.deepEqual(await post(base, UPLOAD_PATH, [Buffer.from('MESSAGE=x\n\n')], 'text/plain'), {
@@ -404,6 +441,36 @@ describe('journald: the export format reader', () => {
     assert.equal(records[0]!.severity, 3);
     assert.ok(Buffer.byteLength(records[0]!.message) <= MAX_LINE_BYTES, 'message bounded');
     assert.match(records[0]!.message, /^(é)+… \[truncated: \d+ more bytes\]$/);
+  });
+
+  it('holds no more of a huge field than it keeps: text or binary, the rest is skipped unread into memory', async () => {
+    const chunk = Buffer.alloc(1024 * 1024, 'y');
+    const total = 128 * chunk.length;
+    const binarySize = Buffer.alloc(8);
+    binarySize.writeBigUInt64LE(BigInt(total));
+    for (const [head, tail] of [
+      [Buffer.from('MESSAGE='), Buffer.from('\n\n')],
+      [Buffer.concat([Buffer.from('MESSAGE\n'), binarySize]), Buffer.from('\n\n')],
+    ] as const) {
+      const records: LogRecord[] = [];
+      const parser = journalExportParser((record) => {
+        records.push(record);
+      });
+      const baseline = process.memoryUsage().arrayBuffers;
+      let peak = 0;
+      await parser.push(head);
+      for (let sent = 0; sent < total; sent += chunk.length) {
+        await parser.push(chunk);
+        peak = Math.max(peak, process.memoryUsage().arrayBuffers - baseline);
+      }
+      await parser.push(tail);
+      parser.end();
+      assert.ok(peak < 16 * 1024 * 1024, `held ${peak} bytes of a ${total}-byte field`);
+      // Cut as boundedText cuts the whole: room for the marker naming every byte left out.
+      const room = MAX_LINE_BYTES - Buffer.byteLength(`… [truncated: ${total} more bytes]`);
+      const expected = `${'y'.repeat(room)}… [truncated: ${total - room} more bytes]`;
+      assert.ok(records[0]!.message === expected, `cut as boundedText cuts: ${records[0]!.message.slice(-40)}`);
+    }
   });
 
   it('keeps at most MAX_FIELDS fields, ignores an invalid name, stops past MAX_ENTRY_FIELDS fields', async () => {

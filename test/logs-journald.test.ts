@@ -374,7 +374,11 @@ describe('journald: systemd-journal-upload into journalUploadRoutes', () => {
         void eventually(() => assert.equal(streamed.calls.length, 1, 'the first entry accepted before the body ended'), 5000).then(() => {
           assert.equal(answered, false);
           request.end('__CURSOR=second\nMESSAGE=two\n\n');
-        }, reject);
+        }, (error: Error) => {
+          // The body never ends: the request is closed, so that the server closes too.
+          request.destroy();
+          reject(error);
+        });
       });
       assert.equal(await answer, 202);
       assert.deepEqual(streamed.calls.map((call) => call.records.map((record) => record.cursor)), [['first'], ['second']]);

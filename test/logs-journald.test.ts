@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash, X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import {
   MAX_ENTRY_FIELDS,
   type JournalCounters,
 } from '../src/logs/journal-export.js';
-import { JOURNAL_ANSWERS, journalUploadRoutes } from '../src/logs/journal-upload.routes.js';
+import { JOURNAL_ANSWERS, journalUploadRoutes, type JournalPeer } from '../src/logs/journal-upload.routes.js';
 import { MAX_FIELD_CHARS, MAX_FIELDS, MAX_LINE_BYTES, type LogRecord } from '../src/logs/log-record.js';
 import { ServiceUnavailable } from '../src/shared/problems.js';
 import { eventually } from './support/eventually.js';
@@ -507,5 +508,81 @@ describe('journald: the export format reader', () => {
     parser.end();
     assert.equal(records.length, 0);
     assert.equal(counters.dropped.malformed, 1);
+  });
+});
+
+/** Makes a certificate with openssl in `dir`: `name`.key and `name`.pem, signed by `ca` (self-signed without one). */
+async function certificate(dir: string, name: string, ca?: string, ip?: string): Promise<void> {
+  const key = join(dir, `${name}.key`);
+  const pem = join(dir, `${name}.pem`);
+  const subject = ['-subj', `/CN=${name}`];
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key];
+  if (ca === undefined) {
+    const made = await run('openssl', ['req', '-x509', ...ec, '-out', pem, '-days', '1', ...subject, '-addext', 'basicConstraints=critical,CA:TRUE']);
+    assert.equal(made.code, 0, made.stderr);
+    return;
+  }
+  const csr = join(dir, `${name}.csr`);
+  const request = await run('openssl', ['req', '-new', ...ec, '-out', csr, ...subject]);
+  assert.equal(request.code, 0, request.stderr);
+  const ext = join(dir, `${name}.ext`);
+  writeFileSync(ext, ip === undefined ? 'extendedKeyUsage=clientAuth\n' : `subjectAltName=IP:${ip}\nextendedKeyUsage=serverAuth\n`);
+  const signed = await run('openssl', ['x509', '-req', '-in', csr, '-CA', join(dir, `${ca}.pem`), '-CAkey', join(dir, `${ca}.key`), '-CAcreateserial', '-out', pem, '-days', '1', '-extfile', ext]);
+  assert.equal(signed.code, 0, signed.stderr);
+}
+
+describe('journald: systemd-journal-upload over HTTPS with a client certificate', () => {
+  let dir: string;
+  let journal: string;
+  let app: FastifyInstance;
+  let base: string;
+  const peers: JournalPeer[] = [];
+  const records: LogRecord[] = [];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cmi-journald-tls-'));
+    journal = join(dir, 'tls.journal');
+    await appendToJournal(journal, [LIBVIRTD]);
+    await certificate(dir, 'ca');
+    await certificate(dir, 'server', 'ca', '127.0.0.1');
+    await certificate(dir, 'client', 'ca');
+    await certificate(dir, 'stranger');
+    const read = (name: string) => readFileSync(join(dir, name));
+    app = Fastify({ https: { key: read('server.key'), cert: read('server.pem'), ca: read('ca.pem'), requestCert: true, rejectUnauthorized: true } });
+    await app.register(journalUploadRoutes<string>({
+      authenticate: (_keyId, _publicKey, peer) => {
+        peers.push(peer);
+        return Promise.resolve('tls key');
+      },
+      accept: (_key, taken) => {
+        records.push(...taken);
+        return Promise.resolve();
+      },
+    }));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    base = `https://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const upload = (client: string) =>
+    run(UPLOAD, ['--follow=no', `--file=${journal}`, `--url=${base}/api/${KEY_ID}/journal/${PUBLIC_KEY}`, `--key=${join(dir, `${client}.key`)}`, `--cert=${join(dir, `${client}.pem`)}`, `--trust=${join(dir, 'ca.pem')}`]);
+
+  it('takes the upload of a client whose certificate the CA signed, and tells authenticate its fingerprint', async () => {
+    const result = await upload('client');
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(records.map((record) => record.message), ['internal error: qemu unexpectedly closed the monitor: vm-42']);
+    const der = new X509Certificate(readFileSync(join(dir, 'client.pem'))).raw;
+    assert.deepEqual(peers, [{ address: '127.0.0.1', certificateSha256: createHash('sha256').update(der).digest('hex') }]);
+  });
+
+  it('refuses the handshake of a client whose certificate no trusted CA signed: the uploader fails, nothing is taken', async () => {
+    const result = await upload('stranger');
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /Upload to https:\/\/127\.0\.0\.1:\d+\/api\/7\/journal\/[0-9a-f]+\/upload failed: /);
+    assert.equal(records.length, 1);
+    assert.equal(peers.length, 1);
   });
 });

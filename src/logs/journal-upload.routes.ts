@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { FastifyError, FastifyPluginCallback, FastifyReply } from 'fastify';
+import type { TLSSocket } from 'node:tls';
+import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { problemOf } from '../shared/problems.js';
 import { journalCounters, JournalExportError, journalExportParser, type JournalCounters } from './journal-export.js';
 import type { LogRecord } from './log-record.js';
@@ -23,9 +25,16 @@ export const JOURNAL_ANSWERS = {
 
 type Upload = { Params: { key_id: string; public_key: string } };
 
+/** Who sends, besides the key in the path: its address, and over HTTPS the client certificate it showed, if any. */
+export interface JournalPeer {
+  address: string | undefined;
+  /** SHA-256 of the client certificate's DER, lower-case hex (as a key's `client_certificate_sha256`). */
+  certificateSha256: string | undefined;
+}
+
 export interface JournalUploadOptions<Key> {
-  /** The ingest key the path names, when its public key matches and it may upload a journal; undefined refuses it (401). */
-  authenticate(keyId: string, publicKey: string): Promise<Key | undefined>;
+  /** The ingest key the path names, when its public key matches and it may upload a journal (from `peer`); undefined refuses it (401). */
+  authenticate(keyId: string, publicKey: string, peer: JournalPeer): Promise<Key | undefined>;
   /**
    * Takes records durably (resolves once they are stored), in the order sent; `lastCursor` is the
    * `__CURSOR` of the last of them. Entries already taken come again (the uploader resends its last
@@ -53,6 +62,17 @@ function lastCursorOf(records: readonly LogRecord[]): string | undefined {
 function answer(reply: FastifyReply, status: number, text: string, close = false): FastifyReply {
   if (close) reply.header('connection', 'close');
   return reply.code(status).type('text/plain').send(`${text}\n`);
+}
+
+/** The sender's address and the client certificate it showed over TLS (none over plain HTTP). */
+function peerOf(request: FastifyRequest): JournalPeer {
+  const socket = request.raw.socket as Partial<TLSSocket>;
+  const certificate = socket.encrypted === true ? socket.getPeerCertificate?.() : undefined;
+  const der = certificate !== undefined && certificate.raw !== undefined ? certificate.raw : undefined;
+  return {
+    address: request.ip,
+    certificateSha256: der === undefined ? undefined : createHash('sha256').update(der).digest('hex'),
+  };
 }
 
 /** Whether the body broke off (the client closed the connection) rather than ending. */
@@ -91,7 +111,7 @@ export function journalUploadRoutes<Key>(options: JournalUploadOptions<Key>): Fa
         counters.dropped.unsupported_media_type += 1;
         return answer(reply, 415, JOURNAL_ANSWERS.mediaType, true);
       }
-      const key = await options.authenticate(request.params.key_id, request.params.public_key);
+      const key = await options.authenticate(request.params.key_id, request.params.public_key, peerOf(request));
       if (key === undefined) {
         counters.dropped.unauthenticated += 1;
         return answer(reply, 401, JOURNAL_ANSWERS.unauthenticated, true);

@@ -21,7 +21,7 @@ import { ServiceUnavailable } from '../src/shared/problems.js';
 import { eventually } from './support/eventually.js';
 
 /**
- * The journald reader (docs/log-sources-journald.md) against the real, unmodified sender: Debian's
+ * The journald reader (docs/log-sources.md#journald-systemd-journal-upload) against the real, unmodified sender: Debian's
  * systemd-journal-upload posting a journal file this test made with systemd-journal-remote (both
  * from the systemd-journal-remote package), to a fastify server with journalUploadRoutes.
  */

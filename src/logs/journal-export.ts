@@ -1,7 +1,7 @@
 import { boundedText, MAX_FIELD_CHARS, MAX_FIELDS, MAX_LINE_BYTES, type LogRecord, type Severity } from './log-record.js';
 
 /**
- * The journal export format's reader (docs/log-sources-journald.md#the-wire): what
+ * The journal export format's reader (docs/log-sources.md#the-wire): what
  * `systemd-journal-upload` sends, fed chunk by chunk as it arrives, each entry handed on as a
  * LogRecord. Every input is bounded: a field over MAX_LINE_BYTES is cut and the rest of it skipped
  * unread into memory, an entry holds at most MAX_ENTRY_FIELDS fields, and a stream that is not the
@@ -187,7 +187,7 @@ type State = 'line' | 'size' | 'data' | 'data-newline' | 'stopped';
 
 /**
  * A streaming reader of the journal export format (https://systemd.io/JOURNAL_EXPORT_FORMATS/,
- * docs/log-sources-journald.md#the-wire): `NAME=value\n` fields, binary ones as `NAME\n`, a
+ * docs/log-sources.md#the-wire): `NAME=value\n` fields, binary ones as `NAME\n`, a
  * little-endian 64-bit length, the bytes and `\n`; an empty line ends an entry, which goes to
  * `onEntry` as a LogRecord (awaited before reading on). Maps `MESSAGE` to the message (a binary one
  * decoded as UTF-8), `PRIORITY` to the severity (6 without one), `_HOSTNAME` to the host,

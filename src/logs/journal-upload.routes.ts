@@ -9,7 +9,7 @@ import type { LogRecord } from './log-record.js';
 /**
  * Where `systemd-journal-upload --url=<cmi>/api/<key id>/journal/<public key>` posts (it appends
  * `/upload` and sends no header of its own, so the key is in the path: the access log must mask it).
- * docs/log-sources-journald.md#the-endpoints-answers.
+ * docs/log-sources.md#the-endpoints-answers.
  */
 export const JOURNAL_UPLOAD_PATH = '/api/:key_id/journal/:public_key/upload';
 /** The only Content-Type taken, compared as systemd-journal-remote compares it: exactly. */
@@ -82,7 +82,7 @@ function brokeOff(error: unknown, stream: Readable): boolean {
 }
 
 /**
- * The journald endpoint (docs/log-sources-journald.md), a plugin with a context of its own: the body
+ * The journald endpoint (docs/log-sources.md#journald-systemd-journal-upload), a plugin with a context of its own: the body
  * is read as a stream (never buffered whole) through journalExportParser, records go to `accept` in
  * batches, and the answer is given only once `accept` resolved for everything received: 202 `OK.`;
  * 415 for another Content-Type; 401 for a key refused (the body unread); 400 for a body that is not

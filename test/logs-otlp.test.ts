@@ -31,7 +31,7 @@ describe('the OTLP/HTTP reader, against the OpenTelemetry JS SDK exporters', () 
   const counters = newOtlpCounters();
 
   before(async () => {
-    app = Fastify();
+    app = Fastify({ forceCloseConnections: true });
     app.addHook('onRequest', (request, _reply, done) => {
       seen.push({ url: request.url, type: request.headers['content-type'], encoding: request.headers['content-encoding'] });
       done();
@@ -92,6 +92,9 @@ describe('the OTLP/HTTP reader, against the OpenTelemetry JS SDK exporters', () 
   }
 
   const headers = { Authorization: `Bearer ${KEY}` };
+  /** A POST with a deadline: a request that stalls fails the test instead of holding it. */
+  const post = (url: string, init: { headers: Record<string, string>; body: Uint8Array | string }) =>
+    fetch(url, { method: 'POST', ...init, signal: AbortSignal.timeout(10_000) });
   const logsUrl = () => `${base}/v1/logs`;
   const tracesUrl = () => `${base}/v1/traces`;
 
@@ -187,11 +190,11 @@ describe('the OTLP/HTTP reader, against the OpenTelemetry JS SDK exporters', () 
     const result = await send(new ProtoLogExporter({ url: logsUrl(), headers: { Authorization: 'Bearer not-a-key' } }), sdkLogs());
     assert.equal(result.code, ExportResultCode.FAILED);
     assert.equal((result.error as { code?: number }).code, 401);
-    const response = await fetch(logsUrl(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const response = await post(logsUrl(), { headers: { 'content-type': 'application/json' }, body: '{}' });
     assert.equal(response.status, 401);
     assert.equal(response.headers.get('content-type'), 'application/json');
     assert.deepEqual(await response.json(), { code: 16, message: 'An Authorization: Bearer header with an OTLP ingest key is required' });
-    const proto = await fetch(logsUrl(), { method: 'POST', headers: { 'content-type': 'application/x-protobuf', authorization: 'Bearer wrong' }, body: new Uint8Array() });
+    const proto = await post(logsUrl(), { headers: { 'content-type': 'application/x-protobuf', authorization: 'Bearer wrong' }, body: new Uint8Array() });
     assert.equal(proto.status, 401);
     const refused = 'The bearer token is not a valid OTLP ingest key';
     assert.deepEqual(Buffer.from(await proto.arrayBuffer()), Buffer.concat([Buffer.from([0x08, 16, 0x12, refused.length]), Buffer.from(refused)]));
@@ -200,22 +203,22 @@ describe('the OTLP/HTTP reader, against the OpenTelemetry JS SDK exporters', () 
   });
 
   it('answers 400 with a google.rpc.Status for a body that does not decode', async () => {
-    const post = (body: Uint8Array | string, type: string, extra: Record<string, string> = {}) =>
-      fetch(logsUrl(), { method: 'POST', headers: { ...headers, 'content-type': type, ...extra }, body });
-    const json = await post('{"resourceLogs": [', 'application/json');
+    const postLogs = (body: Uint8Array | string, type: string, extra: Record<string, string> = {}) =>
+      post(logsUrl(), { headers: { ...headers, 'content-type': type, ...extra }, body });
+    const json = await postLogs('{"resourceLogs": [', 'application/json');
     assert.equal(json.status, 400);
     assert.deepEqual(await json.json(), { code: 3, message: 'The body is not valid JSON' });
-    const shape = await post('{"resourceLogs": {"not": "a list"}}', 'application/json');
+    const shape = await postLogs('{"resourceLogs": {"not": "a list"}}', 'application/json');
     assert.equal(shape.status, 400);
     assert.deepEqual(await shape.json(), { code: 3, message: 'The body is not an OTLP JSON request (not a list)' });
-    const garbage = await post(new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]), 'application/x-protobuf');
+    const garbage = await postLogs(new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]), 'application/x-protobuf');
     assert.equal(garbage.status, 400);
     assert.equal(garbage.headers.get('content-type'), 'application/x-protobuf');
     const message = 'The body is not a protobuf-encoded request (truncated field)';
     assert.deepEqual(Buffer.from(await garbage.arrayBuffer()), Buffer.concat([Buffer.from([0x08, 3, 0x12, message.length]), Buffer.from(message)]));
-    const gzip = await post(new Uint8Array([0x1f, 0x8b, 1, 2, 3]), 'application/x-protobuf', { 'content-encoding': 'gzip' });
+    const gzip = await postLogs(new Uint8Array([0x1f, 0x8b, 1, 2, 3]), 'application/x-protobuf', { 'content-encoding': 'gzip' });
     assert.equal(gzip.status, 400);
-    const traces = await fetch(tracesUrl(), { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '[1, 2]' });
+    const traces = await post(tracesUrl(), { headers: { ...headers, 'content-type': 'application/json' }, body: '[1, 2]' });
     assert.equal(traces.status, 400);
     assert.deepEqual(await traces.json(), { code: 3, message: 'The body is not an OTLP JSON request (not an object)' });
   });
@@ -231,7 +234,7 @@ describe('the OTLP/HTTP reader, against the OpenTelemetry JS SDK exporters', () 
         ] }],
       }],
     };
-    const response = await fetch(logsUrl(), { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await post(logsUrl(), { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     assert.equal(response.status, 200);
     assert.deepEqual(await response.json(), { partialSuccess: { rejectedLogRecords: '2', errorMessage: '2 log records could not be read' } });
     assert.deepEqual(lastAccepted().records.map((r) => [r.program, r.severity, r.message, r.timestamp?.toISOString(), r.fields['trace_id']]), [
@@ -243,7 +246,7 @@ describe('the OTLP/HTTP reader, against the OpenTelemetry JS SDK exporters', () 
     const bad = Buffer.from([0x11, 0x01]);
     const lengthDelimited = (field: number, payload: Buffer) => Buffer.concat([Buffer.from([field * 8 + 2, payload.length]), payload]);
     const request = lengthDelimited(1, lengthDelimited(2, Buffer.concat([lengthDelimited(2, good), lengthDelimited(2, bad)])));
-    const proto = await fetch(logsUrl(), { method: 'POST', headers: { ...headers, 'content-type': 'application/x-protobuf' }, body: request });
+    const proto = await post(logsUrl(), { headers: { ...headers, 'content-type': 'application/x-protobuf' }, body: request });
     assert.equal(proto.status, 200);
     const message = '1 log record could not be read';
     assert.deepEqual(Buffer.from(await proto.arrayBuffer()), lengthDelimited(1, Buffer.concat([Buffer.from([0x08, 1]), lengthDelimited(2, Buffer.from(message))])));
@@ -274,31 +277,31 @@ describe('the OTLP/HTTP reader, against the OpenTelemetry JS SDK exporters', () 
   });
 
   it('answers 429 and 503 with Retry-After when accept throttles, 415 for another content type, 413 past the limits', async () => {
-    const post = (type: string, body: Uint8Array | string = '{}', extra: Record<string, string> = {}) =>
-      fetch(logsUrl(), { method: 'POST', headers: { ...headers, 'content-type': type, ...extra }, body });
+    const postLogs = (type: string, body: Uint8Array | string = '{}', extra: Record<string, string> = {}) =>
+      post(logsUrl(), { headers: { ...headers, 'content-type': type, ...extra }, body });
     mode = 'throttle-429';
     try {
-      const throttled = await post('application/json');
+      const throttled = await postLogs('application/json');
       assert.equal(throttled.status, 429);
       assert.equal(throttled.headers.get('retry-after'), '7');
       assert.deepEqual(await throttled.json(), { code: 8, message: 'Too many records, try again later' });
       mode = 'throttle-503';
-      const unavailable = await post('application/x-protobuf', new Uint8Array());
+      const unavailable = await postLogs('application/x-protobuf', new Uint8Array());
       assert.equal(unavailable.status, 503);
       assert.equal(unavailable.headers.get('retry-after'), '30');
       assert.equal(unavailable.headers.get('content-type'), 'application/x-protobuf');
     } finally {
       mode = 'take';
     }
-    const text = await post('text/plain', 'disk failed');
+    const text = await postLogs('text/plain', 'disk failed');
     assert.equal(text.status, 415);
     assert.deepEqual(await text.json(), { code: 3, message: 'Content-Type must be application/x-protobuf or application/json' });
-    const brotli = await post('application/json', '{}', { 'content-encoding': 'br' });
+    const brotli = await postLogs('application/json', '{}', { 'content-encoding': 'br' });
     assert.equal(brotli.status, 415);
-    const bomb = await post('application/json', gzipSync(Buffer.alloc(17 * 1024 * 1024, 0x20)), { 'content-encoding': 'gzip' });
+    const bomb = await postLogs('application/json', gzipSync(Buffer.alloc(17 * 1024 * 1024, 0x20)), { 'content-encoding': 'gzip' });
     assert.equal(bomb.status, 413);
     assert.deepEqual(await bomb.json(), { code: 8, message: `The body is larger than ${16 * 1024 * 1024} bytes once decompressed` });
-    const large = await post('application/json', Buffer.alloc(4 * 1024 * 1024 + 1, 0x20));
+    const large = await postLogs('application/json', Buffer.alloc(4 * 1024 * 1024 + 1, 0x20));
     assert.equal(large.status, 413);
     assert.ok(counters.dropped.throttled >= 2 && counters.dropped.too_large >= 2 && counters.dropped.unsupported_media_type >= 2);
   });

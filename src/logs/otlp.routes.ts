@@ -37,8 +37,8 @@ export type OtlpDropReason =
   | 'rejected';
 
 /**
- * The receiver's counters, for /metrics: requests received, records handed to `accept`, and what was
- * dropped by reason (whole requests for unauthenticated ... throttled; log records or spans for
+ * The receiver's counters, for /metrics: requests received, records `accept` took (those it refused are
+ * `dropped.rejected`), and what was dropped by reason (whole requests for unauthenticated ... throttled; log records or spans for
  * unreadable_record, too_many_records, and rejected by `accept`).
  */
 export interface OtlpCounters {

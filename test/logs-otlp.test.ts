@@ -17,6 +17,8 @@ import { newOtlpCounters, OtlpThrottled, otlpRoutes } from '../src/logs/otlp.rou
 import type { OtlpSignal } from '../src/logs/otlp-decode.js';
 
 const KEY = 'otlp-public-key-1';
+/** The exporters' `compression` option takes otlp-exporter-base's CompressionAlgorithm enum, whose value this is. */
+const GZIP = 'gzip' as ConstructorParameters<typeof ProtoLogExporter>[0] extends infer C ? C extends { compression?: infer A } ? A : never : never;
 const resource = resourceFromAttributes({ 'service.name': 'billing', 'host.name': 'hv-7', 'deployment.environment': 'prod' });
 
 interface Accepted { key: { id: number }; records: LogRecord[]; signal: OtlpSignal }
@@ -146,7 +148,7 @@ describe('the OTLP/HTTP reader, against the OpenTelemetry JS SDK exporters', () 
   it('takes the same log records from the protobuf exporter, gzip-compressed, exactly as from JSON', async () => {
     await send(new JsonLogExporter({ url: logsUrl(), headers }), sdkLogs());
     const fromJson = lastAccepted().records;
-    const result = await send(new ProtoLogExporter({ url: logsUrl(), headers, compression: 'gzip' as never }), sdkLogs());
+    const result = await send(new ProtoLogExporter({ url: logsUrl(), headers, compression: GZIP }), sdkLogs());
     assert.equal(result.code, ExportResultCode.SUCCESS, String(result.error));
     assert.deepEqual(seen.at(-1), { url: '/v1/logs', type: 'application/x-protobuf', encoding: 'gzip' });
     assert.deepEqual(lastAccepted().records, fromJson);
@@ -154,7 +156,7 @@ describe('the OTLP/HTTP reader, against the OpenTelemetry JS SDK exporters', () 
   });
 
   it('takes the JSON exporter\'s gzip-compressed body too', async () => {
-    const result = await send(new JsonLogExporter({ url: logsUrl(), headers, compression: 'gzip' as never }), sdkLogs());
+    const result = await send(new JsonLogExporter({ url: logsUrl(), headers, compression: GZIP }), sdkLogs());
     assert.equal(result.code, ExportResultCode.SUCCESS, String(result.error));
     assert.deepEqual(seen.at(-1), { url: '/v1/logs', type: 'application/json', encoding: 'gzip' });
     assert.deepEqual(withoutRaw(lastAccepted().records), expectedLogs());
@@ -177,7 +179,7 @@ describe('the OTLP/HTTP reader, against the OpenTelemetry JS SDK exporters', () 
     assert.equal(lastAccepted().signal, 'traces');
     assert.deepEqual(withoutRaw(lastAccepted().records), expected);
     const fromJson = lastAccepted().records;
-    const proto = await send(new ProtoTraceExporter({ url: tracesUrl(), headers, compression: 'gzip' as never }), spans);
+    const proto = await send(new ProtoTraceExporter({ url: tracesUrl(), headers, compression: GZIP }), spans);
     assert.equal(proto.code, ExportResultCode.SUCCESS, String(proto.error));
     assert.deepEqual(seen.at(-1), { url: '/v1/traces', type: 'application/x-protobuf', encoding: 'gzip' });
     assert.deepEqual(lastAccepted().records, fromJson);

@@ -3,7 +3,7 @@ import { gunzip, inflate } from 'node:zlib';
 import { boundedText, type LogRecord, MAX_FIELD_CHARS, MAX_FIELDS, otlpSeverity, type Severity } from './log-record.js';
 
 /**
- * The OpenTelemetry reader's decoding (docs/log-sources-otlp.md#wire-details): an
+ * The OpenTelemetry reader's decoding (docs/log-sources.md#opentelemetry-otlphttp): an
  * `ExportLogsServiceRequest` or `ExportTraceServiceRequest`, as protobuf or as OTLP JSON, perhaps
  * gzip-compressed, turned into LogRecords. Protobuf is read by a small reader of its own (wire format:
  * varint, 64-bit, length-delimited, 32-bit; unknown fields skipped), for exactly the fields cmi uses,
@@ -20,7 +20,7 @@ export type OtlpSignal = 'logs' | 'traces';
 /** How the body is encoded: `application/x-protobuf` or `application/json`. */
 export type OtlpEncoding = 'protobuf' | 'json';
 
-/** The limits of one request (docs/log-sources-otlp.md#limits). */
+/** The limits of one request (docs/log-sources.md#opentelemetry-otlphttp). */
 export const OTLP_LIMITS = {
   /** The body as sent (compressed or not). */
   bodyBytes: 4 * 1024 * 1024,

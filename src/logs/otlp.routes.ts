@@ -16,16 +16,16 @@ import {
 } from './otlp-decode.js';
 
 /**
- * The OpenTelemetry receiver (docs/log-sources-otlp.md): OTLP/HTTP `POST /v1/logs` and `POST /v1/traces`,
+ * The OpenTelemetry receiver (docs/log-sources.md#opentelemetry-otlphttp): OTLP/HTTP `POST /v1/logs` and `POST /v1/traces`,
  * protobuf or JSON, gzip or not, authenticated by `Authorization: Bearer <key>`, answered as the OTLP/HTTP
- * specification says (docs/log-sources-otlp.md#answers): 200 with an Export*ServiceResponse in the
+ * specification says (docs/log-sources.md#opentelemetry-otlphttp): 200 with an Export*ServiceResponse in the
  * request's encoding (`partial_success` when some were rejected), a google.rpc.Status for every error.
  */
 
 export const OTLP_LOGS_PATH = '/v1/logs';
 export const OTLP_TRACES_PATH = '/v1/traces';
 
-/** Why a request, or an item in it, was dropped (docs/log-sources-otlp.md#counters). */
+/** Why a request, or an item in it, was dropped (docs/log-sources.md#opentelemetry-otlphttp). */
 export type OtlpDropReason =
   | 'unauthenticated'
   | 'unsupported_media_type'

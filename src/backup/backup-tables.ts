@@ -25,7 +25,6 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'password_history', key: ['id'] },
   { table: 'identity_providers', key: ['id'] },
   { table: 'user_identities', key: ['id'] },
-  { table: 'sso_attempts', key: ['id'] },
   { table: 'login_addresses', key: ['user_id', 'address'] },
   { table: 'revoked_sessions', key: ['session_id'] },
   { table: 'login_failures', key: ['key'] },
@@ -55,11 +54,13 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
 
 /**
  * Tables a backup leaves out: the migrations' own bookkeeping, and what triggers derive from the tables
- * above (counts, row blocks, the search index, change signals), which restoring rebuilds, and
- * `error_bulk_delete`, which holds a row only inside a bulk delete's transaction (migration 026).
+ * above (counts, row blocks, the search index, change signals), which restoring rebuilds,
+ * `error_bulk_delete`, which holds a row only inside a bulk delete's transaction (migration 026), and
+ * `sso_attempts`, sign-ins in flight at an identity provider for ten minutes at most (migration 038):
+ * a restored one could only be finished by a browser that is long gone.
  */
 export const DERIVED_TABLES: ReadonlySet<string> = new Set([
   'kysely_migration', 'kysely_migration_lock', 'sqlite_sequence',
-  'row_blocks', 'error_counts', 'credential_changes', 'data_changes', 'error_bulk_delete',
+  'row_blocks', 'error_counts', 'credential_changes', 'data_changes', 'error_bulk_delete', 'sso_attempts',
   'error_search', 'error_search_data', 'error_search_idx', 'error_search_docsize', 'error_search_config', 'error_search_content',
 ]);

@@ -61,18 +61,25 @@ interface Run {
 /** Runs a program to its end (ended after `limitMs`, a bound, never a wait), `input` on its stdin. */
 function run(program: string, args: string[], input?: Buffer, limitMs = 20_000): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    // No input: no pipe (a program that never reads its stdin and ends at once would make the write an EPIPE).
+    const child = spawn(program, args, { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const bound = setTimeout(() => child.kill('SIGKILL'), limitMs);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(bound);
       resolve({ code, stdout, stderr });
     });
-    child.stdin.end(input ?? Buffer.alloc(0));
+    if (input !== undefined && child.stdin !== null) {
+      // A program that ends before it read all of it: its exit code and stderr say why, not the pipe.
+      child.stdin.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EPIPE') reject(error);
+      });
+      child.stdin.end(input);
+    }
   });
 }
 

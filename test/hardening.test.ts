@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { QueryResult } from 'kysely';
+import type { KyselyPlugin, QueryResult } from 'kysely';
 import { ALICE, createTestApp, type TestApp } from './support/app.js';
 import { assertAccessDenied, get, tokenOf, withCookie } from './support/http.js';
 import { statementGate } from './support/statement-gate.js';
@@ -23,6 +23,31 @@ describe('credentials under concurrency', () => {
     const checked = counts.get(401) ?? 0;
     assert.ok(checked >= 1 && checked <= 10, `${checked} guesses reached the password check`);
     assert.equal(checked + (counts.get(429) ?? 0), 30);
+  });
+
+  it('lets at most 10 of 30 simultaneous wrong guesses reach the password check while the database takes longer than the grace to count them', async () => {
+    // Every count lands after the lockout's grace (100 ms, src/users/lockout.ts): each attempt is counted in
+    // memory first, and the count the database returns later must not add it a second time.
+    const slowCounts: KyselyPlugin = {
+      transformQuery: ({ node }) => node,
+      transformResult: async ({ result }) => {
+        if (result.rows.some((row) => typeof row === 'object' && row !== null && 'failures' in row && 'window_started_at' in row)) await new Promise((resolve) => setTimeout(resolve, 150));
+        return result;
+      },
+    };
+    const slow = await createTestApp({}, { gate: { attach: (db) => db.withPlugin(slowCounts) } });
+    try {
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => get(slow.app, '/version.json', { authorization: slow.basic(ALICE.login, `wrong-password-${i}`) })));
+      const statuses = answers.map((answer) => answer.statusCode).join(' ');
+      const checked = answers.filter((answer) => answer.statusCode === 401).length;
+      assert.ok(checked >= 1 && checked <= 10, statuses);
+      assert.equal(answers.filter((answer) => answer.statusCode === 429).length, 30 - checked, statuses);
+      // Every one of them is counted, the refused ones too.
+      const pair = await slow.database.db.selectFrom('failed_logins').select('failures').where('account', '=', ALICE.login).where('address', '!=', '').executeTakeFirstOrThrow();
+      assert.equal(Number(pair.failures), 30);
+    } finally {
+      await slow.close();
+    }
   });
 
   it('does not cache a verification that began before the user was suspended', async () => {

@@ -260,10 +260,12 @@ export function lockout(repository: LoginFailuresRepository, clock: Clock, given
 
     /**
      * The password was wrong: answered once the failure is counted in the database (503 if it cannot
-     * be now; it is still written once it can), and refused 429 if that count passed a limit.
+     * be now; it is still written once it can), and refused 429 if that count passed a limit. The
+     * database's count alone: it holds every attempt that landed before this one, and those counted
+     * here in memory may be among them (their counts are let go only after the write settles).
      */
     async failed(attempt: ChargedAttempt): Promise<void> {
-      refuseIfOver(attempt, plusUnwritten(await attempt.counted), attempt.knownSince !== undefined, 0, clock().getTime());
+      refuseIfOver(attempt, await attempt.counted, attempt.knownSince !== undefined, 0, clock().getTime());
     },
 
     /**

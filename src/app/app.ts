@@ -27,6 +27,7 @@ import { trackerPlugin } from '../tracker/tracker.plugin.js';
 import { alertsInBatch, alertsPlugin, outboxWake } from '../alerts/alerts.plugin.js';
 import { ingestPlugin } from '../ingest/ingest.plugin.js';
 import { identityPlugin } from '../identity/identity.plugin.js';
+import { logsPlugin } from '../logs/logs.plugin.js';
 import { versionPlugin } from '../version/version.plugin.js';
 import { healthPlugin } from '../health/health.plugin.js';
 import { openApiPlugin } from '../openapi/openapi.plugin.js';
@@ -135,6 +136,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const ingest = ingestPlugin({
     database, clock, audit: audit.trail, tracker: tracker.service, usageFlushMs: options.ingestUsageFlushMs ?? 5000, publicUrl: config.publicUrl, lists,
   });
+  // The logs the cloud already writes (docs/log-sources.md): OTLP, journal uploads and syslog lines, recorded through the tracker.
+  const logs = logsPlugin({ database, clock, keys: ingest.keys, tracker: tracker.service, flushMs: options.ingestUsageFlushMs ?? 5000 });
   // Signing in through the organisation's identity providers; their LDAP directories answer the passwords cmi does not keep.
   const identity = identityPlugin({
     database, clock, audit: audit.trail, users: users.store, lists, credentialsChanged: users.credentialsChanged, allCredentialsChanged: users.allCredentialsChanged,
@@ -150,6 +153,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     outboxPending: alerts.outboxPending,
     reportsWaiting: () => tracker.service.reportsWaiting(),
     pageCacheBytes: () => pageCacheMeter?.bytes() ?? new Map(),
+    logSources: logs.counts,
   });
 
   // The hooks every request passes, before any route.
@@ -162,6 +166,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerErrorHandler(app, config.faultInjection === 'uncaptured' ? undefined : tracker.faults, config.bodyLimitBytes);
   if (config.faultInjection !== 'off') registerFaultInjection(app);
   app.decorate('faults', tracker.faults);
+  app.decorate('logSources', logs);
   // Hooks for metrics and the access log only when they are on: off, a request does no work for them.
   await metrics.instrument(app);
   if (config.accessLog) registerAccessLog(app, options.writeAccessLog ?? ((line) => process.stdout.write(line)));
@@ -183,6 +188,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await audit.register(app);
   await alerts.register(app);
   await ingest.register(app);
+  await logs.register(app);
   await identity.register(app);
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
@@ -208,6 +214,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await retention.stop();
     await tracker.service.drained();
     await users.flushKeyUsage();
+    await logs.stop();
     await ingest.stop();
     await tracker.faults.stop();
   });

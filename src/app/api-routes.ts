@@ -21,6 +21,7 @@ import { INGEST_KEYS_ROUTES } from '../ingest/ingest-keys.routes.js';
 import { SENTRY_ROUTES } from '../ingest/sentry.routes.js';
 import { AUDIT_ROUTES } from '../audit/audit.routes.js';
 import { IDENTITY_PROVIDERS_ROUTES } from '../identity/identity-providers.routes.js';
+import { LOG_SOURCES_ROUTES } from '../logs/log-sources.routes.js';
 
 /**
  * The API's routes, each feature's rows in the order of the OpenAPI document (docs/api.md#openapi).
@@ -47,6 +48,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...ALERT_ROUTING_ROUTES,
   ...INGEST_KEYS_ROUTES,
   ...SENTRY_ROUTES,
+  ...LOG_SOURCES_ROUTES,
   ...IDENTITY_PROVIDERS_ROUTES,
   ...AUDIT_ROUTES,
   ...HEALTH_ROUTES,

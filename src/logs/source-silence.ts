@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
+import { formatDatetime } from '../http/render/datetime.js';
 import { renderJson } from '../http/render/json.js';
 import type { Clock } from '../shared/clock.js';
 import { type AlertedSource, type SilenceDetail, sourceAlertBody } from '../alerts/alert-messages.js';
@@ -65,11 +66,11 @@ export function startSourceSilenceWatch({ database, clock, publicUrl, wake, onEr
         }
       };
       for (const { source, silentSince } of await endSilences(trx, rule.id)) {
-        if (rule.events.includes('back')) queue('back', source, { rule_id: rule.id, minutes, last_seen_at: silentSince.toISOString(), back_at: source.last_seen_at.toISOString() });
+        if (rule.events.includes('back')) queue('back', source, { rule_id: rule.id, minutes, last_seen_at: formatDatetime(silentSince), back_at: formatDatetime(source.last_seen_at) });
       }
       const silentBefore = new Date(now.getTime() - minutes * 60_000);
       for (const source of await claimSilences(trx, { ruleId: rule.id, component: rule.component, host: rule.host }, silentBefore, now)) {
-        if (rule.events.includes('silent')) queue('silent', source, { rule_id: rule.id, minutes, last_seen_at: source.last_seen_at.toISOString() });
+        if (rule.events.includes('silent')) queue('silent', source, { rule_id: rule.id, minutes, last_seen_at: formatDatetime(source.last_seen_at) });
       }
       await insertDeliveries(trx, rows);
       return rows.length;

@@ -2,7 +2,7 @@ import { escapeHtml } from '../shared/escape-html.js';
 import type { InfrastructureError } from '../tracker/infrastructure-error.js';
 import type { AlertKind } from './deliveries.store.js';
 import type { DestinationKind } from './alert-routing.js';
-import { type WebhookRendering, alertHeadline, consoleLink, errorLink, webhookBody } from './webhook-events.js';
+import { type WebhookRendering, alertHeadline, chatSafe, consoleLink, errorLink, oneLine, webhookBody } from './webhook-events.js';
 
 /** An email as the outbox keeps it (the body column holds it as JSON): sent as it is on every try. */
 export interface MailBody {
@@ -95,4 +95,69 @@ export function sampleError(now: Date): InfrastructureError {
     id: 0, backtrace: "src/hypervisor/pool.ts:88:in 'allocate'", counter: 1, created_at: now, error_class: 'CmiTestAlert',
     fingerprint: '0'.repeat(64), message: 'This is a test alert from cmi: this destination works.', reported: false, updated_at: now,
   };
+}
+
+/** A log source as a silent or back alert shows it (logs/source-silence.ts gives it; alerts know no logs). */
+export interface AlertedSource {
+  host: string;
+  /** '' when its records named none. */
+  program: string;
+  /** The record as GET .../sources.json has it under `log_source`. */
+  rendered: unknown;
+}
+
+/** What a silent or back alert says of the silence: the rule, its minutes, and when the source had last sent. */
+export interface SilenceDetail {
+  rule_id: number;
+  minutes: number;
+  last_seen_at: string;
+  /** `back`: when it sent again. */
+  back_at?: string;
+}
+
+const sourceName = (source: AlertedSource) => (source.program === '' ? source.host : `${source.host} ${source.program}`);
+
+/** The source's entry in the API list, and its page in the console. */
+const sourceLinks = (publicUrl: string, source: AlertedSource) => {
+  const query = new URLSearchParams({ host: source.host, program: source.program }).toString();
+  return { api: `${publicUrl}/sysadmin_tools/infrastructure/sources.json?${query}`, page: `${publicUrl}/console/sources?${query}` };
+};
+
+const minutes = (n: number) => `${n} ${n === 1 ? 'minute' : 'minutes'}`;
+
+/** `[cmi] Source hv-7 libvirtd is silent: nothing for 5 minutes (last at 2026-11-20T10:00:00.000Z)`; `safe` as for alertHeadline. */
+export function sourceHeadline(event: 'silent' | 'back', source: AlertedSource, detail: SilenceDetail, safe: (text: string) => string = chatSafe): string {
+  const name = safe(oneLine(sourceName(source), 200));
+  return event === 'silent'
+    ? `[cmi] Source ${name} is silent: nothing for ${minutes(detail.minutes)} (last at ${detail.last_seen_at})`
+    : `[cmi] Source ${name} is back: it sent again at ${detail.back_at ?? ''} (silent since ${detail.last_seen_at})`;
+}
+
+/**
+ * The body of a silent or back alert for a destination of `kind` (docs/alert-routing.md#silent-sources):
+ * a webhook's JSON carries the event, a `text` line, the source as the API lists it (`log_source`),
+ * its API and console links and `silence`; Slack a `text` and `blocks`; mail a subject and two parts.
+ */
+export function sourceAlertBody(kind: DestinationKind, event: 'silent' | 'back', source: AlertedSource, publicUrl: string, detail: SilenceDetail): string {
+  const { api, page } = sourceLinks(publicUrl, source);
+  if (kind === 'webhook') {
+    return JSON.stringify({ event, text: `${sourceHeadline(event, source, detail)} ${api}`, log_source: source.rendered, url: api, console_url: page, silence: detail });
+  }
+  if (kind === 'slack') {
+    const headline = sourceHeadline(event, source, detail);
+    return JSON.stringify({
+      text: `${headline} ${page}`,
+      blocks: [
+        { type: 'section', text: { type: 'mrkdwn', text: `${headline}\n<${page}|Open the source in the console>` } },
+        { type: 'context', elements: [{ type: 'mrkdwn', text: `API: <${api}|${api}>` }] },
+      ],
+    });
+  }
+  const headline = sourceHeadline(event, source, detail, (text) => text);
+  const mail: MailBody = {
+    subject: headline,
+    text: `${headline}\n\nConsole: ${page}\nAPI: ${api}\n`,
+    html: `<p>${escapeHtml(headline)}</p>\n<p><a href="${escapeHtml(page)}">Open the source in the console</a></p>\n<p>API: <a href="${escapeHtml(api)}">${escapeHtml(api)}</a></p>\n`,
+  };
+  return JSON.stringify(mail);
 }

@@ -39,6 +39,7 @@ export const alertRuleResource = {
     ['spike_threshold', 'integer', 'nullable'],
     ['spike_window', 'integer', 'nullable'],
     ['cooldown', 'integer', 'nullable'],
+    ['silent_minutes', 'integer', 'nullable'],
     ['destination_ids', 'json'],
     ['enabled', 'boolean'],
     ['created_at', 'datetime'],

@@ -29,6 +29,7 @@ function toRule(row: Selectable<AlertRulesTable>, destinationIds: number[]): Ale
     spike_threshold: row.spike_threshold === null ? null : Number(row.spike_threshold),
     spike_window: row.spike_window === null ? null : Number(row.spike_window),
     cooldown: row.cooldown === null ? null : Number(row.cooldown),
+    silent_minutes: row.silent_minutes === null ? null : Number(row.silent_minutes),
     destination_ids: destinationIds, enabled: Number(row.enabled) === 1, created_at: new Date(row.created_at), updated_at: new Date(row.updated_at),
   };
 }
@@ -36,7 +37,7 @@ function toRule(row: Selectable<AlertRulesTable>, destinationIds: number[]): Ale
 const ruleColumns = (fields: RuleFields) => ({
   label: fields.label, events: fields.events.join(' '), component: fields.component, host: fields.host, error_class: fields.error_class,
   error_class_prefix: fields.error_class_prefix, spike_threshold: fields.spike_threshold, spike_window: fields.spike_window,
-  cooldown: fields.cooldown, enabled: fields.enabled ? 1 : 0,
+  cooldown: fields.cooldown, silent_minutes: fields.silent_minutes, enabled: fields.enabled ? 1 : 0,
 });
 
 /** Enabled rules, each with its enabled destinations. */
@@ -176,8 +177,9 @@ export function alertRoutingRepository(database: Database) {
         if (Number(result.numUpdatedRows) === 0) return false;
         await trx.deleteFrom('alert_rule_destinations').where('rule_id', '=', id).execute();
         await trx.insertInto('alert_rule_destinations').values(fields.destination_ids.map((destination_id) => ({ rule_id: id, destination_id }))).execute();
-        // A rule's spike windows start again under its new settings.
+        // A rule's spike windows and silences start again under its new settings.
         await trx.deleteFrom('alert_rule_windows').where('rule_id', '=', id).execute();
+        await trx.deleteFrom('log_source_silences').where('rule_id', '=', id).execute();
         return true;
       });
     },
@@ -186,6 +188,7 @@ export function alertRoutingRepository(database: Database) {
       return alertsTransaction(async (trx) => {
         await trx.deleteFrom('alert_rule_destinations').where('rule_id', '=', id).execute();
         await trx.deleteFrom('alert_rule_windows').where('rule_id', '=', id).execute();
+        await trx.deleteFrom('log_source_silences').where('rule_id', '=', id).execute();
         const result = await trx.deleteFrom('alert_rules').where('id', '=', id).executeTakeFirst();
         return Number(result.numDeletedRows) > 0;
       });

@@ -6,11 +6,13 @@ import { flagOf, idListField, stringField, stringList, unwrapRecord } from '../s
 export type DestinationKind = 'webhook' | 'slack' | 'email';
 export type SmtpSecurity = 'none' | 'starttls' | 'tls';
 /** The events a rule may route. */
-export type RoutedEvent = 'new' | 'regression' | 'spike' | 'report';
+export type RoutedEvent = 'new' | 'regression' | 'spike' | 'report' | 'silent' | 'back';
 
 export const DESTINATION_KINDS: readonly DestinationKind[] = ['webhook', 'slack', 'email'];
 export const SMTP_SECURITY: readonly SmtpSecurity[] = ['none', 'starttls', 'tls'];
-export const ROUTED_EVENTS: readonly RoutedEvent[] = ['new', 'regression', 'spike', 'report'];
+export const ROUTED_EVENTS: readonly RoutedEvent[] = ['new', 'regression', 'spike', 'report', 'silent', 'back'];
+/** The longest silence a rule may wait for: a week, in minutes (docs/alert-routing.md#silent-sources). */
+export const MAX_SILENT_MINUTES = 10_080;
 
 /** A destination as cmi keeps it, secrets included: never served as it is (see `servedDestination`). */
 export interface AlertDestination {
@@ -64,6 +66,8 @@ export interface AlertRule {
   spike_threshold: number | null;
   spike_window: number | null;
   cooldown: number | null;
+  /** A source in the rule's scope silent this many minutes raises `silent`, then `back` (docs/alert-routing.md#silent-sources); null: none. */
+  silent_minutes: number | null;
   destination_ids: number[];
   enabled: boolean;
   created_at: Date;
@@ -229,7 +233,7 @@ export function readRule(body: unknown, current: RuleFields | undefined): RuleFi
   const errors = new FieldErrors();
   const out: RuleFields = current ? { ...current } : {
     label: '', events: [], component: null, host: null, error_class: null, error_class_prefix: null,
-    spike_threshold: null, spike_window: null, cooldown: null, destination_ids: [], enabled: true,
+    spike_threshold: null, spike_window: null, cooldown: null, silent_minutes: null, destination_ids: [], enabled: true,
   };
   const label = stringField(fields, 'label', errors, { required: current === undefined, max: 255 });
   if (label !== undefined) {
@@ -252,6 +256,8 @@ export function readRule(body: unknown, current: RuleFields | undefined): RuleFi
   if (window !== undefined) out.spike_window = window;
   const cooldown = integerField(fields, 'cooldown', errors, 0, 30 * 86_400);
   if (cooldown !== undefined) out.cooldown = cooldown;
+  const silentMinutes = integerField(fields, 'silent_minutes', errors, 1, MAX_SILENT_MINUTES);
+  if (silentMinutes !== undefined) out.silent_minutes = silentMinutes;
   if (fields['destination_ids'] !== undefined || current === undefined) {
     const ids = idListField(fields, 'destination_ids', errors);
     if (ids !== undefined) out.destination_ids = [...new Set(ids)].sort((a, b) => a - b);
@@ -263,6 +269,11 @@ export function readRule(body: unknown, current: RuleFields | undefined): RuleFi
     if (enabled === undefined) errors.add('enabled', 'must be true or false');
     else out.enabled = enabled;
   }
+  errors.throwIfAny();
+  // Silence is of sources, which have no error class: such a rule is scoped by component and host only.
+  const silence = out.events.includes('silent') || out.events.includes('back');
+  if (silence && out.silent_minutes === null) errors.add('silent_minutes', "can't be blank for a rule routing silent or back: the minutes a source may send nothing");
+  else if (!silence && out.silent_minutes !== null) errors.add('events', 'must hold silent (or back) when silent_minutes is given');
   errors.throwIfAny();
   return out;
 }

@@ -5,7 +5,9 @@ import type { Schema, WebhookDeliveriesTable } from '../db/schema.js';
 
 export type DeliveryKind = WebhookDeliveriesTable['kind'];
 export type DeliveryState = WebhookDeliveriesTable['state'];
-export type AlertKind = Exclude<DeliveryKind, 'report' | 'test'>;
+export type AlertKind = Exclude<DeliveryKind, 'report' | 'test' | 'silent' | 'back'>;
+/** The alerts about a log source rather than an error (docs/alert-routing.md#silent-sources). */
+export type SourceAlertKind = 'silent' | 'back';
 
 /** A delivery as the outbox keeps it (docs/reporting-and-alerts.md#the-outbox). */
 export interface Delivery {
@@ -50,7 +52,8 @@ function toDelivery(row: Selectable<WebhookDeliveriesTable>): Delivery {
     id: Number(row.id),
     delivery_id: row.delivery_id,
     kind: row.kind,
-    error_id: Number(row.error_id),
+    // A source's alert is kept under minus its source's id, so that its silent and back go in order (migration 040); served as 0, like a test.
+    error_id: Math.max(0, Number(row.error_id)),
     url: row.url,
     body: row.body,
     state: row.state,

@@ -17,5 +17,5 @@ export const deliveryResource = {
     ['destination_id', 'integer', 'nullable'],
     ['last_error', 'string', 'nullable'],
   ],
-  values: { kind: ['report', 'new', 'spike', 'regression', 'test'], state: ['pending', 'delivered', 'failed'] },
+  values: { kind: ['report', 'new', 'spike', 'regression', 'test', 'silent', 'back'], state: ['pending', 'delivered', 'failed'] },
 } as const satisfies ResourceDefinition;

@@ -23,6 +23,7 @@ import { AUDIT_ROUTES } from '../audit/audit.routes.js';
 import { IDENTITY_PROVIDERS_ROUTES } from '../identity/identity-providers.routes.js';
 import { JOURNAL_ROUTES } from '../logs/journal-upload.routes.js';
 import { OTLP_ROUTES } from '../logs/otlp.routes.js';
+import { LOG_SOURCES_ROUTES } from '../logs/log-sources.routes.js';
 
 /**
  * The API's routes, each feature's rows in the order of the OpenAPI document (docs/api.md#openapi).
@@ -51,6 +52,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...SENTRY_ROUTES,
   ...OTLP_ROUTES,
   ...JOURNAL_ROUTES,
+  ...LOG_SOURCES_ROUTES,
   ...IDENTITY_PROVIDERS_ROUTES,
   ...AUDIT_ROUTES,
   ...HEALTH_ROUTES,

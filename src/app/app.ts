@@ -33,6 +33,7 @@ import { healthPlugin } from '../health/health.plugin.js';
 import { openApiPlugin } from '../openapi/openapi.plugin.js';
 import { metricsAreOn, metricsPlugin } from '../metrics/metrics.plugin.js';
 import { consolePlugin } from '../console/console.plugin.js';
+import { logSourcesPlugin } from '../logs/log-sources.plugin.js';
 import { ROUTES } from './api-routes.js';
 import { backgroundFaults } from './background-faults.js';
 import { rootRoutes } from './root.routes.js';
@@ -189,12 +190,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await alerts.register(app);
   await ingest.register(app);
   await logs.register(app);
+  // The log sources and their silence alerts (docs/log-sources.md#sources-and-silence), until the logs plugin takes them over.
+  const logSources = logSourcesPlugin({ database, clock, lists, publicUrl: config.webhooks.publicUrl, wake: outbox.wake, onError: background('source-silence') });
+  await logSources.register(app);
+  const silence = logSources.startSilenceWatch();
+  app.addHook('onClose', () => silence.stop());
   await identity.register(app);
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
     prefix: '/console', authenticator: users.authentication, sessionTokens: sessions.tokens, users: users.service, whiteLists: users.whiteLists, twoFactor: users.twoFactor, accountSecurity: users.accountSecurity, accountUnlock: users.accountUnlock, signInHandoff: users.signInHandoff, roles: roles.service, buckets: buckets.service,
-    userGroups: userGroups.service, tracker: tracker.service, triage: tracker.triage, errorReporting: alerts.reporting, ingestKeys: ingest.keys, audit: audit.trail,
+    userGroups: userGroups.service, tracker: tracker.service, triage: tracker.triage, errorReporting: alerts.reporting, ingestKeys: ingest.keys, logSources: logSources.service, audit: audit.trail,
     alertRouting: alerts.routing, identityProviders: identity.service, sso: identity.sso, publicUrl: config.publicUrl, clock, passwordExpiry: users.passwordPolicy, passwordPolicy: users.passwordPolicy,
   });
   await openApi.register(app, routes);

@@ -8,6 +8,7 @@ import type { BucketsService } from '../buckets/buckets.service.js';
 import type { RolesService } from '../roles/roles.service.js';
 import type { Clock } from '../shared/clock.js';
 import type { IngestKeysService } from '../ingest/ingest-keys.service.js';
+import type { LogSourcesService } from '../logs/log-sources.service.js';
 import type { TrackerService } from '../tracker/tracker.service.js';
 import type { TriageService } from '../tracker/triage.service.js';
 import type { Authenticator } from '../users/authentication.js';
@@ -48,6 +49,7 @@ export interface ConsoleServices {
   triage: TriageService;
   errorReporting: ErrorReporting;
   ingestKeys: IngestKeysService;
+  logSources: LogSourcesService;
   audit: AuditTrail;
   alertRouting: AlertRoutingService;
   /** Identity providers: their management page (identity/identity-providers.service.ts). */

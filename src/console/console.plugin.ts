@@ -16,6 +16,7 @@ import { bare, page, problem } from './layout.js';
 import { consoleAssetsRoutes } from './assets.routes.js';
 import { consoleErrorsRoutes } from './errors.routes.js';
 import { consoleIngestKeysRoutes } from './ingest-keys.routes.js';
+import { consoleSourcesRoutes } from './sources.routes.js';
 import { consoleAlertsRoutes } from './alerts.routes.js';
 import { consoleSignInRoutes } from './sign-in.routes.js';
 import { consoleSsoRoutes } from './sso.routes.js';
@@ -168,6 +169,7 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   consolePasswordPolicyRoutes(app, services);
   consoleGroupsRoutes(app, services);
   consoleIngestKeysRoutes(app, services);
+  consoleSourcesRoutes(app, services);
   consoleAuditRoutes(app, services);
   consoleAlertsRoutes(app, services);
   consoleIdentityProvidersRoutes(app, services);

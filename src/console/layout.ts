@@ -62,6 +62,7 @@ ${may(viewer, 'roles.read') ? html`<a href="/console/roles">Roles</a>` : ''}
 ${may(viewer, 'buckets.read') ? html`<a href="/console/buckets">Buckets</a>` : ''}
 ${may(viewer, 'user_groups.read') ? html`<a href="/console/groups">Groups</a>` : ''}
 ${may(viewer, 'ingest_keys.read') ? html`<a href="/console/ingest-keys">Ingest keys</a>` : ''}
+${may(viewer, 'infrastructure_errors.read') ? html`<a href="/console/sources">Log sources</a>` : ''}
 ${may(viewer, 'audit_log.read') ? html`<a href="/console/audit">Audit log</a>` : ''}
 ${may(viewer, 'alert_destinations.read') && may(viewer, 'alert_rules.read') ? html`<a href="/console/alerts">Alerts</a>` : ''}
 ${may(viewer, 'identity_providers.read') ? html`<a href="/console/identity-providers">Identity providers</a>` : ''}

@@ -170,8 +170,8 @@ export interface WebhookDeliveriesTable {
   id: Generated<number>;
   /** The X-Cmi-Delivery header: the same on every try. */
   delivery_id: string;
-  /** `test`: a destination's test (migration 025), error_id 0. */
-  kind: 'report' | 'new' | 'spike' | 'regression' | 'test';
+  /** `test`: a destination's test (migration 025), error_id 0; `silent`, `back`: a log source's (migration 040), error_id minus the source's id. */
+  kind: 'report' | 'new' | 'spike' | 'regression' | 'test' | 'silent' | 'back';
   error_id: number;
   url: string;
   /** The JSON body, exactly as sent on every try. */
@@ -227,6 +227,8 @@ export interface AlertRulesTable {
   spike_threshold: number | null;
   spike_window: number | null;
   cooldown: number | null;
+  /** Silent and back alerts for the sources in the rule's scope after this many minutes (migration 040); null: none. */
+  silent_minutes: number | null;
   enabled: number;
   created_at: string;
   updated_at: string;
@@ -311,6 +313,8 @@ export interface Schema {
   identity_providers: IdentityProvidersTable;
   user_identities: UserIdentitiesTable;
   sso_attempts: SsoAttemptsTable;
+  log_sources: LogSourcesTable;
+  log_source_silences: LogSourceSilencesTable;
 }
 
 /** OpenID Connect, SAML and LDAP providers (migration 038): `settings` and `mappings` are JSON text; `enabled`, `jit_provisioning` 0 or 1. */
@@ -537,4 +541,27 @@ export interface AuditEventsTable {
   target_type: string;
   target_id: number | null;
   changes: string;
+}
+
+/** Every (host, program) pair that has sent a log record (migration 040, docs/log-sources.md#sources-and-silence). */
+export interface LogSourcesTable {
+  id: Generated<number>;
+  host: string;
+  /** '' when the records named no program. */
+  program: string;
+  component: string | null;
+  /** The ingest key of its latest batch (no foreign key: a revoked key's sources stay). */
+  key_id: number | null;
+  first_seen_at: string;
+  last_seen_at: string;
+  lines: number | string;
+  errors: number | string;
+}
+
+/** A silence claimed per rule and source (migration 040): `last_seen_at` as it was when `silent` was queued. */
+export interface LogSourceSilencesTable {
+  rule_id: number;
+  source_id: number;
+  last_seen_at: string;
+  silent_at: string;
 }

@@ -39,6 +39,7 @@ import { lastAccessLogMigration } from './036_last_access_log.js';
 import { roleRequiresTwoFactorMigration } from './037_role_requires_two_factor.js';
 import { identityProvidersMigration } from './038_identity_providers.js';
 import { ingestKeyKindsMigration } from './039_ingest_key_kinds.js';
+import { logSourcesMigration } from './040_log_sources.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -82,5 +83,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '037_role_requires_two_factor': roleRequiresTwoFactorMigration,
     '038_identity_providers': identityProvidersMigration(dialect),
     '039_ingest_key_kinds': ingestKeyKindsMigration,
+    '040_log_sources': logSourcesMigration(dialect),
   };
 }

@@ -69,7 +69,7 @@ export function logsPlugin({ database, clock, keys, tracker, flushMs }: LogsPiec
     };
     add('otlp', otlp.dropped);
     add('journald', journal.dropped);
-    if (syslog !== undefined) add('syslog', (syslog.counters as SyslogCounters).dropped);
+    if (syslog !== undefined) add('syslog', (syslog.counters).dropped);
     add('syslog', { unauthenticated: ingestion.counters.unauthenticated, overloaded: ingestion.counters.overloaded, rate_limited: ingestion.counters.rate_limited });
     return {
       records: { syslog: syslog?.counters.records ?? 0, journald: journal.records, otlp: otlp.records },

@@ -9,7 +9,7 @@ import { journalUploadRoutes } from './journal-upload.routes.js';
 import { logIngestion } from './log-ingestion.js';
 import { logSourcesRepository } from './log-sources.store.js';
 import { newOtlpCounters, otlpRoutes } from './otlp.routes.js';
-import { startSyslogListeners, type SyslogCounters, type SyslogListeners } from './syslog-listener.js';
+import { startSyslogListeners, type SyslogListeners } from './syslog-listener.js';
 
 /** What the log sources are made of (docs/architecture.md#how-a-feature-registers-itself). */
 declare module 'fastify' {

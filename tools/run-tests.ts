@@ -17,7 +17,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compiledSources } from './shared/compiled-sources.js';
-import { vacuumCatalogue } from './shared/postgres-schema.js';
+import { dropOrphanedTestSchemas, vacuumCatalogue } from './shared/postgres-schema.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** A file still running after this long is ended and counted as failed. */
@@ -123,7 +123,11 @@ async function main(): Promise<void> {
   // The catalogue rows earlier runs' schemas left dead go first, and those of this run's every few files
   // (tools/shared/postgres-schema.ts): a pass's own schemas left 285,000 dead pg_attribute rows by its end.
   const postgresUrl = /^postgres(ql)?:/.test(process.env.DATABASE_URL ?? '') ? (process.env.DATABASE_URL as string) : undefined;
-  if (postgresUrl) await vacuumCatalogue(postgresUrl);
+  if (postgresUrl) {
+    const dropped = await dropOrphanedTestSchemas(postgresUrl);
+    if (dropped > 0) console.log(`run-tests: dropped ${dropped} test schema(s) that killed test processes left`);
+    await vacuumCatalogue(postgresUrl);
+  }
   let vacuuming: Promise<void> | undefined;
   const results: FileResult[] = [];
   async function worker(): Promise<void> {

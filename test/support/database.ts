@@ -9,7 +9,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { type Database, migrateToLatest, openDatabase } from '../../src/db/database.js';
 import { dialectFor } from '../../src/db/database-url.js';
-import { type FreshDatabase, schemaUrl } from '../../tools/shared/postgres-schema.js';
+import { type FreshDatabase, schemaUrl, testSchemaName } from '../../tools/shared/postgres-schema.js';
 
 export { type FreshDatabase, postgresSchema } from '../../tools/shared/postgres-schema.js';
 
@@ -27,7 +27,7 @@ export async function freshDatabase(): Promise<FreshDatabase> {
     return { url: `sqlite:${join(dir, 'cmi.sqlite3')}`, drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })) };
   }
   const url = target as string;
-  const schema = `cmi_test_${randomBytes(6).toString('hex')}`;
+  const schema = testSchemaName(randomBytes(6).toString('hex'));
   await adminQuery(url, `CREATE SCHEMA ${schema}`);
   return { url: schemaUrl(url, schema), drop: () => adminQuery(url, `DROP SCHEMA ${schema} CASCADE`).then(() => undefined) };
 }
@@ -52,7 +52,7 @@ export async function migratedDatabase(): Promise<FreshDatabase> {
   const template = await (postgresTemplate ??= migratedPostgresTemplate(url));
   let schema = spareSchemas.pop();
   if (schema === undefined) {
-    schema = `cmi_test_${randomBytes(6).toString('hex')}`;
+    schema = testSchemaName(randomBytes(6).toString('hex'));
     await adminQuery(url, template.dump.replaceAll(template.schema, schema));
     template.catalogue ??= await catalogue(url, schema);
     uses.set(schema, 0);

@@ -49,3 +49,37 @@ export async function vacuumCatalogue(url: string): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * A test schema's name: `cmi_test_<pid>_<random>`, the pid of the test process that made it, so that
+ * a pass can drop what a killed process left (dropOrphanedTestSchemas).
+ */
+export const testSchemaName = (random: string): string => `cmi_test_${process.pid}_${random}`;
+
+/**
+ * Drops the test schemas whose process is gone (killed before its `after` dropped them): left, each
+ * holds a copy of every table, and the catalogue they swell slows every later pass
+ * (docs/architecture.md#running-the-tests). Schemas of live processes (another pass, another
+ * worktree's tests) stay. Answers how many were dropped.
+ */
+export async function dropOrphanedTestSchemas(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string }>("SELECT nspname AS name FROM pg_namespace WHERE nspname ~ '^cmi_test_[0-9]+_[0-9a-f]+$'");
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (error) {
+        return (error as NodeJS.ErrnoException).code === 'EPERM';
+      }
+    };
+    const orphaned = rows.map((row) => row.name).filter((name) => !alive(Number(name.split('_')[2])));
+    client.on('notice', () => {});
+    for (const name of orphaned) await client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+    return orphaned.length;
+  } finally {
+    await client.end();
+  }
+}

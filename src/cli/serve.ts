@@ -187,7 +187,8 @@ async function listenSyslog(app: FastifyInstance, config: Config): Promise<void>
   const listeners = await app.logSources.listenSyslog(listen, files).catch((error: unknown) => {
     throw new ConfigError(`CMI_SYSLOG_LISTEN: ${(error as Error).message}`);
   });
-  if (listeners !== undefined && cluster.isPrimary) {
+  // Said once: by the one process, or by the first of several workers (they share the ports).
+  if (listeners !== undefined && (cluster.isPrimary || cliEnv().CMI_WORKER_INDEX === '0')) {
     say(config, `Syslog: ${listeners.addresses().map(({ transport, host, port }) => `${transport}://${host.includes(':') ? `[${host}]` : host}:${port}`).join(', ')}`);
   }
 }

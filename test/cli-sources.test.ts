@@ -52,7 +52,7 @@ describe('cmi sources', () => {
     const api = await t.app.inject({ method: 'GET', url: '/sysadmin_tools/infrastructure/sources.json?per_page=1&page=2', headers: { authorization: t.adminAuth } });
     succeeded(await cmi(['sources', 'ls', '--per-page', '1', '--page', '2', '--json']), `${api.body}\n`);
     const all = await cmi(['sources', 'ls', '--all', '--program', '', '--json']);
-    assert.deepEqual([all.code, JSON.parse(all.stdout).map((s: { log_source: { host: string } }) => s.log_source.host)], [0, ['hv-8']]);
+    assert.deepEqual([all.code, (JSON.parse(all.stdout) as Array<{ log_source: { host: string } }>).map((s) => s.log_source.host)], [0, ['hv-8']]);
   });
 
   it('refuses a bad page and an ordinary user', async () => {

@@ -6,6 +6,7 @@ import type { WebhookSettings } from './alerts/webhook-events.js';
 import { displayUrl, refusedPort } from './alerts/sender.js';
 import { type AllowedHosts, NO_ALLOWED_HOSTS, readAllowedHosts } from './alerts/address-guard.js';
 import { dialectFor, displayDatabaseUrl } from './db/database-url.js';
+import { parseListenSpec } from './logs/syslog-listener.js';
 import type { PoolSettings } from './db/dialects/connection/connection.js';
 
 /** Everything cmi reads from its environment, validated once at start-up. */
@@ -75,6 +76,8 @@ export interface Config {
   accountMail: AccountMailServer | undefined;
   /** CMI_SIGN_IN_ORIGINS: origins besides cmi's own whose pages may post POST /users/sign_in (docs/console.md#signing-in-from-another-site). */
   signInOrigins: readonly string[];
+  /** CMI_SYSLOG_LISTEN and its TLS files (docs/log-sources.md#listening): the listeners `cmi serve` starts, the files as named. */
+  syslog: { listen: readonly string[]; tls: { cert: string; key: string; ca: string | undefined } | undefined };
   /** Serve /openapi.json and /docs (docs/api.md#openapi). */
   openApi: boolean;
   /** Metrics (docs/operations.md#metrics): a bearer token for /metrics on the API port, and/or a port of 127.0.0.1. */
@@ -445,6 +448,23 @@ export const SETTINGS = {
     default: undefined, kind: 'integer', min: 1, max: 65_535, help: 'serve /metrics without credentials on this port of 127.0.0.1 (worker i of --workers on this port + i - 1); unset: no such port',
     docs: 'serve [`/metrics`](#metrics) without credentials on this port of 127.0.0.1 only (with `--workers N`, worker *i* on this port + *i* − 1); unset, no such port',
   },
+  CMI_SYSLOG_LISTEN: {
+    default: undefined, kind: 'text', allowed: 'comma-separated `udp://HOST:PORT`, `tcp://HOST:PORT`, `tls://HOST:PORT`',
+    help: 'where cmi takes syslog lines (docs/log-sources.md#syslog), e.g. tls://0.0.0.0:6514,udp://0.0.0.0:5514; unset: no syslog',
+    docs: 'where cmi takes [syslog](log-sources.md#listening) lines, comma-separated: `udp://HOST:PORT`, `tcp://HOST:PORT`, `tls://HOST:PORT` (IPv6 in brackets); in `cmi serve` and each of its workers; unset, none',
+  },
+  CMI_SYSLOG_TLS_CERT: {
+    default: undefined, kind: 'text', allowed: 'a PEM file', help: 'the PEM certificate (and its chain) of tls:// syslog listeners',
+    docs: 'PEM file of the certificate (its chain after it) that `tls://` [syslog listeners](log-sources.md#listening) present; required with one',
+  },
+  CMI_SYSLOG_TLS_KEY: {
+    default: undefined, kind: 'text', allowed: 'a PEM file', help: 'the PEM private key of tls:// syslog listeners',
+    docs: 'PEM file of the private key of `CMI_SYSLOG_TLS_CERT`; required with a `tls://` listener',
+  },
+  CMI_SYSLOG_TLS_CA: {
+    default: undefined, kind: 'text', allowed: 'a PEM file', help: 'a CA whose certificate every TLS syslog sender must present; unset: a client certificate is optional',
+    docs: 'PEM file of the CA that signs the senders\' certificates: set, every TLS sender must present one it signed; unset, a client certificate is optional ([syslog](log-sources.md#listening))',
+  },
   CMI_ACCESS_LOG: {
     default: 'false', kind: 'boolean', help: 'one JSON line a request on stdout: method, route, status, duration, request id, user id, actor id, bytes',
     docs: 'one [JSON line a request](#access-log) on standard output',
@@ -554,6 +574,19 @@ export function loadConfig(source: Source = process.env): Config {
     throw new ConfigError(`CMI_WEBHOOK_SECRET must be set, at least ${MIN_SECRET_CHARS} characters, when CMI_REPORT_WEBHOOK_URL or CMI_ALERT_WEBHOOK_URL is`);
   }
   const metricsToken = read('CMI_METRICS_TOKEN');
+  const syslogListen = (read('CMI_SYSLOG_LISTEN') ?? '').split(',').map((spec) => spec.trim()).filter((spec) => spec !== '');
+  for (const spec of syslogListen) {
+    try {
+      parseListenSpec(spec);
+    } catch (error) {
+      throw new ConfigError(`CMI_SYSLOG_LISTEN: ${(error as Error).message}`);
+    }
+  }
+  const syslogCert = read('CMI_SYSLOG_TLS_CERT');
+  const syslogKey = read('CMI_SYSLOG_TLS_KEY');
+  if (syslogListen.some((spec) => spec.startsWith('tls://')) && (syslogCert === undefined || syslogKey === undefined)) {
+    throw new ConfigError('CMI_SYSLOG_TLS_CERT and CMI_SYSLOG_TLS_KEY must be set with a tls:// listener in CMI_SYSLOG_LISTEN');
+  }
   const signInOrigins = (read('CMI_SIGN_IN_ORIGINS') ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== '').map((origin) => {
     let parsed: URL | undefined;
     try {
@@ -643,6 +676,10 @@ export function loadConfig(source: Source = process.env): Config {
     publicUrl: givenPublicUrl,
     accountMail,
     signInOrigins,
+    syslog: {
+      listen: syslogListen,
+      tls: syslogCert !== undefined && syslogKey !== undefined ? { cert: syslogCert, key: syslogKey, ca: read('CMI_SYSLOG_TLS_CA') } : undefined,
+    },
     openApi: read('CMI_OPENAPI'),
     metrics: { token: metricsToken, port: read('CMI_METRICS_PORT') },
     accessLog: read('CMI_ACCESS_LOG'),

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -19,6 +18,7 @@ import { JOURNAL_ANSWERS, journalUploadRoutes, type JournalPeer } from '../src/l
 import { MAX_FIELD_CHARS, MAX_FIELDS, MAX_LINE_BYTES, type LogRecord } from '../src/logs/log-record.js';
 import { ServiceUnavailable } from '../src/shared/problems.js';
 import { eventually } from './support/eventually.js';
+import { appendToJournal, BOOT, cursorsOf, entry, exportText, type Field, run, savedCursor, UPLOAD } from './support/journal.js';
 
 /**
  * The journald reader (docs/log-sources.md#journald-systemd-journal-upload) against the real, unmodified sender: Debian's
@@ -26,94 +26,8 @@ import { eventually } from './support/eventually.js';
  * from the systemd-journal-remote package), to a fastify server with journalUploadRoutes.
  */
 
-const REMOTE = '/lib/systemd/systemd-journal-remote';
-const UPLOAD = '/lib/systemd/systemd-journal-upload';
 const KEY_ID = '7';
 const PUBLIC_KEY = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
-const BOOT = '0123456789abcdef0123456789abcdef';
-
-type Field = [string, string | Buffer];
-
-/** Entries in the journal export format: `NAME=value`, a Buffer value as a binary field (little-endian 64-bit length). */
-function exportText(entries: Field[][]): Buffer {
-  const parts: Buffer[] = [];
-  for (const fields of entries) {
-    for (const [name, value] of fields) {
-      if (typeof value === 'string') {
-        parts.push(Buffer.from(`${name}=${value}\n`));
-      } else {
-        const length = Buffer.alloc(8);
-        length.writeBigUInt64LE(BigInt(value.length));
-        parts.push(Buffer.from(`${name}\n`), length, value, Buffer.from('\n'));
-      }
-    }
-    parts.push(Buffer.from('\n'));
-  }
-  return Buffer.concat(parts);
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a program to its end (ended after `limitMs`, a bound, never a wait), `input` on its stdin. */
-function run(program: string, args: string[], input?: Buffer, limitMs = 20_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    // No input: no pipe (a program that never reads its stdin and ends at once would make the write an EPIPE).
-    const child = spawn(program, args, { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const bound = setTimeout(() => child.kill('SIGKILL'), limitMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(bound);
-      resolve({ code, stdout, stderr });
-    });
-    if (input !== undefined && child.stdin !== null) {
-      // A program that ends before it read all of it: its exit code and stderr say why, not the pipe.
-      child.stdin.on('error', (error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EPIPE') reject(error);
-      });
-      child.stdin.end(input);
-    }
-  });
-}
-
-/** Appends entries to a journal file (made when missing) with systemd-journal-remote. */
-async function appendToJournal(file: string, entries: Field[][]): Promise<void> {
-  const result = await run(REMOTE, [`--output=${file}`, '-'], exportText(entries));
-  assert.equal(result.code, 0, `systemd-journal-remote failed: ${result.stderr}`);
-}
-
-/** The cursors of a journal file's entries, as journalctl reads them. */
-async function cursorsOf(file: string): Promise<string[]> {
-  const result = await run('journalctl', [`--file=${file}`, '-o', 'export', '--no-pager'], undefined);
-  assert.equal(result.code, 0, result.stderr);
-  return [...result.stdout.matchAll(/^__CURSOR=(.*)$/gm)].map((match) => match[1]!);
-}
-
-/** The cursor systemd-journal-upload saved in its state file. */
-function savedCursor(stateFile: string): string | undefined {
-  try {
-    return /^LAST_CURSOR=(.*)$/m.exec(readFileSync(stateFile, 'utf8'))?.[1];
-  } catch {
-    return undefined;
-  }
-}
-
-/** An entry as systemd-journal-remote takes it (it needs both timestamps and a boot id). */
-function entry(seconds: number, fields: Field[]): Field[] {
-  return [
-    ['__REALTIME_TIMESTAMP', `${1_764_745_200 + seconds}000000`],
-    ['__MONOTONIC_TIMESTAMP', `${1000 + seconds * 1_000_000}`],
-    ['_BOOT_ID', BOOT],
-    ...fields,
-  ];
-}
 
 const LIBVIRTD = entry(0, [
   ['_HOSTNAME', 'hv1'],

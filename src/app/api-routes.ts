@@ -21,6 +21,8 @@ import { INGEST_KEYS_ROUTES } from '../ingest/ingest-keys.routes.js';
 import { SENTRY_ROUTES } from '../ingest/sentry.routes.js';
 import { AUDIT_ROUTES } from '../audit/audit.routes.js';
 import { IDENTITY_PROVIDERS_ROUTES } from '../identity/identity-providers.routes.js';
+import { JOURNAL_ROUTES } from '../logs/journal-upload.routes.js';
+import { OTLP_ROUTES } from '../logs/otlp.routes.js';
 import { LOG_SOURCES_ROUTES } from '../logs/log-sources.routes.js';
 
 /**
@@ -48,6 +50,8 @@ export const ROUTES: readonly RouteSpec[] = [
   ...ALERT_ROUTING_ROUTES,
   ...INGEST_KEYS_ROUTES,
   ...SENTRY_ROUTES,
+  ...OTLP_ROUTES,
+  ...JOURNAL_ROUTES,
   ...LOG_SOURCES_ROUTES,
   ...IDENTITY_PROVIDERS_ROUTES,
   ...AUDIT_ROUTES,

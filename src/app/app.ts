@@ -27,6 +27,7 @@ import { trackerPlugin } from '../tracker/tracker.plugin.js';
 import { alertsInBatch, alertsPlugin, outboxWake } from '../alerts/alerts.plugin.js';
 import { ingestPlugin } from '../ingest/ingest.plugin.js';
 import { identityPlugin } from '../identity/identity.plugin.js';
+import { logsPlugin } from '../logs/logs.plugin.js';
 import { versionPlugin } from '../version/version.plugin.js';
 import { healthPlugin } from '../health/health.plugin.js';
 import { openApiPlugin } from '../openapi/openapi.plugin.js';
@@ -136,6 +137,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const ingest = ingestPlugin({
     database, clock, audit: audit.trail, tracker: tracker.service, usageFlushMs: options.ingestUsageFlushMs ?? 5000, publicUrl: config.publicUrl, lists,
   });
+  // The logs the cloud already writes (docs/log-sources.md): OTLP, journal uploads and syslog lines, recorded through the tracker.
+  const logs = logsPlugin({ database, clock, keys: ingest.keys, tracker: tracker.service, flushMs: options.ingestUsageFlushMs ?? 5000 });
   // Signing in through the organisation's identity providers; their LDAP directories answer the passwords cmi does not keep.
   const identity = identityPlugin({
     database, clock, audit: audit.trail, users: users.store, lists, credentialsChanged: users.credentialsChanged, allCredentialsChanged: users.allCredentialsChanged,
@@ -151,6 +154,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     outboxPending: alerts.outboxPending,
     reportsWaiting: () => tracker.service.reportsWaiting(),
     pageCacheBytes: () => pageCacheMeter?.bytes() ?? new Map(),
+    logSources: logs.counts,
   });
 
   // The hooks every request passes, before any route.
@@ -163,6 +167,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerErrorHandler(app, config.faultInjection === 'uncaptured' ? undefined : tracker.faults, config.bodyLimitBytes);
   if (config.faultInjection !== 'off') registerFaultInjection(app);
   app.decorate('faults', tracker.faults);
+  app.decorate('logSources', logs);
   // Hooks for metrics and the access log only when they are on: off, a request does no work for them.
   await metrics.instrument(app);
   if (config.accessLog) registerAccessLog(app, options.writeAccessLog ?? ((line) => process.stdout.write(line)));
@@ -184,6 +189,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await audit.register(app);
   await alerts.register(app);
   await ingest.register(app);
+  await logs.register(app);
   // The log sources and their silence alerts (docs/log-sources.md#sources-and-silence), until the logs plugin takes them over.
   const logSources = logSourcesPlugin({ database, clock, lists, publicUrl: config.webhooks.publicUrl, wake: outbox.wake, onError: background('source-silence') });
   await logSources.register(app);
@@ -214,6 +220,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await retention.stop();
     await tracker.service.drained();
     await users.flushKeyUsage();
+    await logs.stop();
     await ingest.stop();
     await tracker.faults.stop();
   });

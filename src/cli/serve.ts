@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
@@ -162,6 +163,35 @@ function warmUp(database: Database, config: Config): void {
   }, 0).unref();
 }
 
+/** A PEM file a setting names, read now: a file that cannot be read stops the start, naming the setting. */
+function pemFile(setting: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new ConfigError(`${setting}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+}
+
+/**
+ * The syslog listeners of CMI_SYSLOG_LISTEN (docs/log-sources.md#listening), in each process: in
+ * workers their ports are shared like the HTTP port's. A port that is taken stops the start.
+ */
+async function listenSyslog(app: FastifyInstance, config: Config): Promise<void> {
+  const { listen, tls } = config.syslog;
+  if (listen.length === 0) return;
+  const files = tls === undefined ? undefined : {
+    cert: pemFile('CMI_SYSLOG_TLS_CERT', tls.cert),
+    key: pemFile('CMI_SYSLOG_TLS_KEY', tls.key),
+    ca: tls.ca === undefined ? undefined : pemFile('CMI_SYSLOG_TLS_CA', tls.ca),
+  };
+  const listeners = await app.logSources.listenSyslog(listen, files).catch((error: unknown) => {
+    throw new ConfigError(`CMI_SYSLOG_LISTEN: ${(error as Error).message}`);
+  });
+  if (listeners !== undefined && cluster.isPrimary) {
+    say(config, `Syslog: ${listeners.addresses().map(({ transport, host, port }) => `${transport}://${host.includes(':') ? `[${host}]` : host}:${port}`).join(', ')}`);
+  }
+}
+
 /** One server process: listens (on the port its cluster shares, in a worker) and drains on a signal. */
 async function runServer(config: Config, database: Database): Promise<{ app: FastifyInstance; address: string }> {
   const app = await buildApp({ config, database });
@@ -185,6 +215,11 @@ async function runServer(config: Config, database: Database): Promise<{ app: Fas
     throw error;
   }).finally(() => {
     app.log.level = level;
+  });
+  await listenSyslog(app, config).catch(async (error: unknown) => {
+    scrapes?.close();
+    await app.close();
+    throw error;
   });
   warmUp(database, config);
   return { app, address: address.replace('0.0.0.0', '127.0.0.1') };

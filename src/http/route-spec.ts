@@ -27,7 +27,9 @@ export type Answer =
   | { empty: true }
   | { document: 'openapi' | 'html' | 'css' | 'prometheus' }
   /** The Sentry protocol's own answer: `{"id": "<event_id>"}` (or `{}`); its errors `{"detail": "..."}` (docs/sentry.md). */
-  | { sentry: true };
+  | { sentry: true }
+  /** A log source's own answers (docs/log-sources.md): OTLP/HTTP's Export*ServiceResponse, or the journal upload's `OK.`. */
+  | { logSource: 'otlp' | 'journald' };
 
 export interface RouteSpec {
   method: Method;

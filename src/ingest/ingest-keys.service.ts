@@ -180,6 +180,8 @@ export function ingestKeysService(repository: IngestKeysRepository, clock: Clock
   const cached = new LRUCache<number, IngestKey | false>({ max: MAX_CACHED });
   let seen: string | undefined;
   let generation = 0;
+  // The log sources' keys, read whole (they are few): kept like `cached`, with the version they were read under.
+  let logKeys: { generation: number; keys: Promise<IngestKey[]> } | undefined;
   const changed = () => {
     generation += 1;
     cached.clear();
@@ -266,6 +268,24 @@ export function ingestKeysService(repository: IngestKeysRepository, clock: Clock
         cached.set(id, key ?? false);
       }
       return key;
+    },
+
+    /**
+     * The enabled keys of the log sources (docs/log-sources.md), as `forIngestion` reads keys: from
+     * memory while no key changed anywhere. Syslog matches every line's sender against them.
+     */
+    async logSourceKeys(): Promise<IngestKey[]> {
+      const heard = others.heard();
+      if (heard !== undefined) await heard;
+      const trusted = follow();
+      if (trusted && logKeys !== undefined && logKeys.generation === generation) return logKeys.keys;
+      const since = generation;
+      const keys = repository.logSourceKeys();
+      if (trusted) logKeys = { generation: since, keys };
+      keys.catch(() => {
+        if (logKeys?.keys === keys) logKeys = undefined;
+      });
+      return keys;
     },
 
     recordUsage: (usage: Parameters<IngestKeysRepository['recordUsage']>[0]) => repository.recordUsage(usage),

@@ -47,6 +47,12 @@ export function ingestKeysRepository({ db }: Database) {
       return row && toKey(row);
     },
 
+    /** The enabled keys of the log sources (every kind but `sentry`), by id: few, read whole (docs/log-sources.md). */
+    async logSourceKeys(): Promise<IngestKey[]> {
+      const rows = await withUsage().where('ingest_keys.kind', '!=', 'sentry').where('ingest_keys.enabled', '=', 1).orderBy('ingest_keys.id').execute();
+      return rows.map(toKey);
+    },
+
     async create(fields: IngestKeyFields, publicKey: string, now: Date): Promise<IngestKey> {
       const at = now.toISOString();
       const row = await db.insertInto('ingest_keys')

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteSpec } from '../http/route-spec.js';
 import { problemOf } from '../shared/problems.js';
 import { journalCounters, JournalExportError, journalExportParser, type JournalCounters } from './journal-export.js';
 import type { LogRecord } from './log-record.js';
@@ -12,6 +13,10 @@ import type { LogRecord } from './log-record.js';
  * docs/log-sources.md#the-endpoints-answers.
  */
 export const JOURNAL_UPLOAD_PATH = '/api/:key_id/journal/:public_key/upload';
+
+export const JOURNAL_ROUTES: readonly RouteSpec[] = [
+  { method: 'POST', path: JOURNAL_UPLOAD_PATH, summary: 'A journal, as systemd-journal-upload sends it: its entries at err or worse recorded as infrastructure errors', who: 'ingest key', formats: false, answers: { 202: { logSource: 'journald' } } },
+];
 /** The only Content-Type taken, compared as systemd-journal-remote compares it: exactly. */
 export const JOURNAL_MEDIA_TYPE = 'application/vnd.fdo.journal';
 

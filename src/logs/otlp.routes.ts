@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteSpec } from '../http/route-spec.js';
 import { ClientError } from '../shared/problems.js';
 import type { LogRecord } from './log-record.js';
 import {
@@ -24,6 +25,11 @@ import {
 
 export const OTLP_LOGS_PATH = '/v1/logs';
 export const OTLP_TRACES_PATH = '/v1/traces';
+
+export const OTLP_ROUTES: readonly RouteSpec[] = [
+  { method: 'POST', path: OTLP_LOGS_PATH, summary: 'OpenTelemetry log records (OTLP/HTTP): those at ERROR or worse recorded as infrastructure errors', who: 'ingest key', formats: false, answers: { 200: { logSource: 'otlp' } } },
+  { method: 'POST', path: OTLP_TRACES_PATH, summary: 'OpenTelemetry spans (OTLP/HTTP): their exception events recorded as infrastructure errors', who: 'ingest key', formats: false, answers: { 200: { logSource: 'otlp' } } },
+];
 
 /** Why a request, or an item in it, was dropped (docs/log-sources.md#opentelemetry-otlphttp). */
 export type OtlpDropReason =
@@ -70,8 +76,8 @@ export class OtlpThrottled extends Error {
 }
 
 export interface OtlpRoutesOptions<Key> {
-  /** The key a bearer token names, or undefined when it names none (answered 401). */
-  authenticate(bearerToken: string): Promise<Key | undefined>;
+  /** The key a bearer token names, if it may send from `address` (the request's); undefined refuses it (401). */
+  authenticate(bearerToken: string, address: string): Promise<Key | undefined>;
   /**
    * Takes the records read from one request (every severity; the caller filters), perhaps none; says how
    * many it rejected. Throws OtlpThrottled (or a 429/503 ClientError) to have the sender retry later.
@@ -233,7 +239,7 @@ export function otlpRoutes<Key>(options: OtlpRoutesOptions<Key>): FastifyPluginC
     app.addHook('onRequest', async (request) => {
       counters.received += 1;
       const token = bearerTokenOf(request.headers.authorization);
-      const key = token === undefined ? undefined : await options.authenticate(token);
+      const key = token === undefined ? undefined : await options.authenticate(token, request.ip);
       if (key === undefined) {
         throw new OtlpRefusal(401, GRPC.UNAUTHENTICATED, token === undefined ? 'An Authorization: Bearer header with an OTLP ingest key is required' : 'The bearer token is not a valid OTLP ingest key');
       }

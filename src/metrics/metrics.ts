@@ -34,6 +34,14 @@ export interface MetricsSources {
   reportsWaiting?: () => number;
   /** Bytes each page cache holds now, by cache name. */
   pageCacheBytes?: () => Map<string, number>;
+  /** What the log sources counted since the start (docs/log-sources.md), read at each scrape. */
+  logSources?: () => {
+    records: Record<string, number>;
+    dropped: ReadonlyArray<{ source: string; reason: string; count: number }>;
+    errors: number;
+    lines: number;
+    syslogConnections: number;
+  };
   /** Hands over an observer of each query's duration (PostgreSQL). */
   onQueryTime?: (observer: (seconds: number) => void) => void;
 }
@@ -156,6 +164,51 @@ export function registerMetrics(app: FastifyInstance, options: MetricsSources): 
       registers: [registry],
       collect() {
         for (const [cache, bytes] of pageCacheBytes()) this.set({ cache }, bytes);
+      },
+    });
+  }
+
+  if (options.logSources) {
+    const read = options.logSources;
+    // Counters kept by the readers themselves: each scrape sets them to what they hold.
+    new Counter({
+      name: 'cmi_log_records_total',
+      help: 'Records the log sources read (syslog lines, journal entries, OTLP log records and exception events), by source',
+      labelNames: ['source'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [source, count] of Object.entries(read().records)) this.inc({ source }, count);
+      },
+    });
+    new Counter({
+      name: 'cmi_log_dropped_total',
+      help: 'What the log sources dropped, by source and reason (docs/log-sources.md): lines, requests or connections',
+      labelNames: ['source', 'reason'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { source, reason, count } of read().dropped) this.inc({ source, reason }, count);
+      },
+    });
+    new Counter({
+      name: 'cmi_log_records_judged_total',
+      help: 'Log records judged: `error` recorded as infrastructure errors, `line` below their key\'s threshold (counted on their source)',
+      labelNames: ['verdict'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        const counts = read();
+        this.inc({ verdict: 'error' }, counts.errors);
+        this.inc({ verdict: 'line' }, counts.lines);
+      },
+    });
+    new Gauge({
+      name: 'cmi_syslog_connections',
+      help: 'Syslog TCP and TLS connections open now in this process',
+      registers: [registry],
+      collect() {
+        this.set(read().syslogConnections);
       },
     });
   }

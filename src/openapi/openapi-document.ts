@@ -180,6 +180,63 @@ function sentryErrorResponses(): Record<string, Schema> {
   };
 }
 
+const OTLP_STATUS: Schema = { type: 'object', description: 'google.rpc.Status', properties: { code: { type: 'integer' }, message: { type: 'string' } } };
+const OTLP_MEDIA = { 'application/x-protobuf': { schema: { type: 'string', format: 'binary' } }, [MEDIA.json]: { schema: { type: 'object' } } };
+
+/**
+ * A log source's endpoint (docs/log-sources.md): OTLP/HTTP (`Authorization: Bearer <public key>`, a
+ * google.rpc.Status for every refusal) or the journal upload (the key in the path, text answers).
+ */
+function logSourceOperation(route: RouteSpec, kind: 'otlp' | 'journald'): Schema {
+  const id = `${route.method.toLowerCase()}${route.path.split(/[/:_]+/).filter(Boolean).map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`).join('')}`;
+  if (kind === 'otlp') {
+    const status = (description: string, headers: readonly string[] = COMMON) => ({
+      description, headers: headerRefs(headers), content: { 'application/x-protobuf': { schema: { type: 'string', format: 'binary' } }, [MEDIA.json]: { schema: OTLP_STATUS } },
+    });
+    return {
+      operationId: id,
+      summary: route.summary,
+      description: 'Who: an OTLP ingest key (docs/log-sources.md#opentelemetry-otlphttp), as `Authorization: Bearer <public_key>`.',
+      tags: ['opentelemetry'],
+      security: [{ otlpKey: [] }],
+      requestBody: { required: true, content: OTLP_MEDIA },
+      responses: {
+        200: { description: 'Taken: an Export*ServiceResponse, with partial_success when some were rejected', headers: headerRefs(COMMON), content: OTLP_MEDIA },
+        400: status('A body that does not decode'),
+        401: status('No OTLP ingest key, or not one that may send from this address'),
+        413: status('A body beyond the limits'),
+        415: status('A Content-Type other than application/x-protobuf or application/json'),
+        429: status('Beyond the key\'s rate limit: send again after Retry-After', [...COMMON, 'Retry-After']),
+        503: status('cmi cannot write now: send again after Retry-After', [...COMMON, 'Retry-After']),
+        500: errorRef('Error', 'either'),
+      },
+    };
+  }
+  const text = (description: string, headers: readonly string[] = COMMON) => ({ description, headers: headerRefs(headers), content: { 'text/plain': { schema: { type: 'string' } } } });
+  return {
+    operationId: id,
+    summary: route.summary,
+    description: 'Who: a journald ingest key, named in the path (systemd-journal-upload sends no header of its own; docs/log-sources.md#journald-systemd-journal-upload).',
+    tags: ['journald'],
+    security: [],
+    parameters: [
+      { name: 'key_id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 }, description: 'the journald ingest key\'s id' },
+      { name: 'public_key', in: 'path', required: true, schema: { type: 'string' }, description: 'the journald ingest key\'s public_key' },
+    ],
+    requestBody: { required: true, content: { 'application/vnd.fdo.journal': { schema: { type: 'string', format: 'binary', description: 'the journal export format' } } } },
+    responses: {
+      202: text('Every entry was stored: `OK.`'),
+      400: text('A body that is not the journal export format (the entries before the mistake are stored)'),
+      401: text('The path names no enabled journald key that may upload from here'),
+      415: text('A Content-Type other than application/vnd.fdo.journal'),
+      417: text('A body that ends inside an entry'),
+      429: text('Beyond the key\'s rate limit', [...COMMON, 'Retry-After']),
+      503: text('cmi cannot write now', [...COMMON, 'Retry-After']),
+      500: errorRef('Error', 'either'),
+    },
+  };
+}
+
 function errorRef(kind: string, format: 'json' | 'xml' | 'either'): Schema {
   return { $ref: `#/components/responses/${kind}${format === 'json' ? 'Json' : format === 'xml' ? 'Xml' : ''}` };
 }
@@ -250,6 +307,8 @@ export function tagOf(route: RouteSpec): string {
 }
 
 function operation(route: RouteSpec, format: 'json' | 'xml', segments: readonly string[], schemas: Map<string, Schema>): Schema {
+  const logSource = Object.values(route.answers).find((answer): answer is { logSource: 'otlp' | 'journald' } => 'logSource' in answer);
+  if (logSource !== undefined) return logSourceOperation(route, logSource.logSource);
   const responses: Record<string, Schema> = {};
   for (const [status, answer] of Object.entries(route.answers)) responses[status] = successResponse(route, Number(status), answer, format, schemas);
   if (route.who === 'ingest key') {
@@ -330,6 +389,7 @@ export function openApiDocument({ version, routes }: DocumentOptions): Schema {
         metricsToken: { type: 'http', scheme: 'bearer', description: 'CMI_METRICS_TOKEN' },
         sentryKey: { type: 'apiKey', in: 'query', name: 'sentry_key', description: 'an ingest key\'s public_key (docs/sentry.md)' },
         sentryAuth: { type: 'apiKey', in: 'header', name: 'X-Sentry-Auth', description: '`Sentry sentry_key=<public_key>, sentry_version=7, ...`' },
+        otlpKey: { type: 'http', scheme: 'bearer', description: 'an OTLP ingest key\'s public_key (docs/log-sources.md#opentelemetry-otlphttp)' },
       },
     },
   };

@@ -1,0 +1,311 @@
+import { BlockList, isIPv6 } from 'node:net';
+import type { Actor } from '../roles/authorization.js';
+import type { Clock } from '../shared/clock.js';
+import { TooManyRequests } from '../shared/problems.js';
+import { tokenBuckets } from '../shared/rate-limit.js';
+import type { ErrorReport } from '../tracker/infrastructure-error.js';
+import type { TrackerService } from '../tracker/tracker.service.js';
+import type { IngestKey } from '../ingest/ingest-key.js';
+import type { IngestKeysService } from '../ingest/ingest-keys.service.js';
+import { sameKey } from '../ingest/sentry-auth.js';
+import { DEFAULT_RULES, type PromotionRule, reportOfRecord, verdictOf } from './log-errors.js';
+import type { LogRecord } from './log-record.js';
+import type { SyslogPeer } from './syslog-listener.js';
+
+/** What an ingest key may do: create errors, nothing else (docs/security.md#ingest-keys). */
+const INGEST_ACTOR: Actor = { id: null, permissions: new Set(['infrastructure_errors.create']) };
+
+/** Most sources (host, program) one process counts between two writes; more in that time are not counted (docs/limits.md#log-sources). */
+export const MAX_SOURCES_PER_FLUSH = 10_000;
+/** Most syslog lines waiting in a process for their key and verdict; more are dropped (`overloaded`). */
+export const MAX_SYSLOG_WAITING = 50_000;
+/** Syslog lines taken together: a batch is judged and recorded at once. */
+const SYSLOG_BATCH = 10_000;
+
+/** A source's lines since the last write (log-sources.store.ts adds them up). */
+export interface SourceSeen { host: string; program: string; component: string | null; keyId: number; lines: number; errors: number; firstAt: Date; lastAt: Date }
+
+/** Where the counted sources go (log-sources.store.ts). */
+export interface SourcesSink {
+  add(seen: SourceSeen[]): Promise<void>;
+}
+
+/** Counters of what ingestion did with the records the readers gave it, for /metrics. */
+export interface LogIngestionCounters {
+  /** Records that were errors, recorded (or, for a journal entry taken before, recognised). */
+  errors: number;
+  /** Records below their key's threshold: counted on their source only. */
+  lines: number;
+  /** Syslog lines no enabled key accepts (their sender's address or certificate). */
+  unauthenticated: number;
+  /** Error records refused for their key's rate limit (syslog: dropped; OTLP and journald: the request answered 429). */
+  rate_limited: number;
+  /** Syslog lines dropped because too many waited, or the tracker could not take their errors. */
+  overloaded: number;
+}
+
+export interface LogIngestionOptions {
+  /** How often the counted sources and the keys' use are written, in ms. */
+  flushMs: number;
+  /** The rules that promote known failures (log-errors.ts); the shipped ones by default. */
+  rules?: readonly PromotionRule[];
+}
+
+/** Whether an address is in the key's `allowed_networks` (addresses and CIDRs separated by spaces); no networks: any. */
+function networksOf(key: IngestKey): BlockList | undefined {
+  if (key.allowed_networks === '') return undefined;
+  const list = new BlockList();
+  for (const network of key.allowed_networks.split(' ')) {
+    const [address, bits] = network.split('/') as [string, string];
+    list.addSubnet(address, Number(bits), isIPv6(address) ? 'ipv6' : 'ipv4');
+  }
+  return list;
+}
+
+const covers = (list: BlockList, address: string | undefined): boolean => {
+  if (address === undefined || address === '') return false;
+  try {
+    return list.check(address, isIPv6(address) ? 'ipv6' : 'ipv4');
+  } catch {
+    return false;
+  }
+};
+
+/** The log sources' keys made ready to match senders with: by certificate, and each key's networks. */
+interface KeyMatcher {
+  keys: IngestKey[];
+  networks: Map<number, BlockList | undefined>;
+  byCertificate: Map<string, IngestKey>;
+  /** A syslog sender's address → its key (or null: none), while these keys hold. */
+  byAddress: Map<string, IngestKey | null>;
+}
+
+function matcherOf(keys: IngestKey[]): KeyMatcher {
+  const networks = new Map(keys.map((key) => [key.id, networksOf(key)] as const));
+  const byCertificate = new Map<string, IngestKey>();
+  for (const key of keys) if (key.kind === 'syslog' && key.client_certificate_sha256 !== null && !byCertificate.has(key.client_certificate_sha256)) byCertificate.set(key.client_certificate_sha256, key);
+  return { keys, networks, byCertificate, byAddress: new Map() };
+}
+
+/** Whether `key`'s networks and certificate (when it names them) let this sender in. */
+function admitsPeer(matcher: KeyMatcher, key: IngestKey, address: string | undefined, certificateSha256: string | undefined): boolean {
+  const networks = matcher.networks.get(key.id);
+  if (networks !== undefined && !covers(networks, address)) return false;
+  return key.client_certificate_sha256 === null || key.client_certificate_sha256 === certificateSha256;
+}
+
+/**
+ * The log sources' side of ingestion (docs/log-sources.md): finds the key a sender uses (an OTLP
+ * bearer token, a journal upload's path, a syslog line's address or client certificate), judges each
+ * record (log-errors.ts `verdictOf`, the key's threshold), records the errors through the tracker's
+ * group commit as an ingest key (the key's rate limit applies), and counts every record on its source
+ * (host, program), written every `flushMs`.
+ */
+export function logIngestion(keys: IngestKeysService, tracker: TrackerService, sources: SourcesSink, clock: Clock, options: LogIngestionOptions) {
+  const rules = options.rules ?? DEFAULT_RULES;
+  const buckets = tokenBuckets(clock);
+  const counters: LogIngestionCounters = { errors: 0, lines: 0, unauthenticated: 0, rate_limited: 0, overloaded: 0 };
+
+  let matcher: KeyMatcher | undefined;
+  /** The keys as ingestion sees them now (ingest-keys.service.ts: from memory while no key changed). */
+  const currentMatcher = async (): Promise<KeyMatcher> => {
+    const current = await keys.logSourceKeys();
+    if (matcher?.keys !== current) matcher = matcherOf(current);
+    return matcher;
+  };
+
+  // The sources counted since the last write, and the keys' use (last use, errors refused).
+  let seen = new Map<string, SourceSeen>();
+  let usage = new Map<number, { lastUsedAt: Date; dropped: number }>();
+  const count = (key: IngestKey, record: LogRecord, peerAddress: string | undefined, isError: boolean, now: Date) => {
+    const host = record.host ?? peerAddress ?? 'unknown';
+    const program = record.program ?? '';
+    const id = `${host}\n${program}`;
+    let source = seen.get(id);
+    if (source === undefined) {
+      if (seen.size >= MAX_SOURCES_PER_FLUSH) return;
+      seen.set(id, (source = { host, program, component: key.component, keyId: key.id, lines: 0, errors: 0, firstAt: now, lastAt: now }));
+    }
+    source.lines += 1;
+    if (isError) source.errors += 1;
+    source.lastAt = now;
+    source.keyId = key.id;
+  };
+  const used = (key: IngestKey, dropped: number) => {
+    const entry = usage.get(key.id) ?? { lastUsedAt: clock(), dropped: 0 };
+    entry.lastUsedAt = clock();
+    entry.dropped += dropped;
+    usage.set(key.id, entry);
+  };
+
+  /**
+   * Spends `count` of the key's tokens (a minute's worth of its rate limit held), all or none: the
+   * seconds to wait when there are not that many.
+   */
+  const admit = (key: IngestKey, reports: number): number | undefined => {
+    let wait: number | undefined;
+    for (let i = 0; i < reports && wait === undefined; i += 1) wait = buckets.take(key.id, key.rate_limit_per_minute, key.rate_limit_per_minute / 60);
+    return wait;
+  };
+
+  /** The records' verdicts: the reports of those that are errors, every one counted on its source. */
+  const judge = (key: IngestKey, records: readonly LogRecord[], peerAddress: string | undefined): ErrorReport[] => {
+    const now = clock();
+    const reports: ErrorReport[] = [];
+    for (const record of records) {
+      const verdict = verdictOf(record, key.min_severity, rules);
+      count(key, record, peerAddress, verdict !== undefined, now);
+      if (verdict === undefined) counters.lines += 1;
+      else reports.push(reportOfRecord(record, verdict, key, peerAddress, now));
+    }
+    return reports;
+  };
+
+  const record = async (reports: ErrorReport[]): Promise<void> => {
+    await Promise.all(reports.map((report) => tracker.recordReport(INGEST_ACTOR, report)));
+    counters.errors += reports.length;
+  };
+
+  /**
+   * Takes one request's records (OTLP, a journal upload's batch): answered once their errors are
+   * durable; 429 with Retry-After, nothing taken, when the key's rate limit has not room for them all.
+   */
+  const takeAll = async (key: IngestKey, records: readonly LogRecord[], peerAddress: string | undefined): Promise<void> => {
+    const errors = records.filter((item) => verdictOf(item, key.min_severity, rules) !== undefined).length;
+    const wait = admit(key, errors);
+    used(key, wait === undefined ? 0 : errors);
+    if (wait !== undefined) {
+      counters.rate_limited += errors;
+      throw new TooManyRequests(wait, 'Rate limit of the ingest key exceeded, try again later');
+    }
+    await record(judge(key, records, peerAddress));
+  };
+
+  // Syslog: lines arrive one by one, with no way to push back; they wait here (bounded) and are judged in batches.
+  let waiting: Array<{ record: LogRecord; peer: SyslogPeer }> = [];
+  let draining: Promise<void> | undefined;
+  const drainSyslog = async (): Promise<void> => {
+    while (waiting.length > 0) {
+      const batch = waiting.length <= SYSLOG_BATCH ? waiting : waiting.slice(0, SYSLOG_BATCH);
+      waiting = batch === waiting ? [] : waiting.slice(SYSLOG_BATCH);
+      const current = await currentMatcher();
+      const byKey = new Map<IngestKey, Array<{ record: LogRecord; peer: SyslogPeer }>>();
+      for (const line of batch) {
+        const key = syslogKeyOf(current, line.peer);
+        if (key === undefined) {
+          counters.unauthenticated += 1;
+          continue;
+        }
+        const lines = byKey.get(key);
+        if (lines === undefined) byKey.set(key, [line]);
+        else lines.push(line);
+      }
+      const writes: Array<Promise<void>> = [];
+      for (const [key, lines] of byKey) {
+        const now = clock();
+        for (const { record: line, peer } of lines) {
+          const verdict = verdictOf(line, key.min_severity, rules);
+          count(key, line, peer.address, verdict !== undefined, now);
+          if (verdict === undefined) {
+            counters.lines += 1;
+            continue;
+          }
+          if (admit(key, 1) !== undefined) {
+            counters.rate_limited += 1;
+            used(key, 1);
+            continue;
+          }
+          writes.push(tracker.recordReport(INGEST_ACTOR, reportOfRecord(line, verdict, key, peer.address, now)).then(
+            () => void (counters.errors += 1),
+            () => void (counters.overloaded += 1),
+          ));
+        }
+        used(key, 0);
+      }
+      await Promise.all(writes);
+    }
+  };
+
+  /** The syslog key of a sender: the one naming its client certificate, else the first whose networks cover its address. */
+  function syslogKeyOf(current: KeyMatcher, peer: SyslogPeer): IngestKey | undefined {
+    if (peer.certificateSha256 !== undefined) {
+      const key = current.byCertificate.get(peer.certificateSha256);
+      if (key !== undefined && admitsPeer(current, key, peer.address, peer.certificateSha256)) return key;
+    }
+    const known = current.byAddress.get(peer.address);
+    if (known !== undefined) return known ?? undefined;
+    const key = current.keys.find((candidate) => candidate.kind === 'syslog' && candidate.client_certificate_sha256 === null && current.networks.get(candidate.id) !== undefined
+      && covers(current.networks.get(candidate.id)!, peer.address));
+    if (current.byAddress.size < MAX_SOURCES_PER_FLUSH) current.byAddress.set(peer.address, key ?? null);
+    return key;
+  }
+
+  const flush = async (): Promise<void> => {
+    const counted = [...seen.values()];
+    const keyUse = [...usage].map(([keyId, entry]) => ({ keyId, ...entry }));
+    seen = new Map();
+    usage = new Map();
+    if (counted.length > 0) await sources.add(counted);
+    if (keyUse.length > 0) await keys.recordUsage(keyUse);
+  };
+  let flushing: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    flushing = flushing.then(flush).catch(() => {});
+  }, options.flushMs);
+  timer.unref();
+
+  return {
+    counters,
+
+    /** The enabled OTLP key whose public key the bearer token is, if its networks let this address in. */
+    async otlpKey(token: string, address: string | undefined): Promise<IngestKey | undefined> {
+      const current = await currentMatcher();
+      let found: IngestKey | undefined;
+      // Every key compared, in constant time each: the answer's time tells nothing of which came near.
+      for (const key of current.keys) if (key.kind === 'otlp' && sameKey(token, key.public_key)) found = key;
+      return found !== undefined && admitsPeer(current, found, address, undefined) ? found : undefined;
+    },
+
+    /** The enabled journald key the upload's path names, if its networks and certificate let this sender in. */
+    async journalKey(keyId: string, publicKey: string, peer: { address: string | undefined; certificateSha256: string | undefined }): Promise<IngestKey | undefined> {
+      const current = await currentMatcher();
+      const id = /^[1-9]\d{0,9}$/.test(keyId) ? Number(keyId) : undefined;
+      const key = current.keys.find((candidate) => candidate.id === id && candidate.kind === 'journald');
+      if (key === undefined || !sameKey(publicKey, key.public_key)) return undefined;
+      return admitsPeer(current, key, peer.address, peer.certificateSha256) ? key : undefined;
+    },
+
+    /** One request's records, OTLP's or a journal upload's batch (takeAll). */
+    take: takeAll,
+
+    /** A syslog line, as the listener reads it (never throws; what cannot wait is dropped and counted). */
+    syslogRecord(line: LogRecord, peer: SyslogPeer): void {
+      if (waiting.length >= MAX_SYSLOG_WAITING) {
+        counters.overloaded += 1;
+        return;
+      }
+      waiting.push({ record: line, peer });
+      draining ??= Promise.resolve().then(drainSyslog).catch(() => {
+        counters.overloaded += waiting.length;
+        waiting = [];
+      }).finally(() => (draining = undefined));
+    },
+
+    /** Settles once the syslog lines received so far are judged and their errors recorded (tests; shutdown). */
+    async syslogDrained(): Promise<void> {
+      while (draining !== undefined) await draining;
+    },
+
+    /** Writes the sources counted and the keys' use now (tests; shutdown). */
+    flush: (): Promise<void> => (flushing = flushing.then(flush)),
+
+    async stop(): Promise<void> {
+      clearInterval(timer);
+      while (draining !== undefined) await draining;
+      await flushing;
+      await flush().catch(() => {});
+    },
+  };
+}
+
+export type LogIngestion = ReturnType<typeof logIngestion>;

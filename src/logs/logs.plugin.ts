@@ -1,0 +1,126 @@
+import type { FastifyInstance } from 'fastify';
+import type { Database } from '../db/database.js';
+import type { Clock } from '../shared/clock.js';
+import type { IngestKey } from '../ingest/ingest-key.js';
+import type { IngestKeysService } from '../ingest/ingest-keys.service.js';
+import type { TrackerService } from '../tracker/tracker.service.js';
+import { journalCounters } from './journal-export.js';
+import { journalUploadRoutes } from './journal-upload.routes.js';
+import { logIngestion } from './log-ingestion.js';
+import { logSourcesRepository } from './log-sources.store.js';
+import { newOtlpCounters, otlpRoutes } from './otlp.routes.js';
+import { startSyslogListeners, type SyslogListeners } from './syslog-listener.js';
+
+/** What the log sources are made of (docs/architecture.md#how-a-feature-registers-itself). */
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The log sources (docs/log-sources.md): `cmi serve` starts the syslog listeners through it. */
+    logSources: LogsPlugin;
+  }
+}
+
+export interface LogsPieces {
+  database: Database;
+  clock: Clock;
+  /** The ingest keys' service: the log sources' keys, read from memory while no key changed. */
+  keys: IngestKeysService;
+  /** The tracker's service: errors are recorded through its group commit. */
+  tracker: TrackerService;
+  /** How often this process writes its sources' counts and its keys' use, in ms. */
+  flushMs: number;
+}
+
+/** A request's key and the address it came from (the host of a record that names none). */
+interface Sender {
+  key: IngestKey;
+  address: string | undefined;
+}
+
+/** What the log sources counted, for /metrics (metrics/metrics.ts `logSources`). */
+export interface LogSourceCounts {
+  /** Records read, by source. */
+  records: { syslog: number; journald: number; otlp: number };
+  /** Records, requests, lines or connections dropped, by source and reason. */
+  dropped: Array<{ source: string; reason: string; count: number }>;
+  /** Records that were errors (recorded), and records below their threshold (counted on their source). */
+  errors: number;
+  lines: number;
+  /** Syslog connections open now. */
+  syslogConnections: number;
+}
+
+/**
+ * The logs the cloud already writes (docs/log-sources.md): gives the ingestion; registers OTLP/HTTP's
+ * `/v1/logs` and `/v1/traces` and the journal upload endpoint, each in a context of its own; starts
+ * the syslog listeners `cmi serve` asks for (`listenSyslog`); `stop` closes them and writes what is
+ * counted (the app's close).
+ */
+export function logsPlugin({ database, clock, keys, tracker, flushMs }: LogsPieces) {
+  const sources = logSourcesRepository(database);
+  const ingestion = logIngestion(keys, tracker, sources, clock, { flushMs });
+  const otlp = newOtlpCounters();
+  const journal = journalCounters();
+  let syslog: SyslogListeners | undefined;
+
+  const counts = (): LogSourceCounts => {
+    const dropped: LogSourceCounts['dropped'] = [];
+    const add = (source: string, reasons: Record<string, number>) => {
+      for (const [reason, count] of Object.entries(reasons)) dropped.push({ source, reason, count });
+    };
+    add('otlp', otlp.dropped);
+    add('journald', journal.dropped);
+    if (syslog !== undefined) add('syslog', (syslog.counters).dropped);
+    add('syslog', { unauthenticated: ingestion.counters.unauthenticated, overloaded: ingestion.counters.overloaded, rate_limited: ingestion.counters.rate_limited });
+    return {
+      records: { syslog: syslog?.counters.records ?? 0, journald: journal.records, otlp: otlp.records },
+      dropped,
+      errors: ingestion.counters.errors,
+      lines: ingestion.counters.lines,
+      syslogConnections: syslog?.counters.connections.open ?? 0,
+    };
+  };
+
+  return {
+    ingestion,
+    counts,
+    async register(app: FastifyInstance): Promise<void> {
+      await app.register(otlpRoutes<Sender>({
+        counters: otlp,
+        authenticate: async (token, address) => {
+          const key = await ingestion.otlpKey(token, address);
+          return key === undefined ? undefined : { key, address };
+        },
+        accept: async ({ key, address }, records) => {
+          await ingestion.take(key, records, address);
+          return { rejected: 0 };
+        },
+      }));
+      await app.register(journalUploadRoutes<Sender>({
+        counters: journal,
+        authenticate: async (keyId, publicKey, peer) => {
+          const key = await ingestion.journalKey(keyId, publicKey, peer);
+          return key === undefined ? undefined : { key, address: peer.address };
+        },
+        accept: ({ key, address }, records) => ingestion.take(key, records, address),
+      }));
+    },
+
+    /** Starts the syslog listeners (CMI_SYSLOG_LISTEN), all or none; their lines go to the ingestion. */
+    async listenSyslog(specs: readonly string[], tls: { cert: Buffer; key: Buffer; ca: Buffer | undefined } | undefined): Promise<SyslogListeners | undefined> {
+      if (specs.length === 0) return undefined;
+      syslog = await startSyslogListeners([...specs], {
+        clock,
+        ...(tls === undefined ? {} : { tls: { cert: tls.cert, key: tls.key, ...(tls.ca === undefined ? {} : { ca: tls.ca }) } }),
+        onRecord: (record, peer) => ingestion.syslogRecord(record, peer),
+      });
+      return syslog;
+    },
+
+    async stop(): Promise<void> {
+      await syslog?.close();
+      await ingestion.stop();
+    },
+  };
+}
+
+export type LogsPlugin = ReturnType<typeof logsPlugin>;

@@ -158,6 +158,16 @@ describe('log sources', () => {
       const deliveries = await get('/sysadmin_tools/infrastructure/deliveries.json');
       assert.deepEqual(deliveries.json<Array<{ delivery: { kind: string; error_id: number; state: string } }>>().map((d) => [d.delivery.kind, d.delivery.error_id, d.delivery.state]),
         [['silent', 0, 'delivered'], ['back', 0, 'delivered']]);
+      // Silent again, then the rule changed: its silences are forgotten, and told again under its new settings.
+      t.time.advance(60);
+      assert.equal((await watches[0]!.checkOnce()) + (await watches[1]!.checkOnce()), 1);
+      const changed = await t.app.inject({ method: 'PUT', url: '/sysadmin_tools/alert_rules/1.json', headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, payload: JSON.stringify({ silent_minutes: 2 }) });
+      assert.equal(changed.statusCode, 204, changed.body);
+      assert.equal(await t.database.db.selectFrom('log_source_silences').select('rule_id').executeTakeFirst(), undefined, 'the rule\'s silences forgotten');
+      assert.equal(await watches[1]!.checkOnce(), 0, 'silent 65 s of the 2 minutes it now waits');
+      t.time.advance(60);
+      assert.equal(await watches[1]!.checkOnce(), 1);
+      await eventually(() => assert.deepEqual(receiver.received.map((r) => r.json.event), ['silent', 'back', 'silent', 'silent'], 'told again'));
     } finally {
       await Promise.all(watches.map((w) => w.stop()));
       await other.close();

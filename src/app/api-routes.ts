@@ -22,6 +22,7 @@ import { SENTRY_ROUTES } from '../ingest/sentry.routes.js';
 import { AUDIT_ROUTES } from '../audit/audit.routes.js';
 import { IDENTITY_PROVIDERS_ROUTES } from '../identity/identity-providers.routes.js';
 import { JOURNAL_ROUTES } from '../logs/journal-upload.routes.js';
+import { LOG_RULES_ROUTES } from '../logs/log-rules.routes.js';
 import { OTLP_ROUTES } from '../logs/otlp.routes.js';
 import { LOG_SOURCES_ROUTES } from '../logs/log-sources.routes.js';
 
@@ -53,6 +54,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...OTLP_ROUTES,
   ...JOURNAL_ROUTES,
   ...LOG_SOURCES_ROUTES,
+  ...LOG_RULES_ROUTES,
   ...IDENTITY_PROVIDERS_ROUTES,
   ...AUDIT_ROUTES,
   ...HEALTH_ROUTES,

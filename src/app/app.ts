@@ -138,7 +138,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     database, clock, audit: audit.trail, tracker: tracker.service, usageFlushMs: options.ingestUsageFlushMs ?? 5000, publicUrl: config.publicUrl, lists,
   });
   // The logs the cloud already writes (docs/log-sources.md): OTLP, journal uploads and syslog lines, recorded through the tracker.
-  const logs = logsPlugin({ database, clock, keys: ingest.keys, tracker: tracker.service, flushMs: options.ingestUsageFlushMs ?? 5000 });
+  const logs = logsPlugin({ database, clock, audit: audit.trail, lists, keys: ingest.keys, tracker: tracker.service, flushMs: options.ingestUsageFlushMs ?? 5000 });
   // Signing in through the organisation's identity providers; their LDAP directories answer the passwords cmi does not keep.
   const identity = identityPlugin({
     database, clock, audit: audit.trail, users: users.store, lists, credentialsChanged: users.credentialsChanged, allCredentialsChanged: users.allCredentialsChanged,

@@ -51,6 +51,7 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'last_access_log', key: ['id'] },
   { table: 'account_unlock_tokens', key: ['user_id'] },
   { table: 'log_sources', key: ['id'] },
+  { table: 'log_rules', key: ['id'] },
   { table: 'log_source_silences', key: ['rule_id', 'source_id'] },
 ];
 

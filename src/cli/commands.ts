@@ -8,6 +8,7 @@ import { addMigrateCommand } from './migrate.js';
 import { addDoctorCommand } from './ops/doctor.js';
 import { addOldSpellings } from './old-spellings.js';
 import { addRemoteBucketCommands } from './remote/buckets.js';
+import { addRemoteLogRuleCommands } from './remote/log-rules.js';
 import { addRemoteApiKeyCommands } from './remote/api-keys.js';
 import { addRemoteAllowedAddressCommands } from './remote/allowed-addresses.js';
 import { addRemoteAccountSecurityCommands } from './remote/account-security.js';
@@ -48,6 +49,7 @@ export function addOtherCommands(program: Command): void {
   addRemoteBucketCommands(program);
   addRemoteIngestKeyCommands(program);
   addRemoteSourceCommands(program);
+  addRemoteLogRuleCommands(program);
   addRemotePasswordPolicyCommands(program);
   addRemoteAuditCommands(program);
   addRemoteAlertCommands(program);

@@ -315,6 +315,7 @@ export interface Schema {
   sso_attempts: SsoAttemptsTable;
   log_sources: LogSourcesTable;
   log_source_silences: LogSourceSilencesTable;
+  log_rules: LogRulesTable;
 }
 
 /** OpenID Connect, SAML and LDAP providers (migration 038): `settings` and `mappings` are JSON text; `enabled`, `jit_provisioning` 0 or 1. */
@@ -564,4 +565,20 @@ export interface LogSourceSilencesTable {
   source_id: number;
   last_seen_at: string;
   silent_at: string;
+}
+
+/** Operator rules for the log sources (migration 041, docs/log-sources.md#operator-rules): `enabled` 0 or 1. */
+export interface LogRulesTable {
+  id: Generated<number>;
+  position: number;
+  label: string;
+  /** A glob the record's program must match; null: any program. */
+  program: string | null;
+  /** A glob the record's message must match. */
+  pattern: string;
+  error_class: string;
+  component: string | null;
+  enabled: number;
+  created_at: string;
+  updated_at: string;
 }

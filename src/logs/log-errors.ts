@@ -12,8 +12,9 @@ import { boundedText, type LogRecord, MAX_FIELD_CHARS, SEVERITY_NAMES } from './
  */
 export interface PromotionRule {
   name: string;
-  program?: RegExp;
-  pattern: RegExp;
+  /** A regular expression (the shipped rules) or an operator's glob (log-rule.ts globMatcher). */
+  program?: { test(text: string): boolean };
+  pattern: { exec(text: string): { groups?: Record<string, string> | undefined } | null };
   error_class: string;
   component?: string;
 }

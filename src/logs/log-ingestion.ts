@@ -47,8 +47,8 @@ export interface LogIngestionCounters {
 export interface LogIngestionOptions {
   /** How often the counted sources and the keys' use are written, in ms. */
   flushMs: number;
-  /** The rules that promote known failures (log-errors.ts); the shipped ones by default. */
-  rules?: readonly PromotionRule[];
+  /** The operator's rules (log-rules.service.ts), tried before the shipped ones (log-errors.ts DEFAULT_RULES). */
+  operatorRules?: () => Promise<readonly PromotionRule[]>;
 }
 
 /** Whether an address is in the key's `allowed_networks` (addresses and CIDRs separated by spaces); no networks: any. */
@@ -102,7 +102,11 @@ function admitsPeer(matcher: KeyMatcher, key: IngestKey, address: string | undef
  * (host, program), written every `flushMs`.
  */
 export function logIngestion(keys: IngestKeysService, tracker: TrackerService, sources: SourcesSink, clock: Clock, options: LogIngestionOptions) {
-  const rules = options.rules ?? DEFAULT_RULES;
+  /** The rules a record is judged by now: the operator's, then the shipped ones. */
+  const currentRules = async (): Promise<readonly PromotionRule[]> => {
+    const operators = options.operatorRules === undefined ? [] : await options.operatorRules();
+    return operators.length === 0 ? DEFAULT_RULES : [...operators, ...DEFAULT_RULES];
+  };
   const buckets = tokenBuckets(clock);
   const counters: LogIngestionCounters = { errors: 0, lines: 0, unauthenticated: 0, rate_limited: 0, overloaded: 0 };
 
@@ -149,7 +153,7 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
   };
 
   /** The records' verdicts: the reports of those that are errors, every one counted on its source. */
-  const judge = (key: IngestKey, records: readonly LogRecord[], peerAddress: string | undefined): ErrorReport[] => {
+  const judge = (key: IngestKey, records: readonly LogRecord[], peerAddress: string | undefined, rules: readonly PromotionRule[]): ErrorReport[] => {
     const now = clock();
     const reports: ErrorReport[] = [];
     for (const record of records) {
@@ -171,6 +175,7 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
    * durable; 429 with Retry-After, nothing taken, when the key's rate limit has not room for them all.
    */
   const takeAll = async (key: IngestKey, records: readonly LogRecord[], peerAddress: string | undefined): Promise<void> => {
+    const rules = await currentRules();
     const errors = records.filter((item) => verdictOf(item, key.min_severity, rules) !== undefined).length;
     const wait = admit(key, errors);
     used(key, wait === undefined ? 0 : errors);
@@ -178,7 +183,7 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
       counters.rate_limited += errors;
       throw new TooManyRequests(wait, 'Rate limit of the ingest key exceeded, try again later');
     }
-    await record(judge(key, records, peerAddress));
+    await record(judge(key, records, peerAddress, rules));
   };
 
   // Syslog: lines arrive one by one, with no way to push back; they wait here (bounded) and are judged in batches.
@@ -189,6 +194,7 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
       const batch = waiting.length <= SYSLOG_BATCH ? waiting : waiting.slice(0, SYSLOG_BATCH);
       waiting = batch === waiting ? [] : waiting.slice(SYSLOG_BATCH);
       const current = await currentMatcher();
+      const rules = await currentRules();
       const byKey = new Map<IngestKey, Array<{ record: LogRecord; peer: SyslogPeer }>>();
       for (const line of batch) {
         const key = syslogKeyOf(current, line.peer);

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import type { AuditRecorder } from '../audit/audit-trail.js';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../shared/clock.js';
+import type { ListSettings } from '../shared/pagination.js';
 import type { IngestKey } from '../ingest/ingest-key.js';
 import type { IngestKeysService } from '../ingest/ingest-keys.service.js';
 import type { TrackerService } from '../tracker/tracker.service.js';
@@ -8,6 +10,9 @@ import { journalCounters } from './journal-export.js';
 import { journalUploadRoutes } from './journal-upload.routes.js';
 import { logIngestion } from './log-ingestion.js';
 import { logSourcesRepository } from './log-sources.store.js';
+import { logRulesRoutes } from './log-rules.routes.js';
+import { logRulesService } from './log-rules.service.js';
+import { logRulesRepository } from './log-rules.store.js';
 import { newOtlpCounters, otlpRoutes } from './otlp.routes.js';
 import { startSyslogListeners, type SyslogListeners } from './syslog-listener.js';
 
@@ -22,6 +27,8 @@ declare module 'fastify' {
 export interface LogsPieces {
   database: Database;
   clock: Clock;
+  audit: AuditRecorder;
+  lists: ListSettings;
   /** The ingest keys' service: the log sources' keys, read from memory while no key changed. */
   keys: IngestKeysService;
   /** The tracker's service: errors are recorded through its group commit. */
@@ -55,9 +62,13 @@ export interface LogSourceCounts {
  * the syslog listeners `cmi serve` asks for (`listenSyslog`); `stop` closes them and writes what is
  * counted (the app's close).
  */
-export function logsPlugin({ database, clock, keys, tracker, flushMs }: LogsPieces) {
+export function logsPlugin({ database, clock, audit, lists, keys, tracker, flushMs }: LogsPieces) {
   const sources = logSourcesRepository(database);
-  const ingestion = logIngestion(keys, tracker, sources, clock, { flushMs });
+  const rules = logRulesService(logRulesRepository(database), clock, audit, {
+    version: database.dataVersions.credentials,
+    heard: database.dataVersions.credentialsHeard,
+  });
+  const ingestion = logIngestion(keys, tracker, sources, clock, { flushMs, operatorRules: () => rules.promotionRules() });
   const otlp = newOtlpCounters();
   const journal = journalCounters();
   let syslog: SyslogListeners | undefined;
@@ -82,8 +93,10 @@ export function logsPlugin({ database, clock, keys, tracker, flushMs }: LogsPiec
 
   return {
     ingestion,
+    rules,
     counts,
     async register(app: FastifyInstance): Promise<void> {
+      await app.register(logRulesRoutes, { rules, lists });
       await app.register(otlpRoutes<Sender>({
         counters: otlp,
         authenticate: async (token, address) => {

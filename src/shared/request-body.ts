@@ -1,6 +1,6 @@
 import { FieldErrors, Unprocessable } from './problems.js';
 
-type Fields = Record<string, unknown>;
+export type Fields = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Fields =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -40,6 +40,7 @@ import { roleRequiresTwoFactorMigration } from './037_role_requires_two_factor.j
 import { identityProvidersMigration } from './038_identity_providers.js';
 import { ingestKeyKindsMigration } from './039_ingest_key_kinds.js';
 import { logSourcesMigration } from './040_log_sources.js';
+import { logRulesMigration } from './041_log_rules.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -84,5 +85,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '038_identity_providers': identityProvidersMigration(dialect),
     '039_ingest_key_kinds': ingestKeyKindsMigration,
     '040_log_sources': logSourcesMigration(dialect),
+    '041_log_rules': logRulesMigration(dialect),
   };
 }

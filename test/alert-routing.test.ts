@@ -188,7 +188,7 @@ describe('alert routing', { timeout: 600_000 }, () => {
     assert.equal(created.headers.location, `${RULES}/1.json`);
     assert.equal(created.body, JSON.stringify({ alert_rule: {
       id: 1, label: 'Storage', events: ['new', 'spike'], component: 'storage', host: null, error_class: null, error_class_prefix: null,
-      spike_threshold: null, spike_window: null, cooldown: null, destination_ids: [slack], enabled: true, created_at: AT, updated_at: AT,
+      spike_threshold: null, spike_window: null, cooldown: null, silent_minutes: null, destination_ids: [slack], enabled: true, created_at: AT, updated_at: AT,
     } }));
     const xml = await call('GET', `${RULES}.xml`);
     assert.equal(xml.headers['content-type'], XML_TYPE);
@@ -204,6 +204,7 @@ describe('alert routing', { timeout: 600_000 }, () => {
     <spike_threshold nil="true"/>
     <spike_window nil="true"/>
     <cooldown nil="true"/>
+    <silent_minutes nil="true"/>
     <destination_ids>[${slack}]</destination_ids>
     <enabled type="boolean">true</enabled>
     <created_at type="datetime">${AT}</created_at>
@@ -216,7 +217,7 @@ describe('alert routing', { timeout: 600_000 }, () => {
       assert.equal(res.status, 422, res.body);
       assert.equal(res.body, JSON.stringify({ errors: expected }));
     };
-    await refused({ label: 'x', events: ['new', 'deploy'], destination_ids: [slack] }, { events: ['must be a list of events: new, regression, spike, report'] });
+    await refused({ label: 'x', events: ['new', 'deploy'], destination_ids: [slack] }, { events: ['must be a list of events: new, regression, spike, report, silent, back'] });
     await refused({ label: 'x', events: ['new'], destination_ids: [slack, 2147483648] }, { destination_ids: ['must be a list of ids'] });
     await refused({ label: 'x', events: ['new'] }, { destination_ids: ["can't be empty: a rule sends to at least one destination"] });
     await refused({ label: 'x', events: ['new'], destination_ids: [] }, { destination_ids: ["can't be empty: a rule sends to at least one destination"] });

@@ -5,6 +5,7 @@ import { eventually } from './support/eventually.js';
 import { webhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 import { logSourcesRepository, type SourceSeen } from '../src/logs/log-sources.store.js';
 import { startSourceSilenceWatch } from '../src/logs/source-silence.js';
+import { sourceAlertBody } from '../src/alerts/alert-messages.js';
 
 // Log sources (docs/log-sources.md#sources-and-silence): the repository the readers add to, the list
 // over the API, and silence alerts through the outbox to a real webhook receiver, claimed once by two
@@ -157,9 +158,36 @@ describe('log sources', () => {
       const deliveries = await get('/sysadmin_tools/infrastructure/deliveries.json');
       assert.deepEqual(deliveries.json<Array<{ delivery: { kind: string; error_id: number; state: string } }>>().map((d) => [d.delivery.kind, d.delivery.error_id, d.delivery.state]),
         [['silent', 0, 'delivered'], ['back', 0, 'delivered']]);
+      // Silent again, then the rule changed: its silences are forgotten, and told again under its new settings.
+      t.time.advance(60);
+      assert.equal((await watches[0]!.checkOnce()) + (await watches[1]!.checkOnce()), 1);
+      const changed = await t.app.inject({ method: 'PUT', url: '/sysadmin_tools/alert_rules/1.json', headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, payload: JSON.stringify({ silent_minutes: 2 }) });
+      assert.equal(changed.statusCode, 204, changed.body);
+      assert.equal(await t.database.db.selectFrom('log_source_silences').select('rule_id').executeTakeFirst(), undefined, 'the rule\'s silences forgotten');
+      assert.equal(await watches[1]!.checkOnce(), 0, 'silent 65 s of the 2 minutes it now waits');
+      t.time.advance(60);
+      assert.equal(await watches[1]!.checkOnce(), 1);
+      await eventually(() => assert.deepEqual(receiver.received.map((r) => r.json.event), ['silent', 'back', 'silent', 'silent'], 'told again'));
     } finally {
       await Promise.all(watches.map((w) => w.stop()));
       await other.close();
     }
+  });
+
+  it('a silent alert to Slack is chat-safe text and blocks; to mail a subject and two parts', () => {
+    const source = { host: 'hv-<7>', program: '@channel', rendered: {} };
+    const detail = { rule_id: 2, minutes: 5, last_seen_at: '2026-11-20T10:00:00+00:00' };
+    const query = 'host=hv-%3C7%3E&program=%40channel';
+    assert.equal(sourceAlertBody('slack', 'silent', source, BASE, detail), JSON.stringify({
+      text: `[cmi] Source hv-&lt;7&gt; @\u200bchannel is silent: nothing for 5 minutes (last at 2026-11-20T10:00:00+00:00) ${BASE}/console/sources?${query}`,
+      blocks: [
+        { type: 'section', text: { type: 'mrkdwn', text: `[cmi] Source hv-&lt;7&gt; @\u200bchannel is silent: nothing for 5 minutes (last at 2026-11-20T10:00:00+00:00)\n<${BASE}/console/sources?${query}|Open the source in the console>` } },
+        { type: 'context', elements: [{ type: 'mrkdwn', text: `API: <${BASE}${SOURCES}.json?${query}|${BASE}${SOURCES}.json?${query}>` }] },
+      ],
+    }));
+    const mail = JSON.parse(sourceAlertBody('email', 'back', source, BASE, { ...detail, back_at: '2026-11-20T10:20:00+00:00' })) as { subject: string; text: string; html: string };
+    assert.equal(mail.subject, '[cmi] Source hv-<7> @channel is back: it sent again at 2026-11-20T10:20:00+00:00 (silent since 2026-11-20T10:00:00+00:00)');
+    assert.equal(mail.text, `${mail.subject}\n\nConsole: ${BASE}/console/sources?${query}\nAPI: ${BASE}${SOURCES}.json?${query}\n`);
+    assert.ok(mail.html.startsWith('<p>[cmi] Source hv-&lt;7&gt; @channel is back:'), 'the HTML part escaped');
   });
 });

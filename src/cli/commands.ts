@@ -16,6 +16,7 @@ import { addRemoteDeliveryCommands } from './remote/deliveries.js';
 import { addRemoteAuditCommands } from './remote/audit.js';
 import { addRemoteErrorCommands } from './remote/errors.js';
 import { addRemoteIngestKeyCommands } from './remote/ingest-keys.js';
+import { addRemoteSourceCommands } from './remote/sources.js';
 import { addRemoteIdentityProviderCommands } from './remote/identity-providers.js';
 import { addRemoteAlertCommands } from './remote/alerts.js';
 import { addLoginCommands } from './remote/login.js';
@@ -47,6 +48,7 @@ export function addOtherCommands(program: Command): void {
   addRemoteRoleCommands(program);
   addRemoteBucketCommands(program);
   addRemoteIngestKeyCommands(program);
+  addRemoteSourceCommands(program);
   addRemoteLogRuleCommands(program);
   addRemotePasswordPolicyCommands(program);
   addRemoteAuditCommands(program);

@@ -32,7 +32,7 @@ export type AlertDestinationChanges = Partial<NewAlertDestination>;
 /** The fields of a new rule (docs/alert-routing.md#rules). */
 export interface NewAlertRule {
   label: string;
-  events: Array<'new' | 'regression' | 'spike' | 'report'>;
+  events: Array<'new' | 'regression' | 'spike' | 'report' | 'silent' | 'back'>;
   destination_ids: number[];
   component?: string | null;
   host?: string | null;
@@ -41,6 +41,8 @@ export interface NewAlertRule {
   spike_threshold?: number | null;
   spike_window?: number | null;
   cooldown?: number | null;
+  /** A source in the rule's scope silent this many minutes raises `silent`, then `back` (docs/alert-routing.md#silent-sources). */
+  silent_minutes?: number | null;
   enabled?: boolean;
 }
 export type AlertRuleChanges = Partial<NewAlertRule>;

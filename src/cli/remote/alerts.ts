@@ -88,7 +88,7 @@ export function remoteAlertCommands({ client }: Connection) {
 }
 
 type DestinationFlags = { label?: string; kind?: string; hookUrl?: string; smtpHost?: string; smtpPort?: string; smtpSecurity?: string; smtpUser?: string; from?: string; to?: string; enable?: boolean; disable?: boolean };
-type RuleFlags = { label?: string; events?: string; component?: string; host?: string; errorClass?: string; errorClassPrefix?: string; spikeThreshold?: string; spikeWindow?: string; cooldown?: string; destinations?: string; enable?: boolean; disable?: boolean };
+type RuleFlags = { label?: string; events?: string; component?: string; host?: string; errorClass?: string; errorClassPrefix?: string; spikeThreshold?: string; spikeWindow?: string; cooldown?: string; silentMinutes?: string; destinations?: string; enable?: boolean; disable?: boolean };
 
 function enabledOf(options: { enable?: boolean; disable?: boolean }): { enabled?: boolean } {
   if (options.enable && options.disable) throw new RemoteUsageError('give --enable or --disable, not both');
@@ -133,6 +133,7 @@ function ruleFields(o: RuleFlags): AlertRuleChanges {
     ...(o.spikeThreshold !== undefined ? { spike_threshold: positive(o.spikeThreshold, '--spike-threshold') } : {}),
     ...(o.spikeWindow !== undefined ? { spike_window: positive(o.spikeWindow, '--spike-window') } : {}),
     ...(o.cooldown !== undefined ? { cooldown: /^\d{1,10}$/.test(o.cooldown) ? Number(o.cooldown) : (() => { throw new RemoteUsageError(`--cooldown must be a whole number of seconds (got "${o.cooldown}")`); })() } : {}),
+    ...(o.silentMinutes !== undefined ? { silent_minutes: positive(o.silentMinutes, '--silent-minutes') } : {}),
     ...(o.destinations !== undefined ? { destination_ids: list(o.destinations).map((d) => idOf(d, '--destinations')) } : {}),
     ...enabledOf(o),
   };
@@ -157,6 +158,7 @@ const ruleOptions = (command: Command) => command
   .option('--spike-threshold <n>', 'a spike: more than n occurrences in the window')
   .option('--spike-window <seconds>', 'the spike window')
   .option('--cooldown <seconds>', 'no second spike alert within this long')
+  .option('--silent-minutes <minutes>', 'a log source in scope silent this long raises silent, then back (events silent, back)')
   .option('--enable', 'enabled')
   .option('--disable', 'disabled');
 

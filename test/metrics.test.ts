@@ -411,7 +411,8 @@ describe('promtool check metrics', () => {
       // What it checked: every family of cmi, and prom-client's defaults without their gauges named *_total.
       const families = parsePrometheusText(res.body);
       const expected = ['cmi_http_requests_total', 'cmi_http_request_duration_seconds', 'cmi_http_requests_in_flight', 'cmi_authentications_total', 'cmi_infrastructure_error_reports_total', 'cmi_infrastructure_error_reports_rejected_total',
-        'cmi_build_info', 'cmi_db_pool_connections', 'cmi_webhook_deliveries_pending', 'cmi_infrastructure_error_reports_waiting', 'cmi_page_cache_bytes'];
+        'cmi_build_info', 'cmi_db_pool_connections', 'cmi_webhook_deliveries_pending', 'cmi_infrastructure_error_reports_waiting', 'cmi_page_cache_bytes',
+        'cmi_log_records_total', 'cmi_log_dropped_total', 'cmi_log_records_judged_total', 'cmi_syslog_connections'];
       if (t.database.dialect.name === 'postgres') expected.push('cmi_db_query_duration_seconds');
       assert.deepEqual([...families.keys()].filter((name) => name.startsWith('cmi_')).sort(), expected.sort());
       for (const name of PROM_CLIENT_GAUGES_NAMED_TOTAL) assert.equal(families.has(name), false, name);

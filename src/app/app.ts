@@ -33,7 +33,6 @@ import { healthPlugin } from '../health/health.plugin.js';
 import { openApiPlugin } from '../openapi/openapi.plugin.js';
 import { metricsAreOn, metricsPlugin } from '../metrics/metrics.plugin.js';
 import { consolePlugin } from '../console/console.plugin.js';
-import { logSourcesPlugin } from '../logs/log-sources.plugin.js';
 import { ROUTES } from './api-routes.js';
 import { backgroundFaults } from './background-faults.js';
 import { rootRoutes } from './root.routes.js';
@@ -138,7 +137,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     database, clock, audit: audit.trail, tracker: tracker.service, usageFlushMs: options.ingestUsageFlushMs ?? 5000, publicUrl: config.publicUrl, lists,
   });
   // The logs the cloud already writes (docs/log-sources.md): OTLP, journal uploads and syslog lines, recorded through the tracker.
-  const logs = logsPlugin({ database, clock, audit: audit.trail, lists, keys: ingest.keys, tracker: tracker.service, flushMs: options.ingestUsageFlushMs ?? 5000 });
+  const logs = logsPlugin({
+    database, clock, audit: audit.trail, lists, keys: ingest.keys, tracker: tracker.service, flushMs: options.ingestUsageFlushMs ?? 5000,
+    publicUrl: config.webhooks.publicUrl, wake: outbox.wake, onSilenceError: background('source-silence'),
+  });
   // Signing in through the organisation's identity providers; their LDAP directories answer the passwords cmi does not keep.
   const identity = identityPlugin({
     database, clock, audit: audit.trail, users: users.store, lists, credentialsChanged: users.credentialsChanged, allCredentialsChanged: users.allCredentialsChanged,
@@ -190,17 +192,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await alerts.register(app);
   await ingest.register(app);
   await logs.register(app);
-  // The log sources and their silence alerts (docs/log-sources.md#sources-and-silence), until the logs plugin takes them over.
-  const logSources = logSourcesPlugin({ database, clock, lists, publicUrl: config.webhooks.publicUrl, wake: outbox.wake, onError: background('source-silence') });
-  await logSources.register(app);
-  const silence = logSources.startSilenceWatch();
-  app.addHook('onClose', () => silence.stop());
   await identity.register(app);
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {
     prefix: '/console', authenticator: users.authentication, sessionTokens: sessions.tokens, users: users.service, whiteLists: users.whiteLists, twoFactor: users.twoFactor, accountSecurity: users.accountSecurity, accountUnlock: users.accountUnlock, signInHandoff: users.signInHandoff, roles: roles.service, buckets: buckets.service,
-    userGroups: userGroups.service, tracker: tracker.service, triage: tracker.triage, errorReporting: alerts.reporting, ingestKeys: ingest.keys, logSources: logSources.service, audit: audit.trail,
+    userGroups: userGroups.service, tracker: tracker.service, triage: tracker.triage, errorReporting: alerts.reporting, ingestKeys: ingest.keys, logSources: logs.sources, audit: audit.trail,
     alertRouting: alerts.routing, identityProviders: identity.service, sso: identity.sso, publicUrl: config.publicUrl, clock, passwordExpiry: users.passwordPolicy, passwordPolicy: users.passwordPolicy,
   });
   await openApi.register(app, routes);
@@ -209,18 +206,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // The background work, and what closing stops, in this order.
   const retention = tracker.startRetention({ claim: (name, until, now) => settings.claimLease(name, until, now) }, () => audit.trail.prune(), background('retention'));
+  logs.startSilenceWatch();
   // Reports waiting for their receiver answer at once rather than hold the close up.
   app.addHook('preClose', (done) => {
     alerts.reporting.stop();
     done();
   });
   app.addHook('onClose', async () => {
+    // The log sources first: their listeners closed, the lines they hold recorded while the tracker still takes them.
+    await logs.stop();
     await alerts.outbox.stop();
     sessions.stop();
     await retention.stop();
     await tracker.service.drained();
     await users.flushKeyUsage();
-    await logs.stop();
     await ingest.stop();
     await tracker.faults.stop();
   });

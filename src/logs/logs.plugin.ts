@@ -9,7 +9,10 @@ import type { TrackerService } from '../tracker/tracker.service.js';
 import { journalCounters } from './journal-export.js';
 import { journalUploadRoutes } from './journal-upload.routes.js';
 import { logIngestion } from './log-ingestion.js';
+import { logSourcesRoutes } from './log-sources.routes.js';
+import { logSourcesService } from './log-sources.service.js';
 import { logSourcesRepository } from './log-sources.store.js';
+import { SILENCE_CHECK_MS, type SourceSilenceWatch, startSourceSilenceWatch } from './source-silence.js';
 import { logRulesRoutes } from './log-rules.routes.js';
 import { logRulesService } from './log-rules.service.js';
 import { logRulesRepository } from './log-rules.store.js';
@@ -35,6 +38,12 @@ export interface LogsPieces {
   tracker: TrackerService;
   /** How often this process writes its sources' counts and its keys' use, in ms. */
   flushMs: number;
+  /** The address links in silent and back alerts start with. */
+  publicUrl: string;
+  /** The outbox's wake: a silence check queued alerts. */
+  wake: () => void;
+  /** Where a failed silence check goes (the app's background faults). */
+  onSilenceError: (error: unknown) => void;
 }
 
 /** A request's key and the address it came from (the host of a record that names none). */
@@ -57,13 +66,16 @@ export interface LogSourceCounts {
 }
 
 /**
- * The logs the cloud already writes (docs/log-sources.md): gives the ingestion; registers OTLP/HTTP's
- * `/v1/logs` and `/v1/traces` and the journal upload endpoint, each in a context of its own; starts
- * the syslog listeners `cmi serve` asks for (`listenSyslog`); `stop` closes them and writes what is
- * counted (the app's close).
+ * The logs the cloud already writes (docs/log-sources.md): gives the ingestion, the operator rules and
+ * the sources; registers the sources' list, the rules' routes, OTLP/HTTP's `/v1/logs` and `/v1/traces`
+ * and the journal upload endpoint, each in a context of its own; starts the syslog listeners `cmi
+ * serve` asks for (`listenSyslog`) and the silence check (`startSilenceWatch`); `stop` ends them and
+ * writes what is counted (the app's close).
  */
-export function logsPlugin({ database, clock, audit, lists, keys, tracker, flushMs }: LogsPieces) {
+export function logsPlugin({ database, clock, audit, lists, keys, tracker, flushMs, publicUrl, wake, onSilenceError }: LogsPieces) {
   const sources = logSourcesRepository(database);
+  const sourcesService = logSourcesService(sources);
+  let silence: SourceSilenceWatch | undefined;
   const rules = logRulesService(logRulesRepository(database), clock, audit, {
     version: database.dataVersions.credentials,
     heard: database.dataVersions.credentialsHeard,
@@ -82,6 +94,7 @@ export function logsPlugin({ database, clock, audit, lists, keys, tracker, flush
     add('journald', journal.dropped);
     if (syslog !== undefined) add('syslog', (syslog.counters).dropped);
     add('syslog', { unauthenticated: ingestion.counters.unauthenticated, overloaded: ingestion.counters.overloaded, rate_limited: ingestion.counters.rate_limited });
+    add('sources', { over_limit: sources.refused() });
     return {
       records: { syslog: syslog?.counters.records ?? 0, journald: journal.records, otlp: otlp.records },
       dropped,
@@ -94,8 +107,11 @@ export function logsPlugin({ database, clock, audit, lists, keys, tracker, flush
   return {
     ingestion,
     rules,
+    /** The sources as the console lists them. */
+    sources: sourcesService,
     counts,
     async register(app: FastifyInstance): Promise<void> {
+      await app.register(logSourcesRoutes, { sources: sourcesService, lists });
       await app.register(logRulesRoutes, { rules, lists });
       await app.register(otlpRoutes<Sender>({
         counters: otlp,
@@ -129,7 +145,13 @@ export function logsPlugin({ database, clock, audit, lists, keys, tracker, flush
       return syslog;
     },
 
+    /** Starts the check for sources gone silent (docs/log-sources.md#sources-and-silence), every 15 s, until `stop`. */
+    startSilenceWatch(intervalMs = SILENCE_CHECK_MS): void {
+      silence = startSourceSilenceWatch({ database, clock, publicUrl, wake, onError: onSilenceError, intervalMs });
+    },
+
     async stop(): Promise<void> {
+      await silence?.stop();
       await syslog?.close();
       await ingestion.stop();
     },

@@ -1,0 +1,15 @@
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startServer } from '../shared/server-process.js';
+import { BASIC, freshDatabase, seedUsers } from './datasets.js';
+const db = await freshDatabase('sqlite');
+await seedUsers(db.url, 1);
+const server = await startServer({ DATABASE_URL: db.url, CMI_SPOOL_DIR: '/tmp/logprof', CMI_METRICS_TOKEN: 'bench-metrics-token-0123456789abcdef', CMI_SYSLOG_LISTEN: 'tcp://127.0.0.1:3362' }, [], { port: 3361, cores: '0', program: 'built', nodeArguments: ['--cpu-prof', '--cpu-prof-dir', '/tmp/logprof'] });
+await fetch('http://127.0.0.1:3361/sysadmin_tools/infrastructure/ingest_keys.json', { method: 'POST', headers: { authorization: BASIC, 'content-type': 'application/json' }, body: JSON.stringify({ ingest_key: { label: 's', kind: 'syslog', allowed_networks: '127.0.0.1', rate_limit_per_minute: 1000000 } }) });
+const run = (from: number) => new Promise<string>((resolve) => { let out = ''; const c = spawn('taskset', ['-c', '1', process.execPath, '--import', 'tsx', 'tools/bench/log-senders.ts', 'syslog', JSON.stringify({ port: 3362, connections: 2, seconds: 5, from })]); c.stdout.on('data', (d) => (out += d)); c.on('exit', () => resolve(out)); });
+console.log(await Promise.all([run(0), run(1e7)]));
+await sleep(3000);
+const m = await (await fetch('http://127.0.0.1:3361/metrics', { headers: { authorization: 'Bearer bench-metrics-token-0123456789abcdef' } })).text();
+console.log(m.split('\n').filter((l) => /cmi_log/.test(l) && !l.startsWith('#')).join('\n'));
+await server.stop();
+await db.drop();

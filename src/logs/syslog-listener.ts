@@ -264,25 +264,15 @@ function readStream(socket: Socket, peer: SyslogPeer, context: Context): void {
   });
   const frames = new FrameReader((text) => handleLine(text, peer, context), counters);
   const backlog = options.backlog;
-  let waitingForRoom = false;
-  const resume = () => waitingForRoom || socket.destroyed || socket.resume();
   socket.on('data', (chunk: Buffer) => {
     if (!frames.push(chunk)) {
       counters.dropped.framing += 1;
       socket.destroy();
       return;
     }
-    // One chunk a connection per turn of the event loop (libuv reads a socket up to 32 times in a row, and a chunk's
-    // lines are parsed at once): HTTP requests and other connections are served in between.
-    socket.pause();
-    if (backlog !== undefined && backlog.full()) {
-      waitingForRoom = true;
-      void backlog.room().then(() => {
-        waitingForRoom = false;
-        resume();
-      });
-    } else {
-      setImmediate(resume);
+    if (backlog !== undefined && backlog.full() && !socket.isPaused()) {
+      socket.pause();
+      void backlog.room().then(() => socket.destroyed || socket.resume());
     }
   });
   socket.on('end', () => {

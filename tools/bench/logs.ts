@@ -321,7 +321,7 @@ export async function logsSection(options: LogsOptions): Promise<string> {
   }
 
   return `
-## Log sources
+## Logs
 
 ${provenance(options.info)} SQLite; ${rounds} rounds of ${seconds} s; ${((performance.now() - started) / 1000).toFixed(0)} s in all.
 

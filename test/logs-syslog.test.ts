@@ -628,3 +628,35 @@ describe('the listeners against bad input', { timeout: 30_000 }, () => {
     }
   });
 });
+
+describe('the listeners pausing while the backlog is full (TCP flow control)', () => {
+  it('reads no more of a TCP connection once a chunk finds the backlog full, and the rest once there is room', async () => {
+    let full = false;
+    const rooms: Array<{ at: number; release: () => void }> = [];
+    const { started, received, port } = await listeners(['tcp://127.0.0.1:0'], {
+      backlog: { full: () => full, room: () => new Promise<void>((release) => rooms.push({ at: received.length, release })) },
+    });
+    const frame = (n: number) => {
+      const text = `<14>1 - host-${n} app - - - line ${n}`;
+      return `${Buffer.byteLength(text)} ${text}`;
+    };
+    try {
+      const first = connect(port('tcp'), '127.0.0.1');
+      await new Promise((resolve) => first.once('connect', resolve));
+      full = true;
+      first.write(frame(0));
+      await eventually(() => assert.deepEqual(rooms.map((room) => room.at), [1], 'paused after its first chunk'));
+      await new Promise<void>((resolve) => first.end(Array.from({ length: 100 }, (_, n) => frame(n + 1)).join(''), () => resolve()));
+      // A second connection's first chunk is read (and pauses it too): the loop read sockets after the first one's rest arrived.
+      const second = connect(port('tcp'), '127.0.0.1', () => second.end(frame(1000)));
+      await receivedOne(received, 'line 1000');
+      assert.deepEqual(received.map((one) => one.record.message), ['line 0', 'line 1000']);
+      full = false;
+      for (const room of rooms) room.release();
+      await eventually(() => assert.equal(received.length, 102, `every line once there is room (got ${received.length})`));
+      assert.deepEqual(received.map((one) => one.record.message), ['line 0', 'line 1000', ...Array.from({ length: 100 }, (_, n) => `line ${n + 1}`)]);
+    } finally {
+      await started.close();
+    }
+  });
+});

@@ -19,8 +19,15 @@ const INGEST_ACTOR: Actor = { id: null, permissions: new Set(['infrastructure_er
 export const MAX_SOURCES_PER_FLUSH = 10_000;
 /** Most syslog lines waiting in a process for their key and verdict; more are dropped (`overloaded`). */
 export const MAX_SYSLOG_WAITING = 50_000;
-/** Syslog lines taken together: a batch is judged and recorded at once. */
-const SYSLOG_BATCH = 10_000;
+/**
+ * Syslog lines taken together: a batch is judged and its errors recorded at once. While this many
+ * wait, TCP and TLS connections are not read (syslogFull, syslogRoom): their senders wait, as TCP's
+ * flow control makes them (docs/log-sources.md#speed).
+ */
+export const SYSLOG_BATCH = 10_000;
+/** Lines of a batch judged between two turns of the event loop, so that HTTP requests are answered meanwhile. */
+const SYSLOG_SLICE = 1_000;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A source's lines since the last write (log-sources.store.ts adds them up). */
 export interface SourceSeen { host: string; program: string; component: string | null; keyId: number; lines: number; errors: number; firstAt: Date; lastAt: Date }
@@ -186,13 +193,23 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
     await record(judge(key, records, peerAddress, rules));
   };
 
-  // Syslog: lines arrive one by one, with no way to push back; they wait here (bounded) and are judged in batches.
+  // Syslog: lines arrive one by one; they wait here (bounded: UDP's beyond MAX_SYSLOG_WAITING are dropped, TCP and TLS
+  // connections pause at a full batch) and are judged in batches.
   let waiting: Array<{ record: LogRecord; peer: SyslogPeer }> = [];
   let draining: Promise<void> | undefined;
+  /** Connections paused for a full batch, resumed once it is taken. */
+  let paused: Array<() => void> = [];
+  const wakePaused = () => {
+    if (waiting.length >= SYSLOG_BATCH || paused.length === 0) return;
+    const resume = paused;
+    paused = [];
+    for (const one of resume) one();
+  };
   const drainSyslog = async (): Promise<void> => {
     while (waiting.length > 0) {
       const batch = waiting.length <= SYSLOG_BATCH ? waiting : waiting.slice(0, SYSLOG_BATCH);
       waiting = batch === waiting ? [] : waiting.slice(SYSLOG_BATCH);
+      wakePaused();
       const current = await currentMatcher();
       const rules = await currentRules();
       const byKey = new Map<IngestKey, Array<{ record: LogRecord; peer: SyslogPeer }>>();
@@ -207,9 +224,15 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
         else lines.push(line);
       }
       const writes: Array<Promise<void>> = [];
+      let judged = 0;
       for (const [key, lines] of byKey) {
-        const now = clock();
+        let now = clock();
         for (const { record: line, peer } of lines) {
+          judged += 1;
+          if (judged % SYSLOG_SLICE === 0) {
+            await nextTurn();
+            now = clock();
+          }
           const verdict = verdictOf(line, key.min_severity, rules);
           count(key, line, peer.address, verdict !== undefined, now);
           if (verdict === undefined) {
@@ -294,7 +317,19 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
       draining ??= Promise.resolve().then(drainSyslog).catch(() => {
         counters.overloaded += waiting.length;
         waiting = [];
-      }).finally(() => (draining = undefined));
+      }).finally(() => {
+        draining = undefined;
+        wakePaused();
+      });
+    },
+
+    /** Whether a full batch of syslog lines waits: a TCP or TLS connection is then paused until syslogRoom resolves. */
+    syslogFull: (): boolean => waiting.length >= SYSLOG_BATCH,
+
+    /** Resolves once fewer than a batch of syslog lines wait (at once when they already do). */
+    syslogRoom(): Promise<void> {
+      if (waiting.length < SYSLOG_BATCH) return Promise.resolve();
+      return new Promise((resolve) => paused.push(resolve));
     },
 
     /** Settles once the syslog lines received so far are judged and their errors recorded (tests; shutdown). */

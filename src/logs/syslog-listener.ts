@@ -29,6 +29,11 @@ export interface SyslogListenerOptions {
   tls?: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer };
   /** Called once for each line read; what it throws is counted (`sink_error`), never passed on. */
   onRecord(record: LogRecord, peer: SyslogPeer): void;
+  /**
+   * Back-pressure for TCP and TLS (UDP cannot be asked to wait): after a chunk, when `full()`, the
+   * connection is not read until `room()` resolves; its sender waits, as TCP's flow control makes it.
+   */
+  backlog?: { full(): boolean; room(): Promise<void> };
   /** Open TCP/TLS connections each listener takes at most (DEFAULT_MAX_CONNECTIONS); more are closed at once. */
   maxConnections?: number;
   /** A TCP/TLS connection that sends nothing for this long is closed (DEFAULT_IDLE_TIMEOUT_MS). */
@@ -258,10 +263,16 @@ function readStream(socket: Socket, peer: SyslogPeer, context: Context): void {
     socket.destroy();
   });
   const frames = new FrameReader((text) => handleLine(text, peer, context), counters);
+  const backlog = options.backlog;
   socket.on('data', (chunk: Buffer) => {
     if (!frames.push(chunk)) {
       counters.dropped.framing += 1;
       socket.destroy();
+      return;
+    }
+    if (backlog !== undefined && backlog.full() && !socket.isPaused()) {
+      socket.pause();
+      void backlog.room().then(() => socket.destroyed || socket.resume());
     }
   });
   socket.on('end', () => {

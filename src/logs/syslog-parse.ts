@@ -211,6 +211,15 @@ let bsdCache: { text: string; nowMs: number; ms: number | undefined } = { text: 
 
 /** An RFC 3339 timestamp as RFC 5424 6.2.3 writes it; undefined when malformed or not a real date and time. */
 function rfc3339(text: string): Date | undefined {
+  // A sender's lines share their timestamps: the last one read is kept (a Date each, a caller may change it).
+  if (text === rfc3339Cache.text) return rfc3339Cache.ms === undefined ? undefined : new Date(rfc3339Cache.ms);
+  const date = readRfc3339(text);
+  rfc3339Cache = { text, ms: date?.getTime() };
+  return date;
+}
+let rfc3339Cache: { text: string; ms: number | undefined } = { text: '', ms: undefined };
+
+function readRfc3339(text: string): Date | undefined {
   const match = RFC3339.exec(text);
   if (!match) return undefined;
   const year = Number(match[1]);

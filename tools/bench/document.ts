@@ -44,7 +44,7 @@ export function provenance(info: RunInfo): string {
 }
 
 /** The sections in the order the document lists them; `npm run bench -- --only` takes these names. */
-export const SECTIONS = ['throughput', 'profile', 'start', 'scale', 'auth', 'workers', 'errors', 'queries', 'webhooks', 'mixed'] as const;
+export const SECTIONS = ['throughput', 'profile', 'start', 'scale', 'auth', 'workers', 'errors', 'queries', 'webhooks', 'logs', 'mixed'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 /** What the document starts with: how it is made, and how to read its figures. */

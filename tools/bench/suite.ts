@@ -10,6 +10,7 @@
  *   npm run bench -- --only errors --errors C,D    some of the error tracker's scenarios (A-F)
  *   npm run bench -- --only profile                where the CPU goes: cmi, bare fastify and raw node:http per answer
  *   npm run bench -- --only webhooks               the alert counts (a storm of one error, a receiver down 30 s)
+ *   npm run bench -- --only logs                   the log sources: syslog, journald and OTLP records/s, the API's p99 meanwhile
  *   npm run bench -- --workers 1                   the throughput figures with --workers 1 only (default 1,2)
  *   npm run bench -- --quick                       about a minute, small data: writes .bench/quick.md
  *                                                  (and .bench/bench-*.svg), never docs/
@@ -21,6 +22,7 @@ import { authSection } from './auth.js';
 import { type DatabaseKind, sharedDatabases } from './datasets.js';
 import { introduction, runInfo, type SectionName, SECTIONS, writeDocument } from './document.js';
 import { ERROR_SCENARIOS, errorsSection } from './errors.js';
+import { logsSection } from './logs.js';
 import { mixedSection } from './mixed.js';
 import { profileSection } from './profile.js';
 import { queriesSection } from './queries.js';
@@ -86,7 +88,7 @@ const fresh = new Map<string, string>();
 const started = performance.now();
 // Scale first: it grows each shared database from 1,000 users to the largest size, which the
 // throughput and start sections then use as it is.
-const order: SectionName[] = ['scale', 'throughput', 'profile', 'start', 'errors', 'queries', 'auth', 'workers', 'webhooks', 'mixed'];
+const order: SectionName[] = ['scale', 'throughput', 'profile', 'start', 'errors', 'queries', 'auth', 'workers', 'webhooks', 'logs', 'mixed'];
 try {
   for (const name of order.filter((section) => ONLY.includes(section))) {
     console.log(`== ${name}`);
@@ -99,6 +101,7 @@ try {
     else if (name === 'queries') text = await queriesSection({ info, kinds, ...(POSTGRES ? { postgres: POSTGRES } : {}), quick: QUICK, failures });
     else if (name === 'auth') text = await authSection({ info, rounds: QUICK ? 3 : 5, seconds: QUICK ? 1 : 4 });
     else if (name === 'mixed') text = await mixedSection({ info, kinds, postgres: POSTGRES, quick: QUICK, rounds: settings.rounds });
+    else if (name === 'logs') text = await logsSection({ info, quick: QUICK, rounds: settings.rounds, seconds: settings.seconds, failures });
     else if (name === 'webhooks') text = await webhooksSection({ info, kinds, postgres: POSTGRES, quick: QUICK, failures });
     else text = await workersSection({ info, rounds: QUICK ? 3 : 5, seconds: QUICK ? 1 : 5 });
     console.log(text);

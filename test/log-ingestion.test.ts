@@ -140,14 +140,25 @@ describe('OpenTelemetry into cmi', () => {
     assert.equal(after.length, before.length + 1);
   });
 
-  it('answers 429 with Retry-After, recording none of a request, when the key\'s rate limit has not room for all its errors', async () => {
+  it('answers 429 with Retry-After, recording none of a request and spending no token, when the key\'s rate limit has not room for all its errors; more than a minute\'s worth passes once it is whole', async () => {
     const limited = await makeKey({ label: 'Tiny', kind: 'otlp', rate_limit_per_minute: 2 });
-    const three = JSON.stringify({ resourceLogs: [{ resource: { attributes: [{ key: 'host.name', value: { stringValue: 'hv-limit' } }] }, scopeLogs: [{ logRecords: [1, 2, 3].map((n) => ({ severityNumber: 17, body: { stringValue: `failure ${n}` } })) }] }] });
-    const refused = await postLogs(limited.public_key, three);
+    const failures = (host: string, count: number) => JSON.stringify({ resourceLogs: [{ resource: { attributes: [{ key: 'host.name', value: { stringValue: host } }, { key: 'service.name', value: { stringValue: host } }] }, scopeLogs: [{ logRecords: Array.from({ length: count }, (_, n) => ({ severityNumber: 17, body: { stringValue: `failure ${n}` } })) }] }] });
+    const counted = async (host: string) => (await errors()).filter((error) => error.host === host).map((error) => error.counter);
+    assert.equal((await postLogs(limited.public_key, failures('hv-limit-1', 1))).status, 200);
+    // One token left: two errors do not fit.
+    const refused = await postLogs(limited.public_key, failures('hv-limit-2', 2));
     assert.equal(refused.status, 429);
     assert.equal(refused.headers.get('retry-after'), '30');
     assert.equal(await refused.text(), '{"code":8,"message":"Rate limit of the ingest key exceeded, try again later"}');
-    assert.deepEqual((await errors()).filter((error) => error.host === 'hv-limit'), []);
+    assert.deepEqual(await counted('hv-limit-2'), []);
+    // The refusal spent nothing: the token left takes one more.
+    assert.equal((await postLogs(limited.public_key, failures('hv-limit-3', 1))).status, 200);
+    // Three errors, more than the two a minute holds: they pass once the allowance is whole, and the key then owes one.
+    t.time.advance(60);
+    assert.equal((await postLogs(limited.public_key, failures('hv-limit-4', 3))).status, 200);
+    assert.deepEqual(await counted('hv-limit-4'), [3]);
+    const owing = await postLogs(limited.public_key, failures('hv-limit-5', 1));
+    assert.deepEqual([owing.status, owing.headers.get('retry-after')], [429, '60']);
   });
 });
 
@@ -169,6 +180,8 @@ describe('systemd-journal-upload into cmi', () => {
     assert.deepEqual((await errors()).filter((error) => error.host === 'hv-j1'), [
       { error_class: 'libvirtd: err', message: 'internal error: qemu unexpectedly closed the monitor', host: 'hv-j1', component: 'libvirtd', counter: 2 },
     ]);
+    // Three entries on the source: the one sent again is not counted twice.
+    assert.deepEqual(await sourcesOf('hv-j1'), [{ program: 'libvirtd', lines: 3, errors: 2, key_id: key.id }]);
 
     const wrong = await run(UPLOAD, ['--follow=no', `--file=${journal}`, `--url=${base}/api/${key.id}/journal/${'0'.repeat(32)}`, `--save-state=${join(dir, 'other-state')}`]);
     assert.notEqual(wrong.code, 0);

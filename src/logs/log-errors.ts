@@ -29,6 +29,9 @@ export const DEFAULT_RULES: readonly PromotionRule[] = [
   { name: 'unit-failed', program: /^systemd$/, pattern: /^(?<unit>[\w@.:-]+\.(?:service|socket|mount|timer)): (?:Failed with result '[^']+'|Main process exited, code=(?:exited|killed|dumped), status=(?!0\/)|Unit entered failed state)/, error_class: 'systemd: unit failed', component: '$unit' },
 ];
 
+/** How much of a message the rules are matched against (docs/log-sources.md#operator-rules). */
+export const RULE_TEXT_CHARS = 4096;
+
 /** What a record that is an error is recorded as: by a rule, or because it is severe enough. */
 export interface Verdict {
   rule: PromotionRule | undefined;
@@ -42,9 +45,11 @@ export interface Verdict {
  * key's threshold, 3 err by default) or worse. Undefined: it is not, and is only counted.
  */
 export function verdictOf(record: LogRecord, minSeverity: number, rules: readonly PromotionRule[] = DEFAULT_RULES): Verdict | undefined {
+  // Rules read a message's first RULE_TEXT_CHARS: however a rule is written, a 64 KiB line costs it a bounded time.
+  const text = record.message.length > RULE_TEXT_CHARS ? record.message.slice(0, RULE_TEXT_CHARS) : record.message;
   for (const rule of rules) {
     if (rule.program !== undefined && !rule.program.test(record.program ?? '')) continue;
-    const match = rule.pattern.exec(record.message);
+    const match = rule.pattern.exec(text);
     if (match === null) continue;
     const component = rule.component === '$unit' ? match.groups?.unit : rule.component;
     return { rule, component };

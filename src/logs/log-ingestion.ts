@@ -1,4 +1,5 @@
 import { BlockList, isIPv6 } from 'node:net';
+import { LRUCache } from 'lru-cache';
 import type { Actor } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import { TooManyRequests } from '../shared/problems.js';
@@ -153,44 +154,48 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
    * Spends `count` of the key's tokens (a minute's worth of its rate limit held), all or none: the
    * seconds to wait when there are not that many.
    */
-  const admit = (key: IngestKey, reports: number): number | undefined => {
-    let wait: number | undefined;
-    for (let i = 0; i < reports && wait === undefined; i += 1) wait = buckets.take(key.id, key.rate_limit_per_minute, key.rate_limit_per_minute / 60);
-    return wait;
-  };
-
-  /** The records' verdicts: the reports of those that are errors, every one counted on its source. */
-  const judge = (key: IngestKey, records: readonly LogRecord[], peerAddress: string | undefined, rules: readonly PromotionRule[]): ErrorReport[] => {
-    const now = clock();
-    const reports: ErrorReport[] = [];
-    for (const record of records) {
-      const verdict = verdictOf(record, key.min_severity, rules);
-      count(key, record, peerAddress, verdict !== undefined, now);
-      if (verdict === undefined) counters.lines += 1;
-      else reports.push(reportOfRecord(record, verdict, key, peerAddress, now));
-    }
-    return reports;
-  };
+  const admit = (key: IngestKey, reports: number): number | undefined =>
+    reports === 0 ? undefined : buckets.takeMany(key.id, reports, key.rate_limit_per_minute, key.rate_limit_per_minute / 60);
 
   const record = async (reports: ErrorReport[]): Promise<void> => {
     await Promise.all(reports.map((report) => tracker.recordReport(INGEST_ACTOR, report)));
     counters.errors += reports.length;
   };
 
+  // The last journal entry of each upload taken, by key and cursor: the uploader sends it again when it
+  // starts from its saved cursor, and the tracker recognises its error by the cursor (event_key) but the
+  // source would count it twice. Bounded: the latest MAX_SOURCES_PER_FLUSH.
+  const lastEntries = new LRUCache<string, true>({ max: MAX_SOURCES_PER_FLUSH });
+  const entryId = (key: IngestKey, cursor: string) => `${key.id}\n${cursor}`;
+
   /**
    * Takes one request's records (OTLP, a journal upload's batch): answered once their errors are
-   * durable; 429 with Retry-After, nothing taken, when the key's rate limit has not room for them all.
+   * durable; 429 with Retry-After, nothing taken and no token spent, when the key's rate limit has not
+   * room for them all. Every record is counted on its source, but the journal entry sent again.
    */
   const takeAll = async (key: IngestKey, records: readonly LogRecord[], peerAddress: string | undefined): Promise<void> => {
     const rules = await currentRules();
-    const errors = records.filter((item) => verdictOf(item, key.min_severity, rules) !== undefined).length;
+    const verdicts = records.map((item) => verdictOf(item, key.min_severity, rules));
+    const errors = verdicts.filter((verdict) => verdict !== undefined).length;
     const wait = admit(key, errors);
     used(key, wait === undefined ? 0 : errors);
     if (wait !== undefined) {
       counters.rate_limited += errors;
       throw new TooManyRequests(wait, 'Rate limit of the ingest key exceeded, try again later');
     }
-    await record(judge(key, records, peerAddress, rules));
+    const now = clock();
+    const reports: ErrorReport[] = [];
+    records.forEach((item, i) => {
+      const verdict = verdicts[i];
+      if (item.cursor === undefined || !lastEntries.has(entryId(key, item.cursor))) {
+        count(key, item, peerAddress, verdict !== undefined, now);
+        if (verdict === undefined) counters.lines += 1;
+      }
+      if (verdict !== undefined) reports.push(reportOfRecord(item, verdict, key, peerAddress, now));
+    });
+    await record(reports);
+    const last = records.findLast((item) => item.cursor !== undefined)?.cursor;
+    if (last !== undefined) lastEntries.set(entryId(key, last), true);
   };
 
   // Syslog: lines arrive one by one; they wait here (bounded: UDP's beyond MAX_SYSLOG_WAITING are dropped, TCP and TLS

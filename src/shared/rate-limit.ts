@@ -23,6 +23,23 @@ export function tokenBuckets(clock: Clock, maxKeys = 10_000) {
       bucket.tokens -= 1;
       return undefined;
     },
+
+    /**
+     * Spends `count` tokens at once, or none: the seconds to wait until there are that many. More than
+     * the capacity passes once the bucket is full and leaves it in debt (the next spend waits for it to
+     * be paid back at `perSecond`), so a batch bigger than a burst still passes, the rate kept.
+     */
+    takeMany(key: string | number, count: number, capacity: number, perSecond: number): number | undefined {
+      const now = clock().getTime();
+      let bucket = buckets.get(key);
+      if (bucket === undefined) buckets.set(key, (bucket = { tokens: capacity, at: now }));
+      bucket.tokens = Math.min(capacity, bucket.tokens + (Math.max(0, now - bucket.at) * perSecond) / 1000);
+      bucket.at = now;
+      const needed = Math.min(count, capacity);
+      if (bucket.tokens < needed) return Math.max(1, Math.ceil((needed - bucket.tokens) / perSecond));
+      bucket.tokens -= count;
+      return undefined;
+    },
   };
 }
 

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { exportText } from './support/journal.js';
+import { startSourceSilenceWatch } from '../src/logs/source-silence.js';
+
+/**
+ * A hostile review of the log sources (docs/log-sources.md): each test states what the documentation
+ * promises and shows a way to break it, over a real HTTP socket.
+ */
+
+const KEYS = '/sysadmin_tools/infrastructure/ingest_keys.json';
+
+interface Key { id: number; public_key: string }
+
+describe('log sources under attack', () => {
+  let t: TestApp;
+  let base: string;
+  before(async () => {
+    t = await createTestApp({}, { ingestUsageFlushMs: 3_600_000 });
+    base = `http://127.0.0.1:${await listenLocally(t.app)}`;
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  const post = (url: string, body: unknown) => t.app.inject({ method: 'POST', url, headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+  async function makeKey(fields: Record<string, unknown>): Promise<Key> {
+    const made = await post(KEYS, { ingest_key: fields });
+    assert.equal(made.statusCode, 201, made.body);
+    return (JSON.parse(made.body) as { ingest_key: Key }).ingest_key;
+  }
+
+  /** An OTLP/JSON logs request of `count` records at ERROR from `host`. */
+  const otlpErrors = (host: string, count: number) => JSON.stringify({
+    resourceLogs: [{
+      resource: { attributes: [{ key: 'service.name', value: { stringValue: 'billing' } }, { key: 'host.name', value: { stringValue: host } }] },
+      scopeLogs: [{ logRecords: Array.from({ length: count }, (_, i) => ({ severityNumber: 17, body: { stringValue: `failure ${host} ${i}` } })) }],
+    }],
+  });
+  const sendOtlp = (key: Key, body: string) => fetch(`${base}/v1/logs`, { method: 'POST', headers: { authorization: `Bearer ${key.public_key}`, 'content-type': 'application/json' }, body });
+
+  it('an OTLP request refused 429 for the rate limit spends none of the key\'s tokens ("nothing of them is recorded")', async () => {
+    const key = await makeKey({ label: 'otlp limited', kind: 'otlp', rate_limit_per_minute: 2 });
+    // Three errors do not fit in two tokens: refused whole, as documented.
+    const refused = await sendOtlp(key, otlpErrors('rl-1', 3));
+    assert.equal(refused.status, 429, await refused.text());
+    // Nothing of it was recorded, so the key's two tokens are still there: one error must pass.
+    const one = await sendOtlp(key, otlpErrors('rl-2', 1));
+    assert.equal(one.status, 200, `a request that fits was refused after a refused one: ${await one.text()}`);
+  });
+
+  it('an OTLP request with more errors than a minute\'s worth is told to retry and can never pass', async () => {
+    const key = await makeKey({ label: 'otlp small', kind: 'otlp', rate_limit_per_minute: 2 });
+    const first = await sendOtlp(key, otlpErrors('big-1', 3));
+    assert.equal(first.status, 429);
+    const retryAfter = Number(first.headers.get('retry-after'));
+    // The exporter waits as told, and longer: an hour, every bucket full again.
+    t.time.advance(Math.max(retryAfter, 3600));
+    const again = await sendOtlp(key, otlpErrors('big-1', 3));
+    assert.notEqual(again.status, 429, 'retried after Retry-After, refused again: the exporter retries until it gives up and the errors are lost');
+  });
+
+  it('a journal entry sent again (the uploader resends its last one) is counted once on its source too', async () => {
+    const key = await makeKey({ label: 'journal', kind: 'journald' });
+    const upload = exportText([[
+      ['__CURSOR', 's=0123;i=1;b=abc;m=1;t=1;x=1'],
+      ['__REALTIME_TIMESTAMP', String(t.time.clock().getTime() * 1000)],
+      ['_HOSTNAME', 'resend-host'],
+      ['SYSLOG_IDENTIFIER', 'libvirtd'],
+      ['PRIORITY', '3'],
+      ['MESSAGE', 'qemu failed to start'],
+    ]]);
+    for (let i = 0; i < 2; i += 1) {
+      const answer = await fetch(`${base}/api/${key.id}/journal/${key.public_key}/upload`, { method: 'POST', headers: { 'content-type': 'application/vnd.fdo.journal' }, body: upload });
+      assert.equal(answer.status, 202, await answer.text());
+    }
+    const errors = await t.database.db.selectFrom('infrastructure_errors').select(['counter']).where('message', '=', 'qemu failed to start').execute();
+    assert.deepEqual(errors.map((e) => Number(e.counter)), [1], 'the error counted once (its __CURSOR)');
+    await t.app.logSources.ingestion.flush();
+    const source = await t.database.db.selectFrom('log_sources').select(['lines', 'errors']).where('host', '=', 'resend-host').executeTakeFirstOrThrow();
+    assert.deepEqual({ lines: Number(source.lines), errors: Number(source.errors) }, { lines: 1, errors: 1 }, 'docs: "a line is never skipped and never counted twice"');
+  });
+
+  it('the silence check survives 70,000 silent sources coming back at once (hosts a sender may invent, under the 100,000 cap)', async () => {
+    const rule = await post('/sysadmin_tools/alert_destinations.json', { alert_destination: { label: 'Nowhere', kind: 'webhook', url: 'http://127.0.0.1:65000/hook', secret: 'secret-0123456789abcdef' } });
+    assert.equal(rule.statusCode, 201, rule.body);
+    const destinationId = (JSON.parse(rule.body) as { alert_destination: { id: number } }).alert_destination.id;
+    const made = await post('/sysadmin_tools/alert_rules.json', { alert_rule: { label: 'Flood', events: ['back'], component: 'flood', silent_minutes: 1, destination_ids: [destinationId] } });
+    assert.equal(made.statusCode, 201, made.body);
+    const ruleId = (JSON.parse(made.body) as { alert_rule: { id: number } }).alert_rule.id;
+    const then = new Date(t.time.clock().getTime() - 3_600_000).toISOString();
+    const now = t.time.clock().toISOString();
+    // The state 70 checks leave (1,000 silences claimed per check): 70,000 sources silent, claimed...
+    await sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < 70000)
+      insert into log_sources (host, program, component, key_id, first_seen_at, last_seen_at, lines, errors)
+      select 'flood-' || cast(i as varchar(10)), 'p', 'flood', 1, ${then}, ${then}, 1, 0 from n`.execute(t.database.db);
+    await sql`insert into log_source_silences (rule_id, source_id, last_seen_at, silent_at)
+      select ${ruleId}, id, last_seen_at, ${then} from log_sources where component = 'flood'`.execute(t.database.db);
+    // ...then all of them send again (the network back after a partition).
+    await sql`update log_sources set last_seen_at = ${now} where component = 'flood'`.execute(t.database.db);
+    const watch = startSourceSilenceWatch({ database: t.database, clock: t.time.clock, publicUrl: 'http://cmi.test', wake: () => {}, onError: () => {} });
+    try {
+      await assert.doesNotReject(watch.checkOnce(), 'a check that fails now fails at every check: no silent or back alert of any rule is told again');
+    } finally {
+      await watch.stop();
+    }
+  });
+});

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { connect, type Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { sql } from 'kysely';
 import { createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { eventually } from './support/eventually.js';
 import { exportText } from './support/journal.js';
 import { startSourceSilenceWatch } from '../src/logs/source-silence.js';
 
@@ -105,6 +108,65 @@ describe('log sources under attack', () => {
       await assert.doesNotReject(watch.checkOnce(), 'a check that fails now fails at every check: no silent or back alert of any rule is told again');
     } finally {
       await watch.stop();
+    }
+  });
+
+  it('an OTLP request without a key, its chunked body still coming, is answered 401 and its connection closed (the rest never read)', async () => {
+    const socket = connect(Number(new URL(base).port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write('POST /v1/logs HTTP/1.1\r\nHost: cmi\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{"resourceLogs":\r\n');
+    await eventually(() => assert.match(answer, /\r\n\r\n/, 'the answer\'s head arrived'));
+    assert.match(answer, /^HTTP\/1\.1 401 /);
+    assert.match(answer, /\r\nconnection: close\r\n/i, `a stranger may go on sending (read and thrown away) until the request timeout: ${answer}`);
+    socket.write('10\r\n0123456789abcdef\r\n');
+    await closed;
+  });
+
+  it('one ingest key holder\'s request is not slowed by an operator rule: a glob is matched "in at most (message x glob) steps" and blocks everything', async () => {
+    // A rule an operator may well write: a long message to match, with * to match inside a longer one.
+    const rule = await post('/sysadmin_tools/infrastructure/log_rules.json', { log_rule: { label: 'Long', pattern: `*${'a'.repeat(1022)}b`, error_class: 'long' } });
+    assert.equal(rule.statusCode, 201, rule.body);
+    try {
+      const key = await makeKey({ label: 'otlp glob', kind: 'otlp' });
+      // 400 info records of 4,096 characters: 3 KiB gzipped, well within every limit of a request.
+      const body = gzipSync(JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: Array.from({ length: 400 }, () => ({ severityNumber: 9, body: { stringValue: 'a'.repeat(4096) } })) }] }] }));
+      const started = performance.now();
+      const answer = await fetch(`${base}/v1/logs`, { method: 'POST', headers: { authorization: `Bearer ${key.public_key}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body });
+      const ms = performance.now() - started;
+      assert.equal(answer.status, 200, await answer.text());
+      // Each record costs ~13 ms per rule, judged twice (takeAll): the event loop is held for seconds, 200 rules make it minutes.
+      assert.ok(ms < 1000, `400 records took ${Math.round(ms)} ms of a blocked event loop (${body.length} bytes sent)`);
+    } finally {
+      const id = (JSON.parse(rule.body) as { log_rule: { id: number } }).log_rule.id;
+      await t.app.inject({ method: 'DELETE', url: `/sysadmin_tools/infrastructure/log_rules/${id}.json`, headers: { authorization: t.adminAuth } });
+    }
+  });
+
+  it('a stranger no syslog key admits cannot take every TCP connection of the listener from an allowed sender', async () => {
+    await makeKey({ label: 'syslog rack', kind: 'syslog', allowed_networks: '127.0.0.1/32', component: 'rack' });
+    const listeners = (await t.app.logSources.listenSyslog(['tcp://127.0.0.1:0'], undefined))!;
+    const port = listeners.addresses()[0]!.port;
+    // 1,000 idle connections from 127.0.0.2, an address no key names: they would be held 30 minutes.
+    const strangers: Socket[] = [];
+    try {
+      for (let i = 0; i < 1000; i += 1) {
+        const socket = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+        socket.on('error', () => {});
+        strangers.push(socket);
+      }
+      await eventually(() => assert.equal(listeners.counters.connections.open, 1000));
+      const sender = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.1' });
+      sender.on('error', () => {});
+      const closed = new Promise((resolve) => sender.once('close', resolve));
+      sender.end('<27>1 - rack-host libvirtd - - - legit line from the allowed network\n');
+      await closed;
+      await t.app.logSources.ingestion.syslogDrained();
+      assert.deepEqual(listeners.counters.dropped.connection_limit, 0, 'the allowed sender was refused: the stranger holds every connection');
+    } finally {
+      for (const socket of strangers) socket.destroy();
     }
   });
 });

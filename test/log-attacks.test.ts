@@ -184,4 +184,44 @@ describe('log sources under attack', () => {
     assert.equal(answer.status, 200, await answer.text());
     assert.ok(ms < 1000, `60 records took ${Math.round(ms)} ms of a blocked event loop (${body.length} bytes sent; 16 MiB decompressed is 250 of them)`);
   });
+
+  it('an entry the uploader resends (already recorded, recognised by its __CURSOR) spends none of the key\'s rate limit', async () => {
+    const key = await makeKey({ label: 'journal limited', kind: 'journald', rate_limit_per_minute: 2 });
+    const entry = (n: number) => [
+      ['__CURSOR', `s=77;i=${n};b=abc;m=1;t=1;x=1`] as [string, string],
+      ['_HOSTNAME', 'limited-host'] as [string, string],
+      ['SYSLOG_IDENTIFIER', 'libvirtd'] as [string, string],
+      ['PRIORITY', '3'] as [string, string],
+      ['MESSAGE', `limited failure ${n}`] as [string, string],
+    ];
+    const upload = (entries: Array<Array<[string, string]>>) => fetch(`${base}/api/${key.id}/journal/${key.public_key}/upload`, { method: 'POST', headers: { 'content-type': 'application/vnd.fdo.journal' }, body: exportText(entries) });
+    assert.equal((await upload([entry(1)])).status, 202);
+    // Started again from its saved cursor: entry 1 again, and one new error, which fits in the token left.
+    const again = await upload([entry(1), entry(2)]);
+    assert.equal(again.status, 202, `the resent entry spent a token: ${again.status} ${await again.text()}`);
+  });
+
+  it('a sender inventing 10,000 hosts between two writes does not stop a real source being counted (it would be told silent while it sends)', async () => {
+    const key = await makeKey({ label: 'otlp hosts', kind: 'otlp' });
+    const info = (host: string) => ({ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'nova-compute' } }, { key: 'host.name', value: { stringValue: host } }] }, scopeLogs: [{ logRecords: [{ severityNumber: 9, body: { stringValue: 'alive' } }] }] });
+    const send = async (hosts: string[]) => {
+      const answer = await fetch(`${base}/v1/logs`, { method: 'POST', headers: { authorization: `Bearer ${key.public_key}`, 'content-type': 'application/json' }, body: JSON.stringify({ resourceLogs: hosts.map(info) }) });
+      assert.equal(answer.status, 200, await answer.text());
+    };
+    await send(['real-hv-1']);
+    await t.app.logSources.ingestion.flush();
+    await send(Array.from({ length: 10_000 }, (_, i) => `fake-${i}`));
+    await send(['real-hv-1']);
+    await t.app.logSources.ingestion.flush();
+    const real = await t.database.db.selectFrom('log_sources').select(['lines']).where('host', '=', 'real-hv-1').executeTakeFirstOrThrow();
+    assert.equal(Number(real.lines), 2, 'the real source\'s line was not counted: its last_seen_at stands still and a silence rule calls it silent');
+  });
+
+  it('at most 200 operator rules, however many are created at once', async () => {
+    const made = await Promise.all(Array.from({ length: 220 }, (_, i) => post('/sysadmin_tools/infrastructure/log_rules.json', { log_rule: { label: `r${i}`, pattern: `*never-${i}*`, error_class: 'x' } })
+      .then((answer) => answer.statusCode)));
+    const kept = Number((await t.database.db.selectFrom('log_rules').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    await t.database.db.deleteFrom('log_rules').execute();
+    assert.ok(kept <= 200, `${kept} rules kept (${made.filter((status) => status === 201).length} answered 201)`);
+  });
 });

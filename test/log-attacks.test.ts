@@ -224,4 +224,17 @@ describe('log sources under attack', () => {
     await t.database.db.deleteFrom('log_rules').execute();
     assert.ok(kept <= 200, `${kept} rules kept (${made.filter((status) => status === 201).length} answered 201)`);
   });
+
+  it('a rule\'s update is held to the rule\'s fields as its creation is: an empty error_class, pattern or label is a 422', async () => {
+    const made = await post('/sysadmin_tools/infrastructure/log_rules.json', { log_rule: { label: 'Port flaps', pattern: '*link state changed to down*', error_class: 'ovs: port down' } });
+    assert.equal(made.statusCode, 201, made.body);
+    const id = (JSON.parse(made.body) as { log_rule: { id: number } }).log_rule.id;
+    try {
+      const changed = await fetch(`${base}/sysadmin_tools/infrastructure/log_rules/${id}.json`, { method: 'PUT', headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, body: JSON.stringify({ log_rule: { label: '   ', pattern: '', error_class: '' } }) });
+      const kept = await t.database.db.selectFrom('log_rules').select(['label', 'pattern', 'error_class']).where('id', '=', id).executeTakeFirstOrThrow();
+      assert.equal(changed.status, 422, `answered ${changed.status}, the rule now ${JSON.stringify(kept)}`);
+    } finally {
+      await t.database.db.deleteFrom('log_rules').execute();
+    }
+  });
 });

@@ -23,7 +23,7 @@ describe('the log benchmark payloads', () => {
     const payload = syslogLines(0, 50_000, NOW.toISOString());
     assert.deepEqual([payload.records, payload.errors], [50_000, 500]);
     const records: LogRecord[] = [];
-    const counters = { truncated: 0, dropped: { unparsable: 0, framing: 0, incomplete: 0, handshake: 0, client_certificate: 0, connection_limit: 0, idle_timeout: 0, sink_error: 0 } };
+    const counters = { truncated: 0, dropped: { unparsable: 0, framing: 0, incomplete: 0, handshake: 0, client_certificate: 0, connection_limit: 0, unauthenticated: 0, idle_timeout: 0, sink_error: 0 } };
     const frames = new FrameReader((text) => records.push(parseSyslog(text, '127.0.0.1', NOW) as LogRecord), counters);
     // In chunks of 65,536 bytes, as a socket reads them: frames cut between chunks.
     for (let at = 0; at < payload.bytes.length; at += 65_536) assert.equal(frames.push(payload.bytes.subarray(at, at + 65_536)), true);

@@ -221,7 +221,8 @@ describe('syslog into cmi', () => {
     const metrics = await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     assert.equal(metrics.statusCode, 200);
     const sample = (name: string) => new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} (\\d+)$`, 'm').exec(metrics.body)?.[1];
-    assert.equal(sample('cmi_log_records_total{source="syslog"}'), '3');
+    // The third line's connection was closed before it was read: no key admitted its sender.
+    assert.equal(sample('cmi_log_records_total{source="syslog"}'), '2');
     // Two entries, then the last of them again with the new one.
     assert.equal(sample('cmi_log_records_total{source="journald"}'), '4');
     assert.equal(sample('cmi_log_dropped_total{source="syslog",reason="unauthenticated"}'), '1');

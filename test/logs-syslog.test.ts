@@ -177,7 +177,7 @@ describe('parseListenSpec and starting', () => {
 describe('FrameReader: RFC 6587 framing', () => {
   const read = (chunks: Buffer[]) => {
     const frames: string[] = [];
-    const counters = { truncated: 0, dropped: { unparsable: 0, framing: 0, incomplete: 0, handshake: 0, client_certificate: 0, connection_limit: 0, idle_timeout: 0, sink_error: 0 } };
+    const counters = { truncated: 0, dropped: { unparsable: 0, framing: 0, incomplete: 0, handshake: 0, client_certificate: 0, connection_limit: 0, unauthenticated: 0, idle_timeout: 0, sink_error: 0 } };
     const reader = new FrameReader((text) => frames.push(text), counters);
     const ok = chunks.map((chunk) => reader.push(chunk));
     reader.end();
@@ -208,7 +208,7 @@ describe('FrameReader: RFC 6587 framing', () => {
     for (let at = 0; at < whole.length; at += 1000) chunks.push(whole.subarray(at, at + 1000));
     const frames: string[] = [];
     let largestKept = 0;
-    const reader = new FrameReader((text) => frames.push(text), { truncated: 0, dropped: { unparsable: 0, framing: 0, incomplete: 0, handshake: 0, client_certificate: 0, connection_limit: 0, idle_timeout: 0, sink_error: 0 } });
+    const reader = new FrameReader((text) => frames.push(text), { truncated: 0, dropped: { unparsable: 0, framing: 0, incomplete: 0, handshake: 0, client_certificate: 0, connection_limit: 0, unauthenticated: 0, idle_timeout: 0, sink_error: 0 } });
     for (const chunk of chunks) {
       reader.push(chunk);
       largestKept = Math.max(largestKept, (reader as unknown as { keptBytes: number }).keptBytes);

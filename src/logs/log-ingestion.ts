@@ -18,6 +18,10 @@ const INGEST_ACTOR: Actor = { id: null, permissions: new Set(['infrastructure_er
 
 /** Most sources (host, program) one process counts between two writes; more in that time are not counted (docs/limits.md#log-sources). */
 export const MAX_SOURCES_PER_FLUSH = 10_000;
+/** Characters of messages and raw lines waiting in a process at most (64 Mi, some 128 MiB): lines of 64 KiB fill it before their count does. */
+const MAX_SYSLOG_WAITING_CHARS = 64 * 1024 * 1024;
+/** Writes of a full `seen` that may wait at once; past them, new sources until the next write are not counted. */
+const MAX_EARLY_WRITES = 4;
 /** Most syslog lines waiting in a process for their key and verdict; more are dropped (`overloaded`). */
 export const MAX_SYSLOG_WAITING = 50_000;
 /**
@@ -128,6 +132,9 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
 
   // The sources counted since the last write, and the keys' use (last use, errors refused).
   let seen = new Map<string, SourceSeen>();
+  let flushing: Promise<void> = Promise.resolve();
+  /** Writes begun because `seen` was full, still running. */
+  let early = 0;
   let usage = new Map<number, { lastUsedAt: Date; dropped: number }>();
   const count = (key: IngestKey, record: LogRecord, peerAddress: string | undefined, isError: boolean, now: Date) => {
     const host = record.host ?? peerAddress ?? 'unknown';
@@ -135,7 +142,12 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
     const id = `${host}\n${program}`;
     let source = seen.get(id);
     if (source === undefined) {
-      if (seen.size >= MAX_SOURCES_PER_FLUSH) return;
+      // Full (a sender inventing host names): written now rather than dropped, while few writes wait.
+      if (seen.size >= MAX_SOURCES_PER_FLUSH) {
+        if (early >= MAX_EARLY_WRITES) return;
+        early += 1;
+        void write().finally(() => (early -= 1));
+      }
       seen.set(id, (source = { host, program, component: key.component, keyId: key.id, lines: 0, errors: 0, firstAt: now, lastAt: now }));
     }
     source.lines += 1;
@@ -176,7 +188,9 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
   const takeAll = async (key: IngestKey, records: readonly LogRecord[], peerAddress: string | undefined): Promise<void> => {
     const rules = await currentRules();
     const verdicts = records.map((item) => verdictOf(item, key.min_severity, rules));
-    const errors = verdicts.filter((verdict) => verdict !== undefined).length;
+    // The entry sent again was taken (and paid for) with the upload before.
+    const again = records.map((item) => item.cursor !== undefined && lastEntries.has(entryId(key, item.cursor)));
+    const errors = verdicts.filter((verdict, i) => verdict !== undefined && !again[i]).length;
     const wait = admit(key, errors);
     used(key, wait === undefined ? 0 : errors);
     if (wait !== undefined) {
@@ -187,7 +201,7 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
     const reports: ErrorReport[] = [];
     records.forEach((item, i) => {
       const verdict = verdicts[i];
-      if (item.cursor === undefined || !lastEntries.has(entryId(key, item.cursor))) {
+      if (!again[i]) {
         count(key, item, peerAddress, verdict !== undefined, now);
         if (verdict === undefined) counters.lines += 1;
       }
@@ -201,6 +215,9 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
   // Syslog: lines arrive one by one; they wait here (bounded: UDP's beyond MAX_SYSLOG_WAITING are dropped, TCP and TLS
   // connections pause at a full batch) and are judged in batches.
   let waiting: Array<{ record: LogRecord; peer: SyslogPeer }> = [];
+  /** The characters of the messages and raw lines waiting (MAX_SYSLOG_WAITING_CHARS bounds them). */
+  let waitingChars = 0;
+  const sizeOf = (line: LogRecord) => line.message.length + line.raw.length;
   let draining: Promise<void> | undefined;
   /** Connections paused for a full batch, resumed once it is taken. */
   let paused: Array<() => void> = [];
@@ -214,6 +231,7 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
     while (waiting.length > 0) {
       const batch = waiting.length <= SYSLOG_BATCH ? waiting : waiting.slice(0, SYSLOG_BATCH);
       waiting = batch === waiting ? [] : waiting.slice(SYSLOG_BATCH);
+      for (const { record: line } of batch) waitingChars -= sizeOf(line);
       wakePaused();
       const current = await currentMatcher();
       const rules = await currentRules();
@@ -274,18 +292,19 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
     return key;
   }
 
-  const flush = async (): Promise<void> => {
+  /** Takes what is counted now and writes it after the writes before it; failures are not passed on. */
+  const write = (): Promise<void> => {
     const counted = [...seen.values()];
     const keyUse = [...usage].map(([keyId, entry]) => ({ keyId, ...entry }));
     seen = new Map();
     usage = new Map();
-    if (counted.length > 0) await sources.add(counted);
-    if (keyUse.length > 0) await keys.recordUsage(keyUse);
+    flushing = flushing.then(async () => {
+      if (counted.length > 0) await sources.add(counted);
+      if (keyUse.length > 0) await keys.recordUsage(keyUse);
+    }).catch(() => {});
+    return flushing;
   };
-  let flushing: Promise<void> = Promise.resolve();
-  const timer = setInterval(() => {
-    flushing = flushing.then(flush).catch(() => {});
-  }, options.flushMs);
+  const timer = setInterval(() => void write(), options.flushMs);
   timer.unref();
 
   return {
@@ -312,16 +331,29 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
     /** One request's records, OTLP's or a journal upload's batch (takeAll). */
     take: takeAll,
 
+    /** Whether a syslog key admits this sender (its certificate, else its address): the listener closes the others' connections at once. */
+    async syslogSenderAdmitted(peer: SyslogPeer): Promise<boolean> {
+      return syslogKeyOf(await currentMatcher(), peer) !== undefined;
+    },
+
     /** A syslog line, as the listener reads it (never throws; what cannot wait is dropped and counted). */
     syslogRecord(line: LogRecord, peer: SyslogPeer): void {
-      if (waiting.length >= MAX_SYSLOG_WAITING) {
+      // A sender already known to be nobody's (UDP: a connection is refused before it sends) is not queued.
+      if (matcher !== undefined && peer.certificateSha256 === undefined && matcher.byAddress.get(peer.address) === null) {
+        counters.unauthenticated += 1;
+        return;
+      }
+      const size = sizeOf(line);
+      if (waiting.length >= MAX_SYSLOG_WAITING || waitingChars + size > MAX_SYSLOG_WAITING_CHARS) {
         counters.overloaded += 1;
         return;
       }
+      waitingChars += size;
       waiting.push({ record: line, peer });
       draining ??= Promise.resolve().then(drainSyslog).catch(() => {
         counters.overloaded += waiting.length;
         waiting = [];
+        waitingChars = 0;
       }).finally(() => {
         draining = undefined;
         wakePaused();
@@ -343,13 +375,12 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
     },
 
     /** Writes the sources counted and the keys' use now (tests; shutdown). */
-    flush: (): Promise<void> => (flushing = flushing.then(flush)),
+    flush: write,
 
     async stop(): Promise<void> {
       clearInterval(timer);
       while (draining !== undefined) await draining;
-      await flushing;
-      await flush().catch(() => {});
+      await write();
     },
   };
 }

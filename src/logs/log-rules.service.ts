@@ -27,11 +27,13 @@ function readRuleFields(body: unknown, required: boolean): Partial<LogRuleFields
   const fields = unwrapRecord(body ?? {}, 'log_rule');
   const errors = new FieldErrors();
   const out: Partial<LogRuleFields> = {};
-  const label = stringField(fields, 'label', errors, { required, max: 255 });
+  // On a change too, a field given may not be blank.
+  const given = (name: string) => required || fields[name] !== undefined;
+  const label = stringField(fields, 'label', errors, { required: given('label'), max: 255 });
   if (label !== undefined) out.label = label;
-  const pattern = stringField(fields, 'pattern', errors, { required, max: MAX_GLOB_CHARS });
+  const pattern = stringField(fields, 'pattern', errors, { required: given('pattern'), max: MAX_GLOB_CHARS });
   if (pattern !== undefined) out.pattern = pattern;
-  const errorClass = stringField(fields, 'error_class', errors, { required, max: 255 });
+  const errorClass = stringField(fields, 'error_class', errors, { required: given('error_class'), max: 255 });
   if (errorClass !== undefined) out.error_class = errorClass;
   const program = nullableText(fields, 'program', errors, MAX_GLOB_CHARS);
   if (program !== undefined) out.program = program;
@@ -95,11 +97,11 @@ export function logRulesService(repository: LogRulesRepository, clock: Clock, au
     async create(actor: Actor, body: unknown): Promise<LogRule> {
       assertPermitted(actor, 'ingest_keys.create');
       const fields = readRuleFields(body, true);
-      if ((await repository.count()) >= MAX_LOG_RULES) throw new Unprocessable({ base: [`There are already ${MAX_LOG_RULES} log rules, the most cmi keeps`] });
       const rule = await repository.create({
         position: fields.position, label: fields.label as string, program: fields.program ?? null, pattern: fields.pattern as string,
         error_class: fields.error_class as string, component: fields.component ?? null, enabled: fields.enabled ?? true,
-      }, clock());
+      }, clock(), MAX_LOG_RULES);
+      if (rule === undefined) throw new Unprocessable({ base: [`There are already ${MAX_LOG_RULES} log rules, the most cmi keeps`] });
       changed();
       await recordRule(actor, 'log_rule.create', rule.id, fieldsOf(rule));
       return rule;

@@ -141,6 +141,7 @@ export function logsPlugin({ database, clock, audit, lists, keys, tracker, flush
         clock,
         ...(tls === undefined ? {} : { tls: { cert: tls.cert, key: tls.key, ...(tls.ca === undefined ? {} : { ca: tls.ca }) } }),
         onRecord: (record, peer) => ingestion.syslogRecord(record, peer),
+        admits: (peer) => ingestion.syslogSenderAdmitted(peer),
         backlog: { full: () => ingestion.syslogFull(), room: () => ingestion.syslogRoom() },
       });
       return syslog;

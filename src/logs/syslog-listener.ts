@@ -34,6 +34,12 @@ export interface SyslogListenerOptions {
    * connection is not read until `room()` resolves; its sender waits, as TCP's flow control makes it.
    */
   backlog?: { full(): boolean; room(): Promise<void> };
+  /**
+   * Whether a sender may send at all (an ingest key admits its address or, over TLS, its certificate):
+   * asked when a TCP connection opens and when a TLS handshake ends; one refused is closed at once
+   * (`unauthenticated`), so strangers hold no connection. Undefined: every sender may.
+   */
+  admits?(peer: SyslogPeer): boolean | Promise<boolean>;
   /** Open TCP/TLS connections each listener takes at most (DEFAULT_MAX_CONNECTIONS); more are closed at once. */
   maxConnections?: number;
   /** A TCP/TLS connection that sends nothing for this long is closed (DEFAULT_IDLE_TIMEOUT_MS). */
@@ -58,6 +64,8 @@ export type SyslogDropReason =
   | 'client_certificate'
   /** A connection refused for the listener's limit (maxConnections). */
   | 'connection_limit'
+  /** A connection closed at once: no ingest key admits its sender (`admits`). */
+  | 'unauthenticated'
   /** A connection closed for sending nothing for idleTimeoutMs. */
   | 'idle_timeout'
   /** A record onRecord threw for. */
@@ -151,7 +159,7 @@ function newCounters(): SyslogCounters {
     received: 0,
     records: 0,
     truncated: 0,
-    dropped: { unparsable: 0, framing: 0, incomplete: 0, handshake: 0, client_certificate: 0, connection_limit: 0, idle_timeout: 0, sink_error: 0 },
+    dropped: { unparsable: 0, framing: 0, incomplete: 0, handshake: 0, client_certificate: 0, connection_limit: 0, unauthenticated: 0, idle_timeout: 0, sink_error: 0 },
     connections: { accepted: 0, open: 0 },
   };
 }
@@ -194,7 +202,7 @@ function listenStream(one: { spec: string; transport: SyslogTransport; host: str
     context.sockets.add(socket);
     socket.on('close', () => context.sockets.delete(socket));
     socket.on('error', () => undefined);
-    if (one.transport === 'tcp') readStream(socket, { transport: 'tcp', address: peerAddress(socket.remoteAddress), port: socket.remotePort ?? 0 }, context);
+    if (one.transport === 'tcp') admitted(socket, { transport: 'tcp', address: peerAddress(socket.remoteAddress), port: socket.remotePort ?? 0 }, context);
   });
   if (one.transport === 'tls') {
     server.on('secureConnection', (socket: TLSSocket) => {
@@ -207,7 +215,7 @@ function listenStream(one: { spec: string; transport: SyslogTransport; host: str
       const peer: SyslogPeer = { transport: 'tls', address: peerAddress(socket.remoteAddress), port: socket.remotePort ?? 0 };
       const fingerprint = certificateSha256(socket);
       if (fingerprint) peer.certificateSha256 = fingerprint;
-      readStream(socket, peer, context);
+      admitted(socket, peer, context);
     });
     server.on('tlsClientError', (_error: Error, socket: TLSSocket) => {
       counters.dropped.handshake += 1;
@@ -249,6 +257,18 @@ function certificateSha256(socket: TLSSocket): string | undefined {
   const certificate = socket.getPeerCertificate();
   if (!certificate?.raw) return undefined;
   return createHash('sha256').update(certificate.raw).digest('hex');
+}
+
+/** Reads the connection when `admits` lets its sender in (what it sent meanwhile waits in the socket); else closes it. */
+function admitted(socket: Socket, peer: SyslogPeer, context: Context): void {
+  const { options } = context;
+  if (options.admits === undefined) return readStream(socket, peer, context);
+  void Promise.resolve(options.admits(peer)).catch(() => false).then((ok) => {
+    if (socket.destroyed) return;
+    if (ok) return readStream(socket, peer, context);
+    context.counters.dropped.unauthenticated += 1;
+    socket.destroy();
+  });
 }
 
 /** Reads a connection's frames; closes it for junk, for idling, and counts each. */

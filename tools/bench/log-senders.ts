@@ -31,7 +31,7 @@ const SYSLOG_BUFFER_LINES = 2_000;
 /** Distinct bodies an http sender posts in turn. */
 const HTTP_BODIES = 10;
 
-async function syslogSender(options: { port: number; connections: number; seconds: number; from: number }): Promise<SenderTotals> {
+async function syslogSender(options: { port: number; connections: number; seconds: number; from: number; linesPerSecond?: number }): Promise<SenderTotals> {
   const timestamp = new Date().toISOString();
   const buffers = Array.from({ length: SYSLOG_BUFFERS }, (_, k) => syslogLines(options.from + k * SYSLOG_BUFFER_LINES, SYSLOG_BUFFER_LINES, timestamp));
   const totals: SenderTotals = { records: 0, errors: 0, requests: 0, statuses: {} };
@@ -44,11 +44,17 @@ async function syslogSender(options: { port: number; connections: number; second
   await Promise.all(sockets.map((socket, k) => new Promise<void>((resolve, reject) => {
     socket.on('error', reject);
     let next = k;
+    // Paced: each connection writes a buffer every `every` ms, all of them together `linesPerSecond`.
+    const every = options.linesPerSecond === undefined ? undefined : (options.connections * SYSLOG_BUFFER_LINES * 1000) / options.linesPerSecond;
+    const started = performance.now();
+    let written = 0;
     const write = () => {
       // Whole buffers only, so that the lines and errors written are known exactly.
       while (performance.now() < until) {
+        if (every !== undefined && performance.now() < started + written * every) return void setTimeout(write, started + written * every - performance.now());
         const buffer = buffers[next % SYSLOG_BUFFERS]!;
         next += 1;
+        written += 1;
         totals.records += buffer.records;
         totals.errors += buffer.errors;
         if (!socket.write(buffer.bytes)) return void socket.once('drain', write);

@@ -229,6 +229,24 @@ describe('syslog into cmi', () => {
     assert.equal(sample('cmi_log_dropped_total{source="otlp",reason="unauthenticated"}'), '5');
     assert.match(metrics.body, /^cmi_log_records_judged_total\{verdict="error"\} \d+$/m);
   });
+  it('drops UDP lines of a sender known to be nobody\'s before they queue, and takes them once a key admits it', async () => {
+    const key = await makeKey({ label: 'Rack 14', kind: 'syslog', allowed_networks: '192.0.2.0/24' });
+    const udp = await t.app.logSources.listenSyslog(['udp://127.0.0.1:0'], undefined);
+    const port = udp!.addresses()[0]!.port;
+    const udpLine = (message: string) => run('logger', ['--server', '127.0.0.1', '--port', String(port), '--udp', '--rfc5424', '-t', 'nova-api', '-p', 'daemon.err', message]);
+    const refusedBefore = t.app.logSources.ingestion.counters.unauthenticated;
+    assert.equal((await udpLine('udp from nobody')).code, 0);
+    await eventually(async () => {
+      await t.app.logSources.ingestion.syslogDrained();
+      assert.equal(t.app.logSources.ingestion.counters.unauthenticated, refusedBefore + 1);
+    });
+    await changeKey(key.id, { allowed_networks: '127.0.0.1/32' });
+    await eventually(async () => {
+      assert.equal((await udpLine('udp admitted again')).code, 0);
+      await t.app.logSources.ingestion.syslogDrained();
+      assert.ok((await errors()).some((error) => error.message === 'udp admitted again'), 'the line is recorded once the key admits its sender');
+    }, 5000, 150);
+  });
 });
 
 describe('cmi serve with CMI_SYSLOG_LISTEN', () => {

@@ -123,6 +123,8 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
   const counters: LogIngestionCounters = { errors: 0, lines: 0, unauthenticated: 0, rate_limited: 0, overloaded: 0 };
 
   let matcher: KeyMatcher | undefined;
+  /** When syslogRecord last had the keys read for a sender it refused (performance.now()). */
+  let matcherCheckedAt = -Infinity;
   /** The keys as ingestion sees them now (ingest-keys.service.ts: from memory while no key changed). */
   const currentMatcher = async (): Promise<KeyMatcher> => {
     const current = await keys.logSourceKeys();
@@ -341,6 +343,11 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
       // A sender already known to be nobody's (UDP: a connection is refused before it sends) is not queued.
       if (matcher !== undefined && peer.certificateSha256 === undefined && matcher.byAddress.get(peer.address) === null) {
         counters.unauthenticated += 1;
+        // The keys read again now and then, so that a key made for this sender lets its next lines in.
+        if (performance.now() - matcherCheckedAt >= 100) {
+          matcherCheckedAt = performance.now();
+          void currentMatcher().catch(() => undefined);
+        }
         return;
       }
       const size = sizeOf(line);

@@ -100,6 +100,18 @@ describe('/sysadmin_tools/infrastructure/ingest_keys', () => {
     } }));
   });
 
+  it('takes a client certificate for syslog keys only, made or changed', async () => {
+    const certificate = 'ab'.repeat(32);
+    const refusal = JSON.stringify({ errors: { client_certificate_sha256: ['is for syslog keys only (cmi serves HTTP: a TLS proxy in front of it holds the client certificates)'] } });
+    const journald = await call(t, 'POST', `${KEYS}.json`, t.adminAuth, { ingest_key: { label: 'J', kind: 'journald', client_certificate_sha256: certificate } });
+    assert.deepEqual([journald.statusCode, journald.body], [422, refusal]);
+    const otlp = await call(t, 'POST', `${KEYS}.json`, t.adminAuth, { ingest_key: { label: 'O', kind: 'otlp' } });
+    const id = (JSON.parse(otlp.body) as { ingest_key: { id: number } }).ingest_key.id;
+    const changed = await call(t, 'PUT', `${KEYS}/${id}.json`, t.adminAuth, { ingest_key: { client_certificate_sha256: certificate } });
+    assert.deepEqual([changed.statusCode, changed.body], [422, refusal]);
+    assert.equal((await call(t, 'PUT', `${KEYS}/${id}.json`, t.adminAuth, { ingest_key: { client_certificate_sha256: null } })).statusCode, 204);
+  });
+
   it('keeps a log source\'s kind, networks, client certificate and threshold; the kind never changes', async () => {
     const fingerprint = 'AB:CD:'.repeat(14) + 'AB:CD:EF:01';
     const made = await call(t, 'POST', `${KEYS}.json`, t.adminAuth, { ingest_key: { label: 'Hypervisors', kind: 'syslog', allowed_networks: ['192.0.2.0/24', '2001:DB8::/32', '198.51.100.7'], client_certificate_sha256: fingerprint, min_severity: 'warning' } });

@@ -157,6 +157,17 @@ export interface KeyChanges {
 }
 
 /**
+ * A client certificate is a syslog sender's (TLS to cmi's listener): cmi serves HTTP, so no OTLP or
+ * journal request ever shows one, and a key that asked for one would refuse every request.
+ */
+function certificateOnlyForSyslog(kind: string, fields: Partial<IngestKeyFields>): void {
+  if (kind === 'syslog' || fields.client_certificate_sha256 === undefined || fields.client_certificate_sha256 === null) return;
+  const errors = new FieldErrors();
+  errors.add('client_certificate_sha256', 'is for syslog keys only (cmi serves HTTP: a TLS proxy in front of it holds the client certificates)');
+  errors.throwIfAny();
+}
+
+/**
  * Ingest keys (docs/api.md#ingest-keys): administrators create, read, edit and revoke them. The keys
  * that ingestion reads are kept in memory while the credentials version holds (a change to a key in
  * any process moves it: migration 022), so a revoked or disabled key is refused at once everywhere;
@@ -218,6 +229,7 @@ export function ingestKeysService(repository: IngestKeysRepository, clock: Clock
     async create(actor: Actor, body: unknown, base: string): Promise<ServedIngestKey> {
       assertPermitted(actor, 'ingest_keys.create');
       const fields = readKeyFields(body, true);
+      certificateOnlyForSyslog(fields.kind ?? 'sentry', fields);
       const key = await repository.create({
         label: fields.label as string,
         component: fields.component ?? null,
@@ -238,6 +250,7 @@ export function ingestKeysService(repository: IngestKeysRepository, clock: Clock
       assertPermitted(actor, 'ingest_keys.update');
       const fields = readKeyFields(body, false);
       const before = await repository.find(id);
+      if (before !== undefined) certificateOnlyForSyslog(before.kind, fields);
       const found = await repository.update(id, fields, clock());
       changed();
       if (!found || !before) throw new NotFound();

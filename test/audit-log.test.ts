@@ -58,6 +58,9 @@ const EXEMPT: Readonly<Record<string, string>> = {
   'POST /api/:id/store/': 'Sentry ingestion: occurrences, counted as reports are',
   'OPTIONS /api/:id/envelope/': 'a CORS preflight: changes nothing',
   'OPTIONS /api/:id/store/': 'a CORS preflight: changes nothing',
+  'POST /v1/logs': 'OpenTelemetry ingestion: occurrences, counted as reports are',
+  'POST /v1/traces': 'OpenTelemetry ingestion: occurrences, counted as reports are',
+  'POST /api/:key_id/journal/:public_key/upload': 'journal ingestion: occurrences, counted as reports are',
   'POST /users/validate_login': 'a question (is this login or email free?): changes nothing',
   'POST /users/sign_in': 'a sign-in, audited as session.create like the console\'s form; a form from an allowed origin: test/sign-in-form.test.ts',
   'POST /users/:id/unlock_account': 'audited as user.unlock, but its success needs the token a lock\'s mail carries: test/unlock-account.test.ts checks its row',
@@ -116,6 +119,9 @@ describe('the audit trail', () => {
       { route: 'POST /sysadmin_tools/infrastructure/ingest_keys', action: 'ingest_key.create', send: admin('POST', '/sysadmin_tools/infrastructure/ingest_keys.json', { ingest_key: { label: 'Walk key' } }) },
       { route: 'PUT /sysadmin_tools/infrastructure/ingest_keys/:id', action: 'ingest_key.update', send: async () => (await admin('PUT', `/sysadmin_tools/infrastructure/ingest_keys/${state.ingest}.json`, { ingest_key: { enabled: false } })()) },
       { route: 'DELETE /sysadmin_tools/infrastructure/ingest_keys/:id', action: 'ingest_key.revoke', send: async () => (await admin('DELETE', `/sysadmin_tools/infrastructure/ingest_keys/${state.ingest}.json`)()) },
+      { route: 'POST /sysadmin_tools/infrastructure/log_rules', action: 'log_rule.create', send: admin('POST', '/sysadmin_tools/infrastructure/log_rules.json', { log_rule: { label: 'Walk rule', pattern: '*walk*', error_class: 'walk' } }) },
+      { route: 'PUT /sysadmin_tools/infrastructure/log_rules/:id', action: 'log_rule.update', send: async () => (await admin('PUT', `/sysadmin_tools/infrastructure/log_rules/${state.logRule}.json`, { log_rule: { enabled: false } })()) },
+      { route: 'DELETE /sysadmin_tools/infrastructure/log_rules/:id', action: 'log_rule.delete', send: async () => (await admin('DELETE', `/sysadmin_tools/infrastructure/log_rules/${state.logRule}.json`)()) },
       { route: 'POST /sysadmin_tools/identity_providers', action: 'identity_provider.create', send: admin('POST', '/sysadmin_tools/identity_providers.json', { identity_provider: { kind: 'oidc', label: 'Walk SSO', settings: { issuer: 'https://sso.example.com', client_id: 'walk', client_secret: 'walk-secret' } } }) },
       { route: 'PUT /sysadmin_tools/identity_providers/:id', action: 'identity_provider.update', send: async () => (await admin('PUT', `/sysadmin_tools/identity_providers/${state.identityProvider}.json`, { identity_provider: { enabled: false } })()) },
       { route: 'DELETE /sysadmin_tools/identity_providers/:id', action: 'identity_provider.delete', send: async () => (await admin('DELETE', `/sysadmin_tools/identity_providers/${state.identityProvider}.json`)()) },
@@ -165,6 +171,7 @@ describe('the audit trail', () => {
       if (sample.route === 'POST /user_groups') state.group = idOf(res, 'user_group');
       if (sample.route === 'POST /sysadmin_tools/infrastructure/errors/:id/notes') state.note = idOf(res, 'note');
       if (sample.route === 'POST /sysadmin_tools/infrastructure/ingest_keys') state.ingest = idOf(res, 'ingest_key');
+      if (sample.route === 'POST /sysadmin_tools/infrastructure/log_rules') state.logRule = idOf(res, 'log_rule');
       if (sample.route === 'POST /sysadmin_tools/identity_providers') state.identityProvider = idOf(res, 'identity_provider');
       if (sample.route === 'POST /sysadmin_tools/alert_destinations') state.destination = idOf(res, 'alert_destination');
       if (sample.route === 'POST /sysadmin_tools/alert_rules') state.rule = idOf(res, 'alert_rule');

@@ -83,7 +83,8 @@ export function logsPlugin({ database, clock, audit, lists, keys, tracker, flush
   const ingestion = logIngestion(keys, tracker, sources, clock, { flushMs, operatorRules: () => rules.promotionRules() });
   const otlp = newOtlpCounters();
   const journal = journalCounters();
-  let syslog: SyslogListeners | undefined;
+  /** The syslog listeners started (cmi serve starts them once; a test may start more). */
+  const syslogs: SyslogListeners[] = [];
 
   const counts = (): LogSourceCounts => {
     const dropped: LogSourceCounts['dropped'] = [];
@@ -92,15 +93,18 @@ export function logsPlugin({ database, clock, audit, lists, keys, tracker, flush
     };
     add('otlp', otlp.dropped);
     add('journald', journal.dropped);
-    if (syslog !== undefined) add('syslog', (syslog.counters).dropped);
-    add('syslog', { unauthenticated: ingestion.counters.unauthenticated, overloaded: ingestion.counters.overloaded, rate_limited: ingestion.counters.rate_limited });
+    // The listeners' reasons and the ingestion's, one sum each (a connection refused and a line refused are both `unauthenticated`).
+    const syslogDropped: Record<string, number> = { unauthenticated: ingestion.counters.unauthenticated, overloaded: ingestion.counters.overloaded, rate_limited: ingestion.counters.rate_limited };
+    for (const listeners of syslogs) for (const [reason, count] of Object.entries(listeners.counters.dropped)) syslogDropped[reason] = (syslogDropped[reason] ?? 0) + count;
+    add('syslog', syslogDropped);
     add('sources', { over_limit: sources.refused() });
+    const sum = (of: (listeners: SyslogListeners) => number) => syslogs.reduce((total, listeners) => total + of(listeners), 0);
     return {
-      records: { syslog: syslog?.counters.records ?? 0, journald: journal.records, otlp: otlp.records },
+      records: { syslog: sum((listeners) => listeners.counters.records), journald: journal.records, otlp: otlp.records },
       dropped,
       errors: ingestion.counters.errors,
       lines: ingestion.counters.lines,
-      syslogConnections: syslog?.counters.connections.open ?? 0,
+      syslogConnections: sum((listeners) => listeners.counters.connections.open),
     };
   };
 
@@ -137,13 +141,14 @@ export function logsPlugin({ database, clock, audit, lists, keys, tracker, flush
     /** Starts the syslog listeners (CMI_SYSLOG_LISTEN), all or none; their lines go to the ingestion. */
     async listenSyslog(specs: readonly string[], tls: { cert: Buffer; key: Buffer; ca: Buffer | undefined } | undefined): Promise<SyslogListeners | undefined> {
       if (specs.length === 0) return undefined;
-      syslog = await startSyslogListeners([...specs], {
+      const syslog = await startSyslogListeners([...specs], {
         clock,
         ...(tls === undefined ? {} : { tls: { cert: tls.cert, key: tls.key, ...(tls.ca === undefined ? {} : { ca: tls.ca }) } }),
         onRecord: (record, peer) => ingestion.syslogRecord(record, peer),
         admits: (peer) => ingestion.syslogSenderAdmitted(peer),
         backlog: { full: () => ingestion.syslogFull(), room: () => ingestion.syslogRoom() },
       });
+      syslogs.push(syslog);
       return syslog;
     },
 
@@ -154,7 +159,7 @@ export function logsPlugin({ database, clock, audit, lists, keys, tracker, flush
 
     async stop(): Promise<void> {
       await silence?.stop();
-      await syslog?.close();
+      for (const listeners of syslogs.splice(0)) await listeners.close();
       await ingestion.stop();
     },
   };

@@ -128,14 +128,20 @@ describe('log rules: what they make of records', () => {
 
   it('holds in another process from its next record', async () => {
     const other = await t.secondProcess();
-    try {
-      const made = await call('POST', `${RULES}.json`, { log_rule: { label: 'Ceph slow ops', program: 'ceph-osd', pattern: '*slow ops*', error_class: 'ceph: slow ops' } });
-      assert.equal(made.statusCode, 201);
+    const sendThere = async (host: string) => {
       const sent = await other.app.inject({
         method: 'POST', url: '/v1/logs', headers: { authorization: `Bearer ${otlpKey}`, 'content-type': 'application/json' },
-        payload: JSON.stringify({ resourceLogs: [{ resource: { attributes: [{ key: 'host.name', value: { stringValue: 'st-4' } }, { key: 'service.name', value: { stringValue: 'ceph-osd' } }] }, scopeLogs: [{ logRecords: [{ severityNumber: 9, body: { stringValue: '12 slow ops, oldest one blocked for 31 sec' } }] }] }] }),
+        payload: JSON.stringify({ resourceLogs: [{ resource: { attributes: [{ key: 'host.name', value: { stringValue: host } }, { key: 'service.name', value: { stringValue: 'ceph-osd' } }] }, scopeLogs: [{ logRecords: [{ severityNumber: 9, body: { stringValue: '12 slow ops, oldest one blocked for 31 sec' } }] }] }] }),
       });
       assert.equal(sent.statusCode, 200, sent.body);
+    };
+    try {
+      // The other process judges a record first, so it holds the rules as they are (none of this kind).
+      await sendThere('st-3');
+      assert.deepEqual(await errorsOn('st-3'), []);
+      const made = await call('POST', `${RULES}.json`, { log_rule: { label: 'Ceph slow ops', program: 'ceph-osd', pattern: '*slow ops*', error_class: 'ceph: slow ops' } });
+      assert.equal(made.statusCode, 201);
+      await sendThere('st-4');
       assert.deepEqual(await errorsOn('st-4'), [['ceph: slow ops', '12 slow ops, oldest one blocked for 31 sec', 'ceph-osd', 1]]);
     } finally {
       await other.close();

@@ -11,6 +11,7 @@ import type { IngestKeysService } from '../ingest/ingest-keys.service.js';
 import { sameKey } from '../ingest/sentry-auth.js';
 import { DEFAULT_RULES, type PromotionRule, reportOfRecord, verdictOf } from './log-errors.js';
 import type { LogRecord } from './log-record.js';
+import type { LogSourcesRepository, SourceSeen } from './log-sources.store.js';
 import type { SyslogPeer } from './syslog-listener.js';
 
 /** What an ingest key may do: create errors, nothing else (docs/security.md#ingest-keys). */
@@ -34,13 +35,8 @@ export const SYSLOG_BATCH = 10_000;
 const SYSLOG_SLICE = 1_000;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** A source's lines since the last write (log-sources.store.ts adds them up). */
-export interface SourceSeen { host: string; program: string; component: string | null; keyId: number; lines: number; errors: number; firstAt: Date; lastAt: Date }
-
-/** Where the counted sources go (log-sources.store.ts). */
-export interface SourcesSink {
-  add(seen: SourceSeen[]): Promise<void>;
-}
+/** Where the counted sources go: the sources' repository (log-sources.store.ts adds them up). */
+export type SourcesSink = Pick<LogSourcesRepository, 'add'>;
 
 /** Counters of what ingestion did with the records the readers gave it, for /metrics. */
 export interface LogIngestionCounters {
@@ -115,9 +111,13 @@ function admitsPeer(matcher: KeyMatcher, key: IngestKey, address: string | undef
  */
 export function logIngestion(keys: IngestKeysService, tracker: TrackerService, sources: SourcesSink, clock: Clock, options: LogIngestionOptions) {
   /** The rules a record is judged by now: the operator's, then the shipped ones. */
+  let joined: { operators: readonly PromotionRule[]; rules: readonly PromotionRule[] } | undefined;
   const currentRules = async (): Promise<readonly PromotionRule[]> => {
     const operators = options.operatorRules === undefined ? [] : await options.operatorRules();
-    return operators.length === 0 ? DEFAULT_RULES : [...operators, ...DEFAULT_RULES];
+    if (operators.length === 0) return DEFAULT_RULES;
+    // Joined once while the operator's rules are the same (log-rules.service.ts keeps them), not every batch.
+    if (joined?.operators !== operators) joined = { operators, rules: [...operators, ...DEFAULT_RULES] };
+    return joined.rules;
   };
   const buckets = tokenBuckets(clock);
   const counters: LogIngestionCounters = { errors: 0, lines: 0, unauthenticated: 0, rate_limited: 0, overloaded: 0 };

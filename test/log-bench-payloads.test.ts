@@ -26,7 +26,10 @@ describe('the log benchmark payloads', () => {
     const counters = { truncated: 0, dropped: { unparsable: 0, framing: 0, incomplete: 0, handshake: 0, client_certificate: 0, connection_limit: 0, unauthenticated: 0, idle_timeout: 0, sink_error: 0 } };
     const frames = new FrameReader((text) => records.push(parseSyslog(text, '127.0.0.1', NOW) as LogRecord), counters);
     // In chunks of 65,536 bytes, as a socket reads them: frames cut between chunks.
-    for (let at = 0; at < payload.bytes.length; at += 65_536) assert.equal(frames.push(payload.bytes.subarray(at, at + 65_536)), true);
+    for (let at = 0; at < payload.bytes.length; at += 65_536) {
+      const chunk = payload.bytes.subarray(at, at + 65_536);
+      assert.equal(frames.push(chunk), chunk.length);
+    }
     assert.deepEqual(tally(records), { records: 50_000, errors: 500, errorHosts: HOSTS.length, errorMessages: MESSAGES.length });
     assert.equal(records.filter((record) => record.severity === 6).length, 49_500);
     assert.deepEqual(records[99], { ...records[99], host: 'hv-000', program: 'nova-compute', severity: 3, message: MESSAGES[0], timestamp: NOW });

@@ -179,7 +179,7 @@ describe('FrameReader: RFC 6587 framing', () => {
     const frames: string[] = [];
     const counters = { truncated: 0, dropped: { unparsable: 0, framing: 0, incomplete: 0, handshake: 0, client_certificate: 0, connection_limit: 0, unauthenticated: 0, idle_timeout: 0, sink_error: 0 } };
     const reader = new FrameReader((text) => frames.push(text), counters);
-    const ok = chunks.map((chunk) => reader.push(chunk));
+    const ok = chunks.map((chunk) => reader.push(chunk) === chunk.length);
     reader.end();
     return { frames, counters, ok, reader };
   };
@@ -195,6 +195,20 @@ describe('FrameReader: RFC 6587 framing', () => {
     assert.deepEqual(read([Buffer.from('12x<13>')]).ok, [false]);
     assert.deepEqual(read([Buffer.from('0 ')]).ok, [false]);
     assert.deepEqual(read([Buffer.from('1234567890 <13>')]).ok, [false]);
+  });
+  it('stops after a frame once told it has read enough, and goes on from there', () => {
+    const stream = Buffer.from('11 <13>1 - - -\n<14>second\n<15>third\n');
+    const frames: string[] = [];
+    const reader = new FrameReader((text) => frames.push(text), { truncated: 0, dropped: { unparsable: 0, framing: 0, incomplete: 0, handshake: 0, client_certificate: 0, connection_limit: 0, unauthenticated: 0, idle_timeout: 0, sink_error: 0 } });
+    const stops: number[] = [];
+    for (let at = 0; at < stream.length;) {
+      at = reader.push(stream, at, () => true);
+      stops.push(at);
+    }
+    assert.deepEqual(frames, ['<13>1 - - -', '<14>second', '<15>third']);
+    // After the first frame (at its trailer), after the second; the third ends the chunk.
+    assert.deepEqual(stops, [14, 26, stream.length]);
+    assert.equal(reader.push(Buffer.from('<16>x\nGET /'), 0, () => false), -1);
   });
   it('counts an octet-counted frame cut short by the end of the connection', () => {
     const { frames, counters } = read([Buffer.from('50 <13>1 - - -')]);
@@ -629,7 +643,67 @@ describe('the listeners against bad input', { timeout: 30_000 }, () => {
   });
 });
 
+describe('the listeners reading a burst a share of each turn at a time', () => {
+  it('reads 30,000 lines written at once over many turns of the event loop, every line once and in order', async () => {
+    // The turns of the event loop, counted by a chain of setImmediate: each line is marked with the turn it was read in.
+    let turn = 0;
+    let counting = true;
+    const count = () => {
+      turn += 1;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const turns: number[] = [];
+    const { started, received, port } = await listeners(['tcp://127.0.0.1:0'], { onRecord: (record, peer) => {
+      received.push({ record, peer });
+      turns.push(turn);
+    } });
+    const lines = 30_000;
+    try {
+      const burst = Array.from({ length: lines }, (_, n) => {
+        const text = `<14>1 - host app - - - line ${n}`;
+        return `${Buffer.byteLength(text)} ${text}`;
+      }).join('');
+      const socket = connect(port('tcp'), '127.0.0.1', () => socket.end(burst));
+      await eventually(() => assert.equal(received.length, lines), 10_000);
+      assert.ok(received.every((one, n) => one.record.message === `line ${n}`), 'every line once, in order');
+      const perTurn = new Map<number, number>();
+      for (const at of turns) perTurn.set(at, (perTurn.get(at) ?? 0) + 1);
+      // 30,000 lines are some 10 ms of work: read half a millisecond a turn, they take many turns.
+      assert.ok(perTurn.size >= 5, `read in ${perTurn.size} turns`);
+      assert.ok(Math.max(...perTurn.values()) < lines / 4, `at most ${Math.max(...perTurn.values())} lines in a turn`);
+    } finally {
+      counting = false;
+      await started.close();
+    }
+  });
+});
+
 describe('the listeners pausing while the backlog is full (TCP flow control)', () => {
+  it('takes all of a chunk read over several turns though its sender closed the connection meanwhile', async () => {
+    let closedBeforeLast = false;
+    const { started, received, port } = await listeners(['tcp://127.0.0.1:0'], {
+      // A sink slow enough (20 µs a line) that the chunk takes some 24 turns' shares.
+      onRecord: (record, peer) => {
+        const until = performance.now() + 0.02;
+        while (performance.now() < until);
+        received.push({ record, peer });
+        if (received.length === 600) closedBeforeLast = started.counters.connections.open === 0;
+      },
+    });
+    try {
+      const lines = Array.from({ length: 600 }, (_, n) => {
+        const text = `<14>1 - host app - - - line ${n}`;
+        return `${Buffer.byteLength(text)} ${text}`;
+      }).join('');
+      const socket = connect(port('tcp'), '127.0.0.1', () => socket.end(lines));
+      await eventually(() => assert.equal(received.length, 600));
+      assert.ok(received.every((one, n) => one.record.message === `line ${n}`), 'every line once, in order');
+      assert.equal(closedBeforeLast, true, 'the connection was gone before its last line was read');
+    } finally {
+      await started.close();
+    }
+  });
   it('reads no more of a TCP connection once a chunk finds the backlog full, and the rest once there is room', async () => {
     let full = false;
     const rooms: Array<{ at: number; release: () => void }> = [];

@@ -4,6 +4,7 @@ import type { Actor } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import { TooManyRequests } from '../shared/problems.js';
 import { tokenBuckets } from '../shared/rate-limit.js';
+import { nextTurn, TurnBudget } from '../shared/turn-budget.js';
 import type { ErrorReport } from '../tracker/infrastructure-error.js';
 import type { TrackerService } from '../tracker/tracker.service.js';
 import type { IngestKey } from '../ingest/ingest-key.js';
@@ -31,9 +32,8 @@ export const MAX_SYSLOG_WAITING = 50_000;
  * flow control makes them (docs/log-sources.md#speed).
  */
 export const SYSLOG_BATCH = 10_000;
-/** Lines of a batch judged between two turns of the event loop, so that HTTP requests are answered meanwhile. */
-const SYSLOG_SLICE = 1_000;
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Milliseconds of a turn of the event loop spent judging syslog lines: HTTP requests are answered between (docs/log-sources.md#speed). */
+const JUDGE_MS_PER_TURN = 0.25;
 
 /** Where the counted sources go: the sources' repository (log-sources.store.ts adds them up). */
 export type SourcesSink = Pick<LogSourcesRepository, 'add'>;
@@ -221,6 +221,7 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
   let waitingChars = 0;
   const sizeOf = (line: LogRecord) => line.message.length + line.raw.length;
   let draining: Promise<void> | undefined;
+  const judging = new TurnBudget(JUDGE_MS_PER_TURN);
   /** Connections paused for a full batch, resumed once it is taken. */
   let paused: Array<() => void> = [];
   const wakePaused = () => {
@@ -249,12 +250,10 @@ export function logIngestion(keys: IngestKeysService, tracker: TrackerService, s
         else lines.push(line);
       }
       const writes: Array<Promise<void>> = [];
-      let judged = 0;
       for (const [key, lines] of byKey) {
         let now = clock();
         for (const { record: line, peer } of lines) {
-          judged += 1;
-          if (judged % SYSLOG_SLICE === 0) {
+          if (judging.spend()) {
             await nextTurn();
             now = clock();
           }

@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { LogSourcesTable, Schema } from '../db/schema.js';
+import { nextTurn } from '../shared/turn-budget.js';
 
 /** What a reader saw of one source in one batch (the ingestion's flush adds these, docs/log-sources.md#sources-and-silence). */
 export interface SourceSeen { host: string; program: string; component: string | null; keyId: number; lines: number; errors: number; firstAt: Date; lastAt: Date }
@@ -31,8 +32,8 @@ export interface SourceFilters {
  * lines are still read and judged; only the table leaves it out) and counted; known ones go on.
  */
 export const MAX_LOG_SOURCES = 100_000;
-/** Sources one statement upserts at most. */
-const ROWS_PER_STATEMENT = 500;
+/** Sources one statement upserts at most: a statement and its making are one turn of the event loop (docs/log-sources.md#speed). */
+const ROWS_PER_STATEMENT = 100;
 
 export function toSource(row: Selectable<LogSourcesTable>): LogSource {
   return {
@@ -80,6 +81,7 @@ export function logSourcesRepository(database: Database, options: { maxSources?:
     async add(seen: SourceSeen[]): Promise<void> {
       const rows = merged(seen);
       for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+        if (i > 0) await nextTurn();
         const part = rows.slice(i, i + ROWS_PER_STATEMENT);
         const values = sql.join(part.map((s) => sql`(${s.host}, ${s.program}, ${s.component}, ${s.keyId}, ${s.firstAt.toISOString()}, ${s.lastAt.toISOString()}, ${s.lines}, ${s.errors})`));
         const result = await sql<{ id: number }>`insert into log_sources (host, program, component, key_id, first_seen_at, last_seen_at, lines, errors)

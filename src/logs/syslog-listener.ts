@@ -10,6 +10,7 @@ import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dg
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { type Clock, systemClock } from '../shared/clock.js';
+import { TurnBudget } from '../shared/turn-budget.js';
 import { MAX_LINE_BYTES, type LogRecord } from './log-record.js';
 import { parseSyslog } from './syslog-parse.js';
 
@@ -99,6 +100,12 @@ const KEEPALIVE_DELAY_MS = 60_000;
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
 /** A UDP socket's receive buffer asked of the kernel (which may give less), so a burst waits rather than being lost. */
 const UDP_RECEIVE_BUFFER_BYTES = 4 * 1024 * 1024;
+/**
+ * Milliseconds of a turn of the event loop spent reading frames, all connections together: the rest of
+ * a chunk (a sender's burst of thousands of lines) waits for the next turn, and HTTP requests are
+ * answered between (docs/log-sources.md#speed).
+ */
+const READ_MS_PER_TURN = 0.25;
 /** An octet count of more digits than this is no length (RFC 6587 3.4.1 sets no bound; 9 digits is under a gigabyte). */
 const MAX_LENGTH_DIGITS = 9;
 
@@ -123,6 +130,7 @@ export async function startSyslogListeners(specs: string[], options: SyslogListe
     counters,
     clock: options.clock ?? systemClock,
     sockets: new Set(),
+    turns: new TurnBudget(READ_MS_PER_TURN),
   };
   const started: Started[] = [];
   try {
@@ -144,6 +152,8 @@ interface Context {
   clock: Clock;
   /** Every open TCP/TLS socket, for close(). */
   sockets: Set<Socket>;
+  /** The share of a turn of the event loop all TCP and TLS connections together read frames for. */
+  turns: TurnBudget;
 }
 
 interface Started {
@@ -284,20 +294,62 @@ function readStream(socket: Socket, peer: SyslogPeer, context: Context): void {
   });
   const frames = new FrameReader((text) => handleLine(text, peer, context), counters);
   const backlog = options.backlog;
-  socket.on('data', (chunk: Buffer) => {
-    if (!frames.push(chunk)) {
-      counters.dropped.framing += 1;
-      socket.destroy();
-      return;
-    }
-    if (backlog !== undefined && backlog.full() && !socket.isPaused()) {
-      socket.pause();
-      void backlog.room().then(() => socket.destroyed || socket.resume());
-    }
-  });
-  socket.on('end', () => {
+  // The connection is paused while the rest of a chunk waits for the next turn (this turn's share is
+  // spent), or while the backlog is full; it is read again once neither holds.
+  let rest: { chunk: Buffer; at: number } | undefined;
+  let waitingForRoom = false;
+  let ended = false;
+  const spend = () => context.turns.spend();
+  const finish = () => {
     frames.end();
     socket.end();
+  };
+  /** Reads what waits of a chunk; true when all of it is read (false: the connection is closed, or more waits). */
+  const readRest = (): boolean => {
+    if (rest === undefined) return true;
+    const at = frames.push(rest.chunk, rest.at, spend);
+    if (at < 0) {
+      rest = undefined;
+      counters.dropped.framing += 1;
+      socket.destroy();
+      return false;
+    }
+    if (at < rest.chunk.length) {
+      rest.at = at;
+      if (!socket.isPaused()) socket.pause();
+      setImmediate(readOn);
+      return false;
+    }
+    rest = undefined;
+    return true;
+  };
+  /** Whether the backlog has room; when not, the connection waits for it paused. */
+  const roomInBacklog = (): boolean => {
+    if (backlog === undefined || !backlog.full()) return true;
+    if (!socket.isPaused()) socket.pause();
+    if (!waitingForRoom) {
+      waitingForRoom = true;
+      void backlog.room().then(() => {
+        waitingForRoom = false;
+        readOn();
+      });
+    }
+    return false;
+  };
+  // What was read of a connection is taken even once the connection is gone (its sender closed it after the burst).
+  const readOn = () => {
+    if (!readRest() || !roomInBacklog()) return;
+    if (ended) finish();
+    else if (!socket.destroyed) socket.resume();
+  };
+  socket.on('data', (chunk: Buffer) => {
+    rest = { chunk, at: 0 };
+    if (readRest()) roomInBacklog();
+  });
+  socket.on('end', () => {
+    // What waits of the last chunk is read first.
+    if (rest === undefined && !waitingForRoom) finish();
+    else ended = true;
   });
 }
 
@@ -315,33 +367,42 @@ export class FrameReader {
   private total = 0;
   private kept: Buffer[] = [];
   private keptBytes = 0;
+  /** A frame was handed on since push last looked: where push may stop. */
+  private delivered = false;
 
   constructor(
     private readonly onFrame: (text: string) => void,
     private readonly counters: Pick<SyslogCounters, 'truncated' | 'dropped'>,
   ) {}
 
-  /** Takes a chunk; false when it holds bytes that are no framing (the connection should be closed). */
-  push(chunk: Buffer): boolean {
-    let at = 0;
+  /**
+   * Reads a chunk from `from`, stopping after a frame once `enough()` says so: returns where it stopped
+   * (the chunk's length when it read all of it), or -1 for bytes that are no framing (the connection should be closed).
+   */
+  push(chunk: Buffer, from = 0, enough?: () => boolean): number {
+    let at = from;
     while (at < chunk.length) {
+      if (this.delivered) {
+        this.delivered = false;
+        if (enough?.()) return at;
+      }
       if (this.mode === 'between') {
         const byte = chunk[at] as number;
         if (byte === 0x0a || byte === 0x0d || byte === 0x20 || byte === 0x09 || byte === 0x00) at += 1;
         else if (byte === 0x3c) this.start('line');
         else if (byte >= 0x31 && byte <= 0x39) this.start('length');
-        else return false;
+        else return -1;
       } else if (this.mode === 'length') {
         const byte = chunk[at] as number;
         at += 1;
         if (byte >= 0x30 && byte <= 0x39) {
           this.remaining = this.remaining * 10 + (byte - 0x30);
           this.lengthDigits += 1;
-          if (this.lengthDigits > MAX_LENGTH_DIGITS) return false;
+          if (this.lengthDigits > MAX_LENGTH_DIGITS) return -1;
         } else if (byte === 0x20) {
           this.mode = 'octets';
         } else {
-          return false;
+          return -1;
         }
       } else if (this.mode === 'octets') {
         const end = Math.min(chunk.length, at + this.remaining);
@@ -353,7 +414,8 @@ export class FrameReader {
         if (lf !== -1) at += 1;
       }
     }
-    return true;
+    this.delivered = false;
+    return at;
   }
 
   /** The connection ended: a line without its LF is still a line; a counted frame cut short is lost. */
@@ -402,6 +464,7 @@ export class FrameReader {
   }
 
   private deliver(text: string): void {
+    this.delivered = true;
     try {
       this.onFrame(text);
     } catch {
@@ -430,7 +493,7 @@ function handleLine(text: string, peer: SyslogPeer, context: Context): void {
   counters.received += 1;
   let record: LogRecord | undefined;
   try {
-    record = parseSyslog(text, peer.address, context.clock());
+    record = parseSyslog(text, peer.address, context.clock);
   } catch {
     record = undefined;
   }

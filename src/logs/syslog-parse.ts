@@ -38,9 +38,9 @@ const SD_NAME = /^[!#-<>-\\^-~]{1,32}/;
  * form's header, malformed structured data), which the caller counts. `receivedFrom` (the sender's
  * address) is the host when the line names none, as an RFC 3164 relay would write it (RFC 3164 4.3.2).
  * `now` places an RFC 3164 timestamp, which has no year, in the year that puts it nearest to now; it is
- * read as UTC (it carries no zone).
+ * read as UTC (it carries no zone); given as a clock, it is read only for such a line.
  */
-export function parseSyslog(line: string, receivedFrom: string, now: Date = new Date()): LogRecord | undefined {
+export function parseSyslog(line: string, receivedFrom: string, now: Date | (() => Date) = () => new Date()): LogRecord | undefined {
   const pri = PRI.exec(line);
   if (!pri) return undefined;
   const prival = Number(pri[1]);
@@ -157,12 +157,12 @@ function paramValue(text: string, start: number): { value: string; end: number }
  * without its `:` is a TAG too; without a TAG the program is unknown and the words after HOSTNAME are
  * the message.
  */
-function parse3164(rest: string, now: Date): Parsed | undefined {
+function parse3164(rest: string, now: Date | (() => Date)): Parsed | undefined {
   const bsd = BSD_TIMESTAMP.exec(rest);
   const iso = bsd ? undefined : ISO_TIMESTAMP.exec(rest);
   const stamp = bsd ?? iso;
   let at = stamp ? stamp[0].length : 0;
-  const timestamp = bsd ? bsdDate(bsd, now) : iso ? rfc3339(iso[1] as string) : undefined;
+  const timestamp = bsd ? bsdDate(bsd, typeof now === 'function' ? now() : now) : iso ? rfc3339(iso[1] as string) : undefined;
   let host: string | undefined;
   let tag = TAG.exec(rest.slice(at, at + 200));
   if (!tag) {

@@ -346,17 +346,23 @@ describe('error ingestion on real cmi serve processes', { timeout: 600_000 }, ()
 
   it('writes the faults it holds when stopped with SIGTERM before the periodic write', async () => {
     const FAULTS = 50;
-    const fresh = await database();
-    const server = await serve(fresh, spoolDirectory(), { CMI_FAULT_INJECTION: 'capture' });
-    const load = client(server, 25);
-    const start = Date.now();
-    const faults = await Promise.all(Array.from({ length: FAULTS }, () => load.request('GET', '/version.json', undefined, { 'x-cmi-inject-fault': '1' })));
-    assert.deepEqual(faults.map((answer) => answer.status), Array(FAULTS).fill(500));
-    server.child.kill('SIGTERM');
-    const sinceFirst = Date.now() - start;
-    assert.ok(sinceFirst < 1000, `SIGTERM ${sinceFirst} ms after the first fault`);
-    assert.equal((await exitOf(server.child)).code, 0);
-    const counters = await countersByClass(fresh);
+    // The periodic write comes 1 s after start: only a SIGTERM sent before it proves the stop writes the
+    // faults. On a machine slow enough to miss that, the try is made again (at most three in all).
+    let fresh: FreshDatabase | undefined;
+    let sinceFirst = Infinity;
+    for (let tries = 0; tries < 3 && sinceFirst >= 1000; tries++) {
+      fresh = await database();
+      const server = await serve(fresh, spoolDirectory(), { CMI_FAULT_INJECTION: 'capture' });
+      const load = client(server, 25);
+      const start = Date.now();
+      const faults = await Promise.all(Array.from({ length: FAULTS }, () => load.request('GET', '/version.json', undefined, { 'x-cmi-inject-fault': '1' })));
+      assert.deepEqual(faults.map((answer) => answer.status), Array(FAULTS).fill(500));
+      server.child.kill('SIGTERM');
+      sinceFirst = Date.now() - start;
+      assert.equal((await exitOf(server.child)).code, 0);
+    }
+    assert.ok(sinceFirst < 1000, `SIGTERM ${sinceFirst} ms after the first fault, in each of three tries`);
+    const counters = await countersByClass(fresh as FreshDatabase);
     assert.equal(counters.get('InjectedFault'), FAULTS);
   });
 

@@ -216,7 +216,7 @@ export function addRemoteErrorCommands(program: Command): void {
   remote(errors.command('send'), 'record an error on the server, as a reporter does: from a shell script or cron (an administrator, or a login holding infrastructure_errors.create)',
     'cmi errors send --class Backup::Failed --message "nightly dump exited 2" --host db-01 --component backup',
     'cmi errors send --class Cron::Failed --message "$(tail -1 /var/log/job.log)" --backtrace-file /tmp/job.trace')
-    .requiredOption('--class <class>', 'the error\'s class (errors of one class and message are counted together)')
+    .requiredOption('--class <class>', 'the error\'s class (reports of one class and backtrace are counted on one error: docs/error-grouping.md)')
     .option('--message <message>', 'its message')
     .option('--host <host>', 'the host it occurred on (default: none)')
     .option('--component <component>', 'what failed: backup, storage, ...')

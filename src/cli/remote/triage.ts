@@ -61,8 +61,7 @@ export function filterOptions(command: Command, { snooze = false } = {}): Comman
 }
 
 /** `cmi errors resolve|reopen|ignore|snooze|assign|note|notes|activity` (docs/cli.md#triage). */
-export function remoteTriageCommands(connection: Connection) {
-  const { client } = connection;
+export function remoteTriageCommands({ client }: Connection) {
   const errors = client.infrastructureErrors;
   return {
     /**
@@ -82,7 +81,7 @@ export function remoteTriageCommands(connection: Connection) {
       }
       const selection = named.length > 0 ? { ids: named } : Object.keys(filters).length === 0 ? { all: true as const } : filters;
       // One request changes them all: the bar says it is under way (a terminal only; docs/cli.md#progress).
-      const bar = progressBar(`${verb}`);
+      const bar = progressBar(verb);
       bar.update(0, named.length > 0 ? named.length : undefined);
       let changed: number;
       try {
@@ -140,7 +139,6 @@ export function remoteTriageCommands(connection: Connection) {
 }
 
 type ChangeFlags = FilterFlags & { seenUntil?: string };
-const filtersFrom = (connection: Connection, options: ChangeFlags) => filtersOf(connection, options);
 const everyStatus = (options: ChangeFlags) => options.status === 'all';
 
 /** Adds `resolve`, `reopen`, `ignore`, `snooze`, `assign`, `note`, `notes`, `activity` to `cmi errors`. */
@@ -149,7 +147,7 @@ export function addRemoteTriageCommands(errors: Command): void {
   for (const [name, status, description] of simple) {
     filterOptions(remote(errors.command(`${name} [ids...]`), description, `cmi errors ${name} 7`, `cmi errors ${name} --status unresolved --host hv-01`))
       .action(async (ids: string[], options: ChangeFlags, command: Command) =>
-        run(command, false, async (c) => remoteTriageCommands(c).change(ids, await filtersFrom(c, options), { status }, name === 'reopen' ? 'reopened' : status, everyStatus(options))));
+        run(command, false, async (c) => remoteTriageCommands(c).change(ids, await filtersOf(c, options), { status }, name === 'reopen' ? 'reopened' : status, everyStatus(options))));
   }
 
   filterOptions(remote(errors.command('snooze [ids...]'), 'snooze errors until a time, for a while, or for N more occurrences', 'cmi errors snooze 7 --for 2h', 'cmi errors snooze 7 --occurrences 100'), { snooze: true })
@@ -170,7 +168,7 @@ export function addRemoteTriageCommands(errors: Command): void {
     .action(async (ids: string[], options: ChangeFlags & { to: string }, command: Command) =>
       run(command, false, async (c) => {
         const assignee = options.to === 'none' ? null : await userIdOf(c, options.to, '--to');
-        return remoteTriageCommands(c).change(ids, await filtersFrom(c, options), { assignee_id: assignee }, assignee === null ? 'unassigned' : 'assigned', everyStatus(options));
+        return remoteTriageCommands(c).change(ids, await filtersOf(c, options), { assignee_id: assignee }, assignee === null ? 'unassigned' : 'assigned', everyStatus(options));
       }));
 
   remote(errors.command('note <id> [text...]'), 'add a note (plain text) to an error, or delete one with --rm', 'cmi errors note 7 DNS on hv-02, not ours', 'cmi errors note 7 --rm 3')

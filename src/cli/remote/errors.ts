@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import type { ErrorListParams, ErrorReport, InfrastructureError, Note } from '../../client/index.js';
+import type { ErrorListParams, ErrorReport, InfrastructureError, Note, Triage } from '../../client/index.js';
 import { infrastructureErrorResource as resource } from '../../tracker/infrastructure-error.resource.js';
 import { histogramBucketResource } from '../../tracker/error-details.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
@@ -13,6 +13,7 @@ import { loginsOf } from './people.js';
 
 /** The list's MESSAGE column is at most this many characters; `show` lists this many occurrences and hosts. */
 const MESSAGE_COLUMN_CHARS = 60;
+const TRIAGE_AT_ONCE = 16;
 const SHOWN = 5;
 const BAR_CHARS = 40;
 
@@ -30,7 +31,11 @@ const key = (name: string, text: string): (string | Run)[] => [styled('bold', `$
 export function remoteErrorCommands({ client }: Connection) {
   /** The table of `ls`: each error's triage asked for beside it (the list's records hold nine fields; docs/api.md#error-triage), assignees by login. */
   const errorTable = async (errors: InfrastructureError[]): Promise<Line[]> => {
-    const triages = await Promise.all(errors.map((e) => client.infrastructureErrors.triage(e.id)));
+    // At most TRIAGE_AT_ONCE requests in flight: `ls --all` may list thousands.
+    const triages: Triage[] = [];
+    for (let i = 0; i < errors.length; i += TRIAGE_AT_ONCE) {
+      triages.push(...await Promise.all(errors.slice(i, i + TRIAGE_AT_ONCE).map((e) => client.infrastructureErrors.triage(e.id))));
+    }
     const login = await loginsOf(client, triages.map((t) => t.assignee_id));
     return table([
       ['ID', 'COUNT', 'LAST SEEN', 'STATUS', 'ASSIGNEE', 'REPORTED', 'CLASS', 'MESSAGE'],

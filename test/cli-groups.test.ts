@@ -58,7 +58,7 @@ describe('cmi groups, and cmi users ls filtered', () => {
     }
     assert.equal((await api('PUT', `/users/${t.alice.id}.json`, { user_group_id: 1 })).statusCode, 204);
     succeeded(await cmi(['groups', 'show', 'resellers']),
-      'id:         1\nlabel:      Resellers\nidentifier: resellers\nroles:      user\nbucket_id:  -\nusers:      1\n' +
+      'id:         1\nlabel:      Resellers\nidentifier: resellers\nroles:      user\nbucket:     -\nusers:      1\n' +
       'created_at: 2026-11-20T10:00:00+00:00\nupdated_at: 2026-11-20T10:00:00+00:00\n');
     succeeded(await cmi(['groups', 'edit', 'Ops team', '--label', 'Operations', '--roles', '1,2']), 'Updated user group 2 "Operations" (ops)\n');
     const edited = (await api('GET', '/user_groups/2.json')).json<{ user_group: { label: string; roles: Array<{ role: { id: number } }> } }>().user_group;
@@ -86,7 +86,8 @@ describe('cmi groups, and cmi users ls filtered', () => {
     succeeded(await cmi(['groups', 'rm', 'resellers']), 'Deleted user group 1 "Resellers" (resellers)\n');
     failed(await cmi(['groups', 'show', '1']), 1, 'cmi: Resource not found\n');
     failed(await cmi(['groups', 'edit', '2']), 2, 'cmi: nothing to change: give at least one of the options (cmi help groups edit)\n');
-    failed(await cmi(['groups', 'add', '--label', 'x', '--roles', 'admin']), 2, 'cmi: --roles must be role ids separated by commas (got "admin")\n');
+    failed(await cmi(['groups', 'add', '--label', 'x', '--roles', 'nosuch']), 2, 'cmi: no role "nosuch" (give an id, an identifier or a label)\n');
+    failed(await cmi(['groups', 'add', '--label', 'x', '--roles', 'admin,']), 2, 'cmi: --roles must be roles separated by commas (got "admin,")\n');
   });
 
   it('users add --group and users edit --group (by id, identifier or label) and --no-group: what the server then holds', async () => {

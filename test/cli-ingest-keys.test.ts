@@ -33,7 +33,7 @@ describe('cmi ingest-keys', () => {
   }
 
   it('create prints the DSN; show prints every field; --json is the API\'s body', async () => {
-    const made = await cmi(['ingest-keys', 'create', 'Billing service', '--component', 'billing', '--rate-limit', '120']);
+    const made = await cmi(['ingest-keys', 'add', '--label', 'Billing service', '--component', 'billing', '--rate-limit', '120']);
     succeeded(made, /^Created ingest key 1 "Billing service"; its DSN:\nhttps:\/\/([0-9a-f]{32})@errors\.example\.com\/1\n$/);
     publicKey = /https:\/\/([0-9a-f]{32})@/.exec(made.stdout)![1]!;
     succeeded(await cmi(['ingest-keys', 'show', '1']), [
@@ -62,7 +62,7 @@ describe('cmi ingest-keys', () => {
 
   it('edit changes what its options name; ls lists the keys in a table', async () => {
     succeeded(await cmi(['ingest-keys', 'edit', '1', '--disable', '--no-component', '--origins', 'https://app.example.com']), 'Updated ingest key 1 "Billing service"\n');
-    succeeded(await cmi(['ingest-keys', 'create', 'Web', '--origins', '*']), /^Created ingest key 2 "Web"; its DSN:\n/);
+    succeeded(await cmi(['ingest-keys', 'add', '--label', 'Web', '--origins', '*']), /^Created ingest key 2 "Web"; its DSN:\n/);
     const row = await t.database.db.selectFrom('ingest_keys').selectAll().where('id', '=', 1).executeTakeFirstOrThrow();
     assert.deepEqual([row.enabled, row.component, row.allowed_origins, row.rate_limit_per_minute], [0, null, 'https://app.example.com', 120]);
     const [first, second] = (await t.database.db.selectFrom('ingest_keys').select('public_key').orderBy('id').execute()).map((key) => key.public_key);

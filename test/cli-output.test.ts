@@ -179,17 +179,18 @@ describe('cmi prints hostile values escaped, --json exact', () => {
       cmi(['errors', 'ls']), cmi(['errors', 'show', String(errorId)]), cmi(['local', 'errors', 'ls']), cmi(['local', 'errors', 'show', String(errorId)]),
       cmi(['errors', 'ls', '--json']), cmi(['local', 'errors', 'ls', '--json']), cmi(['local', 'errors', 'show', String(errorId), '--json']),
     ]);
-    const header = (classWidth: number) => `ID  COUNT  LAST SEEN                  REPORTED  ${'CLASS'.padEnd(classWidth)}  MESSAGE`;
+    const header = (classWidth: number, triage = '') => `ID  COUNT  LAST SEEN                  ${triage}REPORTED  ${'CLASS'.padEnd(classWidth)}  MESSAGE`;
     // The first line of the message (30 characters, under the column's 60).
-    const entry = `${String(errorId).padEnd(2)}  1      2026-11-20T10:00:00+00:00  no        ${EVIL_CLASS_SHOWN}  ${EVIL_MESSAGE_FIRST_SHOWN}`;
-    assert.equal(printedSafely(list), `${header(EVIL_CLASS_SHOWN.length)}\n${entry}\n1 of 1 errors (page 1 of 1)\n`);
-    assert.equal(printedSafely(localList), `${header(EVIL_CLASS_SHOWN.length)}\n${entry}\n1 of 1 errors (page 1)\n`);
+    const entry = (triage = '') => `${String(errorId).padEnd(2)}  1      2026-11-20T10:00:00+00:00  ${triage}no        ${EVIL_CLASS_SHOWN}  ${EVIL_MESSAGE_FIRST_SHOWN}`;
+    // The server's list shows each error's triage too (docs/cli.md#infrastructure-errors).
+    assert.equal(printedSafely(list), `${header(EVIL_CLASS_SHOWN.length, 'STATUS      ASSIGNEE  ')}\n${entry('unresolved  -         ')}\n1 of 1 errors (page 1 of 1)\n`);
+    assert.equal(printedSafely(localList), `${header(EVIL_CLASS_SHOWN.length)}\n${entry()}\n1 of 1 errors (page 1)\n`);
     for (const res of [shown, localShown]) {
       const out = printedSafely(res);
       assert.ok(out.includes('\nbacktrace:\n    a.ts:1\\x1b[2J\n    b.ts:2\n'), out);
       assert.ok(out.includes(`\nerror_class: ${EVIL_CLASS_SHOWN}\n`), out);
       assert.ok(out.includes(`\nmessage: ${EVIL_MESSAGE_FIRST_SHOWN}\n    hide\\x1b[8m me\n`), out);
-      assert.match(out, new RegExp(`\\n {2}HOST {${EVIL_HOST_SHOWN.length - 2}}COUNT\\n {2}${EVIL_HOST_SHOWN.replace(/[\\[]/g, '\\$&')} {2}1\\n$`));
+      assert.match(out, new RegExp(`\\n {2}HOST {${EVIL_HOST_SHOWN.length - 2}}COUNT\\n {2}${EVIL_HOST_SHOWN.replace(/[\\[]/g, '\\$&')} {2}1\\n(\\n|$)`));
     }
     const body = await apiBody('/sysadmin_tools/infrastructure/errors.json');
     for (const res of [json, localJson]) {

@@ -242,13 +242,14 @@ describe('cmi remote commands', () => {
     const posted = await t.app.inject({ method: 'POST', url: '/sysadmin_tools/infrastructure/errors.json', headers: { authorization: t.adminAuth }, payload: report });
     const id = posted.json<{ infrastructure_error: { id: number; fingerprint: string } }>().infrastructure_error;
     succeeded(await cmi(['errors', 'ls', '--unreported']),
-      'ID  COUNT  LAST SEEN                  REPORTED  CLASS          MESSAGE\n' +
-      `${id.id}   1      2026-11-20T10:00:00+00:00  no        AttachTimeout  attach timed out\n1 of 1 errors (page 1 of 1)\n`);
+      'ID  COUNT  LAST SEEN                  STATUS      ASSIGNEE  REPORTED  CLASS          MESSAGE\n' +
+      `${id.id}   1      2026-11-20T10:00:00+00:00  unresolved  -         no        AttachTimeout  attach timed out\n1 of 1 errors (page 1 of 1)\n`);
     const shown = await cmi(['errors', 'show', String(id.id)]);
     succeeded(shown, `id: ${id.id}\nbacktrace:\n    a.ts:1\n    b.ts:2\ncounter: 1\ncreated_at: 2026-11-20T10:00:00+00:00\nerror_class: AttachTimeout\n` +
       `fingerprint: ${id.fingerprint}\nmessage: attach timed out\n    second line\nreported: false\nupdated_at: 2026-11-20T10:00:00+00:00\n\n` +
       'Latest occurrences (1 of 1 kept):\n  OCCURRED AT                HOST   COMPONENT  REQUEST ID\n  2026-11-20T10:00:00+00:00  hv-01  storage    -\n\n' +
-      'By host (1 of 1):\n  HOST   COUNT\n  hv-01  1\n');
+      'Triage:\n  status: unresolved\n  assignee: -\n\nLatest notes (0 of 0):\n\n' +
+      'By host (1 of 1):\n  HOST   COUNT\n  hv-01  1\n\nBy component (1 of 1):\n  COMPONENT  COUNT\n  storage    1\n');
     const histogram = await cmi(['errors', 'histogram', String(id.id)]);
     succeeded(histogram, /^START {22}COUNT\n2026-11-19T11:00:00\+00:00 {2}0\n[^]*2026-11-20T10:00:00\+00:00 {2}1 {6}#{40}\n1 occurrences in 24 buckets\n$/);
     succeeded(await cmi(['errors', 'report', String(id.id)]), `Reported infrastructure error ${id.id} (AttachTimeout: attach timed out)\n`);
@@ -327,6 +328,7 @@ describe('cmi remote commands', () => {
       [['deliveries', 'list', '--state', 'failed'], 'cmi: "cmi deliveries list" is now "cmi local deliveries ls" (or "cmi deliveries ls" on a server)\n'],
       [['deliveries', 'retry', '1'], 'cmi: "cmi deliveries retry" is now "cmi local deliveries retry"\n'],
       [['local', 'deliveries', 'list'], 'cmi: "cmi local deliveries list" is now "cmi local deliveries ls"\n'],
+      [['ingest-keys', 'create', 'Billing'], 'cmi: "cmi ingest-keys create" is now "cmi ingest-keys add"; the label is --label LABEL\n'],
     ];
     // Every row of the table is tried here (the next release deletes both).
     const tried = new Set(cases.map(([args]) => args.slice(0, args[0] === 'local' ? 3 : 2).join(' ')));

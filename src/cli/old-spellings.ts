@@ -37,6 +37,7 @@ export const OLD_SPELLINGS: ReadonlyArray<{ old: string; now: string; server?: s
   { old: 'deliveries list', now: 'local deliveries ls', server: 'deliveries ls' },
   { old: 'deliveries retry', now: 'local deliveries retry' },
   { old: 'local deliveries list', now: 'local deliveries ls' },
+  { old: 'ingest-keys create', now: 'ingest-keys add', note: 'the label is --label LABEL' },
 ];
 
 /** A usage mistake: exit 2, as the remote commands' (docs/cli.md#exit-codes). */

@@ -27,12 +27,14 @@ interface Run {
   readonly io: CliIo;
   /** The exit code a command chose without failing (doctor's failed check, users import's refused rows). */
   exitCode: number | undefined;
+  /** --quiet: no progress bar (docs/cli.md#progress). */
+  quiet: boolean;
 }
 
 const runs = new AsyncLocalStorage<Run>();
 
 /** Runs `body` as one run of the command on `io`: everything it calls, awaits or schedules sees this run. */
-export const inRun = <T>(io: CliIo, body: () => Promise<T>): Promise<T> => runs.run({ io, exitCode: undefined }, body);
+export const inRun = <T>(io: CliIo, body: () => Promise<T>): Promise<T> => runs.run({ io, exitCode: undefined, quiet: false }, body);
 
 /** The exit code the current run's command chose (chooseExitCode), if it chose one. */
 export const chosenExitCode = (): number | undefined => runs.getStore()?.exitCode;
@@ -49,6 +51,15 @@ export function chooseExitCode(code: number): void {
   if (run === undefined) process.exitCode = code;
   else run.exitCode = code;
 }
+
+/** Asks the current run for no progress bar (--quiet). */
+export function beQuiet(): void {
+  const run = runs.getStore();
+  if (run !== undefined) run.quiet = true;
+}
+
+/** Whether the current run was asked for no progress bar. */
+export const quiet = (): boolean => runs.getStore()?.quiet === true;
 
 /** The current run's environment. */
 export const cliEnv = (): NodeJS.ProcessEnv => currentIo()?.env ?? process.env;

@@ -14,7 +14,7 @@
  * command, a test's for a command run in process (docs/cli.md#running-in-process).
  */
 
-import { type CliIo, currentIo, type Sink } from './io.js';
+import { type CliIo, currentIo, quiet, type Sink } from './io.js';
 
 /** The process's own environment, working directory, input and output: what the real command runs on (main.ts). */
 export const processIo = (): CliIo => ({ env: process.env, cwd: process.cwd(), stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
@@ -151,11 +151,22 @@ export function table(rows: readonly (readonly string[])[], styleOf: (row: numbe
   });
 }
 
-/** A bar on stderr, redrawn in place; nothing at all when stderr is not a terminal. Its label is the command's own. */
-export function progressBar(label: string) {
+/** Rows a second, as the bar shows it: whole above 10, one decimal below (`0.4/s`, `12/s`, `3400/s`). */
+export function rate(done: number, seconds: number): string {
+  const perSecond = seconds > 0 ? done / seconds : 0;
+  return `${perSecond >= 10 ? Math.round(perSecond) : perSecond.toFixed(1)}/s`;
+}
+
+/**
+ * A bar on stderr, redrawn in place: the rows done (of how many, when known) and the rate since it
+ * started; nothing at all when stderr is not a terminal or the run was asked for --quiet
+ * (docs/cli.md#progress). Its label is the command's own. `now` (milliseconds) is the clock a test gives.
+ */
+export function progressBar(label: string, now: () => number = () => performance.now()) {
   const stderr = sink('stderr');
-  const shown = stderr.isTTY === true;
+  const shown = stderr.isTTY === true && !quiet();
   const width = 30;
+  const started = now();
   let drawn = false;
   return {
     update(done: number, total: number | undefined): void {
@@ -163,7 +174,8 @@ export function progressBar(label: string) {
       const known = total !== undefined && total > 0;
       const filled = known ? Math.min(width, Math.round((done / total) * width)) : 0;
       const bar = known ? `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total}` : `${done}`;
-      stderr.write(`\r${visible(label)} ${bar}`);
+      // Then erased to the line's end: a shorter rate leaves nothing of the longer one before it.
+      stderr.write(`\r${visible(label)} ${bar} ${rate(done, (now() - started) / 1000)}\x1b[K`);
       drawn = true;
     },
     /** Clears the bar's line, so what follows starts on a clean one. */

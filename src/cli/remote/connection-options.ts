@@ -7,5 +7,6 @@ export function connectionOptions(command: Command): Command {
     .option('--user <login>', 'log in as this login or email (env CMI_USER)')
     .option('--password-stdin', 'read the password from standard input (else env CMI_PASSWORD or CMI_API_KEY, or the profile)')
     .option('--profile <name>', 'a profile saved by cmi login (env CMI_PROFILE; default: the first saved)')
-    .option('--timeout <seconds>', 'give up on a request after this long (default 30)');
+    .option('--timeout <seconds>', 'give up on a request after this long (default 30)')
+    .option('-q, --quiet', 'no progress bar on a terminal');
 }

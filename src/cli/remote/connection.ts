@@ -2,7 +2,7 @@ import { CmiClient } from '../../client/index.js';
 import { UsageError } from '../common/usage-error.js';
 import { readProfile } from './profiles.js';
 import { complain } from '../common/output.js';
-import { cliEnv, readStdin } from '../common/io.js';
+import { beQuiet, cliEnv, readStdin } from '../common/io.js';
 
 /** The options every remote command takes (before or after the command's name; docs/cli.md#connecting). */
 export interface GlobalOptions {
@@ -12,6 +12,7 @@ export interface GlobalOptions {
   profile?: string;
   timeout?: string;
   xml?: boolean;
+  quiet?: boolean;
 }
 
 /** Exit codes of the remote commands (docs/cli.md#exit-codes). */
@@ -40,6 +41,7 @@ export interface Connection {
  * the profile.
  */
 export async function connect(options: GlobalOptions, env: NodeJS.ProcessEnv = cliEnv(), profiles: 'read' | 'ignore' = 'read'): Promise<Connection> {
+  if (options.quiet) beQuiet();
   const profileName = options.profile ?? (nonEmpty(env.CMI_PROFILE) ? env.CMI_PROFILE : undefined);
   const profile = profiles === 'read' ? readProfile(profileName, env) : undefined;
   if (profiles === 'read' && profileName !== undefined && profile === undefined) throw new RemoteUsageError(`no profile "${profileName}": save one with cmi login --profile ${profileName}`);

@@ -1,15 +1,19 @@
 import { type Command, Option } from 'commander';
-import type { ErrorListParams, InfrastructureError } from '../../client/index.js';
+import { readFileSync } from 'node:fs';
+import type { ErrorListParams, ErrorReport, InfrastructureError, Note, Triage } from '../../client/index.js';
 import { infrastructureErrorResource as resource } from '../../tracker/infrastructure-error.resource.js';
 import { histogramBucketResource } from '../../tracker/error-details.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
 import { type RawFormat, rendered } from './records-output.js';
-import { cell, human, type Line, type Output, progressBar, styled, table } from '../common/output.js';
+import { cell, human, type Line, type Output, progressBar, type Run, styled, table } from '../common/output.js';
+import { fromCwd, readStdin } from '../common/io.js';
 import { addRemoteTriageCommands, filtersOf } from './triage.js';
+import { loginsOf } from './people.js';
 
 /** The list's MESSAGE column is at most this many characters; `show` lists this many occurrences and hosts. */
 const MESSAGE_COLUMN_CHARS = 60;
+const TRIAGE_AT_ONCE = 16;
 const SHOWN = 5;
 const BAR_CHARS = 40;
 
@@ -20,13 +24,33 @@ function errorId(raw: string): number {
 
 const datetime = (value: Date) => `${value.toISOString().slice(0, 19)}+00:00`;
 
+/** `name: text`, the name bold on a terminal; a field of several lines is printed one line each, indented, and the writer escapes the rest (docs/cli.md#output). */
+const key = (name: string, text: string): (string | Run)[] => [styled('bold', `${name}:`), text === '' ? '' : ` ${text}`];
+
 /** `cmi errors ls|show|report|rm|histogram` against a server (administrators only). */
 export function remoteErrorCommands({ client }: Connection) {
-  const errorTable = (errors: InfrastructureError[]): Line[] =>
-    table([
-      ['ID', 'COUNT', 'LAST SEEN', 'REPORTED', 'CLASS', 'MESSAGE'],
-      ...errors.map((e) => [String(e.id), String(e.counter), datetime(e.updated_at), e.reported ? 'yes' : 'no', cell(e.error_class), cell(e.message, MESSAGE_COLUMN_CHARS)]),
-    ], (row, column) => (column === 3 && !errors[row]!.reported ? 'yellow' : undefined));
+  /** The table of `ls`: each error's triage asked for beside it (the list's records hold nine fields; docs/api.md#error-triage), assignees by login. */
+  const errorTable = async (errors: InfrastructureError[]): Promise<Line[]> => {
+    // At most TRIAGE_AT_ONCE requests in flight: `ls --all` may list thousands.
+    const triages: Triage[] = [];
+    for (let i = 0; i < errors.length; i += TRIAGE_AT_ONCE) {
+      triages.push(...await Promise.all(errors.slice(i, i + TRIAGE_AT_ONCE).map((e) => client.infrastructureErrors.triage(e.id))));
+    }
+    const login = await loginsOf(client, triages.map((t) => t.assignee_id));
+    return table([
+      ['ID', 'COUNT', 'LAST SEEN', 'STATUS', 'ASSIGNEE', 'REPORTED', 'CLASS', 'MESSAGE'],
+      ...errors.map((e, i) => [String(e.id), String(e.counter), datetime(e.updated_at), triages[i]!.status, cell(login(triages[i]!.assignee_id)), e.reported ? 'yes' : 'no', cell(e.error_class), cell(e.message, MESSAGE_COLUMN_CHARS)]),
+    ], (row, column) => (column === 5 && !errors[row]!.reported ? 'yellow' : undefined));
+  };
+
+  /** The error's latest notes, oldest of them first: the list is oldest first, so its last page (and the one before, for a short last page). */
+  async function latestNotes(id: number): Promise<{ items: Note[]; total: number }> {
+    const first = await client.infrastructureErrors.notes(id, { perPage: SHOWN });
+    if (first.total <= first.items.length) return first;
+    const last = Math.ceil(first.total / first.limit);
+    const pages = await Promise.all([last - 1, last].map((page) => client.infrastructureErrors.notes(id, { page, perPage: first.limit })));
+    return { items: pages.flatMap((page) => page.items).slice(-SHOWN), total: first.total };
+  }
 
   return {
     async ls(params: ErrorListParams, all: boolean, raw: RawFormat): Promise<Output> {
@@ -44,24 +68,30 @@ export function remoteErrorCommands({ client }: Connection) {
           bar.done();
         }
         if (raw) return rendered(raw, { resource, records: errors });
-        return human(...errorTable(errors), `${errors.length} errors`);
+        return human(...await errorTable(errors), `${errors.length} errors`);
       }
       const result = await client.infrastructureErrors.list(params);
       if (raw) return rendered(raw, { resource, records: result.items });
       const pages = Math.max(1, Math.ceil(result.total / result.limit));
-      return human(...errorTable(result.items), `${result.items.length} of ${result.total} errors (page ${result.page} of ${pages})`);
+      return human(...await errorTable(result.items), `${result.items.length} of ${result.total} errors (page ${result.page} of ${pages})`);
     },
 
     async show(raw: string, format: RawFormat): Promise<Output> {
       const id = errorId(raw);
       const record = await client.infrastructureErrors.get(id);
       if (format) return rendered(format, { resource, record });
-      const [occurrences, hosts] = await Promise.all([
+      const [occurrences, hosts, components, triage, notes] = await Promise.all([
         client.infrastructureErrors.occurrences(id, { perPage: SHOWN }),
         client.infrastructureErrors.breakdown(id, { by: 'host', perPage: SHOWN }),
+        client.infrastructureErrors.breakdown(id, { by: 'component', perPage: SHOWN }),
+        client.infrastructureErrors.triage(id),
+        latestNotes(id),
       ]);
-      // A field of several lines is printed one line each, indented; the writer escapes the rest (docs/cli.md#output).
-      const key = (name: string, text: string): Line => [styled('bold', `${name}:`), text === '' ? '' : ` ${text}`];
+      const login = await loginsOf(client, [triage.assignee_id, triage.resolved_by_id, ...notes.items.map((n) => n.author_id)]);
+      const snooze = triage.status !== 'snoozed' ? [] : [
+        ...(triage.snoozed_until === null ? [] : [key('snoozed_until', datetime(triage.snoozed_until))]),
+        ...(triage.snooze_occurrences === null ? [] : [key('snooze_occurrences', String(triage.snooze_occurrences))]),
+      ];
       const [firstLine, ...moreLines] = record.message.split(/\r\n|\r|\n/);
       return human(
         key('id', String(record.id)),
@@ -82,8 +112,23 @@ export function remoteErrorCommands({ client }: Connection) {
           ...occurrences.items.map((o) => [datetime(o.occurred_at), cell(o.host ?? '-'), cell(o.component ?? '-'), cell(o.request_id ?? '-')]),
         ], undefined, '  '),
         '',
+        'Triage:',
+        ...[
+          key('status', triage.status),
+          ...snooze,
+          key('assignee', login(triage.assignee_id)),
+          ...(triage.resolved_at === null ? [] : [key('resolved', `${datetime(triage.resolved_at)} by ${login(triage.resolved_by_id)}`)]),
+          ...(triage.regressed_at === null ? [] : [key('regressed_at', datetime(triage.regressed_at))]),
+        ].map((line): Line => ['  ', ...line]),
+        '',
+        `Latest notes (${notes.items.length} of ${notes.total}):`,
+        ...(notes.items.length === 0 ? [] : table([['AT', 'AUTHOR', 'NOTE'], ...notes.items.map((n) => [datetime(n.created_at), cell(login(n.author_id)), cell(n.body)])], undefined, '  ')),
+        '',
         `By host (${hosts.items.length} of ${hosts.total}):`,
         ...table([['HOST', 'COUNT'], ...hosts.items.map((h) => [cell(h.value ?? '-'), String(h.count)])], undefined, '  '),
+        '',
+        `By component (${components.items.length} of ${components.total}):`,
+        ...table([['COMPONENT', 'COUNT'], ...components.items.map((h) => [cell(h.value ?? '-'), String(h.count)])], undefined, '  '),
       );
     },
 
@@ -97,6 +142,12 @@ export function remoteErrorCommands({ client }: Connection) {
       const record = await client.infrastructureErrors.get(id);
       await client.infrastructureErrors.delete(id);
       return human(`Deleted infrastructure error ${record.id} (${record.error_class}: ${cell(record.message)})`);
+    },
+
+    /** Records one report, as a reporter does (docs/api.md#post-sysadmin_toolsinfrastructureerrors): `cmi errors send`. */
+    async send(report: ErrorReport): Promise<Output> {
+      const { error, created } = await client.infrastructureErrors.record(report);
+      return human(`${created ? 'Recorded new' : 'Counted on'} infrastructure error ${error.id} (${error.error_class}: ${cell(error.message)}), ${error.counter} ${error.counter === 1 ? 'occurrence' : 'occurrences'}`);
     },
 
     /** The counts of `period`, one row a bucket, with a bar scaled to the largest. */
@@ -114,7 +165,16 @@ export function remoteErrorCommands({ client }: Connection) {
 
 type ErrorFlags = { status?: string; assignee?: string; reported?: boolean; unreported?: boolean; class?: string; q?: string; since?: string; until?: string; host?: string; component?: string; sort?: string; direction?: string; page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean };
 
-/** `cmi errors ls|show|report|rm|histogram`. */
+/** A backtrace file's text; one that cannot be read is a usage error naming it. */
+function readBacktrace(path: string): string {
+  try {
+    return readFileSync(fromCwd(path), 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new RemoteUsageError(`--backtrace-file: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+}
+
+/** `cmi errors ls|show|send|report|rm|histogram`. */
 export function addRemoteErrorCommands(program: Command): void {
   const errors = program.command('errors').description('infrastructure errors on a server (cmi local errors: in the configured database)');
   rawOptions(remote(errors.command('ls'), 'list infrastructure errors on the server, the latest seen first', 'cmi errors ls --unreported --host hv-01', 'cmi errors ls --status all --all --since 2026-11-20T00:00:00Z'))
@@ -127,7 +187,7 @@ export function addRemoteErrorCommands(program: Command): void {
     .option('--host <host>', 'with an occurrence on this host')
     .option('--component <component>', 'with an occurrence in this component')
     .option('--status <status>', 'in this triage status: unresolved (default), resolved, ignored, snoozed, or all')
-    .option('--assignee <who>', 'assigned to me, none, or a user id')
+    .option('--assignee <who>', 'assigned to me, none, or a user (login, email or id)')
     .option('--sort <field>', 'updated_at (default), created_at or counter')
     .option('--direction <direction>', 'desc (default) or asc')
     .option('--page <n>', 'page (default 1)')
@@ -142,11 +202,13 @@ export function addRemoteErrorCommands(program: Command): void {
       const params = {
         reported: options.reported ? true : options.unreported ? false : undefined,
         error_class: options.class, q: options.q, since: options.since, until: options.until, host: options.host, component: options.component,
-        // People's default is the errors still to look at; the API's, every status (docs/cli.md#triage).
-        ...filtersOf({ status: options.status ?? 'unresolved', assignee: options.assignee }),
         sort: options.sort as never, direction: options.direction as never, page: number(options.page, '--page'), perPage: number(options.perPage, '--per-page'),
       };
-      await run(command, options.xml, (c) => remoteErrorCommands(c).ls(params, options.all === true, rawFormat(options)));
+      await run(command, options.xml, async (c) => remoteErrorCommands(c).ls({
+        ...params,
+        // People's default is the errors still to look at; the API's, every status (docs/cli.md#triage).
+        ...await filtersOf(c, { status: options.status ?? 'unresolved', assignee: options.assignee }),
+      }, options.all === true, rawFormat(options)));
     });
 
   rawOptions(remote(errors.command('show <id>'), 'print an error on the server, its latest occurrences and the hosts it occurred on', 'cmi errors show 7', 'cmi errors show 7 --xml'))
@@ -155,6 +217,28 @@ export function addRemoteErrorCommands(program: Command): void {
 
   remote(errors.command('report <id>'), 'mark an error reported on the server, which delivers it first to its report webhook when one is set', 'cmi errors report 7')
     .action(async (id: string, _options: unknown, command: Command) => run(command, false, (c) => remoteErrorCommands(c).report(id)));
+
+  remote(errors.command('send'), 'record an error on the server, as a reporter does: from a shell script or cron (an administrator, or a login holding infrastructure_errors.create)',
+    'cmi errors send --class Backup::Failed --message "nightly dump exited 2" --host db-01 --component backup',
+    'cmi errors send --class Cron::Failed --message "$(tail -1 /var/log/job.log)" --backtrace-file /tmp/job.trace')
+    .requiredOption('--class <class>', 'the error\'s class (reports of one class and backtrace are counted on one error: docs/error-grouping.md)')
+    .option('--message <message>', 'its message')
+    .option('--host <host>', 'the host it occurred on (default: none)')
+    .option('--component <component>', 'what failed: backup, storage, ...')
+    .option('--backtrace-file <file>', 'its backtrace, one frame a line, from this file (- for standard input)')
+    .option('--request-id <id>', 'the request it broke')
+    .action(async (options: { class: string; message?: string; host?: string; component?: string; backtraceFile?: string; requestId?: string }, command: Command) => {
+      const backtrace = options.backtraceFile === undefined ? undefined : options.backtraceFile === '-' ? await readStdin() : readBacktrace(options.backtraceFile);
+      const report: ErrorReport = {
+        error_class: options.class,
+        ...(options.message === undefined ? {} : { message: options.message }),
+        ...(backtrace === undefined ? {} : { backtrace }),
+        ...(options.host === undefined ? {} : { host: options.host }),
+        ...(options.component === undefined ? {} : { component: options.component }),
+        ...(options.requestId === undefined ? {} : { request_id: options.requestId }),
+      };
+      await run(command, false, (c) => remoteErrorCommands(c).send(report));
+    });
 
   remote(errors.command('rm <id>'), 'delete an error on the server and everything kept about it', 'cmi errors rm 7')
     .action(async (id: string, _options: unknown, command: Command) => run(command, false, (c) => remoteErrorCommands(c).rm(id)));

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import type { CmiClient, NewUserGroup, UserGroup, UserGroupChanges } from '../../client/index.js';
+import { type CmiClient, CmiNotFoundError, type NewUserGroup, type UserGroup, type UserGroupChanges } from '../../client/index.js';
+import { bucketId } from './buckets.js';
+import { roleIds } from './roles.js';
 import { userGroupResource } from '../../user-groups/user-group.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
@@ -31,61 +33,76 @@ export async function findGroup(client: CmiClient, target: string): Promise<User
   throw new RemoteUsageError(`no user group "${target}" (give an id, an identifier or a label)`);
 }
 
-/** `--roles 3,4` (role ids; `--roles ''` none) as role_ids. */
-function roleIds(raw: string | undefined): number[] | undefined {
+/** `--roles triager,support` (ids, identifiers or labels; `--roles ''` none) as role_ids, names looked up on the server. */
+async function roleIdsOf(client: CmiClient, raw: string | undefined): Promise<number[] | undefined> {
   if (raw === undefined) return undefined;
   if (raw.trim() === '') return [];
-  const ids = raw.split(',').map((id) => id.trim());
-  if (!ids.every((id) => /^[1-9]\d{0,9}$/.test(id))) throw new RemoteUsageError(`--roles must be role ids separated by commas (got "${raw}")`);
-  return ids.map(Number);
+  const targets = raw.split(',').map((target) => target.trim());
+  if (targets.some((target) => target === '')) throw new RemoteUsageError(`--roles must be roles separated by commas (got "${raw}")`);
+  return roleIds(client, targets);
 }
 
-/** `--bucket 2` (`--bucket none`: no bucket) as bucket_id. */
-function bucketId(raw: string | undefined): number | null | undefined {
+/** `--bucket Gold` (an id or a label; `--bucket none`: no bucket) as bucket_id. */
+async function bucketIdOf(client: CmiClient, raw: string | undefined): Promise<number | null | undefined> {
   if (raw === undefined) return undefined;
   if (raw === 'none') return null;
-  if (!/^[1-9]\d{0,9}$/.test(raw)) throw new RemoteUsageError(`--bucket must be a bucket id or none (got "${raw}")`);
-  return Number(raw);
+  return bucketId(client, raw);
 }
 
 type GroupFlags = { label?: string; identifier?: string; roles?: string; bucket?: string };
 
-function groupFields(options: GroupFlags): UserGroupChanges {
-  const fields: Record<string, unknown> = { label: options.label, identifier: options.identifier, role_ids: roleIds(options.roles), bucket_id: bucketId(options.bucket) };
+async function groupFields(client: CmiClient, options: GroupFlags): Promise<UserGroupChanges> {
+  const fields: Record<string, unknown> = { label: options.label, identifier: options.identifier, role_ids: await roleIdsOf(client, options.roles), bucket_id: await bucketIdOf(client, options.bucket) };
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+/** The labels of the buckets `ids` name, each asked for once; one the server no longer has prints as its id. */
+async function bucketLabels(client: CmiClient, ids: Iterable<number | null>): Promise<(id: number | null) => string> {
+  const labels = new Map<number, string>();
+  await Promise.all([...new Set([...ids].filter((id): id is number => id !== null))].map(async (id) => {
+    try {
+      labels.set(id, (await client.buckets.get(id)).label);
+    } catch (error) {
+      if (!(error instanceof CmiNotFoundError)) throw error;
+    }
+  }));
+  return (id) => (id === null ? '-' : labels.get(id) ?? `bucket ${id}`);
 }
 
 /** `cmi groups ls|show|add|edit|rm` against a server. */
 export function remoteGroupCommands({ client }: Connection) {
-  const groupTable = (groups: UserGroup[]): Line[] =>
-    table([['ID', 'LABEL', 'IDENTIFIER', 'ROLES', 'BUCKET'], ...groups.map((g) => [String(g.id), cell(g.label), cell(g.identifier), cell(roleList(g)), g.bucket_id === null ? '-' : String(g.bucket_id)])]);
+  const groupTable = async (groups: UserGroup[]): Promise<Line[]> => {
+    const bucket = await bucketLabels(client, groups.map((g) => g.bucket_id));
+    return table([['ID', 'LABEL', 'IDENTIFIER', 'ROLES', 'BUCKET'], ...groups.map((g) => [String(g.id), cell(g.label), cell(g.identifier), cell(roleList(g)), cell(bucket(g.bucket_id))])]);
+  };
 
   return {
     async ls(options: { page?: string; perPage?: string }, raw: RawFormat): Promise<Output> {
       const result = await client.userGroups.list({ page: positive(options.page, '--page'), perPage: positive(options.perPage, '--per-page') });
       if (raw) return rendered(raw, { resource: userGroupResource, records: result.items.map(asRendered) });
       const pages = Math.max(1, Math.ceil(result.total / result.limit));
-      return human(...groupTable(result.items), `${result.items.length} of ${result.total} user groups (page ${result.page} of ${pages})`);
+      return human(...await groupTable(result.items), `${result.items.length} of ${result.total} user groups (page ${result.page} of ${pages})`);
     },
 
     async show(target: string, raw: RawFormat): Promise<Output> {
       const group = await findGroup(client, target);
       if (raw) return rendered(raw, { resource: userGroupResource, record: asRendered(group) });
-      const members = await client.userGroups.users(group.id, { perPage: 1 });
+      const [members, bucket] = await Promise.all([client.userGroups.users(group.id, { perPage: 1 }), bucketLabels(client, [group.bucket_id])]);
       const lines: Array<[string, string]> = [
         ['id', String(group.id)], ['label', cell(group.label)], ['identifier', cell(group.identifier)], ['roles', cell(roleList(group))],
-        ['bucket_id', group.bucket_id === null ? '-' : String(group.bucket_id)], ['users', String(members.total)],
+        ['bucket', cell(bucket(group.bucket_id))], ['users', String(members.total)],
         ['created_at', `${group.created_at.toISOString().slice(0, 19)}+00:00`], ['updated_at', `${group.updated_at.toISOString().slice(0, 19)}+00:00`],
       ];
       const width = Math.max(...lines.map(([name]) => name.length));
       return human(...lines.map(([name, text]): Line => [styled('bold', `${name}:`.padEnd(width + 1)), ` ${text}`]));
     },
 
-    async add(fields: NewUserGroup): Promise<Output> {
-      return human(`Created user group ${describe(await client.userGroups.create(fields))}`);
+    async add(flags: GroupFlags): Promise<Output> {
+      return human(`Created user group ${describe(await client.userGroups.create(await groupFields(client, flags) as NewUserGroup))}`);
     },
 
-    async edit(target: string, changes: UserGroupChanges): Promise<Output> {
+    async edit(target: string, flags: GroupFlags): Promise<Output> {
+      const changes = await groupFields(client, flags);
       if (Object.keys(changes).length === 0) throw new RemoteUsageError('nothing to change: give at least one of the options (cmi help groups edit)');
       const group = await findGroup(client, target);
       await client.userGroups.update(group.id, changes);
@@ -115,16 +132,16 @@ export function addRemoteGroupCommands(program: Command): void {
 
   const fieldOptions = (command: Command) => command
     .option('--identifier <identifier>', 'identifier (default: made from the label)')
-    .option('--roles <ids>', 'the role ids the group holds, comma-separated (replacing its roles; "" for none)')
-    .option('--bucket <id>', 'the billing bucket id, or none');
+    .option('--roles <roles>', 'the roles the group holds, comma-separated ids, identifiers or labels (replacing its roles; "" for none)')
+    .option('--bucket <bucket>', 'the billing bucket, by label or id, or none');
 
-  fieldOptions(remote(groups.command('add'), 'create a user group on the server', 'cmi groups add --label Resellers --roles 3,4 --bucket 1'))
+  fieldOptions(remote(groups.command('add'), 'create a user group on the server', 'cmi groups add --label Resellers --roles triager,support --bucket Gold'))
     .requiredOption('--label <label>', 'label')
-    .action(async (options: GroupFlags, command: Command) => run(command, false, (c) => remoteGroupCommands(c).add(groupFields(options) as NewUserGroup)));
+    .action(async (options: GroupFlags, command: Command) => run(command, false, (c) => remoteGroupCommands(c).add(options)));
 
   fieldOptions(remote(groups.command('edit <group>'), 'change a user group on the server (by id, identifier or label)', 'cmi groups edit resellers --roles 3', 'cmi groups edit 2 --label "Resellers EU" --bucket none'))
     .option('--label <label>', 'new label')
-    .action(async (target: string, options: GroupFlags, command: Command) => run(command, false, (c) => remoteGroupCommands(c).edit(target, groupFields(options))));
+    .action(async (target: string, options: GroupFlags, command: Command) => run(command, false, (c) => remoteGroupCommands(c).edit(target, options)));
 
   remote(groups.command('rm <group>'), 'delete a user group on the server (refused while users belong to it)', 'cmi groups rm resellers')
     .action(async (target: string, _options: unknown, command: Command) => run(command, false, (c) => remoteGroupCommands(c).rm(target)));

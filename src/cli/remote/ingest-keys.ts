@@ -19,7 +19,7 @@ function keyId(raw: string): number {
   return positive(raw, 'the key id') as number;
 }
 
-/** `cmi ingest-keys create|ls|show|edit|revoke` against a server (docs/cli.md#cmi-ingest-keys). */
+/** `cmi ingest-keys add|ls|show|edit|revoke` against a server (docs/cli.md#cmi-ingest-keys). */
 export function remoteIngestKeyCommands({ client }: Connection) {
   const keyTable = (keys: IngestKey[]): Line[] =>
     table([
@@ -95,7 +95,7 @@ function keyOptions(command: Command): Command {
     .option('--origins <origins>', 'origins browsers may send from, separated by spaces, or * ("" for none)');
 }
 
-/** `cmi ingest-keys create|ls|show|edit|revoke`: write-only keys for the Sentry SDKs (docs/sentry.md). */
+/** `cmi ingest-keys add|ls|show|edit|revoke`: write-only keys for the Sentry SDKs (docs/sentry.md). */
 export function addRemoteIngestKeyCommands(program: Command): void {
   const keys = program.command('ingest-keys').description('ingest keys on a server: the DSNs Sentry SDKs report with (docs/sentry.md)');
   rawOptions(remote(keys.command('ls'), 'list the ingest keys, with their DSNs', 'cmi ingest-keys ls', 'cmi ingest-keys ls --all --json'))
@@ -109,10 +109,12 @@ export function addRemoteIngestKeyCommands(program: Command): void {
     .action(async (id: string, options: { json?: boolean; xml?: boolean }, command: Command) =>
       run(command, options.xml, (c) => remoteIngestKeyCommands(c).show(id, rawFormat(options))));
 
-  keyOptions(remote(keys.command('create <label>'), 'make an ingest key and print its DSN', 'cmi ingest-keys create "Billing service" --component billing', 'cmi ingest-keys create "Web app" --origins https://app.example.com --rate-limit 100'))
+  // `add --label`, as every group adds (docs/cli.md#old-spellings: `create <label>` was its old spelling).
+  keyOptions(remote(keys.command('add'), 'make an ingest key and print its DSN', 'cmi ingest-keys add --label "Billing service" --component billing', 'cmi ingest-keys add --label "Web app" --origins https://app.example.com --rate-limit 100'))
+    .requiredOption('--label <label>', 'the key\'s name')
     .option('--disable', 'made disabled (refused until enabled)')
-    .action(async (label: string, options: KeyFlags, command: Command) =>
-      run(command, false, (c) => remoteIngestKeyCommands(c).create({ ...keyFields(options), label })));
+    .action(async (options: KeyFlags & { label: string }, command: Command) =>
+      run(command, false, (c) => remoteIngestKeyCommands(c).create({ ...keyFields(options), label: options.label })));
 
   keyOptions(remote(keys.command('edit <id>'), 'change an ingest key', 'cmi ingest-keys edit 3 --disable', 'cmi ingest-keys edit 3 --rate-limit 60 --no-component'))
     .option('--label <label>', 'new label')

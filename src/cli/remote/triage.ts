@@ -4,7 +4,8 @@ import { activityResource, noteResource } from '../../tracker/triage.resource.js
 import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
 import { type RawFormat, rendered } from './records-output.js';
-import { cell, human, type Output, table } from '../common/output.js';
+import { cell, human, type Output, progressBar, table } from '../common/output.js';
+import { loginsOf, userIdOf } from './people.js';
 
 const datetime = (value: Date) => `${value.toISOString().slice(0, 19)}+00:00`;
 
@@ -32,10 +33,9 @@ type FilterFlags = { reported?: boolean; unreported?: boolean; class?: string; q
  * The API's filters of these flags. `--status all` is every status: no status filter (ls's default
  * is `unresolved`; docs/cli.md#triage).
  */
-export function filtersOf(options: FilterFlags): ErrorFilters {
+export async function filtersOf(connection: Connection, options: FilterFlags): Promise<ErrorFilters> {
   const assignee = options.assignee === undefined || options.assignee === 'me' || options.assignee === 'none' ? options.assignee
-    : /^[1-9]\d{0,9}$/.test(options.assignee) ? Number(options.assignee) : undefined;
-  if (options.assignee !== undefined && assignee === undefined) throw new RemoteUsageError(`--assignee must be me, none or a user id (got "${options.assignee}")`);
+    : await userIdOf(connection, options.assignee, '--assignee');
   const filters: ErrorFilters = {
     reported: options.reported ? true : options.unreported ? false : undefined,
     error_class: options.class, q: options.q, since: options.since, until: options.until, host: options.host, component: options.component,
@@ -57,7 +57,7 @@ export function filterOptions(command: Command, { snooze = false } = {}): Comman
     .option('--host <host>', 'with an occurrence on this host')
     .option('--component <component>', 'with an occurrence in this component')
     .option('--status <status>', 'in this triage status: unresolved, resolved, ignored, snoozed, or all (every error)')
-    .option('--assignee <who>', 'assigned to me, none, or a user id');
+    .option('--assignee <who>', 'assigned to me, none, or a user (login, email or id)');
 }
 
 /** `cmi errors resolve|reopen|ignore|snooze|assign|note|notes|activity` (docs/cli.md#triage). */
@@ -76,10 +76,20 @@ export function remoteTriageCommands({ client }: Connection) {
       }
       if (named.length === 1) {
         const triage = await errors.setTriage(named[0]!, change);
-        return human(`Infrastructure error ${named[0]} ${verb}: ${triage.status}${triage.assignee_id === null ? '' : `, assigned to user ${triage.assignee_id}`}`);
+        const login = await loginsOf(client, [triage.assignee_id]);
+        return human(`Infrastructure error ${named[0]} ${verb}: ${triage.status}${triage.assignee_id === null ? '' : `, assigned to ${login(triage.assignee_id)}`}`);
       }
       const selection = named.length > 0 ? { ids: named } : Object.keys(filters).length === 0 ? { all: true as const } : filters;
-      const changed = await errors.triageMatching(change, selection);
+      // One request changes them all: the bar says it is under way (a terminal only; docs/cli.md#progress).
+      const bar = progressBar(verb);
+      bar.update(0, named.length > 0 ? named.length : undefined);
+      let changed: number;
+      try {
+        changed = await errors.triageMatching(change, selection);
+        bar.update(changed, changed);
+      } finally {
+        bar.done();
+      }
       return human(`${changed} infrastructure ${changed === 1 ? 'error' : 'errors'} ${verb}`);
     },
 
@@ -99,8 +109,9 @@ export function remoteTriageCommands({ client }: Connection) {
       const [id] = errorIds([raw]);
       const page = await errors.notes(id!, { perPage: 1000 });
       if (format) return rendered(format, { resource: noteResource, records: page.items });
+      const login = await loginsOf(client, page.items.map((n) => n.author_id));
       return human(
-        ...table([['ID', 'AT', 'AUTHOR', 'NOTE'], ...page.items.map((n) => [String(n.id), datetime(n.created_at), n.author_id === null ? '-' : String(n.author_id), cell(n.body)])]),
+        ...table([['ID', 'AT', 'AUTHOR', 'NOTE'], ...page.items.map((n) => [String(n.id), datetime(n.created_at), cell(login(n.author_id)), cell(n.body)])]),
         `${page.items.length} of ${page.total} notes`,
       );
     },
@@ -110,8 +121,9 @@ export function remoteTriageCommands({ client }: Connection) {
       const entries: Activity[] = [];
       for await (const entry of walk(id!)) entries.push(entry);
       if (format) return rendered(format, { resource: activityResource, records: entries });
+      const login = await loginsOf(client, entries.map((a) => a.actor_id));
       return human(
-        ...table([['AT', 'ACTOR', 'ACTION', 'DETAILS'], ...entries.map((a) => [datetime(a.at), a.actor_id === null ? '-' : String(a.actor_id), a.action, cell(JSON.stringify(a.details))])]),
+        ...table([['AT', 'ACTOR', 'ACTION', 'DETAILS'], ...entries.map((a) => [datetime(a.at), cell(login(a.actor_id)), a.action, cell(JSON.stringify(a.details))])]),
         `${entries.length} entries`,
       );
     },
@@ -127,7 +139,6 @@ export function remoteTriageCommands({ client }: Connection) {
 }
 
 type ChangeFlags = FilterFlags & { seenUntil?: string };
-const filtersFrom = (options: ChangeFlags) => filtersOf(options);
 const everyStatus = (options: ChangeFlags) => options.status === 'all';
 
 /** Adds `resolve`, `reopen`, `ignore`, `snooze`, `assign`, `note`, `notes`, `activity` to `cmi errors`. */
@@ -136,7 +147,7 @@ export function addRemoteTriageCommands(errors: Command): void {
   for (const [name, status, description] of simple) {
     filterOptions(remote(errors.command(`${name} [ids...]`), description, `cmi errors ${name} 7`, `cmi errors ${name} --status unresolved --host hv-01`))
       .action(async (ids: string[], options: ChangeFlags, command: Command) =>
-        run(command, false, (c) => remoteTriageCommands(c).change(ids, filtersFrom(options), { status }, name === 'reopen' ? 'reopened' : status, everyStatus(options))));
+        run(command, false, async (c) => remoteTriageCommands(c).change(ids, await filtersOf(c, options), { status }, name === 'reopen' ? 'reopened' : status, everyStatus(options))));
   }
 
   filterOptions(remote(errors.command('snooze [ids...]'), 'snooze errors until a time, for a while, or for N more occurrences', 'cmi errors snooze 7 --for 2h', 'cmi errors snooze 7 --occurrences 100'), { snooze: true })
@@ -149,16 +160,16 @@ export function addRemoteTriageCommands(errors: Command): void {
       if (options.occurrences !== undefined && !/^[1-9]\d{0,9}$/.test(options.occurrences)) throw new RemoteUsageError(`--occurrences must be a positive integer (got "${options.occurrences}")`);
       if (end === undefined && options.occurrences === undefined) throw new RemoteUsageError('give --until, --for or --occurrences');
       const change: TriageChange = { status: 'snoozed', ...(end === undefined ? {} : { snoozed_until: end }), ...(options.occurrences === undefined ? {} : { snooze_occurrences: Number(options.occurrences) }) };
-      await run(command, false, (c) => remoteTriageCommands(c).change(ids, filtersOf({ ...options, until: options.seenUntil }), change, 'snoozed', everyStatus(options)));
+      await run(command, false, async (c) => remoteTriageCommands(c).change(ids, await filtersOf(c, { ...options, until: options.seenUntil }), change, 'snoozed', everyStatus(options)));
     });
 
-  filterOptions(remote(errors.command('assign [ids...]'), 'assign errors to a user (--to none unassigns)', 'cmi errors assign 7 --to 3', 'cmi errors assign --host hv-01 --status unresolved --to 3'))
-    .requiredOption('--to <user>', 'a user id, or none')
-    .action(async (ids: string[], options: ChangeFlags & { to: string }, command: Command) => {
-      if (options.to !== 'none' && !/^[1-9]\d{0,9}$/.test(options.to)) throw new RemoteUsageError(`--to must be a user id or none (got "${options.to}")`);
-      const assignee = options.to === 'none' ? null : Number(options.to);
-      await run(command, false, (c) => remoteTriageCommands(c).change(ids, filtersFrom(options), { assignee_id: assignee }, assignee === null ? 'unassigned' : 'assigned', everyStatus(options)));
-    });
+  filterOptions(remote(errors.command('assign [ids...]'), 'assign errors to a user (--to none unassigns)', 'cmi errors assign 7 --to tom', 'cmi errors assign 7 --to me', 'cmi errors assign --host hv-01 --status unresolved --to none'))
+    .requiredOption('--to <user>', 'a user (login, email or id), me, or none')
+    .action(async (ids: string[], options: ChangeFlags & { to: string }, command: Command) =>
+      run(command, false, async (c) => {
+        const assignee = options.to === 'none' ? null : await userIdOf(c, options.to, '--to');
+        return remoteTriageCommands(c).change(ids, await filtersOf(c, options), { assignee_id: assignee }, assignee === null ? 'unassigned' : 'assigned', everyStatus(options));
+      }));
 
   remote(errors.command('note <id> [text...]'), 'add a note (plain text) to an error, or delete one with --rm', 'cmi errors note 7 DNS on hv-02, not ours', 'cmi errors note 7 --rm 3')
     .option('--rm <note_id>', 'delete this note instead')

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import type { CmiClient, NewUser, User, UserChanges, UserFilters } from '../../client/index.js';
 import { findGroup } from './groups.js';
+import { roleIds } from './roles.js';
 import { CmiApiError } from '../../client/index.js';
 import { userResource } from '../../users/user.resource.js';
 import { globals, rawFormat, rawOptions, remote, run } from './command.js';
@@ -28,9 +29,14 @@ function positive(raw: string | undefined, name: string): number | undefined {
 export async function findUser(client: CmiClient, target: string): Promise<User> {
   if (/^\d+$/.test(target)) return client.users.get(Number(target));
   const wanted = target.toLowerCase();
-  for await (const user of client.users.all({ perPage: 1000 })) {
-    if (user.login === target || user.email === wanted) return user;
+  // `q` narrows the walk to users whose login, email or name holds the text; the match is exact here.
+  const found: User[] = [];
+  for await (const user of client.users.all({ q: target, perPage: 1000 })) {
+    if (user.login === target) return user;
+    if (user.email.toLowerCase() === wanted || user.login.toLowerCase() === wanted) found.push(user);
   }
+  if (found.length === 1) return found[0]!;
+  if (found.length > 1) throw new RemoteUsageError(`"${target}" names ${found.length} users (ids ${found.map((u) => u.id).join(', ')}): give the login or the id`);
   throw new RemoteUsageError(`no user "${target}" (give an id, a login or an email)`);
 }
 
@@ -220,10 +226,7 @@ async function userFilters(client: CmiClient, options: UserListFlags): Promise<U
   const filters: UserFilters = {};
   if (options.q !== undefined) filters.q = options.q;
   if (options.status !== undefined) filters.status = options.status as UserFilters['status'];
-  if (options.role !== undefined) {
-    if (!/^[1-9]\d{0,9}$/.test(options.role)) throw new RemoteUsageError(`--role must be a role id (got "${options.role}")`);
-    filters.role_id = Number(options.role);
-  }
+  if (options.role !== undefined) filters.role_id = (await roleIds(client, [options.role]))[0]!;
   if (options.group !== undefined) filters.user_group_id = (await findGroup(client, options.group)).id;
   return filters;
 }
@@ -256,7 +259,7 @@ export function addRemoteUserCommands(program: Command): void {
     .option('--all', 'every page (a progress bar on a terminal)')
     .option('--q <text>', 'only users whose login, email, first or last name holds this text, in any case')
     .addOption(new Option('--status <status>', 'only users of this status').choices(['active', 'suspended', 'deleted']))
-    .option('--role <id>', 'only users holding this role (its id)')
+    .option('--role <role>', 'only users holding this role (by identifier, label or id)')
     .option('--group <group>', 'only members of this user group (id, identifier or label)')
     .action(async (options: { page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean } & UserListFlags, command: Command) =>
       run(command, options.xml, (c) => remoteUserCommands(c).ls(options, rawFormat(options))));

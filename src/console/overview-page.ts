@@ -25,6 +25,8 @@ export interface OverviewView {
   silent?: { items: LogSource[]; total: number };
 }
 
+/** A time as the list's `since` reads it, to the second. */
+const sinceOf = (at: Date) => `${at.toISOString().slice(0, 19)}Z`;
 const total = (buckets: readonly Bucket[]) => buckets.reduce((sum, b) => sum + b.count, 0);
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -40,12 +42,13 @@ ${rows.length === 0 ? html`<p class="muted">None seen in the last 24 h.</p>` : h
 }
 
 function errorsPart(errors: ErrorsOverview, today: Date, now: Date): Html {
-  const since = errors.since.toISOString();
+  const since = sinceOf(errors.since);
+  const weekSince = sinceOf(new Date(now.getTime() - 7 * 86_400_000));
   const dayTotal = total(errors.day);
   return html`<div class="figures">
 ${figure(dayTotal, 'occurrences in 24 h', errorsListUrl({ status: 'all', since }), 'figure-day')}
-${figure(total(errors.week), 'occurrences in 7 d', errorsListUrl({ status: 'all', since: new Date(now.getTime() - 7 * 86_400_000).toISOString() }), 'figure-week')}
-${figure(errors.newToday, errors.newToday === 1 ? 'new error today' : 'new errors today', errorsListUrl({ status: 'all', since: today.toISOString(), sort: 'created_at' }), 'figure-new')}
+${figure(total(errors.week), 'occurrences in 7 d', errorsListUrl({ status: 'all', since: weekSince }), 'figure-week')}
+${figure(errors.newToday, errors.newToday === 1 ? 'new error today' : 'new errors today', errorsListUrl({ status: 'all', since: sinceOf(today), sort: 'created_at' }), 'figure-new')}
 ${figure(errors.regressions.total, errors.regressions.total === 1 ? 'regression in 24 h' : 'regressions in 24 h', errorsListUrl({ since }), 'figure-regressions')}
 </div>
 <section class="card chart-card" aria-labelledby="chart-day-title"><h2 id="chart-day-title">Errors per hour, last 24 h</h2>
@@ -58,7 +61,7 @@ ${errors.regressions.items.length === 0 ? html`<p class="muted">None in the last
 </section>
 </div>
 <section class="card chart-card" aria-labelledby="chart-week-title"><h2 id="chart-week-title">Errors per hour, last 7 d</h2>
-<figure class="chart"><a href="${errorsListUrl({ status: 'all', since: new Date(now.getTime() - 7 * 86_400_000).toISOString() })}">${histogram(errors.week, `${plural(total(errors.week), 'occurrence')} in the last 7 days, across the cloud`)}</a></figure></section>`;
+<figure class="chart"><a href="${errorsListUrl({ status: 'all', since: weekSince })}">${histogram(errors.week, `${plural(total(errors.week), 'occurrence')} in the last 7 days, across the cloud`)}</a></figure></section>`;
 }
 
 function deliveriesPart(rows: NonNullable<OverviewView['deliveries']>): Html {

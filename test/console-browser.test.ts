@@ -98,7 +98,7 @@ describe('the operator console in a browser', () => {
   const rows = () => page.locator('table.errors tbody tr');
   /** Opens the list's filters (folded behind one button) when they are closed. */
   const openFilters = async () => {
-    if (!(await page.locator('details.filter-panel').evaluate((d) => (d as HTMLDetailsElement).open))) await page.locator('details.filter-panel > summary').click();
+    if ((await page.locator('details.filter-panel[open]').count()) === 0) await page.locator('details.filter-panel > summary').click();
   };
   /** Presses a bulk action of the list, in its menu. */
   const bulk = async (name: string) => {

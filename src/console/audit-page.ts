@@ -69,7 +69,7 @@ function value(given: unknown, names: AuditNames, kind?: NamedKind): Html {
     const entries = Object.entries(given as Record<string, unknown>);
     return entries.length === 0 ? html`<span class="muted">none</span>` : html`${entries.map(([name, v], i) => html`${i > 0 ? '; ' : ''}${name} ${value(v, names, ID_FIELDS[name])}`)}`;
   }
-  return html`${String(given)}`;
+  return html`${given as string | number | boolean}`;
 }
 
 /** Whether `changes` of this event are before-and-after pairs (an edit) rather than the fields given (a creation) or counts. */

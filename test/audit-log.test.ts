@@ -384,7 +384,7 @@ describe('the console\'s audit log', () => {
       assert.equal(all.statusCode, 200);
       assert.equal(all.headers['x-total'], '2');
       assert.ok(all.body.includes('<a href="/console/audit">Audit log</a>'), 'in the navigation');
-      assert.ok(all.body.includes('<td><code>user.update</code></td><td>user 2</td><td><code class="changes">{&quot;first_name&quot;:[&quot;Alice&quot;,&quot;&lt;b&gt;Al&lt;/b&gt;&quot;]}</code></td><td><code>console-1</code></td>'), all.body);
+      assert.ok(all.body.includes('<td><code>user.update</code></td><td>user <a href="/console/users/2">alice</a></td><td><ul class="diff"><li><span class="field">first_name</span>: <del>Alice</del> → <ins>&lt;b&gt;Al&lt;/b&gt;</ins></li></ul></td><td><code>console-1</code></td>'), all.body);
       assert.ok(all.body.includes('<td><code>session.create</code></td>'), 'the sign-in');
       const filtered = await t.app.inject({ method: 'GET', url: '/console/audit?action=session.create&actor_id=&target_type=&target_id=&since=&until=', headers: { cookie } });
       assert.equal(filtered.headers['x-total'], '1');

@@ -7,10 +7,12 @@ import { PERMISSIONS } from '../src/roles/permissions.js';
 
 // The operator console in a real headless Chromium (Debian's, driven by playwright-core) against a
 // real cmi on a free port of 127.0.0.1 (docs/console.md). Every request the browser makes is checked:
-// one to anywhere but that server fails the test. The screenshots in docs/ are taken here.
+// one to anywhere but that server fails the test. The layouts are asserted as what is in the first
+// screen at 1280x800 and 390x844; the screenshots in docs/ are tools/console-screenshots.ts's, not these tests'.
 
 const XSS = '<img src=x onerror=alert(1)>';
-const SCREENSHOTS = new URL('../docs/', import.meta.url);
+const WIDE = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
 
 describe('the operator console in a browser', () => {
   let browser: Browser;
@@ -32,7 +34,7 @@ describe('the operator console in a browser', () => {
     base = `http://127.0.0.1:${await listenLocally(t.app)}`;
     outside = [];
     problems = [];
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    context = await browser.newContext({ viewport: WIDE });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     await context.route('**/*', (route) => {
       const url = new URL(route.request().url());
@@ -94,6 +96,28 @@ describe('the operator console in a browser', () => {
   }
 
   const rows = () => page.locator('table.errors tbody tr');
+  /** Opens the list's filters (folded behind one button) when they are closed. */
+  const openFilters = async () => {
+    if ((await page.locator('details.filter-panel[open]').count()) === 0) await page.locator('details.filter-panel > summary').click();
+  };
+  /** Presses a bulk action of the list, in its menu. */
+  const bulk = async (name: string) => {
+    await page.locator('details.bulk-menu > summary').click();
+    await page.getByRole('button', { name, exact: true }).click();
+  };
+  /** Whether the element is whole inside the first screen (the viewport, unscrolled). */
+  const inFirstScreen = async (selector: string, index = 0) => {
+    const box = await page.locator(selector).nth(index).boundingBox();
+    const viewport = page.viewportSize()!;
+    return box !== null && box.y >= 0 && box.x >= 0 && box.y + box.height <= viewport.height && box.x + box.width <= viewport.width + 0.5;
+  };
+  /** How many of the elements are whole inside the first screen. */
+  const countInFirstScreen = async (selector: string) => {
+    let n = 0;
+    for (let i = 0; i < (await page.locator(selector).count()); i++) if (await inFirstScreen(selector, i)) n += 1;
+    return n;
+  };
+  const scrollWidth = () => page.evaluate('document.documentElement.scrollWidth');
   const idOf = async (errorClass: string): Promise<number> => {
     const res = await t.app.inject({ method: 'GET', url: `${ERRORS}.json?error_class=${errorClass}`, headers: { authorization: t.adminAuth } });
     return (JSON.parse(res.body) as Array<{ infrastructure_error: { id: number } }>)[0]!.infrastructure_error.id;
@@ -102,6 +126,8 @@ describe('the operator console in a browser', () => {
   it('signs in, lists, pages, filters, opens an error with its chart, reports it, deletes it, and signs out', async () => {
     await seed();
     await signIn(ADMIN.login, ADMIN.password);
+    assert.equal(page.url(), `${base}/console/overview`);
+    await page.getByRole('link', { name: 'Errors', exact: true }).click();
     assert.equal(page.url(), `${base}/console/errors`);
     assert.equal(await page.locator('#total').textContent(), '29 errors');
     assert.equal(await rows().count(), 25);
@@ -111,7 +137,6 @@ describe('the operator console in a browser', () => {
     assert.equal(await xssRow.locator('td.message').textContent(), XSS);
     assert.equal(await page.locator('main img').count(), 0);
     assert.equal(await rows().first().locator('td').nth(1).textContent(), 'TemplateError');
-    await page.screenshot({ path: new URL('console-errors.png', SCREENSHOTS).pathname, fullPage: false });
 
     await page.getByRole('link', { name: 'Next →' }).click();
     // The navigation loaded whole before the reload (a reload racing its commit finds no page).
@@ -120,6 +145,7 @@ describe('the operator console in a browser', () => {
     assert.equal(await rows().count(), 4);
     assert.equal(await page.locator('.pager span').textContent(), 'Page 2 of 2');
 
+    await openFilters();
     await page.getByLabel('Class').fill('StorageTimeout');
     await page.getByLabel('Reported').selectOption('false');
     await page.getByRole('button', { name: 'Filter' }).click();
@@ -142,7 +168,6 @@ describe('the operator console in a browser', () => {
     assert.ok((await page.locator('svg.histogram').boundingBox())!.width > 600);
     assert.equal(await page.locator('table.breakdown').first().locator('caption').textContent(), 'Host (3)');
     assert.equal(await page.locator('table.occurrences tbody tr').count(), 20);
-    await page.screenshot({ path: new URL('console-error.png', SCREENSHOTS).pathname, fullPage: true });
     await page.getByRole('link', { name: '7 d' }).click();
     assert.equal(await bars.count(), 168);
 
@@ -160,16 +185,17 @@ describe('the operator console in a browser', () => {
     assert.equal(gone.statusCode, 404);
 
     // Several at once: report two, then delete them (after the confirmation).
+    await openFilters();
     await page.getByLabel('Text').fill('QuotaExceeded1');
     await page.getByRole('button', { name: 'Filter' }).click();
     assert.equal(await page.locator('#total').textContent(), '11 errors match');
     await page.getByLabel(`Select error ${await idOf('QuotaExceeded1')}`).check();
     await page.getByLabel(`Select error ${await idOf('QuotaExceeded10')}`).check();
-    await page.getByRole('button', { name: 'Report selected' }).click();
+    await bulk('Report selected');
     assert.equal(await page.locator('.notice').textContent(), 'Reported 2 errors.');
     assert.equal(await rows().filter({ hasText: 'yes' }).count(), 2);
     await page.getByLabel('Select all on this page').check();
-    await page.getByRole('button', { name: 'Delete selected' }).click();
+    await bulk('Delete selected');
     assert.equal(await page.locator('h1').textContent(), 'Delete 11 errors?');
     await page.getByRole('button', { name: 'Delete' }).click();
     assert.equal(await page.locator('.notice').textContent(), 'Deleted 11 errors.');
@@ -188,11 +214,13 @@ describe('the operator console in a browser', () => {
     const resolvedBefore = await t.app.inject({ method: 'PUT', url: `${ERRORS}/${first}/triage.json`, headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, payload: '{"triage":{"status":"resolved"}}' });
     assert.equal(resolvedBefore.statusCode, 200, resolvedBefore.body);
     await signIn(ADMIN.login, ADMIN.password);
+    await page.getByRole('link', { name: 'Errors', exact: true }).click();
     assert.equal(page.url(), `${base}/console/errors`);
     assert.equal(await page.getByLabel('Status').inputValue(), '');
     assert.equal(await page.locator('#total').textContent(), '28 errors');
     assert.deepEqual([...new Set(await page.locator('td.triage-status').allTextContents())], ['unresolved']);
 
+    await openFilters();
     await page.getByLabel('Component').fill('billing');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(`${base}/console/errors?component=billing`);
@@ -201,7 +229,7 @@ describe('the operator console in a browser', () => {
     const [one, two] = [await idOf('QuotaExceeded25'), await idOf('QuotaExceeded26')];
     await page.getByLabel(`Select error ${one}`).check();
     await page.getByLabel(`Select error ${two}`).check();
-    await page.getByRole('button', { name: 'Resolve', exact: true }).click();
+    await bulk('Resolve');
     await page.waitForURL(/notice=triaged/);
     assert.equal(await page.locator('.notice').textContent(), 'Resolved 2 errors.');
     assert.equal(await page.locator('#total').textContent(), '24 errors match');
@@ -209,6 +237,7 @@ describe('the operator console in a browser', () => {
       const triage = await t.app.inject({ method: 'GET', url: `${ERRORS}/${id}/triage.json`, headers: { authorization: t.adminAuth } });
       assert.match(triage.body, /"status":"resolved"/);
     }
+    await openFilters();
     await page.getByLabel('Status').selectOption('resolved');
     await page.getByRole('button', { name: 'Filter' }).click();
     assert.deepEqual((await rows().locator('td:nth-child(2)').allTextContents()).sort(), ['QuotaExceeded0', 'QuotaExceeded25', 'QuotaExceeded26']);
@@ -228,7 +257,6 @@ describe('the operator console in a browser', () => {
     assert.equal(await page.locator('main b').count(), 0);
     assert.equal(await page.locator('main script').count(), 0);
     assert.deepEqual(await page.locator('ol.activity .what').allTextContents(), ['first seen', 'status unresolved → resolved', 'assigned no one → admin', 'added a note']);
-    await page.screenshot({ path: new URL('console-triage.png', SCREENSHOTS).pathname, fullPage: true });
     assert.deepEqual(problems, []);
   });
 
@@ -287,7 +315,6 @@ describe('the operator console in a browser', () => {
     await page.getByLabel('Delete infrastructure errors').uncheck();
     assert.equal(await page.getByLabel('All of infrastructure_errors.*').isChecked(), false);
     await page.getByLabel('See the own user').check();
-    await page.screenshot({ path: new URL('console-role.png', SCREENSHOTS).pathname, fullPage: true });
     await page.getByRole('button', { name: 'Create role' }).click();
     assert.match(page.url(), /\/console\/roles\/3\?notice=created$/);
     assert.equal(await page.locator('h1').textContent(), 'Error <b>watchers</b>');
@@ -306,13 +333,13 @@ describe('the operator console in a browser', () => {
     assert.match(page.url(), /\/console\/roles\/3$/);
     assert.equal(await page.locator('dl.fields dd').nth(2).textContent(), '1');
     // The picker holds at 390 px too.
-    await page.setViewportSize({ width: 390, height: 844 });
-    assert.equal(await page.evaluate('document.documentElement.scrollWidth'), 390);
-    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.setViewportSize(PHONE);
+    assert.equal(await scrollWidth(), 390);
+    await page.setViewportSize(WIDE);
     await page.getByRole('button', { name: 'Sign out' }).click();
 
     await signIn(ALICE.login, ALICE.password);
-    await page.getByRole('link', { name: 'Errors' }).click();
+    await page.getByRole('link', { name: 'Errors', exact: true }).click();
     assert.equal(await page.locator('h1').textContent(), 'Errors');
     assert.equal(await page.getByRole('link', { name: 'Roles' }).count(), 0);
     assert.deepEqual(problems, []);
@@ -349,16 +376,67 @@ describe('the operator console in a browser', () => {
 
   it('is readable at 390 px: nothing wider than the screen but the tables, which scroll', async () => {
     await seed();
-    await page.setViewportSize({ width: 390, height: 844 });
+    await page.setViewportSize(PHONE);
     await signIn(ADMIN.login, ADMIN.password);
-    const width = () => page.evaluate('document.documentElement.scrollWidth');
-    assert.equal(await width(), 390);
-    await page.screenshot({ path: new URL('console-errors-390.png', SCREENSHOTS).pathname });
+    assert.equal(await scrollWidth(), 390);
     await page.goto(`${base}/console/errors/${await idOf('StorageTimeout')}`);
-    assert.equal(await width(), 390);
+    assert.equal(await scrollWidth(), 390);
     const chart = await page.locator('svg.histogram').boundingBox();
     assert.ok(chart && chart.width <= 390 && chart.width > 300, JSON.stringify(chart));
-    await page.screenshot({ path: new URL('console-error-390.png', SCREENSHOTS).pathname });
+    assert.deepEqual(problems, []);
+  });
+
+  it('lays the overview out with its figures and the day\'s chart in the first screen at 1280x800, and its figures at 390x844', async () => {
+    await seed();
+    await signIn(ADMIN.login, ADMIN.password);
+    assert.equal(page.url(), `${base}/console/overview`);
+    const figures = ['#figure-day', '#figure-week', '#figure-new', '#figure-regressions'];
+    for (const figure of figures) assert.ok(await inFirstScreen(figure), `${figure} in the first screen`);
+    assert.ok(await inFirstScreen('svg.histogram'), 'the 24 h chart in the first screen');
+    assert.equal(await page.locator('#figure-day .figure-count').textContent(), String(60 + 27 + 1));
+    await page.locator('#figure-new').click();
+    assert.equal(await page.locator('h1').textContent(), 'Errors');
+    await page.goBack();
+    await page.setViewportSize(PHONE);
+    assert.equal(await scrollWidth(), 390);
+    for (const figure of figures) assert.ok(await inFirstScreen(figure), `${figure} in the first screen at 390 px`);
+    assert.deepEqual(problems, []);
+  });
+
+  it('shows the errors list\'s first rows in the first screen: ten at 1280x800, eight at 390x844 with the filters and bulk actions folded', async () => {
+    await seed();
+    await signIn(ADMIN.login, ADMIN.password);
+    await page.goto(`${base}/console/errors`);
+    assert.ok(await countInFirstScreen('table.errors tbody tr td:nth-child(2)') >= 10, `${await countInFirstScreen('table.errors tbody tr td:nth-child(2)')} rows in the first screen at 1280 px`);
+    await page.setViewportSize(PHONE);
+    await page.goto(`${base}/console/errors`);
+    assert.equal(await scrollWidth(), 390);
+    assert.ok(await countInFirstScreen('table.errors tbody tr td:nth-child(2)') >= 8, `${await countInFirstScreen('table.errors tbody tr td:nth-child(2)')} rows in the first screen at 390 px`);
+    for (const folded of ['#error_class', 'button[value="resolve"]', 'button[value="delete"]']) assert.equal(await page.locator(folded).isVisible(), false, `${folded} folded`);
+    assert.ok(await inFirstScreen('details.filter-panel > summary') && await inFirstScreen('details.bulk-menu > summary'), 'the two buttons in the first screen');
+    await openFilters();
+    assert.ok(await page.locator('#error_class').isVisible(), 'the filters open');
+    assert.equal(await scrollWidth(), 390);
+    // A filter refused opens them by itself, its error beside the field.
+    await page.goto(`${base}/console/errors?since=yesterday`);
+    assert.ok(await page.locator('#since').isVisible(), 'open on a refused filter');
+    assert.deepEqual(problems, []);
+  });
+
+  it('shows the audit log\'s changes as field: before → after, by name, the latest in the first screen at both widths', async () => {
+    await signIn(ADMIN.login, ADMIN.password);
+    const res = await t.app.inject({ method: 'PUT', url: `/users/${t.alice.id}.json`, headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, payload: '{"user":{"first_name":"Alicia","last_name":"<b>Liddell</b>"}}' });
+    assert.equal(res.statusCode, 204, res.body);
+    for (const viewport of [WIDE, PHONE]) {
+      await page.setViewportSize(viewport);
+      await page.goto(`${base}/console/audit`);
+      const latest = page.locator('table.audit tbody tr').first();
+      assert.deepEqual(await latest.locator('ul.diff li').allTextContents(), ['first_name: Alice → Alicia', 'last_name: Smith → <b>Liddell</b>'].map((line) => line.replace('Smith', t.alice.last_name === '' ? 'none' : t.alice.last_name)));
+      assert.equal(await latest.locator('td').nth(5).textContent(), 'user alice');
+      assert.equal(await latest.locator('td').nth(5).locator('a').getAttribute('href'), `/console/users/${t.alice.id}`);
+      assert.ok(await inFirstScreen('table.audit tbody tr:first-child td:nth-child(2)'), `the latest event's actor in the first screen at ${viewport.width} px`);
+      assert.equal(await scrollWidth(), viewport.width);
+    }
     assert.deepEqual(problems, []);
   });
 });

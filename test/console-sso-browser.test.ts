@@ -130,7 +130,7 @@ describe('signing in to the console through identity providers', () => {
     assert.equal(await other.locator('.error').innerText(), 'This sign-in took too long, or was begun in another browser: sign in again');
     assert.deepEqual(await other.context().cookies(`http://127.0.0.1:${port}/console`), []);
     await page.goto(callback as string);
-    await page.waitForURL(`http://127.0.0.1:${port}/console/errors`);
+    await page.waitForURL(`http://127.0.0.1:${port}/console/overview`);
   });
 
   it('a session a provider gave stands for the password its account lacks for five minutes, then no more', async () => {

@@ -1282,3 +1282,48 @@ describe('the console\'s triage of errors (docs/console.md#triage)', () => {
     assert.equal((JSON.parse((await api('GET', `/sysadmin_tools/infrastructure/errors/${id}/notes.json`)).body) as unknown[]).length, 1);
   });
 });
+
+describe('the console\'s audit log, as read (docs/console.md#audit-log)', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(() => t.close());
+
+  const api = (method: 'POST' | 'PUT', url: string, body: unknown) => t.app.inject({ method, url, headers: { authorization: t.adminAuth, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+  const created = async (url: string, body: unknown, key: string) => {
+    const res = await api('POST', url, body);
+    assert.equal(res.statusCode, 201, res.body);
+    return (JSON.parse(res.body) as Record<string, { id: number }>)[key]!.id;
+  };
+  /** The cells of the row of the event with this request id: target and changes, tags kept, times left out. */
+  async function row(cookie: string, requestId: string): Promise<[string, string, string]> {
+    const page = await t.app.inject({ method: 'GET', url: '/console/audit', headers: { cookie } });
+    assert.equal(page.statusCode, 200);
+    const tr = page.body.split('<tr>').find((part) => part.includes(`<td><code>${requestId}</code></td>`));
+    assert.ok(tr, `no row of ${requestId}`);
+    const cells = [...tr.matchAll(/<td>(.*?)<\/td>/gs)].map((m) => m[1]!);
+    return [cells[1]!, cells[5]!, cells[6]!];
+  }
+
+  it('shows each change as field: before → after, with people, roles, groups and buckets by name (their ids only in links), never JSON', async () => {
+    const bucket = await created('/billing/buckets.json', { bucket: { label: 'Gold <EU>' } }, 'bucket');
+    const group = await created('/user_groups.json', { user_group: { label: 'Resellers' } }, 'user_group');
+    const role = await created('/roles.json', { role: { label: 'Readers', permission_ids: [1] } }, 'role');
+    const cookie = await session(t);
+    const changed = await t.app.inject({
+      method: 'PUT', url: `/users/${t.alice.id}.json`, headers: { authorization: t.adminAuth, 'content-type': 'application/json', 'x-request-id': 'audit-diff-1' },
+      payload: JSON.stringify({ user: { first_name: 'Alicia', role_ids: [role], bucket_id: bucket, user_group_id: group } }),
+    });
+    assert.equal(changed.statusCode, 204, changed.body);
+    const [actor, target, changes] = await row(cookie, 'audit-diff-1');
+    assert.equal(actor, `<a href="/console/users/${t.admin.id}">admin</a>`);
+    assert.equal(target, `user <a href="/console/users/${t.alice.id}">alice</a>`);
+    assert.doesNotMatch(changes, /[{}[\]]|&quot;/, 'no JSON');
+    const lines = [...changes.matchAll(/<li>(.*?)<\/li>/g)].map((m) => m[1]);
+    assert.ok(lines.includes('<span class="field">first_name</span>: <del>Alice</del> → <ins>Alicia</ins>'), changes);
+    assert.ok(lines.includes(`<span class="field">role_ids</span>: <del><a href="/console/roles/2">User</a></del> → <ins><a href="/console/roles/${role}">Readers</a></ins>`), changes);
+    assert.ok(lines.includes(`<span class="field">bucket_id</span>: <del><span class="muted">none</span></del> → <ins><a href="/console/buckets/${bucket}">Gold &lt;EU&gt;</a></ins>`), changes);
+    assert.ok(lines.includes(`<span class="field">user_group_id</span>: <del><span class="muted">none</span></del> → <ins><a href="/console/groups/${group}">Resellers</a></ins>`), changes);
+  });
+});

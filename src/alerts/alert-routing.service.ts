@@ -154,6 +154,23 @@ export function alertRoutingService(
       return (await deliveries.recentForDestination(id, RECENT_DELIVERIES)).map(listed);
     },
 
+    /**
+     * Deliveries failing in the last 24 h, by destination with its label (docs/console.md#overview):
+     * webhook_deliveries.read and alert_destinations.read. A destination of null is the built-in
+     * webhook (CMI_ALERT_WEBHOOK_URL) or a report's receiver.
+     */
+    async failingDeliveries(actor: Actor): Promise<Array<{ destination: { id: number; label: string } | null; failed: number; retrying: number }>> {
+      assertPermitted(actor, 'webhook_deliveries.read');
+      assertPermitted(actor, 'alert_destinations.read');
+      const failing = await deliveries.failingByDestination(new Date(clock().getTime() - 86_400_000));
+      const ids = failing.flatMap((row) => (row.destination_id === null ? [] : [row.destination_id]));
+      const labels = new Map((await repository.destinations(ids)).map((d) => [d.id, d.label]));
+      return failing.map((row) => ({
+        destination: row.destination_id === null ? null : { id: row.destination_id, label: labels.get(row.destination_id) ?? `destination ${row.destination_id}` },
+        failed: row.failed, retrying: row.retrying,
+      }));
+    },
+
     async listRules(actor: Actor, limit: number, offset: number): Promise<Page<ServedRule>> {
       assertPermitted(actor, 'alert_rules.read');
       const { items, total } = await repository.pageRules(limit, offset);

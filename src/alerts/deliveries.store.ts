@@ -261,6 +261,29 @@ export function webhookDeliveriesRepository(database: Database) {
         : { url, last_status: status, attempts, next_attempt_at: nextAttemptAt.toISOString(), lease_owner: null, lease_until: null, last_error: lastError }).execute();
     },
 
+    /**
+     * Deliveries failing since `since`, by destination (null: the built-in webhook or a report): those
+     * given up (`failed`, their last try at or after `since`) and those still being tried after a
+     * failure (`pending`, attempts > 0). Both read through the `state` index (migration 010).
+     */
+    async failingByDestination(since: Date): Promise<Array<{ destination_id: number | null; failed: number; retrying: number }>> {
+      const rows = await db.selectFrom('webhook_deliveries').select(['destination_id', 'state', (eb) => eb.fn.countAll<number>().as('count')])
+        .where((eb) => eb.or([
+          eb.and([eb('state', '=', 'failed'), eb('next_attempt_at', '>=', since.toISOString())]),
+          eb.and([eb('state', '=', 'pending'), eb('attempts', '>', 0)]),
+        ]))
+        .groupBy(['destination_id', 'state']).execute();
+      const byDestination = new Map<number | null, { destination_id: number | null; failed: number; retrying: number }>();
+      for (const row of rows) {
+        const id = row.destination_id === null ? null : Number(row.destination_id);
+        const entry = byDestination.get(id) ?? { destination_id: id, failed: 0, retrying: 0 };
+        if (row.state === 'failed') entry.failed += Number(row.count);
+        else entry.retrying += Number(row.count);
+        byDestination.set(id, entry);
+      }
+      return [...byDestination.values()].sort((a, b) => b.failed + b.retrying - (a.failed + a.retrying) || (a.destination_id ?? 0) - (b.destination_id ?? 0));
+    },
+
     /** The latest deliveries to a destination, newest first. */
     async recentForDestination(destinationId: number, limit: number): Promise<Delivery[]> {
       const rows = await db.selectFrom('webhook_deliveries').selectAll().where('destination_id', '=', destinationId).orderBy('id', 'desc').limit(limit).execute();

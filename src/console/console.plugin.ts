@@ -15,6 +15,7 @@ import {
 import { bare, page, problem } from './layout.js';
 import { consoleAssetsRoutes } from './assets.routes.js';
 import { consoleErrorsRoutes } from './errors.routes.js';
+import { consoleOverviewRoutes } from './overview.routes.js';
 import { consoleIngestKeysRoutes } from './ingest-keys.routes.js';
 import { consoleSourcesRoutes } from './sources.routes.js';
 import { consoleAlertsRoutes } from './alerts.routes.js';
@@ -162,6 +163,7 @@ export const consolePlugin: FastifyPluginCallback<ConsoleServices> = (app, servi
   consoleSignInRoutes(app, services);
   consoleSsoRoutes(app, services);
   consoleUnlockRoutes(app, services);
+  consoleOverviewRoutes(app, services);
   consoleErrorsRoutes(app, services);
   consoleUsersRoutes(app, services);
   consoleRolesRoutes(app, services);

@@ -88,7 +88,10 @@ function filterForm(filters: ErrorFilterValues, errors: Record<string, string[]>
   const assignees: Array<[string, string]> = [['', 'anyone'], ['me', 'me'], ['none', 'no one'], ...[...people].map(([id, login]): [string, string] => [String(id), login])];
   // An assignee given by id whom the picker does not know is kept as it is.
   if (filters.assignee && !assignees.some(([value]) => value === filters.assignee)) assignees.push([filters.assignee, `user #${filters.assignee}`]);
-  return html`<form method="get" action="/console/errors" class="filters" aria-label="Filters">
+  // Folded behind one button (docs/console.md#errors), so that at 390 px the first rows are in the first screen; open when a filter is refused.
+  const set = ERROR_FILTERS.filter((name) => filters[name]).length;
+  return html`<details class="filter-panel"${Object.keys(errors).length > 0 ? html` open` : ''}><summary>Filters${set > 0 ? html` <span class="badge">${set}</span>` : ''}</summary>
+<form method="get" action="/console/errors" class="filters" aria-label="Filters">
 ${select('status', 'Status', STATUS_CHOICES.map((value) => [value === 'unresolved' ? '' : value, value]))}
 ${select('assignee', 'Assignee', assignees)}
 ${select('reported', 'Reported', [['', 'any'], ['false', 'not reported'], ['true', 'reported']])}
@@ -101,7 +104,7 @@ ${input('component', 'Component')}
 ${select('sort', 'Sort by', [['', 'last seen'], ['created_at', 'first seen'], ['counter', 'count']])}
 ${select('direction', 'Order', [['', 'descending'], ['asc', 'ascending']])}
 <div class="buttons"><button type="submit">Filter</button> <a href="/console/errors">Clear</a></div>
-</form>`;
+</form></details>`;
 }
 
 function pager(view: ErrorsListView): Html {
@@ -135,9 +138,10 @@ ${(Object.keys(BULK_TRIAGE) as BulkTriageAction[]).map((action) => html`<button 
     ? html`<p class="empty">${view.total > 0 ? 'No errors on this page.' : filtered || status !== 'unresolved' ? 'No errors match these filters.' : 'No unresolved errors. All quiet.'}</p>`
     : html`<form method="post" action="/console/errors/selected" id="selected">
 ${csrfField(context.csrf)}<input type="hidden" name="back" value="${back}">
+<details class="menu bulk-menu"><summary>Actions on the selected</summary><div class="menu-items">
 <div class="actions"><button type="submit" name="action" value="report">Report selected</button>
 <button type="submit" name="action" value="delete" class="danger">Delete selected</button></div>
-${triageActions}
+${triageActions}</div></details>
 <div class="scroll"><table class="errors">
 <thead><tr><th scope="col"><input type="checkbox" data-select-all="id" aria-label="Select all on this page"></th>
 <th scope="col">Class</th><th scope="col">Message</th><th scope="col" class="number">Count</th><th scope="col">Last seen</th><th scope="col">Reported</th><th scope="col">Status</th><th scope="col">Assignee</th><th scope="col">24 h</th></tr></thead>

@@ -50,12 +50,17 @@ ${body}
 `;
 }
 
+/** Whether the overview has a part for `viewer` (docs/console.md#overview): the errors, or the failing alert deliveries. */
+export const seesOverview = (viewer: User): boolean =>
+  may(viewer, 'infrastructure_errors.read') || (may(viewer, 'webhook_deliveries.read') && may(viewer, 'alert_destinations.read'));
+
 /** A page of a signed-in user: the navigation, an optional notice, and the content. */
 export function page(context: PageContext, title: string, content: Html, notice?: Html): Html {
   const { viewer, csrf } = context;
   return document(title, html`<header class="top">
 <nav aria-label="Console">
 <a class="brand" href="/console">cmi</a>
+${seesOverview(viewer) ? html`<a href="/console/overview">Overview</a>` : ''}
 ${may(viewer, 'infrastructure_errors.read') ? html`<a href="/console/errors">Errors</a>` : ''}
 <a href="/console/users">${may(viewer, 'users.read') ? 'Users' : 'My account'}</a>
 ${may(viewer, 'roles.read') ? html`<a href="/console/roles">Roles</a>` : ''}

@@ -5,7 +5,7 @@ import { secondFactorPage, signedInPage, signInPage } from './sign-in-page.js';
 import { readCookie, SecondFactorDue } from '../users/authentication.js';
 import { HANDOFF_COOKIE, HANDOFF_PATH } from '../users/sign-in-handoff.js';
 import { secondFactorTokens } from '../users/second-factor-token.js';
-import { may } from '../roles/authorization.js';
+import { seesOverview } from './layout.js';
 import { consoleRoute, type ConsoleServices, formOf, sendPage } from './console-page.js';
 
 /** Longest password the form passes on (no account's password is longer: docs/limits.md). */
@@ -124,5 +124,5 @@ export function consoleSignInRoutes(app: FastifyInstance, { authenticator, clock
   });
 
   app.get('/', consoleRoute(), (request, reply) =>
-    reply.code(303).header('location', may(request.viewer, 'infrastructure_errors.read') ? '/console/errors' : '/console/users').send());
+    reply.code(303).header('location', seesOverview(request.viewer) ? '/console/overview' : '/console/users').send());
 }

@@ -34,6 +34,12 @@ export function logSourcesService(repository: LogSourcesRepository) {
       errors.throwIfAny();
       return repository.page(limit, offset, filters);
     },
+
+    /** The sources silent now, by an alert rule's silence (docs/log-sources.md#sources-and-silence): the longest silent first. */
+    async silent(actor: Actor, limit: number): Promise<Page<LogSource>> {
+      assertPermitted(actor, 'infrastructure_errors.read');
+      return repository.silent(limit);
+    },
   };
 }
 

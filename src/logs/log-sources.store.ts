@@ -118,6 +118,20 @@ export function logSourcesRepository(database: Database, options: { maxSources?:
       return { items: items.map(toSource), total: Number(n) };
     },
 
+    /**
+     * The sources a silence rule holds silent now (log_source_silences, docs/log-sources.md#sources-and-silence),
+     * the longest silent first, at most `limit`, and how many there are. The silences are one row a
+     * silent source and rule: a short table, read whole.
+     */
+    async silent(limit: number): Promise<{ items: LogSource[]; total: number }> {
+      const silentIds = db.selectFrom('log_source_silences').select('source_id');
+      const [items, { n }] = await Promise.all([
+        db.selectFrom('log_sources').selectAll().where('id', 'in', silentIds).orderBy('last_seen_at').orderBy('id').limit(limit).execute(),
+        db.selectFrom('log_sources').select((eb) => eb.fn.countAll<number | string>().as('n')).where('id', 'in', silentIds).executeTakeFirstOrThrow(),
+      ]);
+      return { items: items.map(toSource), total: Number(n) };
+    },
+
     async find(host: string, program: string): Promise<LogSource | undefined> {
       const row = await db.selectFrom('log_sources').selectAll().where('host', '=', host).where('program', '=', program).executeTakeFirst();
       return row && toSource(row);

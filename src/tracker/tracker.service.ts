@@ -195,6 +195,27 @@ export function trackerService(repository: TrackerRepository, clock: Clock, audi
       return { items: items.map((row) => ({ value: row.value === '' ? null : row.value, count: row.count })), total };
     },
 
+    /**
+     * The cloud's errors at a glance (docs/console.md#overview): occurrences per hour of every error
+     * over the last 24 h and 7 d, how many errors were first seen since `today` (a UTC midnight), those
+     * that regressed in the last 24 h (the latest `shown`), and the hosts and components with the most
+     * occurrences among the errors seen in the last 24 h. infrastructure_errors.read.
+     */
+    async overview(actor: Actor, today: Date, shown: number) {
+      assertPermitted(actor, 'infrastructure_errors.read');
+      const week = histogramSpan({ period: '7d' });
+      const day = histogramSpan({ period: '24h' });
+      const since = new Date(clock().getTime() - 86_400_000);
+      const [counts, newToday, regressions, hosts, components] = await Promise.all([
+        repository.cloudHourlyCounts(week.firstStart, week.lastHour),
+        repository.createdSince(today),
+        repository.regressedSince(since, shown),
+        repository.topValues('host', since, shown),
+        repository.topValues('component', since, shown),
+      ]);
+      return { day: buckets(day, counts), week: buckets(week, counts), since, newToday, regressions, hosts, components };
+    },
+
     /** Retention (docs/operations.md#retention): removes stale errors and old hourly counts. */
     /** A run that removed anything is recorded in the audit trail with its counts, by `actor` (cmi itself, or the operator's `cmi local errors prune`). */
     async prune(actor: AuditActor = SYSTEM_ACTOR): Promise<{ errors: number; buckets: number }> {

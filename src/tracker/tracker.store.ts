@@ -3,6 +3,7 @@ import { trackerBatchStore } from './tracker-batch.store.js';
 import { trackerDeletesStore } from './tracker-deletes.store.js';
 import { trackerErrorStore } from './tracker-error.store.js';
 import { trackerListStore } from './tracker-list.store.js';
+import { trackerOverviewStore } from './tracker-overview.store.js';
 
 /**
  * The tracker's repository: one object over its stores by concern (docs/architecture.md#tracker-stores):
@@ -10,12 +11,14 @@ import { trackerListStore } from './tracker-list.store.js';
  */
 export function trackerRepository(database: Database) {
   // Each store's methods, none named twice: recordBatch; list; findById, markReported, occurrences,
-  // hourlyCounts, hourlyCountsOf, breakdown; deleteById, deleteMatching, prune.
+  // hourlyCounts, hourlyCountsOf, breakdown; deleteById, deleteMatching, prune; the overview's
+  // cloudHourlyCounts, createdSince, regressedSince, topValues.
   return {
     ...trackerBatchStore(database),
     ...trackerListStore(database),
     ...trackerErrorStore(database),
     ...trackerDeletesStore(database),
+    ...trackerOverviewStore(database),
   };
 }
 

@@ -413,16 +413,16 @@ describe('cmi errors resolve|ignore|snooze|assign|note|notes|activity', { timeou
     assert.equal(await cmi('errors', 'resolve', String(a)), `0|Infrastructure error ${a} resolved: resolved\n`);
     assert.equal(await cmi('errors', 'ignore', '--host', 'hv-1', '--status', 'unresolved'), '0|1 infrastructure error ignored\n');
     assert.equal(await cmi('errors', 'snooze', String(b), String(c), '--occurrences', '5'), '0|2 infrastructure errors snoozed\n');
-    assert.equal(await cmi('errors', 'assign', String(c), '--to', String(t.admin.id)), `0|Infrastructure error ${c} assigned: snoozed, assigned to user ${t.admin.id}\n`);
+    assert.equal(await cmi('errors', 'assign', String(c), '--to', String(t.admin.id)), `0|Infrastructure error ${c} assigned: snoozed, assigned to ${t.admin.login}\n`);
     assert.equal(await cmi('errors', 'ls', '--status', 'snoozed', '--assignee', 'me', '--json'), `0|${(await call(t, 'GET', `${ERRORS}.json?status=snoozed&assignee=me`)).body}\n`);
     assert.equal(await cmi('errors', 'note', String(c), 'DNS', 'on', 'hv-2'), `0|Note 1 added to infrastructure error ${c}\n`);
-    assert.equal(await cmi('errors', 'notes', String(c)), `0|ID  AT                         AUTHOR  NOTE\n1   ${AT}  ${t.admin.id}       DNS on hv-2\n1 of 1 notes\n`);
+    assert.equal(await cmi('errors', 'notes', String(c)), `0|ID  AT                         AUTHOR  NOTE\n1   ${AT}  ${t.admin.login}   DNS on hv-2\n1 of 1 notes\n`);
     assert.equal(await cmi('errors', 'activity', String(c)), [
       '0|AT                         ACTOR  ACTION      DETAILS',
       `${AT}  -      first_seen  {}`,
-      `${AT}  ${t.admin.id}      status      {"from":"unresolved","to":"snoozed","snoozed_until":null,"snooze_occurrences":5}`,
-      `${AT}  ${t.admin.id}      assign      {"from":null,"to":${t.admin.id}}`,
-      `${AT}  ${t.admin.id}      note        {"note_id":1}`,
+      `${AT}  ${t.admin.login}  status      {"from":"unresolved","to":"snoozed","snoozed_until":null,"snooze_occurrences":5}`,
+      `${AT}  ${t.admin.login}  assign      {"from":null,"to":${t.admin.id}}`,
+      `${AT}  ${t.admin.login}  note        {"note_id":1}`,
       '4 entries',
       '',
     ].join('\n'));

@@ -9,7 +9,7 @@ import { trackerListStore } from './tracker-list.store.js';
  * recording reports, the list's reads, one error's reads, and deletes.
  */
 export function trackerRepository(database: Database) {
-  // Each store's methods, none named twice: recordBatch; list; findById, markReported, occurrences,
+  // Each store's methods, none named twice: recordBatch; list; findById, markReported, occurrences, occurrence,
   // hourlyCounts, hourlyCountsOf, breakdown; deleteById, deleteMatching, prune.
   return {
     ...trackerBatchStore(database),

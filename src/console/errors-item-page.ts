@@ -125,7 +125,7 @@ export function contextEntries(context: string | null): Array<[string, string]> 
   for (const [key, value] of Object.entries(parsed)) {
     if (key === 'event_id' || value === null || value === undefined) continue;
     if (typeof value === 'object' && !Array.isArray(value)) {
-      for (const [inner, innerValue] of Object.entries(value)) if (innerValue !== null) entries.push([`${key}.${inner}`, text(innerValue)]);
+      for (const [inner, innerValue] of Object.entries(value as Record<string, unknown>)) if (innerValue !== null) entries.push([`${key}.${inner}`, text(innerValue)]);
     } else entries.push([key, text(value)]);
   }
   return entries;

@@ -35,14 +35,9 @@ export function sparkline(buckets: readonly Bucket[], label: string, scale?: num
  */
 export function niceTicks(max: number, most = 5): number[] {
   if (!(max > 0)) return [0];
-  let step = 1;
-  for (let power = 1; ; power *= 10) {
-    const found = [1, 2, 5].map((m) => m * power).find((s) => max / s <= most);
-    if (found !== undefined) {
-      step = found;
-      break;
-    }
-  }
+  let power = 1;
+  while (max / (5 * power) > most) power *= 10;
+  const step = [1, 2, 5].map((m) => m * power).find((s) => max / s <= most) ?? 5 * power;
   const ticks: number[] = [];
   for (let tick = 0; tick <= max; tick += step) ticks.push(tick);
   return ticks;

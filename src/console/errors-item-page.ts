@@ -66,28 +66,27 @@ export function frameOrigin(line: string): FrameOrigin {
   return 'application';
 }
 
-const ORIGIN_WORDS: Record<Exclude<FrameOrigin, 'application'>, string> = { library: 'library', runtime: 'runtime' };
-
 /**
  * The backtrace: the application's frames listed, each run of library or runtime frames folded
  * into one `<details>` that opens on click (no script), saying how many and whose.
  */
 export function backtrace(lines: readonly string[]): Html {
   if (lines.length === 0) return html`<p class="muted">No backtrace.</p>`;
-  const runs: Array<{ origin: FrameOrigin; lines: string[] }> = [];
+  const runs: Array<{ origins: Set<FrameOrigin>; lines: string[] }> = [];
   for (const line of lines) {
     const origin = frameOrigin(line);
     const last = runs.at(-1);
     // A run of other code is one fold, whether library or runtime frames alternate in it.
-    if (last && (last.origin === origin || (last.origin !== 'application' && origin !== 'application'))) {
+    if (last && last.origins.has('application') === (origin === 'application')) {
       last.lines.push(line);
-      if (last.origin !== origin) last.origin = 'library';
-    } else runs.push({ origin, lines: [line] });
+      last.origins.add(origin);
+    } else runs.push({ origins: new Set([origin]), lines: [line] });
   }
   return html`<ol class="frames">${runs.map((run) => {
-    if (run.origin === 'application') return run.lines.map(frame);
+    if (run.origins.has('application')) return run.lines.map(frame);
     const n = run.lines.length;
-    return html`<li class="folded"><details><summary>${n} ${ORIGIN_WORDS[run.origin]} ${n === 1 ? 'frame' : 'frames'}</summary><ol class="frames-other">${run.lines.map(frame)}</ol></details></li>`;
+    const whose = run.origins.size === 2 ? 'library and runtime' : [...run.origins][0];
+    return html`<li class="folded"><details><summary>${n} ${whose} ${n === 1 ? 'frame' : 'frames'}</summary><ol class="frames-other">${run.lines.map(frame)}</ol></details></li>`;
   })}</ol>`;
 }
 

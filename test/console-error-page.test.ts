@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { contextValues, frameOrigin } from '../src/console/errors-item-page.js';
 import type { StoredOccurrence } from '../src/tracker/infrastructure-error.js';
-import { ADMIN, createTestApp, type TestApp } from './support/app.js';
+import { ADMIN, ALICE, createTestApp, type TestApp } from './support/app.js';
+import { PERMISSIONS } from '../src/roles/permissions.js';
 import { ERRORS, report } from './support/error-reports.js';
 
 // The error page's pieces (docs/console.md#one-error) as exact HTML and values, where a browser is
@@ -102,5 +103,25 @@ describe("the error page's HTML", () => {
     assert.match((await get(`/console/errors/${id}?occurrence=x`)).body, /occurrence-position">1</);
     // The period is kept in the navigator's links.
     assert.ok((await get(`/console/errors/${id}?period=7d`)).body.includes(`href="/console/errors/${id}?period=7d&amp;occurrence=1#occurrence" rel="next"`));
+  });
+
+  it('names a note\'s author who may no longer be assigned errors, by login, never by id', async () => {
+    const api = (method: 'POST' | 'PUT', url: string, body: unknown, authorization = t.adminAuth) =>
+      t.app.inject({ method, url, headers: { authorization, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    const role = async (...identifiers: string[]) => {
+      const ids = PERMISSIONS.filter(([, identifier]) => identifier === 'users.read.own' || identifiers.includes(identifier)).map(([permission]) => permission);
+      const made = await api('POST', '/roles.json', { role: { label: `r ${identifiers.join(' ')}`, permission_ids: ids } });
+      return (JSON.parse(made.body) as { role: { id: number } }).role.id;
+    };
+    assert.equal((await api('PUT', `/users/${t.alice.id}.json`, { user: { role_ids: [await role('infrastructure_errors.read', 'infrastructure_errors.notes')] } })).statusCode, 204);
+    const basic = `Basic ${Buffer.from(`${ALICE.login}:${ALICE.password}`).toString('base64')}`;
+    assert.equal((await api('POST', `${ERRORS}/${id}/notes.json`, { note: { body: 'seen on hv-1' } }, basic)).statusCode, 201);
+    // Now she may read no errors: no longer offered as an assignee, still named.
+    assert.equal((await api('PUT', `/users/${t.alice.id}.json`, { user: { role_ids: [await role()] } })).statusCode, 204);
+    const page = await get(`/console/errors/${id}`);
+    assert.match(page.body, /<p class="note-meta">alice, <time /);
+    assert.ok(page.body.includes('<span class="actor">alice</span> <span class="what">added a note</span>'));
+    assert.ok(!page.body.includes(`user #${t.alice.id}`));
+    assert.ok(!page.body.includes(`<option value="${t.alice.id}"`), 'not offered as an assignee');
   });
 });

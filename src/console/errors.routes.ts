@@ -8,6 +8,7 @@ import { activityPeople, CHART_PERIODS, type ChartPeriod, confirmDeleteErrorPage
 import { assignablePeople, withNamesOf } from './errors-people.js';
 import { may } from '../roles/authorization.js';
 import { parseId } from '../http/route-params.js';
+import { HISTOGRAM_KEPT_DAYS } from '../tracker/tracker.service.js';
 import { parsePagination } from '../shared/pagination.js';
 import { consoleRoute, type ConsoleServices, formOf, pageContext, sendPage } from './console-page.js';
 
@@ -193,8 +194,8 @@ function errorsItemRoutes(app: FastifyInstance, services: ConsoleServices): void
     const error = await tracker.find(viewer, id);
     const asked = request.query.period;
     const period: ChartPeriod = typeof asked === 'string' && asked in CHART_PERIODS ? (asked as ChartPeriod) : '24h';
-    // The longest period's alerts; those within the chart's buckets are marked.
-    const since = new Date(clock().getTime() - 31 * 86_400_000);
+    // The alerts of the days the histogram keeps; those within the chart's buckets are marked.
+    const since = new Date(clock().getTime() - HISTOGRAM_KEPT_DAYS * 86_400_000);
     const [buckets, byHost, byComponent, occurrences, state, notes, firstActivity, people, sent] = await Promise.all([
       tracker.histogram(viewer, id, { period }),
       tracker.breakdown(viewer, id, { by: 'host' }, SHOWN_GROUPS, 0),

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN, createTestApp, listenLocally, type TestApp } from './support/app.js';
-import { type Finished, runCmi } from './support/cli.js';
+import { adminCliEnv, type Finished, runCmi } from './support/cli.js';
 
 /**
  * `cmi groups ...` and `cmi users ls`'s filters (docs/cli.md#user-groups) against a real cmi on a
@@ -20,10 +20,7 @@ describe('cmi groups, and cmi users ls filtered', () => {
     t = await createTestApp({ CMI_AUTH_CACHE_TTL: '0' });
     url = `http://127.0.0.1:${await listenLocally(t.app)}`;
     home = mkdtempSync(join(tmpdir(), 'cmi-cli-groups-'));
-    env = {
-      XDG_CONFIG_HOME: join(home, 'config'), CMI_URL: url, CMI_USER: ADMIN.login, CMI_PASSWORD: ADMIN.password, CMI_API_KEY: '', CMI_PROFILE: '', NO_COLOR: '',
-      DATABASE_URL: `sqlite:${join(home, 'unused.sqlite3')}`,
-    };
+    env = adminCliEnv(home, url, ADMIN);
   });
   after(async () => {
     await t.close();

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { runCli } from '../src/cli/run.js';
 import { rate } from '../src/cli/common/output.js';
 import { ADMIN, createTestApp, listenLocally, type TestApp } from './support/app.js';
-import { type Finished, runCmi } from './support/cli.js';
+import { adminCliEnv, type Finished, runCmi } from './support/cli.js';
 
 const AT = '2026-11-20T10:00:00+00:00';
 const ERRORS = '/sysadmin_tools/infrastructure/errors';
@@ -28,10 +28,7 @@ describe('cmi: names in and out, errors ls/show/send, progress', () => {
     t = await createTestApp({ CMI_AUTH_CACHE_TTL: '0' });
     url = `http://127.0.0.1:${await listenLocally(t.app)}`;
     home = mkdtempSync(join(tmpdir(), 'cmi-cli-names-'));
-    env = {
-      XDG_CONFIG_HOME: join(home, 'config'), CMI_URL: url, CMI_USER: ADMIN.login, CMI_PASSWORD: ADMIN.password, CMI_API_KEY: '', CMI_PROFILE: '', NO_COLOR: '',
-      DATABASE_URL: `sqlite:${join(home, 'unused.sqlite3')}`,
-    };
+    env = adminCliEnv(home, url, ADMIN);
   });
   after(async () => {
     await t.close();

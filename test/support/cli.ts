@@ -1,8 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { runCli } from '../../src/cli/run.js';
 import { type Finished, programArguments, runProgram } from '../../tools/shared/server-process.js';
 
 export { type Finished, type Program, type RunningServer, type ServerOptions, runProgram, startServer } from '../../tools/shared/server-process.js';
+
+/**
+ * The environment of `cmi` run against the server at `url` as ADMIN (login, password), its configuration in
+ * `home`, no API key, profile or colour from this process's environment, and an unused sqlite: DATABASE_URL.
+ */
+export function adminCliEnv(home: string, url: string, admin: { login: string; password: string }): Record<string, string> {
+  return {
+    XDG_CONFIG_HOME: join(home, 'config'), CMI_URL: url, CMI_USER: admin.login, CMI_PASSWORD: admin.password, CMI_API_KEY: '', CMI_PROFILE: '', NO_COLOR: '',
+    DATABASE_URL: `sqlite:${join(home, 'unused.sqlite3')}`,
+  };
+}
 
 /**
  * Runs `cmi <args>` to completion in this process (src/cli/run.ts's runCli, docs/cli.md#running-in-process):

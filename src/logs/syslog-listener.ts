@@ -298,6 +298,8 @@ function readStream(socket: Socket, peer: SyslogPeer, context: Context): void {
   // spent), or while the backlog is full; it is read again once neither holds.
   let rest: { chunk: Buffer; at: number } | undefined;
   let waitingForRoom = false;
+  /** A turn to read the rest in is asked for (once, whoever finds more waiting: the backlog's room may too). */
+  let readingNextTurn = false;
   let ended = false;
   const spend = () => context.turns.spend();
   const finish = () => {
@@ -317,7 +319,13 @@ function readStream(socket: Socket, peer: SyslogPeer, context: Context): void {
     if (at < rest.chunk.length) {
       rest.at = at;
       if (!socket.isPaused()) socket.pause();
-      setImmediate(readOn);
+      if (!readingNextTurn) {
+        readingNextTurn = true;
+        setImmediate(() => {
+          readingNextTurn = false;
+          readOn();
+        });
+      }
       return false;
     }
     rest = undefined;

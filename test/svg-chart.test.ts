@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { histogram, sparkline } from '../src/console/svg-charts.js';
+import { histogram, niceTicks, shareBar, sparkline } from '../src/console/svg-charts.js';
 import { lineChart, niceStep } from '../tools/bench/line-chart.js';
 
 // One SVG renderer, src/console/svg-charts.ts, draws the console's charts and those of docs/benchmarks.md
@@ -114,8 +114,28 @@ describe('the console charts', () => {
     assert.equal(sparkline(buckets, 'in 24 h', 6).text, '<svg class="sparkline" role="img" aria-label="4 occurrences in 24 h" data-scale="6" width="120" height="24" viewBox="0 0 120 24"><title>4 occurrences in 24 h</title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="0,22 60,12 120,18.7"/></svg>');
   });
 
-  it('draws a bar per bucket with its time and count, the first and last time under the axis', () => {
-    assert.equal(histogram(buckets, 'Occurrences & more').text, '<svg class="histogram" role="img" aria-label="Occurrences &amp; more" viewBox="0 0 720 220" font-size="11"><title>Occurrences &amp; more</title><line x1="40" y1="184" x2="710" y2="184" stroke="currentColor"/><line x1="40" y1="14" x2="40" y2="184" stroke="currentColor"/><text x="36" y="18" text-anchor="end" fill="currentColor">3</text><text x="36" y="188" text-anchor="end" fill="currentColor">0</text><rect class="bar" x="62.3" y="184" width="178.7" height="0"><title>2026-11-20T08:00:00+00:00: 0</title></rect><rect class="bar" x="285.7" y="14" width="178.7" height="170"><title>2026-11-20T09:00:00+00:00: 3</title></rect><rect class="bar" x="509" y="127.3" width="178.7" height="56.7"><title>2026-11-20T10:00:00+00:00: 1</title></rect><text x="40" y="208" fill="currentColor">2026-11-20T08:00:00+00:00</text><text x="710" y="208" text-anchor="end" fill="currentColor">2026-11-20T10:00:00+00:00</text></svg>');
-    assert.equal(histogram([], 'none').text, '<svg class="histogram" role="img" aria-label="none" viewBox="0 0 720 220" font-size="11"><title>none</title><line x1="40" y1="184" x2="710" y2="184" stroke="currentColor"/><line x1="40" y1="14" x2="40" y2="184" stroke="currentColor"/><text x="36" y="18" text-anchor="end" fill="currentColor">1</text><text x="36" y="188" text-anchor="end" fill="currentColor">0</text></svg>');
+  it('draws a bar per bucket with its time and count, gridlines at round counts, hours under the axis, alerts marked', () => {
+    // The alert at 09:30 marks the 09:00 bar; the one at 11:00 is past the chart, not marked.
+    const alerts = [{ at: new Date('2026-11-20T09:30:00Z'), kind: 'spike' }, { at: new Date('2026-11-20T11:00:00Z'), kind: 'new' }];
+    assert.equal(histogram(buckets, 'Occurrences & more', alerts).text, '<svg class="histogram" role="img" aria-label="Occurrences &amp; more" viewBox="0 0 720 220" font-size="11"><title>Occurrences &amp; more</title><text x="36" y="188" text-anchor="end" fill="currentColor">0</text><line class="grid" x1="40" y1="127.3" x2="710" y2="127.3" stroke="currentColor" stroke-opacity="0.15"/><text x="36" y="131.3" text-anchor="end" fill="currentColor">1</text><line class="grid" x1="40" y1="70.7" x2="710" y2="70.7" stroke="currentColor" stroke-opacity="0.15"/><text x="36" y="74.7" text-anchor="end" fill="currentColor">2</text><line class="grid" x1="40" y1="14" x2="710" y2="14" stroke="currentColor" stroke-opacity="0.15"/><text x="36" y="18" text-anchor="end" fill="currentColor">3</text><line x1="40" y1="184" x2="710" y2="184" stroke="currentColor"/><line x1="40" y1="14" x2="40" y2="184" stroke="currentColor"/><rect class="bar" x="62.3" y="184" width="178.7" height="0"><title>2026-11-20T08:00:00+00:00: 0</title></rect><rect class="bar" x="285.7" y="14" width="178.7" height="170"><title>2026-11-20T09:00:00+00:00: 3</title></rect><rect class="bar" x="509" y="127.3" width="178.7" height="56.7"><title>2026-11-20T10:00:00+00:00: 1</title></rect><line x1="151.7" y1="184" x2="151.7" y2="188" stroke="currentColor"/><text class="time" x="151.7" y="200" text-anchor="middle" fill="currentColor">08:00</text><line x1="375" y1="184" x2="375" y2="188" stroke="currentColor"/><text class="time" x="375" y="200" text-anchor="middle" fill="currentColor">09:00</text><line x1="598.3" y1="184" x2="598.3" y2="188" stroke="currentColor"/><text class="time" x="598.3" y="200" text-anchor="middle" fill="currentColor">10:00</text><g class="alert-mark"><title>spike alert sent 2026-11-20T09:30:00+00:00</title><line x1="375" y1="14" x2="375" y2="184" stroke="currentColor" stroke-dasharray="3 3"/><path d="M370 6h10l-5 8z" fill="currentColor"/></g></svg>');
+    assert.equal(histogram([], 'none').text, '<svg class="histogram" role="img" aria-label="none" viewBox="0 0 720 220" font-size="11"><title>none</title><text x="36" y="188" text-anchor="end" fill="currentColor">0</text><line class="grid" x1="40" y1="14" x2="710" y2="14" stroke="currentColor" stroke-opacity="0.15"/><text x="36" y="18" text-anchor="end" fill="currentColor">1</text><line x1="40" y1="184" x2="710" y2="184" stroke="currentColor"/><line x1="40" y1="14" x2="40" y2="184" stroke="currentColor"/></svg>');
+  });
+
+  it('picks round steps for the counts: 1, 2 or 5 times a power of ten, at most five', () => {
+    assert.deepEqual([0, 1, 3, 5, 7, 9, 10, 60, 99, 1234].map((max) => niceTicks(max)),
+      [[0], [0, 1], [0, 1, 2, 3], [0, 1, 2, 3, 4, 5], [0, 2, 4, 6], [0, 2, 4, 6, 8], [0, 2, 4, 6, 8, 10], [0, 20, 40, 60], [0, 20, 40, 60, 80], [0, 500, 1000]]);
+  });
+
+  it('labels the time axis with round hours, a day by its date, at most eight labels', () => {
+    const times = (hours: number, count: number, from: number) =>
+      [...histogram(Array.from({ length: count }, (_, i) => ({ start: new Date(from + i * hours * 3_600_000), count: 1 })), 't').text.matchAll(/<text class="time"[^>]*>([^<]*)/g)].map((m) => m[1]);
+    assert.deepEqual(times(1, 24, Date.UTC(2026, 10, 19, 15)), ['15:00', '18:00', '21:00', 'Nov 20', '03:00', '06:00', '09:00', '12:00']);
+    assert.deepEqual(times(1, 168, Date.UTC(2026, 10, 13, 15)), ['Nov 14', 'Nov 15', 'Nov 16', 'Nov 17', 'Nov 18', 'Nov 19', 'Nov 20']);
+    assert.deepEqual(times(24, 30, Date.UTC(2026, 9, 21)), ['Oct 24', 'Oct 29', 'Nov 3', 'Nov 8', 'Nov 13', 'Nov 18']);
+  });
+
+  it('draws a breakdown\'s bar as its share of the largest', () => {
+    assert.equal(shareBar(3, 4).text, '<svg class="share" viewBox="0 0 100 8" preserveAspectRatio="none" aria-hidden="true"><rect x="0" y="0" width="75" height="8"/></svg>');
+    assert.equal(shareBar(0, 0).text, '<svg class="share" viewBox="0 0 100 8" preserveAspectRatio="none" aria-hidden="true"><rect x="0" y="0" width="0" height="8"/></svg>');
   });
 });

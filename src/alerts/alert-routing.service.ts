@@ -25,6 +25,9 @@ export const RECENT_DELIVERIES = 20;
  * `alert_destinations.read` / `alert_rules.read`; every change, `...manage` (administrators). Each
  * change is one method here, so whatever must follow every change (an audit row) has one place to go.
  */
+/** Alerts one error's chart marks at most. */
+const ALERTS_MARKED = 100;
+
 export function alertRoutingService(
   repository: AlertRoutingRepository,
   deliveries: WebhookDeliveriesRepository,
@@ -169,6 +172,15 @@ export function alertRoutingService(
         destination: row.destination_id === null ? null : { id: row.destination_id, label: labels.get(row.destination_id) ?? `destination ${row.destination_id}` },
         failed: row.failed, retrying: row.retrying,
       }));
+    },
+
+    /**
+     * The alerts sent about an error since `since` (the error page marks them on its chart): kind
+     * and time only, to whoever may read the error (no destination, URL or body).
+     */
+    async alertsSentFor(actor: Actor, errorId: number, since: Date): Promise<Array<{ kind: string; at: Date }>> {
+      assertPermitted(actor, 'infrastructure_errors.read');
+      return deliveries.alertsSentFor(errorId, since, ALERTS_MARKED);
     },
 
     async listRules(actor: Actor, limit: number, offset: number): Promise<Page<ServedRule>> {

@@ -290,6 +290,15 @@ export function webhookDeliveriesRepository(database: Database) {
       return rows.map(toDelivery);
     },
 
+    /** The alerts about an error delivered since `since`, newest first: their kind and when (the error page's chart). */
+    async alertsSentFor(errorId: number, since: Date, limit: number): Promise<Array<{ kind: DeliveryKind; at: Date }>> {
+      const rows = await db.selectFrom('webhook_deliveries').select(['kind', 'delivered_at'])
+        .where('error_id', '=', errorId).where('kind', 'in', ['new', 'spike', 'regression']).where('state', '=', 'delivered')
+        .where('delivered_at', '>=', since.toISOString())
+        .orderBy('id', 'desc').limit(limit).execute();
+      return rows.map((row) => ({ kind: row.kind, at: new Date(row.delivered_at as string | Date) }));
+    },
+
     /** Queues one delivery outside any batch (a destination's test). */
     async insertPending(delivery: Parameters<typeof pendingDelivery>[0], now: Date): Promise<Delivery> {
       const row = await db.insertInto('webhook_deliveries').values(pendingDelivery(delivery, now.toISOString())).returningAll().executeTakeFirstOrThrow();

@@ -1,4 +1,5 @@
 import { may } from '../roles/authorization.js';
+import { ClientError } from '../shared/problems.js';
 import type { User } from '../users/user.js';
 import type { UsersService } from '../users/users.service.js';
 import { html, type Html } from './html.js';
@@ -6,6 +7,8 @@ import { html, type Html } from './html.js';
 /** Accounts read to find who may be assigned errors (docs/console.md#triage): past these, assign by the API or the CLI. */
 const PEOPLE_READ = 500;
 const PEOPLE_PAGE = 100;
+/** Other users an error's page names (its notes' authors, its activity's actors). */
+const PEOPLE_NAMED = 50;
 
 /** Logins by user id: the people an error may be assigned to, as far as the viewer may see users. */
 export type People = ReadonlyMap<number, string>;
@@ -28,6 +31,25 @@ export async function assignablePeople(users: UsersService, viewer: User): Promi
   // The viewer, wherever it is in the list (or when it may see no one else).
   if (!people.has(viewer.id) && assignable(viewer)) people.set(viewer.id, viewer.login);
   return people;
+}
+
+/**
+ * `people` with the logins of `ids` it lacks (a note's author or an actor who may no longer be
+ * assigned errors), read one by one when the viewer may see users: a page names people, and shows
+ * ids only in links (docs/console.md#one-error). At most `PEOPLE_NAMED` are read.
+ */
+export async function withNamesOf(users: UsersService, viewer: User, people: People, ids: Iterable<number | null>): Promise<People> {
+  const missing = [...new Set(ids)].filter((id): id is number => id !== null && !people.has(id) && id !== viewer.id).slice(0, PEOPLE_NAMED);
+  if (missing.length === 0 || !may(viewer, 'users.read')) return people;
+  const named = new Map(people);
+  for (const id of missing) {
+    const user = await users.get(viewer, id).catch((error: unknown) => {
+      if (error instanceof ClientError) return undefined; // gone: shown by id
+      throw error;
+    });
+    if (user) named.set(id, user.login);
+  }
+  return named;
 }
 
 /**

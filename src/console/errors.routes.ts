@@ -4,10 +4,11 @@ import { safeNext } from './console-session.js';
 import {
   BULK_TRIAGE, type BulkTriageAction, confirmDeletePage, ERROR_FILTERS, type ErrorFilterValues, errorsListPage, errorsListUrl, listQuery,
 } from './errors-list-page.js';
-import { CHART_PERIODS, type ChartPeriod, confirmDeleteErrorPage, errorPage } from './errors-item-page.js';
-import { assignablePeople } from './errors-people.js';
+import { activityPeople, CHART_PERIODS, type ChartPeriod, confirmDeleteErrorPage, errorPage } from './errors-item-page.js';
+import { assignablePeople, withNamesOf } from './errors-people.js';
 import { may } from '../roles/authorization.js';
 import { parseId } from '../http/route-params.js';
+import { HISTOGRAM_KEPT_DAYS } from '../tracker/tracker.service.js';
 import { parsePagination } from '../shared/pagination.js';
 import { consoleRoute, type ConsoleServices, formOf, pageContext, sendPage } from './console-page.js';
 
@@ -151,9 +152,9 @@ function errorsListRoutes(app: FastifyInstance, services: ConsoleServices): void
 
 type WithId = { Params: { id: string }; Querystring: Record<string, string | string[] | undefined> };
 
-/** Groups and occurrences one error's page shows. */
+/** Groups one error's page shows; its latest kept occurrences read for the context table (docs/console.md#one-error). */
 const SHOWN_GROUPS = 10;
-const SHOWN_OCCURRENCES = 20;
+const CONTEXT_READ = 200;
 /** Notes and activity entries one error's page shows (the first notes, the latest entries). */
 const SHOWN_NOTES = 100;
 const SHOWN_ACTIVITY = 50;
@@ -185,7 +186,7 @@ function triageBody(form: URLSearchParams, viewerId: number): Record<string, unk
 
 /** One error's page, and its actions: report, delete (docs/console.md#one-error). */
 function errorsItemRoutes(app: FastifyInstance, services: ConsoleServices): void {
-  const { tracker, triage, users, errorReporting } = services;
+  const { tracker, triage, users, errorReporting, alertRouting, clock } = services;
 
   type Extra = { notice?: string; failure?: string; status?: number; formErrors?: Record<string, string[]>; draft?: Record<string, string> };
   async function show(request: FastifyRequest<WithId>, reply: FastifyReply, id: number, extra: Extra) {
@@ -193,20 +194,30 @@ function errorsItemRoutes(app: FastifyInstance, services: ConsoleServices): void
     const error = await tracker.find(viewer, id);
     const asked = request.query.period;
     const period: ChartPeriod = typeof asked === 'string' && asked in CHART_PERIODS ? (asked as ChartPeriod) : '24h';
-    const [buckets, byHost, byComponent, occurrences, state, notes, firstActivity, people] = await Promise.all([
+    // The alerts of the days the histogram keeps; those within the chart's buckets are marked.
+    const since = new Date(clock().getTime() - HISTOGRAM_KEPT_DAYS * 86_400_000);
+    const [buckets, byHost, byComponent, occurrences, state, notes, firstActivity, people, sent] = await Promise.all([
       tracker.histogram(viewer, id, { period }),
       tracker.breakdown(viewer, id, { by: 'host' }, SHOWN_GROUPS, 0),
       tracker.breakdown(viewer, id, { by: 'component' }, SHOWN_GROUPS, 0),
-      tracker.occurrences(viewer, id, SHOWN_OCCURRENCES, 0),
+      tracker.occurrences(viewer, id, CONTEXT_READ, 0),
       triage.get(viewer, id),
       triage.notes(viewer, id, SHOWN_NOTES, 0),
       triage.activity(viewer, id, SHOWN_ACTIVITY, 0),
       assignablePeople(users, viewer),
+      alertRouting.alertsSentFor(viewer, id, since),
     ]);
+    const alerts = sent.filter((alert) => buckets[0] !== undefined && alert.at >= buckets[0].start);
     // The latest entries: read again from the end when there are more than a page shows.
     const activity = firstActivity.total > SHOWN_ACTIVITY ? await triage.activity(viewer, id, SHOWN_ACTIVITY, firstActivity.total - SHOWN_ACTIVITY) : firstActivity;
+    // The navigator's occurrence, by position (0: the newest); past the ones read, read alone.
+    const askedPosition = Number(request.query.occurrence);
+    const position = Number.isSafeInteger(askedPosition) && askedPosition > 0 ? Math.min(askedPosition, Math.max(0, occurrences.total - 1)) : 0;
+    const one = occurrences.items[position] ?? (await tracker.occurrences(viewer, id, 1, position)).items[0];
+    const names = await withNamesOf(users, viewer, people, [state.assignee_id, state.resolved_by_id, ...notes.items.map((n) => n.author_id), ...activity.items.map((a) => a.actor_id), ...activityPeople(activity.items)]);
     const view = {
-      error, period, buckets, byHost, byComponent, occurrences, triage: state, notes, activity, people,
+      error, period, buckets, byHost, byComponent, occurrences, triage: state, notes, activity, people, names, alerts,
+      shownOccurrence: one && { occurrence: one, position },
       notice: extra.notice, failure: extra.failure, formErrors: extra.formErrors, draft: extra.draft,
     };
     return sendPage(reply, errorPage(pageContext(request, services), view), extra.status);
@@ -262,14 +273,13 @@ function errorsItemRoutes(app: FastifyInstance, services: ConsoleServices): void
   });
 
   // An occurrence's context or message whole (the page shows at most errorReportLimits.shownChars of
-  // each), as a download: one of the occurrences the page shows, else 404.
+  // each), as a download: any kept occurrence of the error (the navigator shows each), else 404.
   // (No extension in the path: the API's rewrite takes `.json` off every URL.)
   for (const [field, file] of [['context', 'context.json'], ['message', 'message.txt']] as const) {
     app.get<{ Params: { id: string; occurrence: string } }>(`/errors/:id/occurrences/:occurrence/${field}`, consoleRoute(), async (request, reply) => {
       const id = parseId(request.params.id);
       const occurrenceId = parseId(request.params.occurrence);
-      const { items } = await tracker.occurrences(request.viewer, id, SHOWN_OCCURRENCES, 0);
-      const occurrence = items.find((o) => o.id === occurrenceId);
+      const occurrence = await tracker.occurrence(request.viewer, id, occurrenceId);
       if (occurrence === undefined) throw new NotFound();
       const json = field === 'context';
       return reply

@@ -49,6 +49,15 @@ export function trackerErrorStore(database: Database) {
       };
     },
 
+    /** One kept occurrence of an error, by its id (the console's downloads of any one it shows). */
+    async occurrence(errorId: number, occurrenceId: number): Promise<StoredOccurrence | undefined> {
+      const row = await db.selectFrom('error_occurrences')
+        .select(['id', 'occurred_at', 'host', 'component', 'request_id', 'message', 'context'])
+        .where('error_id', '=', errorId).where('id', '=', occurrenceId)
+        .executeTakeFirst();
+      return row && { ...row, id: Number(row.id), occurred_at: new Date(row.occurred_at) };
+    },
+
     /** Occurrences per hour from `fromHour` to `toHour` (inclusive); hours with none are absent. */
     async hourlyCounts(errorId: number, fromHour: number, toHour: number): Promise<Map<number, number>> {
       const rows = await db.selectFrom('error_histogram').select(['hour', 'count'])

@@ -169,6 +169,12 @@ export function trackerService(repository: TrackerRepository, clock: Clock, audi
       return repository.occurrences(id, limit, offset);
     },
 
+    /** One kept occurrence of the error, else undefined. */
+    async occurrence(actor: Actor, id: number, occurrenceId: number): Promise<StoredOccurrence | undefined> {
+      await find(actor, id);
+      return repository.occurrence(id, occurrenceId);
+    },
+
     /** Occurrences per hour (24h, 7d) or per UTC day (30d), oldest first, zero-filled, up to now. */
     async histogram(actor: Actor, id: number, query: Query): Promise<Array<{ start: Date; count: number }>> {
       await find(actor, id);

@@ -10,7 +10,7 @@ import { trackerOverviewStore } from './tracker-overview.store.js';
  * recording reports, the list's reads, one error's reads, and deletes.
  */
 export function trackerRepository(database: Database) {
-  // Each store's methods, none named twice: recordBatch; list; findById, markReported, occurrences,
+  // Each store's methods, none named twice: recordBatch; list; findById, markReported, occurrences, occurrence,
   // hourlyCounts, hourlyCountsOf, breakdown; deleteById, deleteMatching, prune; the overview's
   // cloudHourlyCounts, createdSince, regressedSince, topValues.
   return {

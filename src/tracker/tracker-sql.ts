@@ -8,6 +8,7 @@ import type { Database } from '../db/database.js';
 import { retryingConflicts } from '../db/conflicts.js';
 import type { Dialect, PerDatabase } from '../db/dialects/dialect.js';
 import { likeContaining } from '../db/dialects/text/text.js';
+import { BACKTRACE_SEARCHED } from '../db/migrations/043_error_search_backtrace.js';
 import type { InfrastructureErrorsTable, Schema } from '../db/schema.js';
 import type { ErrorFilters, InfrastructureError } from './infrastructure-error.js';
 
@@ -28,7 +29,8 @@ export function toRecord(row: Selectable<InfrastructureErrorsTable>): Infrastruc
 const containsPattern = (text: string) => likeContaining(text.toLowerCase());
 
 /**
- * A query of the ids of the errors whose folded class or message (`dialect.text.lowerFunction`) holds
+ * A query of the ids of the errors whose folded class, message or backtrace's first BACKTRACE_SEARCHED characters
+ * (`dialect.text.lowerFunction`) hold
  * `folded` (already lower-cased), answered from the text index of migrations 008 and 009, for
  * `id in (...)`. Undefined where the caller should compare each error's own folded text instead: where
  * the index cannot answer this text, or when `few` is false (many matches, so the list is walked in
@@ -45,7 +47,7 @@ export const errorIdsContaining: PerDatabase<(folded: string, few: boolean) => R
   // more; a shorter one reads the narrow table whole, still less than the errors.)
   postgres: (folded) => {
     const pattern = likeContaining(folded);
-    return sql<{ id: number }>`select id from error_search where error_class like ${pattern} escape '\\' or message like ${pattern} escape '\\'`;
+    return sql<{ id: number }>`select id from error_search where error_class like ${pattern} escape '\\' or message like ${pattern} escape '\\' or backtrace like ${pattern} escape '\\'`;
   },
 };
 
@@ -109,6 +111,7 @@ export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>,
     const tested = eb.or([
       sql<boolean>`${lower}(error_class) like ${pattern} escape '\\'`,
       sql<boolean>`${lower}(message) like ${pattern} escape '\\'`,
+      sql<boolean>`${lower}(substr(backtrace, 1, ${sql.lit(BACKTRACE_SEARCHED)})) like ${pattern} escape '\\'`,
     ]);
     const found = indexed && sql<boolean>`${sql.ref('infrastructure_errors.id')} in (${indexed})`;
     conditions.push(!found ? tested : key === folded ? found : eb.and([found, tested]));

@@ -41,6 +41,7 @@ import { identityProvidersMigration } from './038_identity_providers.js';
 import { ingestKeyKindsMigration } from './039_ingest_key_kinds.js';
 import { logSourcesMigration } from './040_log_sources.js';
 import { logRulesMigration } from './041_log_rules.js';
+import { errorSearchBacktraceMigration } from './043_error_search_backtrace.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -86,5 +87,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '039_ingest_key_kinds': ingestKeyKindsMigration,
     '040_log_sources': logSourcesMigration(dialect),
     '041_log_rules': logRulesMigration(dialect),
+    '043_error_search_backtrace': errorSearchBacktraceMigration(dialect),
   };
 }

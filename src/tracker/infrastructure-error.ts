@@ -56,7 +56,27 @@ export interface ErrorFilters {
   status?: TriageStatus;
   /** The assignee's id, or 'none' for errors assigned to no one. */
   assignee?: number | 'none';
+  /** The search language's other terms, all of which must hold (tracker/search-plan.ts, docs/search.md). */
+  search?: SearchCondition[];
 }
+
+export type SearchTimeColumn = 'created_at' | 'updated_at';
+export type SearchComparison = '=' | '>' | '>=' | '<' | '<=';
+
+/** One condition of a search. `values` match exactly, or as a glob where they hold `*`; any of them. */
+export type SearchCondition =
+  | { kind: 'column'; column: 'error_class' | 'message'; negated: boolean; values: string[] }
+  /** Seen in an occurrence: `host`, `component` (its breakdown), `release`, `environment`, `level`, `tag.<name>` (its context). */
+  | { kind: 'seen'; dimension: string; negated: boolean; values: string[] }
+  | { kind: 'has'; dimension: string; negated: boolean }
+  | { kind: 'status'; negated: boolean; statuses: TriageStatus[] }
+  /** Assigned to one of `ids`, to a user of one of `logins` (lower case), or to no one (`none`). */
+  | { kind: 'assigned'; negated: boolean; ids: number[]; logins: string[]; none: boolean }
+  | { kind: 'reported'; value: boolean }
+  | { kind: 'counter'; operator: SearchComparison; value: number }
+  | { kind: 'time'; column: SearchTimeColumn; operator: Exclude<SearchComparison, '='>; at: Date }
+  /** None of `conditions` all holding (an empty list: nothing matches). */
+  | { kind: 'not'; conditions: SearchCondition[] };
 
 export type ErrorSort = 'updated_at' | 'created_at' | 'counter';
 export type Direction = 'asc' | 'desc';

@@ -4,6 +4,8 @@ import { type Query, singleParameter } from '../shared/query-string.js';
 import { MAX_ID } from '../shared/request-body.js';
 import { errorReportLimits } from '../shared/limits.js';
 import type { Direction, ErrorFilters, ErrorSort } from './infrastructure-error.js';
+import { SEARCH_LIMITS, SearchSyntaxError } from './search-language.js';
+import { planSearch, type SearchContext } from './search-plan.js';
 import { TRIAGE_STATUSES } from './triage.js';
 
 /** Every parameter a list (or a bulk delete, with `all`) understands. */
@@ -72,11 +74,28 @@ function assignee(query: Query, viewerId: number | null | undefined, errors: Fie
   return undefined;
 }
 
+/** `q`, the search language (docs/search.md), planned onto the fixed filters; a refusal names the position. */
+function search(query: Query, filters: ErrorFilters, context: SearchContext, errors: FieldErrors): ErrorFilters {
+  const q = singleParameter(query, 'q', errors);
+  if (q === undefined) return filters;
+  if (q === '') {
+    errors.add('q', `must be 1 to ${SEARCH_LIMITS.queryChars} characters`);
+    return filters;
+  }
+  try {
+    return planSearch(q, filters, context);
+  } catch (error) {
+    if (!(error instanceof SearchSyntaxError)) throw error;
+    errors.add('q', error.message);
+    return filters;
+  }
+}
+
 /**
  * The filters and order of an errors list (docs/api.md#get-sysadmin_toolsinfrastructureerrors). A value that is not understood
  * is a 422 naming the parameter, never ignored.
  */
-export function parseErrorListQuery(query: Query, { deletion = false, viewerId = undefined as number | null | undefined } = {}): ErrorListQuery {
+export function parseErrorListQuery(query: Query, { deletion = false, viewerId = undefined as number | null | undefined, now = new Date() } = {}): ErrorListQuery {
   const errors = new FieldErrors();
   // A misspelt filter is refused, never ignored: ignored, it would widen a list, or a bulk delete.
   for (const name of Object.keys(query)) {
@@ -86,7 +105,6 @@ export function parseErrorListQuery(query: Query, { deletion = false, viewerId =
   const filters: ErrorFilters = {
     reported: reported === undefined ? undefined : reported === 'true',
     errorClass: text(query, 'error_class', errors),
-    q: text(query, 'q', errors),
     since: datetime(query, 'since', errors),
     until: datetime(query, 'until', errors),
     host: text(query, 'host', errors),
@@ -94,11 +112,12 @@ export function parseErrorListQuery(query: Query, { deletion = false, viewerId =
     status: oneOf(query, 'status', TRIAGE_STATUSES, errors),
     assignee: assignee(query, viewerId, errors),
   };
+  const searched = search(query, filters, { now, viewerId }, errors);
   const sort = oneOf(query, 'sort', SORTS, errors) ?? 'updated_at';
   const direction = oneOf(query, 'direction', DIRECTIONS, errors) ?? 'desc';
   errors.throwIfAny();
-  for (const key of Object.keys(filters) as Array<keyof ErrorFilters>) if (filters[key] === undefined) delete filters[key];
-  return { filters, sort, direction };
+  for (const key of Object.keys(searched) as Array<keyof ErrorFilters>) if (searched[key] === undefined) delete searched[key];
+  return { filters: searched, sort, direction };
 }
 
 /** Whether the query names any filter at all (a bulk delete without one needs `all=true`). */

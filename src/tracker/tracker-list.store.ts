@@ -42,7 +42,7 @@ function countedBy(filters: ErrorFilters): { dimension: ErrorCountDimension; val
  * The filters tested on an error's own row (not its sort index's entry, its breakdown or its triage;
  * the class has an index of its own, `(error_class, updated_at, id)`, which the walk keeps).
  */
-const ROW_FILTERS = ['reported', 'q'] as const;
+const ROW_FILTERS = ['reported', 'q', 'search'] as const;
 
 /**
  * `walkBound`: a walk reads at most about this many errors of the list's order, those whose sort value
@@ -176,7 +176,7 @@ export function trackerListStore(database: Database) {
     }
     const rest = { ...filters, [dimension]: undefined };
     const other = dimension === 'host' ? 'component' : 'host';
-    if (rest.reported === undefined && rest.errorClass === undefined && rest.since === undefined && rest.until === undefined && rest.q === undefined) {
+    if (rest.reported === undefined && rest.errorClass === undefined && rest.since === undefined && rest.until === undefined && rest.q === undefined && rest.search === undefined) {
       // The others are the triage's and the other breakdown's, each tested by its key on the value's
       // breakdown rows: the errors' own rows are not read (a breakdown row and a triage row exist
       // exactly while their error does, docs/architecture.md#error-counts).

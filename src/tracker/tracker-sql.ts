@@ -10,7 +10,7 @@ import type { Dialect, PerDatabase } from '../db/dialects/dialect.js';
 import { likeContaining } from '../db/dialects/text/text.js';
 import { BACKTRACE_SEARCHED } from '../db/migrations/043_error_search_backtrace.js';
 import type { InfrastructureErrorsTable, Schema } from '../db/schema.js';
-import type { ErrorFilters, InfrastructureError } from './infrastructure-error.js';
+import type { ErrorFilters, InfrastructureError, SearchCondition } from './infrastructure-error.js';
 
 export function toRecord(row: Selectable<InfrastructureErrorsTable>): InfrastructureError {
   return {
@@ -126,7 +126,61 @@ export function filtered(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>,
     // test the errors in the list's order, each by its breakdown key, and stop at the page's end.
     conditions.push(reads(dimension) ? eb('id', 'in', seen) : eb.exists(eachError(seen.whereRef('error_breakdown.error_id', '=', 'infrastructure_errors.id'))));
   }
+  if (filters.search !== undefined) conditions.push(searched(eb, filters.search, dialect));
   return eb.and(conditions);
+}
+
+/**
+ * `value` against `column` exactly, or as a glob where it holds `*` (any run of characters), case
+ * sensitive on both databases: SQLite's GLOB (its `?` and `[` taken literally), PostgreSQL's LIKE.
+ */
+const matchesValue: PerDatabase<(column: Expression<unknown>, value: string) => Expression<SqlBool>> = {
+  sqlite: (column, value) => (value.includes('*')
+    ? sql<SqlBool>`${column} glob ${value.replace(/[[?]/g, (c) => `[${c}]`)}`
+    : sql<SqlBool>`${column} = ${value}`),
+  postgres: (column, value) => (value.includes('*')
+    ? sql<SqlBool>`${column} like ${value.replace(/[\\%_]/g, (c) => `\\${c}`).replaceAll('*', '%')} escape '\\'`
+    : sql<SqlBool>`${column} = ${value}`),
+};
+
+/** The search language's conditions that are not the list's own filters (tracker/search-plan.ts, docs/search.md), all holding. */
+export function searched(eb: ExpressionBuilder<Schema, 'infrastructure_errors'>, search: readonly SearchCondition[], dialect: Dialect): Expression<SqlBool> {
+  const any = (column: Expression<unknown>, values: readonly string[]) => eb.or(values.map((value) => dialect.choose(matchesValue)(column, value)));
+  const seenIn = (dimension: string) => eb.selectFrom('error_breakdown as seen').select('seen.error_id')
+    .whereRef('seen.error_id', '=', 'infrastructure_errors.id').where('seen.dimension', '=', dimension as 'host');
+  const triage = () => eb.selectFrom('error_triage as t').select('t.error_id').whereRef('t.error_id', '=', 'infrastructure_errors.id');
+  const one = (condition: SearchCondition): Expression<SqlBool> => {
+    const maybeNot = (negated: boolean, e: Expression<SqlBool>) => (negated ? eb.not(e) : e);
+    switch (condition.kind) {
+      case 'column':
+        return maybeNot(condition.negated, any(sql.ref(`infrastructure_errors.${condition.column}`), condition.values));
+      case 'seen':
+        // A breakdown row of no host or component holds '' (tracker-batch.store.ts).
+        return maybeNot(condition.negated, eb.exists(seenIn(condition.dimension).where((inner) => inner.and([
+          inner('seen.value', '<>', ''), any(sql.ref('seen.value'), condition.values)]))));
+      case 'has':
+        return maybeNot(condition.negated, eb.exists(seenIn(condition.dimension).where('seen.value', '<>', '')));
+      case 'status':
+        return maybeNot(condition.negated, eb.exists(triage().where('t.triage_status', 'in', condition.statuses)));
+      case 'assigned': {
+        const whom = eb.or([
+          ...(condition.none ? [sql<SqlBool>`t.assignee_id is null`] : []),
+          ...(condition.ids.length > 0 ? [sql<SqlBool>`t.assignee_id in (${sql.join(condition.ids)})`] : []),
+          ...(condition.logins.length > 0 ? [sql<SqlBool>`t.assignee_id in (select u.id from users as u where lower(u.login) in (${sql.join(condition.logins)}))`] : []),
+        ]);
+        return maybeNot(condition.negated, eb.exists(triage().where(() => whom)));
+      }
+      case 'reported':
+        return eb('infrastructure_errors.reported', '=', condition.value ? 1 : 0);
+      case 'counter':
+        return eb('infrastructure_errors.counter', condition.operator, condition.value);
+      case 'time':
+        return eb(`infrastructure_errors.${condition.column}`, condition.operator, condition.at.toISOString());
+      case 'not':
+        return eb.not(eb.and(condition.conditions.map(one)));
+    }
+  };
+  return eb.and(search.map(one));
 }
 
 /** `column` is one of `ids`, given as one parameter, so 100 000 ids are one statement on either database. */

@@ -91,13 +91,17 @@ export const trackerRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, 
    * domain judges it (id and permissions: permissions changed since are another key), so what the domain refuses
    * someone (it throws, nothing is kept) is never answered to them from here.
    */
-  function cached(request: FastifyRequest, reply: FastifyReply, compute: () => Promise<RenderedResponse>, tagOf: () => TrackerPageTag | undefined): FastifyReply | Promise<FastifyReply> {
+  function cached(request: FastifyRequest, reply: FastifyReply, compute: () => Promise<RenderedResponse>, tagOf: () => TrackerPageTag | undefined | null): FastifyReply | Promise<FastifyReply> {
     const key = `${request.format}|${permissionsKey(request.actor)}|${request.actor.id}|${request.originalUrl}`;
     const waking = beforeRead?.();
-    if (waking) return waking.then(() => answers.get(key, compute, tagOf())).then((answer) => sendRendered(reply, answer));
-    const hit = answers.peek(key);
-    if (hit) return sendRendered(reply, hit);
-    return answers.get(key, compute, tagOf()).then((answer) => sendRendered(reply, answer));
+    if (!waking) {
+      const hit = answers.peek(key);
+      if (hit) return sendRendered(reply, hit);
+    }
+    // null: a page that goes stale with the clock (a search by time), never kept (so never a hit above).
+    const tag = tagOf();
+    const answer = () => (tag === null ? compute() : answers.get(key, compute, tag));
+    return (waking ? waking.then(answer) : answer()).then((rendered) => sendRendered(reply, rendered));
   }
   const RECORD: TrackerPageTag = { record: true };
 

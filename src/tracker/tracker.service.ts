@@ -3,6 +3,7 @@ import { type AuditActor, SYSTEM_ACTOR } from '../audit/audit-event.js';
 import { type Actor, assertPermitted } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import { hasFilter, parseChoice, parseErrorListQuery } from './query.js';
+import { searchesByTime } from './search-plan.js';
 import { parseErrorReport } from './report.js';
 import { FieldErrors, NotFound } from '../shared/problems.js';
 import { groupCommit } from '../shared/group-commit.js';
@@ -106,14 +107,18 @@ export function trackerService(repository: TrackerRepository, clock: Clock, audi
     /** A page of errors, filtered and sorted as the query says (a 422 names what it cannot read). */
     async list(actor: Actor, query: Query, limit: number, offset: number): Promise<Page<InfrastructureError>> {
       assertPermitted(actor, 'infrastructure_errors.read');
-      const { filters, sort, direction } = parseErrorListQuery(query, { viewerId: actor.id });
+      const { filters, sort, direction } = parseErrorListQuery(query, { viewerId: actor.id, now: clock() });
       return repository.list(filters, sort, direction, limit, offset);
     },
 
-    /** What a kept page of the list `query` asks for shows, for the page caches (tracker-changes.ts); undefined when the query is not understood. */
-    listPageTag(actor: Actor, query: Query): TrackerPageTag | undefined {
+    /**
+     * What a kept page of the list `query` asks for shows, for the page caches (tracker-changes.ts); undefined when
+     * the query is not understood, null when the page must not be kept (it goes stale with the clock).
+     */
+    listPageTag(actor: Actor, query: Query): TrackerPageTag | undefined | null {
       try {
-        const { filters } = parseErrorListQuery(query, { viewerId: actor.id });
+        const { filters } = parseErrorListQuery(query, { viewerId: actor.id, now: clock() });
+        if (searchesByTime(filters)) return null;
         return { filters: { errorClass: filters.errorClass, host: filters.host, component: filters.component } };
       } catch {
         return undefined;
@@ -152,7 +157,7 @@ export function trackerService(repository: TrackerRepository, clock: Clock, audi
     /** Deletes what the filters select; with none, only when the query says `all=true`. */
     async removeMatching(actor: Actor, query: Query): Promise<number> {
       assertPermitted(actor, 'infrastructure_errors.delete');
-      const { filters } = parseErrorListQuery(query, { deletion: true, viewerId: actor.id });
+      const { filters } = parseErrorListQuery(query, { deletion: true, viewerId: actor.id, now: clock() });
       const all = parseChoice(query, 'all', ['true', 'false'], 'false') === 'true';
       if (!hasFilter(filters) && !all) {
         const errors = new FieldErrors();

@@ -83,7 +83,7 @@ export function triageService(repository: TriageRepository, clock: Clock, audit:
       assertPermitted(actor, 'infrastructure_errors.triage');
       const now = clock();
       const { change, ids } = parseBulkTriage(body, now);
-      const { filters } = parseErrorListQuery(query, { deletion: true, viewerId: actor.id });
+      const { filters } = parseErrorListQuery(query, { deletion: true, viewerId: actor.id, now: clock() });
       const all = parseChoice(query, 'all', ['true', 'false'], 'false') === 'true';
       const errors = new FieldErrors();
       if (ids !== undefined && (hasFilter(filters) || all)) errors.add('ids', 'give ids or filters in the query, not both');

@@ -95,6 +95,14 @@ describe('cmi: names in and out, errors ls/show/send, progress', () => {
     succeeded(await cmi('errors', 'ls', '--json', '--assignee', 'tom'), `${(await api('GET', `${ERRORS}.json?status=unresolved&assignee=${tomId}`)).body}\n`);
   });
 
+  it('errors ls QUERY searches (docs/search.md); a search naming a status lifts the unresolved default; a refusal names the position', async () => {
+    const [a, b] = ids as [number, number];
+    succeeded(await cmi('errors', 'ls', 'component:backup', '"dump exited"'), new RegExp(`^ID .*\\n${a} .*Backup::Failed .*\\n1 of 1 errors \\(page 1 of 1\\)\\n$`));
+    succeeded(await cmi('errors', 'ls', 'is:snoozed'), new RegExp(`^ID .*\\n${b} .*Cron::Late .*\\n1 of 1 errors \\(page 1 of 1\\)\\n$`));
+    succeeded(await cmi('errors', 'ls', '--json', 'assigned:tom', 'counter:>1'), `${(await api('GET', `${ERRORS}.json?status=unresolved&q=${encodeURIComponent('assigned:tom counter:>1')}`)).body}\n`);
+    failed(await cmi('errors', 'ls', 'colour:red'), 1, /^cmi: q colour: is not a key of the search \(keys: .*\) at position 1\n$/);
+  });
+
   it('notes and activity print their author and actor by login; errors show shows the triage, the latest notes and both breakdowns', async () => {
     const [a, b] = ids as [number, number];
     for (const text of ['one', 'two', 'three', 'four', 'five', 'six', 'seven']) succeeded(await cmi('errors', 'note', String(a), text), /^Note \d+ added to infrastructure error \d+\n$/);

@@ -177,11 +177,12 @@ function readBacktrace(path: string): string {
 /** `cmi errors ls|show|send|report|rm|histogram`. */
 export function addRemoteErrorCommands(program: Command): void {
   const errors = program.command('errors').description('infrastructure errors on a server (cmi local errors: in the configured database)');
-  rawOptions(remote(errors.command('ls'), 'list infrastructure errors on the server, the latest seen first', 'cmi errors ls --unreported --host hv-01', 'cmi errors ls --status all --all --since 2026-11-20T00:00:00Z'))
+  rawOptions(remote(errors.command('ls'), 'list infrastructure errors on the server, the latest seen first', 'cmi errors ls host:hv-07 release:6.7.2 iscsi_login', 'cmi errors ls --status all --all --since 2026-11-20T00:00:00Z'))
+    .argument('[query...]', 'a search (docs/search.md): host:hv-07 !component:billing counter:>100 last_seen:-1h "free text"')
     .addOption(new Option('--reported', 'only errors marked reported').conflicts('unreported'))
     .option('--unreported', 'only errors not marked reported')
     .option('--class <class>', 'only errors of this exact class')
-    .option('--q <text>', 'class or message contains the text')
+    .option('--q <query>', 'a search, as the QUERY arguments (docs/search.md)')
     .option('--since <datetime>', 'seen at or after')
     .option('--until <datetime>', 'seen at or before')
     .option('--host <host>', 'with an occurrence on this host')
@@ -193,7 +194,8 @@ export function addRemoteErrorCommands(program: Command): void {
     .option('--page <n>', 'page (default 1)')
     .option('--per-page <n>', 'errors a page')
     .option('--all', 'every page (a progress bar on a terminal)')
-    .action(async (options: ErrorFlags, command: Command) => {
+    .action(async (query: string[], options: ErrorFlags, command: Command) => {
+      const q = [options.q, ...query].filter((part) => part !== undefined && part !== '').join(' ') || undefined;
       const number = (raw: string | undefined, name: string) => {
         if (raw === undefined) return undefined;
         if (!/^[1-9]\d{0,5}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
@@ -201,13 +203,14 @@ export function addRemoteErrorCommands(program: Command): void {
       };
       const params = {
         reported: options.reported ? true : options.unreported ? false : undefined,
-        error_class: options.class, q: options.q, since: options.since, until: options.until, host: options.host, component: options.component,
+        error_class: options.class, q, since: options.since, until: options.until, host: options.host, component: options.component,
         sort: options.sort as never, direction: options.direction as never, page: number(options.page, '--page'), perPage: number(options.perPage, '--per-page'),
       };
       await run(command, options.xml, async (c) => remoteErrorCommands(c).ls({
         ...params,
-        // People's default is the errors still to look at; the API's, every status (docs/cli.md#triage).
-        ...await filtersOf(c, { status: options.status ?? 'unresolved', assignee: options.assignee }),
+        // People's default is the errors still to look at; the API's, every status (docs/cli.md#triage). A
+        // search that names a status (is:, status:) says it itself.
+        ...await filtersOf(c, { status: options.status ?? (q !== undefined && /(^|\s)!?(is|status):/.test(q) ? 'all' : 'unresolved'), assignee: options.assignee }),
       }, options.all === true, rawFormat(options)));
     });
 

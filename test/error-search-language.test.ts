@@ -28,6 +28,10 @@ describe('the errors list q in the search language', () => {
     await made('dns', { error_class: 'Net::Timeout', message: 'dns lookup timed out', host: 'hv-07', component: 'network' }, 2);
     t.time.advance(3600);
     await made('billing', { error_class: 'Billing::Error', message: 'invoice "42" failed', component: 'billing' });
+    // Releases, environments, levels and tags from the context, kept per error like its hosts.
+    await made('v672', { error_class: 'Api::Error', message: 'quota', component: 'api', context: { release: '6.7.2', environment: 'production', level: 'error', tags: { Region: 'eu', zone: 'eu-1', 'bad tag': 'x' } } });
+    await made('v672', { error_class: 'Api::Error', message: 'quota', component: 'api', context: { release: '6.7.1', environment: 'staging', tags: { region: 'us' } } });
+    await made('v680', { error_class: 'Api::Fatal', message: 'crash', component: 'api', context: { release: '6.8.0', environment: 'production', level: 'fatal' } });
     const triage = (id: number, body: Record<string, unknown>) => t.app.inject({ method: 'PUT', url: `${ERRORS}/${id}/triage.json`, headers: { authorization: t.adminAuth }, payload: { triage: body } });
     assert.equal((await triage(ids.nfs!, { status: 'resolved' })).statusCode, 200);
     assert.equal((await triage(ids.dns!, { assignee_id: 1 })).statusCode, 200);
@@ -46,12 +50,12 @@ describe('the errors list q in the search language', () => {
   it('filters by host, component and class, exactly, negated, as lists and with wildcards', async () => {
     assert.deepEqual(await found('host:hv-07'), ['dns', 'iscsi']);
     assert.deepEqual(await found('host:hv-07 component:storage'), ['iscsi']);
-    assert.deepEqual(await found('!component:storage'), ['billing', 'dns']);
+    assert.deepEqual(await found('!component:storage'), ['v680', 'v672', 'billing', 'dns']);
     assert.deepEqual(await found('class:Storage*'), ['nfs', 'iscsi']);
     assert.deepEqual(await found('class:storage*'), []);
     assert.deepEqual(await found('class:[Net::Timeout, "Billing::Error"]'), ['billing', 'dns']);
     assert.deepEqual(await found('host:hv-0*'), ['dns', 'nfs', 'iscsi']);
-    assert.deepEqual(await found('!host:hv-0*'), ['billing']);
+    assert.deepEqual(await found('!host:hv-0*'), ['v680', 'v672', 'billing']);
     assert.deepEqual(await found('message:*timed*'), ['dns']);
   });
 
@@ -65,7 +69,7 @@ describe('the errors list q in the search language', () => {
 
   it('filters by triage, assignment, counter and times', async () => {
     assert.deepEqual(await found('is:resolved'), ['nfs']);
-    assert.deepEqual(await found('!is:resolved'), ['billing', 'dns', 'iscsi']);
+    assert.deepEqual(await found('!is:resolved'), ['v680', 'v672', 'billing', 'dns', 'iscsi']);
     assert.deepEqual(await found('is:[resolved, ignored]'), ['nfs']);
     assert.deepEqual(await found('is:assigned'), ['dns']);
     assert.deepEqual(await found('is:unassigned component:storage'), ['nfs', 'iscsi']);
@@ -73,18 +77,36 @@ describe('the errors list q in the search language', () => {
     assert.deepEqual(await found('assigned:ADMIN'), ['dns']);
     assert.deepEqual(await found('assigned:[nobody, admin]'), ['dns']);
     assert.deepEqual(await found('!assigned:none'), ['dns']);
-    assert.deepEqual(await found('counter:>1'), ['dns', 'iscsi']);
+    assert.deepEqual(await found('counter:>1'), ['v672', 'dns', 'iscsi']);
     assert.deepEqual(await found('counter:>=3'), ['iscsi']);
-    assert.deepEqual(await found('counter:1'), ['billing', 'nfs']);
-    assert.deepEqual(await found('!counter:1'), ['dns', 'iscsi']);
+    assert.deepEqual(await found('counter:1'), ['v680', 'billing', 'nfs']);
+    assert.deepEqual(await found('!counter:1'), ['v672', 'dns', 'iscsi']);
     // The clock is 13:00; iscsi was first seen at 10:00, billing at 13:00.
-    assert.deepEqual(await found('first_seen:-90m'), ['billing', 'dns']);
+    assert.deepEqual(await found('first_seen:-90m'), ['v680', 'v672', 'billing', 'dns']);
     assert.deepEqual(await found('first_seen:+90m'), ['nfs', 'iscsi']);
-    assert.deepEqual(await found('last_seen:>=2026-11-20T12:00:00Z'), ['billing', 'dns']);
-    assert.deepEqual(await found('first_seen:2026-11-20'), ['billing', 'dns', 'nfs', 'iscsi']);
+    assert.deepEqual(await found('last_seen:>=2026-11-20T12:00:00Z'), ['v680', 'v672', 'billing', 'dns']);
+    assert.deepEqual(await found('first_seen:2026-11-20'), ['v680', 'v672', 'billing', 'dns', 'nfs', 'iscsi']);
     assert.deepEqual(await found('first_seen:2026-11-19'), []);
     assert.deepEqual(await found('has:host'), ['dns', 'nfs', 'iscsi']);
-    assert.deepEqual(await found('!has:host'), ['billing']);
+    assert.deepEqual(await found('!has:host'), ['v680', 'v672', 'billing']);
+  });
+
+  it('filters by release, environment, level and tags from the occurrences\' context, and breaks an error down by them', async () => {
+    assert.deepEqual(await found('release:6.7.2'), ['v672']);
+    assert.deepEqual(await found('release:6.7.*'), ['v672']);
+    assert.deepEqual(await found('release:[6.7.1, 6.8.0]'), ['v680', 'v672']);
+    assert.deepEqual(await found('environment:production !level:fatal'), ['v672']);
+    assert.deepEqual(await found('tag.region:us'), ['v672']);
+    assert.deepEqual(await found('tag.zone:eu-*'), ['v672']);
+    assert.deepEqual(await found('has:tag.zone'), ['v672']);
+    assert.deepEqual(await found('has:release component:api'), ['v680', 'v672']);
+    assert.deepEqual(await found('!has:release component:api'), []);
+    assert.deepEqual(await found('has:level'), ['v680', 'v672']);
+    assert.deepEqual(await found('component:api', '&release=6.8.0'), ['v680']);
+    assert.deepEqual(await found('component:api', '&environment=staging'), ['v672']);
+    const breakdown = await t.app.inject({ method: 'GET', url: `${ERRORS}/${ids.v672}/breakdown.json?by=release`, headers: { authorization: t.adminAuth } });
+    assert.equal(breakdown.statusCode, 200, breakdown.body);
+    assert.deepEqual(JSON.parse(breakdown.body), [{ group: { value: '6.7.1', count: 1 } }, { group: { value: '6.7.2', count: 1 } }]);
   });
 
   it('keeps the fixed parameters, each holding beside the terms', async () => {
@@ -95,7 +117,7 @@ describe('the errors list q in the search language', () => {
   });
 
   it('does not keep a page of a search by time: it moves with the clock', async () => {
-    assert.deepEqual(await found('last_seen:-30m'), ['billing']);
+    assert.deepEqual(await found('last_seen:-30m'), ['v680', 'v672', 'billing']);
     t.time.advance(7200);
     assert.deepEqual(await found('last_seen:-30m'), []);
   });
@@ -118,7 +140,7 @@ describe('the errors list q in the search language', () => {
   it('deletes exactly what a search lists', async () => {
     const res = await t.app.inject({ method: 'DELETE', url: `${ERRORS}.json?q=${encodeURIComponent('component:billing invoice')}`, headers: { authorization: t.adminAuth } });
     assert.equal(res.statusCode, 200, res.body);
-    assert.deepEqual(await found('!has:host'), []);
-    assert.deepEqual(await found('has:component'), ['dns', 'nfs', 'iscsi']);
+    assert.deepEqual(await found('!has:host'), ['v680', 'v672']);
+    assert.deepEqual(await found('has:component !component:api'), ['dns', 'nfs', 'iscsi']);
   });
 });

@@ -975,7 +975,7 @@ describe('GET .../errors/:id/breakdown', () => {
   });
 
   it('refuses another dimension with a 422 naming by', async () => {
-    for (const [query, message] of [['?by=rack', 'must be one of host, component'], ['?by=host&by=component', 'must be given only once']]) {
+    for (const [query, message] of [['?by=rack', 'must be one of host, component, release, environment, level'], ['?by=host&by=component', 'must be given only once']]) {
       const res = await breakdown(query as string);
       assert.equal(res.statusCode, 422, query);
       assert.equal(res.body, `{"errors":{"by":["${message}"]}}`);

@@ -108,7 +108,8 @@ export interface ErrorHistogramTable {
 /** Occurrences per error per host or component, exact; '' is "not given" (migration 006). */
 export interface ErrorBreakdownTable {
   error_id: number;
-  dimension: 'host' | 'component';
+  /** `host`, `component` (a row of '' for reports without one), or a report's facets: `release`, `environment`, `level`, `tag.<name>`. */
+  dimension: string;
   value: string;
   count: number;
   last_seen_at: string;

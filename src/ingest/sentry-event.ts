@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { parseDatetime } from '../shared/datetime.js';
 import { errorReportLimits } from '../shared/limits.js';
 import { fingerprint as defaultFingerprint, truncateBacktrace, truncateErrorClass, truncateMessage } from '../tracker/grouping.js';
-import type { ErrorReport } from '../tracker/infrastructure-error.js';
+import { type ErrorReport, facetsOf } from '../tracker/infrastructure-error.js';
 
 type Json = Record<string, unknown>;
 
@@ -176,5 +176,8 @@ export function reportOfEvent(event: Json, eventId: string, keyComponent: string
     component: nameOf(tags.component) ?? keyComponent,
     request_id: null,
     context: contextOf(event, eventId, tags, exceptions.slice(0, -1)),
+    ...withFacets(facetsOf({ release: short(event.release), environment: short(event.environment), level: short(event.level, 32), tags })),
   };
 }
+
+const withFacets = (facets: ReturnType<typeof facetsOf>) => (facets ? { facets } : {});

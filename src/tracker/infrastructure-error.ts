@@ -35,6 +35,42 @@ export interface ErrorReport {
    * there, is counted no more. Kept in `ingested_events` for a day after the occurrence (migration 022).
    */
   event_key?: string;
+  /**
+   * What the report's context says of it that the list can search and break down by, kept per error
+   * like its hosts (facetsOf): `[dimension, value]`, the dimension `release`, `environment`, `level` or
+   * `tag.<name>`.
+   */
+  facets?: ReadonlyArray<readonly [string, string]>;
+}
+
+/** A report's facets (ErrorReport.facets): at most this many tags, each value at most this many characters (docs/search.md#releases-environments-and-tags). */
+export const FACET_LIMITS = { tags: 10, valueChars: 100 } as const;
+const TAG_NAME = /^[a-z0-9_.-]{1,64}$/;
+
+/** The facets of a context's `release`, `environment`, `level` and `tags` (an object of texts); values trimmed, empty ones left out. */
+export function facetsOf(context: { release?: unknown; environment?: unknown; level?: unknown; tags?: unknown }): Array<readonly [string, string]> | undefined {
+  const facets: Array<readonly [string, string]> = [];
+  const add = (dimension: string, value: unknown) => {
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return;
+    const text = String(value).trim();
+    if (text !== '' && text.length <= FACET_LIMITS.valueChars && !text.includes('\u0000')) facets.push([dimension, text]);
+  };
+  add('release', context.release);
+  add('environment', context.environment);
+  add('level', context.level);
+  const tags = context.tags;
+  if (typeof tags === 'object' && tags !== null && !Array.isArray(tags)) {
+    let taken = 0;
+    for (const [name, value] of Object.entries(tags)) {
+      const key = name.toLowerCase();
+      if (taken === FACET_LIMITS.tags) break;
+      if (!TAG_NAME.test(key)) continue;
+      const before = facets.length;
+      add(`tag.${key}`, value);
+      if (facets.length > before) taken++;
+    }
+  }
+  return facets.length > 0 ? facets : undefined;
 }
 
 /** Which occurrences each error keeps: the first `first` and the latest `latest`. */
@@ -91,7 +127,9 @@ export interface StoredOccurrence {
   context: string | null;
 }
 
-export type BreakdownDimension = 'host' | 'component';
+/** What an error's occurrences are broken down by (its breakdown's dimensions, besides tags). */
+export type BreakdownDimension = 'host' | 'component' | 'release' | 'environment' | 'level';
+export const BREAKDOWN_DIMENSIONS: readonly BreakdownDimension[] = ['host', 'component', 'release', 'environment', 'level'];
 
 /** The hour the histogram counts an occurrence in: whole hours since the epoch. */
 const HOUR_MS = 3_600_000;

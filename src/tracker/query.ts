@@ -9,7 +9,7 @@ import { planSearch, type SearchContext } from './search-plan.js';
 import { TRIAGE_STATUSES } from './triage.js';
 
 /** Every parameter a list (or a bulk delete, with `all`) understands. */
-const KNOWN = new Set(['page', 'per_page', 'sort', 'direction', 'reported', 'error_class', 'q', 'since', 'until', 'host', 'component', 'status', 'assignee']);
+const KNOWN = new Set(['page', 'per_page', 'sort', 'direction', 'reported', 'error_class', 'q', 'since', 'until', 'host', 'component', 'status', 'assignee', 'release', 'environment']);
 const SORTS: readonly ErrorSort[] = ['updated_at', 'created_at', 'counter'];
 const DIRECTIONS: readonly Direction[] = ['asc', 'desc'];
 
@@ -112,6 +112,12 @@ export function parseErrorListQuery(query: Query, { deletion = false, viewerId =
     status: oneOf(query, 'status', TRIAGE_STATUSES, errors),
     assignee: assignee(query, viewerId, errors),
   };
+  // release= and environment= are the terms release:VALUE and environment:VALUE (a * in them a wildcard).
+  const seen = (['release', 'environment'] as const).flatMap((dimension) => {
+    const value = text(query, dimension, errors);
+    return value === undefined ? [] : [{ kind: 'seen' as const, dimension, negated: false, values: [value] }];
+  });
+  if (seen.length > 0) filters.search = seen;
   const searched = search(query, filters, { now, viewerId }, errors);
   const sort = oneOf(query, 'sort', SORTS, errors) ?? 'updated_at';
   const direction = oneOf(query, 'direction', DIRECTIONS, errors) ?? 'desc';

@@ -3,7 +3,7 @@ import { FieldErrors } from '../shared/problems.js';
 import { fingerprint, truncateBacktrace, truncateErrorClass, truncateMessage } from './grouping.js';
 import { errorReportLimits } from '../shared/limits.js';
 import { stringField, unwrapRecord } from '../shared/request-body.js';
-import type { ErrorReport } from './infrastructure-error.js';
+import { type ErrorReport, facetsOf } from './infrastructure-error.js';
 
 type Fields = Record<string, unknown>;
 
@@ -77,8 +77,8 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-/** A JSON object (or, from XML, its text) of at most 32 levels and 16 KiB serialized, kept as text. */
-function context(fields: Fields, errors: FieldErrors): string | null {
+/** A JSON object (or, from XML, its text) of at most 32 levels and 16 KiB serialized, kept as text, and its facets. */
+function context(fields: Fields, errors: FieldErrors): { text: string; facets: ReturnType<typeof facetsOf> } | null {
   let value = fields.context;
   if (value === undefined || value === null || value === '') return null;
   if (typeof value === 'string') {
@@ -111,7 +111,7 @@ function context(fields: Fields, errors: FieldErrors): string | null {
     errors.add('context', `is too large (maximum is ${errorReportLimits.contextBytes} bytes as JSON)`);
     return null;
   }
-  return text;
+  return { text, facets: facetsOf(value) };
 }
 
 /**
@@ -136,8 +136,8 @@ export function parseErrorReport(body: unknown, now: Date): ErrorReport {
     host: name(fields, 'host', errors),
     component: name(fields, 'component', errors),
     request_id: name(fields, 'request_id', errors),
-    context: context(fields, errors),
   };
+  const givenContext = context(fields, errors);
   errors.throwIfAny();
   const error_class = truncateErrorClass(rawClass as string);
   return {
@@ -146,5 +146,7 @@ export function parseErrorReport(body: unknown, now: Date): ErrorReport {
     message,
     backtrace,
     ...report,
+    context: givenContext?.text ?? null,
+    ...(givenContext?.facets ? { facets: givenContext.facets } : {}),
   };
 }

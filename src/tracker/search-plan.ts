@@ -175,7 +175,7 @@ export function planSearch(query: string, filters: ErrorFilters, context: Search
     }
   }
   if (texts.length > 0) planned.q = texts.join(' ');
-  if (rest.length > 0) planned.search = rest;
+  if (rest.length > 0) planned.search = [...(filters.search ?? []), ...rest];
   return planned;
 }
 

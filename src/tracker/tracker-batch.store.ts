@@ -277,8 +277,7 @@ export function trackerBatchStore(database: Database) {
             const bucket = hours.get(hourKey);
             if (bucket) (bucket[2] as number) += report.count;
             else hours.set(hourKey, [record.id, hour, report.count]);
-            for (const dimension of ['host', 'component'] as const) {
-              const value = report[dimension] ?? '';
+            const seen = (dimension: string, value: string) => {
               const key = `${record.id}|${dimension}|${value}`;
               const row = breakdown.get(key);
               if (!row) breakdown.set(key, [record.id, dimension, value, report.count, at]);
@@ -286,7 +285,11 @@ export function trackerBatchStore(database: Database) {
                 (row[3] as number) += report.count;
                 if (at > (row[4] as string)) row[4] = at;
               }
-            }
+            };
+            seen('host', report.host ?? '');
+            seen('component', report.component ?? '');
+            // Release, environment, level and tags: only where the report gave them (no '' row).
+            for (const [dimension, value] of report.facets ?? []) seen(dimension, value);
             // Kept when among the first or the latest, and not in what the trim below sheds.
             const kept = (ordinal - report.count < sample.first || ordinal > keepFrom) && !(trimmed && ordinal > sample.first && ordinal <= keepFrom);
             if (kept) occurrences.push(record.id, ordinal, at, report.count, report.host, report.component, report.request_id, report.message, report.context);

@@ -1,6 +1,7 @@
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import type { QueryParameter, RouteSpec } from '../http/route-spec.js';
 import type { TrackerService } from './tracker.service.js';
+import { BREAKDOWN_DIMENSIONS } from './infrastructure-error.js';
 import { type PartialChanges, versionedCache } from '../shared/page-cache.js';
 import type { TrackerPageTag } from './tracker-changes.js';
 import { breakdownGroupResource, histogramBucketResource, occurrenceResource } from './error-details.resource.js';
@@ -21,13 +22,15 @@ export const ERROR_FILTERS: readonly QueryParameter[] = [
   { name: 'direction', type: 'string', values: ['desc', 'asc'], description: 'default desc' },
   { name: 'reported', type: 'string', values: ['true', 'false'], description: 'errors reported, or not' },
   { name: 'error_class', type: 'string', description: 'errors of exactly that class' },
-  { name: 'q', type: 'string', description: 'class or message contains the text, in any case' },
+  { name: 'q', type: 'string', description: 'a search (docs/search.md): host:hv-07 !component:billing counter:>100 last_seen:-1h "free text"' },
   { name: 'since', type: 'datetime', description: 'updated_at at or after' },
   { name: 'until', type: 'datetime', description: 'updated_at at or before' },
   { name: 'host', type: 'string', description: 'at least one occurrence from that host' },
   { name: 'component', type: 'string', description: 'at least one occurrence for that component' },
   { name: 'status', type: 'string', values: ['unresolved', 'resolved', 'ignored', 'snoozed'], description: 'errors in that triage status (default: every status)' },
   { name: 'assignee', type: 'string', description: 'me, none, or a user id: errors assigned to them' },
+  { name: 'release', type: 'string', description: 'at least one occurrence of that release' },
+  { name: 'environment', type: 'string', description: 'at least one occurrence in that environment' },
 ];
 
 const DELETE_FILTERS: readonly QueryParameter[] = [
@@ -57,7 +60,7 @@ export const TRACKER_ROUTES: readonly RouteSpec[] = [
   },
   {
     method: 'GET', path: `${ERRORS}/:id/breakdown`, summary: 'Occurrences per host or component, largest first', who: 'holders of infrastructure_errors.read', formats: true, paginated: true,
-    query: [{ name: 'by', type: 'string', values: ['host', 'component'], description: 'default host' }],
+    query: [{ name: 'by', type: 'string', values: [...BREAKDOWN_DIMENSIONS], description: 'default host' }],
     answers: { 200: { list: breakdownGroupResource } },
   },
 ];

@@ -8,7 +8,7 @@ import { parseErrorReport } from './report.js';
 import { FieldErrors, NotFound } from '../shared/problems.js';
 import { groupCommit } from '../shared/group-commit.js';
 import { rateLimit } from '../shared/rate-limit.js';
-import { type BreakdownDimension, type ErrorReport, hourOf, type InBatch, type InfrastructureError, type SampleSize, type StoredOccurrence } from './infrastructure-error.js';
+import { BREAKDOWN_DIMENSIONS, type BreakdownDimension, type ErrorReport, hourOf, type InBatch, type InfrastructureError, type SampleSize, type StoredOccurrence } from './infrastructure-error.js';
 import type { Page } from '../shared/page.js';
 import type { TrackerChanges, TrackerPageTag } from './tracker-changes.js';
 import type { TrackerRepository } from './tracker.store.js';
@@ -201,7 +201,7 @@ export function trackerService(repository: TrackerRepository, clock: Clock, audi
     /** Occurrences per host or component, largest first: the blast radius of a fault. */
     async breakdown(actor: Actor, id: number, query: Query, limit: number, offset: number): Promise<Page<{ value: string | null; count: number }>> {
       await find(actor, id);
-      const by = parseChoice<BreakdownDimension>(query, 'by', ['host', 'component'], 'host');
+      const by = parseChoice<BreakdownDimension>(query, 'by', BREAKDOWN_DIMENSIONS, 'host');
       const { items, total } = await repository.breakdown(id, by, limit, offset);
       return { items: items.map((row) => ({ value: row.value === '' ? null : row.value, count: row.count })), total };
     },

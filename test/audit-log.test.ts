@@ -111,6 +111,7 @@ describe('the audit trail', () => {
       { route: 'DELETE /user_groups/:id', action: 'user_group.delete', send: async () => (await admin('DELETE', `/user_groups/${state.group}.json`)()) },
       { route: 'PUT /sysadmin_tools/infrastructure/errors/:id/triage', action: 'infrastructure_error.triage', send: admin('PUT', `${ERRORS}/${e1}/triage.json`, { triage: { status: 'resolved' } }) },
       { route: 'PUT /sysadmin_tools/infrastructure/errors/triage', action: 'infrastructure_error.triage_many', send: admin('PUT', `${ERRORS}/triage.json`, { triage: { status: 'ignored' }, ids: [e2, e3] }) },
+      { route: 'POST /sysadmin_tools/infrastructure/releases', action: 'release.declare', send: admin('POST', '/sysadmin_tools/infrastructure/releases.json', { release: { name: '6.8.0' } }) },
       { route: 'POST /sysadmin_tools/infrastructure/errors/:id/notes', action: 'infrastructure_error.note.create', send: admin('POST', `${ERRORS}/${e1}/notes.json`, { note: { body: 'looked at it' } }) },
       { route: 'DELETE /sysadmin_tools/infrastructure/errors/:id/notes/:note_id', action: 'infrastructure_error.note.delete', send: async () => (await admin('DELETE', `${ERRORS}/${e1}/notes/${state.note}.json`)()) },
       { route: 'POST /sysadmin_tools/infrastructure/errors/:id/report', action: 'infrastructure_error.report', send: admin('POST', `${ERRORS}/${e1}/report.json`) },

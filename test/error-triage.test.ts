@@ -30,7 +30,7 @@ async function reportError(t: TestApp, n: number | string, extra: Record<string,
 
 const triageJson = (fields: Partial<Record<string, unknown>> = {}) => JSON.stringify({
   triage: {
-    status: 'unresolved', assignee_id: null, snoozed_until: null, snooze_occurrences: null, resolved_at: null, resolved_by_id: null, regressed_at: null, updated_at: AT, ...fields,
+    status: 'unresolved', assignee_id: null, snoozed_until: null, snooze_occurrences: null, resolved_at: null, resolved_by_id: null, regressed_at: null, resolved_in_release: null, updated_at: AT, ...fields,
   },
 });
 
@@ -68,6 +68,7 @@ describe('error triage', () => {
   <resolved_at type="datetime">2026-11-20T10:01:00+00:00</resolved_at>
   <resolved_by_id type="integer">${t.admin.id}</resolved_by_id>
   <regressed_at nil="true"/>
+  <resolved_in_release nil="true"/>
   <updated_at type="datetime">2026-11-20T10:01:00+00:00</updated_at>
 </triage>
 `);
@@ -235,7 +236,7 @@ describe('error triage', () => {
     assert.equal((await call(t, 'POST', `${ERRORS}/${id}/notes.json`, { body: 'mine' }, as(reader!))).statusCode, 403);
     // A reader may be assigned; the triager assigns it and ignores the error.
     const changed = await call(t, 'PUT', `${ERRORS}/${id}/triage.json`, { status: 'ignored', assignee_id: reader!.id }, as(triager!));
-    assert.deepEqual([changed.statusCode, statusOf(changed)], [200, { status: 'ignored', assignee_id: reader!.id, snoozed_until: null, snooze_occurrences: null, resolved_at: null, resolved_by_id: null, regressed_at: null, updated_at: AT }]);
+    assert.deepEqual([changed.statusCode, statusOf(changed)], [200, { status: 'ignored', assignee_id: reader!.id, snoozed_until: null, snooze_occurrences: null, resolved_at: null, resolved_by_id: null, regressed_at: null, resolved_in_release: null, updated_at: AT }]);
     assert.equal((await call(t, 'POST', `${ERRORS}/${id}/notes.json`, { body: 'mine' }, as(triager!))).statusCode, 201);
     assert.equal((await call(t, 'DELETE', `${ERRORS}/${id}/notes/1.json`, undefined, as(other!))).body, forbiddenJson('infrastructure_errors.notes.delete'));
     assert.equal((await call(t, 'DELETE', `${ERRORS}/${id}/notes/1.json`, undefined, as(triager!))).statusCode, 204);
@@ -355,7 +356,7 @@ describe('regressions and alerts', { timeout: 600_000 }, () => {
       await other.close();
     }
     const triage = JSON.parse((await call(t, 'GET', `${ERRORS}/${id}/triage.json`)).body) as { triage: Record<string, unknown> };
-    assert.deepEqual(triage.triage, { status: 'unresolved', assignee_id: null, snoozed_until: null, snooze_occurrences: null, resolved_at: null, resolved_by_id: null, regressed_at: '2026-11-20T10:02:00+00:00', updated_at: '2026-11-20T10:02:00+00:00' });
+    assert.deepEqual(triage.triage, { status: 'unresolved', assignee_id: null, snoozed_until: null, snooze_occurrences: null, resolved_at: null, resolved_by_id: null, regressed_at: '2026-11-20T10:02:00+00:00', resolved_in_release: null, updated_at: '2026-11-20T10:02:00+00:00' });
     const kinds = (await alerts()).map((row) => `${row.kind}:${row.error_id}`);
     assert.deepEqual(kinds.filter((kind) => kind.startsWith('regression')), [`regression:${id}`]);
     const body = JSON.parse((await alerts()).find((row) => row.kind === 'regression')!.body) as { event: string; text: string };

@@ -4,6 +4,7 @@ import { HEALTH_ROUTES } from '../health/health.routes.js';
 import type { RouteSpec } from '../http/route-spec.js';
 import { TRACKER_ROUTES } from '../tracker/tracker.routes.js';
 import { TRIAGE_ROUTES } from '../tracker/triage.routes.js';
+import { RELEASES_ROUTES } from '../tracker/releases.routes.js';
 import { SESSION_ROUTES } from '../users/session.routes.js';
 import { USERS_ROUTES } from '../users/users.routes.js';
 import { USER_API_KEYS_ROUTES } from '../users/user-api-keys.routes.js';
@@ -47,6 +48,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...SIGN_IN_FORM_ROUTES,
   ...TRACKER_ROUTES,
   ...TRIAGE_ROUTES,
+  ...RELEASES_ROUTES,
   ...ALERTS_ROUTES,
   ...ALERT_ROUTING_ROUTES,
   ...INGEST_KEYS_ROUTES,

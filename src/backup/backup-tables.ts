@@ -37,6 +37,7 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'error_occurrences', key: ['id'] },
   { table: 'error_histogram', key: ['error_id', 'hour'] },
   { table: 'error_breakdown', key: ['error_id', 'dimension', 'value'] },
+  { table: 'releases', key: ['name'] },
   { table: 'error_alerts', key: ['error_id'] },
   { table: 'alert_destinations', key: ['id'] },
   { table: 'alert_rules', key: ['id'] },

@@ -59,6 +59,8 @@ export interface ErrorTriageTable {
   resolved_at: string | null;
   resolved_by_id: number | null;
   regressed_at: string | null;
+  /** Resolved in this release (or in the next one after it): only a later release's occurrence regresses it (migration 047). */
+  resolved_in_release: string | null;
   updated_at: string;
 }
 
@@ -105,6 +107,18 @@ export interface ErrorHistogramTable {
   count: number;
 }
 
+/** Every release seen in an occurrence or declared (migration 047, docs/search.md#releases). */
+export interface ReleasesTable {
+  name: string;
+  /** The first occurrence that carried it, across the errors; null while only declared. */
+  first_seen_at: string | null;
+  declared_at: string | null;
+  /** Errors whose first occurrence carried it. */
+  errors_new: Generated<number>;
+  /** Resolved errors an occurrence of it reopened. */
+  regressions: Generated<number>;
+}
+
 /** Occurrences per error per host or component, exact; '' is "not given" (migration 006). */
 export interface ErrorBreakdownTable {
   error_id: number;
@@ -112,6 +126,8 @@ export interface ErrorBreakdownTable {
   dimension: string;
   value: string;
   count: number;
+  /** Null on rows written before migration 047. */
+  first_seen_at: string | null;
   last_seen_at: string;
 }
 
@@ -281,6 +297,7 @@ export interface Schema {
   error_occurrences: ErrorOccurrencesTable;
   error_histogram: ErrorHistogramTable;
   error_breakdown: ErrorBreakdownTable;
+  releases: ReleasesTable;
   error_counts: ErrorCountsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   error_alerts: ErrorAlertsTable;

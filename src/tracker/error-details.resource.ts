@@ -34,3 +34,13 @@ export const breakdownGroupResource = {
     ['count', 'integer'],
   ],
 } as const satisfies ResourceDefinition;
+
+/** A release or an environment an error occurred in (docs/api.md#get-sysadmin_toolsinfrastructureerrorsidreleases); first_seen nil: seen before cmi kept it. */
+const facetFields = [
+  ['name', 'string'],
+  ['first_seen', 'datetime', 'nullable'],
+  ['last_seen', 'datetime'],
+  ['count', 'integer'],
+] as const;
+export const errorReleaseResource = { root: 'release', schema: 'error_release', plural: 'releases', fields: facetFields } as const satisfies ResourceDefinition;
+export const errorEnvironmentResource = { root: 'environment', schema: 'error_environment', plural: 'environments', fields: facetFields } as const satisfies ResourceDefinition;

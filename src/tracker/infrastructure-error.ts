@@ -45,7 +45,7 @@ export interface ErrorReport {
 
 /** A report's facets (ErrorReport.facets): at most this many tags, each value at most this many characters (docs/search.md#releases-environments-and-tags). */
 export const FACET_LIMITS = { tags: 10, valueChars: 100 } as const;
-const TAG_NAME = /^[a-z0-9_.-]{1,64}$/;
+const TAG_NAME = /^[a-z0-9_.-]{1,32}$/;
 
 /** The facets of a context's `release`, `environment`, `level` and `tags` (an object of texts); values trimmed, empty ones left out. */
 export function facetsOf(context: { release?: unknown; environment?: unknown; level?: unknown; tags?: unknown }): Array<readonly [string, string]> | undefined {

@@ -15,7 +15,7 @@ export const SEARCH_KEYS = ['host', 'component', 'class', 'message', 'release', 
 
 /** Keys read from an error's breakdown of its occurrences (host, component) or of their context (the others). */
 const SEEN_KEYS = new Set(['host', 'component', 'release', 'environment', 'level']);
-const TAG = /^tag\.[a-z0-9_.-]{1,64}$/;
+const TAG = /^tag\.[a-z0-9_.-]{1,32}$/;
 const RELATIVE = /^([+-])(\d{1,6})([smhdw])$/;
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
 const DAY = /^\d{4}-\d{2}-\d{2}$/;

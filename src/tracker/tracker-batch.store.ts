@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { PerDatabase } from '../db/dialects/dialect.js';
 import type { InfrastructureErrorsTable, Schema } from '../db/schema.js';
@@ -54,9 +54,11 @@ const HISTOGRAM_UPSERT = {
   tail: ' on conflict (error_id, hour) do update set count = error_histogram.count + excluded.count',
 };
 const BREAKDOWN_UPSERT = {
-  head: 'insert into error_breakdown (error_id, dimension, value, count, last_seen_at) values ',
-  width: 5,
+  head: 'insert into error_breakdown (error_id, dimension, value, count, first_seen_at, last_seen_at) values ',
+  width: 6,
+  // A row written before migration 047 keeps its unknown (null) first sighting.
   tail: ` on conflict (error_id, dimension, value) do update set count = error_breakdown.count + excluded.count,
+    first_seen_at = case when excluded.first_seen_at < error_breakdown.first_seen_at then excluded.first_seen_at else error_breakdown.first_seen_at end,
     last_seen_at = case when excluded.last_seen_at > error_breakdown.last_seen_at then excluded.last_seen_at else error_breakdown.last_seen_at end`,
 };
 const OCCURRENCES_INSERT = {
@@ -88,7 +90,7 @@ interface BatchRows {
 }
 
 /** The triage rows of errors triaged away from `unresolved` (tracker/triage-batch.ts reads them). */
-type TriagedRow = Pick<Selectable<Schema['error_triage']>, 'error_id' | 'triage_status' | 'snoozed_until' | 'snooze_until_counter'>;
+type TriagedRow = Pick<Selectable<Schema['error_triage']>, 'error_id' | 'triage_status' | 'snoozed_until' | 'snooze_until_counter' | 'resolved_in_release'>;
 
 /** A flat parameter list, `width` values a row, in parts of at most ROWS_PER_STATEMENT rows. */
 function rowParts(values: readonly unknown[], width: number): unknown[][] {
@@ -120,7 +122,7 @@ const writeBatchRows: PerDatabase<(trx: Kysely<Schema>, rows: BatchRows, first: 
     const parameters: unknown[] = [];
     const flush = async (final: boolean): Promise<TriagedRow[]> => {
       const select = final
-        ? `select error_id, triage_status, snoozed_until, snooze_until_counter from error_triage where error_id = any($${parameters.length + 1}::integer[]) and triage_status <> 'unresolved'`
+        ? `select error_id, triage_status, snoozed_until, snooze_until_counter, resolved_in_release from error_triage where error_id = any($${parameters.length + 1}::integer[]) and triage_status <> 'unresolved'`
         : 'select 1 as error_id';
       if (final) parameters.push(`{${ids.join(',')}}`);
       const text = withs.length === 0 ? select : `with ${withs.join(', ')} ${select}`;
@@ -177,6 +179,50 @@ function groupByFingerprint(reports: readonly ErrorReport[]): Group[] {
   }
   // One order for every writer, so two transactions lock the same records in the same order (PostgreSQL).
   return [...groups.values()].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1));
+}
+
+/** The release a report's context gave (its facet), or null. */
+const releaseOf = (report: ErrorReport): string | null => report.facets?.find(([dimension]) => dimension === 'release')?.[1] ?? null;
+
+/**
+ * The releases a batch's reports carried (docs/search.md#releases), in name order (one lock order for
+ * every writer): first seen, the errors whose first occurrence carried it, the regressions the
+ * latest report with a release of a reopened error caused.
+ */
+async function countReleases(trx: Transaction<Schema>, outcomes: ReadonlyArray<{ group: Group; created: boolean; regressed: boolean }>): Promise<void> {
+  const releases = new Map<string, { name: string; first_seen_at: string; errors_new: number; regressions: number }>();
+  const release = (name: string, at: string) => {
+    let row = releases.get(name);
+    if (!row) releases.set(name, row = { name, first_seen_at: at, errors_new: 0, regressions: 0 });
+    else if (at < row.first_seen_at) row.first_seen_at = at;
+    return row;
+  };
+  for (const { group, created, regressed } of outcomes) {
+    let earliest: ErrorReport | undefined;
+    let latest: ErrorReport | undefined;
+    for (const report of group.reports) {
+      const name = releaseOf(report);
+      if (name !== null) {
+        release(name, report.occurred_at.toISOString());
+        if (!latest || report.occurred_at >= latest.occurred_at) latest = report;
+      }
+      if (!earliest || report.occurred_at < earliest.occurred_at) earliest = report;
+    }
+    const first = earliest && releaseOf(earliest);
+    if (created && first) release(first, earliest!.occurred_at.toISOString()).errors_new++;
+    if (regressed && latest) release(releaseOf(latest)!, latest.occurred_at.toISOString()).regressions++;
+  }
+  if (releases.size === 0) return;
+  const rows = [...releases.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const part of chunks(rows)) {
+    await trx.insertInto('releases').values(part)
+      .onConflict((oc) => oc.column('name').doUpdateSet({
+        first_seen_at: sql`case when releases.first_seen_at is null or excluded.first_seen_at < releases.first_seen_at then excluded.first_seen_at else releases.first_seen_at end`,
+        errors_new: sql`releases.errors_new + excluded.errors_new`,
+        regressions: sql`releases.regressions + excluded.regressions`,
+      }))
+      .execute();
+  }
 }
 
 /** Recording reports: the batch write of the group commit (docs/architecture.md#error-ingestion). */
@@ -280,10 +326,11 @@ export function trackerBatchStore(database: Database) {
             const seen = (dimension: string, value: string) => {
               const key = `${record.id}|${dimension}|${value}`;
               const row = breakdown.get(key);
-              if (!row) breakdown.set(key, [record.id, dimension, value, report.count, at]);
+              if (!row) breakdown.set(key, [record.id, dimension, value, report.count, at, at]);
               else {
                 (row[3] as number) += report.count;
-                if (at > (row[4] as string)) row[4] = at;
+                if (at < (row[4] as string)) row[4] = at;
+                if (at > (row[5] as string)) row[5] = at;
               }
             };
             seen('host', report.host ?? '');
@@ -308,7 +355,13 @@ export function trackerBatchStore(database: Database) {
           storedRows.map((row) => Number(row.id)),
         );
         // Regressions and wakes (tracker/triage-batch.ts), in this transaction, on the rows it holds.
-        const triage = await triageInBatch(trx, storedRows, now, triaged);
+        const releasesOf = new Map<number, Array<string | null>>();
+        for (const group of groups) releasesOf.set((stored.get(group.fingerprint) as InfrastructureError).id, [...new Set(group.reports.map(releaseOf))]);
+        const triage = await triageInBatch(trx, storedRows, now, triaged, releasesOf);
+        await countReleases(trx, groups.map((group) => {
+          const { record, created } = outcome.get(group.fingerprint) as { record: InfrastructureError; created: boolean };
+          return { group, created, regressed: (triage.get(record.id) as BatchTriage).regressed };
+        }));
         if (inBatch) {
           const outcomes = groups.map((group) => {
             const one = outcome.get(group.fingerprint) as { record: InfrastructureError; created: boolean };

@@ -90,5 +90,22 @@ export function trackerErrorStore(database: Database) {
       ]);
       return { items: rows.map((row) => ({ value: row.value, count: Number(row.count) })), total: Number(count.total) };
     },
+
+    /** The releases or environments an error occurred in, the latest seen first, with their first and last occurrence. */
+    async facetValues(errorId: number, dimension: 'release' | 'environment', limit: number, offset: number): Promise<{ items: Array<{ name: string; first_seen: Date | null; last_seen: Date; count: number }>; total: number }> {
+      const [rows, count] = await Promise.all([
+        db.selectFrom('error_breakdown').select(['value', 'count', 'first_seen_at', 'last_seen_at'])
+          .where('error_id', '=', errorId).where('dimension', '=', dimension)
+          .orderBy('last_seen_at', 'desc').orderBy('value', 'asc')
+          .limit(limit).offset(offset)
+          .execute(),
+        db.selectFrom('error_breakdown').select((eb) => eb.fn.countAll<number | string>().as('total'))
+          .where('error_id', '=', errorId).where('dimension', '=', dimension).executeTakeFirstOrThrow(),
+      ]);
+      return {
+        items: rows.map((row) => ({ name: row.value, first_seen: row.first_seen_at === null ? null : new Date(row.first_seen_at), last_seen: new Date(row.last_seen_at), count: Number(row.count) })),
+        total: Number(count.total),
+      };
+    },
   };
 }

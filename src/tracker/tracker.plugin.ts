@@ -6,6 +6,9 @@ import type { Clock } from '../shared/clock.js';
 import type { ListSettings } from '../shared/pagination.js';
 import { type FaultCapture, faultCapture } from './fault-capture.js';
 import { faultSpool } from './fault-spool.js';
+import { releasesRoutes } from './releases.routes.js';
+import { releasesService } from './releases.service.js';
+import { releasesRepository } from './releases.store.js';
 import { every, type Leases, retentionJob } from './retention.js';
 import { trackerChanges } from './tracker-changes.js';
 import { trackerRoutes } from './tracker.routes.js';
@@ -79,10 +82,11 @@ export function trackerPlugin({ database, clock, audit, settings, alerts, findUs
     store: errors,
     triage,
     faults,
-    /** `/sysadmin_tools/infrastructure/errors` and their triage. */
+    /** `/sysadmin_tools/infrastructure/errors`, their triage, and the releases they occurred in. */
     async register(app: FastifyInstance): Promise<void> {
       await app.register(trackerRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue, partialChanges: changes.changes });
       await app.register(triageRoutes, { triage, lists });
+      await app.register(releasesRoutes, { releases: releasesService(releasesRepository(database), clock, audit), lists });
     },
     /**
      * Starts the retention job (docs/operations.md#retention): each hour, the first a minute from now,

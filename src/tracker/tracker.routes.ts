@@ -4,7 +4,7 @@ import type { TrackerService } from './tracker.service.js';
 import { BREAKDOWN_DIMENSIONS } from './infrastructure-error.js';
 import { type PartialChanges, versionedCache } from '../shared/page-cache.js';
 import type { TrackerPageTag } from './tracker-changes.js';
-import { breakdownGroupResource, histogramBucketResource, occurrenceResource } from './error-details.resource.js';
+import { breakdownGroupResource, errorEnvironmentResource, errorReleaseResource, histogramBucketResource, occurrenceResource } from './error-details.resource.js';
 import { infrastructureErrorResource as resource } from './infrastructure-error.resource.js';
 import { type ListSettings, paginationHeaders, parsePagination } from '../shared/pagination.js';
 import { type RenderedResponse, renderedCost, renderResponse, sendPayload, sendRendered } from '../http/respond.js';
@@ -63,6 +63,8 @@ export const TRACKER_ROUTES: readonly RouteSpec[] = [
     query: [{ name: 'by', type: 'string', values: [...BREAKDOWN_DIMENSIONS], description: 'default host' }],
     answers: { 200: { list: breakdownGroupResource } },
   },
+  { method: 'GET', path: `${ERRORS}/:id/releases`, summary: 'The releases the error occurred in, the latest seen first', who: 'holders of infrastructure_errors.read', formats: true, paginated: true, answers: { 200: { list: errorReleaseResource } } },
+  { method: 'GET', path: `${ERRORS}/:id/environments`, summary: 'The environments the error occurred in, the latest seen first', who: 'holders of infrastructure_errors.read', formats: true, paginated: true, answers: { 200: { list: errorEnvironmentResource } } },
 ];
 
 export interface TrackerRoutesOptions {
@@ -159,5 +161,14 @@ export const trackerRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, 
     reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath, request.query as Query));
     return sendPayload(reply, request.format, { kind: 'list', resource: breakdownGroupResource, records: items });
   });
+
+  for (const [path, dimension, resource] of [['releases', 'release', errorReleaseResource], ['environments', 'environment', errorEnvironmentResource]] as const) {
+    app.get<WithId>(`${base}/:id/${path}`, { config: { paginated: true } }, async (request, reply) => {
+      const pagination = pageOf(request);
+      const { items, total } = await tracker.facetValues(request.actor, parseId(request.params.id), dimension, pagination.perPage, pagination.offset);
+      reply.headers(paginationHeaders(pagination, total, request.requestPath.listPath, request.query as Query));
+      return sendPayload(reply, request.format, { kind: 'list', resource, records: items });
+    });
+  }
   done();
 };

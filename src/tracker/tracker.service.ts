@@ -206,6 +206,12 @@ export function trackerService(repository: TrackerRepository, clock: Clock, audi
       return { items: items.map((row) => ({ value: row.value === '' ? null : row.value, count: row.count })), total };
     },
 
+    /** The releases or environments an error occurred in (docs/api.md#get-sysadmin_toolsinfrastructureerrorsidreleases). */
+    async facetValues(actor: Actor, id: number, dimension: 'release' | 'environment', limit: number, offset: number) {
+      await find(actor, id);
+      return repository.facetValues(id, dimension, limit, offset);
+    },
+
     /**
      * The cloud's errors at a glance (docs/console.md#overview): occurrences per hour of every error
      * over the last 24 h and 7 d, how many errors were first seen since `today` (a UTC midnight), those

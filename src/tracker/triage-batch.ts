@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { ErrorTriageTable, InfrastructureErrorsTable, Schema } from '../db/schema.js';
 import type { BatchTriage } from './infrastructure-error.js';
+import { isLaterRelease } from './release-order.js';
 
 /** At most this many ids go into one statement. */
 const IDS_PER_STATEMENT = 500;
@@ -8,6 +9,29 @@ const IDS_PER_STATEMENT = 500;
 
 /** An activity row's details: a JSON object as text. */
 const details = (value: Record<string, unknown>) => JSON.stringify(value);
+
+/**
+ * Whether a release comes after another (tracker/release-order.ts), with the first sightings of the
+ * releases involved read once for the batch (before it counts its own).
+ */
+async function releaseOrder(
+  trx: Kysely<Schema>,
+  rows: ReadonlyArray<{ error_id: number; resolved_in_release: string | null }>,
+  releasesOf: ReadonlyMap<number, ReadonlyArray<string | null>> | undefined,
+): Promise<(release: string, resolvedIn: string) => boolean> {
+  const names = new Set<string>();
+  for (const row of rows) {
+    names.add(row.resolved_in_release!);
+    for (const release of releasesOf?.get(Number(row.error_id)) ?? []) if (release !== null) names.add(release);
+  }
+  const named = [...names].sort();
+  const firstSeen = new Map<string, string>();
+  for (let i = 0; i < named.length; i += IDS_PER_STATEMENT) {
+    const found = await trx.selectFrom('releases').select(['name', 'first_seen_at']).where('name', 'in', named.slice(i, i + IDS_PER_STATEMENT)).where('first_seen_at', 'is not', null).execute();
+    for (const row of found) firstSeen.set(row.name, row.first_seen_at!);
+  }
+  return (release, resolvedIn) => isLaterRelease(release, resolvedIn, (name) => firstSeen.get(name));
+}
 
 /**
  * Inside the transaction that counts a batch of reports, after its upsert (so on PostgreSQL the
@@ -27,7 +51,9 @@ export async function triageInBatch(
   rows: ReadonlyArray<Selectable<InfrastructureErrorsTable>>,
   now: Date,
   /** The triage rows of `rows` not `unresolved`, when the caller read them already (in the statement that wrote the batch's rows). */
-  read?: ReadonlyArray<Pick<Selectable<ErrorTriageTable>, 'error_id' | 'triage_status' | 'snoozed_until' | 'snooze_until_counter'>>,
+  read?: ReadonlyArray<Pick<Selectable<ErrorTriageTable>, 'error_id' | 'triage_status' | 'snoozed_until' | 'snooze_until_counter' | 'resolved_in_release'>>,
+  /** The releases the batch's occurrences of each error carried (null: one carried none). */
+  releasesOf?: ReadonlyMap<number, ReadonlyArray<string | null>>,
 ): Promise<Map<number, BatchTriage>> {
   const at = now.toISOString();
   const result = new Map<number, BatchTriage>();
@@ -44,15 +70,20 @@ export async function triageInBatch(
   if (!triaged) {
     const found: Array<NonNullable<typeof read>[number]> = [];
     for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
-      found.push(...await trx.selectFrom('error_triage').select(['error_id', 'triage_status', 'snoozed_until', 'snooze_until_counter'])
+      found.push(...await trx.selectFrom('error_triage').select(['error_id', 'triage_status', 'snoozed_until', 'snooze_until_counter', 'resolved_in_release'])
         .where('error_id', 'in', ids.slice(i, i + IDS_PER_STATEMENT)).where('triage_status', '<>', 'unresolved')
         .execute());
     }
     triaged = found;
   }
+  const inRelease = triaged.filter((row) => row.triage_status === 'resolved' && row.resolved_in_release !== null);
+  const laterThanResolved = inRelease.length === 0 ? undefined : await releaseOrder(trx, inRelease, releasesOf);
   for (const row of triaged) {
     const id = Number(row.error_id);
     result.set(id, { status: row.triage_status, regressed: false });
+    // Resolved in a release: only an occurrence of a later release (or of none said) reopens it.
+    if (row.triage_status === 'resolved' && row.resolved_in_release !== null
+      && !(releasesOf?.get(id) ?? [null]).some((release) => release === null || laterThanResolved!(release, row.resolved_in_release!))) continue;
     if (row.triage_status === 'resolved') resolved.push(id);
     else if (row.triage_status === 'snoozed') {
       if (row.snooze_until_counter !== null && (counters.get(id) as number) >= Number(row.snooze_until_counter)) due.set(id, 'occurrences');
@@ -63,7 +94,7 @@ export async function triageInBatch(
   resolved.sort((a, b) => a - b);
   for (let i = 0; i < resolved.length; i += IDS_PER_STATEMENT) {
     const reopened = await trx.updateTable('error_triage')
-      .set({ triage_status: 'unresolved', regressed_at: at, resolved_at: null, resolved_by_id: null, updated_at: at })
+      .set({ triage_status: 'unresolved', regressed_at: at, resolved_at: null, resolved_by_id: null, resolved_in_release: null, updated_at: at })
       .where('error_id', 'in', resolved.slice(i, i + IDS_PER_STATEMENT)).where('triage_status', '=', 'resolved')
       .returning('error_id')
       .execute();

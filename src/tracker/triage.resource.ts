@@ -15,6 +15,7 @@ export const triageResource = {
     ['resolved_at', 'datetime', 'nullable'],
     ['resolved_by_id', 'integer', 'nullable'],
     ['regressed_at', 'datetime', 'nullable'],
+    ['resolved_in_release', 'string', 'nullable'],
     ['updated_at', 'datetime'],
   ],
   values: { status: TRIAGE_STATUSES },

@@ -12,7 +12,7 @@ type Query = Record<string, string | string[]>;
 
 const TRIAGE_BODY = {
   root: 'triage',
-  fields: [['status', 'string'], ['assignee_id', 'integer'], ['snoozed_until', 'datetime'], ['snooze_occurrences', 'integer']],
+  fields: [['status', 'string'], ['assignee_id', 'integer'], ['snoozed_until', 'datetime'], ['snooze_occurrences', 'integer'], ['in_release', 'string'], ['in_next_release', 'boolean']],
 } as const;
 
 const BULK_FILTERS = [

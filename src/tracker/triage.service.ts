@@ -3,7 +3,7 @@ import { changedFields } from '../audit/audit-event.js';
 import { type Actor, assertPermitted, may } from '../roles/authorization.js';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/page.js';
-import { FieldErrors, Forbidden, NotFound } from '../shared/problems.js';
+import { FieldErrors, Forbidden, NotFound, Unprocessable } from '../shared/problems.js';
 import { hasFilter, parseChoice, parseErrorListQuery } from './query.js';
 import { type ActivityEntry, type ErrorNote, parseBulkTriage, parseNoteBody, parseTriageChange, type Triage, type TriageChange } from './triage.js';
 import type { Selection, TriageRepository } from './triage.store.js';
@@ -12,7 +12,7 @@ type Query = Readonly<Record<string, string | string[] | undefined>>;
 
 /** A triage as the audit trail compares it (its timestamps aside). */
 const auditedTriage = (triage: Triage) => ({
-  status: triage.status, assignee_id: triage.assignee_id, snoozed_until: triage.snoozed_until, snooze_occurrences: triage.snooze_occurrences,
+  status: triage.status, assignee_id: triage.assignee_id, snoozed_until: triage.snoozed_until, snooze_occurrences: triage.snooze_occurrences, resolved_in_release: triage.resolved_in_release,
 });
 
 /**
@@ -69,6 +69,13 @@ export function triageService(repository: TriageRepository, clock: Clock, audit:
       await checkAssignee(change);
       await repository.wakeIfDue(now);
       const before = await repository.find(id);
+      if (before && change.in_next_release) {
+        // Resolved in the next release: any release after the latest it was seen in (docs/api.md#resolved-in-a-release).
+        const latest = await repository.latestRelease(id);
+        if (latest === undefined) throw new Unprocessable({ in_next_release: ['needs an occurrence that carried a release (or give in_release)'] });
+        change.in_release = latest;
+        delete change.in_next_release;
+      }
       const triage = await repository.change(id, change, actor.id, now);
       if (!triage || !before) throw new NotFound();
       await recordError(actor, 'infrastructure_error.triage', id, changedFields(auditedTriage(before), auditedTriage(triage)));
@@ -83,6 +90,7 @@ export function triageService(repository: TriageRepository, clock: Clock, audit:
       assertPermitted(actor, 'infrastructure_errors.triage');
       const now = clock();
       const { change, ids } = parseBulkTriage(body, now);
+      if (change.in_next_release) throw new Unprocessable({ in_next_release: ['is given for one error at a time (each has its own latest release); give in_release'] });
       const { filters } = parseErrorListQuery(query, { deletion: true, viewerId: actor.id, now: clock() });
       const all = parseChoice(query, 'all', ['true', 'false'], 'false') === 'true';
       const errors = new FieldErrors();

@@ -4,6 +4,7 @@ import type { ErrorActivityTable, ErrorNotesTable, ErrorTriageTable, Schema } fr
 import type { ErrorFilters } from './infrastructure-error.js';
 import { filtered, idIn, trackerTransactions } from './tracker-sql.js';
 import type { ActivityEntry, ErrorNote, Triage, TriageChange, TriageStatus } from './triage.js';
+import { isLaterRelease } from './release-order.js';
 
 type Row = Selectable<ErrorTriageTable>;
 
@@ -18,6 +19,7 @@ function toTriage(row: Row): Triage {
     resolved_at: date(row.resolved_at),
     resolved_by_id: row.resolved_by_id === null ? null : Number(row.resolved_by_id),
     regressed_at: date(row.regressed_at),
+    resolved_in_release: row.resolved_in_release,
     updated_at: new Date(row.updated_at),
   };
 }
@@ -106,6 +108,14 @@ export function triageRepository(database: Database) {
       })();
     },
 
+    /** The latest release the error's occurrences carried, in the order of tracker/release-order.ts; undefined when none carried one. */
+    async latestRelease(errorId: number): Promise<string | undefined> {
+      const rows = await db.selectFrom('error_breakdown as b').leftJoin('releases as r', 'r.name', 'b.value')
+        .select(['b.value as name', 'r.first_seen_at']).where('b.error_id', '=', errorId).where('b.dimension', '=', 'release').execute();
+      const firstSeen = new Map(rows.flatMap((row) => (row.first_seen_at === null ? [] : [[row.name, row.first_seen_at] as const])));
+      return rows.map((row) => row.name).reduce<string | undefined>((latest, name) => (latest === undefined || isLaterRelease(name, latest, (n) => firstSeen.get(n)) ? name : latest), undefined);
+    },
+
     /** An error's triage; undefined when there is no such error. */
     async find(errorId: number): Promise<Triage | undefined> {
       const row = await db.selectFrom('error_triage').selectAll().where('error_id', '=', errorId).executeTakeFirst();
@@ -137,7 +147,9 @@ export function triageRepository(database: Database) {
           const statusChanged = status !== current.status || resnooze;
           const assignee = change.assignee_id === undefined ? current.assignee_id : change.assignee_id;
           const assigneeChanged = assignee !== current.assignee_id;
-          if (!statusChanged && !assigneeChanged) return { triage: current };
+          // Resolved again in another release (or in none: resolved for good).
+          const releaseChanged = status === 'resolved' && change.status === 'resolved' && (change.in_release ?? null) !== current.resolved_in_release;
+          if (!statusChanged && !assigneeChanged && !releaseChanged) return { triage: current };
           const set: Record<string, unknown> = { updated_at: at, assignee_id: assignee };
           if (statusChanged) {
             set['triage_status'] = status;
@@ -145,6 +157,7 @@ export function triageRepository(database: Database) {
             else Object.assign(set, { resolved_at: null, resolved_by_id: null });
             Object.assign(set, snoozeColumns(status, change));
           }
+          if (statusChanged || releaseChanged) set['resolved_in_release'] = status === 'resolved' ? change.in_release ?? null : null;
           const updated = await trx.updateTable('error_triage').set(set)
             .where('error_id', '=', errorId).where('triage_status', '=', current.status)
             .where((eb) => (current.assignee_id === null ? eb('assignee_id', 'is', null) : eb('assignee_id', '=', current.assignee_id)))
@@ -153,11 +166,12 @@ export function triageRepository(database: Database) {
             .executeTakeFirst();
           if (!updated) return { retry: true as const };
           const activity = [];
-          if (statusChanged) {
+          if (statusChanged || releaseChanged) {
             activity.push({
               error_id: errorId, at, actor_id: actorId, action: 'status',
               details: details({
                 from: current.status, to: status,
+                ...(status === 'resolved' && change.in_release !== undefined ? { in_release: change.in_release } : {}),
                 ...(status === 'snoozed' ? { snoozed_until: change.snoozed_until?.toISOString().replace(/\.\d{3}Z$/, '+00:00') ?? null, snooze_occurrences: change.snooze_occurrences ?? null } : {}),
               }),
             });
@@ -219,7 +233,8 @@ export function triageRepository(database: Database) {
           // Already resolved ones (their assignee changing) keep who resolved them and when.
           set['resolved_at'] = sql`case when triage_status = 'resolved' then resolved_at else ${at} end`;
           set['resolved_by_id'] = sql`case when triage_status = 'resolved' then resolved_by_id else ${actorId} end`;
-        } else Object.assign(set, { resolved_at: null, resolved_by_id: null });
+          set['resolved_in_release'] = sql`case when triage_status = 'resolved' then resolved_in_release else ${change.in_release ?? null} end`;
+        } else Object.assign(set, { resolved_at: null, resolved_by_id: null, resolved_in_release: null });
         Object.assign(set, snoozeColumns(status, change));
       }
       const snooze = status === 'snoozed' ? `,"snoozed_until":${change.snoozed_until ? `"${change.snoozed_until.toISOString().replace(/\.\d{3}Z$/, '+00:00')}"` : 'null'},"snooze_occurrences":${change.snooze_occurrences ?? 'null'}` : '';

@@ -16,6 +16,8 @@ export interface Triage {
   resolved_at: Date | null;
   resolved_by_id: number | null;
   regressed_at: Date | null;
+  /** Resolved in this release, or in the one after it (docs/api.md#resolved-in-a-release): only a later release's occurrence regresses it. */
+  resolved_in_release: string | null;
   updated_at: Date;
 }
 
@@ -25,6 +27,10 @@ export interface TriageChange {
   assignee_id?: number | null;
   snoozed_until?: Date;
   snooze_occurrences?: number;
+  /** With status resolved: resolved in this release (`in_release`). */
+  in_release?: string;
+  /** With status resolved: resolved in the release after the latest the error was seen in (`in_next_release`). */
+  in_next_release?: true;
 }
 
 export interface ErrorNote {
@@ -68,7 +74,9 @@ function integerOf(value: unknown): number | undefined {
 /** Whether XML said nil (`<assignee_id nil="true"/>`) or JSON said null. */
 const isNil = (value: unknown) => value === null || value === '' || (isObject(value) && (value['@_nil'] === 'true' || value['nil'] === 'true'));
 
-const KNOWN_FIELDS = new Set(['status', 'assignee_id', 'snoozed_until', 'snooze_occurrences']);
+const KNOWN_FIELDS = new Set(['status', 'assignee_id', 'snoozed_until', 'snooze_occurrences', 'in_release', 'in_next_release']);
+/** A release's name, in characters (as a facet's value: docs/limits.md). */
+export const RELEASE_MAX_CHARS = 100;
 
 /**
  * The change a `triage` body asks for (wrapped in `triage` or not), every bad field named in one 422:
@@ -114,6 +122,20 @@ export function parseTriageChange(body: unknown, now: Date): TriageChange {
   if (snoozing && change.status !== 'snoozed' && !errors.has('status')) {
     for (const name of ['snoozed_until', 'snooze_occurrences'] as const) if (change[name] !== undefined) errors.add(name, 'is only given with status snoozed');
   }
+  const inRelease = fields['in_release'];
+  if (inRelease !== undefined && !isNil(inRelease)) {
+    if (typeof inRelease !== 'string' || inRelease.trim() === '' || inRelease.trim().length > RELEASE_MAX_CHARS || inRelease.includes('\u0000')) errors.add('in_release', `must be the name of a release, 1 to ${RELEASE_MAX_CHARS} characters`);
+    else change.in_release = inRelease.trim();
+  }
+  const next = fields['in_next_release'];
+  if (next !== undefined && !isNil(next)) {
+    if (next === true || next === 'true') change.in_next_release = true;
+    else if (next !== false && next !== 'false') errors.add('in_next_release', 'must be true or false');
+  }
+  for (const name of ['in_release', 'in_next_release'] as const) {
+    if (change[name] !== undefined && change.status !== 'resolved' && !errors.has('status')) errors.add(name, 'is only given with status resolved');
+  }
+  if (change.in_release !== undefined && change.in_next_release) errors.add('in_release', 'is not given with in_next_release');
   if (Object.keys(fields).length === 0) errors.add('base', 'Give status or assignee_id');
   errors.throwIfAny();
   return change;

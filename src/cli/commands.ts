@@ -9,6 +9,7 @@ import { addDoctorCommand } from './ops/doctor.js';
 import { addOldSpellings } from './old-spellings.js';
 import { addRemoteBucketCommands } from './remote/buckets.js';
 import { addRemoteLogRuleCommands } from './remote/log-rules.js';
+import { addRemoteReleaseCommands } from './remote/releases.js';
 import { addRemoteApiKeyCommands } from './remote/api-keys.js';
 import { addRemoteAllowedAddressCommands } from './remote/allowed-addresses.js';
 import { addRemoteAccountSecurityCommands } from './remote/account-security.js';
@@ -50,6 +51,7 @@ export function addOtherCommands(program: Command): void {
   addRemoteIngestKeyCommands(program);
   addRemoteSourceCommands(program);
   addRemoteLogRuleCommands(program);
+  addRemoteReleaseCommands(program);
   addRemotePasswordPolicyCommands(program);
   addRemoteAuditCommands(program);
   addRemoteAlertCommands(program);

@@ -1,9 +1,10 @@
-import { breakdownGroupResource, histogramBucketResource, occurrenceResource } from '../tracker/error-details.resource.js';
+import { breakdownGroupResource, errorEnvironmentResource, errorReleaseResource, histogramBucketResource, occurrenceResource } from '../tracker/error-details.resource.js';
+import { releaseResource } from '../tracker/release.resource.js';
 import { activityResource, noteResource, triageResource } from '../tracker/triage.resource.js';
 import { infrastructureErrorResource as resource } from '../tracker/infrastructure-error.resource.js';
 import { CmiProtocolError } from './errors.js';
 import { decodeList, type Page, type PageParams, fetchPage, walkPages } from './pagination.js';
-import { type Activity, type BreakdownGroup, decodeRecord, type HistogramBucket, type InfrastructureError, type Note, type Occurrence, type Triage, unwrap } from './records.js';
+import { type Activity, type BreakdownGroup, decodeRecord, type HistogramBucket, type InfrastructureError, type Note, type Occurrence, type RecordOf, type Triage, unwrap } from './records.js';
 import type { Answer, Query, RequestOptions, Transport } from './transport.js';
 
 /** What selects errors (docs/api.md#get-sysadmin_toolsinfrastructureerrors); filters combine. */
@@ -16,6 +17,9 @@ export interface ErrorFilters {
   until?: Date | string;
   host?: string;
   component?: string;
+  /** With an occurrence of this release, or in this environment (docs/search.md#releases-environments-and-tags). */
+  release?: string;
+  environment?: string;
   /** The triage status (docs/api.md#error-triage); without it, every status. */
   status?: 'unresolved' | 'resolved' | 'ignored' | 'snoozed';
   /** `me`, `none` or a user id. */
@@ -29,7 +33,17 @@ export interface TriageChange {
   assignee_id?: number | null;
   snoozed_until?: Date | string;
   snooze_occurrences?: number;
+  /** With status resolved: only an occurrence of a later release reopens it (docs/api.md#resolved-in-a-release). */
+  in_release?: string;
+  /** With status resolved: in the latest release its occurrences carried (one error at a time). */
+  in_next_release?: true;
 }
+
+/** A release or an environment an error occurred in (docs/api.md#get-sysadmin_toolsinfrastructureerrorsidreleases). */
+export type ErrorFacet = RecordOf<typeof errorReleaseResource>;
+/** A release and what it brought (docs/api.md#releases). */
+export type Release = RecordOf<typeof releaseResource>;
+const RELEASES = '/sysadmin_tools/infrastructure/releases';
 
 const changeBody = (change: TriageChange) => ({
   ...change,
@@ -166,9 +180,38 @@ export function infrastructureErrorsApi(http: Transport) {
     },
 
     /** Occurrences by host or component, largest first. */
-    breakdown(id: number, params: PageParams & { by?: 'host' | 'component' } = {}): Promise<Page<BreakdownGroup>> {
+    breakdown(id: number, params: PageParams & { by?: 'host' | 'component' | 'release' | 'environment' | 'level' } = {}): Promise<Page<BreakdownGroup>> {
       const { by, ...page } = params;
       return fetchPage(http, breakdownGroupResource, `${BASE}/${id}/breakdown`, { ...page, query: { by } });
+    },
+
+    /** The releases the error occurred in, the latest seen first. */
+    releases(id: number, params: PageParams = {}): Promise<Page<ErrorFacet>> {
+      return fetchPage(http, errorReleaseResource, `${BASE}/${id}/releases`, params);
+    },
+
+    /** The environments the error occurred in, the latest seen first. */
+    environments(id: number, params: PageParams = {}): Promise<Page<ErrorFacet>> {
+      return fetchPage(http, errorEnvironmentResource, `${BASE}/${id}/environments`, params);
+    },
+  };
+}
+
+/** `client.releases`: the releases the errors occurred in, and declaring one (docs/api.md#releases). */
+export function releasesApi(http: Transport) {
+  return {
+    list(params: PageParams = {}): Promise<Page<Release>> {
+      return fetchPage(http, releaseResource, RELEASES, params);
+    },
+
+    all(params: Omit<PageParams, 'page'> = {}): AsyncGenerator<Release, void, undefined> {
+      return walkPages((page) => fetchPage(http, releaseResource, RELEASES, { ...params, page }), (release) => release.name);
+    },
+
+    /** Declares a release ahead of its first event; answers it (as it was, when known already). */
+    async declare(name: string, call: RequestOptions = {}): Promise<Release> {
+      const answer = await http.request('POST', RELEASES, { ...call, body: { release: { name } } });
+      return decodeRecord(releaseResource, http.format === 'json' ? unwrap(releaseResource, answer.body) : answer.body, http.format);
     },
   };
 }

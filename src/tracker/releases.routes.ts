@@ -1,24 +1,12 @@
 import type { FastifyPluginCallback } from 'fastify';
-import type { ResourceDefinition } from '../http/render/resource-definition.js';
 import { sendPayload } from '../http/respond.js';
 import type { RouteSpec } from '../http/route-spec.js';
 import { type ListSettings, paginationHeaders, parsePagination } from '../shared/pagination.js';
+import { releaseResource } from './release.resource.js';
 import type { ReleasesService } from './releases.service.js';
 
 const RELEASES = '/sysadmin_tools/infrastructure/releases';
 type Query = Record<string, string | string[]>;
-
-/** A release (docs/api.md#releases); first_seen nil: declared, not seen yet. */
-export const releaseResource = {
-  root: 'release',
-  plural: 'releases',
-  fields: [
-    ['name', 'string'],
-    ['first_seen', 'datetime', 'nullable'],
-    ['errors_new', 'integer'],
-    ['regressions', 'integer'],
-  ],
-} as const satisfies ResourceDefinition;
 
 export const RELEASES_ROUTES: readonly RouteSpec[] = [
   { method: 'GET', path: RELEASES, summary: 'The releases the errors occurred in or that were declared, the newest first', who: 'holders of infrastructure_errors.read', formats: true, paginated: true, answers: { 200: { list: releaseResource } } },

@@ -77,7 +77,7 @@ export function remoteTriageCommands({ client }: Connection) {
       if (named.length === 1) {
         const triage = await errors.setTriage(named[0]!, change);
         const login = await loginsOf(client, [triage.assignee_id]);
-        return human(`Infrastructure error ${named[0]} ${verb}: ${triage.status}${triage.assignee_id === null ? '' : `, assigned to ${login(triage.assignee_id)}`}`);
+        return human(`Infrastructure error ${named[0]} ${verb}: ${triage.status}${triage.resolved_in_release === null ? '' : ` in release ${triage.resolved_in_release}`}${triage.assignee_id === null ? '' : `, assigned to ${login(triage.assignee_id)}`}`);
       }
       const selection = named.length > 0 ? { ids: named } : Object.keys(filters).length === 0 ? { all: true as const } : filters;
       // One request changes them all: the bar says it is under way (a terminal only; docs/cli.md#progress).
@@ -145,9 +145,15 @@ const everyStatus = (options: ChangeFlags) => options.status === 'all';
 export function addRemoteTriageCommands(errors: Command): void {
   const simple = [['resolve', 'resolved', 'mark errors resolved: the next occurrence of one reopens it (a regression)'], ['reopen', 'unresolved', 'mark errors unresolved'], ['ignore', 'ignored', 'ignore errors: still counted, never alerted']] as const;
   for (const [name, status, description] of simple) {
-    filterOptions(remote(errors.command(`${name} [ids...]`), description, `cmi errors ${name} 7`, `cmi errors ${name} --status unresolved --host hv-01`))
-      .action(async (ids: string[], options: ChangeFlags, command: Command) =>
-        run(command, false, async (c) => remoteTriageCommands(c).change(ids, await filtersOf(c, options), { status }, name === 'reopen' ? 'reopened' : status, everyStatus(options))));
+    const command = filterOptions(remote(errors.command(`${name} [ids...]`), description, `cmi errors ${name} 7`, `cmi errors ${name} --status unresolved --host hv-01`));
+    if (name === 'resolve') {
+      command.addOption(new Option('--in-release <release>', 'resolved in this release: only an occurrence of a later one reopens it').conflicts('inNextRelease'))
+        .option('--in-next-release', 'resolved in the latest release the error was seen in (one error at a time)');
+    }
+    command.action(async (ids: string[], options: ChangeFlags & { inRelease?: string; inNextRelease?: boolean }, command: Command) => {
+      const change: TriageChange = { status, ...(options.inRelease === undefined ? {} : { in_release: options.inRelease }), ...(options.inNextRelease ? { in_next_release: true as const } : {}) };
+      await run(command, false, async (c) => remoteTriageCommands(c).change(ids, await filtersOf(c, options), change, name === 'reopen' ? 'reopened' : status, everyStatus(options)));
+    });
   }
 
   filterOptions(remote(errors.command('snooze [ids...]'), 'snooze errors until a time, for a while, or for N more occurrences', 'cmi errors snooze 7 --for 2h', 'cmi errors snooze 7 --occurrences 100'), { snooze: true })

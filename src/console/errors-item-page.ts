@@ -16,6 +16,9 @@ export interface ErrorView {
   buckets: Bucket[];
   byHost: { items: Array<{ value: string | null; count: number }>; total: number };
   byComponent: { items: Array<{ value: string | null; count: number }>; total: number };
+  /** The releases and environments its occurrences carried, exact (docs/api.md#get-sysadmin_toolsinfrastructureerrorsidreleases). */
+  byRelease: { items: Array<{ value: string | null; count: number }>; total: number };
+  byEnvironment: { items: Array<{ value: string | null; count: number }>; total: number };
   /** The latest kept occurrences (up to CONTEXT_READ of errors.routes.ts), newest first, and how many are kept. */
   occurrences: { items: StoredOccurrence[]; total: number };
   /** The occurrence the navigator shows, and its position among the kept (0: the newest). */
@@ -155,13 +158,6 @@ function contextTable(view: ErrorView): Html {
   return html`<table class="context"><caption>Context of the ${items.length < total ? `latest ${items.length} of ` : ''}${total} kept ${total === 1 ? 'occurrence' : 'occurrences'}</caption>
 <thead><tr><th scope="col">Key</th><th scope="col">Value</th><th scope="col" class="number">Occurrences</th></tr></thead>
 <tbody>${keys.map(({ key, values }) => html`${values.slice(0, VALUES_SHOWN).map((v, i) => html`<tr${i === 0 ? html` class="key-first"` : ''}><th scope="row">${i === 0 ? key : html`<span class="visually-hidden">${key}</span>`}</th><td class="value"><code>${cut(v.value)}</code></td><td class="number">${v.count}</td></tr>`)}${values.length > VALUES_SHOWN ? html`<tr><th scope="row"><span class="visually-hidden">${key}</span></th><td colspan="2" class="muted">and ${values.length - VALUES_SHOWN} more values</td></tr>` : ''}`)}</tbody></table>`;
-}
-
-/** Releases or environments of the latest kept occurrences, as a breakdown. */
-function contextBreakdown(view: ErrorView, key: string): Groups {
-  const found = contextValues(view.occurrences.items).find((k) => k.key === key);
-  const values = found?.values ?? [];
-  return { items: values.slice(0, VALUES_SHOWN), total: values.length };
 }
 
 /** Context is JSON text: shown indented when it reads as JSON, as it is otherwise. */
@@ -404,7 +400,7 @@ ${view.failure ? html`<p class="error" role="alert">${view.failure}</p>` : ''}
 </section>
 <section aria-labelledby="breakdown-heading">
 <h2 id="breakdown-heading">Where</h2>
-<div class="columns breakdowns">${breakdown('Host', view.byHost)}${breakdown('Component', view.byComponent)}${breakdown('Release', contextBreakdown(view, 'release'), ' in the kept occurrences')}${breakdown('Environment', contextBreakdown(view, 'environment'), ' in the kept occurrences')}</div>
+<div class="columns breakdowns">${breakdown('Host', view.byHost)}${breakdown('Component', view.byComponent)}${breakdown('Release', view.byRelease)}${breakdown('Environment', view.byEnvironment)}</div>
 </section>
 <section aria-labelledby="backtrace-heading">
 <h2 id="backtrace-heading">Backtrace</h2>

@@ -196,10 +196,12 @@ function errorsItemRoutes(app: FastifyInstance, services: ConsoleServices): void
     const period: ChartPeriod = typeof asked === 'string' && asked in CHART_PERIODS ? (asked as ChartPeriod) : '24h';
     // The alerts of the days the histogram keeps; those within the chart's buckets are marked.
     const since = new Date(clock().getTime() - HISTOGRAM_KEPT_DAYS * 86_400_000);
-    const [buckets, byHost, byComponent, occurrences, state, notes, firstActivity, people, sent] = await Promise.all([
+    const [buckets, byHost, byComponent, byRelease, byEnvironment, occurrences, state, notes, firstActivity, people, sent] = await Promise.all([
       tracker.histogram(viewer, id, { period }),
       tracker.breakdown(viewer, id, { by: 'host' }, SHOWN_GROUPS, 0),
       tracker.breakdown(viewer, id, { by: 'component' }, SHOWN_GROUPS, 0),
+      tracker.breakdown(viewer, id, { by: 'release' }, SHOWN_GROUPS, 0),
+      tracker.breakdown(viewer, id, { by: 'environment' }, SHOWN_GROUPS, 0),
       tracker.occurrences(viewer, id, CONTEXT_READ, 0),
       triage.get(viewer, id),
       triage.notes(viewer, id, SHOWN_NOTES, 0),
@@ -216,7 +218,7 @@ function errorsItemRoutes(app: FastifyInstance, services: ConsoleServices): void
     const one = occurrences.items[position] ?? (await tracker.occurrences(viewer, id, 1, position)).items[0];
     const names = await withNamesOf(users, viewer, people, [state.assignee_id, state.resolved_by_id, ...notes.items.map((n) => n.author_id), ...activity.items.map((a) => a.actor_id), ...activityPeople(activity.items)]);
     const view = {
-      error, period, buckets, byHost, byComponent, occurrences, triage: state, notes, activity, people, names, alerts,
+      error, period, buckets, byHost, byComponent, byRelease, byEnvironment, occurrences, triage: state, notes, activity, people, names, alerts,
       shownOccurrence: one && { occurrence: one, position },
       notice: extra.notice, failure: extra.failure, formErrors: extra.formErrors, draft: extra.draft,
     };

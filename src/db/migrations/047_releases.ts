@@ -18,10 +18,13 @@ export function releasesMigration(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema.alterTable('error_breakdown').addColumn('first_seen_at', 'varchar(32)').execute();
-      if (dialect.name === 'postgres') {
-        await sql`alter table error_breakdown alter column dimension type varchar(40)`.execute(db);
-        await sql`alter table error_counts alter column dimension type varchar(48)`.execute(db);
-      }
+      await dialect.choose<(db: Kysely<unknown>) => Promise<void>>({
+        sqlite: () => Promise.resolve(),
+        async postgres(db) {
+          await sql`alter table error_breakdown alter column dimension type varchar(40)`.execute(db);
+          await sql`alter table error_counts alter column dimension type varchar(48)`.execute(db);
+        },
+      })(db);
       await db.schema.alterTable('error_triage').addColumn('resolved_in_release', 'varchar(255)').execute();
       await db.schema.createTable('releases')
         .addColumn('name', 'varchar(255)', (c) => c.primaryKey())

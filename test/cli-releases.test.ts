@@ -7,8 +7,8 @@ import { ADMIN, createTestApp, listenLocally, type TestApp } from './support/app
 import { adminCliEnv, type Finished, runCmi } from './support/cli.js';
 import { report } from './support/error-reports.js';
 
-// `cmi releases ls|add` and `cmi errors resolve --in-release|--in-next-release` (docs/cli.md#cmi-releases)
-// against a real cmi on a random port.
+// `cmi releases ls|add`, `cmi errors resolve --in-release|--in-next-release` (docs/cli.md#cmi-releases),
+// and `cmi searches add|ls|rm` with `cmi errors ls --saved` (docs/cli.md#cmi-searches), against a real cmi on a random port.
 describe('cmi releases, and resolving in a release', () => {
   let t: TestApp;
   let env: Record<string, string>;
@@ -64,5 +64,19 @@ describe('cmi releases, and resolving in a release', () => {
       { release: { name: '6.7.1', first_seen: '2026-11-20T10:00:00+00:00', errors_new: 1, regressions: 0 } },
       { release: { name: '6.7.2', first_seen: '2026-11-20T10:00:00+00:00', errors_new: 0, regressions: 0 } },
     ])}\n`);
+  });
+
+  it('saves a search, runs it with errors ls --saved (every status unless told), lists and deletes it', async () => {
+    const added = await cmi('searches', 'add', 'quota', 'class:Api::Quota', '--shared');
+    assert.deepEqual([added.code, added.stderr], [0, ''], added.stdout);
+    const searchId = /^Saved search (\d+) "quota" \(shared\): cmi errors ls --saved \1\n$/.exec(added.stdout)?.[1];
+    assert.ok(searchId, added.stdout);
+    const listed = await cmi('errors', 'ls', '--saved', 'quota', '--json');
+    assert.deepEqual([listed.code, (JSON.parse(listed.stdout) as Array<{ infrastructure_error: { id: number } }>).map((e) => e.infrastructure_error.id)], [0, [id]]);
+    succeeded(await cmi('searches', 'ls'), `ID  NAME   SHARED  OWNER  QUERY\n${searchId.padEnd(2)}  quota  yes     ${t.admin.id}      class:Api::Quota\n1 of 1 saved searches (page 1 of 1)\n`);
+    succeeded(await cmi('searches', 'rm', 'quota'), `Deleted saved search ${searchId} "quota"\n`);
+    const gone = await cmi('errors', 'ls', '--saved', 'quota');
+    assert.equal(gone.code, 1, gone.stdout);
+    assert.match(gone.stderr, /saved must be the id or name of a saved search you can see/);
   });
 });

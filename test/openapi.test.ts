@@ -61,7 +61,7 @@ describe('GET /openapi.json', () => {
     const perPageSegment = paths['/users.json/per_page/{per_page}']?.get as Json;
     assert.deepEqual((perPageSegment.parameters as Json[]).map((p) => `${String(p.in)}:${String(p.name)}`), ['query:page', 'path:per_page', 'query:q', 'query:status', 'query:role_id', 'query:user_group_id']);
     const errors = paths['/sysadmin_tools/infrastructure/errors.xml']?.get as Json;
-    assert.deepEqual((errors.parameters as Json[]).map((p) => p.name), ['page', 'per_page', 'sort', 'direction', 'reported', 'error_class', 'q', 'since', 'until', 'host', 'component', 'status', 'assignee', 'release', 'environment']);
+    assert.deepEqual((errors.parameters as Json[]).map((p) => p.name), ['page', 'per_page', 'sort', 'direction', 'reported', 'error_class', 'q', 'since', 'until', 'host', 'component', 'status', 'assignee', 'release', 'environment', 'saved']);
     const ok = (list.responses as Record<string, Json>)['200'] as Json;
     assert.deepEqual(Object.keys(ok.headers as Json), ['X-Request-Id', 'X-Runtime', 'Status', 'Cache-Control', 'ETag', 'X-Total', 'X-Limit', 'X-Page', 'Link', 'Set-Cookie']);
     assert.deepEqual((list.responses as Record<string, Json>)['401'], { $ref: '#/components/responses/UnauthorizedJson' });

@@ -5,6 +5,7 @@ import type { RouteSpec } from '../http/route-spec.js';
 import { TRACKER_ROUTES } from '../tracker/tracker.routes.js';
 import { TRIAGE_ROUTES } from '../tracker/triage.routes.js';
 import { RELEASES_ROUTES } from '../tracker/releases.routes.js';
+import { SAVED_SEARCHES_ROUTES } from '../tracker/saved-searches.routes.js';
 import { SESSION_ROUTES } from '../users/session.routes.js';
 import { USERS_ROUTES } from '../users/users.routes.js';
 import { USER_API_KEYS_ROUTES } from '../users/user-api-keys.routes.js';
@@ -49,6 +50,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...TRACKER_ROUTES,
   ...TRIAGE_ROUTES,
   ...RELEASES_ROUTES,
+  ...SAVED_SEARCHES_ROUTES,
   ...ALERTS_ROUTES,
   ...ALERT_ROUTING_ROUTES,
   ...INGEST_KEYS_ROUTES,

@@ -10,6 +10,7 @@ import { addOldSpellings } from './old-spellings.js';
 import { addRemoteBucketCommands } from './remote/buckets.js';
 import { addRemoteLogRuleCommands } from './remote/log-rules.js';
 import { addRemoteReleaseCommands } from './remote/releases.js';
+import { addRemoteSavedSearchCommands } from './remote/saved-searches.js';
 import { addRemoteApiKeyCommands } from './remote/api-keys.js';
 import { addRemoteAllowedAddressCommands } from './remote/allowed-addresses.js';
 import { addRemoteAccountSecurityCommands } from './remote/account-security.js';
@@ -52,6 +53,7 @@ export function addOtherCommands(program: Command): void {
   addRemoteSourceCommands(program);
   addRemoteLogRuleCommands(program);
   addRemoteReleaseCommands(program);
+  addRemoteSavedSearchCommands(program);
   addRemotePasswordPolicyCommands(program);
   addRemoteAuditCommands(program);
   addRemoteAlertCommands(program);

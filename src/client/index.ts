@@ -9,6 +9,7 @@ import { bucketsApi } from './buckets.js';
 import { passwordPolicyApi } from './password-policy.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi, releasesApi } from './infrastructure-errors.js';
+import { savedSearchesApi } from './saved-searches.js';
 import { identityProvidersApi } from './identity-providers.js';
 import { ingestKeysApi } from './ingest-keys.js';
 import { logSourcesApi } from './log-sources.js';
@@ -27,6 +28,7 @@ export class CmiClient {
   readonly userGroups: ReturnType<typeof userGroupsApi>;
   readonly infrastructureErrors: ReturnType<typeof infrastructureErrorsApi>;
   readonly releases: ReturnType<typeof releasesApi>;
+  readonly savedSearches: ReturnType<typeof savedSearchesApi>;
   readonly deliveries: ReturnType<typeof deliveriesApi>;
   readonly roles: ReturnType<typeof rolesApi>;
   readonly permissions: ReturnType<typeof permissionsApi>;
@@ -58,6 +60,7 @@ export class CmiClient {
     this.userGroups = userGroupsApi(http);
     this.infrastructureErrors = infrastructureErrorsApi(http);
     this.releases = releasesApi(http);
+    this.savedSearches = savedSearchesApi(http);
     this.deliveries = deliveriesApi(http);
     this.roles = rolesApi(http);
     this.permissions = permissionsApi(http);
@@ -103,6 +106,7 @@ export type { NewUser, UserApiKey, UserApiKeyWithKey, UserChanges, UserFilters, 
 export type { UserWhiteList, UserWhiteListFields } from './user-white-lists.js';
 export type { AccessLogItem, LoginValidation } from './account-security.js';
 export type { ErrorFilters, ErrorListParams, ErrorFacet, ErrorReport, Release, TriageChange } from './infrastructure-errors.js';
+export type { SavedSearch, SavedSearchFields } from './saved-searches.js';
 export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
 export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';
 export type { LogRule, LogRuleChanges, NewLogRule } from './log-rules.js';

@@ -53,6 +53,8 @@ const changeBody = (change: TriageChange) => ({
 export interface ErrorListParams extends PageParams, ErrorFilters {
   sort?: 'updated_at' | 'created_at' | 'counter';
   direction?: 'asc' | 'desc';
+  /** A saved search by id or name (docs/search.md#saved-searches): its query as q; a q beside it narrows it. */
+  saved?: number | string;
 }
 
 /** One report (docs/api.md#post-sysadmin_toolsinfrastructureerrors); only `error_class` is required. */

@@ -334,6 +334,7 @@ export interface Schema {
   log_sources: LogSourcesTable;
   log_source_silences: LogSourceSilencesTable;
   log_rules: LogRulesTable;
+  saved_searches: SavedSearchesTable;
 }
 
 /** OpenID Connect, SAML and LDAP providers (migration 038): `settings` and `mappings` are JSON text; `enabled`, `jit_provisioning` 0 or 1. */
@@ -597,6 +598,17 @@ export interface LogRulesTable {
   error_class: string;
   component: string | null;
   enabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Saved searches (migration 049, docs/search.md#saved-searches): `shared` 0 or 1. */
+export interface SavedSearchesTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  query: string;
+  shared: number;
   created_at: string;
   updated_at: string;
 }

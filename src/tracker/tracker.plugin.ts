@@ -7,6 +7,9 @@ import type { ListSettings } from '../shared/pagination.js';
 import { type FaultCapture, faultCapture } from './fault-capture.js';
 import { faultSpool } from './fault-spool.js';
 import { releasesRoutes } from './releases.routes.js';
+import { savedSearchesRoutes } from './saved-searches.routes.js';
+import { savedSearchesService } from './saved-searches.service.js';
+import { savedSearchesRepository } from './saved-searches.store.js';
 import { releasesService } from './releases.service.js';
 import { releasesRepository } from './releases.store.js';
 import { every, type Leases, retentionJob } from './retention.js';
@@ -57,6 +60,7 @@ export function trackerPlugin({ database, clock, audit, settings, alerts, findUs
   // What this process's batches of reports changed, told to the tracker's page cache (tracker-changes.ts).
   const changes = trackerChanges();
   const tracker = trackerService(errors, clock, audit, settings, alerts, { withheld: database.withheld, tracker: changes });
+  const savedSearches = savedSearchesService(savedSearchesRepository(database), clock, audit);
   const faults = faultCapture(tracker.recordReports, clock, { host: hostname(), version }, {
     flushIntervalMs: faultFlushIntervalMs,
     maxFingerprints: 1000,
@@ -81,11 +85,13 @@ export function trackerPlugin({ database, clock, audit, settings, alerts, findUs
     service: tracker,
     store: errors,
     triage,
+    savedSearches,
     faults,
     /** `/sysadmin_tools/infrastructure/errors`, their triage, and the releases they occurred in. */
     async register(app: FastifyInstance): Promise<void> {
-      await app.register(trackerRoutes, { tracker, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue, partialChanges: changes.changes });
+      await app.register(trackerRoutes, { tracker, savedSearches, lists, dataVersion: trackerAndUsersVersion, beforeRead: triage.wakeIfDue, partialChanges: changes.changes });
       await app.register(triageRoutes, { triage, lists });
+      await app.register(savedSearchesRoutes, { savedSearches, lists });
       await app.register(releasesRoutes, { releases: releasesService(releasesRepository(database), clock, audit), lists });
     },
     /**

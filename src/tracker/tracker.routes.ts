@@ -1,6 +1,7 @@
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import type { QueryParameter, RouteSpec } from '../http/route-spec.js';
 import type { TrackerService } from './tracker.service.js';
+import type { SavedSearchesService } from './saved-searches.service.js';
 import { BREAKDOWN_DIMENSIONS } from './infrastructure-error.js';
 import { type PartialChanges, versionedCache } from '../shared/page-cache.js';
 import type { TrackerPageTag } from './tracker-changes.js';
@@ -39,7 +40,7 @@ const DELETE_FILTERS: readonly QueryParameter[] = [
 ];
 
 export const TRACKER_ROUTES: readonly RouteSpec[] = [
-  { method: 'GET', path: ERRORS, summary: 'A page of infrastructure errors, filtered and sorted', who: 'holders of infrastructure_errors.read', formats: true, paginated: true, query: ERROR_FILTERS, answers: { 200: { list: resource } } },
+  { method: 'GET', path: ERRORS, summary: 'A page of infrastructure errors, filtered and sorted', who: 'holders of infrastructure_errors.read', formats: true, paginated: true, query: [...ERROR_FILTERS, { name: 'saved', type: 'string', description: 'a saved search (docs/search.md#saved-searches), by id or name: its query as q (a q beside it narrows it)' }], answers: { 200: { list: resource } } },
   {
     method: 'POST', path: ERRORS, summary: 'Records a report of an error: 201 for a new one, 200 for a known one', who: 'holders of infrastructure_errors.create', formats: true, location: true,
     body: {
@@ -69,6 +70,8 @@ export const TRACKER_ROUTES: readonly RouteSpec[] = [
 
 export interface TrackerRoutesOptions {
   tracker: TrackerService;
+  /** `saved=` on the list: its search in place of the parameter (docs/search.md#saved-searches). */
+  savedSearches: SavedSearchesService;
   lists: ListSettings;
   /** The tracker's data version (db/database.ts dataVersions): cached answers are answered while it holds. */
   dataVersion: () => string | undefined;
@@ -82,7 +85,7 @@ export interface TrackerRoutesOptions {
 }
 
 /** The error tracker (docs/api.md#infrastructure-errors; administrators only: tracker/tracker.service.ts). */
-export const trackerRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, { tracker, lists, dataVersion, beforeRead, partialChanges }, done) => {
+export const trackerRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, { tracker, savedSearches, lists, dataVersion, beforeRead, partialChanges }, done) => {
   const base = ERRORS;
 
   const pageOf = (request: FastifyRequest) => parsePagination(request.requestPath.pagination, request.query as Query, lists);
@@ -96,8 +99,8 @@ export const trackerRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, 
    * domain judges it (id and permissions: permissions changed since are another key), so what the domain refuses
    * someone (it throws, nothing is kept) is never answered to them from here.
    */
-  function cached(request: FastifyRequest, reply: FastifyReply, compute: () => Promise<RenderedResponse>, tagOf: () => TrackerPageTag | undefined | null): FastifyReply | Promise<FastifyReply> {
-    const key = `${request.format}|${permissionsKey(request.actor)}|${request.actor.id}|${request.originalUrl}`;
+  function cached(request: FastifyRequest, reply: FastifyReply, compute: () => Promise<RenderedResponse>, tagOf: () => TrackerPageTag | undefined | null, keyed = ''): FastifyReply | Promise<FastifyReply> {
+    const key = `${request.format}|${permissionsKey(request.actor)}|${request.actor.id}|${request.originalUrl}${keyed}`;
     const waking = beforeRead?.();
     if (!waking) {
       const hit = answers.peek(key);
@@ -110,14 +113,22 @@ export const trackerRoutes: FastifyPluginCallback<TrackerRoutesOptions> = (app, 
   }
   const RECORD: TrackerPageTag = { record: true };
 
-  // Not async: a cached answer is sent without a promise.
-  app.get(base, { config: { paginated: true } }, (request, reply) =>
+  const list = (request: FastifyRequest, reply: FastifyReply, query: Query, keyed?: string) =>
     cached(request, reply, async () => {
       const pagination = pageOf(request);
-      const { items, total } = await tracker.list(request.actor, request.query as Query, pagination.perPage, pagination.offset);
+      const { items, total } = await tracker.list(request.actor, query, pagination.perPage, pagination.offset);
+      // The links keep `saved=`, so the next page runs the search as it is then.
       const headers = paginationHeaders(pagination, total, request.requestPath.listPath, request.query as Query);
       return renderResponse(request.format, { kind: 'list', resource, records: items }, headers);
-    }, () => tracker.listPageTag(request.actor, request.query as Query)));
+    }, () => tracker.listPageTag(request.actor, query), keyed);
+
+  // Not async: a cached answer is sent without a promise. A saved search is read first, and its query
+  // keys the kept page (changing the search changes what the same URL answers).
+  app.get(base, { config: { paginated: true } }, (request, reply) => {
+    const query = request.query as Query;
+    if (query['saved'] === undefined) return list(request, reply, query);
+    return savedSearches.expand(request.actor, query).then((expanded) => list(request, reply, expanded as Query, `|saved:${String(expanded['q'])}`));
+  });
 
   app.get<WithId>(`${base}/:id`, (request, reply) =>
     cached(request, reply, async () => {

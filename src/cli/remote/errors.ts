@@ -163,7 +163,7 @@ export function remoteErrorCommands({ client }: Connection) {
   };
 }
 
-type ErrorFlags = { status?: string; assignee?: string; reported?: boolean; unreported?: boolean; class?: string; q?: string; since?: string; until?: string; host?: string; component?: string; sort?: string; direction?: string; page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean };
+type ErrorFlags = { saved?: string; status?: string; assignee?: string; reported?: boolean; unreported?: boolean; class?: string; q?: string; since?: string; until?: string; host?: string; component?: string; sort?: string; direction?: string; page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean };
 
 /** A backtrace file's text; one that cannot be read is a usage error naming it. */
 function readBacktrace(path: string): string {
@@ -183,6 +183,7 @@ export function addRemoteErrorCommands(program: Command): void {
     .option('--unreported', 'only errors not marked reported')
     .option('--class <class>', 'only errors of this exact class')
     .option('--q <query>', 'a search, as the QUERY arguments (docs/search.md)')
+    .option('--saved <search>', 'a saved search (name or id), narrowed by QUERY; every status unless --status says (cmi searches ls)')
     .option('--since <datetime>', 'seen at or after')
     .option('--until <datetime>', 'seen at or before')
     .option('--host <host>', 'with an occurrence on this host')
@@ -203,14 +204,14 @@ export function addRemoteErrorCommands(program: Command): void {
       };
       const params = {
         reported: options.reported ? true : options.unreported ? false : undefined,
-        error_class: options.class, q, since: options.since, until: options.until, host: options.host, component: options.component,
+        error_class: options.class, q, saved: options.saved, since: options.since, until: options.until, host: options.host, component: options.component,
         sort: options.sort as never, direction: options.direction as never, page: number(options.page, '--page'), perPage: number(options.perPage, '--per-page'),
       };
       await run(command, options.xml, async (c) => remoteErrorCommands(c).ls({
         ...params,
         // People's default is the errors still to look at; the API's, every status (docs/cli.md#triage). A
-        // search that names a status (is:, status:) says it itself.
-        ...await filtersOf(c, { status: options.status ?? (q !== undefined && /(^|\s)!?(is|status):/.test(q) ? 'all' : 'unresolved'), assignee: options.assignee }),
+        // search that names a status (is:, status:) says it itself, and so does a saved one.
+        ...await filtersOf(c, { status: options.status ?? (options.saved !== undefined || (q !== undefined && /(^|\s)!?(is|status):/.test(q)) ? 'all' : 'unresolved'), assignee: options.assignee }),
       }, options.all === true, rawFormat(options)));
     });
 

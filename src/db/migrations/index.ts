@@ -42,6 +42,7 @@ import { ingestKeyKindsMigration } from './039_ingest_key_kinds.js';
 import { logSourcesMigration } from './040_log_sources.js';
 import { logRulesMigration } from './041_log_rules.js';
 import { errorSearchBacktraceMigration } from './043_error_search_backtrace.js';
+import { changesMigration } from './048_changes.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -88,5 +89,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '040_log_sources': logSourcesMigration(dialect),
     '041_log_rules': logRulesMigration(dialect),
     '043_error_search_backtrace': errorSearchBacktraceMigration(dialect),
+    '048_changes': changesMigration(dialect),
   };
 }

@@ -27,6 +27,7 @@ import { JOURNAL_ROUTES } from '../logs/journal-upload.routes.js';
 import { LOG_RULES_ROUTES } from '../logs/log-rules.routes.js';
 import { OTLP_ROUTES } from '../logs/otlp.routes.js';
 import { LOG_SOURCES_ROUTES } from '../logs/log-sources.routes.js';
+import { CHANGES_ROUTES } from '../changes/changes.routes.js';
 
 /**
  * The API's routes, each feature's rows in the order of the OpenAPI document (docs/api.md#openapi).
@@ -60,6 +61,7 @@ export const ROUTES: readonly RouteSpec[] = [
   ...LOG_SOURCES_ROUTES,
   ...LOG_RULES_ROUTES,
   ...IDENTITY_PROVIDERS_ROUTES,
+  ...CHANGES_ROUTES,
   ...AUDIT_ROUTES,
   ...HEALTH_ROUTES,
 ];

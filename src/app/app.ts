@@ -17,6 +17,7 @@ import { holdToRouteTable } from '../http/route-table.js';
 import { auditPlugin } from '../audit/audit.plugin.js';
 import { rolesPlugin } from '../roles/roles.plugin.js';
 import { bucketsPlugin } from '../buckets/buckets.plugin.js';
+import { changesPlugin } from '../changes/changes.plugin.js';
 import { userGroupsPlugin } from '../user-groups/user-groups.plugin.js';
 import { registerNotFoundAnswer, registerRequestGate } from '../users/request-gate.js';
 import { newSessionSecret, sessionTokensOnceKeyed } from '../users/sessions.js';
@@ -141,6 +142,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     database, clock, audit: audit.trail, lists, keys: ingest.keys, tracker: tracker.service, flushMs: options.ingestUsageFlushMs ?? 5000,
     publicUrl: config.webhooks.publicUrl, wake: outbox.wake, onSilenceError: background('source-silence'),
   });
+  // Changes to the cloud (docs/changes.md), and the changes suspected of causing an error, read through the tracker.
+  const changes = changesPlugin({ database, clock, audit: audit.trail, lists, tracker: tracker.service });
   // Signing in through the organisation's identity providers; their LDAP directories answer the passwords cmi does not keep.
   const identity = identityPlugin({
     database, clock, audit: audit.trail, users: users.store, lists, credentialsChanged: users.credentialsChanged, allCredentialsChanged: users.allCredentialsChanged,
@@ -193,6 +196,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await ingest.register(app);
   await logs.register(app);
   await identity.register(app);
+  await changes.register(app);
   await app.register(rootRoutes);
   // In a context of its own: its hooks, form parser and error handler touch no API route (docs/console.md).
   await app.register(consolePlugin, {

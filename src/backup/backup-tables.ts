@@ -54,6 +54,7 @@ export const BACKED_UP_TABLES: ReadonlyArray<{ table: string; key: readonly stri
   { table: 'log_sources', key: ['id'] },
   { table: 'log_rules', key: ['id'] },
   { table: 'log_source_silences', key: ['rule_id', 'source_id'] },
+  { table: 'changes', key: ['id'] },
   { table: 'saved_searches', key: ['id'] },
 ];
 

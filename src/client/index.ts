@@ -6,6 +6,7 @@
 import { versionResource } from '../version/version.resource.js';
 import { auditLogApi } from './audit-log.js';
 import { bucketsApi } from './buckets.js';
+import { changesApi } from './changes.js';
 import { passwordPolicyApi } from './password-policy.js';
 import { deliveriesApi } from './deliveries.js';
 import { infrastructureErrorsApi, releasesApi } from './infrastructure-errors.js';
@@ -41,6 +42,7 @@ export class CmiClient {
   readonly alertRules: ReturnType<typeof alertRulesApi>;
   readonly passwordPolicy: ReturnType<typeof passwordPolicyApi>;
   readonly identityProviders: ReturnType<typeof identityProvidersApi>;
+  readonly changes: ReturnType<typeof changesApi>;
   readonly session: {
     /** Ends the session the client holds (`DELETE /session`); later calls log in again with the credentials. */
     logout(call?: RequestOptions): Promise<void>;
@@ -73,6 +75,7 @@ export class CmiClient {
     this.alertRules = alertRulesApi(http);
     this.passwordPolicy = passwordPolicyApi(http);
     this.identityProviders = identityProvidersApi(http);
+    this.changes = changesApi(http);
     this.session = {
       async logout(call: RequestOptions = {}) {
         if (!http.hasSession) return;
@@ -109,6 +112,7 @@ export type { ErrorFilters, ErrorListParams, ErrorFacet, ErrorReport, Release, T
 export type { SavedSearch, SavedSearchFields } from './saved-searches.js';
 export type { NewRole, Permission, RoleChanges, RoleRecord } from './roles.js';
 export type { BillingBucket, BucketChanges, NewBucket } from './buckets.js';
+export type { Change, ChangeEdits, NewChange } from './changes.js';
 export type { LogRule, LogRuleChanges, NewLogRule } from './log-rules.js';
 export type { PasswordPolicy, PasswordPolicyChanges } from './password-policy.js';
 export type { IngestKeyChanges, NewIngestKey } from './ingest-keys.js';

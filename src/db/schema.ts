@@ -335,6 +335,7 @@ export interface Schema {
   log_source_silences: LogSourceSilencesTable;
   log_rules: LogRulesTable;
   saved_searches: SavedSearchesTable;
+  changes: ChangesTable;
 }
 
 /** OpenID Connect, SAML and LDAP providers (migration 038): `settings` and `mappings` are JSON text; `enabled`, `jit_provisioning` 0 or 1. */
@@ -598,6 +599,24 @@ export interface LogRulesTable {
   error_class: string;
   component: string | null;
   enabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A change to the cloud (migration 048, docs/changes.md). */
+export interface ChangesTable {
+  id: Generated<number>;
+  kind: string;
+  title: string;
+  release: string | null;
+  started_at: string;
+  /** Null while the change runs. */
+  ended_at: string | null;
+  /** JSON lists of strings; the empty list means every host (component). */
+  hosts: string;
+  components: string;
+  /** The id of the user who recorded it; null when no user did. */
+  created_by: number | null;
   created_at: string;
   updated_at: string;
 }

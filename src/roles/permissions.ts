@@ -47,6 +47,9 @@ export const PERMISSIONS = [
   [40, 'password_policy.manage', 'See and change the password policy'],
   [41, 'identity_providers.read', 'See identity providers (never their secrets)'],
   [42, 'identity_providers.manage', 'Create, edit and delete identity providers'],
+  [43, 'changes.read', 'See changes to the cloud and the changes suspected of causing an error'],
+  [44, 'changes.manage', 'Record, edit and delete changes to the cloud'],
+  [45, 'changes.create', 'Record changes (a CD pipeline\'s write-only key)'],
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number][1];

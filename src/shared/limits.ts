@@ -60,3 +60,15 @@ export const errorReportLimits = {
   /** How far ahead of the server's clock occurred_at may be. */
   futureSkewMs: 5 * 60_000,
 } as const;
+
+/** What a change to the cloud may hold (docs/changes.md, docs/limits.md#changes). */
+export const changeLimits = {
+  /** `kind`: one word. */
+  kindChars: 64,
+  titleChars: 255,
+  releaseChars: 255,
+  /** Each host and component, as the error reports carry them (docs/limits.md). */
+  scopeItemChars: 255,
+  /** Hosts, and components, one change names. */
+  scopeItems: 100,
+} as const;

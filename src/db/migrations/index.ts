@@ -43,6 +43,7 @@ import { logSourcesMigration } from './040_log_sources.js';
 import { logRulesMigration } from './041_log_rules.js';
 import { errorSearchBacktraceMigration } from './043_error_search_backtrace.js';
 import { releasesMigration } from './047_releases.js';
+import { changesMigration } from './048_changes.js';
 import { savedSearchesMigration } from './049_saved_searches.js';
 
 /** Every migration, in order. Names are permanent: never rename or edit a shipped one, add a new one. */
@@ -91,6 +92,7 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '041_log_rules': logRulesMigration(dialect),
     '043_error_search_backtrace': errorSearchBacktraceMigration(dialect),
     '047_releases': releasesMigration(dialect),
+    '048_changes': changesMigration(dialect),
     '049_saved_searches': savedSearchesMigration(dialect),
   };
 }

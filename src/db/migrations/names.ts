@@ -12,5 +12,5 @@ export const MIGRATION_NAMES: readonly string[] = [
   '024_audit_log', '025_alert_routing', '026_statement_error_counts', '027_error_list_indexes', '028_error_pair_counts',
   '029_alert_rule_changes', '030_users_data_changes', '031_triage_counts', '032_bulk_update_costs',
   '033_two_factor', '034_password_policy', '035_user_white_lists', '036_last_access_log', '037_role_requires_two_factor', '038_identity_providers', '039_ingest_key_kinds',
-  '040_log_sources', '041_log_rules', '043_error_search_backtrace', '047_releases', '049_saved_searches',
+  '040_log_sources', '041_log_rules', '043_error_search_backtrace', '047_releases', '048_changes', '049_saved_searches',
 ];

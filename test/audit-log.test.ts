@@ -111,6 +111,9 @@ describe('the audit trail', () => {
       { route: 'DELETE /user_groups/:id', action: 'user_group.delete', send: async () => (await admin('DELETE', `/user_groups/${state.group}.json`)()) },
       { route: 'PUT /sysadmin_tools/infrastructure/errors/:id/triage', action: 'infrastructure_error.triage', send: admin('PUT', `${ERRORS}/${e1}/triage.json`, { triage: { status: 'resolved' } }) },
       { route: 'PUT /sysadmin_tools/infrastructure/errors/triage', action: 'infrastructure_error.triage_many', send: admin('PUT', `${ERRORS}/triage.json`, { triage: { status: 'ignored' }, ids: [e2, e3] }) },
+      { route: 'POST /sysadmin_tools/infrastructure/changes', action: 'change.create', send: admin('POST', '/sysadmin_tools/infrastructure/changes.json', { change: { kind: 'deploy', title: 'Walk change' } }) },
+      { route: 'PUT /sysadmin_tools/infrastructure/changes/:id', action: 'change.update', send: async () => (await admin('PUT', `/sysadmin_tools/infrastructure/changes/${state.change}.json`, { change: { title: 'Walk change 2' } })()) },
+      { route: 'DELETE /sysadmin_tools/infrastructure/changes/:id', action: 'change.delete', send: async () => (await admin('DELETE', `/sysadmin_tools/infrastructure/changes/${state.change}.json`)()) },
       { route: 'POST /sysadmin_tools/infrastructure/saved_searches', action: 'saved_search.create', send: admin('POST', '/sysadmin_tools/infrastructure/saved_searches.json', { saved_search: { name: 'Walk search', query: 'host:hv-01' } }) },
       { route: 'PUT /sysadmin_tools/infrastructure/saved_searches/:id', action: 'saved_search.update', send: async () => (await admin('PUT', `/sysadmin_tools/infrastructure/saved_searches/${state.search}.json`, { saved_search: { shared: true } })()) },
       { route: 'DELETE /sysadmin_tools/infrastructure/saved_searches/:id', action: 'saved_search.delete', send: async () => (await admin('DELETE', `/sysadmin_tools/infrastructure/saved_searches/${state.search}.json`)()) },
@@ -172,6 +175,7 @@ describe('the audit trail', () => {
       if (sample.route === 'POST /users/:id/yubi_keys') state.yubiKey = idOf(res, 'yubi_key');
       if (sample.route === 'POST /users/:id/user_white_lists') state.whiteList = idOf(res, 'user_white_list');
       if (sample.route === 'POST /billing/buckets') state.bucket = idOf(res, 'bucket');
+      if (sample.route === 'POST /sysadmin_tools/infrastructure/changes') state.change = idOf(res, 'change');
       if (sample.route === 'POST /sysadmin_tools/infrastructure/saved_searches') state.search = idOf(res, 'saved_search');
       if (sample.route === 'POST /user_groups') state.group = idOf(res, 'user_group');
       if (sample.route === 'POST /sysadmin_tools/infrastructure/errors/:id/notes') state.note = idOf(res, 'note');

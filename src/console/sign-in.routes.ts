@@ -17,6 +17,7 @@ const SIGN_IN_FORM_FAILURES: Record<string, string> = {
   locked: 'Too many failed sign-ins: the account or this address is locked for now. Try again later.',
   expired: 'That sign-in link has expired or was used. Sign in here.',
   address: 'This account may not be used from this address.',
+  directory: 'The directory that checks this password cannot be reached now: try again later, or ask an administrator.',
 };
 
 /** Signing in and out of the console (docs/console.md#signing-in). */

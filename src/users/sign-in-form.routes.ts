@@ -1,6 +1,6 @@
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import type { RouteSpec } from '../http/route-spec.js';
-import { Forbidden, TooManyRequests, Unauthorized } from '../shared/problems.js';
+import { BadGateway, Forbidden, TooManyRequests, Unauthorized } from '../shared/problems.js';
 import type { Clock } from '../shared/clock.js';
 import { type Authenticator, SecondFactorDue } from './authentication.js';
 import { secondFactorTokens } from './second-factor-token.js';
@@ -76,6 +76,8 @@ export const signInFormRoutes: FastifyPluginCallback<SignInFormOptions> = (app, 
       // A right password from an address the account's list does not hold (docs/security.md#allowed-addresses).
       else if (error instanceof Forbidden) failed = 'address';
       else if (error instanceof Unauthorized) failed = 'credentials';
+      // No LDAP directory could be asked (identity/identity-directory.ts): the console's page says so, never a 500.
+      else if (error instanceof BadGateway) failed = 'directory';
       else throw error;
     }
     return reply.code(303).header('location', `/console/sign-in?failed=${failed}`).send();

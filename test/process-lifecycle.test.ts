@@ -8,7 +8,11 @@ import { type FreshDatabase, freshDatabase } from './support/database.js';
 
 const ADMIN = 'Basic ' + Buffer.from('admin:lifecycle-password').toString('base64');
 
-/** Sends a request whose body arrives in two parts: `finish()` sends the rest, `answer` is the raw reply. */
+/**
+ * Sends a request whose body arrives in two parts: `finish()` sends the rest, `answer` is the raw reply,
+ * complete when the server closes the connection (`Connection: close`: a kept-alive one would stay open
+ * for the server's keep-alive timeout, 72 s, after the answer).
+ */
 function slowPost(baseUrl: string) {
   const { hostname, port } = new URL(baseUrl);
   const body = JSON.stringify({ infrastructure_error: { error_class: 'SlowUpload', message: 'in flight during shutdown' } });
@@ -20,7 +24,7 @@ function slowPost(baseUrl: string) {
     socket.on('error', () => resolve(answer));
   });
   socket.write(
-    `POST /sysadmin_tools/infrastructure/errors.json HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${ADMIN}\r\n` +
+    `POST /sysadmin_tools/infrastructure/errors.json HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${ADMIN}\r\nConnection: close\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
   );
   return { finish: () => socket.write(body.slice(10)), answer: done, socket };

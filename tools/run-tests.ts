@@ -26,6 +26,8 @@ const fileBoundMs = 25 * 60_000;
 interface FileResult {
   file: string;
   ms: number;
+  /** The CPU time (user and system) of the file's process and every process it waited for; NaN if unknown. */
+  cpuMs: number;
   ok: boolean;
   tests: number;
   output: string;
@@ -77,14 +79,18 @@ function readTimes(file: string): Record<string, number> {
 
 function runFile(file: string, nodeOptions: string[], sourcesJs: string): Promise<FileResult> {
   const started = performance.now();
+  // Through sh, whose `times` tells (on a fourth descriptor) the CPU time of the file and everything it
+  // started: the suite is bound by the CPU, so a file far slower than its CPU time waits on something.
   const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--test', '--test-force-exit', `--test-timeout=${fileBoundMs}`, '--test-reporter=spec', ...nodeOptions, file],
-    { cwd: root, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', CMI_TEST_SOURCES_JS: sourcesJs }, stdio: ['ignore', 'pipe', 'pipe'] },
+    '/bin/sh',
+    ['-c', '"$@"; status=$?; times >&3; exit $status', 'sh', process.execPath, '--import', 'tsx', '--test', '--test-force-exit', `--test-timeout=${fileBoundMs}`, '--test-reporter=spec', ...nodeOptions, file],
+    { cwd: root, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', CMI_TEST_SOURCES_JS: sourcesJs }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] },
   );
   const chunks: Buffer[] = [];
-  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-  child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+  child.stdout!.on('data', (chunk: Buffer) => chunks.push(chunk));
+  child.stderr!.on('data', (chunk: Buffer) => chunks.push(chunk));
+  let times = '';
+  (child.stdio[3] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => (times += chunk.toString()));
   let timedOut = false;
   const bound = setTimeout(() => {
     timedOut = true;
@@ -96,9 +102,16 @@ function runFile(file: string, nodeOptions: string[], sourcesJs: string): Promis
       let output = Buffer.concat(chunks).toString('utf8');
       if (timedOut) output += `\nrun-tests: ended after ${fileBoundMs / 60_000} minutes\n`;
       const tests = Number(/^ℹ tests (\d+)$/m.exec(output)?.[1] ?? 0);
-      resolveResult({ file, ms: performance.now() - started, ok: code === 0 && !timedOut, tests, output });
+      resolveResult({ file, ms: performance.now() - started, cpuMs: childrenCpuMs(times), ok: code === 0 && !timedOut, tests, output });
     });
   });
+}
+
+/** The children's line of sh's `times` ("0m1.230000s 0m0.040000s", user then system) in milliseconds. */
+function childrenCpuMs(times: string): number {
+  const line = times.trim().split('\n')[1] ?? '';
+  const parts = [...line.matchAll(/(\d+)m([\d.]+)s/g)].map(([, minutes, secs]) => (Number(minutes) * 60 + Number(secs)) * 1000);
+  return parts.length === 2 ? (parts[0] as number) + (parts[1] as number) : Number.NaN;
 }
 
 /** How many files end between two vacuums of the catalogue during a PostgreSQL pass. */
@@ -151,8 +164,12 @@ async function main(): Promise<void> {
   const failed = results.filter((result) => !result.ok);
   const tests = results.reduce((sum, result) => sum + result.tests, 0);
   console.log(`\nrun-tests: ${results.length - failed.length} of ${results.length} file(s) passed, ${tests} tests, wall time ${seconds(wallMs)} on ${database}`);
-  console.log('slowest files:');
-  for (const result of [...results].sort((a, b) => b.ms - a.ms).slice(0, 10)) console.log(`  ${seconds(result.ms).padStart(8)}  ${relative(root, result.file)}`);
+  const cpuMs = results.reduce((sum, result) => sum + result.cpuMs, 0);
+  console.log(`CPU time ${seconds(cpuMs)} (${(cpuMs / wallMs).toFixed(2)} cores busy of ${Math.min(concurrency, files.length)})`);
+  console.log('slowest files (wall, CPU):');
+  for (const result of [...results].sort((a, b) => b.ms - a.ms).slice(0, 10)) console.log(`  ${seconds(result.ms).padStart(8)} ${seconds(result.cpuMs).padStart(8)}  ${relative(root, result.file)}`);
+  const waiting = results.filter((result) => result.ms - result.cpuMs > 10_000).sort((a, b) => b.ms - b.cpuMs - (a.ms - a.cpuMs)).slice(0, 5);
+  if (waiting.length > 0) console.log(`waiting more than 10 s beyond their CPU time:\n${waiting.map((result) => `  ${seconds(result.ms - result.cpuMs).padStart(8)}  ${relative(root, result.file)}`).join('\n')}`);
   if (failed.length > 0) console.log(`failed:\n${failed.map((result) => `  ${relative(root, result.file)}`).join('\n')}`);
 
   for (const result of results) times[relative(root, result.file)] = Math.round(result.ms);

@@ -8,9 +8,10 @@ import { type Finished, runCmi } from './support/cli.js';
 import { eventually } from './support/eventually.js';
 import { login, withCookie } from './support/http.js';
 
-// `cmi users sessions drop <user>|--all` and `cmi users access-log <user>` (docs/cli.md#sessions-and-access-history)
+// `cmi users sessions drop <user>|--all`, `cmi users access-log <user>` (docs/cli.md#sessions-and-access-history)
+// and `cmi users yubi-keys list|add|remove` (docs/cli.md#yubikeys)
 // against a real cmi on a random port, as child processes.
-describe('cmi users sessions and access-log', () => {
+describe('cmi users sessions, access-log and yubi-keys', () => {
   let t: TestApp;
   let env: Record<string, string>;
   let home: string;
@@ -67,5 +68,27 @@ describe('cmi users sessions and access-log', () => {
     assert.match(lines[0] ?? '', /^AT {25}ADDRESS {4}CREDENTIAL {2}SIGNED IN {2}USER AGENT$/);
     assert.match(lines[1] ?? '', /^2026-11-20T10:00:00\+00:00 {2}127\.0\.0\.1 {2}password {4}yes {8}lightMyRequest$/);
     assert.equal(lines[json.rows + 1], `${json.rows} sign-ins of user ${t.alice.id} "alice"`);
+  });
+
+  it('yubi-keys add|list|remove record a key by its public id, list it and forget it', async () => {
+    succeeded(await runCmi(['users', 'yubi-keys', 'list', 'alice'], env), `No YubiKeys recorded for user ${t.alice.id} "alice"\n`);
+    const added = await runCmi(['users', 'yubi-keys', 'add', 'alice', 'cccjgjgkhcbbirdrfdnlnghhfgrtnnlgedjlftrbdeut', '--label', 'desk key'], env);
+    const row = await t.database.db.selectFrom('user_yubi_keys').select(['id', 'user_id', 'key_id', 'label']).executeTakeFirstOrThrow();
+    assert.deepEqual([Number(row.user_id), row.key_id, row.label], [t.alice.id, 'cccjgjgkhcbb', 'desk key']);
+    succeeded(added, `Recorded YubiKey cccjgjgkhcbb (key ${row.id}) for user ${t.alice.id} "alice"\n`);
+    const refused = await runCmi(['users', 'yubi-keys', 'add', 'alice', '123456'], env);
+    assert.deepEqual([refused.code, refused.stdout, refused.stderr], [1, '', 'cmi: otp must be a YubiKey OTP: 44 modhex characters (touch the key)\n']);
+    succeeded(await runCmi(['users', 'yubi-keys', 'list', 'alice'], env), [
+      'ID  PUBLIC ID     LABEL     CREATED',
+      `${String(row.id).padEnd(2)}  cccjgjgkhcbb  desk key  2026-11-20T10:00:00+00:00`,
+      `1 YubiKeys of user ${t.alice.id} "alice"`,
+      '',
+    ].join('\n'));
+    const json = await t.app.inject({ url: `/users/${t.alice.id}/yubi_keys.json?per_page=1000`, headers: { authorization: t.adminAuth } });
+    succeeded(await runCmi(['users', 'yubi-keys', 'list', 'alice', '--json'], env), `${json.body}\n`);
+    succeeded(await runCmi(['users', 'yubi-keys', 'remove', 'alice', String(row.id)], env), `Forgot YubiKey ${row.id} of user ${t.alice.id} "alice"\n`);
+    assert.equal((await t.database.db.selectFrom('user_yubi_keys').select('id').execute()).length, 0);
+    const bad = await runCmi(['users', 'yubi-keys', 'remove', 'alice', 'x'], env);
+    assert.deepEqual([bad.code, bad.stderr], [2, 'cmi: the key is named by its id, a positive integer (got "x")\n']);
   });
 });

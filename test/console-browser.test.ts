@@ -3,6 +3,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { ADMIN, ALICE, createTestApp, listenLocally, type TestApp } from './support/app.js';
 import { ERRORS, report } from './support/error-reports.js';
+import { login, withCookie } from './support/http.js';
 import { PERMISSIONS } from '../src/roles/permissions.js';
 
 // The operator console in a real headless Chromium (Debian's, driven by playwright-core) against a
@@ -260,7 +261,7 @@ describe('the operator console in a browser', () => {
     assert.deepEqual(problems, []);
   });
 
-  it('creates a user (field errors beside the fields), suspends it, activates it and gives it an API key', async () => {
+  it('creates a user (field errors beside the fields), suspends it, activates it, ends its sessions, gives it an API key, and ends one\'s own sessions', async () => {
     await signIn(ADMIN.email, ADMIN.password);
     await page.getByRole('link', { name: 'Users', exact: true }).click();
     await page.getByRole('link', { name: 'New user' }).click();
@@ -283,6 +284,14 @@ describe('the operator console in a browser', () => {
     await page.getByRole('button', { name: 'Activate' }).click();
     assert.equal(await page.locator('h1 .status').textContent(), 'active');
 
+    // Ending bob's sessions ends the cookie his client holds, not his password (docs/security.md#ending-sessions).
+    const bobSession = await login(t.app, basic);
+    await page.getByRole('button', { name: 'End all sessions' }).click();
+    assert.equal(page.url(), `${bobPage}?notice=sessions_ended`);
+    assert.equal(await page.locator('.notice').textContent(), 'Every session of the user has ended: its browsers and API cookies sign in again (its password and API keys keep working).');
+    assert.equal((await t.app.inject({ method: 'GET', url: '/version.json', headers: withCookie(bobSession) })).statusCode, 401);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/version.json', headers: { authorization: basic } })).statusCode, 200);
+
     // A new key needs the administrator's own current password (docs/security.md#self-service).
     await page.locator('#new-key-current_password').fill(ADMIN.password);
     await page.getByRole('button', { name: 'New API key' }).click();
@@ -299,6 +308,13 @@ describe('the operator console in a browser', () => {
 
     await page.getByRole('link', { name: 'Users', exact: true }).click();
     assert.deepEqual(await page.locator('table.users tbody td:first-child').allTextContents(), ['admin', 'alice', 'bob']);
+
+    // One's own: this console session ends with the rest, and the sign-in page says so.
+    await page.getByRole('link', { name: 'admin', exact: true }).click();
+    await page.getByRole('button', { name: 'End all my sessions' }).click();
+    assert.equal(new URL(page.url()).pathname + new URL(page.url()).search, '/console/sign-in?ended=1');
+    await page.goto(bobPage);
+    assert.equal(new URL(page.url()).pathname, '/console/sign-in');
     assert.deepEqual(problems, []);
   });
 

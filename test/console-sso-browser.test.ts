@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { eventually } from './support/eventually.js';
 import { callApi } from './support/http.js';
 import { type RunningOidcProvider, signInAtOidcProvider, startOidcProvider } from './support/oidc-provider.js';
 import { type SimpleSamlPhp, signInAtSimpleSamlPhp, startSimpleSamlPhp } from './support/simplesamlphp.js';
@@ -91,6 +92,13 @@ describe('signing in to the console through identity providers', () => {
     assert.deepEqual(roles.map((row) => Number(row.role_id)), [1]);
     const session = await t.database.db.selectFrom('audit_events').select(['credential', 'address']).where('action', '=', 'session.create').where('target_id', '=', jane.id).execute();
     assert.deepEqual(session, [{ credential: 'sso', address: '127.0.0.1' }]);
+    // The last access log has the sign-in as an identity provider's (docs/security.md#the-last-access-log).
+    const accessLog = await eventually(async () => {
+      const rows = JSON.parse((await callApi(t.app, 'GET', `/users/${jane.id}/last_access_log.json`, { auth: t.adminAuth })).body) as Array<{ last_access_log_item: { ip: string; credential: string; success: boolean } }>;
+      assert.equal(rows.length, 1, 'the sign-in written');
+      return rows.map(({ last_access_log_item: { ip, credential, success } }) => ({ ip, credential, success }));
+    });
+    assert.deepEqual(accessLog, [{ ip: '127.0.0.1', credential: 'sso', success: true }]);
     // A session a provider gave is the console's as any: suspending the account ends it at once.
     assert.equal((await callApi(t.app, 'POST', `/users/${jane.id}/suspend.json`, { auth: t.adminAuth })).statusCode, 200);
     await page.goto(`http://127.0.0.1:${port}/console/users`);

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { CmiApiError, CmiClient } from '../src/client/index.js';
 import { createTestApp, listenLocally, type TestApp } from './support/app.js';
+import { runCmi } from './support/cli.js';
 import { eventually } from './support/eventually.js';
 import { smtpReceiver } from './support/smtp-receiver.js';
 
@@ -94,6 +99,39 @@ describe('unlocking an account by the mailed token', () => {
     assert.deepEqual(answers.map((a) => a.status), [401, 401, 429]);
     assert.equal(answers[2]?.body, LOCKED('nobody', until, true));
     assert.equal(smtp.received.length, 1);
+  });
+
+  it('client.users.unlockAccount and cmi users unlock-account unlock with the token alone, no credentials', async () => {
+    const lockAlice = async () => {
+      t.time.advance(20 * 60); // past the last lock's window: the name locks anew and a new mail goes out
+      const sent = smtp.received.length;
+      for (let i = 0; i < 3; i++) await version(t.basic('alice', `wrong-password-${i}`));
+      assert.equal((await version(t.aliceAuth)).status, 429);
+      const mail = await eventually(() => {
+        assert.equal(smtp.received.length, sent + 1, 'the unlock mail arrived');
+        return smtp.received[sent]!;
+      });
+      return /[?&]token=([A-Za-z0-9_-]{43})\n/.exec(bodyOf(mail.raw))?.[1] as string;
+    };
+    const refused = { unlock_token: ['is invalid or has expired'] };
+
+    const client = new CmiClient({ baseUrl: base });
+    const first = await lockAlice();
+    assert.equal(await client.users.unlockAccount(t.alice.id, first), undefined);
+    assert.equal((await version(t.aliceAuth)).status, 200);
+    await assert.rejects(client.users.unlockAccount(t.alice.id, first), (error) => error instanceof CmiApiError && error.status === 422 && assert.deepEqual(error.errors, refused) === undefined);
+
+    const home = mkdtempSync(join(tmpdir(), 'cmi-unlock-cli-'));
+    try {
+      const env = { XDG_CONFIG_HOME: home, CMI_URL: base, CMI_USER: '', CMI_PASSWORD: '', CMI_API_KEY: '', CMI_PROFILE: '', NO_COLOR: '' };
+      const second = await lockAlice();
+      assert.deepEqual(await runCmi(['users', 'unlock-account', String(t.alice.id), second], env), { code: 0, stdout: `Unlocked user ${t.alice.id}: its password works again\n`, stderr: '' });
+      assert.equal((await version(t.aliceAuth)).status, 200);
+      assert.deepEqual(await runCmi(['users', 'unlock-account', String(t.alice.id), second], env), { code: 1, stdout: '', stderr: 'cmi: unlock_token is invalid or has expired\n' });
+      assert.deepEqual(await runCmi(['users', 'unlock-account', 'alice', second], env), { code: 2, stdout: '', stderr: 'cmi: the user is named by its id, a positive integer (got "alice")\n' });
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
 

@@ -25,6 +25,7 @@ import { addLoginCommands } from './remote/login.js';
 import { addRemoteRoleCommands } from './remote/roles.js';
 import { addRemoteUserCommands } from './remote/users.js';
 import { addRemoteTwoFactorCommands } from './remote/two-factor.js';
+import { addRemoteYubiKeyCommands } from './remote/yubi-keys.js';
 import { addRemoteGroupCommands } from './remote/groups.js';
 import { addRemotePasswordPolicyCommands } from './remote/password-policy.js';
 
@@ -44,6 +45,7 @@ export function addOtherCommands(program: Command): void {
   addRemoteApiKeyCommands(program);
   addRemoteAllowedAddressCommands(program);
   addRemoteTwoFactorCommands(program);
+  addRemoteYubiKeyCommands(program);
   addRemoteAccountSecurityCommands(program);
   addRemoteErrorCommands(program);
   addRemoteDeliveryCommands(program);

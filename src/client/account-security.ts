@@ -11,7 +11,7 @@ export type LoginValidation = RecordOf<typeof loginValidationResource>;
 
 /**
  * Sessions and access history, part of `client.users` (docs/client.md#users): ending sessions, the
- * last access log, validate_login. Calls that end sessions go with the credentials (the client's own
+ * last access log, validate_login, unlock_account. Calls that end sessions go with the credentials (the client's own
  * session may be among those ended; its next call signs in again).
  */
 export function accountSecurityApi(http: Transport) {
@@ -39,6 +39,16 @@ export function accountSecurityApi(http: Transport) {
       all(userId: number, params: Omit<PageParams, 'page'> = {}): AsyncGenerator<AccessLogItem, void, undefined> {
         return walkPages((page) => fetchPage(http, lastAccessLogItemResource, logPath(userId), { ...params, page }), (item) => item.id);
       },
+    },
+
+    /**
+     * OnApp's unlock_account: ends user `userId`'s lockout with the `unlock_token` its lock's mail carried
+     * (docs/api.md#unlock-an-account); once, and with no credentials needed (the token is the credential).
+     * Any other token is a 422 naming `unlock_token`.
+     */
+    async unlockAccount(userId: number, unlockToken: string, call: RequestOptions = {}): Promise<void> {
+      // Not retried: a second try after a first that reached the server would find the token used up.
+      await http.request('POST', `/users/${userId}/unlock_account`, { ...call, body: { tmp_holder: { unlock_token: unlockToken } }, maxRetries: 0 });
     },
 
     /** Whether `name` is free as a new user's login (or, with `{ email }`, as its email): holders of users.create. */

@@ -107,6 +107,7 @@ export type { NewUserGroup, UserGroupChanges } from './user-groups.js';
 export type { TwoFactorEnrolment, TwoFactorStatus } from './two-factor.js';
 export type { NewUser, UserApiKey, UserApiKeyWithKey, UserChanges, UserFilters, UserListParams, UserWithApiKey } from './users.js';
 export type { UserWhiteList, UserWhiteListFields } from './user-white-lists.js';
+export type { YubiKey } from './yubi-keys.js';
 export type { AccessLogItem, LoginValidation } from './account-security.js';
 export type { ErrorFilters, ErrorListParams, ErrorFacet, ErrorReport, Release, TriageChange } from './infrastructure-errors.js';
 export type { SavedSearch, SavedSearchFields } from './saved-searches.js';

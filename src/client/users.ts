@@ -6,6 +6,7 @@ import { decodeRecord, type RecordOf, type User, unwrap } from './records.js';
 import type { Answer, Query, RequestOptions, Transport } from './transport.js';
 import { userWhiteListsApi } from './user-white-lists.js';
 import { twoFactorApi } from './two-factor.js';
+import { yubiKeysApi } from './yubi-keys.js';
 
 /** The fields of `POST /users` (docs/api.md#users); `role` is `admin` or `user`, `role_ids` any roles. */
 export interface NewUser {
@@ -65,7 +66,7 @@ export function usersApi(http: Transport) {
   };
 
   return {
-    /** Sessions and access history: `sessions.drop`, `sessions.dropAll`, `lastAccessLog`, `validateLogin` (client/account-security.ts). */
+    /** Sessions and access history: `sessions.drop`, `sessions.dropAll`, `lastAccessLog`, `validateLogin`, `unlockAccount` (client/account-security.ts). */
     ...accountSecurityApi(http),
 
     /** One page: `{ items, total, page, limit }`, narrowed by the filters given. */
@@ -141,6 +142,9 @@ export function usersApi(http: Transport) {
 
     /** A user's allowed addresses (docs/api.md#allowed-addresses): client/user-white-lists.ts. */
     whiteLists: userWhiteListsApi(http),
+
+    /** A user's YubiKeys (docs/api.md#yubikeys): client/yubi-keys.ts. */
+    yubiKeys: yubiKeysApi(http),
 
     /**
      * A new default API key, in `api_key` of the answer (shown once): the user's previous default key

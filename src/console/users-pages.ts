@@ -152,6 +152,8 @@ export interface UserView {
   group?: GroupChoice;
   /** The user's latest sign-ins, newest first, when the viewer may read them. */
   accessLog?: readonly AccessLogItem[];
+  /** Whether the viewer may end the user's sessions (the user itself, holders of users.update). */
+  mayEndSessions?: boolean;
   /** The user's second factor, when the viewer is the user or may read users; whether it may turn another's off; a refused form's errors. */
   twoFactor?: { status: TwoFactorStatus; mayTurnOff: boolean; errors?: FieldErrors };
 }
@@ -181,6 +183,7 @@ ${view.apiKey === undefined ? '' : html`<section class="api-key" aria-labelledby
 <div class="actions">
 ${may_('users.suspend') && user.status === 'active' && !own ? post('suspend', 'Suspend') : ''}
 ${may_('users.suspend') && user.status !== 'active' ? post('activate', 'Activate') : ''}
+${view.mayEndSessions === true && user.status === 'active' ? post('sessions/end', own ? 'End all my sessions' : 'End all sessions') : ''}
 ${user.status !== 'deleted' ? newKeyForm(context, user, view.newKeyErrors ?? {}) : ''}
 ${may_('users.delete') && !own ? html`<a class="button danger" href="/console/users/${user.id}/delete">Delete…</a>` : ''}
 </div>
@@ -242,7 +245,7 @@ ${currentPasswordField('add-key', errors, { required: true })}
  * oldest first, is GET /users/:id/last_access_log).
  */
 function accessLogSection(items: readonly AccessLogItem[]): Html {
-  const how = { password: 'Password', api_key: 'API key', console: 'Console' } as Record<string, string>;
+  const how = { password: 'Password', api_key: 'API key', console: 'Console', sso: 'Identity provider' } as Record<string, string>;
   return html`<section aria-labelledby="access-heading">
 <h2 id="access-heading">Last access</h2>
 ${items.length === 0 ? html`<p class="muted">No sign-ins recorded.</p>` : html`<table class="access-log">

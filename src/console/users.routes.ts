@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Actor, assertPermitted, may, mayOnUser } from '../roles/authorization.js';
-import { Unprocessable } from '../shared/problems.js';
+import { NotFound, Unprocessable } from '../shared/problems.js';
 import type { User } from '../users/user.js';
 import { parseUserListQuery } from '../users/users-query.js';
 import type { UserFilters } from '../users/users.store.js';
@@ -27,6 +27,7 @@ const NOTICES: Record<string, string> = {
   saved: 'Saved.',
   suspended: 'Suspended: the user can no longer sign in, and its sessions have ended.',
   activated: 'Activated.',
+  sessions_ended: 'Every session of the user has ended: its browsers and API cookies sign in again (its password and API keys keep working).',
   key_revoked: 'API key revoked: it no longer works, and the user\'s sessions have ended.',
   address_allowed: 'Address allowed: from now on, every other address is refused.',
   address_removed: 'Allowed address removed.',
@@ -161,7 +162,8 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
   async function show(request: FastifyRequest<WithId>, reply: FastifyReply, user: User, extra: Partial<Parameters<typeof userPage>[1]> & { status?: number } = {}) {
     const view = {
       user, values: valuesOf(user), errors: {}, passwordErrors: {}, notice: noticeOf(request.query),
-      ...(await choices(request.actor, user)), apiKeys: await apiKeysOf(request.actor, user), allowedAddresses: await allowedAddressesOf(request.actor, user), twoFactor: await twoFactorOf(request.actor, user), accessLog: await accessLogOf(request.actor, user), ...extra,
+      ...(await choices(request.actor, user)), apiKeys: await apiKeysOf(request.actor, user), allowedAddresses: await allowedAddressesOf(request.actor, user), twoFactor: await twoFactorOf(request.actor, user), accessLog: await accessLogOf(request.actor, user),
+      mayEndSessions: services.accountSecurity !== undefined && mayOnUser(request.actor, 'users.update', user.id), ...extra,
     };
     return sendPage(reply, userPage(pageContext(request, services), view), extra.status);
   }
@@ -221,6 +223,17 @@ export function consoleUsersRoutes(app: FastifyInstance, services: ConsoleServic
       return reply.code(303).header('location', see(id, action === 'suspend' ? 'suspended' : 'activated')).send();
     });
   }
+
+  // Every session of the user ends at once, in every process (docs/security.md#ending-sessions); one's
+  // own too, this one with them: then the sign-in page.
+  app.post<WithId>('/users/:id/sessions/end', consoleRoute(), async (request, reply) => {
+    const id = parseId(request.params.id);
+    if (services.accountSecurity === undefined) throw new NotFound();
+    await services.accountSecurity.endSessions(request.actor, id);
+    if (id !== request.actor.id) return reply.code(303).header('location', see(id, 'sessions_ended')).send();
+    clearConsoleCookie(request, reply);
+    return reply.code(303).header('location', '/console/sign-in?ended=1').send();
+  });
 
   /** The new key is in this answer only: never cached, never in a URL. */
   app.post<WithId>('/users/:id/api-key', consoleRoute(), async (request, reply) => {

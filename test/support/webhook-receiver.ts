@@ -17,6 +17,21 @@ export interface Received {
 export type Answerer = (received: Received, index: number) => { status: number; delayMs?: number; body?: string };
 
 /**
+ * A free port below the kernel's ephemeral range (32768 to 60999 on Linux), where a `listen(0)` of
+ * another test never lands: a receiver that is down leaves its port free, and another process given it
+ * would answer in its stead (a 401 of some cmi instead of a refused connection).
+ */
+async function listenBelowEphemeral(listen: (port: number) => Promise<number>): Promise<number> {
+  for (;;) {
+    try {
+      return await listen(20_000 + Math.floor(Math.random() * 12_000));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    }
+  }
+}
+
+/**
  * A real HTTP receiver on a free port of 127.0.0.1, verifying signatures the way the docs tell a
  * receiver to (its own HMAC code, not cmi's). It can be stopped and started again on the same port
  * (a receiver that is down, then back).
@@ -51,16 +66,16 @@ export async function webhookReceiver(secret: string, answer: Answerer = () => (
       delayed.add(timer);
     });
   });
-  let server = make();
+  const track = (made: http.Server) => made.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  let server = track(make());
   const listen = (port: number) => new Promise<number>((resolve, reject) => {
     server.once('error', reject);
-    server.on('connection', (socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-    });
     server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
   });
-  const port = await listen(0);
+  const port = await listenBelowEphemeral(listen);
   let up = true;
   return {
     port,
@@ -81,7 +96,7 @@ export async function webhookReceiver(secret: string, answer: Answerer = () => (
     /** Back on the same port. */
     async start() {
       if (up) return;
-      server = make();
+      server = track(make());
       await listen(port);
       up = true;
     },

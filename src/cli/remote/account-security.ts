@@ -3,6 +3,7 @@ import type { AccessLogItem } from '../../client/index.js';
 import { lastAccessLogItemResource } from '../../users/account-security.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
 import { RemoteUsageError } from './connection.js';
+import { idArgument } from './listing.js';
 import { rendered } from './records-output.js';
 import { findUser } from './users.js';
 import { cell, human, table } from '../common/output.js';
@@ -10,7 +11,8 @@ import { cell, human, table } from '../common/output.js';
 const datetime = (value: Date) => `${value.toISOString().slice(0, 19)}+00:00`;
 
 /**
- * `cmi users sessions drop <user>|--all` and `cmi users access-log <user>` on a server
+ * `cmi users sessions drop <user>|--all`, `cmi users unlock-account <user-id> <token>` and
+ * `cmi users access-log <user>` on a server
  * (docs/cli.md#sessions-and-access-history). Registered beside `cmi users` by commands.ts.
  */
 export function addRemoteAccountSecurityCommands(program: Command): void {
@@ -32,6 +34,14 @@ export function addRemoteAccountSecurityCommands(program: Command): void {
         await client.users.sessions.drop(user.id);
         return human(`Ended every session of user ${user.id} "${cell(user.login)}" (its password and API keys keep working)`);
       }));
+
+  remote(users.command('unlock-account <user-id> <unlock-token>'), 'end a user\'s lockout with the unlock_token its lock\'s mail carried (once; no credentials needed, the token is one)', 'cmi users unlock-account 2 Zk3q8GfZ0xWbq5RkTq1mJc8cXj6sK3dVv0yPq2nLh4E --url https://cmi.example.com')
+    .action(async (id: string, token: string, _options: unknown, command: Command) =>
+      run(command, false, async ({ client }) => {
+        const userId = idArgument(id, 'the user');
+        await client.users.unlockAccount(userId, token);
+        return human(`Unlocked user ${userId}: its password works again`);
+      }, 'none'));
 
   rawOptions(remote(users.command('access-log <user>'), 'print a user\'s last access log: its sign-ins and refused sign-ins, oldest first', 'cmi users access-log alice', 'cmi users access-log 3 --json'))
     .action(async (target: string, options: { json?: boolean; xml?: boolean }, command: Command) =>

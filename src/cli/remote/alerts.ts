@@ -4,17 +4,13 @@ import { alertDestinationResource, alertRuleResource } from '../../alerts/alert-
 import { deliveryResource } from '../../alerts/delivery.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
+import { positive } from './listing.js';
 import { type RawFormat, rendered } from './records-output.js';
 import { cell, human, type Line, type Output, table } from '../common/output.js';
 import { cliEnv } from '../common/io.js';
 
 const datetime = (value: Date | null) => (value === null ? '-' : `${value.toISOString().slice(0, 19)}+00:00`);
 
-function positive(raw: string | undefined, name: string): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^[1-9]\d{0,9}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
-  return Number(raw);
-}
 const idOf = (raw: string, what: string) => positive(raw, what) as number;
 const list = (raw: string) => raw.split(/[\s,]+/).filter((part) => part !== '');
 

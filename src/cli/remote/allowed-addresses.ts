@@ -2,17 +2,13 @@ import type { Command } from 'commander';
 import type { UserWhiteList } from '../../client/index.js';
 import { userWhiteListResource } from '../../users/user-white-list.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
-import { RemoteUsageError } from './connection.js';
+import { idArgument } from './listing.js';
 import { rendered } from './records-output.js';
 import { findUser } from './users.js';
 import { cell, human, table } from '../common/output.js';
 
 const datetime = (value: Date) => `${value.toISOString().slice(0, 19)}+00:00`;
 
-function entryId(raw: string): number {
-  if (!/^[1-9]\d{0,9}$/.test(raw)) throw new RemoteUsageError(`the entry is named by its id, a positive integer (got "${raw}")`);
-  return Number(raw);
-}
 
 /**
  * `cmi users allow list|add|remove <user>`: a user's allowed addresses on a server
@@ -49,7 +45,7 @@ export function addRemoteAllowedAddressCommands(program: Command): void {
   remote(allow.command('remove <user> <entry-id>'), 'remove one of a user\'s allowed addresses by its id (with none left, any address will do)', 'cmi users allow remove alice 7')
     .action(async (target: string, id: string, _options: unknown, command: Command) =>
       run(command, false, async ({ client }) => {
-        const number = entryId(id);
+        const number = idArgument(id, 'the entry');
         const user = await findUser(client, target);
         await client.users.whiteLists.delete(user.id, number);
         return human(`Removed allowed address ${number} of user ${user.id} "${cell(user.login)}"`);

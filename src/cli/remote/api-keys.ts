@@ -2,17 +2,13 @@ import type { Command } from 'commander';
 import type { UserApiKey } from '../../client/index.js';
 import { userApiKeyResource } from '../../users/user-api-key.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
-import { RemoteUsageError } from './connection.js';
+import { idArgument } from './listing.js';
 import { rendered } from './records-output.js';
 import { findUser } from './users.js';
 import { cell, human, table } from '../common/output.js';
 
 const datetime = (value: Date | null) => (value === null ? '-' : `${value.toISOString().slice(0, 19)}+00:00`);
 
-function keyId(raw: string): number {
-  if (!/^[1-9]\d{0,9}$/.test(raw)) throw new RemoteUsageError(`the key is named by its id, a positive integer (got "${raw}")`);
-  return Number(raw);
-}
 
 /**
  * `cmi users api-keys ls|add|revoke <user>`: a user's named API keys on a server
@@ -47,7 +43,7 @@ export function addRemoteApiKeyCommands(program: Command): void {
   remote(keys.command('revoke <user> <key-id>'), 'revoke one of a user\'s API keys: refused at once, and the user\'s sessions end', 'cmi users api-keys revoke alice 7')
     .action(async (target: string, id: string, _options: unknown, command: Command) =>
       run(command, false, async ({ client }) => {
-        const number = keyId(id);
+        const number = idArgument(id, 'the key');
         const user = await findUser(client, target);
         await client.users.apiKeys.revoke(user.id, number);
         return human(`Revoked API key ${number} of user ${user.id} "${cell(user.login)}"`);

@@ -3,6 +3,7 @@ import type { AuditEvent, AuditFilters } from '../../client/index.js';
 import { auditEventResource as resource } from '../../audit/audit-event.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
+import { positive } from './listing.js';
 import { type RawFormat, rendered } from './records-output.js';
 import { cell, human, type Line, type Output, progressBar, table } from '../common/output.js';
 
@@ -88,20 +89,15 @@ export function addRemoteAuditCommands(program: Command): void {
     .option('--per-page <n>', 'events a page')
     .option('--all', 'every page (a progress bar on a terminal)')
     .action(async (options: AuditOptions, command: Command) => {
-      const number = (raw: string | undefined, name: string) => {
-        if (raw === undefined) return undefined;
-        if (!/^[1-9]\d{0,9}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
-        return Number(raw);
-      };
       const params: AuditListParams = {
-        actor_id: number(options.actor, '--actor'),
+        actor_id: positive(options.actor, '--actor'),
         action: options.action,
         target_type: options.targetType,
-        target_id: number(options.targetId, '--target-id'),
+        target_id: positive(options.targetId, '--target-id'),
         since: options.since,
         until: options.until,
-        page: number(options.page, '--page'),
-        perPage: number(options.perPage, '--per-page'),
+        page: positive(options.page, '--page'),
+        perPage: positive(options.perPage, '--per-page'),
       };
       await run(command, options.xml, (c) => remoteAuditCommands(c).ls(params, options.all === true, rawFormat(options)));
     });

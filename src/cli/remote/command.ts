@@ -4,6 +4,7 @@ import { UsageError } from '../common/usage-error.js';
 import { connect, EXIT, type GlobalOptions, RemoteUsageError } from './connection.js';
 import type { RawFormat } from './records-output.js';
 import { type Output, write } from '../common/output.js';
+import { cliEnv } from '../common/io.js';
 
 /**
  * How a remote command of `cmi` (docs/cli.md) is declared and run: it talks to a cmi (or OnApp) server
@@ -36,9 +37,12 @@ export function remote(command: Command, description: string, ...example: string
   return connectionOptions(command.description(description)).addHelpText('after', examples(...example));
 }
 
-/** Runs a remote command: connects with the options, prints what `run` answers through the one writer (common/output.ts). */
-export async function run(command: Command, xml: boolean | undefined, body: (connection: Awaited<ReturnType<typeof connect>>) => Promise<Output>): Promise<void> {
-  const connection = await connect({ ...globals(command), xml });
+/**
+ * Runs a remote command: connects with the options (with `credentials: 'none'`, for a public call, to the
+ * server alone), prints what `run` answers through the one writer (common/output.ts).
+ */
+export async function run(command: Command, xml: boolean | undefined, body: (connection: Awaited<ReturnType<typeof connect>>) => Promise<Output>, credentials: 'required' | 'none' = 'required'): Promise<void> {
+  const connection = await connect({ ...globals(command), xml }, cliEnv(), 'read', credentials);
   write(await body(connection));
 }
 

@@ -38,9 +38,10 @@ export interface Connection {
 /**
  * A client for the server the options name. The secret comes from --password-stdin, CMI_PASSWORD,
  * CMI_API_KEY or the profile's API key, in that order; flags win over the environment, which wins over
- * the profile.
+ * the profile. With `credentials: 'none'` (a call that is public, as unlock_account), only the server
+ * is read and nothing is sent as a credential.
  */
-export async function connect(options: GlobalOptions, env: NodeJS.ProcessEnv = cliEnv(), profiles: 'read' | 'ignore' = 'read'): Promise<Connection> {
+export async function connect(options: GlobalOptions, env: NodeJS.ProcessEnv = cliEnv(), profiles: 'read' | 'ignore' = 'read', credentials: 'required' | 'none' = 'required'): Promise<Connection> {
   if (options.quiet) beQuiet();
   const profileName = options.profile ?? (nonEmpty(env.CMI_PROFILE) ? env.CMI_PROFILE : undefined);
   const profile = profiles === 'read' ? readProfile(profileName, env) : undefined;
@@ -50,6 +51,7 @@ export async function connect(options: GlobalOptions, env: NodeJS.ProcessEnv = c
   // Not echoed: it holds a password, which would land in the terminal's scrollback and the profile file.
   if (/^https?:\/\/[^/?#]*@/.test(url)) throw new RemoteUsageError('--url must not hold credentials (user:password@host): give --user, and the password with --password-stdin or CMI_PASSWORD');
   if (!/^https?:\/\/[^/]/.test(url)) throw new RemoteUsageError(`--url must be an http:// or https:// URL (got "${url}")`);
+  if (credentials === 'none') return { client: new CmiClient({ baseUrl: url, format: options.xml ? 'xml' : 'json', timeout: timeoutMs(options.timeout) }), url, login: '' };
   if (!sentEncrypted(url)) complain(`cmi: warning: ${new URL(url).host} is reached over plain http: the password or API key crosses the network readable; use https://`);
   const login = options.user ?? (nonEmpty(env.CMI_USER) ? env.CMI_USER : undefined) ?? profile?.login;
   if (login === undefined) throw new RemoteUsageError('no login: give --user LOGIN (or CMI_USER)');
@@ -59,11 +61,14 @@ export async function connect(options: GlobalOptions, env: NodeJS.ProcessEnv = c
   else if (nonEmpty(env.CMI_API_KEY)) secret = { apiKey: env.CMI_API_KEY };
   else if (profile !== undefined && profile.login === login) secret = { apiKey: profile.api_key };
   if (secret === undefined) throw new RemoteUsageError('no password: give --password-stdin, CMI_PASSWORD or CMI_API_KEY, or save a profile with cmi login');
-  let timeout: number | undefined;
-  if (options.timeout !== undefined) {
-    timeout = Number(options.timeout);
-    if (!Number.isFinite(timeout) || timeout <= 0 || timeout > 3600) throw new RemoteUsageError(`--timeout must be seconds from 0 to 3600 (got "${options.timeout}")`);
-  }
-  const client = new CmiClient({ baseUrl: url, login, ...secret, format: options.xml ? 'xml' : 'json', timeout: timeout === undefined ? 30_000 : timeout * 1000 });
+  const client = new CmiClient({ baseUrl: url, login, ...secret, format: options.xml ? 'xml' : 'json', timeout: timeoutMs(options.timeout) });
   return { client, url, login };
+}
+
+/** --timeout (seconds) in milliseconds; 30 s when not given. */
+function timeoutMs(option: string | undefined): number {
+  if (option === undefined) return 30_000;
+  const timeout = Number(option);
+  if (!Number.isFinite(timeout) || timeout <= 0 || timeout > 3600) throw new RemoteUsageError(`--timeout must be seconds from 0 to 3600 (got "${option}")`);
+  return timeout * 1000;
 }

@@ -3,6 +3,7 @@ import type { Delivery } from '../../client/index.js';
 import { deliveryResource as resource } from '../../alerts/delivery.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
+import { positive } from './listing.js';
 import { type RawFormat, rendered } from './records-output.js';
 import { cell, human, type Line, type Output, progressBar, table } from '../common/output.js';
 
@@ -64,12 +65,7 @@ export function addRemoteDeliveryCommands(program: Command): void {
     .option('--per-page <n>', 'deliveries a page')
     .option('--all', 'every page (a progress bar on a terminal)')
     .action(async (options: { state?: string; page?: string; perPage?: string; all?: boolean; json?: boolean; xml?: boolean }, command: Command) => {
-      const number = (raw: string | undefined, name: string) => {
-        if (raw === undefined) return undefined;
-        if (!/^[1-9]\d{0,5}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
-        return Number(raw);
-      };
-      const params = { state: options.state, page: number(options.page, '--page'), perPage: number(options.perPage, '--per-page') };
+      const params = { state: options.state, page: positive(options.page, '--page'), perPage: positive(options.perPage, '--per-page') };
       await run(command, options.xml, (c) => remoteDeliveryCommands(c).ls(params, options.all === true, rawFormat(options)));
     });
 }

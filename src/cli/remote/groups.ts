@@ -5,6 +5,7 @@ import { roleIds } from './roles.js';
 import { userGroupResource } from '../../user-groups/user-group.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
+import { positive } from './listing.js';
 import { type RawFormat, rendered } from './records-output.js';
 import { cell, human, type Line, type Output, styled, table } from '../common/output.js';
 
@@ -13,11 +14,6 @@ const roleList = (group: UserGroup) => (group.roles.length === 0 ? '-' : group.r
 /** The record as the renderer takes it: `additional_fields` as its JSON text, as the server holds it. */
 const asRendered = (group: UserGroup) => ({ ...group, additional_fields: JSON.stringify(group.additional_fields) });
 
-function positive(raw: string | undefined, name: string): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^[1-9]\d{0,5}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
-  return Number(raw);
-}
 
 /** The group a command names: an id, or an identifier or label looked up in the list (docs/cli.md#user-groups). */
 export async function findGroup(client: CmiClient, target: string): Promise<UserGroup> {

@@ -3,17 +3,13 @@ import type { IngestKey, IngestKeyChanges, NewIngestKey } from '../../client/ind
 import { ingestKeyResource as resource } from '../../ingest/ingest-key.resource.js';
 import { rawFormat, rawOptions, remote, run } from './command.js';
 import { type Connection, RemoteUsageError } from './connection.js';
+import { positive } from './listing.js';
 import { type RawFormat, rendered } from './records-output.js';
 import { cell, human, type Line, type Output, styled, table } from '../common/output.js';
 
 const datetime = (value: Date) => `${value.toISOString().slice(0, 19)}+00:00`;
 const describe = (key: Pick<IngestKey, 'id' | 'label'>) => `${key.id} "${key.label}"`;
 
-function positive(raw: string | undefined, name: string): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^[1-9]\d{0,9}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
-  return Number(raw);
-}
 
 function keyId(raw: string): number {
   return positive(raw, 'the key id') as number;

@@ -4,10 +4,16 @@ import { RemoteUsageError } from './connection.js';
 import { type RawFormat, rendered } from './records-output.js';
 import { human, type Line, type Output, progressBar, styled } from '../common/output.js';
 
-/** A `--page` or `--per-page` value: a positive integer, else a usage error (exit 2). */
+/** An option's number (`--page`, `--per-page`, an id): a positive integer, else a usage error (exit 2); the server bounds it further. */
 export function positive(raw: string | undefined, name: string): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^[1-9]\d{0,5}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
+  if (!/^[1-9]\d{0,9}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
+  return Number(raw);
+}
+
+/** A record named by its id on the command line (`the key`, `the entry`): a positive integer, else a usage error. */
+export function idArgument(raw: string, what: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(raw)) throw new RemoteUsageError(`${what} is named by its id, a positive integer (got "${raw}")`);
   return Number(raw);
 }
 

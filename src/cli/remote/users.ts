@@ -7,6 +7,7 @@ import { CmiApiError } from '../../client/index.js';
 import { userResource } from '../../users/user.resource.js';
 import { globals, rawFormat, rawOptions, remote, run } from './command.js';
 import { connect, type Connection, EXIT, RemoteUsageError } from './connection.js';
+import { positive } from './listing.js';
 import { readCsv, toCsv } from './csv.js';
 import { type RawFormat, rendered } from './records-output.js';
 import { type UserRoleFlags, userRoleFields, userRoleOptions } from './user-roles.js';
@@ -19,11 +20,6 @@ const roles = (user: User) => user.roles.map((r) => r.identifier).join(',') || '
 const describe = (user: User) => `${user.id} "${user.login}" <${user.email}>`;
 const STATUS_STYLE = { active: 'green', suspended: 'yellow', deleted: 'red' } as const;
 
-function positive(raw: string | undefined, name: string): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^[1-9]\d{0,5}$/.test(raw)) throw new RemoteUsageError(`${name} must be a positive integer (got "${raw}")`);
-  return Number(raw);
-}
 
 /** The user a command names: an id, or a login or email looked up in the list (docs/cli.md#users). */
 export async function findUser(client: CmiClient, target: string): Promise<User> {

@@ -56,8 +56,14 @@ describe('signing in to the console through identity providers', () => {
     ]);
     const spEntityId = `http://localhost:${port}/console/sso/2/metadata`;
     saml = await startSimpleSamlPhp({
-      users: [{ login: 'sam', password: 'sam-idp-password', attributes: { uid: ['sam'], mail: ['sam@example.com'], groups: ['auditors'] } }],
-      serviceProviders: [{ entityId: spEntityId, acsUrls: [`http://localhost:${port}/console/sso/2/acs`] }],
+      users: [
+        { login: 'sam', password: 'sam-idp-password', attributes: { uid: ['sam'], mail: ['sam@example.com'], groups: ['auditors'] } },
+        { login: 'pat', password: 'pat-idp-password', attributes: { uid: ['pat'], mail: ['pat@example.com'], groups: ['auditors'] } },
+      ],
+      serviceProviders: [
+        { entityId: spEntityId, acsUrls: [`http://localhost:${port}/console/sso/2/acs`] },
+        { entityId: `http://localhost:${port}/console/sso/4/metadata`, acsUrls: [`http://localhost:${port}/console/sso/4/acs`] },
+      ],
     });
     assert.equal(await addProvider({ kind: 'oidc', label: 'Corp SSO', jit_provisioning: true, settings: { issuer: oidc.issuer, client_id: 'cmi', client_secret: 'oidc-client-secret', scopes: ['openid', 'email', 'profile', 'groups'] }, mappings: [{ group: 'cmi-admins', role_ids: [1] }] }), 1);
     assert.equal(await addProvider({ kind: 'saml', label: 'Corp SAML', jit_provisioning: true, settings: { idp_metadata_url: saml.metadataUrl } }), 2);
@@ -66,6 +72,10 @@ describe('signing in to the console through identity providers', () => {
       settings: { url: ldap.ldapsUrl, ca_certificate: ldap.caCertificate, bind_dn: ldap.serviceDn, bind_password: ldap.servicePassword, base_dn: ldap.baseDn, user_filter: '(&(objectClass=inetOrgPerson)(uid={login}))' },
       mappings: [{ group: 'storage', role_ids: [2], user_group_id: 1 }],
     }), 3);
+    // The same IdP as one whose metadata offers its SingleSignOnService over the HTTP-POST binding only.
+    const postOnly = saml.metadataXml.replace(/(SingleSignOnService Binding="urn:oasis:names:tc:SAML:2\.0:bindings:)HTTP-Redirect"/g, '$1HTTP-POST"');
+    assert.notEqual(postOnly, saml.metadataXml);
+    assert.equal(await addProvider({ kind: 'saml', label: 'Staff IdP', jit_provisioning: true, settings: { idp_metadata_xml: postOnly } }), 4);
   });
 
   after(async () => {
@@ -188,6 +198,20 @@ describe('signing in to the console through identity providers', () => {
     const again = await t.app.inject({ method: 'POST', url: '/console/sso/2/acs', headers: { host: `localhost:${port}`, 'content-type': 'application/x-www-form-urlencoded', origin: saml.origin }, payload: posted });
     assert.equal(again.statusCode, 401);
     assert.match(again.body, /This sign-in took too long, or was begun in another browser|This SAML assertion was used already/);
+  });
+
+  it('SAML over the HTTP-POST binding: the start page posts the request to the IdP, the one origin its policy adds, and back signed in', async () => {
+    const start = await t.app.inject({ method: 'GET', url: '/console/sso/4/start', headers: { host: `localhost:${port}` }, remoteAddress: '192.0.2.11' });
+    assert.equal(start.statusCode, 200, start.body);
+    assert.equal(start.headers['content-security-policy'], `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self' ${saml.origin}; base-uri 'none'`);
+    assert.equal(start.headers['cache-control'], 'no-store');
+    assert.match(start.body, new RegExp(`<form method="post" action="${saml.origin}/saml2/idp/SSOService.php" data-submit-at-once>`));
+    const page = await freshPage();
+    await page.goto(`http://localhost:${port}/console/sign-in`);
+    await page.getByRole('link', { name: 'Sign in with Staff IdP' }).click();
+    await signInAtSimpleSamlPhp(page, 'pat', 'pat-idp-password');
+    await page.waitForURL(`http://localhost:${port}/console/users`);
+    assert.deepEqual(await linkedSubject('pat'), { subject: saml.persistentNameId('pat', `http://localhost:${port}/console/sso/4/metadata`), password_hash: '' });
   });
 
   it('SAML: cmi\'s service provider metadata at its entity id', async () => {

@@ -430,7 +430,9 @@ describe('the errors list\'s cost', () => {
         statements.length = 0;
         const res = await t.app.inject({ method: 'GET', url, headers: { cookie } });
         assert.equal(res.statusCode, 200, url);
-        return { rows: (res.body.match(/<svg class="sparkline"/g) ?? []).length, reads: statements.filter((sql) => /from "error_histogram"/.test(sql)).length, all: statements.length };
+        // The page's reads: a write now and then is the app's bookkeeping landing meanwhile (the sign-in's access log row, a key's last use).
+        const reads = statements.filter((sql) => /^\s*select\b/i.test(sql));
+        return { rows: (res.body.match(/<svg class="sparkline"/g) ?? []).length, reads: reads.filter((sql) => /from "error_histogram"/.test(sql)).length, all: reads.length };
       };
       await histogramReads('/console/errors?per_page=1'); // the session's check, once
       const five = await histogramReads('/console/errors?per_page=5');

@@ -8,6 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from 'ldapts';
 import { type ExternalIdentity, type LdapSettings, ProviderUnavailable } from '../src/identity/external-identity.js';
 import { ldapAuthenticate, ldapCheck, ldapDnValue, ldapFilterValue } from '../src/identity/ldap.js';
+import { createTestApp, type TestApp } from './support/app.js';
+import { callApi } from './support/http.js';
 import { type Slapd, startSlapd } from './support/slapd.js';
 import { freePort } from './support/throwaway-postgres.js';
 
@@ -284,5 +286,74 @@ describe('ldapAuthenticate and ldapCheck against OpenLDAP', { timeout: 60_000 },
     await unavailable(ldapAuthenticate(settings(), 'alice', 'alice-password'), /ECONNREFUSED/);
     await unavailable(ldapAuthenticate(template({ url: slapd.ldapUrl, start_tls: true }), 'alice', 'alice-password'), /is unavailable: it could not be reached \(StartTLS\): connect ECONNREFUSED/);
     await unavailable(ldapCheck(settings()), /ECONNREFUSED/);
+  });
+});
+
+// A person the directory stops vouching for (docs/security.md#people-who-move-on-or-leave): through the
+// whole server, a real slapd and a provider mapping the directory's cmi-admins group to administrator.
+describe('a person who moves on or leaves, as the directory says', { timeout: 60_000 }, () => {
+  let t: TestApp;
+  let slapd: Slapd;
+  const consoleCookie = /^_cmi_console=([^;\s]+);/;
+  before(async () => {
+    [t, slapd] = await Promise.all([
+      createTestApp(),
+      startSlapd({
+        users: [{ uid: 'lee', password: 'lee-directory-pw', mail: 'lee@example.com' }, { uid: 'kim', password: 'kim-directory-pw', mail: 'kim@example.com' }],
+        groups: [{ cn: 'cmi-admins', members: ['lee', 'kim'] }],
+      }),
+    ]);
+    const added = await callApi(t.app, 'POST', '/sysadmin_tools/identity_providers.json', {
+      auth: t.adminAuth,
+      body: { identity_provider: {
+        kind: 'ldap', label: 'Corp LDAP', jit_provisioning: true,
+        settings: { url: slapd.ldapsUrl, ca_certificate: slapd.caCertificate, bind_dn: slapd.serviceDn, bind_password: slapd.servicePassword, base_dn: slapd.baseDn, user_filter: '(&(objectClass=inetOrgPerson)(uid={login}))', allow_basic_auth: true },
+        mappings: [{ group: 'cmi-admins', role_ids: [1], user_group_id: null }],
+      } },
+    });
+    assert.equal(added.statusCode, 201, added.body);
+  });
+  after(async () => {
+    await slapd?.close();
+    await t?.close();
+  });
+
+  const consoleSignIn = (from: string) => t.app.inject({ method: 'POST', url: '/console/sign-in', remoteAddress: from, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'login=lee&password=lee-directory-pw' });
+  const rolesOfLee = async () => {
+    const lee = await t.database.db.selectFrom('users').select('id').where('login', '=', 'lee').executeTakeFirstOrThrow();
+    return (await t.database.db.selectFrom('user_roles').select('role_id').where('user_id', '=', lee.id).execute()).map((row) => Number(row.role_id));
+  };
+
+  it('out of the group: its session keeps what it had until it signs in again (or its sessions are ended), then the role is gone', async () => {
+    const basic = t.basic('lee', 'lee-directory-pw');
+    const signedIn = await consoleSignIn('192.0.2.61');
+    assert.equal(signedIn.statusCode, 303, signedIn.body);
+    const cookie = `_cmi_console=${consoleCookie.exec(String(signedIn.headers['set-cookie']))?.[1]}`;
+    assert.deepEqual(await rolesOfLee(), [1]);
+    assert.equal((await t.app.inject({ url: '/console/identity-providers', headers: { cookie } })).statusCode, 200);
+
+    await slapd.removeFromGroup('cmi-admins', 'lee');
+    // Nothing asks the directory between sign-ins: the roles are the account's until the next one.
+    assert.equal((await t.app.inject({ url: '/console/identity-providers', headers: { cookie } })).statusCode, 200);
+    // The operator forces it: the sessions end, and the next sign-in maps the groups anew.
+    const lee = await t.database.db.selectFrom('users').select('id').where('login', '=', 'lee').executeTakeFirstOrThrow();
+    assert.equal((await callApi(t.app, 'DELETE', `/users/${lee.id}/sessions.json`, { auth: t.adminAuth })).statusCode, 204);
+    const ended = await t.app.inject({ url: '/console/identity-providers', headers: { cookie } });
+    assert.deepEqual([ended.statusCode, ended.headers.location], [303, '/console/sign-in?ended=1&next=%2Fconsole%2Fidentity-providers']);
+    // An administrator's page no more (a plain user sees its own account in /users.json, so that proves nothing).
+    assert.equal((await callApi(t.app, 'GET', '/sysadmin_tools/identity_providers.json', { auth: basic, from: '192.0.2.62' })).statusCode, 403);
+    assert.deepEqual(await rolesOfLee(), [2]);
+    const update = await t.database.db.selectFrom('audit_events').select(['credential', 'changes']).where('action', '=', 'user.update').where('target_id', '=', lee.id).execute();
+    assert.deepEqual(update, [{ credential: 'sso', changes: JSON.stringify({ role_ids: [[1], [2]], user_group_id: [null, null], identity_provider_id: 1 }) }]);
+  });
+
+  it('gone from the directory: no sign-in opens the account any more, by the form or by Basic', async () => {
+    await slapd.removeUser('lee');
+    const refused = await consoleSignIn('192.0.2.63');
+    assert.equal(refused.statusCode, 401);
+    assert.equal(refused.headers['set-cookie'], undefined);
+    assert.equal((await callApi(t.app, 'GET', '/version.json', { auth: t.basic('lee', 'lee-directory-pw'), from: '192.0.2.64' })).statusCode, 401);
+    // The others of the directory are untouched.
+    assert.equal((await callApi(t.app, 'GET', '/users.json', { auth: t.basic('kim', 'kim-directory-pw'), from: '192.0.2.64' })).statusCode, 200);
   });
 });

@@ -8,7 +8,8 @@ import { inflateRawSync } from 'node:zlib';
 import { XMLParser } from 'fast-xml-parser';
 import { type Browser, chromium } from 'playwright-core';
 import { IdentityRefused, ProviderUnavailable, type SamlSettings } from '../src/identity/external-identity.js';
-import { type SamlProtocol, samlCheck, samlFinish, samlMetadata, samlStart, type ServiceProvider } from '../src/identity/saml.js';
+import { postToProviderPage } from '../src/console/sign-in-page.js';
+import { type BrowserStart, type SamlProtocol, samlCheck, samlFinish, samlMetadata, samlStart, type ServiceProvider } from '../src/identity/saml.js';
 import { signInAtSimpleSamlPhp, type SimpleSamlPhp, startSimpleSamlPhp } from './support/simplesamlphp.js';
 
 // cmi's SAML 2.0 service provider (src/identity/saml.ts, docs/sso-saml.md) against a real identity
@@ -115,16 +116,30 @@ describe('SAML 2.0 sign-in against SimpleSAMLphp', () => {
     await acs?.close();
   });
 
-  /** A whole sign-in in a new browser: samlStart, SimpleSAMLphp's login page, and the form its page posts to the ACS. */
-  async function signIn(sp: ServiceProvider, given: SamlSettings = settings): Promise<{ form: Record<string, string>; protocol: SamlProtocol; url: string }> {
-    const { url, protocol } = await samlStart(given, sp, 'attempt-relay-state');
+  /** The URL of a start by the HTTP-Redirect binding. */
+  const redirectOf = (start: BrowserStart): string => {
+    assert.ok('redirect' in start, 'an HTTP-Redirect start');
+    return start.redirect;
+  };
+  const startUrl = async (given: SamlSettings, sp: ServiceProvider, relayState: string) => new URL(redirectOf((await samlStart(given, sp, relayState)).start));
+
+  /**
+   * A whole sign-in in a new browser: samlStart, SimpleSAMLphp's login page (reached by the redirect, or
+   * by a form posted to it as the console's page posts it), and the form its page posts to the ACS.
+   */
+  async function signIn(sp: ServiceProvider, given: SamlSettings = settings): Promise<{ form: Record<string, string>; protocol: SamlProtocol }> {
+    const { start, protocol } = await samlStart(given, sp, 'attempt-relay-state');
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
       const posted = acs.next();
-      await page.goto(url);
+      if ('redirect' in start) await page.goto(start.redirect);
+      else {
+        await page.setContent(postToProviderPage(start.post.action, start.post.fields).text.replace(/<script[^>]*><\/script>/, ''));
+        await page.locator('button[type="submit"]').click();
+      }
       await signInAtSimpleSamlPhp(page, ALICE.login, ALICE.password);
-      return { form: await posted, protocol, url };
+      return { form: await posted, protocol };
     } finally {
       await context.close();
     }
@@ -139,8 +154,8 @@ describe('SAML 2.0 sign-in against SimpleSAMLphp', () => {
   }
 
   it('sends an AuthnRequest over HTTP-Redirect to the SingleSignOnService, with the RelayState, the ACS and the NameID format', async () => {
-    const { url, protocol } = await samlStart(settings, spA, 'relay-1');
-    const parsed = new URL(url);
+    const { start, protocol } = await samlStart(settings, spA, 'relay-1');
+    const parsed = new URL(redirectOf(start));
     assert.equal(`${parsed.origin}${parsed.pathname}`, `${idp.origin}/saml2/idp/SSOService.php`);
     assert.equal(parsed.searchParams.get('RelayState'), 'relay-1');
     assert.equal(parsed.searchParams.get('Signature'), null);
@@ -155,10 +170,30 @@ describe('SAML 2.0 sign-in against SimpleSAMLphp', () => {
     assert.equal(xml.AuthnRequest.ProtocolBinding, 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST');
     assert.equal(xml.AuthnRequest.Issuer, spA.entityId);
     assert.equal(xml.AuthnRequest.NameIDPolicy.Format, 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent');
-    const email = new URL((await samlStart({ ...settings, name_id_format: 'email' }, spA, 'relay-2')).url);
+    const email = await startUrl({ ...settings, name_id_format: 'email' }, spA, 'relay-2');
     assert.match(inflateRawSync(Buffer.from(email.searchParams.get('SAMLRequest') ?? '', 'base64')).toString('utf8'), /Format="urn:oasis:names:tc:SAML:1\.1:nameid-format:emailAddress"/);
     // Two attempts, two request ids.
     assert.notEqual((await samlStart(settings, spA, 'relay-1')).protocol.request_id, protocol.request_id);
+  });
+
+  it('posts the AuthnRequest (HTTP-POST binding, not deflated) when the metadata offers no HTTP-Redirect SingleSignOnService, and SimpleSAMLphp answers it', async () => {
+    const postOnly = { ...settings, idp_metadata_xml: idp.metadataXml.replaceAll('bindings:HTTP-Redirect" Location="', 'bindings:HTTP-POST" Location="') };
+    assert.notEqual(postOnly.idp_metadata_xml, settings.idp_metadata_xml);
+    const { start, protocol } = await samlStart(postOnly, spA, 'relay-post');
+    assert.ok('post' in start, 'an HTTP-POST start');
+    assert.equal(start.post.action, `${idp.origin}/saml2/idp/SSOService.php`);
+    assert.deepEqual(Object.keys(start.post.fields), ['SAMLRequest', 'RelayState']);
+    assert.equal(start.post.fields.RelayState, 'relay-post');
+    const request = Buffer.from(start.post.fields.SAMLRequest ?? '', 'base64').toString('utf8');
+    assert.match(request, new RegExp(`^<\\?xml version="1\\.0"\\?><samlp:AuthnRequest [^>]*ID="${protocol.request_id}"`));
+    assert.match(request, new RegExp(`AssertionConsumerServiceURL="${spA.acsUrl.replaceAll('.', '\\.')}"`));
+    // The page the console sends the browser: a form of those fields, to that action, that its script submits.
+    const page = postToProviderPage(start.post.action, start.post.fields).text;
+    assert.match(page, new RegExp(`<form method="post" action="${idp.origin}/saml2/idp/SSOService.php" data-submit-at-once>`));
+    assert.ok(page.includes(`<input type="hidden" name="RelayState" value="relay-post">`), page);
+    // The whole sign-in, by that form.
+    const { form, protocol: posted } = await signIn(spA, postOnly);
+    assert.equal((await samlFinish(postOnly, spA, form, posted)).login, 'alice');
   });
 
   describe('a sign-in with a persistent NameID', () => {
@@ -301,7 +336,7 @@ describe('SAML 2.0 sign-in against SimpleSAMLphp', () => {
     it('is fetched from idp_metadata_url: samlCheck passes, and samlStart goes to its SingleSignOnService', async () => {
       const byUrl = { ...settings, idp_metadata_xml: undefined, idp_metadata_url: idp.metadataUrl };
       await samlCheck(byUrl);
-      assert.ok((await samlStart(byUrl, spA, 'r')).url.startsWith(`${idp.origin}/saml2/idp/SSOService.php?SAMLRequest=`), 'the SSO URL');
+      assert.ok((await startUrl(byUrl, spA, 'r')).href.startsWith(`${idp.origin}/saml2/idp/SSOService.php?SAMLRequest=`), 'the SSO URL');
     });
 
     it('down: ProviderUnavailable, and a failure is not kept; once read, it is kept for samlStart, while samlCheck reads it afresh', async () => {
@@ -317,7 +352,7 @@ describe('SAML 2.0 sign-in against SimpleSAMLphp', () => {
       await samlStart(flaky, spA, 'r');
       await server.close();
       // Kept: the sign-in still starts; the check fetches and says it is down.
-      assert.ok((await samlStart(flaky, spA, 'r')).url.startsWith(`${idp.origin}/`), 'started from kept metadata');
+      assert.ok((await startUrl(flaky, spA, 'r')).href.startsWith(`${idp.origin}/`), 'started from kept metadata');
       await refused(samlCheck(flaky), ProviderUnavailable, /could not be fetched: ECONNREFUSED/);
     });
 
@@ -345,8 +380,8 @@ describe('SAML 2.0 sign-in against SimpleSAMLphp', () => {
       await refused(check('<EntityDescriptor entityID="x"><SPSSODescriptor/></EntityDescriptor>'), ProviderUnavailable, /holds no EntityDescriptor with an IDPSSODescriptor$/);
       await refused(check(idp.metadataXml.replace(/<md:KeyDescriptor use="signing">[\s\S]*?<\/md:KeyDescriptor>/, '')), ProviderUnavailable, /has no signing certificate/);
       await refused(check(idp.metadataXml.replace(/<ds:X509Certificate>[^<]+</, '<ds:X509Certificate>bm90IGEgY2VydA==<')), ProviderUnavailable, /has a signing certificate that is not a valid X\.509 certificate$/);
-      await refused(check(idp.metadataXml.replace('bindings:HTTP-Redirect" Location="http://127.0.0.1', 'bindings:HTTP-Redirect" Location="x').replace(/SingleSignOnService Binding="[^"]*HTTP-Redirect"/, 'SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"')), ProviderUnavailable,
-        /has no SingleSignOnService with the HTTP-Redirect binding$/);
+      await refused(check(idp.metadataXml.replace(/SingleSignOnService Binding="[^"]*"/g, 'SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Artifact"')), ProviderUnavailable,
+        /has no SingleSignOnService with the HTTP-Redirect or the HTTP-POST binding$/);
       await refused(check(idp.metadataXml.replace(/(SingleSignOnService[^>]*Location=")http:\/\/127\.0\.0\.1:\d+/, '$1http://idp.example.org')), ProviderUnavailable, /^The identity provider's SingleSignOnService \(http:\/\/idp\.example\.org\/saml2\/idp\/SSOService\.php\) must be https/);
     });
   });

@@ -64,6 +64,16 @@ export interface ConsoleServices {
   passwordPolicy?: PasswordPolicyService;
 }
 
+/**
+ * The policy of docs/console.md#security: only this origin's own files, no inline script or style,
+ * never framed, forms post only here (and, on the one page that posts a SAML request to its identity
+ * provider, to that provider's origin too).
+ */
+export function contentSecurityPolicy(formActionOrigin?: string): string {
+  return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    + `frame-ancestors 'none'; form-action 'self'${formActionOrigin === undefined ? '' : ` ${formActionOrigin}`}; base-uri 'none'`;
+}
+
 /** Sends a page of the console. */
 export function sendPage(reply: FastifyReply, body: Html, status = 200): FastifyReply {
   return reply.code(status).type('text/html; charset=utf-8').send(body.text);

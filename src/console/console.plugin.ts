@@ -8,7 +8,7 @@ import type { AuditActor } from '../audit/audit-event.js';
 import { consoleAuditRoutes } from './audit.routes.js';
 import { Forbidden, INTERNAL_ERROR_CODE, NotFound, problemOf, Unauthorized } from '../shared/problems.js';
 import { startRequest } from '../http/hooks/request-context.js';
-import { type ConsoleServices, formOf, sendPage } from './console-page.js';
+import { type ConsoleServices, contentSecurityPolicy, formOf, sendPage } from './console-page.js';
 import {
   CONSOLE_COOKIE, CrossSiteRequest, CSRF_FIELD, clearConsoleCookie, fromSameOrigin, SessionEnded, setConsoleCookie,
 } from './console-session.js';
@@ -38,16 +38,9 @@ declare module 'fastify' {
   }
 }
 
-/**
- * The policy of docs/console.md#security: only this origin's own files, no inline script or style,
- * never framed, forms post only here.
- */
-const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-  + "frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
-
 function securityHeaders(reply: FastifyReply): void {
   reply.headers({
-    'content-security-policy': CONTENT_SECURITY_POLICY,
+    'content-security-policy': contentSecurityPolicy(),
     'x-content-type-options': 'nosniff',
     'x-frame-options': 'DENY',
     'referrer-policy': 'same-origin',

@@ -20,6 +20,18 @@ export function signedInPage(next = '/console'): Html {
 <p class="notice" role="status">You are signed in. <a href="${next}">Go on to the console</a>.</p>`);
 }
 
+/**
+ * The page that posts a SAML AuthnRequest to an identity provider (its HTTP-POST binding): the console's
+ * script submits the form at once; without script, its button does.
+ */
+export function postToProviderPage(action: string, fields: Readonly<Record<string, string>>): Html {
+  return bare('Signing in', html`<h1>Signing in</h1>
+<form method="post" action="${action}" data-submit-at-once>
+${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+<p>On to the identity provider… <button type="submit">Continue</button></p>
+</form>`);
+}
+
 /** The sign-in form: login or email, and password. */
 export function signInPage({ next, login = '', notice, failure, providers = [] }: SignInView): Html {
   const buttons = providers.length === 0 ? '' : html`<ul class="sso-providers">${providers.map(({ id, label }) =>

@@ -6,8 +6,8 @@ import { Forbidden, TooManyRequests, Unauthorized } from '../shared/problems.js'
 import { readCookie, SecondFactorDue } from '../users/authentication.js';
 import { secondFactorTokens } from '../users/second-factor-token.js';
 import { safeNext, setConsoleCookie } from './console-session.js';
-import { consoleRoute, type ConsoleServices, formOf, sendPage } from './console-page.js';
-import { secondFactorPage, signedInPage, signInPage } from './sign-in-page.js';
+import { consoleRoute, type ConsoleServices, contentSecurityPolicy, formOf, sendPage } from './console-page.js';
+import { postToProviderPage, secondFactorPage, signedInPage, signInPage } from './sign-in-page.js';
 
 type WithId = { Params: { id: string }; Querystring: Record<string, string | string[] | undefined> };
 
@@ -58,9 +58,12 @@ export function consoleSsoRoutes(app: FastifyInstance, { authenticator, sso, pub
   app.get<WithId>(`/sso/:id/start`, consoleRoute(true), async (request, reply) => {
     const next = safeNext(typeof request.query.next === 'string' ? request.query.next : undefined);
     try {
-      const { location, browserKey } = await sso.start(parseId(request.params.id), next, baseOf(request), request.ip);
+      const { start, browserKey } = await sso.start(parseId(request.params.id), next, baseOf(request), request.ip);
       reply.header('set-cookie', ssoCookie(request, browserKey, ATTEMPT_SECONDS));
-      return await reply.code(303).header('location', location).send();
+      if ('redirect' in start) return await reply.code(303).header('location', start.redirect).send();
+      // SAML's HTTP-POST binding: a form the page posts to the provider, the one origin beside this one it may post to.
+      reply.header('content-security-policy', contentSecurityPolicy(new URL(start.post.action).origin)).header('cache-control', 'no-store');
+      return sendPage(reply, postToProviderPage(start.post.action, start.post.fields));
     } catch (error) {
       return refused(reply, error);
     }

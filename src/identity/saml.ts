@@ -26,6 +26,7 @@ const NAME_ID_FORMAT_URNS: Readonly<Record<NameIdFormat, string>> = {
 };
 const TRANSIENT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient';
 const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
+const POST_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST';
 const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
 const SAML2_PROTOCOL = 'urn:oasis:names:tc:SAML:2.0:protocol';
 
@@ -43,9 +44,16 @@ interface IdpMetadata {
   entityId: string;
   /** Its signing certificates, base64 DER (the X509Certificate elements' text). */
   certificates: string[];
-  /** Its SingleSignOnService with the HTTP-Redirect binding. */
+  /** Its SingleSignOnService: the HTTP-Redirect one, else the HTTP-POST one. */
   ssoUrl: string;
+  ssoBinding: 'HTTP-Redirect' | 'HTTP-POST';
 }
+
+/**
+ * Where a sign-in sends the browser first: a redirect (OpenID Connect, SAML's HTTP-Redirect binding),
+ * or a form it posts to the provider (SAML's HTTP-POST binding), which a page of cmi's submits.
+ */
+export type BrowserStart = { redirect: string } | { post: { action: string; fields: Record<string, string> } };
 
 /** The NameID format asked (a provider kept before the setting existed asks persistent). */
 const nameIdFormatOf = (settings: SamlSettings): NameIdFormat => settings.name_id_format ?? 'persistent';
@@ -128,9 +136,10 @@ function readIdpMetadata(xml: string, source: string): IdpMetadata {
       throw unavailable(`The identity provider's metadata (${source}) has a signing certificate that is not a valid X.509 certificate`);
     }
   }
-  const sso = children(descriptor, 'SingleSignOnService').find((service) => attribute(service, 'Binding') === REDIRECT_BINDING);
+  const services = children(descriptor, 'SingleSignOnService');
+  const sso = services.find((service) => attribute(service, 'Binding') === REDIRECT_BINDING) ?? services.find((service) => attribute(service, 'Binding') === POST_BINDING);
   const location = attribute(sso, 'Location')?.trim() ?? '';
-  if (sso === undefined || location === '') throw unavailable(`The identity provider's metadata (${source}) has no SingleSignOnService with the HTTP-Redirect binding`);
+  if (sso === undefined || location === '') throw unavailable(`The identity provider's metadata (${source}) has no SingleSignOnService with the HTTP-Redirect or the HTTP-POST binding`);
   let ssoUrl: URL;
   try {
     ssoUrl = new URL(location);
@@ -140,7 +149,7 @@ function readIdpMetadata(xml: string, source: string): IdpMetadata {
   if (ssoUrl.protocol !== 'https:' && !(ssoUrl.protocol === 'http:' && isLoopbackHost(ssoUrl.hostname))) {
     throw unavailable(`The identity provider's SingleSignOnService (${shownUrl(ssoUrl)}) must be https (http only on this machine)`);
   }
-  return { entityId, certificates, ssoUrl: ssoUrl.href };
+  return { entityId, certificates, ssoUrl: ssoUrl.href, ssoBinding: attribute(sso, 'Binding') === REDIRECT_BINDING ? 'HTTP-Redirect' : 'HTTP-POST' };
 }
 
 /** Whether cmi may fetch `url`: https, or http on this machine. */
@@ -258,7 +267,9 @@ function samlFor(metadata: IdpMetadata, sp: ServiceProvider, format: NameIdForma
     allowCreate: true,
     // No RequestedAuthnContext: the provider's own policy (a second factor, a smart card) decides.
     disableRequestedAuthnContext: true,
-    authnRequestBinding: 'HTTP-Redirect',
+    authnRequestBinding: metadata.ssoBinding,
+    // The HTTP-POST binding carries the AuthnRequest base64 alone; HTTP-Redirect deflates it first.
+    skipRequestCompression: metadata.ssoBinding === 'HTTP-POST',
     generateUniqueId: () => requestId,
     wantAssertionsSigned: true,
     wantAuthnResponseSigned: false,
@@ -271,16 +282,20 @@ function samlFor(metadata: IdpMetadata, sp: ServiceProvider, format: NameIdForma
 }
 
 /**
- * Starts a sign-in at the identity provider (docs/sso-saml.md): the URL of its SingleSignOnService
- * carrying an AuthnRequest (HTTP-Redirect binding, deflated, unsigned) asking for a NameID of the
- * provider's `name_id_format` and the answer at `sp.acsUrl` (HTTP-POST), with `relayState`; and the
+ * Starts a sign-in at the identity provider (docs/sso-saml.md): an unsigned AuthnRequest asking for a
+ * NameID of the provider's `name_id_format` and the answer at `sp.acsUrl` (HTTP-POST), with
+ * `relayState`, to its SingleSignOnService: in the URL (HTTP-Redirect binding, deflated) when the
+ * metadata offers that binding, else as the form the browser posts there (HTTP-POST binding); and the
  * request's ID for `samlFinish`. ProviderUnavailable when its metadata is not to be had.
  */
-export async function samlStart(settings: SamlSettings, sp: ServiceProvider, relayState: string): Promise<{ url: string; protocol: SamlProtocol }> {
+export async function samlStart(settings: SamlSettings, sp: ServiceProvider, relayState: string): Promise<{ start: BrowserStart; protocol: SamlProtocol }> {
   const metadata = await idpMetadata(settings);
   const requestId = `_${randomBytes(20).toString('hex')}`;
-  const url = await samlFor(metadata, sp, nameIdFormatOf(settings), requestId).getAuthorizeUrlAsync(relayState, undefined, {});
-  return { url, protocol: { request_id: requestId } };
+  const saml = samlFor(metadata, sp, nameIdFormatOf(settings), requestId);
+  const protocol = { request_id: requestId };
+  if (metadata.ssoBinding === 'HTTP-Redirect') return { start: { redirect: await saml.getAuthorizeUrlAsync(relayState, undefined, {}) }, protocol };
+  const fields = Object.fromEntries(Object.entries(await saml.getAuthorizeMessageAsync(relayState, undefined, {})).map(([name, value]) => [name, String(value)]));
+  return { start: { post: { action: metadata.ssoUrl, fields } }, protocol };
 }
 
 /** node-saml's refusals, as sentences for the sign-in page (its own messages may quote the response). */

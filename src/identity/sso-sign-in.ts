@@ -7,7 +7,7 @@ import type { IdentityProvider } from './identity-provider.js';
 import type { IdentityProvidersRepository, SsoAttempt } from './identity-providers.store.js';
 import type { IdentitySignIn } from './identity-sign-in.js';
 import { oidcFinish, type OidcProtocol, oidcStart } from './oidc.js';
-import { samlFinish, samlMetadata, type SamlProtocol, samlStart, type ServiceProvider } from './saml.js';
+import { type BrowserStart, samlFinish, samlMetadata, type SamlProtocol, samlStart, type ServiceProvider } from './saml.js';
 
 /** How long a browser may stay at its provider before its sign-in must begin again (docs/security.md#identity-providers). */
 export const ATTEMPT_SECONDS = 600;
@@ -86,7 +86,7 @@ export function ssoSignIn(providers: IdentityProvidersRepository, signIn: Identi
     },
 
     /** Begins a sign-in at provider `id`: where to send the browser, and the key its cookie keeps (SSO_COOKIE). */
-    async start(id: number, next: string, base: string, address: string): Promise<{ location: string; browserKey: string }> {
+    async start(id: number, next: string, base: string, address: string): Promise<{ start: BrowserStart; browserKey: string }> {
       const provider = await browserProvider(id);
       await providers.pruneAttempts(clock());
       if ((await providers.countAttempts(address)) >= MAX_ATTEMPTS_AN_ADDRESS) throw new TooManyRequests(60, 'Too many sign-ins are under way from this address: try again in a few minutes');
@@ -95,14 +95,14 @@ export function ssoSignIn(providers: IdentityProvidersRepository, signIn: Identi
       const attemptId = randomBytes(32).toString('base64url');
       const browserKey = randomBytes(32).toString('base64url');
       const paths = ssoPaths(base, provider.id);
-      const begun = provider.kind === 'oidc'
-        ? await oidcStart(provider.settings as OidcSettings, paths.callback, attemptId)
+      const begun: { start: BrowserStart; protocol: OidcProtocol | SamlProtocol } = provider.kind === 'oidc'
+        ? await oidcStart(provider.settings as OidcSettings, paths.callback, attemptId).then(({ url, protocol }) => ({ start: { redirect: url }, protocol }))
         : await samlStart(provider.settings as SamlSettings, serviceProvider(base, provider.id), attemptId);
       await providers.saveAttempt({
         id: attemptId, provider_id: provider.id, browser_key_hash: sha256(browserKey), protocol: { ...begun.protocol }, next, address: address.slice(0, 64), user_id: null,
         expires_at: new Date(clock().getTime() + ATTEMPT_SECONDS * 1000),
       });
-      return { location: begun.url, browserKey };
+      return { start: begun.start, browserKey };
     },
 
     /** An OpenID Connect provider's return (`path`: the callback's path and query, as the browser asked it): the account it vouched for. */

@@ -33,3 +33,6 @@ for (const all of document.querySelectorAll('input[data-select-group]')) {
   });
   for (const box of boxes) box.addEventListener('change', sync);
 }
+
+// The page that hands a sign-in to a SAML identity provider posts its form at once.
+for (const form of document.querySelectorAll('form[data-submit-at-once]')) form.submit();

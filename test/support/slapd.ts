@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Attribute, Change, Client } from 'ldapts';
+import { Attribute, Change, Client, EqualityFilter } from 'ldapts';
 import { freePort } from './throwaway-postgres.js';
 
 /** A person the directory holds: `uid=<uid>,ou=people,<baseDn>`, an inetOrgPerson. */
@@ -39,6 +39,10 @@ export interface Slapd {
   rootPassword: string;
   /** Changes a user's password, as its administrator would. */
   setPassword: (uid: string, password: string) => Promise<void>;
+  /** Takes a user out of a group, as its administrator would when the person moves on. */
+  removeFromGroup: (cn: string, uid: string) => Promise<void>;
+  /** Deletes a user's entry (and its groups' member values), as its administrator would when the person leaves. */
+  removeUser: (uid: string) => Promise<void>;
   /** Stops the server (SIGTERM, waited for) and removes its directory; twice is harmless. */
   close: () => Promise<void>;
 }
@@ -189,6 +193,12 @@ export async function startSlapd(options: { users?: readonly SlapdUser[]; groups
       rootDn: ROOT_DN,
       rootPassword,
       setPassword: (uid, password) => connected.modify(userDn(uid), new Change({ operation: 'replace', modification: new Attribute({ type: 'userPassword', values: [password] }) })),
+      removeFromGroup: (cn, uid) => connected.modify(`cn=${cn},ou=groups,${BASE_DN}`, new Change({ operation: 'delete', modification: new Attribute({ type: 'member', values: [userDn(uid)] }) })),
+      removeUser: async (uid) => {
+        const { searchEntries } = await connected.search(`ou=groups,${BASE_DN}`, { filter: new EqualityFilter({ attribute: 'member', value: userDn(uid) }), attributes: ['cn'] });
+        for (const group of searchEntries) await connected.modify(group.dn, new Change({ operation: 'delete', modification: new Attribute({ type: 'member', values: [userDn(uid)] }) }));
+        await connected.del(userDn(uid));
+      },
       close,
     };
   } catch (error) {

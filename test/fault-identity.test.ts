@@ -27,7 +27,7 @@ function thrownElsewhere(): Error {
 }
 
 describe('reportOfFault without source maps (as bin/cmi.js runs)', () => {
-  // tsx turns source maps on for the tests; production leaves them off.
+  // The tests run with source maps on (tools/shared/compiled-modules.mjs); production leaves them off.
   before(() => process.setSourceMapsEnabled(false));
   after(() => process.setSourceMapsEnabled(true));
 
@@ -48,13 +48,14 @@ describe('reportOfFault without source maps (as bin/cmi.js runs)', () => {
   });
 
   it('gives a repeat the identity of the first, the same as with no memory at all; another place or message is another key', () => {
-    const [first, repeat, readBefore] = thrownHere(3) as [Error, Error, Error];
+    // All four from one call, so their frames are the same ones.
+    const [first, repeat, readBefore, toFreeze] = thrownHere(4) as [Error, Error, Error, Error];
     void readBefore.stack;
     const known = knownFaults();
     const a = reportOfFault(first, CONTEXT, PROCESS, AT, known);
     const b = reportOfFault(repeat, CONTEXT, PROCESS, AT, known);
     const c = reportOfFault(readBefore, CONTEXT, PROCESS, AT);
-    const frozen = reportOfFault(Object.freeze(thrownHere(1)[0] as Error), CONTEXT, PROCESS, AT);
+    const frozen = reportOfFault(Object.freeze(toFreeze), CONTEXT, PROCESS, AT);
     for (const report of [b, c, frozen]) {
       assert.deepEqual([report.fingerprint, report.error_class, report.message, report.backtrace], [a.fingerprint, a.error_class, a.message, a.backtrace]);
     }

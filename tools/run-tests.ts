@@ -16,7 +16,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compiledSources } from './shared/compiled-sources.js';
+import { compiledSources, compiledSuite } from './shared/compiled-sources.js';
 import { dropOrphanedTestSchemas, vacuumCatalogue } from './shared/postgres-schema.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -77,14 +77,17 @@ function readTimes(file: string): Record<string, number> {
   }
 }
 
-function runFile(file: string, nodeOptions: string[], sourcesJs: string): Promise<FileResult> {
+/** The module hooks that load the test files' TypeScript from the run's compiled copy (CMI_TEST_SUITE_JS). */
+const COMPILED_MODULES = join(root, 'tools/shared/compiled-modules.mjs');
+
+function runFile(file: string, nodeOptions: string[], compiled: { sourcesJs: string; suiteJs: string }): Promise<FileResult> {
   const started = performance.now();
   // Through sh, whose `times` tells (on a fourth descriptor) the CPU time of the file and everything it
   // started: the suite is bound by the CPU, so a file far slower than its CPU time waits on something.
   const child = spawn(
     '/bin/sh',
-    ['-c', '"$@"; status=$?; times >&3; exit $status', 'sh', process.execPath, '--import', 'tsx', '--test', '--test-force-exit', `--test-timeout=${fileBoundMs}`, '--test-reporter=spec', ...nodeOptions, file],
-    { cwd: root, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', CMI_TEST_SOURCES_JS: sourcesJs }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] },
+    ['-c', '"$@"; status=$?; times >&3; exit $status', 'sh', process.execPath, '--import', COMPILED_MODULES, '--test', '--test-force-exit', `--test-timeout=${fileBoundMs}`, '--test-reporter=spec', ...nodeOptions, file],
+    { cwd: root, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', CMI_TEST_SOURCES_JS: compiled.sourcesJs, CMI_TEST_SUITE_JS: compiled.suiteJs }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] },
   );
   const chunks: Buffer[] = [];
   child.stdout!.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -131,8 +134,9 @@ async function main(): Promise<void> {
   console.log(`run-tests: ${files.length} file(s) on ${database}, ${Math.min(concurrency, files.length)} at a time`);
 
   const started = performance.now();
-  // The cmi processes the tests start run src/ compiled once for this run.
-  const sourcesJs = await compiledSources(root);
+  // The cmi processes the tests start run src/ compiled once for this run, and the test files' processes
+  // load src/, test/ and tools/ compiled once too (tools/shared/compiled-sources.ts).
+  const [sourcesJs, suiteJs] = await Promise.all([compiledSources(root), compiledSuite(root)]);
   // The catalogue rows earlier runs' schemas left dead go first, and those of this run's every few files
   // (tools/shared/postgres-schema.ts): a pass's own schemas left 285,000 dead pg_attribute rows by its end.
   const postgresUrl = /^postgres(ql)?:/.test(process.env.DATABASE_URL ?? '') ? (process.env.DATABASE_URL as string) : undefined;
@@ -145,7 +149,7 @@ async function main(): Promise<void> {
   const results: FileResult[] = [];
   async function worker(): Promise<void> {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
-      const result = await runFile(file, nodeOptions, sourcesJs);
+      const result = await runFile(file, nodeOptions, { sourcesJs, suiteJs });
       results.push(result);
       const name = relative(root, file);
       if (showAll || !result.ok) process.stdout.write(`\n── ${name}\n${result.output}`);

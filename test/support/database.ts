@@ -95,7 +95,9 @@ async function giveBack(url: string, template: PostgresTemplate, schema: string)
 /**
  * What of `schema`'s catalogue a test could change, as one hash with the schema's name taken out:
  * its relations (kind, owner, grants, columns and their defaults, whether the planner has statistics
- * of them), triggers (and whether enabled), constraints, indexes, functions and types.
+ * of them), triggers (and whether enabled), constraints, indexes, functions and types. Not the
+ * foreign keys' internal triggers: they are named by their oids, so no two schemas would ever match
+ * (and every test after a process's first schema had worn out got a new one); the constraints say the same.
  */
 async function catalogue(url: string, schema: string): Promise<string> {
   const rows = await adminQuery(url, `SELECT md5(replace(string_agg(x, ',' ORDER BY x), $1::text, '@')) AS hash FROM (
@@ -104,7 +106,7 @@ async function catalogue(url: string, schema: string): Promise<string> {
           FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
           WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '') AS x
         FROM pg_class c WHERE c.relnamespace = $1::regnamespace
-      UNION ALL SELECT 't ' || c.relname || t.tgname || t.tgenabled::text || p.proname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid WHERE c.relnamespace = $1::regnamespace
+      UNION ALL SELECT 't ' || c.relname || t.tgname || t.tgenabled::text || p.proname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid WHERE c.relnamespace = $1::regnamespace AND NOT t.tgisinternal
       UNION ALL SELECT 'c ' || conname || pg_get_constraintdef(oid) FROM pg_constraint WHERE connamespace = $1::regnamespace
       UNION ALL SELECT 'i ' || pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relnamespace = $1::regnamespace
       UNION ALL SELECT 'p ' || proname || md5(prosrc) FROM pg_proc WHERE pronamespace = $1::regnamespace

@@ -11,7 +11,7 @@
  *
  * CMI_TEST_CONCURRENCY sets how many files run at once (default: see defaultConcurrency).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -97,6 +97,8 @@ function runFile(file: string, nodeOptions: string[], compiled: { sourcesJs: str
   let timedOut = false;
   const bound = setTimeout(() => {
     timedOut = true;
+    // node first, then the sh it runs under (killing sh alone leaves node running, holding the pipes).
+    if (child.pid !== undefined) spawnSync('pkill', ['-KILL', '-P', String(child.pid)]);
     child.kill('SIGKILL');
   }, fileBoundMs + 30_000);
   return new Promise((resolveResult) => {
